@@ -1,0 +1,64 @@
+import { resolve } from 'node:path';
+
+/** Configuration, read and validated once at start-up; a bad value stops the start naming the variable. */
+export interface Config {
+  port: number;
+  host: string;
+  /** Absent: the embedded PostgreSQL under `dataDir`. */
+  databaseUrl: string | null;
+  dataDir: string;
+  redisUrl: string | null;
+  adminToken: string | null;
+  catalogFile: string | null;
+  logLevel: string;
+  /** Largest JSON body accepted, in bytes. */
+  maxJsonBodyBytes: number;
+  sessionTtlSeconds: number;
+  /** Raw environment, for per-vendor `<VENDOR>_API_KEY` / `<VENDOR>_BASE_URL` lookups. */
+  env: Readonly<Record<string, string | undefined>>;
+}
+
+export class ConfigError extends Error {}
+
+function integer(env: Record<string, string | undefined>, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got '${raw}'`);
+  }
+  return value;
+}
+
+function optional(env: Record<string, string | undefined>, name: string): string | null {
+  const raw = env[name]?.trim();
+  return raw ? raw : null;
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const databaseUrl = optional(env, 'DATABASE_URL');
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError(`DATABASE_URL must be a postgres:// URL`);
+  }
+  const redisUrl = optional(env, 'REDIS_URL');
+  if (redisUrl && !/^rediss?:\/\//.test(redisUrl)) throw new ConfigError('REDIS_URL must be a redis:// or rediss:// URL');
+  const adminToken = optional(env, 'TOLLGATE_ADMIN_TOKEN');
+  if (adminToken && adminToken.length < 16) throw new ConfigError('TOLLGATE_ADMIN_TOKEN must be at least 16 characters');
+  const logLevel = optional(env, 'LOG_LEVEL') ?? 'info';
+  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
+  return {
+    port: integer(env, 'PORT', 8080, 0, 65535),
+    host: optional(env, 'HOST') ?? '0.0.0.0',
+    databaseUrl,
+    dataDir: resolve(optional(env, 'TOLLGATE_DATA_DIR') ?? '.tollgate'),
+    redisUrl,
+    adminToken,
+    catalogFile: optional(env, 'TOLLGATE_CATALOG'),
+    logLevel,
+    maxJsonBodyBytes: integer(env, 'TOLLGATE_MAX_BODY_BYTES', 4 * 1024 * 1024, 1024, 512 * 1024 * 1024),
+    sessionTtlSeconds: integer(env, 'TOLLGATE_SESSION_TTL_SECONDS', 7 * 24 * 3600, 60, 365 * 24 * 3600),
+    env: { ...env },
+  };
+}

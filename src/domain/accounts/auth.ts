@@ -1,0 +1,205 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Clock } from '../shared/clock';
+import { invalidToken, sessionRequired } from '../shared/errors';
+import type { EventBus } from '../shared/events';
+import { TOPIC_KEY_EVENTS } from '../shared/events';
+import type { IdGenerator } from '../shared/ids';
+import { constantTimeEqual, hashToken, randomToken, verifyPassword } from '../shared/secrets';
+import { ApiKey, type KeyKind } from '../keys/entities';
+import { Session, User } from './entities';
+
+/** Secrets say what they are, so a session-only path can tell an API key apart (403, not 401). */
+export const API_KEY_PREFIX = 'tgk_';
+export const SESSION_TOKEN_PREFIX = 'tgs_';
+
+export interface PlanInfo {
+  id: string;
+  name: string;
+  models: readonly string[];
+  monthlyAllowanceMicro: bigint;
+  requestsPerMinute: number;
+}
+
+export interface KeyPrincipal {
+  type: 'key';
+  keyId: string;
+  accountId: string;
+  userId: string | null;
+  kind: KeyKind;
+  monthlySpendLimitMicro: bigint | null;
+  /** The plan of the key's user, for plan-billed keys. */
+  plan: PlanInfo | null;
+}
+
+export interface SessionPrincipal {
+  type: 'session';
+  sessionId: string;
+  userId: string;
+  accountId: string;
+}
+
+export interface OperatorPrincipal {
+  type: 'operator';
+}
+
+export type Principal = KeyPrincipal | SessionPrincipal | OperatorPrincipal;
+
+interface CachedKey {
+  principal: KeyPrincipal;
+  expiresAt: Date | null;
+  cachedAt: number;
+}
+
+const KEY_CACHE_TTL_MS = 60_000;
+const KEY_CACHE_MAX = 50_000;
+const LAST_USED_FLUSH_MS = 30_000;
+
+/**
+ * Authentication of API keys, sessions and the operator. API-key lookups are cached in
+ * memory (the hot path does no database read for a known key); every key event (revoke,
+ * limit change, ...) published on the bus drops the key's entry at once, on every instance
+ * that shares the bus. `last_used_at` is batched and written at most every 30 s.
+ */
+export class AuthService {
+  private readonly keyCache = new Map<string, CachedKey>();
+  private readonly hashByKeyId = new Map<string, string>();
+  private readonly lastUsed = new Map<string, Date>();
+  private readonly flushTimer: NodeJS.Timeout;
+  private readonly unsubscribe: () => void;
+
+  constructor(
+    private readonly orm: MikroORM,
+    private readonly clock: Clock,
+    private readonly ids: IdGenerator,
+    bus: EventBus,
+    private readonly options: { adminToken: string | null; sessionTtlSeconds: number },
+  ) {
+    this.unsubscribe = bus.subscribe(TOPIC_KEY_EVENTS, (payload) => this.forgetKey((payload as { keyId: string }).keyId));
+    this.flushTimer = setInterval(() => void this.flushLastUsed().catch(() => undefined), LAST_USED_FLUSH_MS);
+    this.flushTimer.unref();
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.flushTimer);
+    this.unsubscribe();
+    await this.flushLastUsed().catch(() => undefined);
+  }
+
+  forgetKey(keyId: string): void {
+    const hash = this.hashByKeyId.get(keyId);
+    if (hash) this.keyCache.delete(hash);
+    this.hashByKeyId.delete(keyId);
+  }
+
+  /** The API key behind `secret`, or 401 `invalid_token` when it is wrong, revoked or expired. */
+  async authenticateApiKey(secret: string): Promise<KeyPrincipal> {
+    if (!secret.startsWith(API_KEY_PREFIX)) throw invalidToken();
+    const hash = hashToken(secret);
+    const now = this.clock.now();
+    let cached = this.keyCache.get(hash);
+    if (!cached || now.getTime() - cached.cachedAt > KEY_CACHE_TTL_MS) {
+      cached = await this.loadKey(hash, now.getTime());
+      if (!cached) throw invalidToken();
+    }
+    if (cached.expiresAt && cached.expiresAt <= now) throw invalidToken('The API key has expired.');
+    this.lastUsed.set(cached.principal.keyId, now);
+    return cached.principal;
+  }
+
+  private async loadKey(hash: string, now: number): Promise<CachedKey | undefined> {
+    const em = this.orm.em.fork();
+    const key = await em.findOne(ApiKey, { secretHash: hash, revokedAt: null }, { populate: ['user.plan'] });
+    if (!key || !constantTimeEqual(key.secretHash, hash)) return undefined;
+    const plan = key.kind === 'plan' ? key.user?.getEntity().plan?.getEntity() : undefined;
+    const entry: CachedKey = {
+      principal: {
+        type: 'key',
+        keyId: key.id,
+        accountId: key.account.id,
+        userId: key.user?.id ?? null,
+        kind: key.kind,
+        monthlySpendLimitMicro: key.monthlySpendLimitMicro,
+        plan: plan
+          ? { id: plan.id, name: plan.name, models: plan.models, monthlyAllowanceMicro: plan.monthlyAllowanceMicro, requestsPerMinute: plan.requestsPerMinute }
+          : null,
+      },
+      expiresAt: key.expiresAt,
+      cachedAt: now,
+    };
+    if (this.keyCache.size >= KEY_CACHE_MAX) this.keyCache.clear();
+    this.keyCache.set(hash, entry);
+    this.hashByKeyId.set(key.id, hash);
+    return entry;
+  }
+
+  private async flushLastUsed(): Promise<void> {
+    if (this.lastUsed.size === 0) return;
+    const batch = [...this.lastUsed];
+    this.lastUsed.clear();
+    const values = batch.map(() => '(?, ?::timestamptz)').join(', ');
+    await this.orm.em
+      .fork()
+      .getConnection()
+      .execute(
+        `update api_keys k set last_used_at = greatest(coalesce(k.last_used_at, v.at), v.at) from (values ${values}) as v(id, at) where k.id = v.id`,
+        batch.flatMap(([id, at]) => [id, at.toISOString()]),
+      );
+  }
+
+  async signIn(email: string, password: string): Promise<{ token: string; expiresAt: Date; session: SessionPrincipal }> {
+    const em = this.orm.em.fork();
+    const user = await em.findOne(User, { email: email.trim().toLowerCase() });
+    // Verify against a dummy hash when the user is unknown, so timing does not reveal which emails exist.
+    const ok = await verifyPassword(password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
+    if (!user || !ok) throw invalidToken('The email or password is wrong.');
+    return this.createSession(user.id, user.account.id);
+  }
+
+  async createSession(userId: string, accountId: string): Promise<{ token: string; expiresAt: Date; session: SessionPrincipal }> {
+    const em = this.orm.em.fork();
+    const token = SESSION_TOKEN_PREFIX + randomToken(40);
+    const now = this.clock.now();
+    const session = em.create(Session, {
+      id: this.ids.next('ses'),
+      user: userId,
+      tokenHash: hashToken(token),
+      createdAt: now,
+      expiresAt: new Date(now.getTime() + this.options.sessionTtlSeconds * 1000),
+      revokedAt: null,
+    });
+    await em.flush();
+    return { token, expiresAt: session.expiresAt, session: { type: 'session', sessionId: session.id, userId, accountId } };
+  }
+
+  async signOut(sessionId: string): Promise<void> {
+    await this.orm.em.fork().nativeUpdate(Session, { id: sessionId, revokedAt: null }, { revokedAt: this.clock.now() });
+  }
+
+  /**
+   * The principal behind a bearer token on a session-only operation: a session, or the
+   * operator when `allowOperator`. A valid API key gets 403 `session_required`.
+   */
+  async authenticateSessionOrOperator(token: string, allowOperator: boolean): Promise<SessionPrincipal | OperatorPrincipal> {
+    if (allowOperator && this.isOperatorToken(token)) return { type: 'operator' };
+    if (token.startsWith(SESSION_TOKEN_PREFIX)) {
+      const em = this.orm.em.fork();
+      const session = await em.findOne(Session, { tokenHash: hashToken(token), revokedAt: null }, { populate: ['user'] });
+      if (session && session.expiresAt > this.clock.now()) {
+        return { type: 'session', sessionId: session.id, userId: session.user.id, accountId: session.user.getEntity().account.id };
+      }
+      throw invalidToken('The session token is wrong, signed out or expired.');
+    }
+    if (token.startsWith(API_KEY_PREFIX)) {
+      await this.authenticateApiKey(token);
+      throw sessionRequired();
+    }
+    throw invalidToken('The token is not a valid session token.');
+  }
+
+  isOperatorToken(token: string): boolean {
+    const admin = this.options.adminToken;
+    return admin !== null && constantTimeEqual(hashToken(token), hashToken(admin));
+  }
+}
+
+const DUMMY_PASSWORD_HASH = 'scrypt$00000000000000000000000000000000$' + '0'.repeat(64);

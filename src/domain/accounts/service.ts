@@ -1,0 +1,182 @@
+import { UniqueConstraintViolationException, type EntityManager, type MikroORM } from '@mikro-orm/postgresql';
+import { LedgerEntry, type LedgerKind } from '../billing/entities';
+import { tierFor, DEFAULT_TIERS, type Tier } from '../limits/tiers';
+import type { Clock } from '../shared/clock';
+import { ApiError, badRequest, notFound } from '../shared/errors';
+import type { IdGenerator } from '../shared/ids';
+import { hashPassword } from '../shared/secrets';
+import { Account, Plan, User } from './entities';
+
+export interface AccountView {
+  id: string;
+  name: string;
+  balanceMicro: bigint;
+  reservedMicro: bigint;
+  availableMicro: bigint;
+  lifetimeTopUpsMicro: bigint;
+  tier: Tier;
+  tierOverride: number | null;
+  autoTopUpThresholdMicro: bigint | null;
+  autoTopUpAmountMicro: bigint | null;
+  createdAt: Date;
+}
+
+export interface UserView {
+  id: string;
+  accountId: string;
+  email: string;
+  plan: string | null;
+  createdAt: Date;
+}
+
+export interface PlanDefinition {
+  name: string;
+  models: string[];
+  monthlyAllowanceMicro: bigint;
+  requestsPerMinute: number;
+}
+
+/** Plans seeded on first start (decisions.md: defaults, configurable by the operator). */
+export const DEFAULT_PLANS: readonly PlanDefinition[] = [
+  {
+    name: 'starter',
+    models: ['sandbox/echo', 'sandbox/reasoner', 'openai/gpt-4o-mini', 'anthropic/claude-haiku-4-5', 'google/gemini-2.5-flash'],
+    monthlyAllowanceMicro: 5_000_000n,
+    requestsPerMinute: 20,
+  },
+  {
+    name: 'pro',
+    models: [
+      'sandbox/echo', 'sandbox/reasoner', 'openai/gpt-4o-mini', 'openai/gpt-4.1', 'openai/o4-mini',
+      'anthropic/claude-sonnet-4-5', 'anthropic/claude-haiku-4-5', 'google/gemini-2.5-flash', 'google/gemini-2.5-pro',
+    ],
+    monthlyAllowanceMicro: 50_000_000n,
+    requestsPerMinute: 60,
+  },
+];
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+export const MAX_FUNDS_MICRO = 1_000_000_000_000n; // $1,000,000 in one top-up
+
+export function toAccountView(account: Account): AccountView {
+  return {
+    id: account.id,
+    name: account.name,
+    balanceMicro: account.balanceMicro,
+    reservedMicro: account.reservedMicro,
+    availableMicro: account.balanceMicro - account.reservedMicro,
+    lifetimeTopUpsMicro: account.lifetimeTopUpsMicro,
+    tier: tierFor(account.lifetimeTopUpsMicro, account.tierOverride),
+    tierOverride: account.tierOverride,
+    autoTopUpThresholdMicro: account.autoTopUpThresholdMicro,
+    autoTopUpAmountMicro: account.autoTopUpAmountMicro,
+    createdAt: account.createdAt,
+  };
+}
+
+const toUserView = (user: User): UserView => ({
+  id: user.id,
+  accountId: user.account.id,
+  email: user.email,
+  plan: user.plan?.isInitialized() ? user.plan.getEntity().name : user.plan ? user.plan.id : null,
+  createdAt: user.createdAt,
+});
+
+/**
+ * Adds money to an account inside the caller's transaction: one ledger row, the balance and
+ * (for top-ups) the lifetime total that drives the tier, in one conditional UPDATE.
+ */
+export async function creditAccount(em: EntityManager, ids: IdGenerator, clock: Clock, accountId: string, amountMicro: bigint, kind: LedgerKind, note: string | null = null): Promise<void> {
+  const lifetime = kind === 'top_up' || kind === 'auto_top_up' ? amountMicro : 0n;
+  const updated = await em.getConnection().execute(
+    'update accounts set balance_micro = balance_micro + ?, lifetime_top_ups_micro = lifetime_top_ups_micro + ? where id = ?',
+    [amountMicro.toString(), lifetime.toString(), accountId],
+    'run',
+  );
+  if ((updated as { affectedRows?: number }).affectedRows === 0) throw notFound(`No account '${accountId}'.`);
+  em.create(LedgerEntry, { id: ids.next('led'), account: accountId, kind, amountMicro, note, createdAt: clock.now() });
+  await em.flush();
+}
+
+/** Operator provisioning and account reads. */
+export class AccountService {
+  constructor(
+    private readonly orm: MikroORM,
+    private readonly clock: Clock,
+    private readonly ids: IdGenerator,
+  ) {}
+
+  async getAccount(accountId: string): Promise<AccountView> {
+    const account = await this.orm.em.fork().findOne(Account, accountId);
+    if (!account) throw notFound(`No account '${accountId}'.`);
+    return toAccountView(account);
+  }
+
+  async getUser(userId: string): Promise<UserView> {
+    const user = await this.orm.em.fork().findOne(User, userId, { populate: ['plan'] });
+    if (!user) throw notFound(`No user '${userId}'.`);
+    return toUserView(user);
+  }
+
+  async createAccount(name: string, field = 'name'): Promise<AccountView> {
+    const trimmed = name.trim();
+    if (trimmed.length < 1 || trimmed.length > 200) throw badRequest(`${field} must be 1 to 200 characters`);
+    const em = this.orm.em.fork();
+    const account = em.create(Account, { id: this.ids.next('acct'), name: trimmed, createdAt: this.clock.now() });
+    await em.flush();
+    return toAccountView(account);
+  }
+
+  async createUser(input: { accountId: string; email: string; password: string; plan: string | null }, fields = { email: 'email', password: 'password', plan: 'plan' }): Promise<UserView> {
+    const email = input.email.trim().toLowerCase();
+    if (!EMAIL.test(email) || email.length > 254) throw badRequest(`${fields.email} must be an email address`);
+    if (input.password.length < 8 || input.password.length > 200) throw badRequest(`${fields.password} must be 8 to 200 characters`);
+    const em = this.orm.em.fork();
+    const account = await em.findOne(Account, input.accountId);
+    if (!account) throw notFound(`No account '${input.accountId}'.`);
+    const plan = input.plan === null ? null : await em.findOne(Plan, { name: input.plan });
+    if (input.plan !== null && !plan) throw badRequest(`${fields.plan} must name an existing plan`);
+    const user = em.create(User, {
+      id: this.ids.next('usr'),
+      account,
+      email,
+      passwordHash: await hashPassword(input.password),
+      plan,
+      createdAt: this.clock.now(),
+    });
+    try {
+      await em.flush();
+    } catch (error) {
+      if (error instanceof UniqueConstraintViolationException) throw new ApiError(409, 'conflict', `${fields.email} is already taken`);
+      throw error;
+    }
+    return toUserView(user);
+  }
+
+  async addFunds(accountId: string, amountMicro: bigint, field = 'amountMicro'): Promise<AccountView> {
+    if (amountMicro <= 0n || amountMicro > MAX_FUNDS_MICRO) throw badRequest(`${field} must be from 1 to ${MAX_FUNDS_MICRO} micro-dollars`);
+    await this.orm.em.fork().transactional((em) => creditAccount(em, this.ids, this.clock, accountId, amountMicro, 'top_up', 'operator top-up'));
+    return this.getAccount(accountId);
+  }
+
+  async setAccountTier(accountId: string, tier: number | null, field = 'tier'): Promise<AccountView> {
+    if (tier !== null && !DEFAULT_TIERS.some((t) => t.tier === tier)) {
+      throw badRequest(`${field} must be one of ${DEFAULT_TIERS.map((t) => t.tier).join(', ')} or null`);
+    }
+    const em = this.orm.em.fork();
+    const count = await em.nativeUpdate(Account, { id: accountId }, { tierOverride: tier });
+    if (count === 0) throw notFound(`No account '${accountId}'.`);
+    return this.getAccount(accountId);
+  }
+
+  /** Inserts the default plans that do not exist yet (by name); operator-edited plans stay. */
+  async ensureDefaultPlans(): Promise<void> {
+    const em = this.orm.em.fork();
+    for (const plan of DEFAULT_PLANS) {
+      await em.getConnection().execute(
+        'insert into plans (id, name, models, monthly_allowance_micro, requests_per_minute, created_at) values (?, ?, ?::jsonb, ?, ?, ?) on conflict (name) do nothing',
+        [this.ids.next('plan'), plan.name, JSON.stringify(plan.models), plan.monthlyAllowanceMicro.toString(), plan.requestsPerMinute, this.clock.now().toISOString()],
+      );
+    }
+  }
+}

@@ -1,0 +1,191 @@
+import { BigIntType, Check, Entity, Index, ManyToOne, OptionalProps, PrimaryKey, Property, type Ref } from '@mikro-orm/core';
+import { Account, User } from '../accounts/entities';
+import { ApiKey } from '../keys/entities';
+
+/**
+ * The money tables follow the reservation scheme (GUIDE.md, Money and concurrency):
+ * a Hold is taken with conditional UPDATEs on `accounts.reserved_micro`,
+ * `key_month_spend.reserved_micro` and `plan_month_usage.reserved_micro` before a provider
+ * is called, and settled once into a ledger row + usage record afterwards.
+ */
+export type HoldStatus = 'active' | 'settled' | 'released';
+export type HoldPurpose = 'text' | 'image' | 'video';
+
+@Entity({ tableName: 'holds' })
+@Check({ name: 'holds_amount_non_negative', expression: 'amount_micro >= 0' })
+@Index({ properties: ['status', 'expiresAt'] })
+export class Hold {
+  @PrimaryKey({ type: 'text' })
+  id!: string;
+
+  @ManyToOne(() => Account, { ref: true, deleteRule: 'cascade' })
+  account!: Ref<Account>;
+
+  @ManyToOne(() => ApiKey, { ref: true, nullable: true, deleteRule: 'set null' })
+  key: Ref<ApiKey> | null = null;
+
+  /** Set for plan-billed holds: the user whose allowance is reserved. */
+  @ManyToOne(() => User, { ref: true, nullable: true, deleteRule: 'set null' })
+  planUser: Ref<User> | null = null;
+
+  /** UTC month (`2026-11`) whose counters this hold reserved against. */
+  @Property({ type: 'text' })
+  month!: string;
+
+  @Property({ type: 'text' })
+  purpose!: HoldPurpose;
+
+  @Property({ type: 'text' })
+  model!: string;
+
+  @Property({ type: new BigIntType('bigint') })
+  amountMicro!: bigint;
+
+  @Property({ type: 'text' })
+  status!: HoldStatus;
+
+  @Property({ type: new BigIntType('bigint'), nullable: true })
+  chargedMicro: bigint | null = null;
+
+  /** A hold still active after this is presumed orphaned by a dead process and swept. */
+  @Property({ type: 'timestamptz' })
+  expiresAt!: Date;
+
+  @Property({ type: 'timestamptz' })
+  createdAt!: Date;
+
+  @Property({ type: 'timestamptz', nullable: true })
+  closedAt: Date | null = null;
+}
+
+export type LedgerKind = 'top_up' | 'auto_top_up' | 'charge' | 'adjustment';
+
+/** Every balance change; `accounts.balance_micro` equals the sum of these. */
+@Entity({ tableName: 'ledger_entries' })
+@Index({ properties: ['account', 'id'] })
+export class LedgerEntry {
+  @PrimaryKey({ type: 'text' })
+  id!: string;
+
+  @ManyToOne(() => Account, { ref: true, deleteRule: 'cascade' })
+  account!: Ref<Account>;
+
+  @Property({ type: 'text' })
+  kind!: LedgerKind;
+
+  /** Signed: top-ups positive, charges negative. */
+  @Property({ type: new BigIntType('bigint') })
+  amountMicro!: bigint;
+
+  /** Unique, so a hold can be charged at most once (idempotent settlement). */
+  @Property({ type: 'text', nullable: true, unique: true })
+  holdId: string | null = null;
+
+  @Property({ type: 'text', nullable: true })
+  keyId: string | null = null;
+
+  @Property({ type: 'text', nullable: true })
+  note: string | null = null;
+
+  @Property({ type: 'timestamptz' })
+  createdAt!: Date;
+}
+
+/** Per key and UTC month: settled charges and holds in flight, checked against the key's limit. */
+@Entity({ tableName: 'key_month_spend' })
+@Check({ name: 'key_month_spend_non_negative', expression: 'reserved_micro >= 0 and settled_micro >= 0' })
+export class KeyMonthSpend {
+  [OptionalProps]?: 'settledMicro' | 'reservedMicro' | 'limitReachedAt';
+
+  @ManyToOne(() => ApiKey, { primary: true, ref: true, deleteRule: 'cascade' })
+  key!: Ref<ApiKey>;
+
+  @PrimaryKey({ type: 'text' })
+  month!: string;
+
+  @Property({ type: new BigIntType('bigint'), default: 0 })
+  settledMicro: bigint = 0n;
+
+  @Property({ type: new BigIntType('bigint'), default: 0 })
+  reservedMicro: bigint = 0n;
+
+  /** Set by the first refusal of the month, so `spend_limit_reached` is written once. */
+  @Property({ type: 'timestamptz', nullable: true })
+  limitReachedAt: Date | null = null;
+}
+
+/** Per user and UTC month: plan allowance used and reserved. */
+@Entity({ tableName: 'plan_month_usage' })
+@Check({ name: 'plan_month_usage_non_negative', expression: 'reserved_micro >= 0 and used_micro >= 0' })
+export class PlanMonthUsage {
+  [OptionalProps]?: 'usedMicro' | 'reservedMicro';
+
+  @ManyToOne(() => User, { primary: true, ref: true, deleteRule: 'cascade' })
+  user!: Ref<User>;
+
+  @PrimaryKey({ type: 'text' })
+  month!: string;
+
+  @Property({ type: new BigIntType('bigint'), default: 0 })
+  usedMicro: bigint = 0n;
+
+  @Property({ type: new BigIntType('bigint'), default: 0 })
+  reservedMicro: bigint = 0n;
+}
+
+/** One row per settled request, for usage reports. */
+@Entity({ tableName: 'usage_records' })
+@Index({ properties: ['account', 'createdAt'] })
+@Index({ properties: ['keyId', 'createdAt'] })
+export class UsageRecord {
+  [OptionalProps]?: 'inputTokens' | 'cachedInputTokens' | 'outputTokens' | 'reasoningTokens' | 'images' | 'videoSeconds' | 'keyId' | 'requestId';
+
+  @PrimaryKey({ type: 'text' })
+  id!: string;
+
+  @ManyToOne(() => Account, { ref: true, deleteRule: 'cascade' })
+  account!: Ref<Account>;
+
+  @Property({ type: 'text', nullable: true })
+  keyId: string | null = null;
+
+  @Property({ type: 'text', unique: true })
+  holdId!: string;
+
+  @Property({ type: 'text', nullable: true })
+  requestId: string | null = null;
+
+  @Property({ type: 'text' })
+  model!: string;
+
+  @Property({ type: 'integer', default: 0 })
+  inputTokens: number = 0;
+
+  @Property({ type: 'integer', default: 0 })
+  cachedInputTokens: number = 0;
+
+  @Property({ type: 'integer', default: 0 })
+  outputTokens: number = 0;
+
+  @Property({ type: 'integer', default: 0 })
+  reasoningTokens: number = 0;
+
+  @Property({ type: 'integer', default: 0 })
+  images: number = 0;
+
+  @Property({ type: 'integer', default: 0 })
+  videoSeconds: number = 0;
+
+  @Property({ type: new BigIntType('bigint') })
+  costMicro!: bigint;
+
+  /** `ok`, `partial` (cut stream, some images), `failed`. */
+  @Property({ type: 'text' })
+  status!: string;
+
+  @Property({ type: 'integer' })
+  latencyMs!: number;
+
+  @Property({ type: 'timestamptz' })
+  createdAt!: Date;
+}

@@ -1,0 +1,6 @@
+import { Account, Plan, Session, User } from './accounts/entities';
+import { Hold, KeyMonthSpend, LedgerEntry, PlanMonthUsage, UsageRecord } from './billing/entities';
+import { ApiKey, KeyEvent } from './keys/entities';
+
+/** Every MikroORM entity, for the ORM configuration. */
+export const ENTITIES = [Account, Plan, User, Session, ApiKey, KeyEvent, Hold, LedgerEntry, KeyMonthSpend, PlanMonthUsage, UsageRecord];

@@ -1,0 +1,53 @@
+import { GraphQLError } from 'graphql';
+import type { AuthService, OperatorPrincipal, SessionPrincipal } from '../domain/accounts/auth';
+import type { AccountService } from '../domain/accounts/service';
+import type { KeyService } from '../domain/keys/service';
+import { ApiError, invalidToken, sessionRequired } from '../domain/shared/errors';
+import type { EventBus } from '../domain/shared/events';
+
+export interface GraphqlServices {
+  auth: AuthService;
+  accounts: AccountService;
+  keys: KeyService;
+  bus: EventBus;
+}
+
+/** Per operation: who is calling (or why the credential was refused) and the domain services. */
+export interface GraphqlContext {
+  services: GraphqlServices;
+  principal: SessionPrincipal | OperatorPrincipal | null;
+  authError: ApiError | null;
+}
+
+/** Reads `Authorization: Bearer …` (HTTP header or graphql-ws `connectionParams.authorization`). */
+export async function buildContext(services: GraphqlServices, authorization: unknown): Promise<GraphqlContext> {
+  const header = typeof authorization === 'string' ? authorization : '';
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  if (!header) return { services, principal: null, authError: null };
+  if (!match) return { services, principal: null, authError: invalidToken('Send the credential as Bearer <token>.') };
+  try {
+    return { services, principal: await services.auth.authenticateSessionOrOperator(match[1], true), authError: null };
+  } catch (error) {
+    if (error instanceof ApiError) return { services, principal: null, authError: error };
+    throw error;
+  }
+}
+
+export function toGraphqlError(error: ApiError): GraphQLError {
+  return new GraphQLError(error.message, { extensions: { code: error.code, status: error.status, details: error.details } });
+}
+
+/** Session operations: an API key gets `session_required`, no or a bad credential `invalid_token`. */
+export function requireSession(ctx: GraphqlContext): SessionPrincipal {
+  if (ctx.principal?.type === 'session') return ctx.principal;
+  if (ctx.authError) throw toGraphqlError(ctx.authError);
+  if (ctx.principal?.type === 'operator') throw toGraphqlError(sessionRequired());
+  throw toGraphqlError(invalidToken('This operation needs a signed-in session: Authorization: Bearer <session token>.'));
+}
+
+/** Operator operations: only `TOLLGATE_ADMIN_TOKEN` (disabled when it is unset). */
+export function requireOperator(ctx: GraphqlContext): OperatorPrincipal {
+  if (ctx.principal?.type === 'operator') return ctx.principal;
+  if (ctx.authError) throw toGraphqlError(ctx.authError);
+  throw toGraphqlError(new ApiError(401, 'invalid_token', 'This operation needs the operator token (TOLLGATE_ADMIN_TOKEN).'));
+}

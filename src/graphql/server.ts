@@ -1,0 +1,73 @@
+import type { Server } from 'node:http';
+import { ApolloServer } from '@apollo/server';
+import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
+import { expressMiddleware } from '@as-integrations/express5';
+import type { RequestHandler } from 'express';
+import { GraphQLError, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
+import { useServer } from 'graphql-ws/use/ws';
+import { buildSchema } from 'type-graphql';
+import { WebSocketServer } from 'ws';
+import type { Logger } from 'pino';
+import { subscribeIterator, type EventBus } from '../domain/shared/events';
+import { buildContext, type GraphqlServices } from './context';
+import { KeyResolver, KeySubscriptionResolver, OperatorResolver, SessionResolver } from './resolvers';
+
+export async function buildGraphqlSchema(bus: EventBus): Promise<GraphQLSchema> {
+  return buildSchema({
+    resolvers: [SessionResolver, KeyResolver, KeySubscriptionResolver, OperatorResolver],
+    validate: false,
+    // Subscriptions run on the domain's event bus (in-process, or shared through Redis).
+    pubSub: {
+      publish: (topic: string, payload: unknown) => bus.publish(topic, payload),
+      subscribe: (topic: string) => subscribeIterator(bus, topic, () => true),
+    },
+  });
+}
+
+/** Errors that are not the domain's own (`extensions.code` set) are defects: no internals leak. */
+function formatError(formatted: GraphQLFormattedError, error: unknown, log: Logger): GraphQLFormattedError {
+  const code = formatted.extensions?.code;
+  if (code === 'INTERNAL_SERVER_ERROR' || code === undefined) {
+    log.error({ err: error }, 'graphql internal error');
+    return { message: 'Internal error.', path: formatted.path, extensions: { code: 'internal_error' } };
+  }
+  return formatted;
+}
+
+/**
+ * `/graphql`: Apollo over HTTP POST and graphql-ws over WebSocket on the same path and port,
+ * both with the credential of the caller (HTTP header, or `connectionParams.authorization`).
+ */
+export async function mountGraphql(httpServer: Server, services: GraphqlServices, log: Logger): Promise<{ middleware: RequestHandler; close(): Promise<void> }> {
+  const schema = await buildGraphqlSchema(services.bus);
+  const wsServer = new WebSocketServer({ server: httpServer, path: '/graphql' });
+  const wsCleanup = useServer(
+    {
+      schema,
+      context: (ctx) => buildContext(services, (ctx.connectionParams as { authorization?: unknown } | undefined)?.authorization),
+      onNext: (_ctx, _id, _payload, _args, result) => {
+        if (!result.errors) return result;
+        return { ...result, errors: result.errors.map((e) => formatError(e instanceof GraphQLError ? e.toJSON() : (e as GraphQLFormattedError), e, log)) };
+      },
+    },
+    wsServer,
+  );
+  const apollo = new ApolloServer({
+    schema,
+    formatError: (formatted, error) => formatError(formatted, error, log),
+    plugins: [
+      ApolloServerPluginDrainHttpServer({ httpServer }),
+      { async serverWillStart() { return { async drainServer() { await wsCleanup.dispose(); } }; } },
+    ],
+    introspection: true,
+  });
+  await apollo.start();
+  const middleware = expressMiddleware(apollo, { context: async ({ req }) => buildContext(services, req.headers.authorization) });
+  return {
+    middleware,
+    close: async () => {
+      await apollo.stop();
+      wsServer.close();
+    },
+  };
+}

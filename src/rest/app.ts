@@ -1,0 +1,37 @@
+import express, { type Express, type RequestHandler, type Router } from 'express';
+import type { Logger } from 'pino';
+import type { IdGenerator } from '../domain/shared/ids';
+import { errorHandler, jsonBody, requestContext, unknownPath } from './http';
+
+export interface RestAppParts {
+  ids: IdGenerator;
+  log: Logger;
+  maxJsonBodyBytes: number;
+  /** Routers mounted under /v1, in order. */
+  v1: Router[];
+  graphql: RequestHandler;
+  ready: () => Promise<boolean>;
+  /** Counts requests in flight, for draining on shutdown. */
+  tracker: RequestHandler;
+}
+
+/** The Express app: health, /v1 (REST plane), /graphql, then the envelope for everything else. */
+export function createRestApp(parts: RestAppParts): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('query parser', 'simple');
+  app.use(parts.tracker);
+  app.use(requestContext(parts.ids, parts.log));
+  app.get('/healthz', (_req, res) => void res.json({ status: 'ok' }));
+  app.get('/readyz', async (_req, res) => {
+    const ready = await parts.ready();
+    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'unavailable' });
+  });
+  app.use(jsonBody(parts.maxJsonBodyBytes));
+  app.use('/graphql', parts.graphql);
+  for (const router of parts.v1) app.use('/v1', router);
+  app.use(unknownPath);
+  app.use(errorHandler(parts.log));
+  return app;
+}

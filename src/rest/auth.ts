@@ -1,0 +1,41 @@
+import type { Request, RequestHandler, Response } from 'express';
+import type { AuthService, KeyPrincipal, OperatorPrincipal, SessionPrincipal } from '../domain/accounts/auth';
+import { invalidToken } from '../domain/shared/errors';
+import { facts } from './http';
+
+export function bearerToken(req: Request): string | null {
+  const header = req.header('authorization');
+  if (!header) return null;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return match ? match[1] : null;
+}
+
+/** Requires an API key (`Authorization: Bearer`, or `x-api-key` where the Anthropic SDK sends it). */
+export function requireApiKey(auth: AuthService, options: { allowXApiKey: boolean }): RequestHandler {
+  return async (req, res, next) => {
+    const token = bearerToken(req) ?? (options.allowXApiKey ? req.header('x-api-key') ?? null : null);
+    if (!token) throw invalidToken('Send the API key as Authorization: Bearer <key>.');
+    const principal = await auth.authenticateApiKey(token);
+    res.locals.principal = principal;
+    const f = facts(res);
+    f.accountId = principal.accountId;
+    f.keyId = principal.keyId;
+    next();
+  };
+}
+
+/** Requires a signed-in session; an API key gets 403 `session_required`. */
+export function requireSession(auth: AuthService): RequestHandler {
+  return async (req, res, next) => {
+    const token = bearerToken(req);
+    if (!token) throw invalidToken('Send the session token as Authorization: Bearer <token>.');
+    const principal = await auth.authenticateSessionOrOperator(token, false);
+    res.locals.principal = principal;
+    facts(res).accountId = (principal as SessionPrincipal).accountId;
+    next();
+  };
+}
+
+export const keyPrincipal = (res: Response): KeyPrincipal => res.locals.principal as KeyPrincipal;
+export const sessionPrincipal = (res: Response): SessionPrincipal => res.locals.principal as SessionPrincipal;
+export type { OperatorPrincipal };

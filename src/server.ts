@@ -1,0 +1,97 @@
+import 'reflect-metadata';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import pino, { type Logger } from 'pino';
+import type { Config } from './config';
+import { AuthService } from './domain/accounts/auth';
+import { AccountService } from './domain/accounts/service';
+import { KeyService } from './domain/keys/service';
+import { systemClock, type Clock } from './domain/shared/clock';
+import { inProcessEventBus, type EventBus } from './domain/shared/events';
+import { ulidIds, type IdGenerator } from './domain/shared/ids';
+import { mountGraphql } from './graphql/server';
+import { databaseReady, openDatabase } from './infra/database';
+import { createRestApp } from './rest/app';
+import { keysRouter, sessionsRouter } from './rest/keys';
+
+export interface TollgateOptions {
+  config: Config;
+  /** The PostgreSQL to use (main.ts resolves the embedded default). */
+  databaseUrl: string;
+  clock?: Clock;
+  ids?: IdGenerator;
+  log?: Logger;
+}
+
+export interface Services {
+  orm: MikroORM;
+  clock: Clock;
+  ids: IdGenerator;
+  bus: EventBus;
+  auth: AuthService;
+  accounts: AccountService;
+  keys: KeyService;
+}
+
+export interface Tollgate {
+  httpServer: Server;
+  services: Services;
+  listen(port: number, host?: string): Promise<number>;
+  /** Stops accepting, lets requests in flight finish (bounded), then closes everything. */
+  close(drainMs?: number): Promise<void>;
+}
+
+/** The composition root: wires the domain, both planes and the infrastructure together. */
+export async function createTollgate(options: TollgateOptions): Promise<Tollgate> {
+  const { config } = options;
+  const clock = options.clock ?? systemClock;
+  const ids = options.ids ?? ulidIds();
+  const log = options.log ?? pino({ level: config.logLevel, base: undefined });
+  const orm = await openDatabase(options.databaseUrl);
+  const bus = inProcessEventBus();
+  const auth = new AuthService(orm, clock, ids, bus, { adminToken: config.adminToken, sessionTtlSeconds: config.sessionTtlSeconds });
+  const accounts = new AccountService(orm, clock, ids);
+  const keys = new KeyService(orm, clock, ids, bus);
+  await accounts.ensureDefaultPlans();
+  const services: Services = { orm, clock, ids, bus, auth, accounts, keys };
+
+  let inFlight = 0;
+  const httpServer = createServer();
+  const graphql = await mountGraphql(httpServer, { auth, accounts, keys, bus }, log);
+  const app = createRestApp({
+    ids,
+    log,
+    maxJsonBodyBytes: config.maxJsonBodyBytes,
+    graphql: graphql.middleware,
+    ready: () => databaseReady(orm),
+    tracker: (_req, res, next) => {
+      inFlight++;
+      res.once('close', () => inFlight--);
+      next();
+    },
+    v1: [sessionsRouter(auth), keysRouter(auth, keys)],
+  });
+  httpServer.on('request', app);
+
+  return {
+    httpServer,
+    services,
+    listen: (port, host) =>
+      new Promise((resolve, reject) => {
+        httpServer.once('error', reject);
+        httpServer.listen(port, host, () => resolve((httpServer.address() as AddressInfo).port));
+      }),
+    close: async (drainMs = 30_000) => {
+      const closed = new Promise<void>((resolve) => (httpServer.listening ? httpServer.close(() => resolve()) : resolve()));
+      httpServer.closeIdleConnections();
+      const deadline = Date.now() + drainMs;
+      while (inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+      httpServer.closeAllConnections();
+      await closed;
+      await graphql.close();
+      await auth.close();
+      await orm.close();
+    },
+  };
+}
