@@ -14,6 +14,9 @@ import { mountGraphql } from './graphql/server';
 import { databaseReady, openDatabase } from './infra/database';
 import { createRestApp } from './rest/app';
 import { keysRouter, sessionsRouter } from './rest/keys';
+import { modelsRouter } from './rest/models';
+import { loadCatalog, type Catalog } from './domain/catalog';
+import { configuredVendorEndpoints, type VendorEndpoint } from './domain/catalog/vendors';
 
 export interface TollgateOptions {
   config: Config;
@@ -32,6 +35,8 @@ export interface Services {
   auth: AuthService;
   accounts: AccountService;
   keys: KeyService;
+  catalog: Catalog;
+  vendors: ReadonlyMap<string, VendorEndpoint>;
 }
 
 export interface Tollgate {
@@ -48,13 +53,15 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   const clock = options.clock ?? systemClock;
   const ids = options.ids ?? ulidIds();
   const log = options.log ?? pino({ level: config.logLevel, base: undefined });
+  const catalog = loadCatalog(config.catalogFile ?? undefined);
+  const vendors = configuredVendorEndpoints(catalog, config.env);
   const orm = await openDatabase(options.databaseUrl);
   const bus = inProcessEventBus();
   const auth = new AuthService(orm, clock, ids, bus, { adminToken: config.adminToken, sessionTtlSeconds: config.sessionTtlSeconds });
   const accounts = new AccountService(orm, clock, ids);
   const keys = new KeyService(orm, clock, ids, bus);
   await accounts.ensureDefaultPlans();
-  const services: Services = { orm, clock, ids, bus, auth, accounts, keys };
+  const services: Services = { orm, clock, ids, bus, auth, accounts, keys, catalog, vendors };
 
   let inFlight = 0;
   const httpServer = createServer();
@@ -70,7 +77,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
       res.once('close', () => inFlight--);
       next();
     },
-    v1: [sessionsRouter(auth), keysRouter(auth, keys)],
+    v1: [sessionsRouter(auth), keysRouter(auth, keys), modelsRouter(auth, catalog, new Set(vendors.keys()))],
   });
   httpServer.on('request', app);
 

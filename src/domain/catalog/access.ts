@@ -1,0 +1,25 @@
+import { type Catalog, type CatalogModel, type ImageModel, type ModelAccess, SANDBOX_VENDOR, type TextModel, type VideoModel } from './types';
+
+/**
+ * Whether a key may use a model (spec 4.8 rule 3, decisions "Configuration"): its vendor is
+ * configured (the sandbox always is), it has a published price, and a plan key's plan
+ * includes it. Listing and id resolution both ask this, so they can never disagree.
+ */
+export function isModelUsable(model: CatalogModel, access: ModelAccess): boolean {
+  if (model.pricing === null) return false;
+  if (model.vendor !== SANDBOX_VENDOR && !access.configuredVendors.has(model.vendor)) return false;
+  if (access.keyKind === 'plan') return access.planModels?.includes(model.id) ?? false;
+  return true;
+}
+
+export function usableTextModels(catalog: Catalog, access: ModelAccess): TextModel[] {
+  return catalog.text.filter((model) => isModelUsable(model, access));
+}
+
+export function usableImageModels(catalog: Catalog, access: ModelAccess): ImageModel[] {
+  return catalog.images.filter((model) => isModelUsable(model, access));
+}
+
+export function usableVideoModels(catalog: Catalog, access: ModelAccess): VideoModel[] {
+  return catalog.videos.filter((model) => isModelUsable(model, access));
+}

@@ -1,0 +1,268 @@
+import { readFileSync } from 'node:fs';
+import type { z } from 'zod';
+import { parseUsdDecimal } from '../shared/money';
+import { BUILTIN_CATALOG_SOURCE } from './builtin';
+import { catalogSourceSchema, FIXED_OPTION_SHAPE, type ParsedCatalogSource, SIZE_SHAPE } from './schema';
+import {
+  type Catalog,
+  type CatalogModel,
+  type ImageModel,
+  type ModelByKind,
+  type ModelKind,
+  type RetiredModel,
+  SANDBOX_VENDOR,
+  type TextModel,
+  type VendorProtocol,
+  type VideoModel,
+} from './types';
+
+/**
+ * Loads the catalog: the built-in one without a path, else the JSON file at `file` (the
+ * TOLLGATE_CATALOG variable), which replaces the built-in catalog entirely. A bad file throws
+ * an Error naming the file and the offending field, so start-up stops with a useful message.
+ */
+export function loadCatalog(file?: string): Catalog {
+  if (file === undefined || file === '') return builtinCatalog();
+  const origin = `TOLLGATE_CATALOG ${file}`;
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new Error(`${origin}: cannot read the file (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new Error(`${origin}: is not valid JSON (${error instanceof Error ? error.message : String(error)})`);
+  }
+  return parseCatalog(json, origin);
+}
+
+let builtin: Catalog | undefined;
+
+/** The built-in catalog, validated once through the same path as a catalog file. */
+export function builtinCatalog(): Catalog {
+  builtin ??= parseCatalog(BUILTIN_CATALOG_SOURCE, 'built-in catalog');
+  return builtin;
+}
+
+/** Validates catalog source data (already parsed JSON); `origin` prefixes error messages. */
+export function parseCatalog(source: unknown, origin: string): Catalog {
+  const parsed = catalogSourceSchema.safeParse(source);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new Error(`${origin}: ${describeIssue(issue)}`);
+  }
+  try {
+    return buildCatalog(parsed.data);
+  } catch (error) {
+    if (error instanceof FieldError) throw new Error(`${origin}: ${formatPath(error.path)} ${error.message}`);
+    throw error;
+  }
+}
+
+/** The model with exactly this service id, of any kind or of the given kind. */
+export function findModel(catalog: Catalog, id: string): CatalogModel | undefined;
+export function findModel<K extends ModelKind>(catalog: Catalog, id: string, kind: K): ModelByKind[K] | undefined;
+export function findModel(catalog: Catalog, id: string, kind?: ModelKind): CatalogModel | undefined {
+  const model = catalog.byId.get(id);
+  return model && (kind === undefined || model.kind === kind) ? model : undefined;
+}
+
+/**
+ * Cost of `tokens` at a per-million price, in micro-dollars. Rounding happens here, once:
+ * up for holds (never under-reserve), to the nearest micro-dollar for charges.
+ */
+export function priceTokensMicro(tokens: bigint | number, perMTokMicro: bigint, rounding: 'up' | 'nearest'): bigint {
+  const product = BigInt(tokens) * perMTokMicro;
+  return rounding === 'up' ? (product + 999_999n) / 1_000_000n : (product + 500_000n) / 1_000_000n;
+}
+
+// --- building and cross-field validation ----------------------------------------------
+
+type Path = readonly (string | number)[];
+
+class FieldError extends Error {
+  constructor(
+    readonly path: Path,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const DEFAULT_PROTOCOL: Readonly<Record<string, VendorProtocol>> = {
+  openai: 'openai',
+  anthropic: 'anthropic',
+  gemini: 'gemini',
+  [SANDBOX_VENDOR]: 'sandbox',
+};
+
+type ModelSource = ParsedCatalogSource['models'][number];
+
+function buildCatalog(source: ParsedCatalogSource): Catalog {
+  const byId = new Map<string, CatalogModel>();
+  const idPaths = new Map<string, string>();
+  const vendors = new Map<string, VendorProtocol>();
+  const text: TextModel[] = [];
+  const images: ImageModel[] = [];
+  const videos: VideoModel[] = [];
+
+  source.models.forEach((entry, index) => {
+    const at: Path = ['models', index];
+    claimId(idPaths, entry.id, at);
+    const model = buildModel(entry, at);
+    const known = vendors.get(model.vendor);
+    if (known !== undefined && known !== model.protocol) {
+      throw new FieldError([...at, 'protocol'], `must be "${known}" like the other models of vendor "${model.vendor}"`);
+    }
+    vendors.set(model.vendor, model.protocol);
+    byId.set(model.id, model);
+    if (model.kind === 'text') text.push(model);
+    else if (model.kind === 'image') images.push(model);
+    else videos.push(model);
+  });
+
+  const retired: RetiredModel[] = (source.retired ?? []).map((entry, index) => {
+    const at: Path = ['retired', index];
+    claimId(idPaths, entry.id, at);
+    if (!byId.has(entry.successor)) throw new FieldError([...at, 'successor'], `must be the id of a model in the catalog`);
+    return freeze({
+      id: entry.id,
+      namespace: namespaceOf(entry.id),
+      successor: entry.successor,
+      aliases: freeze(uniqueStrings(entry.aliases ?? [], [...at, 'aliases'])),
+    });
+  });
+
+  return freeze({
+    text: freeze(text),
+    images: freeze(images),
+    videos: freeze(videos),
+    retired: freeze(retired),
+    byId,
+    vendors,
+  });
+}
+
+function buildModel(entry: ModelSource, at: Path): CatalogModel {
+  const protocol = entry.protocol ?? DEFAULT_PROTOCOL[entry.vendor] ?? 'openai-compatible';
+  // The sandbox needs no key; letting another vendor claim its protocol (or the reverse)
+  // would make a model usable without credentials or unreachable.
+  if ((entry.vendor === SANDBOX_VENDOR) !== (protocol === 'sandbox')) {
+    throw new FieldError([...at, 'protocol'], `must be "sandbox" exactly when vendor is "sandbox"`);
+  }
+  const base = {
+    id: entry.id,
+    namespace: namespaceOf(entry.id),
+    vendor: entry.vendor,
+    protocol,
+    vendorModelId: entry.vendor_model_id ?? entry.id.slice(entry.id.indexOf('/') + 1),
+    aliases: freeze(uniqueStrings(entry.aliases ?? [], [...at, 'aliases'])),
+    created: entry.created,
+  };
+
+  switch (entry.kind) {
+    case 'text': {
+      if (entry.max_output_tokens > entry.context_length) {
+        throw new FieldError([...at, 'max_output_tokens'], 'must not exceed context_length');
+      }
+      const pricing = entry.pricing && {
+        inputPerMTokMicro: parseUsdDecimal(entry.pricing.input),
+        cachedInputPerMTokMicro: parseUsdDecimal(entry.pricing.cached_input ?? entry.pricing.input),
+        outputPerMTokMicro: parseUsdDecimal(entry.pricing.output),
+      };
+      return freeze({
+        kind: 'text',
+        ...base,
+        contextLength: entry.context_length,
+        maxOutputTokens: entry.max_output_tokens,
+        effort: entry.effort ?? 'none',
+        pricing: pricing && freeze(pricing),
+      });
+    }
+    case 'image': {
+      const modes = uniqueStrings(entry.modes, [...at, 'modes']);
+      const sizes = uniqueStrings(entry.sizes, [...at, 'sizes']);
+      let fixedOption: ImageModel['fixedOption'] = null;
+      if (sizes.length === 1 && FIXED_OPTION_SHAPE.test(sizes[0])) {
+        const [quality, size] = sizes[0].split(':');
+        fixedOption = freeze({ quality, size });
+      } else {
+        sizes.forEach((size, i) => {
+          if (!SIZE_SHAPE.test(size)) {
+            throw new FieldError([...at, 'sizes', i], 'must be a size like "1024x1024" (or the single entry "<quality>:<size>")');
+          }
+        });
+      }
+      if (modes.includes('edit') && entry.max_input_images < 1) {
+        throw new FieldError([...at, 'max_input_images'], 'must be at least 1 for a model with mode "edit"');
+      }
+      return freeze({
+        kind: 'image',
+        ...base,
+        modes: freeze(modes),
+        sizes: freeze(sizes),
+        fixedOption,
+        maxInputImages: entry.max_input_images,
+        pricing: entry.pricing && freeze({ perImageMicro: parseUsdDecimal(entry.pricing.per_image) }),
+      });
+    }
+    case 'video': {
+      const modes = uniqueStrings(entry.modes, [...at, 'modes']);
+      if (modes.includes('image-to-video') && entry.max_input_images < 1) {
+        throw new FieldError([...at, 'max_input_images'], 'must be at least 1 for a model with mode "image-to-video"');
+      }
+      return freeze({
+        kind: 'video',
+        ...base,
+        modes: freeze(modes),
+        resolutions: freeze(uniqueStrings(entry.resolutions, [...at, 'resolutions'])),
+        ratios: freeze(uniqueStrings(entry.ratios, [...at, 'ratios'])),
+        durations: freeze(uniqueStrings(entry.durations, [...at, 'durations'])),
+        maxInputImages: entry.max_input_images,
+        pricing: entry.pricing && freeze({ perSecondMicro: parseUsdDecimal(entry.pricing.per_second) }),
+      });
+    }
+  }
+}
+
+function claimId(seen: Map<string, string>, id: string, at: Path): void {
+  const first = seen.get(id);
+  if (first !== undefined) throw new FieldError([...at, 'id'], `repeats the id "${id}" of ${first}`);
+  seen.set(id, formatPath(at));
+}
+
+/** Lists are sets in meaning; a repeat is almost certainly a typo worth stopping for. */
+function uniqueStrings<T extends string | number>(values: readonly T[], at: Path): T[] {
+  values.forEach((value, i) => {
+    if (values.indexOf(value) !== i) throw new FieldError([...at, i], `repeats ${JSON.stringify(value)}`);
+  });
+  return [...values];
+}
+
+const namespaceOf = (id: string): string => id.slice(0, id.indexOf('/'));
+
+function freeze<T extends object>(value: T): Readonly<T> {
+  return Object.freeze(value);
+}
+
+// --- error messages -----------------------------------------------------------------------
+
+function formatPath(path: Path): string {
+  let out = '';
+  for (const part of path) out += typeof part === 'number' ? `[${part}]` : out === '' ? part : `.${part}`;
+  return out === '' ? 'the catalog' : out;
+}
+
+function describeIssue(issue: z.core.$ZodIssue): string {
+  const path = issue.path.filter((p): p is string | number => typeof p !== 'symbol');
+  if (issue.code === 'unrecognized_keys') {
+    return `${formatPath([...path, issue.keys[0]])} is not a known field`;
+  }
+  if (issue.code === 'invalid_type' && issue.message.startsWith('Invalid input')) {
+    return `${formatPath(path)} must be of type ${issue.expected}`;
+  }
+  return `${formatPath(path)} ${issue.message}`;
+}

@@ -1,0 +1,113 @@
+import { formatScaled } from '../shared/money';
+import { usableImageModels, usableTextModels, usableVideoModels } from './access';
+import type { Catalog, ImageMode, ModelAccess, VideoMode } from './types';
+
+/**
+ * Model list bodies for `GET /models`, `/images/models` and `/videos/models`, as plain JSON.
+ * Prices are exact decimal strings of USD (per token, per image, per second), and appear
+ * only for prepaid keys (spec 2.1): plan keys are not billed per token.
+ */
+
+export interface ModelList<T> {
+  object: 'list';
+  data: T[];
+}
+
+export interface TextModelEntry {
+  id: string;
+  object: 'model';
+  created: number;
+  owned_by: string;
+  context_length: number;
+  top_provider: { context_length: number; max_completion_tokens: number };
+  pricing?: { prompt: string; completion: string; input_cache_read: string };
+}
+
+export interface ImageModelEntry {
+  id: string;
+  object: 'model';
+  created: number;
+  owned_by: string;
+  modes: ImageMode[];
+  sizes: string[];
+  max_input_images: number;
+  pricing?: { per_image: string };
+}
+
+export interface VideoModelEntry {
+  id: string;
+  object: 'model';
+  created: number;
+  owned_by: string;
+  modes: VideoMode[];
+  resolutions: string[];
+  ratios: string[];
+  durations: number[];
+  max_input_images: number;
+  pricing?: { per_second: string };
+}
+
+/** Micro-dollars per million tokens → USD per token: 150000n → "0.00000015". */
+export const usdPerToken = (perMTokMicro: bigint): string => formatScaled(perMTokMicro, 12);
+/** Micro-dollars → USD: 42000n → "0.042". */
+export const usdFromMicro = (micro: bigint): string => formatScaled(micro, 6);
+
+export function renderTextModelList(catalog: Catalog, access: ModelAccess): ModelList<TextModelEntry> {
+  const priced = access.keyKind === 'prepaid';
+  return {
+    object: 'list',
+    data: usableTextModels(catalog, access).map((model) => ({
+      id: model.id,
+      object: 'model',
+      created: model.created,
+      owned_by: model.namespace,
+      context_length: model.contextLength,
+      top_provider: { context_length: model.contextLength, max_completion_tokens: model.maxOutputTokens },
+      ...(priced && model.pricing
+        ? {
+            pricing: {
+              prompt: usdPerToken(model.pricing.inputPerMTokMicro),
+              completion: usdPerToken(model.pricing.outputPerMTokMicro),
+              input_cache_read: usdPerToken(model.pricing.cachedInputPerMTokMicro),
+            },
+          }
+        : {}),
+    })),
+  };
+}
+
+export function renderImageModelList(catalog: Catalog, access: ModelAccess): ModelList<ImageModelEntry> {
+  const priced = access.keyKind === 'prepaid';
+  return {
+    object: 'list',
+    data: usableImageModels(catalog, access).map((model) => ({
+      id: model.id,
+      object: 'model',
+      created: model.created,
+      owned_by: model.namespace,
+      modes: [...model.modes],
+      sizes: [...model.sizes],
+      max_input_images: model.maxInputImages,
+      ...(priced && model.pricing ? { pricing: { per_image: usdFromMicro(model.pricing.perImageMicro) } } : {}),
+    })),
+  };
+}
+
+export function renderVideoModelList(catalog: Catalog, access: ModelAccess): ModelList<VideoModelEntry> {
+  const priced = access.keyKind === 'prepaid';
+  return {
+    object: 'list',
+    data: usableVideoModels(catalog, access).map((model) => ({
+      id: model.id,
+      object: 'model',
+      created: model.created,
+      owned_by: model.namespace,
+      modes: [...model.modes],
+      resolutions: [...model.resolutions],
+      ratios: [...model.ratios],
+      durations: [...model.durations],
+      max_input_images: model.maxInputImages,
+      ...(priced && model.pricing ? { pricing: { per_second: usdFromMicro(model.pricing.perSecondMicro) } } : {}),
+    })),
+  };
+}

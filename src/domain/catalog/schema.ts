@@ -1,0 +1,143 @@
+import { z } from 'zod';
+import { EFFORT_CONTROLS, IMAGE_MODES, VENDOR_PROTOCOLS, VIDEO_MODES } from './types';
+
+/**
+ * The catalog source shape: the built-in catalog (`builtin.ts`) and a TOLLGATE_CATALOG file
+ * are both written in it and go through the same validation.
+ *
+ * {
+ *   "models": [
+ *     { "kind": "text", "id": "openai/gpt-4o-mini",          // "<namespace>/<model>", lowercase
+ *       "vendor": "openai",                                   // env-var key: OPENAI_API_KEY
+ *       "protocol": "openai",                                 // optional; default from vendor
+ *       "vendor_model_id": "gpt-4o-mini",                     // optional; default: id after "/"
+ *       "aliases": ["gpt-4o-mini-2024-07-18"],                // optional
+ *       "created": 1721260800,                                // unix seconds
+ *       "context_length": 128000, "max_output_tokens": 16384,
+ *       "effort": "none",               // none | openai-effort | anthropic-thinking | gemini-thinking
+ *       "pricing": { "input": "0.15", "cached_input": "0.075", "output": "0.60" } },
+ *                                        // USD per 1M tokens; cached_input defaults to input;
+ *                                        // null = no published price (never usable)
+ *     { "kind": "image", "id": "openai/gpt-image-1", "vendor": "openai", "created": 1745366400,
+ *       "modes": ["generate", "edit"], "sizes": ["1024x1024"],  // or exactly ["low:1024x1024"]
+ *       "max_input_images": 16, "pricing": { "per_image": "0.042" } },
+ *     { "kind": "video", "id": "openai/sora-2", "vendor": "openai", "created": 1759190400,
+ *       "modes": ["text-to-video", "image-to-video"], "resolutions": ["720p"],
+ *       "ratios": ["16:9", "9:16"], "durations": [4, 8, 12], "max_input_images": 1,
+ *       "pricing": { "per_second": "0.10" } }
+ *   ],
+ *   "retired": [
+ *     { "id": "anthropic/claude-3-5-sonnet", "successor": "anthropic/claude-sonnet-4-5",
+ *       "aliases": ["claude-3-5-sonnet-20241022"] }
+ *   ]
+ * }
+ * Prices are decimal strings of USD (at most 6 decimal places) so they convert exactly.
+ * Unknown fields are refused, so a typo cannot silently drop a setting.
+ */
+
+const SERVICE_ID = /^[a-z0-9][a-z0-9-]*\/[a-z0-9][a-z0-9._-]*$/;
+/** Upper-cased it must make a valid environment variable prefix (`<VENDOR>_API_KEY`). */
+const VENDOR_NAME = /^[a-z][a-z0-9_]*$/;
+const VENDOR_MODEL_ID = /^[A-Za-z0-9][A-Za-z0-9._:@/-]*$/;
+const USD_DECIMAL = /^(0|[1-9][0-9]*)(\.[0-9]{1,6})?$/;
+const SIZE = /^[1-9][0-9]*x[1-9][0-9]*$/;
+const FIXED_OPTION = /^[a-z]+:[1-9][0-9]*x[1-9][0-9]*$/;
+const RESOLUTION = /^[1-9][0-9]*p$/;
+const RATIO = /^[1-9][0-9]*:[1-9][0-9]*$/;
+
+const usd = z
+  .string({ error: 'must be a decimal string' })
+  .regex(USD_DECIMAL, 'must be a decimal string of USD with at most 6 decimal places');
+
+const count = (min: 0 | 1) => {
+  const message = min === 0 ? 'must be a non-negative integer' : 'must be a positive integer';
+  return z.number({ error: message }).int(message).min(min, message);
+};
+
+const list = <T extends z.ZodType>(item: T) =>
+  z.array(item, { error: 'must be a list' }).min(1, 'must not be empty');
+
+const oneOf = <const T extends readonly [string, ...string[]]>(values: T) =>
+  z.enum(values, { error: `must be one of ${values.join(', ')}` });
+
+const common = {
+  id: z.string({ error: 'must be a string' }).regex(SERVICE_ID, 'must be a lowercase "<vendor>/<model>" id'),
+  vendor: z.string({ error: 'must be a string' }).regex(VENDOR_NAME, 'must be a lowercase vendor name (letters, digits, _)'),
+  protocol: oneOf(VENDOR_PROTOCOLS).optional(),
+  vendor_model_id: z.string({ error: 'must be a string' }).regex(VENDOR_MODEL_ID, 'must be a vendor model id').optional(),
+  aliases: z
+    .array(z.string({ error: 'must be a string' }).regex(VENDOR_MODEL_ID, 'must be a vendor model id'), { error: 'must be a list' })
+    .optional(),
+  created: count(0),
+};
+
+const textModel = z.strictObject(
+  {
+    kind: z.literal('text'),
+    ...common,
+    context_length: count(1),
+    max_output_tokens: count(1),
+    effort: oneOf(EFFORT_CONTROLS).optional(),
+    pricing: z
+      .strictObject({ input: usd, cached_input: usd.optional(), output: usd }, { error: 'must be an object or null' })
+      .nullable(),
+  },
+  { error: 'must be an object' },
+);
+
+const imageModel = z.strictObject(
+  {
+    kind: z.literal('image'),
+    ...common,
+    modes: list(oneOf(IMAGE_MODES)),
+    sizes: list(z.string({ error: 'must be a string' })),
+    max_input_images: count(0),
+    pricing: z.strictObject({ per_image: usd }, { error: 'must be an object or null' }).nullable(),
+  },
+  { error: 'must be an object' },
+);
+
+const videoModel = z.strictObject(
+  {
+    kind: z.literal('video'),
+    ...common,
+    modes: list(oneOf(VIDEO_MODES)),
+    resolutions: list(z.string({ error: 'must be a string' }).regex(RESOLUTION, 'must be a resolution like "720p"')),
+    ratios: list(z.string({ error: 'must be a string' }).regex(RATIO, 'must be a ratio like "16:9"')),
+    durations: list(count(1)),
+    max_input_images: count(0),
+    pricing: z.strictObject({ per_second: usd }, { error: 'must be an object or null' }).nullable(),
+  },
+  { error: 'must be an object' },
+);
+
+const retiredModel = z.strictObject(
+  {
+    id: common.id,
+    successor: z.string({ error: 'must be a string' }),
+    aliases: common.aliases,
+  },
+  { error: 'must be an object' },
+);
+
+export const catalogSourceSchema = z.strictObject(
+  {
+    models: z.array(
+      z.discriminatedUnion('kind', [textModel, imageModel, videoModel], { error: 'must be one of text, image, video' }),
+      { error: 'must be a list' },
+    ),
+    retired: z.array(retiredModel, { error: 'must be a list' }).optional(),
+  },
+  { error: 'must be a JSON object' },
+);
+
+/** What a catalog file holds (before defaults). */
+export type CatalogSource = z.input<typeof catalogSourceSchema>;
+export type ParsedCatalogSource = z.output<typeof catalogSourceSchema>;
+export type TextModelSource = z.input<typeof textModel>;
+export type ImageModelSource = z.input<typeof imageModel>;
+export type VideoModelSource = z.input<typeof videoModel>;
+
+/** Shapes checked after parsing, where the whole list must be seen (sizes). */
+export const SIZE_SHAPE = SIZE;
+export const FIXED_OPTION_SHAPE = FIXED_OPTION;

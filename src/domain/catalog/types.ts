@@ -1,0 +1,119 @@
+/**
+ * The model catalog as the rest of Tollgate sees it: validated, immutable, money as bigint.
+ * The JSON source shape (what operators write in TOLLGATE_CATALOG) lives in `schema.ts`.
+ */
+
+export type ModelKind = 'text' | 'image' | 'video';
+
+/** How a text model's reasoning effort is controlled upstream; vendor adapters map onto it. */
+export const EFFORT_CONTROLS = ['none', 'openai-effort', 'anthropic-thinking', 'gemini-thinking'] as const;
+export type EffortControl = (typeof EFFORT_CONTROLS)[number];
+
+/** The wire protocol spoken to the vendor; selects the provider adapter. */
+export const VENDOR_PROTOCOLS = ['openai', 'anthropic', 'gemini', 'openai-compatible', 'sandbox'] as const;
+export type VendorProtocol = (typeof VENDOR_PROTOCOLS)[number];
+
+/** The vendor that needs no key and no network; always configured. */
+export const SANDBOX_VENDOR = 'sandbox';
+
+export const IMAGE_MODES = ['generate', 'edit'] as const;
+export type ImageMode = (typeof IMAGE_MODES)[number];
+export const VIDEO_MODES = ['text-to-video', 'image-to-video'] as const;
+export type VideoMode = (typeof VIDEO_MODES)[number];
+
+interface ModelBase {
+  /** Service id, `<namespace>/<model>` (e.g. `google/gemini-2.5-flash`). */
+  readonly id: string;
+  /** The part of `id` before the slash (`google`); rendered as `owned_by`. */
+  readonly namespace: string;
+  /**
+   * Vendor key: names the `<VENDOR>_API_KEY` / `<VENDOR>_BASE_URL` variables (`gemini` for
+   * Google's models) and decides whether the model is usable (vendor configured).
+   */
+  readonly vendor: string;
+  readonly protocol: VendorProtocol;
+  /** The id sent upstream. */
+  readonly vendorModelId: string;
+  /** Other vendor ids that name this model (dated snapshots, vendor aliases). */
+  readonly aliases: readonly string[];
+  /** Unix seconds (the vendor's release date). */
+  readonly created: number;
+}
+
+/** Token prices in micro-dollars per million tokens: $0.15 / 1M tokens is 150000n. */
+export interface TextPricing {
+  readonly inputPerMTokMicro: bigint;
+  readonly cachedInputPerMTokMicro: bigint;
+  readonly outputPerMTokMicro: bigint;
+}
+
+export interface TextModel extends ModelBase {
+  readonly kind: 'text';
+  readonly contextLength: number;
+  /** Largest output limit (reasoning included); also `top_provider.max_completion_tokens`. */
+  readonly maxOutputTokens: number;
+  readonly effort: EffortControl;
+  /** null: no published API price, so the model is never usable. */
+  readonly pricing: TextPricing | null;
+}
+
+export interface ImageModel extends ModelBase {
+  readonly kind: 'image';
+  readonly modes: readonly ImageMode[];
+  /** `WxH` entries, first is the default; a fixed-option model has exactly one `<quality>:WxH`. */
+  readonly sizes: readonly string[];
+  /** Parsed form of a fixed-option model's single entry; null for ordinary models. */
+  readonly fixedOption: { readonly quality: string; readonly size: string } | null;
+  readonly maxInputImages: number;
+  readonly pricing: { readonly perImageMicro: bigint } | null;
+}
+
+export interface VideoModel extends ModelBase {
+  readonly kind: 'video';
+  readonly modes: readonly VideoMode[];
+  /** `<number>p` labels, first is the default. */
+  readonly resolutions: readonly string[];
+  /** `W:H` labels, first is the default. */
+  readonly ratios: readonly string[];
+  /** Allowed clip lengths in seconds, first is the default. */
+  readonly durations: readonly number[];
+  readonly maxInputImages: number;
+  readonly pricing: { readonly perSecondMicro: bigint } | null;
+}
+
+export type CatalogModel = TextModel | ImageModel | VideoModel;
+
+export interface ModelByKind {
+  text: TextModel;
+  image: ImageModel;
+  video: VideoModel;
+}
+
+/** A retired id that keeps resolving to its successor (spec 4.8 rule 4, 9). */
+export interface RetiredModel {
+  readonly id: string;
+  readonly namespace: string;
+  readonly successor: string;
+  readonly aliases: readonly string[];
+}
+
+export interface Catalog {
+  readonly text: readonly TextModel[];
+  readonly images: readonly ImageModel[];
+  readonly videos: readonly VideoModel[];
+  readonly retired: readonly RetiredModel[];
+  readonly byId: ReadonlyMap<string, CatalogModel>;
+  /** Every vendor named by a model, with the protocol it speaks (config reads its env vars). */
+  readonly vendors: ReadonlyMap<string, VendorProtocol>;
+}
+
+/**
+ * What a key may use. `configuredVendors` are the vendors with credentials (the sandbox is
+ * always configured). For plan keys, `planModels` lists the service ids the plan includes;
+ * a plan key without `planModels` can use nothing (fail closed).
+ */
+export interface ModelAccess {
+  readonly keyKind: 'prepaid' | 'plan';
+  readonly planModels?: readonly string[];
+  readonly configuredVendors: ReadonlySet<string>;
+}

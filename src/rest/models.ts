@@ -1,0 +1,29 @@
+import { Router, type Response } from 'express';
+import { renderImageModelList, renderTextModelList, renderVideoModelList, type Catalog } from '../domain/catalog';
+import { modelAccessFor } from '../domain/catalog/vendors';
+import { ApiError } from '../domain/shared/errors';
+import type { AuthService } from '../domain/accounts/auth';
+import { keyPrincipal, requireApiKey } from './auth';
+
+export const walletKeyRequired = () =>
+  new ApiError(403, 'api_wallet_key_required', 'Image and video endpoints need a prepaid API key; plan-billed keys cannot use them.');
+
+/** GET /models, /images/models, /videos/models: only what the key can use, prices for prepaid keys. */
+export function modelsRouter(auth: AuthService, catalog: Catalog, configuredVendors: ReadonlySet<string>): Router {
+  const router = Router();
+  const access = (res: Response) => modelAccessFor(keyPrincipal(res), configuredVendors);
+  const prepaidOnly = (res: Response) => {
+    if (keyPrincipal(res).kind !== 'prepaid') throw walletKeyRequired();
+  };
+  router.get(['/models', '/images/models', '/videos/models'], requireApiKey(auth, { allowXApiKey: false }));
+  router.get('/models', (_req, res) => void res.json(renderTextModelList(catalog, access(res))));
+  router.get('/images/models', (_req, res) => {
+    prepaidOnly(res);
+    res.json(renderImageModelList(catalog, access(res)));
+  });
+  router.get('/videos/models', (_req, res) => {
+    prepaidOnly(res);
+    res.json(renderVideoModelList(catalog, access(res)));
+  });
+  return router;
+}
