@@ -7,6 +7,9 @@ import type { Config } from './config';
 import { AuthService } from './domain/accounts/auth';
 import { AccountService } from './domain/accounts/service';
 import { KeyService } from './domain/keys/service';
+import { BillingService } from './domain/billing/service';
+import { SandboxPaymentPort, type PaymentPort } from './domain/billing/payments';
+import { HoldSweeper } from './domain/billing/sweeper';
 import { systemClock, type Clock } from './domain/shared/clock';
 import { inProcessEventBus, type EventBus } from './domain/shared/events';
 import { ulidIds, type IdGenerator } from './domain/shared/ids';
@@ -25,6 +28,10 @@ export interface TollgateOptions {
   clock?: Clock;
   ids?: IdGenerator;
   log?: Logger;
+  /** Payment port for automatic top-ups; the sandbox port (always succeeds) by default. */
+  payments?: PaymentPort;
+  /** How often expired holds are swept (ms). */
+  sweepIntervalMs?: number;
 }
 
 export interface Services {
@@ -35,6 +42,7 @@ export interface Services {
   auth: AuthService;
   accounts: AccountService;
   keys: KeyService;
+  billing: BillingService;
   catalog: Catalog;
   vendors: ReadonlyMap<string, VendorEndpoint>;
 }
@@ -60,12 +68,20 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   const auth = new AuthService(orm, clock, ids, bus, { adminToken: config.adminToken, sessionTtlSeconds: config.sessionTtlSeconds });
   const accounts = new AccountService(orm, clock, ids);
   const keys = new KeyService(orm, clock, ids, bus);
+  const billing = new BillingService(orm, clock, ids, bus, options.payments ?? new SandboxPaymentPort());
   await accounts.ensureDefaultPlans();
-  const services: Services = { orm, clock, ids, bus, auth, accounts, keys, catalog, vendors };
+  // Releases holds whose request died with its process (crash safety); safe on every instance.
+  const sweeper = new HoldSweeper(billing, {
+    intervalMs: options.sweepIntervalMs ?? 30_000,
+    onError: (err) => log.error({ err }, 'hold sweep failed'),
+    onSwept: (released) => log.info({ released }, 'released expired holds'),
+  });
+  sweeper.start();
+  const services: Services = { orm, clock, ids, bus, auth, accounts, keys, billing, catalog, vendors };
 
   let inFlight = 0;
   const httpServer = createServer();
-  const graphql = await mountGraphql(httpServer, { auth, accounts, keys, bus }, log);
+  const graphql = await mountGraphql(httpServer, { auth, accounts, keys, billing, bus }, log);
   const app = createRestApp({
     ids,
     log,
@@ -98,6 +114,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
       await closed;
       await graphql.close();
       await auth.close();
+      await sweeper.stop();
       await orm.close();
     },
   };

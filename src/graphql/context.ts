@@ -1,14 +1,16 @@
 import { GraphQLError } from 'graphql';
 import type { AuthService, OperatorPrincipal, SessionPrincipal } from '../domain/accounts/auth';
 import type { AccountService } from '../domain/accounts/service';
+import type { BillingService } from '../domain/billing/service';
 import type { KeyService } from '../domain/keys/service';
-import { ApiError, invalidToken, sessionRequired } from '../domain/shared/errors';
+import { ApiError, badRequest, invalidToken, sessionRequired } from '../domain/shared/errors';
 import type { EventBus } from '../domain/shared/events';
 
 export interface GraphqlServices {
   auth: AuthService;
   accounts: AccountService;
   keys: KeyService;
+  billing: BillingService;
   bus: EventBus;
 }
 
@@ -50,4 +52,22 @@ export function requireOperator(ctx: GraphqlContext): OperatorPrincipal {
   if (ctx.principal?.type === 'operator') return ctx.principal;
   if (ctx.authError) throw toGraphqlError(ctx.authError);
   throw toGraphqlError(new ApiError(401, 'invalid_token', 'This operation needs the operator token (TOLLGATE_ADMIN_TOKEN).'));
+}
+
+/** Runs domain work in a resolver: domain errors surface with `extensions.code` from the error table. */
+export async function run<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof ApiError) throw toGraphqlError(error);
+    throw error;
+  }
+}
+
+/** An optional ISO-8601 timestamp argument (GraphQL times are ISO strings), or 400 naming the field. */
+export function parseIsoTimestamp(value: string | null | undefined, field: string): Date | null {
+  if (value === undefined || value === null) return null;
+  const at = new Date(value);
+  if (!/^\d{4}-\d{2}-\d{2}T/.test(value) || Number.isNaN(at.getTime())) throw badRequest(`${field} must be an ISO-8601 timestamp`);
+  return at;
 }

@@ -4,29 +4,12 @@ import type { KeyEventView } from '../domain/keys/service';
 import { badRequest, ApiError } from '../domain/shared/errors';
 import { subscribeIterator, TOPIC_KEY_EVENTS } from '../domain/shared/events';
 import { parseMicroString } from '../domain/shared/money';
-import { requireOperator, requireSession, toGraphqlError, type GraphqlContext } from './context';
+import { parseIsoTimestamp, requireOperator, requireSession, run, type GraphqlContext } from './context';
 import { toAccountType, toApiKeyType, toKeyEventType, toUserType } from './mappers';
 import {
   AccountType, AddFundsInput, ApiKeyType, CreateAccountInput, CreatedKeyType, CreateKeyInput, CreateUserInput,
   KeyEventPageType, KeyEventType, SessionType, SetAccountTierInput, UpdateKeyInput, UserType,
 } from './types';
-
-/** Domain errors surface as GraphQL errors with `extensions.code` from the error table. */
-async function run<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    if (error instanceof ApiError) throw toGraphqlError(error);
-    throw error;
-  }
-}
-
-function parseIsoDate(value: string | null | undefined, field: string): Date | null {
-  if (value === undefined || value === null) return null;
-  const at = new Date(value);
-  if (!/^\d{4}-\d{2}-\d{2}T/.test(value) || Number.isNaN(at.getTime())) throw badRequest(`${field} must be an ISO-8601 timestamp`);
-  return at;
-}
 
 @Resolver()
 export class SessionResolver {
@@ -107,7 +90,7 @@ export class KeyResolver {
           name: parseKeyName(input.name, 'input.name'),
           kind: input.kind ?? 'prepaid',
           monthlySpendLimitMicro: input.monthlySpendLimitMicro == null ? null : parseSpendLimit(input.monthlySpendLimitMicro, 'input.monthlySpendLimitMicro'),
-          expiresAt: parseIsoDate(input.expiresAt, 'input.expiresAt'),
+          expiresAt: parseIsoTimestamp(input.expiresAt, 'input.expiresAt'),
         },
         { kind: 'input.kind', limit: 'input.monthlySpendLimitMicro', expiresAt: 'input.expiresAt' },
       );

@@ -10,11 +10,12 @@ import { WebSocketServer } from 'ws';
 import type { Logger } from 'pino';
 import { subscribeIterator, type EventBus } from '../domain/shared/events';
 import { buildContext, type GraphqlServices } from './context';
+import { BillingResolver } from './billing';
 import { KeyResolver, KeySubscriptionResolver, OperatorResolver, SessionResolver } from './resolvers';
 
 export async function buildGraphqlSchema(bus: EventBus): Promise<GraphQLSchema> {
   return buildSchema({
-    resolvers: [SessionResolver, KeyResolver, KeySubscriptionResolver, OperatorResolver],
+    resolvers: [SessionResolver, KeyResolver, KeySubscriptionResolver, OperatorResolver, BillingResolver],
     validate: false,
     // Subscriptions run on the domain's event bus (in-process, or shared through Redis).
     pubSub: {

@@ -88,7 +88,8 @@ const toUserView = (user: User): UserView => ({
  */
 export async function creditAccount(em: EntityManager, ids: IdGenerator, clock: Clock, accountId: string, amountMicro: bigint, kind: LedgerKind, note: string | null = null): Promise<void> {
   const lifetime = kind === 'top_up' || kind === 'auto_top_up' ? amountMicro : 0n;
-  const updated = await em.getConnection().execute(
+  // em.execute runs inside the caller's transaction (em.getConnection().execute would not).
+  const updated = await em.execute(
     'update accounts set balance_micro = balance_micro + ?, lifetime_top_ups_micro = lifetime_top_ups_micro + ? where id = ?',
     [amountMicro.toString(), lifetime.toString(), accountId],
     'run',

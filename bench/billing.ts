@@ -1,0 +1,136 @@
+/**
+ * `npm run bench:billing`: reservations and settlements per second on PostgreSQL.
+ *
+ * DATABASE_URL names the server (default postgres://postgres@127.0.0.1:5432/postgres); the
+ * bench creates its own scratch database there and drops it afterwards. Reported, never
+ * asserted. BENCH_OPS (default 2000) and BENCH_CONCURRENCY (default 32) tune the run.
+ *
+ * Two shapes: "spread" (many accounts, as in normal traffic: little row contention) and
+ * "hot" (every request on one account and one limited key: the account row lock serialises
+ * the reservations, which is the price of never overspending).
+ */
+import 'reflect-metadata';
+import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { SandboxPaymentPort } from '../src/domain/billing/payments';
+import { BillingService, type BillingPrincipal } from '../src/domain/billing/service';
+import { systemClock } from '../src/domain/shared/clock';
+import { inProcessEventBus } from '../src/domain/shared/events';
+import { ulidIds } from '../src/domain/shared/ids';
+import { openDatabase } from '../src/infra/database';
+
+const SERVER_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const OPS = Number(process.env.BENCH_OPS ?? 2000);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
+const HOLD_MICRO = 5_000n;
+
+async function withScratchDatabase<T>(work: (url: string) => Promise<T>): Promise<T> {
+  const name = `tollgate_bench_${randomBytes(5).toString('hex')}`;
+  const admin = new Client({ connectionString: SERVER_URL });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(SERVER_URL);
+  url.pathname = `/${name}`;
+  try {
+    return await work(url.toString());
+  } finally {
+    const drop = new Client({ connectionString: SERVER_URL });
+    await drop.connect();
+    await drop.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await drop.end();
+  }
+}
+
+/** Accounts with funds (ledger rows included, so the audit holds) and one prepaid key each. */
+async function provision(orm: MikroORM, count: number, limitMicro: bigint | null): Promise<BillingPrincipal[]> {
+  const ids = ulidIds();
+  const em = orm.em.fork();
+  const now = new Date().toISOString();
+  const principals: BillingPrincipal[] = [];
+  for (let i = 0; i < count; i++) {
+    const accountId = ids.next('acct');
+    const keyId = ids.next('key');
+    const funds = (1_000_000_000_000n).toString();
+    await em.execute('insert into accounts (id, name, balance_micro, lifetime_top_ups_micro, created_at) values (?, ?, ?, ?, ?)', [accountId, `bench ${i}`, funds, funds, now]);
+    await em.execute(`insert into ledger_entries (id, account_id, kind, amount_micro, created_at) values (?, ?, 'top_up', ?, ?)`, [ids.next('led'), accountId, funds, now]);
+    await em.execute(
+      `insert into api_keys (id, account_id, name, kind, prefix, secret_hash, created_at, monthly_spend_limit_micro) values (?, ?, 'bench', 'prepaid', 'tgk_bench', ?, ?, ?)`,
+      [keyId, accountId, randomBytes(32).toString('hex'), now, limitMicro?.toString() ?? null],
+    );
+    principals.push({ accountId, keyId, kind: 'prepaid', userId: null });
+  }
+  return principals;
+}
+
+interface PhaseResult {
+  perSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+}
+
+/** Runs `ops` operations with `concurrency` in flight; per-operation latency percentiles. */
+async function phase(ops: number, concurrency: number, op: (i: number) => Promise<void>): Promise<PhaseResult> {
+  const latencies: number[] = [];
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < ops) {
+        const i = next++;
+        const t0 = performance.now();
+        await op(i);
+        latencies.push(performance.now() - t0);
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))];
+  return { perSecond: ops / seconds, p50Ms: at(0.5), p99Ms: at(0.99) };
+}
+
+const fmt = (r: PhaseResult) => `${r.perSecond.toFixed(0).padStart(6)}/s   p50 ${r.p50Ms.toFixed(2).padStart(6)} ms   p99 ${r.p99Ms.toFixed(2).padStart(7)} ms`;
+
+async function scenario(name: string, billing: BillingService, principals: BillingPrincipal[]): Promise<void> {
+  const holdIds: string[] = new Array(OPS);
+  const pick = (i: number) => principals[i % principals.length];
+  const reserve = await phase(OPS, CONCURRENCY, async (i) => {
+    holdIds[i] = (await billing.reserveHold({ principal: pick(i), purpose: 'text', model: 'bench/model', amountMicro: HOLD_MICRO })).id;
+  });
+  const settle = await phase(OPS, CONCURRENCY, async (i) => {
+    await billing.settleHold(holdIds[i], { costMicro: HOLD_MICRO - BigInt(i % 100), usage: { inputTokens: 100, outputTokens: 50 }, latencyMs: 1 });
+  });
+  const cycle = await phase(OPS, CONCURRENCY, async (i) => {
+    const hold = await billing.reserveHold({ principal: pick(i), purpose: 'text', model: 'bench/model', amountMicro: HOLD_MICRO });
+    await billing.settleHold(hold.id, { costMicro: HOLD_MICRO / 2n });
+  });
+  for (const p of principals) {
+    const audit = await billing.auditAccount(p.accountId);
+    if (!audit.consistent) throw new Error(`audit failed for ${p.accountId}: ${JSON.stringify(audit, (_k, v) => (typeof v === 'bigint' ? v.toString() : v))}`);
+  }
+  console.log(`\n${name}`);
+  console.log(`  reserveHold           ${fmt(reserve)}`);
+  console.log(`  settleHold            ${fmt(settle)}`);
+  console.log(`  reserve+settle cycle  ${fmt(cycle)}`);
+}
+
+async function main(): Promise<void> {
+  console.log(`billing bench: ${OPS} operations per phase, ${CONCURRENCY} in flight, pool 20, server ${new URL(SERVER_URL).host}`);
+  await withScratchDatabase(async (url) => {
+    const orm = await openDatabase(url, 20);
+    try {
+      const billing = new BillingService(orm, systemClock, ulidIds(), inProcessEventBus(), new SandboxPaymentPort());
+      await scenario('spread: 200 accounts, one key each, no limit', billing, await provision(orm, 200, null));
+      await scenario('hot: one account, one key with a monthly limit', billing, await provision(orm, 1, 100_000_000_000n));
+    } finally {
+      await orm.close();
+    }
+  });
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,394 @@
+import { DeadlockException, type EntityManager, type MikroORM } from '@mikro-orm/postgresql';
+import type { KeyKind } from '../keys/entities';
+import { KeyEvent } from '../keys/entities';
+import { toEventView } from '../keys/service';
+import { nextUtcMonthStart, unixSeconds, utcMonthKey, type Clock } from '../shared/clock';
+import { ApiError, notFound } from '../shared/errors';
+import { TOPIC_KEY_EVENTS, type EventBus } from '../shared/events';
+import type { IdGenerator } from '../shared/ids';
+import { runAutoTopUp, validateAutoTopUp, type AutoTopUpOutcome, type AutoTopUpSettings } from './auto-top-up';
+import type { HoldPurpose } from './entities';
+import type { PaymentPort } from './payments';
+import {
+  applyClosedHold, closeHold, extendHoldExpiry, insertChargeLedgerEntry, insertHold, insertUsageRecord, sqlRows,
+  takeAccountFunds, takeKeyMonthSpend, takePlanAllowance, type UsageCounts, type UsageStatus,
+} from './reservations';
+import { releaseExpiredBatch, SWEEP_BATCH_SIZE } from './sweeper';
+import {
+  auditAccount, findHold, getKeyMonthSpend, listActiveHolds, listUsageRecords,
+  type AccountAudit, type HoldView, type KeyMonthSpendView, type UsageFilter, type UsageRecordPage,
+} from './usage';
+
+/** Who a hold is for; `KeyPrincipal` (accounts/auth.ts) fits as is. */
+export interface BillingPrincipal {
+  accountId: string;
+  keyId: string;
+  kind: KeyKind;
+  /** The key's user; required for plan-billed keys (whose plan allowance is drawn on). */
+  userId: string | null;
+}
+
+export interface HoldRequest {
+  principal: BillingPrincipal;
+  purpose: HoldPurpose;
+  /** Service model id, recorded on the hold, ledger and usage record. */
+  model: string;
+  /** The largest the request can cost (pricing.ts: textHoldMicro, mediaCostMicro). */
+  amountMicro: bigint;
+  /** How long the hold lives without settlement before the sweeper releases it. */
+  ttlMs?: number;
+}
+
+/**
+ * Default hold lifetimes: longer than any request of the kind can run (a text stream, a
+ * synchronous image batch, a video job); a video job may also `extendHold` while it runs.
+ * A hold swept while its request still runs cannot be charged afterwards (settlement finds it
+ * released): the TTL errs long.
+ */
+export const DEFAULT_HOLD_TTL_MS: Readonly<Record<HoldPurpose, number>> = {
+  text: 10 * 60_000,
+  image: 15 * 60_000,
+  video: 60 * 60_000,
+};
+
+export interface SettleInput {
+  /** Exactly the provider-reported cost (pricing.ts: textChargeMicro, mediaCostMicro of what was delivered). */
+  costMicro: bigint;
+  usage?: UsageCounts;
+  /** `partial`: a cut stream, some of n images; charged for what was delivered. Default `ok`. */
+  status?: Exclude<UsageStatus, 'failed'>;
+  latencyMs?: number;
+  requestId?: string | null;
+}
+
+export interface ReleaseInput {
+  /** Writes a usage record with status `failed` and cost 0 (for the usage report). */
+  recordFailure?: boolean;
+  usage?: UsageCounts;
+  latencyMs?: number;
+  requestId?: string | null;
+}
+
+export interface HoldOutcome {
+  holdId: string;
+  /** false when the hold was already settled or released: nothing changed (idempotent). */
+  applied: boolean;
+  status: 'settled' | 'released';
+  chargedMicro: bigint;
+  /** Set when this settlement left the balance below the auto top-up threshold. */
+  autoTopUp: AutoTopUpOutcome | null;
+}
+
+type RefusalReason = 'balance' | 'key_limit' | 'plan_allowance';
+
+/** Thrown inside the reservation transaction to roll it back; mapped to a 402 outside. */
+class Refusal extends Error {
+  constructor(readonly reason: RefusalReason) {
+    super(reason);
+  }
+}
+
+const MAX_DEADLOCK_ATTEMPTS = 3;
+
+/**
+ * Money: holds before the provider call, exact settlement after, release on failure, sweeping
+ * of orphaned holds, automatic top-up. Invariants, on any number of instances:
+ * - a reservation takes all of its constraints or none (one transaction of conditional UPDATEs);
+ * - available balance, key month limit and plan allowance are never exceeded by holds;
+ * - a hold is settled or released at most once (the hold's status is claimed first);
+ * - balance = Σ ledger; reserved = Σ active prepaid holds.
+ *
+ * Month rollover: a hold books against the UTC month it was reserved in (recorded on the
+ * hold). A request admitted on 30 November at 23:59:59.999 and settled in December gives its
+ * hold back to, and adds its charge to, November's key and plan counters; December's start
+ * empty. The charge itself reaches the balance when it is settled.
+ */
+export class BillingService {
+  constructor(
+    private readonly orm: MikroORM,
+    private readonly clock: Clock,
+    private readonly ids: IdGenerator,
+    private readonly bus: EventBus,
+    private readonly payments: PaymentPort,
+  ) {}
+
+  /**
+   * Reserves `amountMicro` before a provider is called, atomically: (a) the prepaid balance,
+   * (b) the key's month spend within its current limit, (c) a plan key's allowance; nothing is
+   * taken when any refuses. Plan-billed keys skip (a): they draw on the plan, not the balance.
+   * Refusals: 402 `api_insufficient_balance`, `api_key_spend_limit_reached`, `plan_allowance_exhausted`.
+   */
+  async reserveHold(request: HoldRequest): Promise<HoldView> {
+    if (request.amountMicro < 0n) throw new RangeError('a hold amount cannot be negative');
+    const ttlMs = request.ttlMs ?? DEFAULT_HOLD_TTL_MS[request.purpose];
+    if (!(ttlMs > 0)) throw new RangeError('a hold needs a positive TTL');
+    const { principal } = request;
+    if (principal.kind === 'plan' && principal.userId === null) {
+      throw planAllowanceExhausted(0n, 0n, nextUtcMonthStart(this.clock.now()), 'This plan-billed key has no user plan to draw on.');
+    }
+    const taken = await this.tryTakeHold(request, ttlMs);
+    if (!(taken instanceof Refusal)) return taken;
+    if (taken.reason === 'balance' && (await this.topUpBeforeRefusing(principal.accountId))) {
+      const retried = await this.tryTakeHold(request, ttlMs);
+      if (!(retried instanceof Refusal)) return retried;
+      throw await this.refusalError(retried.reason, request);
+    }
+    throw await this.refusalError(taken.reason, request);
+  }
+
+  private async tryTakeHold(request: HoldRequest, ttlMs: number): Promise<HoldView | Refusal> {
+    try {
+      return await this.takeHold(request, ttlMs);
+    } catch (error) {
+      if (error instanceof Refusal) return error;
+      throw error;
+    }
+  }
+
+  private async takeHold(request: HoldRequest, ttlMs: number): Promise<HoldView> {
+    const now = this.clock.now();
+    const month = utcMonthKey(now);
+    const { principal } = request;
+    const planUserId = principal.kind === 'plan' ? principal.userId : null;
+    const hold = {
+      id: this.ids.next('hold'),
+      accountId: principal.accountId,
+      keyId: principal.keyId,
+      planUserId,
+      month,
+      purpose: request.purpose,
+      model: request.model,
+      amountMicro: request.amountMicro,
+      expiresAt: new Date(now.getTime() + ttlMs),
+      createdAt: now,
+    };
+    await this.transaction(async (tx) => {
+      if (planUserId === null && !(await takeAccountFunds(tx, principal.accountId, request.amountMicro))) throw new Refusal('balance');
+      if (!(await takeKeyMonthSpend(tx, principal.keyId, month, request.amountMicro))) throw new Refusal('key_limit');
+      if (planUserId !== null && !(await takePlanAllowance(tx, planUserId, month, request.amountMicro))) throw new Refusal('plan_allowance');
+      await insertHold(tx, hold);
+    });
+    return { ...hold, status: 'active', chargedMicro: null, closedAt: null };
+  }
+
+  /**
+   * A balance refusal tops up first when automatic top-up is on: an account that ran dry would
+   * otherwise never settle again to trigger it. Off (the common case): one read, no transaction.
+   */
+  private async topUpBeforeRefusing(accountId: string): Promise<boolean> {
+    const [row] = await sqlRows<{ enabled: boolean }>(
+      this.orm.em.fork(),
+      'select auto_top_up_threshold_micro is not null and auto_top_up_amount_micro is not null as enabled from accounts where id = ?',
+      [accountId],
+    );
+    if (!row?.enabled) return false;
+    const outcome = await runAutoTopUp(this.autoTopUpDeps(), accountId);
+    return outcome.status === 'credited';
+  }
+
+  private async refusalError(reason: RefusalReason, request: HoldRequest): Promise<ApiError> {
+    const now = this.clock.now();
+    const resetsAt = nextUtcMonthStart(now);
+    const { principal } = request;
+    if (reason === 'balance') {
+      const [row] = await sqlRows<{ available: string }>(this.orm.em.fork(), 'select balance_micro - reserved_micro as available from accounts where id = ?', [principal.accountId]);
+      return new ApiError(402, 'api_insufficient_balance', 'The prepaid balance is too low for this request: add funds or enable automatic top-up.', {
+        required_micro: request.amountMicro.toString(),
+        available_micro: row?.available ?? '0',
+      });
+    }
+    if (reason === 'plan_allowance') {
+      const [row] = await sqlRows<{ allowance: string | null; used: string }>(
+        this.orm.em.fork(),
+        `select p.monthly_allowance_micro as allowance, coalesce(u.used_micro + u.reserved_micro, 0) as used
+           from users us left join plans p on p.id = us.plan_id left join plan_month_usage u on u.user_id = us.id and u.month = ?
+          where us.id = ?`,
+        [utcMonthKey(now), principal.userId],
+      );
+      return planAllowanceExhausted(BigInt(row?.allowance ?? '0'), BigInt(row?.used ?? '0'), resetsAt);
+    }
+    const { limitMicro, spentMicro } = await this.recordSpendLimitReached(principal, now);
+    return new ApiError(
+      402,
+      'api_key_spend_limit_reached',
+      `This key's monthly spend limit cannot cover the request (settled charges and requests in flight count); it resets at the start of the next UTC month or when the limit is raised.`,
+      { limit_micro: limitMicro?.toString() ?? null, spent_micro: spentMicro.toString(), resets_at: unixSeconds(resetsAt) },
+    );
+  }
+
+  /**
+   * The first refusal of a key in a month writes a `spend_limit_reached` key event, exactly
+   * once even when many requests are refused at once: the conditional UPDATE on
+   * `limit_reached_at` lets one transaction through. It commits although the request is
+   * refused, and is published after commit.
+   */
+  private async recordSpendLimitReached(principal: BillingPrincipal, now: Date): Promise<{ limitMicro: bigint | null; spentMicro: bigint }> {
+    const month = utcMonthKey(now);
+    const resetsAt = unixSeconds(nextUtcMonthStart(now));
+    const { result, event } = await this.transaction(async (tx) => {
+      await tx.execute('insert into key_month_spend (key_id, month) values (?, ?) on conflict do nothing', [principal.keyId, month], 'run');
+      const [row] = await sqlRows<{ settled_micro: string; reserved_micro: string; limit_micro: string | null }>(
+        tx,
+        `select s.settled_micro, s.reserved_micro, k.monthly_spend_limit_micro as limit_micro
+           from key_month_spend s join api_keys k on k.id = s.key_id where s.key_id = ? and s.month = ?`,
+        [principal.keyId, month],
+      );
+      const limitMicro = row?.limit_micro == null ? null : BigInt(row.limit_micro);
+      const spentMicro = BigInt(row?.settled_micro ?? '0') + BigInt(row?.reserved_micro ?? '0');
+      if (limitMicro === null) return { result: { limitMicro, spentMicro }, event: null };
+      const first = await sqlRows(
+        tx,
+        'update key_month_spend set limit_reached_at = ? where key_id = ? and month = ? and limit_reached_at is null returning key_id',
+        [now.toISOString(), principal.keyId, month],
+      );
+      if (first.length === 0) return { result: { limitMicro, spentMicro }, event: null };
+      const written = tx.create(KeyEvent, {
+        id: this.ids.next('kev'),
+        key: principal.keyId,
+        account: principal.accountId,
+        kind: 'spend_limit_reached',
+        actorUserId: null,
+        data: { limit_micro: limitMicro.toString(), spent_micro: spentMicro.toString(), resets_at: resetsAt },
+        createdAt: now,
+      });
+      await tx.flush();
+      return { result: { limitMicro, spentMicro }, event: written };
+    });
+    if (event) this.bus.publish(TOPIC_KEY_EVENTS, toEventView(event));
+    return result;
+  }
+
+  /**
+   * Charges exactly `costMicro` (the provider's total) and releases the rest of the hold:
+   * balance −= charge and reserved −= hold (prepaid; a charge above the hold is still charged
+   * in full, so the balance may dip below zero by the overshoot, which the generous hold
+   * estimate keeps rare), the hold's month counters likewise, one ledger row (prepaid, charge
+   * above zero) and one usage record. Idempotent: a second call changes nothing and returns
+   * `applied: false`. May then top the account up (see runAutoTopUp).
+   */
+  async settleHold(holdId: string, input: SettleInput): Promise<HoldOutcome> {
+    if (input.costMicro < 0n) throw new RangeError('a charge cannot be negative');
+    const now = this.clock.now();
+    const charge = input.costMicro;
+    const applied = await this.transaction(async (tx) => {
+      const hold = await closeHold(tx, holdId, 'settled', charge, now);
+      if (!hold) return null;
+      const account = await applyClosedHold(tx, hold, charge);
+      if (account && charge > 0n) await insertChargeLedgerEntry(tx, this.ids, hold, charge, now);
+      await insertUsageRecord(tx, this.ids, hold, charge, { usage: input.usage, status: input.status ?? 'ok', latencyMs: input.latencyMs ?? 0, requestId: input.requestId ?? null }, now);
+      return { hold, account };
+    });
+    if (!applied) return this.alreadyClosed(holdId);
+    const { hold, account } = applied;
+    const belowThreshold = account !== null && account.autoTopUpThresholdMicro !== null && account.balanceMicro < account.autoTopUpThresholdMicro;
+    const autoTopUp = belowThreshold ? await runAutoTopUp(this.autoTopUpDeps(), hold.accountId) : null;
+    return { holdId, applied: true, status: 'settled', chargedMicro: charge, autoTopUp };
+  }
+
+  /** Releases a hold that delivered nothing (provider failure, timeout, dropped client): no charge. Idempotent. */
+  async releaseHold(holdId: string, input: ReleaseInput = {}): Promise<HoldOutcome> {
+    const now = this.clock.now();
+    const released = await this.transaction(async (tx) => {
+      const hold = await closeHold(tx, holdId, 'released', 0n, now);
+      if (!hold) return null;
+      await applyClosedHold(tx, hold, 0n);
+      if (input.recordFailure) {
+        await insertUsageRecord(tx, this.ids, hold, 0n, { usage: input.usage, status: 'failed', latencyMs: input.latencyMs ?? 0, requestId: input.requestId ?? null }, now);
+      }
+      return hold;
+    });
+    if (!released) return this.alreadyClosed(holdId);
+    return { holdId, applied: true, status: 'released', chargedMicro: 0n, autoTopUp: null };
+  }
+
+  private async alreadyClosed(holdId: string): Promise<HoldOutcome> {
+    const hold = await findHold(this.orm.em.fork(), holdId);
+    if (!hold) throw notFound(`No hold '${holdId}'.`);
+    if (hold.status === 'active') throw new Error(`hold ${holdId} is still active after a failed close`);
+    return { holdId, applied: false, status: hold.status, chargedMicro: hold.chargedMicro ?? 0n, autoTopUp: null };
+  }
+
+  /** Keeps a long-running request's hold from being swept; false when it is no longer active. */
+  async extendHold(holdId: string, ttlMs: number): Promise<boolean> {
+    const expiresAt = new Date(this.clock.now().getTime() + ttlMs);
+    return extendHoldExpiry(this.orm.em.fork(), holdId, expiresAt);
+  }
+
+  /** Releases every active hold whose expiry has passed (a process died mid-request); returns how many. */
+  async sweepExpiredHolds(now: Date = this.clock.now()): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const released = await this.transaction((tx) => releaseExpiredBatch(tx, now, SWEEP_BATCH_SIZE));
+      total += released;
+      if (released < SWEEP_BATCH_SIZE) return total;
+    }
+  }
+
+  async getAutoTopUp(accountId: string): Promise<AutoTopUpSettings> {
+    const [row] = await sqlRows<{ threshold: string | null; amount: string | null }>(
+      this.orm.em.fork(),
+      'select auto_top_up_threshold_micro as threshold, auto_top_up_amount_micro as amount from accounts where id = ?',
+      [accountId],
+    );
+    if (!row) throw notFound(`No account '${accountId}'.`);
+    return { thresholdMicro: row.threshold === null ? null : BigInt(row.threshold), amountMicro: row.amount === null ? null : BigInt(row.amount) };
+  }
+
+  /** Turns automatic top-up on (threshold 0..$100,000, amount $1..$100,000) or off (null). */
+  async setAutoTopUp(accountId: string, settings: { thresholdMicro: bigint; amountMicro: bigint } | null, fields?: { threshold: string; amount: string }): Promise<AutoTopUpSettings> {
+    const valid = validateAutoTopUp(settings, fields);
+    const rows = await sqlRows(
+      this.orm.em.fork(),
+      'update accounts set auto_top_up_threshold_micro = ?, auto_top_up_amount_micro = ? where id = ? returning id',
+      [valid.thresholdMicro?.toString() ?? null, valid.amountMicro?.toString() ?? null, accountId],
+    );
+    if (rows.length === 0) throw notFound(`No account '${accountId}'.`);
+    return valid;
+  }
+
+  listActiveHolds(accountId: string): Promise<HoldView[]> {
+    return listActiveHolds(this.orm.em.fork(), accountId);
+  }
+
+  getHold(holdId: string): Promise<HoldView | null> {
+    return findHold(this.orm.em.fork(), holdId);
+  }
+
+  /** `month` defaults to the current UTC month. */
+  getKeyMonthSpend(accountId: string, keyId: string, month: string = utcMonthKey(this.clock.now())): Promise<KeyMonthSpendView> {
+    return getKeyMonthSpend(this.orm.em.fork(), accountId, keyId, month);
+  }
+
+  listUsageRecords(accountId: string, filter: UsageFilter, fields?: { after: string; keyId: string }): Promise<UsageRecordPage> {
+    return listUsageRecords(this.orm.em.fork(), accountId, filter, fields);
+  }
+
+  /** balance vs Σ ledger and reserved vs Σ active holds, read in one statement. */
+  auditAccount(accountId: string): Promise<AccountAudit> {
+    return auditAccount(this.orm.em.fork(), accountId);
+  }
+
+  private autoTopUpDeps() {
+    return { orm: this.orm, ids: this.ids, clock: this.clock, payments: this.payments };
+  }
+
+  /** One transaction; retried when PostgreSQL picks it as a deadlock victim (nothing of it was committed). */
+  private async transaction<T>(work: (tx: EntityManager) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.orm.em.fork().transactional(work);
+      } catch (error) {
+        if (!(error instanceof DeadlockException) || attempt >= MAX_DEADLOCK_ATTEMPTS) throw error;
+      }
+    }
+  }
+}
+
+function planAllowanceExhausted(allowanceMicro: bigint, usedMicro: bigint, resetsAt: Date, message = "The plan's monthly allowance cannot cover this request; it resets at the start of the next UTC month."): ApiError {
+  return new ApiError(402, 'plan_allowance_exhausted', message, {
+    allowance_micro: allowanceMicro.toString(),
+    used_micro: usedMicro.toString(),
+    resets_at: unixSeconds(resetsAt),
+  });
+}
+

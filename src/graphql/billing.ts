@@ -1,0 +1,208 @@
+import { Arg, Ctx, Field, ID, InputType, Int, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
+import type { AutoTopUpSettings } from '../domain/billing/auto-top-up';
+import type { BillingService } from '../domain/billing/service';
+import type { HoldView, KeyMonthSpendView, UsageRecordView } from '../domain/billing/usage';
+import { parseMonthKey } from '../domain/billing/usage';
+import { ApiError, badRequest } from '../domain/shared/errors';
+import { parseMicroString } from '../domain/shared/money';
+import { parseIsoTimestamp, requireSession, run, type GraphqlContext } from './context';
+
+/**
+ * Billing for the signed-in session: holds in flight, key month spend, usage records and the
+ * automatic top-up setting. Money is a string of micro-dollars; time ISO-8601.
+ */
+export interface BillingGraphqlContext extends GraphqlContext {
+  services: GraphqlContext['services'] & { billing: BillingService };
+}
+
+@ObjectType('Hold', { description: 'A reservation taken before a provider call, until it is settled or released' })
+export class HoldType {
+  @Field(() => ID) id!: string;
+  @Field(() => ID, { nullable: true }) keyId!: string | null;
+  @Field({ description: 'text, image or video' }) purpose!: string;
+  @Field() model!: string;
+  @Field({ description: 'UTC month (YYYY-MM) whose counters the hold reserved against' }) month!: string;
+  @Field({ description: 'Reserved, micro-dollars' }) amountMicro!: string;
+  @Field({ description: 'true when it draws on the plan allowance, not the balance' }) planBilled!: boolean;
+  @Field() createdAt!: string;
+  @Field({ description: 'Released by the sweeper if still active then' }) expiresAt!: string;
+}
+
+@ObjectType('KeyMonthSpend')
+export class KeyMonthSpendType {
+  @Field(() => ID) keyId!: string;
+  @Field({ description: 'UTC month, YYYY-MM' }) month!: string;
+  @Field(() => String, { nullable: true }) limitMicro!: string | null;
+  @Field({ description: 'Settled charges' }) settledMicro!: string;
+  @Field({ description: 'Held by requests in flight' }) reservedMicro!: string;
+  @Field({ description: 'settled + in flight: what the limit is checked against' }) spentMicro!: string;
+  @Field(() => String, { nullable: true, description: 'limit − spent; null without a limit' }) remainingMicro!: string | null;
+  @Field(() => String, { nullable: true, description: 'First refusal by the limit this month' }) limitReachedAt!: string | null;
+  @Field({ description: 'First instant of the next UTC month' }) resetsAt!: string;
+}
+
+@ObjectType('UsageRecord')
+export class UsageRecordType {
+  @Field(() => ID) id!: string;
+  @Field(() => ID, { nullable: true }) keyId!: string | null;
+  @Field(() => String, { nullable: true }) requestId!: string | null;
+  @Field() model!: string;
+  @Field(() => Int) inputTokens!: number;
+  @Field(() => Int) cachedInputTokens!: number;
+  @Field(() => Int, { description: 'Reasoning included' }) outputTokens!: number;
+  @Field(() => Int) reasoningTokens!: number;
+  @Field(() => Int) images!: number;
+  @Field(() => Int) videoSeconds!: number;
+  @Field({ description: 'Charged, micro-dollars' }) costMicro!: string;
+  @Field({ description: 'ok, partial or failed' }) status!: string;
+  @Field(() => Int) latencyMs!: number;
+  @Field() createdAt!: string;
+}
+
+@ObjectType('UsageRecordPage')
+export class UsageRecordPageType {
+  @Field(() => [UsageRecordType]) data!: UsageRecordType[];
+  @Field(() => String, { nullable: true }) firstId!: string | null;
+  @Field(() => String, { nullable: true }) lastId!: string | null;
+  @Field() hasMore!: boolean;
+}
+
+@ObjectType('AutoTopUp')
+export class AutoTopUpType {
+  @Field() enabled!: boolean;
+  @Field(() => String, { nullable: true, description: 'Top up when a settlement leaves the balance below this' }) thresholdMicro!: string | null;
+  @Field(() => String, { nullable: true }) amountMicro!: string | null;
+}
+
+@InputType()
+export class AutoTopUpInput {
+  @Field(() => String, { nullable: true, description: '0 to 100000000000 ($100,000); null with amountMicro null turns automatic top-up off' })
+  thresholdMicro?: string | null;
+  @Field(() => String, { nullable: true, description: '1000000 ($1) to 100000000000 ($100,000)' })
+  amountMicro?: string | null;
+}
+
+const toHoldType = (h: HoldView): HoldType => ({
+  id: h.id,
+  keyId: h.keyId,
+  purpose: h.purpose,
+  model: h.model,
+  month: h.month,
+  amountMicro: h.amountMicro.toString(),
+  planBilled: h.planUserId !== null,
+  createdAt: h.createdAt.toISOString(),
+  expiresAt: h.expiresAt.toISOString(),
+});
+
+const toKeyMonthSpendType = (s: KeyMonthSpendView): KeyMonthSpendType => ({
+  keyId: s.keyId,
+  month: s.month,
+  limitMicro: s.limitMicro?.toString() ?? null,
+  settledMicro: s.settledMicro.toString(),
+  reservedMicro: s.reservedMicro.toString(),
+  spentMicro: s.spentMicro.toString(),
+  remainingMicro: s.remainingMicro?.toString() ?? null,
+  limitReachedAt: s.limitReachedAt?.toISOString() ?? null,
+  resetsAt: s.resetsAt.toISOString(),
+});
+
+const toUsageRecordType = (u: UsageRecordView): UsageRecordType => ({
+  id: u.id,
+  keyId: u.keyId,
+  requestId: u.requestId,
+  model: u.model,
+  inputTokens: u.inputTokens,
+  cachedInputTokens: u.cachedInputTokens,
+  outputTokens: u.outputTokens,
+  reasoningTokens: u.reasoningTokens,
+  images: u.images,
+  videoSeconds: u.videoSeconds,
+  costMicro: u.costMicro.toString(),
+  status: u.status,
+  latencyMs: u.latencyMs,
+  createdAt: u.createdAt.toISOString(),
+});
+
+const toAutoTopUpType = (s: AutoTopUpSettings): AutoTopUpType => ({
+  enabled: s.thresholdMicro !== null && s.amountMicro !== null,
+  thresholdMicro: s.thresholdMicro?.toString() ?? null,
+  amountMicro: s.amountMicro?.toString() ?? null,
+});
+
+function parseMicro(value: string, field: string): bigint {
+  const micro = parseMicroString(value);
+  if (micro === undefined) throw badRequest(`${field} must be a decimal string of micro-dollars`);
+  return micro;
+}
+
+/** Both set: on; both null (or no input): off; one of them alone is refused. */
+function parseAutoTopUpInput(input: AutoTopUpInput | null): { thresholdMicro: bigint; amountMicro: bigint } | null {
+  const threshold = input?.thresholdMicro ?? null;
+  const amount = input?.amountMicro ?? null;
+  if (threshold === null && amount === null) return null;
+  if (threshold === null) throw badRequest('input.thresholdMicro is required when input.amountMicro is set (both null turns automatic top-up off)');
+  if (amount === null) throw badRequest('input.amountMicro is required when input.thresholdMicro is set (both null turns automatic top-up off)');
+  return { thresholdMicro: parseMicro(threshold, 'input.thresholdMicro'), amountMicro: parseMicro(amount, 'input.amountMicro') };
+}
+
+@Resolver()
+export class BillingResolver {
+  @Query(() => [HoldType], { description: 'Holds of the account in flight, newest first (at most 200)' })
+  holds(@Ctx() ctx: BillingGraphqlContext): Promise<HoldType[]> {
+    const session = requireSession(ctx);
+    return run(async () => (await ctx.services.billing.listActiveHolds(session.accountId)).map(toHoldType));
+  }
+
+  @Query(() => KeyMonthSpendType, { description: 'Spend of one key in a UTC month (default: the current one)' })
+  keyMonthSpend(
+    @Arg('keyId', () => ID) keyId: string,
+    @Arg('month', () => String, { nullable: true, description: 'YYYY-MM' }) month: string | null,
+    @Ctx() ctx: BillingGraphqlContext,
+  ): Promise<KeyMonthSpendType> {
+    const session = requireSession(ctx);
+    return run(async () => {
+      const monthKey = month === null || month === undefined ? undefined : parseMonthKey(month, 'month');
+      return toKeyMonthSpendType(await ctx.services.billing.getKeyMonthSpend(session.accountId, keyId, monthKey));
+    });
+  }
+
+  @Query(() => UsageRecordPageType, { description: 'Usage records, newest first; after is a usage record id; from inclusive, to exclusive' })
+  usageRecords(
+    @Arg('first', () => Int, { nullable: true }) first: number | null,
+    @Arg('after', () => String, { nullable: true }) after: string | null,
+    @Arg('keyId', () => ID, { nullable: true }) keyId: string | null,
+    @Arg('from', () => String, { nullable: true, description: 'ISO-8601' }) from: string | null,
+    @Arg('to', () => String, { nullable: true, description: 'ISO-8601' }) to: string | null,
+    @Ctx() ctx: BillingGraphqlContext,
+  ): Promise<UsageRecordPageType> {
+    const session = requireSession(ctx);
+    return run(async () => {
+      const limit = first ?? 20;
+      if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw badRequest('first must be from 1 to 100');
+      const fromAt = parseIsoTimestamp(from, 'from');
+      const toAt = parseIsoTimestamp(to, 'to');
+      if (fromAt && toAt && fromAt > toAt) throw badRequest('from must not be after to');
+      const page = await ctx.services.billing.listUsageRecords(
+        session.accountId,
+        { limit, after: after ?? null, keyId: keyId ?? null, from: fromAt, to: toAt },
+        { after: 'after', keyId: 'keyId' },
+      );
+      return { data: page.data.map(toUsageRecordType), firstId: page.firstId, lastId: page.lastId, hasMore: page.hasMore };
+    });
+  }
+
+  @Query(() => AutoTopUpType, { description: 'Automatic top-up setting of the account' })
+  autoTopUp(@Ctx() ctx: BillingGraphqlContext): Promise<AutoTopUpType> {
+    const session = requireSession(ctx);
+    return run(async () => toAutoTopUpType(await ctx.services.billing.getAutoTopUp(session.accountId)));
+  }
+
+  @Mutation(() => AutoTopUpType, { description: 'Sets automatic top-up; input null (or both fields null) turns it off' })
+  setAutoTopUp(@Arg('input', () => AutoTopUpInput, { nullable: true }) input: AutoTopUpInput | null, @Ctx() ctx: BillingGraphqlContext): Promise<AutoTopUpType> {
+    const session = requireSession(ctx);
+    return run(async () => {
+      const settings = parseAutoTopUpInput(input ?? null);
+      return toAutoTopUpType(await ctx.services.billing.setAutoTopUp(session.accountId, settings, { threshold: 'input.thresholdMicro', amount: 'input.amountMicro' }));
+    });
+  }
+}

@@ -1,0 +1,131 @@
+import { countTokens } from 'gpt-tokenizer';
+import {
+  estimateInputTokens, LARGE_PROMPT_CHARS, TOKENIZER_MARGIN_PERCENT, TOKENS_PER_MESSAGE, TOKENS_PER_REQUEST,
+} from '../../src/domain/billing/estimate';
+import { divideRounded, mediaCostMicro, textChargeMicro, textCostMicro, textHoldMicro, type TokenPrices } from '../../src/domain/billing/pricing';
+
+// Published prices, micro-dollars per million tokens.
+const GPT_4O_MINI: TokenPrices = { inputPerMTokMicro: 150_000n, cachedInputPerMTokMicro: 75_000n, outputPerMTokMicro: 600_000n };
+const SONNET: TokenPrices = { inputPerMTokMicro: 3_000_000n, cachedInputPerMTokMicro: 300_000n, outputPerMTokMicro: 15_000_000n };
+const O4_MINI: TokenPrices = { inputPerMTokMicro: 1_100_000n, cachedInputPerMTokMicro: 275_000n, outputPerMTokMicro: 4_400_000n };
+const HALF: TokenPrices = { inputPerMTokMicro: 500_000n, cachedInputPerMTokMicro: 500_000n, outputPerMTokMicro: 500_000n };
+
+describe('textCostMicro', () => {
+  test.each([
+    // name, prices, usage, charge (nearest), hold-style (up)
+    ['exact micro-dollars', GPT_4O_MINI, { inputTokens: 1000, cachedInputTokens: 0, outputTokens: 500 }, 450n, 450n],
+    ['0.15 µ$: nearest 0, up 1', GPT_4O_MINI, { inputTokens: 1, cachedInputTokens: 0, outputTokens: 0 }, 0n, 1n],
+    ['0.45 µ$: nearest 0, up 1', GPT_4O_MINI, { inputTokens: 3, cachedInputTokens: 0, outputTokens: 0 }, 0n, 1n],
+    ['0.6 µ$: nearest 1, up 1', GPT_4O_MINI, { inputTokens: 4, cachedInputTokens: 0, outputTokens: 0 }, 1n, 1n],
+    ['exactly half rounds up', HALF, { inputTokens: 1, cachedInputTokens: 0, outputTokens: 0 }, 1n, 1n],
+    ['1.5 µ$ rounds to 2', HALF, { inputTokens: 3, cachedInputTokens: 0, outputTokens: 0 }, 2n, 2n],
+    ['2.000001 µ$: nearest 2, up 3', { inputPerMTokMicro: 2_000_001n, cachedInputPerMTokMicro: 0n, outputPerMTokMicro: 0n }, { inputTokens: 1, cachedInputTokens: 0, outputTokens: 0 }, 2n, 3n],
+    ['cached tokens at the cached price', SONNET, { inputTokens: 10_000, cachedInputTokens: 8_000, outputTokens: 1_000 }, 23_400n, 23_400n],
+    ['all input cached', SONNET, { inputTokens: 1_000, cachedInputTokens: 1_000, outputTokens: 0 }, 300n, 300n],
+    ['more cached than input reads as all cached', SONNET, { inputTokens: 100, cachedInputTokens: 150, outputTokens: 0 }, 30n, 30n],
+    ['reasoning is part of output, billed once', O4_MINI, { inputTokens: 123, cachedInputTokens: 0, outputTokens: 4_567, reasoningTokens: 4_000 }, 20_230n, 20_231n],
+    ['same without a reasoning count', O4_MINI, { inputTokens: 123, cachedInputTokens: 0, outputTokens: 4_567 }, 20_230n, 20_231n],
+    ['nothing used costs nothing', SONNET, { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 }, 0n, 0n],
+    ['beyond 2^53 stays exact', SONNET, { inputTokens: 0, cachedInputTokens: 0, outputTokens: 2_000_000_000 }, 30_000_000_000n, 30_000_000_000n],
+  ])('%s', (_name, prices, usage, nearest, up) => {
+    expect(textCostMicro(prices, usage, 'nearest')).toBe(nearest);
+    expect(textChargeMicro(prices, usage)).toBe(nearest);
+    expect(textCostMicro(prices, usage, 'up')).toBe(up);
+  });
+
+  test.each([
+    [{ inputTokens: -1, cachedInputTokens: 0, outputTokens: 0 }, /inputTokens/],
+    [{ inputTokens: 1.5, cachedInputTokens: 0, outputTokens: 0 }, /inputTokens/],
+    [{ inputTokens: 1, cachedInputTokens: -2, outputTokens: 0 }, /cachedInputTokens/],
+    [{ inputTokens: 1, cachedInputTokens: 0, outputTokens: Number.NaN }, /outputTokens/],
+    [{ inputTokens: 1, cachedInputTokens: 0, outputTokens: 1, reasoningTokens: -1 }, /reasoningTokens/],
+  ])('refuses impossible usage %j', (usage, message) => {
+    expect(() => textCostMicro(GPT_4O_MINI, usage, 'nearest')).toThrow(message);
+  });
+
+  test('refuses negative prices', () => {
+    expect(() => textCostMicro({ ...GPT_4O_MINI, outputPerMTokMicro: -1n }, { inputTokens: 1, cachedInputTokens: 0, outputTokens: 1 }, 'up')).toThrow(/outputPerMTokMicro/);
+  });
+});
+
+describe('textHoldMicro', () => {
+  test.each([
+    ['input + clamped output, rounded up', GPT_4O_MINI, 1000, 4096, 2_608n], // 150 + 2457.6
+    ['no fraction, no rounding', SONNET, 1000, 1000, 18_000n],
+    ['a single token still reserves a micro-dollar', GPT_4O_MINI, 1, 0, 1n],
+    ['nothing to reserve', GPT_4O_MINI, 0, 0, 0n],
+    // A cached price above the input price (odd, but possible in a catalog) is the one reserved.
+    ['dearer input price is reserved', { inputPerMTokMicro: 100_000n, cachedInputPerMTokMicro: 200_000n, outputPerMTokMicro: 0n }, 10, 0, 2n],
+  ])('%s', (_name, prices, inputTokens, maxOutputTokens, expected) => {
+    expect(textHoldMicro(prices, { inputTokens, maxOutputTokens })).toBe(expected);
+  });
+
+  test('a hold covers every charge the same request can produce', () => {
+    const hold = textHoldMicro(SONNET, { inputTokens: 777, maxOutputTokens: 333 });
+    for (const cached of [0, 100, 777]) {
+      for (const output of [0, 1, 332, 333]) {
+        expect(textChargeMicro(SONNET, { inputTokens: 777, cachedInputTokens: cached, outputTokens: output })).toBeLessThanOrEqual(hold);
+      }
+    }
+  });
+});
+
+describe('mediaCostMicro', () => {
+  test.each([
+    ['three images at $0.042', 42_000n, 3, 126_000n],
+    ['eight video seconds at $0.10', 100_000n, 8, 800_000n],
+    ['none delivered', 42_000n, 0, 0n],
+    ['sub-cent price', 500n, 4, 2_000n],
+  ])('%s', (_name, price, units, expected) => {
+    expect(mediaCostMicro(price, units)).toBe(expected);
+  });
+
+  test('refuses fractional or negative counts and prices', () => {
+    expect(() => mediaCostMicro(1n, 1.5)).toThrow(RangeError);
+    expect(() => mediaCostMicro(1n, -1)).toThrow(RangeError);
+    expect(() => mediaCostMicro(-1n, 1)).toThrow(RangeError);
+  });
+});
+
+describe('divideRounded', () => {
+  test.each([
+    [0n, 10n, 0n, 0n],
+    [1n, 10n, 0n, 1n],
+    [5n, 10n, 1n, 1n],
+    [14n, 10n, 1n, 2n],
+    [15n, 10n, 2n, 2n],
+    [20n, 10n, 2n, 2n],
+  ])('%d / %d: nearest %d, up %d', (n, d, nearest, up) => {
+    expect(divideRounded(n, d, 'nearest')).toBe(nearest);
+    expect(divideRounded(n, d, 'up')).toBe(up);
+  });
+});
+
+describe('estimateInputTokens', () => {
+  const text = 'The quick brown fox jumps over the lazy dog. '.repeat(20);
+
+  test('tokenizer count with the vendor margin and per-message overhead', () => {
+    const counted = countTokens(text);
+    const expected = Math.ceil((counted * TOKENIZER_MARGIN_PERCENT) / 100) + 2 * TOKENS_PER_MESSAGE + TOKENS_PER_REQUEST;
+    expect(estimateInputTokens({ texts: [text], messages: 2 })).toBe(expected);
+    expect(estimateInputTokens({ texts: [text], messages: 2 })).toBeGreaterThan(counted);
+  });
+
+  test('an empty prompt still reserves the framing', () => {
+    expect(estimateInputTokens({ texts: [], messages: 0 })).toBe(TOKENS_PER_REQUEST);
+    expect(estimateInputTokens({ texts: [''], messages: 1 })).toBe(TOKENS_PER_REQUEST + TOKENS_PER_MESSAGE);
+  });
+
+  test('special-token lookalikes in user text are counted, not refused', () => {
+    expect(estimateInputTokens({ texts: ['hi <|endoftext|> there'], messages: 1 })).toBeGreaterThan(TOKENS_PER_REQUEST + TOKENS_PER_MESSAGE);
+  });
+
+  test('capped by the context length', () => {
+    expect(estimateInputTokens({ texts: [text], messages: 1 }, { contextLength: 50 })).toBe(50);
+  });
+
+  test('huge prompts are bounded by their UTF-8 size instead of tokenized', () => {
+    const huge = 'é'.repeat(LARGE_PROMPT_CHARS + 1);
+    expect(estimateInputTokens({ texts: [huge], messages: 1 })).toBe(Buffer.byteLength(huge) + TOKENS_PER_MESSAGE + TOKENS_PER_REQUEST);
+  });
+});
