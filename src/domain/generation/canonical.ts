@@ -1,0 +1,116 @@
+import type { TextModel } from '../catalog';
+
+/**
+ * The canonical form of a text generation: every ingress format (Chat Completions, Responses,
+ * Messages) decodes into a CanonicalRequest, every provider (OpenAI, Anthropic, Gemini,
+ * OpenAI-compatible, sandbox) consumes one and yields CanonicalEvents, and every ingress
+ * format encodes those events back. N formats × M vendors cost N + M codecs.
+ */
+
+/** Effort after the spec's mapping (`none`/`minimal` → low, `xhigh` → extra_high). */
+export type ReasoningEffort = 'low' | 'medium' | 'high' | 'extra_high';
+
+export interface CanonicalReasoning {
+  /** `disabled`: no thinking; `enabled`: with `budgetTokens`; `adaptive`: the vendor decides; `default`: nothing said. */
+  mode: 'default' | 'disabled' | 'enabled' | 'adaptive';
+  effort?: ReasoningEffort;
+  /** Anthropic `thinking.budget_tokens`, Gemini `thinkingBudget`. */
+  budgetTokens?: number;
+}
+
+export interface CanonicalToolCall {
+  id: string;
+  name: string;
+  /** JSON text of the arguments (function tools) or the raw input (custom tools). */
+  arguments: string;
+  kind: 'function' | 'custom';
+}
+
+/** A reasoning block an assistant turn carried (Anthropic needs the signature to continue). */
+export interface CanonicalReasoningBlock {
+  text: string;
+  signature?: string;
+  /** Anthropic `redacted_thinking` data. */
+  redactedData?: string;
+}
+
+export type CanonicalMessage =
+  | { role: 'system'; content: string }
+  | { role: 'user'; content: string }
+  | { role: 'assistant'; content: string; toolCalls: CanonicalToolCall[]; reasoning: CanonicalReasoningBlock[] }
+  | { role: 'tool'; toolCallId: string; content: string; isError: boolean };
+
+export type JsonSchema = Record<string, unknown>;
+
+export type CanonicalTool =
+  | { type: 'function'; name: string; description?: string; parameters: JsonSchema; strict?: boolean }
+  | { type: 'custom'; name: string; description?: string; format?: Record<string, unknown> }
+  /** Remote MCP server the vendor itself calls (OpenAI Responses `mcp`, Anthropic `mcp_servers`). */
+  | { type: 'mcp'; serverLabel: string; serverUrl: string; allowedTools?: string[]; headers?: Record<string, string>; authorization?: string; requireApproval?: 'always' | 'never' };
+
+export type CanonicalToolChoice = 'auto' | 'none' | 'required' | { name: string };
+
+export type CanonicalResponseFormat =
+  | { type: 'text' }
+  | { type: 'json_object' }
+  | { type: 'json_schema'; name: string; schema: JsonSchema; strict?: boolean; description?: string };
+
+export interface CanonicalRequest {
+  model: TextModel;
+  /** In conversation order; `system` messages may appear anywhere (egress codecs hoist them). */
+  messages: CanonicalMessage[];
+  tools: CanonicalTool[];
+  toolChoice?: CanonicalToolChoice;
+  parallelToolCalls?: boolean;
+  responseFormat?: CanonicalResponseFormat;
+  /** Output limit after defaulting and clamping to the model's maximum (reasoning included). */
+  maxOutputTokens: number;
+  stop?: string[];
+  temperature?: number;
+  topP?: number;
+  frequencyPenalty?: number;
+  presencePenalty?: number;
+  reasoning: CanonicalReasoning;
+  /** End-user id for vendor abuse monitoring (OpenAI `user`, Anthropic `metadata.user_id`). */
+  user?: string;
+}
+
+/** Usage as the vendor reported it; `outputTokens` includes reasoning tokens. */
+export interface CanonicalUsage {
+  inputTokens: number;
+  /** Part of `inputTokens` billed at the cached-input price. */
+  cachedInputTokens: number;
+  /** Anthropic cache writes, part of `inputTokens` (billed at the input price here). */
+  cacheCreationInputTokens?: number;
+  outputTokens: number;
+  /** null when the vendor does not report a reasoning count (the pipeline then estimates it). */
+  reasoningTokens: number | null;
+}
+
+export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter';
+
+export type CanonicalEvent =
+  | { type: 'text-delta'; text: string }
+  | { type: 'reasoning-delta'; text: string }
+  /** Closes a reasoning block; carries what a later turn must send back (Anthropic). */
+  | { type: 'reasoning-end'; signature?: string; redactedData?: string }
+  | { type: 'tool-call-start'; index: number; id: string; name: string; kind: 'function' | 'custom' }
+  | { type: 'tool-call-delta'; index: number; argumentsDelta: string }
+  | { type: 'tool-call-end'; index: number }
+  /**
+   * Always last on success. `refusal`: the model declined for safety (Chat: finish_reason
+   * content_filter; Messages: stop_reason refusal), with its short message as text.
+   */
+  | { type: 'finish'; reason: FinishReason; refusal: boolean; usage: CanonicalUsage; stopSequence?: string };
+
+/** The provider port: one call, one stream of canonical events; throws ProviderError on failure. */
+export interface TextProvider {
+  /** Refuses (400) what this vendor cannot serve (e.g. MCP tools), before anything is reserved. */
+  validate?(request: CanonicalRequest): void;
+  generate(request: CanonicalRequest, signal: AbortSignal): AsyncIterable<CanonicalEvent>;
+}
+
+export interface TextProviderRegistry {
+  /** The provider that serves this model (by its vendor). */
+  forModel(model: TextModel): TextProvider;
+}

@@ -1,0 +1,206 @@
+import { countTokens } from 'gpt-tokenizer';
+import type { KeyPrincipal } from '../accounts/auth';
+import { resolveModelId, type Catalog, type TextModel } from '../catalog';
+import { modelAccessFor } from '../catalog/vendors';
+import { estimateInputTokens, type PromptForEstimate } from '../billing/estimate';
+import { textChargeMicro, textHoldMicro, type TokenPrices, type TokenUsage } from '../billing/pricing';
+import type { BillingService } from '../billing/service';
+import type { UsageCounts } from '../billing/reservations';
+import type { Clock } from '../shared/clock';
+import { modelNotAvailable } from '../shared/errors';
+import type { CanonicalEvent, CanonicalRequest, CanonicalUsage, TextProviderRegistry } from './canonical';
+import { ProviderError } from './errors';
+import { clampOutputLimit } from './rules';
+import type { DecodedTextRequest, TextGeneration, TextGenerationService } from './service';
+
+/**
+ * The tokens-per-minute side of admission, as the text pipeline needs it: in-flight tokens are
+ * reserved before the call and replaced by the real usage when it ends (limits/admission.ts).
+ */
+export interface TokenWindow {
+  reserveTokens(tokens: number): void | Promise<void>;
+  settleTokens(tokens: number): void;
+}
+
+export interface TextPipelineDeps {
+  catalog: Catalog;
+  configuredVendors: ReadonlySet<string>;
+  providers: TextProviderRegistry;
+  billing: BillingService;
+  clock: Clock;
+}
+
+const NO_SPECIAL_TOKENS = { disallowedSpecial: new Set<string>() };
+const count = (text: string): number => (text ? countTokens(text, NO_SPECIAL_TOKENS) : 0);
+
+/** Every text the model reads, for the reservation estimate. */
+export function promptForEstimate(request: CanonicalRequest): PromptForEstimate {
+  const texts: string[] = [];
+  for (const message of request.messages) {
+    texts.push(message.content);
+    if (message.role === 'assistant') for (const call of message.toolCalls) texts.push(call.name, call.arguments);
+  }
+  for (const tool of request.tools) texts.push(JSON.stringify(tool));
+  if (request.responseFormat?.type === 'json_schema') texts.push(JSON.stringify(request.responseFormat.schema));
+  return { texts, messages: request.messages.length };
+}
+
+function pricesOf(model: TextModel): TokenPrices {
+  if (!model.pricing) throw modelNotAvailable(model.id); // unpriced models never resolve; defensive
+  return model.pricing;
+}
+
+/** What the client has been sent so far: the base of a partial charge when the stream is cut. */
+class DeliveryTally {
+  answerText = '';
+  reasoningText = '';
+  toolArguments = '';
+  events = 0;
+
+  note(event: CanonicalEvent): void {
+    this.events++;
+    if (event.type === 'text-delta') this.answerText += event.text;
+    else if (event.type === 'reasoning-delta') this.reasoningText += event.text;
+    else if (event.type === 'tool-call-delta') this.toolArguments += event.argumentsDelta;
+    else if (event.type === 'tool-call-start') this.toolArguments += event.name;
+  }
+
+  /** Tokens of the answer the client can see (text and tool calls, not reasoning). */
+  visibleAnswerTokens(): number {
+    return count(this.answerText) + count(this.toolArguments);
+  }
+
+  deliveredOutputTokens(): number {
+    return this.visibleAnswerTokens() + count(this.reasoningText);
+  }
+}
+
+/**
+ * spec 2.8: when the vendor reports no reasoning count but bills output the answer does not
+ * show, report billed output minus the visible answer as the (estimated) reasoning count.
+ */
+export function withReasoningEstimate(usage: CanonicalUsage, visibleAnswerTokens: number): CanonicalUsage {
+  if (usage.reasoningTokens !== null) return usage;
+  return { ...usage, reasoningTokens: Math.max(0, usage.outputTokens - visibleAnswerTokens) };
+}
+
+/** Canonical usage as billing counts it (a missing reasoning count is 0: never billed on top). */
+const billedUsage = (usage: CanonicalUsage): TokenUsage & UsageCounts => ({
+  inputTokens: usage.inputTokens,
+  cachedInputTokens: usage.cachedInputTokens,
+  outputTokens: usage.outputTokens,
+  reasoningTokens: usage.reasoningTokens ?? 0,
+});
+
+/**
+ * The text generation pipeline (GUIDE.md): resolve model id → validate and clamp the output
+ * limit → admit the tokens → reserve the price → call the provider → deliver events → settle
+ * the exact cost and release the rest. Every path after the reservation ends in exactly one
+ * settlement or release: finish (exact usage), provider failure (partial charge for what was
+ * delivered, or release when nothing was), abandonment by the client (partial charge).
+ */
+export class TextPipeline implements TextGenerationService {
+  constructor(private readonly deps: TextPipelineDeps) {}
+
+  async start(principal: KeyPrincipal, decoded: DecodedTextRequest, context: { signal: AbortSignal; requestId: string; tokens?: TokenWindow }): Promise<TextGeneration> {
+    const { deps } = this;
+    const started = Date.now();
+    const { model, routedFrom } = resolveModelId(deps.catalog, decoded.modelId, 'text', modelAccessFor(principal, deps.configuredVendors));
+    const limit = clampOutputLimit(model, decoded.outputLimit.value, decoded.outputLimit.field, decoded.outputLimit.fallback);
+    let request: CanonicalRequest = { ...decoded.request, model, maxOutputTokens: limit.maxOutputTokens };
+    if (decoded.finalize) request = decoded.finalize(model, request);
+    const prices = pricesOf(model);
+    const provider = deps.providers.forModel(model);
+    provider.validate?.(request);
+
+    const inputEstimate = estimateInputTokens(promptForEstimate(request), { contextLength: model.contextLength });
+    await context.tokens?.reserveTokens(inputEstimate + request.maxOutputTokens);
+    let hold;
+    try {
+      hold = await deps.billing.reserveHold({
+        principal,
+        purpose: 'text',
+        model: model.id,
+        amountMicro: textHoldMicro(prices, { inputTokens: inputEstimate, maxOutputTokens: request.maxOutputTokens }),
+      });
+    } catch (error) {
+      context.tokens?.settleTokens(0);
+      throw error;
+    }
+
+    const tally = new DeliveryTally();
+    let closed = false;
+    const close = async (outcome: { usage: CanonicalUsage; status: 'ok' | 'partial' } | null): Promise<void> => {
+      if (closed) return;
+      closed = true;
+      const latencyMs = Date.now() - started;
+      if (outcome === null) {
+        context.tokens?.settleTokens(0);
+        await deps.billing.releaseHold(hold.id, { recordFailure: true, latencyMs, requestId: context.requestId });
+        return;
+      }
+      context.tokens?.settleTokens(outcome.usage.inputTokens + outcome.usage.outputTokens);
+      await deps.billing.settleHold(hold.id, {
+        costMicro: textChargeMicro(prices, billedUsage(outcome.usage)),
+        usage: billedUsage(outcome.usage),
+        status: outcome.status,
+        latencyMs,
+        requestId: context.requestId,
+      });
+    };
+    /** A cut stream: the prompt was read (uncached input, counted without the hold's margin) and what was delivered is charged. */
+    const partialUsage = (): CanonicalUsage => ({
+      inputTokens: estimateInputTokensExact(request),
+      cachedInputTokens: 0,
+      outputTokens: tally.deliveredOutputTokens(),
+      reasoningTokens: count(tally.reasoningText),
+    });
+    const closeAfterFailure = () => close(tally.events > 0 ? { usage: partialUsage(), status: 'partial' } : null);
+
+    const upstream = provider.generate(request, context.signal)[Symbol.asyncIterator]();
+    let first: IteratorResult<CanonicalEvent>;
+    try {
+      first = await upstream.next();
+      if (first.done) throw new ProviderError('The provider ended the answer without a result.', model.vendor);
+    } catch (error) {
+      await close(null);
+      throw error;
+    }
+
+    async function* deliver(): AsyncGenerator<CanonicalEvent> {
+      let current: IteratorResult<CanonicalEvent> = first;
+      try {
+        while (!current.done) {
+          const event = current.value;
+          if (event.type === 'finish') {
+            const usage = withReasoningEstimate(event.usage, tally.visibleAnswerTokens());
+            await close({ usage, status: 'ok' });
+            yield { ...event, usage };
+            return;
+          }
+          tally.note(event);
+          yield event;
+          current = await upstream.next();
+        }
+        throw new ProviderError('The provider stream ended without a result.', model.vendor);
+      } catch (error) {
+        await closeAfterFailure();
+        throw error;
+      } finally {
+        // Abandoned by the consumer (client disconnect): stop the upstream call, charge what was delivered.
+        if (!closed) {
+          await upstream.return?.().catch(() => undefined);
+          await closeAfterFailure();
+        }
+      }
+    }
+
+    return { model, routedFrom, clampedTo: limit.clampedTo, events: deliver() };
+  }
+}
+
+/** Input tokens of the prompt as best counted (no safety margin): charged when a stream is cut. */
+function estimateInputTokensExact(request: CanonicalRequest): number {
+  const prompt = promptForEstimate(request);
+  return prompt.texts.reduce((sum, text) => sum + count(text), 0);
+}

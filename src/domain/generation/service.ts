@@ -1,0 +1,49 @@
+import type { KeyPrincipal } from '../accounts/auth';
+import type { TextModel } from '../catalog';
+import type { CanonicalEvent, CanonicalRequest } from './canonical';
+
+/**
+ * What an ingress decoder produces from a request body, before the model is known. The
+ * pipeline resolves `modelId`, validates and clamps the output limit for that model, then
+ * calls `finalize` (if any) for checks that need both (Messages: thinking budget headroom).
+ */
+export interface DecodedTextRequest {
+  /** The id exactly as the client sent it. */
+  modelId: string;
+  outputLimit: {
+    /** The raw value sent (undefined when absent). */
+    value: unknown;
+    /** Field name for error messages (`max_completion_tokens`, `max_output_tokens`, `max_tokens`). */
+    field: string;
+    /** Default when absent (4,096 for Chat and Responses; Messages requires the field). */
+    fallback: number;
+  };
+  /** Everything else, in canonical form. */
+  request: Omit<CanonicalRequest, 'model' | 'maxOutputTokens'>;
+  /** Whether the client asked for a stream. */
+  stream: boolean;
+  /** Model-dependent checks after clamping; throws ApiError 400. May adjust the request (e.g. drop effort for models without one). */
+  finalize?(model: TextModel, request: CanonicalRequest): CanonicalRequest;
+}
+
+/** A started generation: admitted, reserved and with the provider's first event in hand. */
+export interface TextGeneration {
+  model: TextModel;
+  /** The id the client sent, when it differs from the service id (`x-service-model-routed-from`). */
+  routedFrom: string | null;
+  /** The output limit used when the requested one was lowered (`x-service-max-output-clamped`). */
+  clampedTo: number | null;
+  /** Canonical events. The `finish` event's usage already carries the estimated reasoning count
+   *  when the vendor reported none. Settlement happens when the iteration ends, throws (the
+   *  error is a ProviderError: encode it as the format's stream error) or is abandoned. */
+  events: AsyncIterable<CanonicalEvent>;
+}
+
+export interface TextGenerationService {
+  /**
+   * Runs the pipeline up to the provider's first event: resolve model → clamp output limit →
+   * admit (token window) → reserve → call provider. Throws ApiError before anything is sent
+   * (400, 402, 404, 429, 502 when the provider failed before delivering anything).
+   */
+  start(principal: KeyPrincipal, decoded: DecodedTextRequest, context: { signal: AbortSignal; requestId: string }): Promise<TextGeneration>;
+}

@@ -1,0 +1,38 @@
+import type { CanonicalEvent, CanonicalRequest, TextProvider } from '../domain/generation/canonical';
+import type { VendorEndpoint } from '../domain/catalog/vendors';
+import { GenerateContentStreamDecoder, streamGenerateContentPath, toGenerateContentRequest } from '../protocols/gemini/egress';
+import { assertToolsSupported, streamCanonical, type VendorHttpClient } from './http';
+
+/**
+ * Gemini API (`POST {GEMINI_BASE_URL}/v1beta/models/{model}:streamGenerateContent?alt=sse`).
+ * The key goes in the `x-goog-api-key` header, never in the URL (URLs end up in logs).
+ */
+export class GeminiProvider implements TextProvider {
+  constructor(
+    private readonly endpoint: VendorEndpoint,
+    private readonly http: VendorHttpClient,
+  ) {}
+
+  /** Throws 400 for MCP and custom tools, which Gemini cannot serve. Pure. */
+  validate(request: CanonicalRequest): void {
+    assertToolsSupported(request, { mcp: false, custom: false });
+  }
+
+  /** Validates synchronously (a 400 is thrown by this call, before any upstream request), then streams. */
+  generate(request: CanonicalRequest, signal: AbortSignal): AsyncIterable<CanonicalEvent> {
+    this.validate(request);
+    return streamCanonical(
+      this.http,
+      {
+        vendor: this.endpoint.vendor,
+        baseUrl: this.endpoint.baseUrl,
+        path: streamGenerateContentPath(request.model.vendorModelId),
+        headers: this.endpoint.apiKey ? { 'x-goog-api-key': this.endpoint.apiKey } : {},
+        body: toGenerateContentRequest(request),
+        signal,
+        secrets: [this.endpoint.apiKey],
+      },
+      new GenerateContentStreamDecoder(this.endpoint.vendor),
+    );
+  }
+}

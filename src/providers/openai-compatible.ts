@@ -1,0 +1,65 @@
+import type { CanonicalEvent, CanonicalRequest, TextProvider } from '../domain/generation/canonical';
+import type { VendorEndpoint } from '../domain/catalog/vendors';
+import { ChatStreamDecoder, toChatRequest, type ChatEgressOptions } from '../protocols/openai-chat/egress';
+import { assertToolsSupported, streamCanonical, type VendorHttpClient } from './http';
+
+/**
+ * An OpenAI-compatible vendor is configuration, not code: the Chat Completions egress codec
+ * with a base URL (`<VENDOR>_BASE_URL`, including its version path, e.g. `.../v1`), extra
+ * headers, the output-limit field it reads and the body fields it rejects.
+ */
+export interface CompatibleVendorConfig {
+  /** Sent with every request (besides `Authorization`, which is sent only when a key is set). */
+  headers: Record<string, string>;
+  /** Most compatible servers read `max_tokens` only (default). */
+  maxTokensField: ChatEgressOptions['maxTokensField'];
+  /** Top-level Chat body fields removed before sending. */
+  excludeParams: readonly string[];
+}
+
+export const DEFAULT_COMPATIBLE_CONFIG: CompatibleVendorConfig = { headers: {}, maxTokensField: 'max_tokens', excludeParams: [] };
+
+/**
+ * Known differences of well-known compatible vendors (keyed by the catalog's vendor name);
+ * the registry's `compatible` option adds entries or overrides them. Kept to what is needed.
+ */
+export const KNOWN_COMPATIBLE_VENDORS: Readonly<Record<string, Partial<CompatibleVendorConfig>>> = {
+  // Mistral refuses unknown body fields; it has no `user`, and sends usage in its last chunk
+  // without being asked (no `stream_options`).
+  mistral: { excludeParams: ['user', 'stream_options'] },
+};
+
+export class OpenAICompatibleProvider implements TextProvider {
+  private readonly config: CompatibleVendorConfig;
+
+  constructor(
+    private readonly endpoint: VendorEndpoint,
+    private readonly http: VendorHttpClient,
+    config: Partial<CompatibleVendorConfig> = {},
+  ) {
+    this.config = { ...DEFAULT_COMPATIBLE_CONFIG, ...KNOWN_COMPATIBLE_VENDORS[endpoint.vendor], ...config };
+  }
+
+  /** Throws 400 for MCP and custom tools (no compatible server runs them). Pure. */
+  validate(request: CanonicalRequest): void {
+    assertToolsSupported(request, { mcp: false, custom: false });
+  }
+
+  /** Validates synchronously (a 400 is thrown by this call, before any upstream request), then streams. */
+  generate(request: CanonicalRequest, signal: AbortSignal): AsyncIterable<CanonicalEvent> {
+    this.validate(request);
+    const headers: Record<string, string> = { ...this.config.headers };
+    if (this.endpoint.apiKey) headers.authorization = `Bearer ${this.endpoint.apiKey}`;
+    const body = toChatRequest(request, {
+      maxTokensField: this.config.maxTokensField,
+      excludeParams: this.config.excludeParams,
+      // Compatible servers generally accept sampling parameters with reasoning models.
+      dropSamplingForReasoningModels: false,
+    });
+    return streamCanonical(
+      this.http,
+      { vendor: this.endpoint.vendor, baseUrl: this.endpoint.baseUrl, path: '/chat/completions', headers, body, signal, secrets: [this.endpoint.apiKey] },
+      new ChatStreamDecoder(this.endpoint.vendor),
+    );
+  }
+}

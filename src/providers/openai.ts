@@ -1,0 +1,58 @@
+import type { CanonicalEvent, CanonicalRequest, TextProvider } from '../domain/generation/canonical';
+import type { VendorEndpoint } from '../domain/catalog/vendors';
+import { ChatStreamDecoder, OPENAI_CHAT_OPTIONS, toChatRequest } from '../protocols/openai-chat/egress';
+import { ResponsesStreamDecoder, toResponsesRequest } from '../protocols/openai-responses/egress';
+import { assertToolsSupported, streamCanonical, type StreamDecoder, type VendorHttpClient } from './http';
+
+/**
+ * Which OpenAI API serves a request. `auto` (default): the Responses API for models with an
+ * effort setting (o-series reasoning models, where OpenAI develops reasoning features first)
+ * and Chat Completions for the others; MCP tools always go to Responses, the only OpenAI API
+ * that calls an MCP server itself.
+ */
+export type OpenAIUpstream = 'auto' | 'chat' | 'responses';
+
+export interface OpenAIProviderOptions {
+  upstream?: OpenAIUpstream;
+}
+
+export class OpenAIProvider implements TextProvider {
+  constructor(
+    private readonly endpoint: VendorEndpoint,
+    private readonly http: VendorHttpClient,
+    private readonly options: OpenAIProviderOptions = {},
+  ) {}
+
+  /** Throws 400 for what OpenAI cannot serve (MCP servers needing approvals). Pure, no I/O. */
+  validate(request: CanonicalRequest): void {
+    assertToolsSupported(request, { mcp: true, custom: true });
+  }
+
+  upstreamFor(request: CanonicalRequest): 'chat' | 'responses' {
+    if (request.tools.some((tool) => tool.type === 'mcp')) return 'responses';
+    const upstream = this.options.upstream ?? 'auto';
+    if (upstream !== 'auto') return upstream;
+    return request.model.effort === 'openai-effort' ? 'responses' : 'chat';
+  }
+
+  /** Validates synchronously (a 400 is thrown by this call, before any upstream request), then streams. */
+  generate(request: CanonicalRequest, signal: AbortSignal): AsyncIterable<CanonicalEvent> {
+    this.validate(request);
+    const vendor = this.endpoint.vendor;
+    const useResponses = this.upstreamFor(request) === 'responses';
+    const decoder: StreamDecoder = useResponses ? new ResponsesStreamDecoder(vendor) : new ChatStreamDecoder(vendor);
+    return streamCanonical(
+      this.http,
+      {
+        vendor,
+        baseUrl: this.endpoint.baseUrl,
+        path: useResponses ? '/responses' : '/chat/completions',
+        headers: this.endpoint.apiKey ? { authorization: `Bearer ${this.endpoint.apiKey}` } : {},
+        body: useResponses ? toResponsesRequest(request) : toChatRequest(request, OPENAI_CHAT_OPTIONS),
+        signal,
+        secrets: [this.endpoint.apiKey],
+      },
+      decoder,
+    );
+  }
+}
