@@ -1,5 +1,9 @@
 import type { MigrationObject } from '@mikro-orm/core';
 import { Migration20261122000000Initial } from './Migration20261122000000Initial';
+import { Migration20261123000000HoldFunctions } from './Migration20261123000000HoldFunctions';
 
 /** Applied in this order on start; add each new migration here. */
-export const MIGRATIONS: MigrationObject[] = [{ name: 'Migration20261122000000Initial', class: Migration20261122000000Initial }];
+export const MIGRATIONS: MigrationObject[] = [
+  { name: 'Migration20261122000000Initial', class: Migration20261122000000Initial },
+  { name: 'Migration20261123000000HoldFunctions', class: Migration20261123000000HoldFunctions },
+];

@@ -8,6 +8,8 @@ export interface Config {
   databaseUrl: string | null;
   dataDir: string;
   redisUrl: string | null;
+  /** Prefix of every Redis key (several deployments or test runs can share one Redis). */
+  redisKeyPrefix: string;
   adminToken: string | null;
   catalogFile: string | null;
   logLevel: string;
@@ -54,6 +56,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     databaseUrl,
     dataDir: resolve(optional(env, 'TOLLGATE_DATA_DIR') ?? '.tollgate'),
     redisUrl,
+    redisKeyPrefix: optional(env, 'TOLLGATE_REDIS_KEY_PREFIX') ?? 'tollgate:',
     adminToken,
     catalogFile: optional(env, 'TOLLGATE_CATALOG'),
     logLevel,

@@ -18,8 +18,14 @@ import { databaseReady, openDatabase } from './infra/database';
 import { createRestApp } from './rest/app';
 import { keysRouter, sessionsRouter } from './rest/keys';
 import { modelsRouter } from './rest/models';
+import { generationRouter } from './rest/generation';
+import { TextPipeline } from './domain/generation/pipeline';
+import { createProviderRegistry } from './providers/registry';
 import { loadCatalog, type Catalog } from './domain/catalog';
 import { configuredVendorEndpoints, type VendorEndpoint } from './domain/catalog/vendors';
+import type { AdmissionService } from './domain/limits/admission';
+import { createAdmissionService } from './domain/limits/create-admission';
+import { admitApiKeyRequests } from './rest/admission';
 
 export interface TollgateOptions {
   config: Config;
@@ -45,6 +51,7 @@ export interface Services {
   billing: BillingService;
   catalog: Catalog;
   vendors: ReadonlyMap<string, VendorEndpoint>;
+  admission: AdmissionService;
 }
 
 export interface Tollgate {
@@ -66,7 +73,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   const orm = await openDatabase(options.databaseUrl);
   const bus = inProcessEventBus();
   const auth = new AuthService(orm, clock, ids, bus, { adminToken: config.adminToken, sessionTtlSeconds: config.sessionTtlSeconds });
-  const accounts = new AccountService(orm, clock, ids);
+  const accounts = new AccountService(orm, clock, ids, bus);
   const keys = new KeyService(orm, clock, ids, bus);
   const billing = new BillingService(orm, clock, ids, bus, options.payments ?? new SandboxPaymentPort());
   await accounts.ensureDefaultPlans();
@@ -77,7 +84,11 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
     onSwept: (released) => log.info({ released }, 'released expired holds'),
   });
   sweeper.start();
-  const services: Services = { orm, clock, ids, bus, auth, accounts, keys, billing, catalog, vendors };
+  const providers = createProviderRegistry(vendors);
+  const configuredVendors = new Set(vendors.keys());
+  const textPipeline = new TextPipeline({ catalog, configuredVendors, providers, billing, clock });
+  const admission = await createAdmissionService({ orm, clock, bus, log, redisUrl: config.redisUrl, redisKeyPrefix: config.redisKeyPrefix });
+  const services: Services = { orm, clock, ids, bus, auth, accounts, keys, billing, catalog, vendors, admission };
 
   let inFlight = 0;
   const httpServer = createServer();
@@ -93,7 +104,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
       res.once('close', () => inFlight--);
       next();
     },
-    v1: [sessionsRouter(auth), keysRouter(auth, keys), modelsRouter(auth, catalog, new Set(vendors.keys()))],
+    v1: [sessionsRouter(auth), keysRouter(auth, keys), modelsRouter(auth, catalog, configuredVendors, admitApiKeyRequests(admission)), generationRouter(auth, textPipeline, admitApiKeyRequests(admission))],
   });
   httpServer.on('request', app);
 
@@ -115,6 +126,8 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
       await graphql.close();
       await auth.close();
       await sweeper.stop();
+      await providers.close();
+      await admission.close();
       await orm.close();
     },
   };

@@ -3,7 +3,7 @@ import type { AutoTopUpSettings } from '../domain/billing/auto-top-up';
 import type { BillingService } from '../domain/billing/service';
 import type { HoldView, KeyMonthSpendView, UsageRecordView } from '../domain/billing/usage';
 import { parseMonthKey } from '../domain/billing/usage';
-import { ApiError, badRequest } from '../domain/shared/errors';
+import { badRequest } from '../domain/shared/errors';
 import { parseMicroString } from '../domain/shared/money';
 import { parseIsoTimestamp, requireSession, run, type GraphqlContext } from './context';
 

@@ -2,6 +2,8 @@ import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Respon
 import express from 'express';
 import type { Logger } from 'pino';
 import { ApiError, badRequest, notFound } from '../domain/shared/errors';
+import { RateLimitRefusal } from '../domain/limits/admission';
+import { applyRefusalHeaders } from './admission';
 import type { IdGenerator } from '../domain/shared/ids';
 
 /** Per-request facts the access log line reports (never a secret or a prompt). */
@@ -90,6 +92,7 @@ interface BodyParserError {
 /** The one place REST errors become the envelope. Defects are logged and answered 500 without internals. */
 export function errorHandler(log: Logger): ErrorRequestHandler {
   return (error: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    if (error instanceof RateLimitRefusal) applyRefusalHeaders(res, error);
     if (error instanceof ApiError) return sendError(res, error);
     const parserError = error as BodyParserError;
     if (parserError?.type === 'entity.parse.failed') return sendError(res, badRequest('The request body is not valid JSON.'));

@@ -1,4 +1,4 @@
-import { Router, type Response } from 'express';
+import { Router, type RequestHandler, type Response } from 'express';
 import { renderImageModelList, renderTextModelList, renderVideoModelList, type Catalog } from '../domain/catalog';
 import { modelAccessFor } from '../domain/catalog/vendors';
 import { ApiError } from '../domain/shared/errors';
@@ -9,13 +9,13 @@ export const walletKeyRequired = () =>
   new ApiError(403, 'api_wallet_key_required', 'Image and video endpoints need a prepaid API key; plan-billed keys cannot use them.');
 
 /** GET /models, /images/models, /videos/models: only what the key can use, prices for prepaid keys. */
-export function modelsRouter(auth: AuthService, catalog: Catalog, configuredVendors: ReadonlySet<string>): Router {
+export function modelsRouter(auth: AuthService, catalog: Catalog, configuredVendors: ReadonlySet<string>, admitRequest: RequestHandler): Router {
   const router = Router();
   const access = (res: Response) => modelAccessFor(keyPrincipal(res), configuredVendors);
   const prepaidOnly = (res: Response) => {
     if (keyPrincipal(res).kind !== 'prepaid') throw walletKeyRequired();
   };
-  router.get(['/models', '/images/models', '/videos/models'], requireApiKey(auth, { allowXApiKey: false }));
+  router.get(['/models', '/images/models', '/videos/models'], requireApiKey(auth, { allowXApiKey: false }), admitRequest);
   router.get('/models', (_req, res) => void res.json(renderTextModelList(catalog, access(res))));
   router.get('/images/models', (_req, res) => {
     prepaidOnly(res);

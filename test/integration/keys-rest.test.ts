@@ -170,7 +170,7 @@ describe('refusals', () => {
   });
 
   test('missing, malformed and unknown credentials are 401 invalid_token', async () => {
-    for (const headers of [{}, { authorization: 'Bearer tgk_nope' }, { authorization: 'Basic abc' }, { authorization: 'Bearer tgs_nope' }]) {
+    for (const headers of [{}, { authorization: 'Bearer tgk_nope' }, { authorization: 'Basic abc' }, { authorization: 'Bearer tgs_nope' }] as Record<string, string>[]) {
       const r = await call(`${t.url}/v1/models`, { headers });
       expect(r.status).toBe(401);
       expect(r.body.error.code).toBe('invalid_token');

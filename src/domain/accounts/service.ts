@@ -3,7 +3,9 @@ import { LedgerEntry, type LedgerKind } from '../billing/entities';
 import { tierFor, DEFAULT_TIERS, type Tier } from '../limits/tiers';
 import type { Clock } from '../shared/clock';
 import { ApiError, badRequest, notFound } from '../shared/errors';
+import type { EventBus } from '../shared/events';
 import type { IdGenerator } from '../shared/ids';
+import { TOPIC_ACCOUNT_CHANGED, type AccountChangedEvent } from '../limits/tier-lookup';
 import { hashPassword } from '../shared/secrets';
 import { Account, Plan, User } from './entities';
 
@@ -105,7 +107,13 @@ export class AccountService {
     private readonly orm: MikroORM,
     private readonly clock: Clock,
     private readonly ids: IdGenerator,
+    private readonly bus?: EventBus,
   ) {}
+
+  /** Tiers are cached by admission control; a change to what drives them drops the cache at once. */
+  private publishAccountChanged(accountId: string): void {
+    this.bus?.publish(TOPIC_ACCOUNT_CHANGED, { accountId } satisfies AccountChangedEvent);
+  }
 
   async getAccount(accountId: string): Promise<AccountView> {
     const account = await this.orm.em.fork().findOne(Account, accountId);
@@ -157,6 +165,7 @@ export class AccountService {
   async addFunds(accountId: string, amountMicro: bigint, field = 'amountMicro'): Promise<AccountView> {
     if (amountMicro <= 0n || amountMicro > MAX_FUNDS_MICRO) throw badRequest(`${field} must be from 1 to ${MAX_FUNDS_MICRO} micro-dollars`);
     await this.orm.em.fork().transactional((em) => creditAccount(em, this.ids, this.clock, accountId, amountMicro, 'top_up', 'operator top-up'));
+    this.publishAccountChanged(accountId);
     return this.getAccount(accountId);
   }
 
@@ -167,6 +176,7 @@ export class AccountService {
     const em = this.orm.em.fork();
     const count = await em.nativeUpdate(Account, { id: accountId }, { tierOverride: tier });
     if (count === 0) throw notFound(`No account '${accountId}'.`);
+    this.publishAccountChanged(accountId);
     return this.getAccount(accountId);
   }
 

@@ -10,8 +10,7 @@ import { runAutoTopUp, validateAutoTopUp, type AutoTopUpOutcome, type AutoTopUpS
 import type { HoldPurpose } from './entities';
 import type { PaymentPort } from './payments';
 import {
-  applyClosedHold, closeHold, extendHoldExpiry, insertChargeLedgerEntry, insertHold, insertUsageRecord, sqlRows,
-  takeAccountFunds, takeKeyMonthSpend, takePlanAllowance, type UsageCounts, type UsageStatus,
+  extendHoldExpiry, sqlRows, usageCount, type UsageCounts, type UsageMeta, type UsageStatus,
 } from './reservations';
 import { releaseExpiredBatch, SWEEP_BATCH_SIZE } from './sweeper';
 import {
@@ -80,6 +79,15 @@ export interface HoldOutcome {
 }
 
 type RefusalReason = 'balance' | 'key_limit' | 'plan_allowance';
+
+/** What tollgate_close_hold answers (bigints as strings). */
+interface ClosedHoldRow {
+  applied: boolean;
+  account_id: string | null;
+  plan_billed: boolean | null;
+  balance_micro: string | null;
+  threshold_micro: string | null;
+}
 
 /** Thrown inside the reservation transaction to roll it back; mapped to a 402 outside. */
 class Refusal extends Error {
@@ -162,12 +170,16 @@ export class BillingService {
       expiresAt: new Date(now.getTime() + ttlMs),
       createdAt: now,
     };
-    await this.transaction(async (tx) => {
-      if (planUserId === null && !(await takeAccountFunds(tx, principal.accountId, request.amountMicro))) throw new Refusal('balance');
-      if (!(await takeKeyMonthSpend(tx, principal.keyId, month, request.amountMicro))) throw new Refusal('key_limit');
-      if (planUserId !== null && !(await takePlanAllowance(tx, planUserId, month, request.amountMicro))) throw new Refusal('plan_allowance');
-      await insertHold(tx, hold);
+    // One round trip: the conditional UPDATEs run server-side in tollgate_take_hold (migration HoldFunctions).
+    const refusal = await this.retryDeadlocks(async () => {
+      const [row] = await sqlRows<{ refusal: RefusalReason | null }>(
+        this.orm.em.fork(),
+        'select tollgate_take_hold(?, ?, ?, ?, ?, ?, ?, ?, ?, ?) as refusal',
+        [hold.id, hold.accountId, hold.keyId, hold.planUserId, hold.month, hold.purpose, hold.model, hold.amountMicro.toString(), hold.expiresAt.toISOString(), hold.createdAt.toISOString()],
+      );
+      return row?.refusal ?? null;
     });
+    if (refusal !== null) throw new Refusal(refusal);
     return { ...hold, status: 'active', chargedMicro: null, closedAt: null };
   }
 
@@ -270,35 +282,43 @@ export class BillingService {
     if (input.costMicro < 0n) throw new RangeError('a charge cannot be negative');
     const now = this.clock.now();
     const charge = input.costMicro;
-    const applied = await this.transaction(async (tx) => {
-      const hold = await closeHold(tx, holdId, 'settled', charge, now);
-      if (!hold) return null;
-      const account = await applyClosedHold(tx, hold, charge);
-      if (account && charge > 0n) await insertChargeLedgerEntry(tx, this.ids, hold, charge, now);
-      await insertUsageRecord(tx, this.ids, hold, charge, { usage: input.usage, status: input.status ?? 'ok', latencyMs: input.latencyMs ?? 0, requestId: input.requestId ?? null }, now);
-      return { hold, account };
-    });
-    if (!applied) return this.alreadyClosed(holdId);
-    const { hold, account } = applied;
-    const belowThreshold = account !== null && account.autoTopUpThresholdMicro !== null && account.balanceMicro < account.autoTopUpThresholdMicro;
-    const autoTopUp = belowThreshold ? await runAutoTopUp(this.autoTopUpDeps(), hold.accountId) : null;
+    const closed = await this.closeHold(holdId, 'settled', charge, now, { usage: input.usage, status: input.status ?? 'ok', latencyMs: input.latencyMs ?? 0, requestId: input.requestId ?? null });
+    if (!closed.applied) return this.alreadyClosed(holdId);
+    const belowThreshold = !closed.plan_billed && closed.threshold_micro !== null && BigInt(closed.balance_micro ?? '0') < BigInt(closed.threshold_micro);
+    const autoTopUp = belowThreshold ? await runAutoTopUp(this.autoTopUpDeps(), closed.account_id!) : null;
     return { holdId, applied: true, status: 'settled', chargedMicro: charge, autoTopUp };
   }
 
   /** Releases a hold that delivered nothing (provider failure, timeout, dropped client): no charge. Idempotent. */
   async releaseHold(holdId: string, input: ReleaseInput = {}): Promise<HoldOutcome> {
     const now = this.clock.now();
-    const released = await this.transaction(async (tx) => {
-      const hold = await closeHold(tx, holdId, 'released', 0n, now);
-      if (!hold) return null;
-      await applyClosedHold(tx, hold, 0n);
-      if (input.recordFailure) {
-        await insertUsageRecord(tx, this.ids, hold, 0n, { usage: input.usage, status: 'failed', latencyMs: input.latencyMs ?? 0, requestId: input.requestId ?? null }, now);
-      }
-      return hold;
-    });
-    if (!released) return this.alreadyClosed(holdId);
+    const closed = await this.closeHold(holdId, 'released', 0n, now, input.recordFailure
+      ? { usage: input.usage, status: 'failed', latencyMs: input.latencyMs ?? 0, requestId: input.requestId ?? null }
+      : null);
+    if (!closed.applied) return this.alreadyClosed(holdId);
     return { holdId, applied: true, status: 'released', chargedMicro: 0n, autoTopUp: null };
+  }
+
+  /**
+   * One round trip (tollgate_close_hold): claims the hold, gives back what it reserved, books
+   * the charge, writes the ledger row (prepaid, charge above zero) and the usage record.
+   */
+  private closeHold(holdId: string, status: 'settled' | 'released', chargeMicro: bigint, now: Date, usage: UsageMeta | null): Promise<ClosedHoldRow> {
+    const u = usage?.usage ?? {};
+    return this.retryDeadlocks(async () => {
+      const [row] = await sqlRows<ClosedHoldRow>(
+        this.orm.em.fork(),
+        'select * from tollgate_close_hold(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+        [
+          holdId, status, chargeMicro.toString(), now.toISOString(), this.ids.next('led'), this.ids.next('use'),
+          usage?.status ?? null, usage?.requestId ?? null,
+          usageCount(u.inputTokens, 'inputTokens'), usageCount(u.cachedInputTokens, 'cachedInputTokens'), usageCount(u.outputTokens, 'outputTokens'),
+          usageCount(u.reasoningTokens, 'reasoningTokens'), usageCount(u.images, 'images'), usageCount(u.videoSeconds, 'videoSeconds'),
+          usageCount(Math.round(usage?.latencyMs ?? 0), 'latencyMs'),
+        ],
+      );
+      return row;
+    });
   }
 
   private async alreadyClosed(holdId: string): Promise<HoldOutcome> {
@@ -373,10 +393,15 @@ export class BillingService {
   }
 
   /** One transaction; retried when PostgreSQL picks it as a deadlock victim (nothing of it was committed). */
-  private async transaction<T>(work: (tx: EntityManager) => Promise<T>): Promise<T> {
+  private transaction<T>(work: (tx: EntityManager) => Promise<T>): Promise<T> {
+    return this.retryDeadlocks(() => this.orm.em.fork().transactional(work));
+  }
+
+  /** A deadlock aborts the whole transaction, so running it again is safe. */
+  private async retryDeadlocks<T>(attemptOnce: () => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.orm.em.fork().transactional(work);
+        return await attemptOnce();
       } catch (error) {
         if (!(error instanceof DeadlockException) || attempt >= MAX_DEADLOCK_ATTEMPTS) throw error;
       }

@@ -11,16 +11,7 @@ import { modelNotAvailable } from '../shared/errors';
 import type { CanonicalEvent, CanonicalRequest, CanonicalUsage, TextProviderRegistry } from './canonical';
 import { ProviderError } from './errors';
 import { clampOutputLimit } from './rules';
-import type { DecodedTextRequest, TextGeneration, TextGenerationService } from './service';
-
-/**
- * The tokens-per-minute side of admission, as the text pipeline needs it: in-flight tokens are
- * reserved before the call and replaced by the real usage when it ends (limits/admission.ts).
- */
-export interface TokenWindow {
-  reserveTokens(tokens: number): void | Promise<void>;
-  settleTokens(tokens: number): void;
-}
+import type { DecodedTextRequest, TextGeneration, TextGenerationContext, TextGenerationService } from './service';
 
 export interface TextPipelineDeps {
   catalog: Catalog;
@@ -102,7 +93,7 @@ const billedUsage = (usage: CanonicalUsage): TokenUsage & UsageCounts => ({
 export class TextPipeline implements TextGenerationService {
   constructor(private readonly deps: TextPipelineDeps) {}
 
-  async start(principal: KeyPrincipal, decoded: DecodedTextRequest, context: { signal: AbortSignal; requestId: string; tokens?: TokenWindow }): Promise<TextGeneration> {
+  async start(principal: KeyPrincipal, decoded: DecodedTextRequest, context: TextGenerationContext): Promise<TextGeneration> {
     const { deps } = this;
     const started = Date.now();
     const { model, routedFrom } = resolveModelId(deps.catalog, decoded.modelId, 'text', modelAccessFor(principal, deps.configuredVendors));

@@ -39,11 +39,28 @@ export interface TextGeneration {
   events: AsyncIterable<CanonicalEvent>;
 }
 
+/**
+ * The tokens-per-minute side of admission, as the pipeline needs it: in-flight tokens are
+ * reserved before the call and replaced by the real usage when it ends (limits/admission.ts).
+ */
+export interface TokenWindow {
+  reserveTokens(tokens: number): void | Promise<void>;
+  settleTokens(tokens: number): void;
+}
+
+export interface TextGenerationContext {
+  /** Aborted when the client goes away: cancels the upstream call. */
+  signal: AbortSignal;
+  requestId: string;
+  /** The request's admission ticket, when admission control is on. */
+  tokens?: TokenWindow;
+}
+
 export interface TextGenerationService {
   /**
    * Runs the pipeline up to the provider's first event: resolve model → clamp output limit →
    * admit (token window) → reserve → call provider. Throws ApiError before anything is sent
    * (400, 402, 404, 429, 502 when the provider failed before delivering anything).
    */
-  start(principal: KeyPrincipal, decoded: DecodedTextRequest, context: { signal: AbortSignal; requestId: string }): Promise<TextGeneration>;
+  start(principal: KeyPrincipal, decoded: DecodedTextRequest, context: TextGenerationContext): Promise<TextGeneration>;
 }

@@ -1,0 +1,381 @@
+import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import type { KeyPrincipal } from '../accounts/auth';
+import type { Clock } from '../shared/clock';
+import { ApiError, type ErrorDetails } from '../shared/errors';
+import { formatResetDuration, retryAfterSeconds } from './durations';
+import type { HeldSlotRef, LimitStore, StoreOutcome, StoreRefusal } from './store';
+import type { TierLookup } from './tier-lookup';
+import type { Tier } from './tiers';
+import { rateLimitHeaders, remainingTokens, type AppliedLimits, type RateLimitHeaders, type WindowSnapshot } from './windows';
+
+/**
+ * Admission control (GUIDE: the pipeline step "admit under rate and concurrency limits").
+ *
+ * Prepaid keys are limited per ACCOUNT by its tier: requests per second and per minute,
+ * tokens per minute and concurrent requests. Plan-billed keys are limited per USER by their
+ * plan's requests per minute only. All windows are rolling (see windows.ts).
+ *
+ * Outage policy: FAIL-OPEN TO LOCAL LIMITS. When the shared store (Redis) fails, admission
+ * goes on against an in-process store on each instance, with a logged warning: traffic keeps
+ * flowing and each instance still enforces the tier limits on what it sees (so the account
+ * can get up to N× its limits across N instances while Redis is down), never a 500. Ticket
+ * operations on a broken store are skipped (slots then expire by their TTL).
+ */
+
+/** The few logger methods admission uses (pino's Logger fits). */
+export interface AdmissionLogger {
+  warn(details: object, message: string): void;
+}
+
+export interface AdmissionServiceOptions {
+  store: LimitStore;
+  /** Used while `store` fails; without one, store failures propagate. */
+  fallbackStore?: LimitStore;
+  tiers: TierLookup;
+  clock: Clock;
+  log?: AdmissionLogger;
+  /**
+   * A held slot counts until this long after its last heartbeat (default 30 s); holders
+   * refresh every third of it, so only slots of a crashed or stalled instance ever expire.
+   */
+  slotTtlMs?: number;
+  /** How often held slots are refreshed; default a third of the slot TTL. */
+  heartbeatIntervalMs?: number;
+  /** After a store failure, how long to admit locally before trying the store again (default 1 s). */
+  storeRetryMs?: number;
+}
+
+/** A refusal: 429 `rate_limited` or `api_concurrency_limit`, with what the REST plane sends as headers. */
+export class RateLimitRefusal extends ApiError {
+  constructor(
+    code: 'rate_limited' | 'api_concurrency_limit',
+    message: string,
+    details: ErrorDetails,
+    /** For `Retry-After`: whole seconds, rounded up, at least 1. */
+    readonly retryAfterSeconds: number,
+    /** The rate-limit headers at the moment of refusal; null for a long job's slot. */
+    readonly rateLimitHeaders: RateLimitHeaders | null,
+  ) {
+    super(429, code, message, details);
+    this.name = 'RateLimitRefusal';
+  }
+}
+
+/** One admitted request: its concurrency slot, its token reservation and its header values. */
+export interface AdmissionTicket {
+  readonly subject: string;
+  readonly limits: AppliedLimits;
+  /** The current header values (as of the last admit/reserve/settle). */
+  headers(): RateLimitHeaders;
+  /**
+   * Adds `tokens` (an estimate: prompt + output limit) to the in-flight part of the token
+   * window. Refuses (429 `rate_limited`, limit `tokens_per_minute`) when they do not fit in
+   * limit − (settled in the last 60 s + in flight); an estimate above the whole limit needs
+   * an otherwise empty window. Nothing for plan keys, or after release or settlement.
+   */
+  reserveTokens(tokens: number): Promise<RateLimitHeaders>;
+  /** Replaces the reservation by the actual usage, counted from now. Once per ticket; later calls do nothing. */
+  settleTokens(tokens: number): Promise<RateLimitHeaders>;
+  /** Frees the concurrency slot and any unsettled reservation; idempotent. */
+  release(): Promise<void>;
+}
+
+/** A concurrency slot held by a long job (e.g. a running video), released when the job ends. */
+export interface SlotHold {
+  readonly accountId: string;
+  readonly slotId: string;
+  release(): Promise<void>;
+}
+
+/** Requests per minute for a plan key whose user lost its plan: the lowest plan's window. */
+const FALLBACK_PLAN_REQUESTS_PER_MINUTE = 20;
+const WARN_EVERY_MS = 10_000;
+
+export const subjectOfAccount = (accountId: string): string => `acct:${accountId}`;
+
+export function subjectOf(principal: KeyPrincipal): string {
+  if (principal.kind === 'prepaid') return subjectOfAccount(principal.accountId);
+  return principal.userId ? `user:${principal.userId}` : `key:${principal.keyId}`;
+}
+
+export function limitsOfTier(tier: Tier): AppliedLimits {
+  return {
+    kind: 'prepaid',
+    tier: tier.tier,
+    requestsPerSecond: tier.requestsPerSecond,
+    requestsPerMinute: tier.requestsPerMinute,
+    tokensPerMinute: tier.tokensPerMinute,
+    concurrentRequests: tier.concurrentRequests,
+  };
+}
+
+export function limitsOfPlan(principal: KeyPrincipal): AppliedLimits {
+  return {
+    kind: 'plan',
+    tier: null,
+    requestsPerSecond: null,
+    requestsPerMinute: principal.plan?.requestsPerMinute ?? FALLBACK_PLAN_REQUESTS_PER_MINUTE,
+    tokensPerMinute: null,
+    concurrentRequests: null,
+  };
+}
+
+interface HeldSlot extends HeldSlotRef {
+  store: LimitStore;
+}
+
+export class AdmissionService {
+  private readonly store: LimitStore;
+  private readonly fallback: LimitStore | null;
+  private readonly log: AdmissionLogger | null;
+  readonly slotTtlMs: number;
+  private readonly storeRetryMs: number;
+  private readonly held = new Map<string, HeldSlot>();
+  private readonly heartbeat: NodeJS.Timeout;
+  private readonly idPrefix = randomBytes(5).toString('hex');
+  private sequence = 0;
+  private storeDownUntil = 0;
+  private lastWarnAt = -Infinity;
+
+  constructor(private readonly options: AdmissionServiceOptions) {
+    this.store = options.store;
+    this.fallback = options.fallbackStore ?? null;
+    this.log = options.log ?? null;
+    this.slotTtlMs = options.slotTtlMs ?? 30_000;
+    this.storeRetryMs = options.storeRetryMs ?? 1_000;
+    const heartbeatMs = options.heartbeatIntervalMs ?? Math.max(100, Math.floor(this.slotTtlMs / 3));
+    this.heartbeat = setInterval(() => void this.refreshHeldSlots().catch(() => undefined), heartbeatMs);
+    this.heartbeat.unref();
+  }
+
+  /** The limits that apply to the key's subject (tier lookup is cached). */
+  async limitsFor(principal: KeyPrincipal): Promise<AppliedLimits> {
+    return principal.kind === 'prepaid' ? limitsOfTier(await this.options.tiers.tierOf(principal.accountId)) : limitsOfPlan(principal);
+  }
+
+  /**
+   * Admits one API request: checks RPS, RPM and concurrency atomically, then records the
+   * request and takes a slot. Refusal: RateLimitRefusal, and nothing recorded.
+   */
+  async admit(principal: KeyPrincipal, now: Date = this.options.clock.now()): Promise<AdmissionTicket> {
+    const limits = await this.limitsFor(principal);
+    const subject = subjectOf(principal);
+    const id = this.nextId();
+    const at = now.getTime();
+    const slot = limits.concurrentRequests === null ? null : { id, limit: limits.concurrentRequests, expiresAt: at + this.slotTtlMs };
+    const { value: outcome, store } = await this.withStore((s) =>
+      s.admit({ subject, now: at, requestId: id, requestsPerSecond: limits.requestsPerSecond, requestsPerMinute: limits.requestsPerMinute, slot }),
+    );
+    if (outcome.refusal) throw refusalFor(limits, outcome);
+    if (slot) this.held.set(id, { subject, slotId: id, store });
+    return new Ticket(this, store, subject, limits, slot ? id : null, outcome.snapshot);
+  }
+
+  /**
+   * Takes a concurrency slot of the account for a long job (no request recorded). With a
+   * stable `slotId` (e.g. `video:<id>`), taking it again is idempotent, so a job resumed
+   * after a restart does not count twice. Refusal: 429 `api_concurrency_limit`.
+   */
+  async acquireSlot(accountId: string, options: { slotId?: string } = {}): Promise<SlotHold> {
+    const limits = limitsOfTier(await this.options.tiers.tierOf(accountId));
+    const subject = subjectOfAccount(accountId);
+    const slotId = options.slotId ?? this.nextId();
+    const at = this.options.clock.now().getTime();
+    const { value: outcome, store } = await this.withStore((s) =>
+      s.admit({ subject, now: at, requestId: null, requestsPerSecond: null, requestsPerMinute: null, slot: { id: slotId, limit: limits.concurrentRequests ?? 0, expiresAt: at + this.slotTtlMs } }),
+    );
+    if (outcome.refusal) throw concurrencyRefusal(limits, null);
+    this.held.set(slotId, { subject, slotId, store });
+    let released = false;
+    return {
+      accountId,
+      slotId,
+      release: async () => {
+        if (released) return;
+        released = true;
+        await this.releaseHeld(store, subject, slotId);
+      },
+    };
+  }
+
+  /** Slots of the account held right now, on every instance (for operators and tests). */
+  async slotsInUse(accountId: string): Promise<number> {
+    const at = this.options.clock.now().getTime();
+    return (await this.withStore((s) => s.snapshot(subjectOfAccount(accountId), at))).value.slotsInUse;
+  }
+
+  /** The header values for a key right now, recording nothing. */
+  async currentHeaders(principal: KeyPrincipal): Promise<RateLimitHeaders> {
+    const limits = await this.limitsFor(principal);
+    const at = this.options.clock.now().getTime();
+    return rateLimitHeaders(limits, (await this.withStore((s) => s.snapshot(subjectOf(principal), at))).value);
+  }
+
+  /** Heartbeat: pushes the expiry of every slot this instance holds (runs on a timer). */
+  async refreshHeldSlots(): Promise<void> {
+    if (this.held.size === 0) return;
+    const now = this.options.clock.now().getTime();
+    const byStore = new Map<LimitStore, HeldSlotRef[]>();
+    for (const slot of this.held.values()) {
+      const refs = byStore.get(slot.store) ?? [];
+      refs.push({ subject: slot.subject, slotId: slot.slotId });
+      byStore.set(slot.store, refs);
+    }
+    await Promise.all([...byStore].map(([store, refs]) => this.guard(store, () => store.refreshSlots(refs, now, now + this.slotTtlMs))));
+  }
+
+  /** Stops the heartbeat and frees the slots still held (graceful shutdown, after draining). */
+  async close(): Promise<void> {
+    clearInterval(this.heartbeat);
+    await Promise.all([...this.held.values()].map((slot) => this.releaseHeld(slot.store, slot.subject, slot.slotId)));
+    this.options.tiers.close();
+    await this.store.close();
+    await this.fallback?.close();
+  }
+
+  /** @internal for tickets */
+  async releaseHeld(store: LimitStore, subject: string, slotId: string): Promise<void> {
+    this.held.delete(slotId);
+    await this.guard(store, () => store.releaseSlot(subject, slotId));
+  }
+
+  /** @internal for tickets */
+  nowMs(): number {
+    return this.options.clock.now().getTime();
+  }
+
+  /**
+   * Runs an operation of an existing ticket on the store that admitted it. Failure of the
+   * shared store is logged and skipped (fail-open): undefined.
+   */
+  async guard<T>(store: LimitStore, operation: () => Promise<T>): Promise<T | undefined> {
+    try {
+      return await operation();
+    } catch (error) {
+      if (store === this.fallback || !this.fallback) throw error;
+      this.noteStoreFailure(error);
+      return undefined;
+    }
+  }
+
+  private async withStore<T>(operation: (store: LimitStore) => Promise<T>): Promise<{ value: T; store: LimitStore }> {
+    if (this.fallback && performance.now() < this.storeDownUntil) return { value: await operation(this.fallback), store: this.fallback };
+    try {
+      return { value: await operation(this.store), store: this.store };
+    } catch (error) {
+      if (!this.fallback) throw error;
+      this.noteStoreFailure(error);
+      return { value: await operation(this.fallback), store: this.fallback };
+    }
+  }
+
+  private noteStoreFailure(error: unknown): void {
+    const now = performance.now();
+    this.storeDownUntil = now + this.storeRetryMs;
+    if (now - this.lastWarnAt < WARN_EVERY_MS) return;
+    this.lastWarnAt = now;
+    this.log?.warn({ err: String((error as Error)?.message ?? error) }, 'rate-limit store unavailable: admitting against per-instance limits (fail-open)');
+  }
+
+  private nextId(): string {
+    return `${this.idPrefix}.${(this.sequence++).toString(36)}`;
+  }
+}
+
+class Ticket implements AdmissionTicket {
+  private released = false;
+  private settled = false;
+
+  constructor(
+    private readonly service: AdmissionService,
+    private readonly store: LimitStore,
+    readonly subject: string,
+    readonly limits: AppliedLimits,
+    private readonly slotId: string | null,
+    private snapshot: WindowSnapshot,
+  ) {}
+
+  headers(): RateLimitHeaders {
+    return rateLimitHeaders(this.limits, this.snapshot);
+  }
+
+  async reserveTokens(tokens: number): Promise<RateLimitHeaders> {
+    assertTokenCount(tokens);
+    const tokensPerMinute = this.limits.tokensPerMinute;
+    if (tokensPerMinute === null || this.slotId === null || this.released || this.settled) return this.headers();
+    const slotId = this.slotId;
+    const now = this.service.nowMs();
+    const outcome = await this.service.guard(this.store, () =>
+      this.store.reserveTokens({ subject: this.subject, now, slotId, slotExpiresAt: now + this.service.slotTtlMs, tokens, tokensPerMinute }),
+    );
+    if (!outcome) return this.headers();
+    this.snapshot = outcome.snapshot;
+    if (outcome.refusal) throw refusalFor(this.limits, outcome, { requested_tokens: tokens, remaining_tokens: remainingTokens(tokensPerMinute, outcome.snapshot) });
+    return this.headers();
+  }
+
+  async settleTokens(tokens: number): Promise<RateLimitHeaders> {
+    assertTokenCount(tokens);
+    if (this.limits.tokensPerMinute === null || this.slotId === null || this.settled) return this.headers();
+    this.settled = true;
+    const slotId = this.slotId;
+    const now = this.service.nowMs();
+    const snapshot = await this.service.guard(this.store, () => this.store.settleTokens({ subject: this.subject, now, slotId, tokens }));
+    if (snapshot) this.snapshot = snapshot;
+    return this.headers();
+  }
+
+  async release(): Promise<void> {
+    if (this.released || this.slotId === null) return;
+    this.released = true;
+    await this.service.releaseHeld(this.store, this.subject, this.slotId);
+  }
+}
+
+function assertTokenCount(tokens: number): void {
+  if (!Number.isSafeInteger(tokens) || tokens < 0) throw new RangeError(`token count must be a non-negative integer, got ${tokens}`);
+}
+
+function limitValue(limits: AppliedLimits, refusal: StoreRefusal): number {
+  switch (refusal.limit) {
+    case 'requests_per_second':
+      return limits.requestsPerSecond ?? 0;
+    case 'requests_per_minute':
+      return limits.requestsPerMinute;
+    case 'tokens_per_minute':
+      return limits.tokensPerMinute ?? 0;
+    case 'concurrent_requests':
+      return limits.concurrentRequests ?? 0;
+  }
+}
+
+const whose = (limits: AppliedLimits): string => (limits.kind === 'plan' ? "this user's plan" : `this account (tier ${limits.tier})`);
+
+function concurrencyRefusal(limits: AppliedLimits, headers: RateLimitHeaders | null): RateLimitRefusal {
+  const seconds = retryAfterSeconds(1_000);
+  return new RateLimitRefusal(
+    'api_concurrency_limit',
+    `Concurrent-request limit reached: ${limits.concurrentRequests} requests in flight for ${whose(limits)}. Retry after ${seconds} s or when an active request finishes.`,
+    { limit: 'concurrent_requests', limit_value: limits.concurrentRequests, retry_after_seconds: seconds },
+    seconds,
+    headers,
+  );
+}
+
+function refusalFor(limits: AppliedLimits, outcome: StoreOutcome, extra: ErrorDetails = {}): RateLimitRefusal {
+  const refusal = outcome.refusal as StoreRefusal;
+  const headers = rateLimitHeaders(limits, outcome.snapshot);
+  if (refusal.limit === 'concurrent_requests') return concurrencyRefusal(limits, headers);
+  const value = limitValue(limits, refusal);
+  const seconds = retryAfterSeconds(refusal.retryAfterMs);
+  const what =
+    refusal.limit === 'requests_per_second' ? `${value} requests per second` : refusal.limit === 'requests_per_minute' ? `${value} requests per minute` : `${value} tokens per minute`;
+  return new RateLimitRefusal(
+    'rate_limited',
+    `Rate limit reached: ${what} for ${whose(limits)}. Retry after ${seconds} s.`,
+    { limit: refusal.limit, limit_value: value, reset: formatResetDuration(refusal.retryAfterMs), retry_after_seconds: seconds, ...extra },
+    seconds,
+    headers,
+  );
+}

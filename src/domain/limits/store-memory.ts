@@ -1,0 +1,238 @@
+import { tokenRetryAfterMs, type HeldSlotRef, type LimitStore, type RequestAdmission, type StoreOutcome, type StoreRefusal, type TokenReservation, type TokenSettlement } from './store';
+import { MINUTE_WINDOW_MS, SECOND_WINDOW_MS, type WindowSnapshot } from './windows';
+
+/**
+ * A sliding log: entries (time, weight) kept oldest first, with their running total, so
+ * counting the window is O(1) and dropping what left it is amortized O(1).
+ */
+class SlidingLog {
+  private times: number[] = [];
+  private weights: number[] = [];
+  private head = 0;
+  total = 0;
+
+  get size(): number {
+    return this.times.length - this.head;
+  }
+
+  /** Time of the i-th oldest entry. */
+  timeAt(i: number): number {
+    return this.times[this.head + i];
+  }
+
+  oldest(): number | null {
+    return this.size > 0 ? this.times[this.head] : null;
+  }
+
+  newest(): number | null {
+    return this.size > 0 ? this.times[this.times.length - 1] : null;
+  }
+
+  /** Drops the entries recorded at or before `cutoff` (they have left the window). */
+  expire(cutoff: number): void {
+    while (this.head < this.times.length && this.times[this.head] <= cutoff) {
+      this.total -= this.weights[this.head];
+      this.head++;
+    }
+    if (this.head > 1024 && this.head * 2 > this.times.length) {
+      this.times = this.times.slice(this.head);
+      this.weights = this.weights.slice(this.head);
+      this.head = 0;
+    }
+  }
+
+  add(at: number, weight: number): void {
+    this.total += weight;
+    // Clocks normally move forward; a step back (NTP, a test clock) still keeps the order.
+    if (this.size === 0 || at >= this.times[this.times.length - 1]) {
+      this.times.push(at);
+      this.weights.push(weight);
+      return;
+    }
+    const index = this.firstIndexAfter(at) + this.head;
+    this.times.splice(index, 0, at);
+    this.weights.splice(index, 0, weight);
+  }
+
+  /** Index (from the oldest) of the first entry recorded after `t`. */
+  firstIndexAfter(t: number): number {
+    let low = this.head;
+    let high = this.times.length;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if (this.times[mid] <= t) low = mid + 1;
+      else high = mid;
+    }
+    return low - this.head;
+  }
+
+  *entries(): IterableIterator<readonly [number, number]> {
+    for (let i = this.head; i < this.times.length; i++) yield [this.times[i], this.weights[i]];
+  }
+}
+
+interface HeldSlot {
+  expiresAt: number;
+  reservedTokens: number;
+}
+
+class SubjectWindows {
+  readonly requests = new SlidingLog();
+  readonly settled = new SlidingLog();
+  readonly slots = new Map<string, HeldSlot>();
+
+  /** Forgets what has left the windows and the slots whose holder stopped refreshing them. */
+  prune(now: number): void {
+    this.requests.expire(now - MINUTE_WINDOW_MS);
+    this.settled.expire(now - MINUTE_WINDOW_MS);
+    for (const [id, slot] of this.slots) if (slot.expiresAt <= now) this.slots.delete(id);
+  }
+
+  inFlightTokens(): number {
+    let sum = 0;
+    for (const slot of this.slots.values()) sum += slot.reservedTokens;
+    return sum;
+  }
+
+  snapshot(now: number): WindowSnapshot {
+    return {
+      at: now,
+      requestsInMinute: this.requests.size,
+      oldestRequestAt: this.requests.oldest(),
+      settledTokens: this.settled.total,
+      oldestSettledAt: this.settled.oldest(),
+      inFlightTokens: this.inFlightTokens(),
+      slotsInUse: this.slots.size,
+    };
+  }
+
+  isIdle(now: number): boolean {
+    this.prune(now);
+    return this.requests.size === 0 && this.settled.size === 0 && this.slots.size === 0;
+  }
+}
+
+/** Idle subjects are swept after this many operations, so memory follows active accounts only. */
+const SWEEP_EVERY_OPERATIONS = 10_000;
+
+/**
+ * Limits for a single instance: everything in this process's memory. Same semantics as the
+ * Redis store (the unit tests run one table against both); also the local fallback while
+ * Redis is unreachable.
+ */
+export class InMemoryLimitStore implements LimitStore {
+  private readonly subjects = new Map<string, SubjectWindows>();
+  private operations = 0;
+
+  private windows(subject: string, now: number): SubjectWindows {
+    if (++this.operations % SWEEP_EVERY_OPERATIONS === 0) this.sweep(now);
+    let windows = this.subjects.get(subject);
+    if (!windows) {
+      windows = new SubjectWindows();
+      this.subjects.set(subject, windows);
+    }
+    windows.prune(now);
+    return windows;
+  }
+
+  /** Drops subjects with nothing left in any window. */
+  sweep(now: number): void {
+    for (const [subject, windows] of this.subjects) if (windows.isIdle(now)) this.subjects.delete(subject);
+  }
+
+  /** How many subjects are tracked (for tests of the sweep). */
+  get trackedSubjects(): number {
+    return this.subjects.size;
+  }
+
+  async admit(input: RequestAdmission): Promise<StoreOutcome> {
+    const { now } = input;
+    const w = this.windows(input.subject, now);
+    let refusal: StoreRefusal | null = null;
+    // Report the limit with the longest wait: the caller has to satisfy all of them.
+    const consider = (candidate: StoreRefusal) => {
+      if (!refusal || candidate.retryAfterMs > refusal.retryAfterMs) refusal = candidate;
+    };
+    if (input.requestId !== null) {
+      if (input.requestsPerSecond !== null) {
+        const firstInSecond = w.requests.firstIndexAfter(now - SECOND_WINDOW_MS);
+        const inSecond = w.requests.size - firstInSecond;
+        if (inSecond >= input.requestsPerSecond) {
+          // Admission needs inSecond − limit + 1 entries gone: wait for the (inSecond − limit)-th.
+          const index = firstInSecond + inSecond - input.requestsPerSecond;
+          const wait = index < w.requests.size ? w.requests.timeAt(index) + SECOND_WINDOW_MS - now : SECOND_WINDOW_MS;
+          consider({ limit: 'requests_per_second', retryAfterMs: wait });
+        }
+      }
+      if (input.requestsPerMinute !== null && w.requests.size >= input.requestsPerMinute) {
+        const index = w.requests.size - input.requestsPerMinute;
+        const wait = index < w.requests.size ? w.requests.timeAt(index) + MINUTE_WINDOW_MS - now : MINUTE_WINDOW_MS;
+        consider({ limit: 'requests_per_minute', retryAfterMs: wait });
+      }
+    }
+    const slot = input.slot;
+    const alreadyHeld = slot !== null && w.slots.has(slot.id);
+    if (slot && !alreadyHeld && w.slots.size >= slot.limit) {
+      // When a slot frees is unknown (a request finishing); one second is the polite poll.
+      consider({ limit: 'concurrent_requests', retryAfterMs: SECOND_WINDOW_MS });
+    }
+    if (refusal) return { refusal, snapshot: w.snapshot(now) };
+
+    if (input.requestId !== null) w.requests.add(now, 1);
+    if (slot) {
+      const held = w.slots.get(slot.id);
+      if (held) held.expiresAt = Math.max(held.expiresAt, slot.expiresAt);
+      else w.slots.set(slot.id, { expiresAt: slot.expiresAt, reservedTokens: 0 });
+    }
+    return { refusal: null, snapshot: w.snapshot(now) };
+  }
+
+  async reserveTokens(input: TokenReservation): Promise<StoreOutcome> {
+    const { now } = input;
+    const w = this.windows(input.subject, now);
+    if (input.tokens > 0) {
+      const remaining = input.tokensPerMinute - w.settled.total - w.inFlightTokens();
+      // An estimate above the whole limit needs the whole (empty) window, not forever.
+      const required = Math.min(input.tokens, input.tokensPerMinute);
+      if (required > remaining) {
+        const retryAfterMs = tokenRetryAfterMs(w.settled.entries(), required - remaining, now, MINUTE_WINDOW_MS);
+        return { refusal: { limit: 'tokens_per_minute', retryAfterMs }, snapshot: w.snapshot(now) };
+      }
+    }
+    let held = w.slots.get(input.slotId);
+    if (!held) {
+      // The slot expired while held (a stalled heartbeat): take it back, it is in use.
+      held = { expiresAt: input.slotExpiresAt, reservedTokens: 0 };
+      w.slots.set(input.slotId, held);
+    }
+    held.reservedTokens += input.tokens;
+    return { refusal: null, snapshot: w.snapshot(now) };
+  }
+
+  async settleTokens(input: TokenSettlement): Promise<WindowSnapshot> {
+    const w = this.windows(input.subject, input.now);
+    const held = w.slots.get(input.slotId);
+    if (held) held.reservedTokens = 0;
+    if (input.tokens > 0) w.settled.add(input.now, input.tokens);
+    return w.snapshot(input.now);
+  }
+
+  async releaseSlot(subject: string, slotId: string): Promise<void> {
+    this.subjects.get(subject)?.slots.delete(slotId);
+  }
+
+  async refreshSlots(slots: readonly HeldSlotRef[], _now: number, expiresAt: number): Promise<void> {
+    for (const ref of slots) {
+      const held = this.subjects.get(ref.subject)?.slots.get(ref.slotId);
+      if (held) held.expiresAt = Math.max(held.expiresAt, expiresAt);
+    }
+  }
+
+  async snapshot(subject: string, now: number): Promise<WindowSnapshot> {
+    return this.windows(subject, now).snapshot(now);
+  }
+
+  async close(): Promise<void> {
+    this.subjects.clear();
+  }
+}

@@ -1,0 +1,543 @@
+import type { TextModel } from '../../domain/catalog';
+import type {
+  CanonicalEvent,
+  CanonicalMessage,
+  CanonicalReasoning,
+  CanonicalReasoningBlock,
+  CanonicalRequest,
+  CanonicalResponseFormat,
+  CanonicalTool,
+  CanonicalToolCall,
+  CanonicalToolChoice,
+  CanonicalUsage,
+  ReasoningEffort,
+} from '../../domain/generation/canonical';
+import { MIN_THINKING_HEADROOM, mapReasoningEffort } from '../../domain/generation/rules';
+import type { DecodedTextRequest } from '../../domain/generation/service';
+import { type ApiError, badRequest } from '../../domain/shared/errors';
+import { type AnswerMeta, type CollectedResult, type FinishEvent, parseToolArguments, randomWireId, reportedReasoningTokens } from '../collect';
+import { Fields, checkSchemaSize, checkToolCount, compact, dropReasoningForModel, fieldPath, joinTextParts, nameAt, refuseField } from '../ingress-common';
+import { sseEvent } from '../sse-write';
+import type {
+  ContentBlock,
+  MessagesErrorType,
+  MessagesMessage,
+  MessagesStopReason,
+  MessagesStreamEvent,
+  MessagesUsage,
+} from './types';
+
+/**
+ * Ingress codec of `POST /v1/messages` (Anthropic Messages format; spec 4.6, decisions.md):
+ * the request body → canonical request, canonical events → the `message` object or
+ * Anthropic's SSE events.
+ */
+
+// ---------------------------------------------------------------------------------------------
+// Decoding
+// ---------------------------------------------------------------------------------------------
+
+const KNOWN_FIELDS = [
+  'model', 'max_tokens', 'messages', 'system', 'tools', 'tool_choice', 'thinking', 'output_config', 'output_format',
+  'stop_sequences', 'temperature', 'top_p', 'top_k', 'stream', 'metadata', 'mcp_servers', 'service_tier',
+  'cache_control', 'container', 'context_management', 'inference_geo', 'speed', 'diagnostics',
+] as const;
+
+const MEDIA_BLOCKS = ['image', 'document', 'search_result'];
+const MIN_THINKING_BUDGET = 1024;
+
+/** The canonical name of a Messages structured-output schema (Anthropic's format has none). */
+export const MESSAGES_SCHEMA_NAME = 'output';
+
+type AssistantMessage = Extract<CanonicalMessage, { role: 'assistant' }>;
+
+/** Validates a Messages body; throws 400 `bad_request` naming the field. */
+export function decodeMessagesRequest(body: unknown): DecodedTextRequest {
+  const req = Fields.body(body).allowOnly(KNOWN_FIELDS);
+  req.refuseIfSet(['top_k'], 'is not supported: not every vendor behind Tollgate offers top-k sampling');
+  req.refuseIfSet(['container', 'context_management', 'inference_geo', 'diagnostics']);
+  if (req.oneOf('speed', ['standard', 'fast']) === 'fast') refuseField('speed', "'fast' is not supported");
+  // Accepted and ignored: routing and prompt-caching hints with no effect on the answer.
+  req.oneOf('service_tier', ['auto', 'standard_only']);
+  req.object('cache_control');
+
+  const modelId = req.requiredString('model', { nonEmpty: true });
+  if (!req.isSet('max_tokens')) refuseField('max_tokens', 'is required');
+  const system = decodeSystem(req);
+  const messages = [...(system !== undefined ? [{ role: 'system' as const, content: system }] : []), ...decodeMessages(req)];
+  const tools = [...decodeTools(req), ...decodeMcpServers(req)];
+  const choice = decodeToolChoice(req, tools);
+  const metadata = req.object('metadata')?.allowOnly(['user_id']);
+
+  return {
+    modelId,
+    // Required above, so the fallback is never used.
+    outputLimit: { value: req.raw('max_tokens'), field: 'max_tokens', fallback: 0 },
+    request: compact({
+      messages,
+      tools,
+      toolChoice: choice?.toolChoice,
+      parallelToolCalls: choice?.parallelToolCalls,
+      responseFormat: decodeOutputFormat(req),
+      stop: decodeStopSequences(req),
+      temperature: req.number('temperature', { min: 0, max: 1 }),
+      topP: req.number('top_p', { min: 0, max: 1 }),
+      reasoning: decodeReasoning(req),
+      user: metadata?.string('user_id'),
+    }),
+    stream: req.boolean('stream') ?? false,
+    finalize: finalizeMessagesRequest,
+  };
+}
+
+/**
+ * Checks after the output limit was clamped: thinking needs at least 1,024 tokens above its
+ * budget (spec 7). Models without an effort setting drop reasoning first (spec 4.4), so a
+ * thinking budget sent to them has nothing to constrain.
+ */
+export function finalizeMessagesRequest(model: TextModel, request: CanonicalRequest): CanonicalRequest {
+  const adjusted = dropReasoningForModel(model, request);
+  const { mode, budgetTokens } = adjusted.reasoning;
+  if (mode === 'enabled' && budgetTokens !== undefined && adjusted.maxOutputTokens - budgetTokens < MIN_THINKING_HEADROOM) {
+    throw badRequest(
+      `max_tokens (${adjusted.maxOutputTokens} as used for ${model.id}) must exceed thinking.budget_tokens (${budgetTokens}) by at least ${MIN_THINKING_HEADROOM}`,
+      { field: 'max_tokens', max_tokens: adjusted.maxOutputTokens, budget_tokens: budgetTokens },
+    );
+  }
+  return adjusted;
+}
+
+function decodeSystem(req: Fields): string | undefined {
+  const value = req.raw('system');
+  if (value === undefined || typeof value === 'string') return value;
+  if (!Array.isArray(value)) refuseField('system', 'must be a string or an array of text blocks');
+  return joinTextParts(value.map((raw, i) => textBlock(Fields.at(raw, fieldPath('system', i)))));
+}
+
+function textBlock(block: Fields): string {
+  const type = block.requiredString('type');
+  if (type !== 'text') refuseBlock(block, type, "'text'");
+  block.allowOnly(['type', 'text', 'cache_control', 'citations']);
+  return block.requiredString('text');
+}
+
+function decodeMessages(req: Fields): CanonicalMessage[] {
+  const out: CanonicalMessage[] = [];
+  req.requiredArray('messages', { nonEmpty: true }).forEach((raw, i) => {
+    const message = Fields.at(raw, fieldPath('messages', i)).allowOnly(['role', 'content']);
+    const role = message.requiredOneOf('role', ['user', 'assistant', 'system']);
+    const content = message.raw('content');
+    const field = message.field('content');
+    if (content === undefined) refuseField(field, 'is required');
+    if (typeof content !== 'string' && !Array.isArray(content)) refuseField(field, 'must be a string or an array of content blocks');
+    const blocks = typeof content === 'string' ? null : content.map((b, j) => Fields.at(b, fieldPath(field, j)));
+    if (role === 'assistant') out.push(assistantMessage(typeof content === 'string' ? content : null, blocks ?? []));
+    else if (role === 'system') out.push({ role: 'system', content: typeof content === 'string' ? content : joinTextParts(blocks!.map(textBlock)) });
+    else out.push(...userMessages(typeof content === 'string' ? content : null, blocks ?? []));
+  });
+  return out;
+}
+
+/** Refuses a block type the role cannot carry, naming media and server-side blocks precisely. */
+function refuseBlock(block: Fields, type: string, allowed: string): never {
+  if (MEDIA_BLOCKS.includes(type)) refuseField(block.field('type'), `'${type}' is not supported: chat endpoints take text input only`);
+  return refuseField(block.field('type'), `'${type}' is not supported here; expected ${allowed}`);
+}
+
+/** A user turn: its tool results become tool messages (first, as Anthropic requires), its text a user message. */
+function userMessages(text: string | null, blocks: Fields[]): CanonicalMessage[] {
+  if (text !== null) return [{ role: 'user', content: text }];
+  const results: CanonicalMessage[] = [];
+  const texts: string[] = [];
+  for (const block of blocks) {
+    const type = block.requiredString('type');
+    if (type === 'text') texts.push(textBlock(block));
+    else if (type === 'tool_result') results.push(toolResult(block));
+    else refuseBlock(block, type, "'text' or 'tool_result'");
+  }
+  return texts.length > 0 || results.length === 0 ? [...results, { role: 'user', content: joinTextParts(texts) }] : results;
+}
+
+function toolResult(block: Fields): CanonicalMessage {
+  block.allowOnly(['type', 'tool_use_id', 'content', 'is_error', 'cache_control']);
+  const value = block.raw('content');
+  const field = block.field('content');
+  let content = '';
+  if (typeof value === 'string') content = value;
+  else if (Array.isArray(value)) {
+    content = joinTextParts(
+      value.map((raw, k) => {
+        const part = Fields.at(raw, fieldPath(field, k));
+        const type = part.requiredString('type');
+        return type === 'text' ? textBlock(part) : refuseBlock(part, type, "'text' (tool results are text only)");
+      }),
+    );
+  } else if (value !== undefined) refuseField(field, 'must be a string or an array of text blocks');
+  return { role: 'tool', toolCallId: block.requiredString('tool_use_id', { nonEmpty: true }), content, isError: block.boolean('is_error') ?? false };
+}
+
+function assistantMessage(text: string | null, blocks: Fields[]): AssistantMessage {
+  const message: AssistantMessage = { role: 'assistant', content: text ?? '', toolCalls: [], reasoning: [] };
+  const texts: string[] = [];
+  for (const block of blocks) {
+    const type = block.requiredString('type');
+    switch (type) {
+      case 'text':
+        texts.push(textBlock(block));
+        break;
+      case 'tool_use':
+        message.toolCalls.push(toolUse(block));
+        break;
+      case 'thinking':
+        block.allowOnly(['type', 'thinking', 'signature']);
+        message.reasoning.push({ text: block.requiredString('thinking'), signature: block.requiredString('signature') });
+        break;
+      case 'redacted_thinking':
+        block.allowOnly(['type', 'data']);
+        message.reasoning.push({ text: '', redactedData: block.requiredString('data') });
+        break;
+      default:
+        refuseBlock(block, type, "'text', 'tool_use', 'thinking' or 'redacted_thinking'");
+    }
+  }
+  if (text === null) message.content = joinTextParts(texts);
+  return message;
+}
+
+function toolUse(block: Fields): CanonicalToolCall {
+  // `caller` is what newer Anthropic answers attach; a client echoing an answer back sends it.
+  block.allowOnly(['type', 'id', 'name', 'input', 'cache_control', 'caller']);
+  const input = block.raw('input');
+  if (input === undefined || typeof input !== 'object' || Array.isArray(input)) refuseField(block.field('input'), 'must be an object');
+  return { id: block.requiredString('id', { nonEmpty: true }), name: block.requiredString('name'), arguments: JSON.stringify(input), kind: 'function' };
+}
+
+function decodeTools(req: Fields): CanonicalTool[] {
+  const list = req.array('tools') ?? [];
+  checkToolCount(list, 'tools');
+  return list.map((raw, i) => {
+    const tool = Fields.at(raw, fieldPath('tools', i));
+    const type = tool.string('type');
+    if (type !== undefined && type !== 'custom') {
+      refuseField(tool.field('type'), `'${type}' is not supported: server tools are not available; declare client tools with input_schema`);
+    }
+    tool.allowOnly(['type', 'name', 'description', 'input_schema', 'strict', 'cache_control']);
+    const schema = tool.jsonObject('input_schema');
+    if (!schema) refuseField(tool.field('input_schema'), 'is required');
+    return compact<CanonicalTool>({ type: 'function', name: nameAt(tool, 'name'), description: tool.string('description'), parameters: schema, strict: tool.boolean('strict') });
+  });
+}
+
+/** Beta `mcp_servers` → canonical MCP tools (a server with `enabled: false` offers nothing and is left out). */
+function decodeMcpServers(req: Fields): CanonicalTool[] {
+  return (req.objects('mcp_servers') ?? []).flatMap((server): CanonicalTool[] => {
+    server.requiredOneOf('type', ['url']);
+    server.allowOnly(['type', 'url', 'name', 'authorization_token', 'tool_configuration']);
+    const config = server.object('tool_configuration')?.allowOnly(['allowed_tools', 'enabled']);
+    const tool = compact<CanonicalTool>({
+      type: 'mcp',
+      serverLabel: server.requiredString('name', { nonEmpty: true }),
+      serverUrl: server.requiredString('url', { nonEmpty: true }),
+      authorization: server.string('authorization_token'),
+      allowedTools: config?.strings('allowed_tools'),
+    });
+    return config?.boolean('enabled') === false ? [] : [tool];
+  });
+}
+
+function decodeToolChoice(req: Fields, tools: readonly CanonicalTool[]): { toolChoice: CanonicalToolChoice; parallelToolCalls?: boolean } | undefined {
+  const choice = req.object('tool_choice');
+  if (!choice) return undefined;
+  const type = choice.requiredOneOf('type', ['auto', 'any', 'tool', 'none']);
+  if (type === 'none') {
+    choice.allowOnly(['type']);
+    return { toolChoice: 'none' };
+  }
+  choice.allowOnly(type === 'tool' ? ['type', 'name', 'disable_parallel_tool_use'] : ['type', 'disable_parallel_tool_use']);
+  const disableParallel = choice.boolean('disable_parallel_tool_use');
+  let toolChoice: CanonicalToolChoice;
+  if (type === 'tool') {
+    const name = choice.requiredString('name');
+    if (!tools.some((t) => t.type === 'function' && t.name === name)) refuseField(choice.field('name'), `'${name}' does not name a tool in tools`);
+    toolChoice = { name };
+  } else {
+    if (type === 'any' && tools.length === 0) refuseField(choice.field('type'), "'any' needs at least one tool in tools");
+    toolChoice = type === 'any' ? 'required' : 'auto';
+  }
+  return compact({ toolChoice, parallelToolCalls: disableParallel === undefined ? undefined : !disableParallel });
+}
+
+/** `thinking` and `output_config.effort` together make the canonical reasoning setting. */
+function decodeReasoning(req: Fields): CanonicalReasoning {
+  const effort = decodeEffort(req);
+  const thinking = req.object('thinking');
+  if (!thinking) return compact({ mode: 'default', effort });
+  const type = thinking.requiredOneOf('type', ['disabled', 'enabled', 'adaptive']);
+  if (type === 'disabled') {
+    thinking.allowOnly(['type']);
+    return compact({ mode: 'disabled', effort });
+  }
+  thinking.allowOnly(type === 'enabled' ? ['type', 'budget_tokens', 'display'] : ['type', 'display']);
+  // Showing thinking is what Tollgate does; hiding it is not offered.
+  if (thinking.oneOf('display', ['summarized', 'omitted']) === 'omitted') refuseField(thinking.field('display'), "'omitted' is not supported");
+  if (type === 'adaptive') return compact({ mode: 'adaptive', effort });
+  if (!thinking.isSet('budget_tokens')) refuseField(thinking.field('budget_tokens'), 'is required when thinking is enabled');
+  const budgetTokens = thinking.integer('budget_tokens', { min: MIN_THINKING_BUDGET });
+  return compact({ mode: 'enabled', budgetTokens, effort });
+}
+
+/** Anthropic's effort levels; `max` (and `xhigh`) mean the canonical `extra_high`. */
+function decodeEffort(req: Fields): ReasoningEffort | undefined {
+  const config = req.object('output_config')?.allowOnly(['effort', 'format']);
+  const effort = config?.oneOf('effort', ['low', 'medium', 'high', 'xhigh', 'max']);
+  return effort === 'max' ? 'extra_high' : mapReasoningEffort(effort, 'output_config.effort');
+}
+
+/** Structured output: `output_config.format`, or the beta spelling `output_format` (not both). */
+function decodeOutputFormat(req: Fields): CanonicalResponseFormat | undefined {
+  const config = req.object('output_config');
+  const current = config?.object('format');
+  const beta = req.object('output_format');
+  if (current && beta) refuseField('output_format', 'cannot be sent together with output_config.format');
+  const format = current ?? beta;
+  if (!format) return undefined;
+  format.requiredOneOf('type', ['json_schema']);
+  format.allowOnly(['type', 'schema']);
+  const schema = format.jsonObject('schema');
+  if (!schema) refuseField(format.field('schema'), 'is required');
+  // Anthropic constrains decoding to the schema: strict by construction.
+  return { type: 'json_schema', name: MESSAGES_SCHEMA_NAME, schema: checkSchemaSize(schema, format.field('schema')), strict: true };
+}
+
+function decodeStopSequences(req: Fields): string[] | undefined {
+  const list = req.strings('stop_sequences');
+  list?.forEach((s, i) => {
+    if (s === '') refuseField(fieldPath('stop_sequences', i), 'must not be empty');
+  });
+  return list && list.length > 0 ? list : undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Encoding
+// ---------------------------------------------------------------------------------------------
+
+/** Spec 7: a safety refusal (or a vendor content filter) is `refusal`; a matched stop sequence is `stop_sequence`. */
+export function messagesStopReason(finish: CollectedResult['finish']): MessagesStopReason {
+  if (finish.refusal || finish.reason === 'content_filter') return 'refusal';
+  switch (finish.reason) {
+    case 'length':
+      return 'max_tokens';
+    case 'tool_calls':
+      return 'tool_use';
+    case 'stop':
+      return finish.stopSequence !== undefined ? 'stop_sequence' : 'end_turn';
+  }
+}
+
+/**
+ * Anthropic counts `input_tokens` without cache reads and cache writes; the canonical
+ * `inputTokens` includes both, so they are taken out here. Thinking tokens (or the pipeline's
+ * estimate) go in `output_tokens_details.thinking_tokens` (spec 2.8).
+ */
+export function messagesUsage(usage: CanonicalUsage): MessagesUsage {
+  const cacheCreation = usage.cacheCreationInputTokens ?? 0;
+  return {
+    input_tokens: Math.max(0, usage.inputTokens - usage.cachedInputTokens - cacheCreation),
+    cache_creation_input_tokens: cacheCreation,
+    cache_read_input_tokens: usage.cachedInputTokens,
+    output_tokens: usage.outputTokens,
+    output_tokens_details: { thinking_tokens: reportedReasoningTokens(usage) },
+  };
+}
+
+/** ApiError status → Anthropic's error `type`, so the Anthropic SDK raises its matching class. */
+export function messagesErrorType(status: number): MessagesErrorType {
+  switch (status) {
+    case 400:
+    case 409:
+    case 415:
+    case 422:
+      return 'invalid_request_error';
+    case 401:
+      return 'authentication_error';
+    case 402:
+      return 'billing_error';
+    case 403:
+      return 'permission_error';
+    case 404:
+    case 410:
+      return 'not_found_error';
+    case 413:
+      return 'request_too_large';
+    case 429:
+      return 'rate_limit_error';
+    case 503:
+    case 529:
+      return 'overloaded_error';
+    case 504:
+      return 'timeout_error';
+    default:
+      return status >= 500 ? 'api_error' : 'invalid_request_error';
+  }
+}
+
+/** A reasoning block as Anthropic shows it (a block from a vendor without signatures gets an empty one). */
+function reasoningContent(block: CanonicalReasoningBlock): ContentBlock {
+  return block.redactedData !== undefined ? { type: 'redacted_thinking', data: block.redactedData } : { type: 'thinking', thinking: block.text, signature: block.signature ?? '' };
+}
+
+/** The non-streaming answer: thinking blocks, then the text, then the tool uses. */
+export function encodeMessagesResponse(result: CollectedResult, meta: AnswerMeta): MessagesMessage {
+  const content: ContentBlock[] = [
+    ...result.reasoning.map(reasoningContent),
+    ...(result.text !== '' ? [{ type: 'text' as const, text: result.text }] : []),
+    ...result.toolCalls.map((call): ContentBlock => ({ type: 'tool_use', id: call.id, name: call.name, input: parseToolArguments(call.arguments) })),
+  ];
+  return {
+    id: meta.id ?? randomWireId('msg_'),
+    type: 'message',
+    role: 'assistant',
+    model: meta.model,
+    content,
+    stop_reason: messagesStopReason(result.finish),
+    stop_sequence: result.finish.stopSequence ?? null,
+    usage: messagesUsage(result.finish.usage),
+  };
+}
+
+export interface MessagesStreamMeta extends AnswerMeta {
+  /**
+   * Input tokens for `message_start` (for example the reservation's estimate). Canonical usage
+   * arrives only with the finish, so the exact counts are sent in `message_delta`, whose
+   * counters the Anthropic SDK takes as the message's totals. Default 0.
+   */
+  inputTokens?: number;
+}
+
+type OpenBlock = { index: number; kind: 'text' | 'thinking' | 'tool'; toolIndex?: number };
+
+/**
+ * Canonical events → Anthropic SSE, as the SDK's MessageStream accumulates them:
+ * `message_start`, per content block `content_block_start` … deltas (text_delta,
+ * thinking_delta, signature_delta, input_json_delta) … `content_block_stop`, then
+ * `message_delta` (stop reason and usage) and `message_stop`. Every frame has an `event:` line
+ * (the SDK skips frames without one). A failure sends `event: error`.
+ */
+export class MessagesStreamEncoder {
+  private readonly id: string;
+  private started = false;
+  private ended = false;
+  private nextIndex = 0;
+  private open: OpenBlock | null = null;
+  /** Canonical tool index → block index, for tool blocks not yet stopped. */
+  private readonly toolBlocks = new Map<number, number>();
+
+  constructor(private readonly meta: MessagesStreamMeta) {
+    this.id = meta.id ?? randomWireId('msg_');
+  }
+
+  /** `message_start`; emitted by the first `encode` when not called before. */
+  start(): string {
+    if (this.started || this.ended) return '';
+    this.started = true;
+    return this.emit({
+      type: 'message_start',
+      message: {
+        id: this.id,
+        type: 'message',
+        role: 'assistant',
+        model: this.meta.model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: this.meta.inputTokens ?? 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 0 },
+      },
+    });
+  }
+
+  encode(event: CanonicalEvent): string {
+    if (this.ended) return '';
+    let out = this.start();
+    switch (event.type) {
+      case 'reasoning-delta':
+        if (this.open?.kind !== 'thinking') out += this.closeOpen() + this.openBlock('thinking', { type: 'thinking', thinking: '', signature: '' });
+        return out + this.delta(this.open!.index, { type: 'thinking_delta', thinking: event.text });
+      case 'reasoning-end': {
+        if (this.open?.kind === 'thinking') {
+          const index = this.open.index;
+          if (event.signature !== undefined) out += this.delta(index, { type: 'signature_delta', signature: event.signature });
+          out += this.closeOpen();
+          if (event.redactedData === undefined) return out;
+        }
+        if (event.redactedData !== undefined) {
+          out += this.closeOpen() + this.openBlock('thinking', { type: 'redacted_thinking', data: event.redactedData });
+          return out + this.closeOpen();
+        }
+        if (event.signature !== undefined) {
+          // A signed block with no visible text.
+          out += this.closeOpen() + this.openBlock('thinking', { type: 'thinking', thinking: '', signature: '' });
+          return out + this.delta(this.open!.index, { type: 'signature_delta', signature: event.signature }) + this.closeOpen();
+        }
+        return out;
+      }
+      case 'text-delta':
+        if (event.text === '') return out;
+        if (this.open?.kind !== 'text') out += this.closeOpen() + this.openBlock('text', { type: 'text', text: '' });
+        return out + this.delta(this.open!.index, { type: 'text_delta', text: event.text });
+      case 'tool-call-start':
+        out += this.closeOpen() + this.openBlock('tool', { type: 'tool_use', id: event.id, name: event.name, input: {} }, event.index);
+        this.toolBlocks.set(event.index, this.open!.index);
+        return out;
+      case 'tool-call-delta': {
+        // Providers deliver calls one after another; a late delta still goes to its own block.
+        const index = this.toolBlocks.get(event.index);
+        if (index === undefined || event.argumentsDelta === '') return out;
+        return out + this.delta(index, { type: 'input_json_delta', partial_json: event.argumentsDelta });
+      }
+      case 'tool-call-end':
+        if (this.open?.kind === 'tool' && this.open.toolIndex === event.index) out += this.closeOpen();
+        this.toolBlocks.delete(event.index);
+        return out;
+      case 'finish':
+        return out + this.finish(event);
+    }
+  }
+
+  /** The Anthropic stream error event (decisions.md, Streamed failures). */
+  encodeError(error: ApiError): string {
+    if (this.ended) return '';
+    this.ended = true;
+    return sseEvent('error', { type: 'error', error: { type: messagesErrorType(error.status), message: error.message } });
+  }
+
+  private finish(event: FinishEvent): string {
+    this.ended = true;
+    const usage = messagesUsage(event.usage);
+    return (
+      this.closeOpen() +
+      this.emit({ type: 'message_delta', delta: { stop_reason: messagesStopReason(event), stop_sequence: event.stopSequence ?? null }, usage }) +
+      this.emit({ type: 'message_stop' })
+    );
+  }
+
+  private openBlock(kind: OpenBlock['kind'], contentBlock: ContentBlock, toolIndex?: number): string {
+    const index = this.nextIndex++;
+    this.open = compact({ index, kind, toolIndex });
+    return this.emit({ type: 'content_block_start', index, content_block: contentBlock });
+  }
+
+  private closeOpen(): string {
+    if (!this.open) return '';
+    const { index } = this.open;
+    this.open = null;
+    return this.emit({ type: 'content_block_stop', index });
+  }
+
+  private delta(index: number, delta: Extract<MessagesStreamEvent, { type: 'content_block_delta' }>['delta']): string {
+    return this.emit({ type: 'content_block_delta', index, delta });
+  }
+
+  private emit(event: MessagesStreamEvent): string {
+    return sseEvent(event.type, event);
+  }
+}

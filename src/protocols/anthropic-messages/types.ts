@@ -1,0 +1,307 @@
+/**
+ * Wire types of the Anthropic Messages API (`POST /v1/messages`): request body, content
+ * blocks, the `message` answer, its SSE stream events and the error body. Names and
+ * nullability follow the real API (and `@anthropic-ai/sdk`). The text subset Tollgate serves
+ * is declared in full; media blocks and server tools are declared by name so codecs can
+ * refuse them precisely.
+ */
+
+export type MessagesRole = 'user' | 'assistant';
+
+export type MessagesStopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'pause_turn' | 'refusal' | 'model_context_window_exceeded';
+
+export type MessagesEffort = 'low' | 'medium' | 'high' | 'xhigh' | 'max';
+
+export type JsonSchemaObject = Record<string, unknown>;
+
+export interface CacheControlEphemeral {
+  type: 'ephemeral';
+  ttl?: '5m' | '1h';
+}
+
+// ---------------------------------------------------------------------------------------------
+// Request content blocks
+// ---------------------------------------------------------------------------------------------
+
+export interface TextBlockParam {
+  type: 'text';
+  text: string;
+  cache_control?: CacheControlEphemeral | null;
+  citations?: unknown[] | null;
+}
+
+export interface ImageBlockParam {
+  type: 'image';
+  source: { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string } | { type: 'file'; file_id: string };
+  cache_control?: CacheControlEphemeral | null;
+}
+
+export interface DocumentBlockParam {
+  type: 'document';
+  source: Record<string, unknown>;
+  title?: string | null;
+  context?: string | null;
+  citations?: { enabled?: boolean } | null;
+  cache_control?: CacheControlEphemeral | null;
+}
+
+export interface ToolUseBlockParam {
+  type: 'tool_use';
+  id: string;
+  name: string;
+  input: unknown;
+  cache_control?: CacheControlEphemeral | null;
+}
+
+export interface ToolResultBlockParam {
+  type: 'tool_result';
+  tool_use_id: string;
+  content?: string | Array<TextBlockParam | ImageBlockParam | DocumentBlockParam>;
+  is_error?: boolean;
+  cache_control?: CacheControlEphemeral | null;
+}
+
+export interface ThinkingBlockParam {
+  type: 'thinking';
+  thinking: string;
+  signature: string;
+}
+
+export interface RedactedThinkingBlockParam {
+  type: 'redacted_thinking';
+  data: string;
+}
+
+/** Block types of the API that Tollgate refuses (media, search results, server tools, MCP blocks). */
+export type UnsupportedBlockType =
+  | 'image'
+  | 'document'
+  | 'search_result'
+  | 'server_tool_use'
+  | 'web_search_tool_result'
+  | 'web_fetch_tool_result'
+  | 'code_execution_tool_result'
+  | 'bash_code_execution_tool_result'
+  | 'text_editor_code_execution_tool_result'
+  | 'tool_search_tool_result'
+  | 'container_upload'
+  | 'mcp_tool_use'
+  | 'mcp_tool_result';
+
+export type ContentBlockParam =
+  | TextBlockParam
+  | ImageBlockParam
+  | DocumentBlockParam
+  | ToolUseBlockParam
+  | ToolResultBlockParam
+  | ThinkingBlockParam
+  | RedactedThinkingBlockParam;
+
+export interface MessageParam {
+  role: MessagesRole;
+  content: string | ContentBlockParam[];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Request: tools, tool choice, thinking, output config, MCP servers
+// ---------------------------------------------------------------------------------------------
+
+/** A client tool: the model calls it, the client runs it and answers with `tool_result`. */
+export interface MessagesTool {
+  type?: 'custom' | null;
+  name: string;
+  description?: string;
+  input_schema: JsonSchemaObject & { type: 'object' };
+  strict?: boolean;
+  cache_control?: CacheControlEphemeral | null;
+}
+
+export type MessagesToolChoice =
+  | { type: 'auto'; disable_parallel_tool_use?: boolean }
+  | { type: 'any'; disable_parallel_tool_use?: boolean }
+  | { type: 'tool'; name: string; disable_parallel_tool_use?: boolean }
+  | { type: 'none' };
+
+export type ThinkingConfigParam =
+  | { type: 'disabled' }
+  | { type: 'enabled'; budget_tokens: number; display?: 'summarized' | 'omitted' | null }
+  | { type: 'adaptive'; display?: 'summarized' | 'omitted' | null };
+
+export interface JsonOutputFormat {
+  type: 'json_schema';
+  schema: JsonSchemaObject;
+}
+
+export interface OutputConfig {
+  effort?: MessagesEffort | null;
+  format?: JsonOutputFormat | null;
+}
+
+/** Beta (`mcp-client-2025-04-04`): a remote MCP server Anthropic calls itself. */
+export interface McpServerUrlDefinition {
+  type: 'url';
+  url: string;
+  name: string;
+  authorization_token?: string | null;
+  tool_configuration?: { allowed_tools?: string[] | null; enabled?: boolean | null } | null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Request body
+// ---------------------------------------------------------------------------------------------
+
+export interface MessageCreateParams {
+  model: string;
+  /** Required. Includes thinking tokens. */
+  max_tokens: number;
+  messages: MessageParam[];
+  system?: string | TextBlockParam[];
+  tools?: MessagesTool[];
+  tool_choice?: MessagesToolChoice;
+  thinking?: ThinkingConfigParam;
+  output_config?: OutputConfig;
+  /** Beta structured-outputs spelling of `output_config.format`. */
+  output_format?: JsonOutputFormat | null;
+  stop_sequences?: string[];
+  temperature?: number;
+  top_p?: number;
+  top_k?: number;
+  stream?: boolean;
+  metadata?: { user_id?: string | null };
+  mcp_servers?: McpServerUrlDefinition[];
+  service_tier?: 'auto' | 'standard_only';
+  cache_control?: CacheControlEphemeral | null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Answer: message
+// ---------------------------------------------------------------------------------------------
+
+export interface TextBlock {
+  type: 'text';
+  text: string;
+}
+
+export interface ThinkingBlock {
+  type: 'thinking';
+  thinking: string;
+  signature: string;
+}
+
+export interface RedactedThinkingBlock {
+  type: 'redacted_thinking';
+  data: string;
+}
+
+export interface ToolUseBlock {
+  type: 'tool_use';
+  id: string;
+  name: string;
+  input: unknown;
+}
+
+export type ContentBlock = TextBlock | ThinkingBlock | RedactedThinkingBlock | ToolUseBlock;
+
+export interface MessagesUsage {
+  /** Input tokens EXCLUDING cache reads and cache writes (Anthropic's convention). */
+  input_tokens: number;
+  cache_creation_input_tokens: number | null;
+  cache_read_input_tokens: number | null;
+  /** Includes thinking tokens. */
+  output_tokens: number;
+  output_tokens_details?: { thinking_tokens: number } | null;
+}
+
+export interface MessagesMessage {
+  id: string;
+  type: 'message';
+  role: 'assistant';
+  model: string;
+  content: ContentBlock[];
+  stop_reason: MessagesStopReason | null;
+  stop_sequence: string | null;
+  usage: MessagesUsage;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stream events (SSE: `event: <type>` + `data: <json>`; the SDK ignores frames without `event:`)
+// ---------------------------------------------------------------------------------------------
+
+export interface MessageStartEvent {
+  type: 'message_start';
+  message: MessagesMessage;
+}
+
+export type ContentBlockDelta =
+  | { type: 'text_delta'; text: string }
+  | { type: 'thinking_delta'; thinking: string }
+  | { type: 'signature_delta'; signature: string }
+  | { type: 'input_json_delta'; partial_json: string };
+
+export interface ContentBlockStartEvent {
+  type: 'content_block_start';
+  index: number;
+  content_block: ContentBlock;
+}
+
+export interface ContentBlockDeltaEvent {
+  type: 'content_block_delta';
+  index: number;
+  delta: ContentBlockDelta;
+}
+
+export interface ContentBlockStopEvent {
+  type: 'content_block_stop';
+  index: number;
+}
+
+/** Usage counters here are cumulative totals for the whole message. */
+export interface MessageDeltaUsage {
+  input_tokens?: number | null;
+  cache_creation_input_tokens?: number | null;
+  cache_read_input_tokens?: number | null;
+  output_tokens: number;
+  output_tokens_details?: { thinking_tokens: number } | null;
+}
+
+export interface MessageDeltaEvent {
+  type: 'message_delta';
+  delta: { stop_reason: MessagesStopReason | null; stop_sequence: string | null };
+  usage: MessageDeltaUsage;
+}
+
+export interface MessageStopEvent {
+  type: 'message_stop';
+}
+
+export interface PingEvent {
+  type: 'ping';
+}
+
+export type MessagesErrorType =
+  | 'invalid_request_error'
+  | 'authentication_error'
+  | 'billing_error'
+  | 'permission_error'
+  | 'not_found_error'
+  | 'request_too_large'
+  | 'rate_limit_error'
+  | 'timeout_error'
+  | 'api_error'
+  | 'overloaded_error';
+
+/** The error body, both as a JSON answer and as the data of `event: error`. */
+export interface MessagesErrorBody {
+  type: 'error';
+  error: { type: MessagesErrorType; message: string };
+  request_id?: string;
+}
+
+export type MessagesStreamEvent =
+  | MessageStartEvent
+  | ContentBlockStartEvent
+  | ContentBlockDeltaEvent
+  | ContentBlockStopEvent
+  | MessageDeltaEvent
+  | MessageStopEvent
+  | PingEvent;

@@ -1,0 +1,250 @@
+import type { TextModel } from '../domain/catalog';
+import type { CanonicalRequest, JsonSchema } from '../domain/generation/canonical';
+import { MAX_FUNCTION_TOOLS, MAX_SCHEMA_BYTES } from '../domain/generation/rules';
+import { badRequest } from '../domain/shared/errors';
+
+/**
+ * Edge validation shared by the three ingress decoders. Every refusal is a 400 `bad_request`
+ * whose message starts with the offending field's path (`messages[2].content[0].type`) and
+ * whose `details.field` repeats it, so clients can point at the exact spot.
+ *
+ * `null` counts as absent for optional fields: the official SDKs' types allow `null` for
+ * most optional parameters, and some clients send it for "not set".
+ */
+
+export type JsonObject = Record<string, unknown>;
+
+export function isJsonObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** `messages` + 2 → `messages[2]`; `tool_choice` + `type` → `tool_choice.type`. */
+export function fieldPath(parent: string, key: string | number): string {
+  if (typeof key === 'number') return `${parent}[${key}]`;
+  return parent === '' ? key : `${parent}.${key}`;
+}
+
+/** Throws the 400 naming `field`. */
+export function refuseField(field: string, problem: string): never {
+  throw badRequest(`${field} ${problem}`, { field });
+}
+
+const describeList = (values: readonly string[]) => values.map((v) => `'${v}'`).join(', ');
+
+/** A JSON object read field by field at a known path. */
+export class Fields {
+  private constructor(
+    readonly path: string,
+    readonly value: JsonObject,
+  ) {}
+
+  /** The request body: anything but a JSON object is refused. */
+  static body(body: unknown): Fields {
+    if (!isJsonObject(body)) throw badRequest('The request body must be a JSON object.');
+    return new Fields('', body);
+  }
+
+  /** A nested value that must be an object. */
+  static at(value: unknown, path: string): Fields {
+    if (!isJsonObject(value)) refuseField(path, 'must be an object');
+    return new Fields(path, value);
+  }
+
+  field(key: string): string {
+    return fieldPath(this.path, key);
+  }
+
+  /** The value, with `null` read as absent. */
+  raw(key: string): unknown {
+    const value = this.value[key];
+    return value === null ? undefined : value;
+  }
+
+  isSet(key: string): boolean {
+    return this.raw(key) !== undefined;
+  }
+
+  /** Refuses the first field not in `known` (a typo must not silently drop a setting). */
+  allowOnly(known: readonly string[]): this {
+    for (const key of Object.keys(this.value)) {
+      if (!known.includes(key)) refuseField(this.field(key), 'is not a known field');
+    }
+    return this;
+  }
+
+  /** Refuses fields the API defines but Tollgate does not offer, when set to anything but null. */
+  refuseIfSet(keys: readonly string[], reason = 'is not supported'): this {
+    for (const key of keys) if (this.isSet(key)) refuseField(this.field(key), reason);
+    return this;
+  }
+
+  /** Like `refuseIfSet`, but `false` is accepted too (the field's "off" value). */
+  refuseIfEnabled(keys: readonly string[], reason = 'is not supported'): this {
+    for (const key of keys) {
+      const value = this.raw(key);
+      if (value !== undefined && value !== false) refuseField(this.field(key), reason);
+    }
+    return this;
+  }
+
+  string(key: string): string | undefined {
+    const value = this.raw(key);
+    if (value === undefined) return undefined;
+    if (typeof value !== 'string') refuseField(this.field(key), 'must be a string');
+    return value;
+  }
+
+  requiredString(key: string, options: { nonEmpty?: boolean } = {}): string {
+    const value = this.string(key);
+    if (value === undefined) refuseField(this.field(key), 'is required');
+    if (options.nonEmpty && value.trim() === '') refuseField(this.field(key), 'must not be empty');
+    return value;
+  }
+
+  number(key: string, range: { min: number; max: number }): number | undefined {
+    const value = this.raw(key);
+    if (value === undefined) return undefined;
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < range.min || value > range.max) {
+      refuseField(this.field(key), `must be a number from ${range.min} to ${range.max}`);
+    }
+    return value;
+  }
+
+  integer(key: string, range: { min: number; max?: number }): number | undefined {
+    const value = this.raw(key);
+    if (value === undefined) return undefined;
+    const max = range.max ?? Number.MAX_SAFE_INTEGER;
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < range.min || value > max) {
+      refuseField(this.field(key), range.max === undefined ? `must be an integer of at least ${range.min}` : `must be an integer from ${range.min} to ${range.max}`);
+    }
+    return value;
+  }
+
+  boolean(key: string): boolean | undefined {
+    const value = this.raw(key);
+    if (value === undefined) return undefined;
+    if (typeof value !== 'boolean') refuseField(this.field(key), 'must be a boolean');
+    return value;
+  }
+
+  oneOf<const T extends string>(key: string, values: readonly T[]): T | undefined {
+    const value = this.raw(key);
+    if (value === undefined) return undefined;
+    if (typeof value !== 'string' || !(values as readonly string[]).includes(value)) {
+      refuseField(this.field(key), `must be one of ${describeList(values)}`);
+    }
+    return value as T;
+  }
+
+  requiredOneOf<const T extends string>(key: string, values: readonly T[]): T {
+    const value = this.oneOf(key, values);
+    if (value === undefined) refuseField(this.field(key), `is required (one of ${describeList(values)})`);
+    return value;
+  }
+
+  object(key: string): Fields | undefined {
+    const value = this.raw(key);
+    return value === undefined ? undefined : Fields.at(value, this.field(key));
+  }
+
+  requiredObject(key: string): Fields {
+    const value = this.object(key);
+    if (!value) refuseField(this.field(key), 'is required');
+    return value;
+  }
+
+  /** A JSON object kept as data (schemas, free-form formats). */
+  jsonObject(key: string): JsonObject | undefined {
+    return this.object(key)?.value;
+  }
+
+  array(key: string): unknown[] | undefined {
+    const value = this.raw(key);
+    if (value === undefined) return undefined;
+    if (!Array.isArray(value)) refuseField(this.field(key), 'must be an array');
+    return value;
+  }
+
+  requiredArray(key: string, options: { nonEmpty?: boolean } = {}): unknown[] {
+    const value = this.array(key);
+    if (value === undefined) refuseField(this.field(key), 'is required');
+    if (options.nonEmpty && value.length === 0) refuseField(this.field(key), 'must not be empty');
+    return value;
+  }
+
+  /** Each element of an array field as an object. */
+  objects(key: string): Fields[] | undefined {
+    return this.array(key)?.map((item, i) => Fields.at(item, fieldPath(this.field(key), i)));
+  }
+
+  /** An array of strings. */
+  strings(key: string): string[] | undefined {
+    const list = this.array(key);
+    list?.forEach((item, i) => {
+      if (typeof item !== 'string') refuseField(fieldPath(this.field(key), i), 'must be a string');
+    });
+    return list as string[] | undefined;
+  }
+
+  /** A `{string: string}` map (headers, metadata). */
+  stringMap(key: string): Record<string, string> | undefined {
+    const map = this.object(key);
+    if (!map) return undefined;
+    for (const [name, value] of Object.entries(map.value)) {
+      if (typeof value !== 'string') refuseField(map.field(name), 'must be a string');
+    }
+    return map.value as Record<string, string>;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rules shared by the formats
+// ---------------------------------------------------------------------------------------------
+
+/** The common denominator of the vendors' tool-name rules, so a name valid here is valid upstream. */
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/** Tool and schema names: 1–64 letters, digits, `_` or `-`. */
+export function nameAt(fields: Fields, key: string): string {
+  const name = fields.requiredString(key);
+  if (!TOOL_NAME.test(name)) refuseField(fields.field(key), 'must be 1 to 64 letters, digits, underscores or dashes');
+  return name;
+}
+
+/** Spec 8: up to 64 tool schemas per request. */
+export function checkToolCount(tools: readonly unknown[], field: string): void {
+  if (tools.length > MAX_FUNCTION_TOOLS) refuseField(field, `must hold at most ${MAX_FUNCTION_TOOLS} tools (got ${tools.length})`);
+}
+
+/** Spec 8: a structured-output schema is at most 32 KiB of JSON. */
+export function checkSchemaSize(schema: JsonSchema, field: string): JsonSchema {
+  const bytes = Buffer.byteLength(JSON.stringify(schema), 'utf8');
+  if (bytes > MAX_SCHEMA_BYTES) refuseField(field, `is ${bytes} bytes; structured-output schemas are limited to ${MAX_SCHEMA_BYTES} bytes (32 KiB)`);
+  return schema;
+}
+
+/** Parameters of a function declared without any: an object with no properties (a fresh one, as egress may adapt it). */
+export const emptyParameters = (): JsonSchema => ({ type: 'object', properties: {} });
+
+/** Several text parts of one message become one canonical string, a line apart. */
+export const joinTextParts = (parts: readonly string[]): string => parts.join('\n');
+
+/**
+ * Spec 4.4: reasoning effort is ignored by models without an effort setting. For such a model
+ * every reasoning setting is dropped (Messages `thinking` too: the model cannot think, so the
+ * thinking budget has nothing to constrain).
+ */
+export function dropReasoningForModel(model: TextModel, request: CanonicalRequest): CanonicalRequest {
+  if (model.effort !== 'none') return request;
+  if (request.reasoning.mode === 'default' && request.reasoning.effort === undefined && request.reasoning.budgetTokens === undefined) return request;
+  return { ...request, reasoning: { mode: 'default' } };
+}
+
+
+/** Drops keys whose value is undefined, so decoded requests hold only what was set. */
+export function compact<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
+}
+
+/** The first value that is set; both arguments are evaluated, so both fields are validated. */
+export const preferFirst = <T>(first: T | undefined, second: T | undefined): T | undefined => first ?? second;

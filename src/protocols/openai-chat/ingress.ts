@@ -1,0 +1,408 @@
+import type {
+  CanonicalEvent,
+  CanonicalMessage,
+  CanonicalResponseFormat,
+  CanonicalTool,
+  CanonicalToolCall,
+  CanonicalToolChoice,
+  CanonicalUsage,
+} from '../../domain/generation/canonical';
+import { DEFAULT_OUTPUT_TOKENS, mapReasoningEffort } from '../../domain/generation/rules';
+import type { DecodedTextRequest } from '../../domain/generation/service';
+import type { ApiError } from '../../domain/shared/errors';
+import { type AnswerMeta, type CollectedResult, randomWireId, reportedReasoningTokens } from '../collect';
+import {
+  Fields,
+  checkSchemaSize,
+  checkToolCount,
+  compact,
+  dropReasoningForModel,
+  emptyParameters,
+  fieldPath,
+  joinTextParts,
+  nameAt,
+  preferFirst,
+  refuseField,
+} from '../ingress-common';
+import { SSE_DONE, sseData } from '../sse-write';
+import type {
+  ChatChunkChoice,
+  ChatChunkDelta,
+  ChatCompletion,
+  ChatCompletionChunk,
+  ChatCompletionUsage,
+  ChatFinishReason,
+  ChatFunctionToolCall,
+} from './types';
+
+/**
+ * Ingress codec of `POST /v1/chat/completions` (spec 4.4): the request body → canonical
+ * request, canonical events → `chat.completion` or `chat.completion.chunk` SSE.
+ */
+
+// ---------------------------------------------------------------------------------------------
+// Decoding
+// ---------------------------------------------------------------------------------------------
+
+const KNOWN_FIELDS = [
+  'model', 'messages', 'audio', 'frequency_penalty', 'function_call', 'functions', 'logit_bias', 'logprobs',
+  'max_completion_tokens', 'max_tokens', 'metadata', 'modalities', 'n', 'parallel_tool_calls', 'prediction',
+  'presence_penalty', 'prompt_cache_key', 'prompt_cache_retention', 'reasoning_effort', 'response_format',
+  'safety_identifier', 'seed', 'service_tier', 'stop', 'store', 'stream', 'stream_options', 'temperature',
+  'tool_choice', 'tools', 'top_logprobs', 'top_p', 'user', 'verbosity', 'web_search_options',
+] as const;
+
+/** Content part types of the API that carry media: refused, chat endpoints take text only (spec 1). */
+const MEDIA_PARTS = ['image_url', 'input_audio', 'file'];
+
+const MAX_STOP_SEQUENCES = 4;
+
+/** What the Chat decoder yields besides the canonical request. */
+export interface ChatIngress {
+  decoded: DecodedTextRequest;
+  /** `stream_options.include_usage`: end the stream with a usage chunk (spec 2.8). */
+  includeUsage: boolean;
+}
+
+/** Validates a Chat Completions body; throws 400 `bad_request` naming the field. */
+export function decodeChatIngress(body: unknown): ChatIngress {
+  const req = Fields.body(body).allowOnly(KNOWN_FIELDS);
+  refuseUnsupported(req);
+
+  const modelId = req.requiredString('model', { nonEmpty: true });
+  const messages = req.requiredArray('messages', { nonEmpty: true }).map((raw, i) => decodeMessage(Fields.at(raw, fieldPath('messages', i))));
+  const tools = decodeTools(req);
+  const effort = mapReasoningEffort(req.raw('reasoning_effort'), 'reasoning_effort');
+
+  // Accepted and ignored: cache routing hints and `seed` (best-effort determinism even at OpenAI).
+  req.string('prompt_cache_key');
+  req.oneOf('prompt_cache_retention', ['in-memory', '24h']);
+  req.integer('seed', { min: Number.MIN_SAFE_INTEGER });
+
+  const streamOptions = req.object('stream_options')?.allowOnly(['include_usage', 'include_obfuscation']);
+  streamOptions?.boolean('include_obfuscation');
+
+  const decoded: DecodedTextRequest = {
+    modelId,
+    outputLimit: decodeOutputLimit(req),
+    request: compact({
+      messages,
+      tools,
+      toolChoice: decodeToolChoice(req, tools),
+      parallelToolCalls: req.boolean('parallel_tool_calls'),
+      responseFormat: decodeResponseFormat(req),
+      stop: decodeStop(req),
+      temperature: req.number('temperature', { min: 0, max: 2 }),
+      topP: req.number('top_p', { min: 0, max: 1 }),
+      frequencyPenalty: req.number('frequency_penalty', { min: -2, max: 2 }),
+      presencePenalty: req.number('presence_penalty', { min: -2, max: 2 }),
+      reasoning: effort ? { mode: 'default' as const, effort } : { mode: 'default' as const },
+      // `safety_identifier` is OpenAI's successor of `user`; either reaches vendors as the end-user id.
+      user: preferFirst(req.string('safety_identifier'), req.string('user')),
+    }),
+    stream: req.boolean('stream') ?? false,
+    finalize: dropReasoningForModel,
+  };
+  return { decoded, includeUsage: streamOptions?.boolean('include_usage') ?? false };
+}
+
+/** The canonical request alone (see `decodeChatIngress` for `include_usage`). */
+export function decodeChatRequest(body: unknown): DecodedTextRequest {
+  return decodeChatIngress(body).decoded;
+}
+
+/** Fields of the API that Tollgate does not offer: refused unless null (or false/1/text where that means "off"). */
+function refuseUnsupported(req: Fields): void {
+  req.refuseIfSet(['functions', 'function_call'], 'is not supported (legacy functions API); use tools and tool_choice');
+  req.refuseIfSet(['audio'], 'is not supported: chat endpoints answer in text only');
+  req.refuseIfSet(['metadata'], 'is not supported: Tollgate does not store completions');
+  req.refuseIfSet(['prediction', 'web_search_options', 'logit_bias', 'top_logprobs', 'verbosity']);
+  req.refuseIfEnabled(['logprobs']);
+  const modalities = req.strings('modalities');
+  if (modalities?.some((m) => m !== 'text')) refuseField('modalities', "must be ['text']: chat endpoints answer in text only");
+  const n = req.raw('n');
+  if (n !== undefined && n !== 1) refuseField('n', 'must be 1 or omitted: one choice per request');
+  if (req.raw('store') === true) refuseField('store', 'must be false or null: Tollgate does not store completions');
+  else req.boolean('store');
+  req.oneOf('service_tier', ['auto', 'default']);
+}
+
+function decodeOutputLimit(req: Fields): DecodedTextRequest['outputLimit'] {
+  const maxCompletionTokens = req.raw('max_completion_tokens');
+  const maxTokens = req.raw('max_tokens');
+  if (maxCompletionTokens !== undefined && maxTokens !== undefined) {
+    refuseField('max_tokens', 'cannot be sent together with max_completion_tokens; send only max_completion_tokens');
+  }
+  return maxTokens !== undefined
+    ? { value: maxTokens, field: 'max_tokens', fallback: DEFAULT_OUTPUT_TOKENS }
+    : { value: maxCompletionTokens, field: 'max_completion_tokens', fallback: DEFAULT_OUTPUT_TOKENS };
+}
+
+function decodeMessage(m: Fields): CanonicalMessage {
+  const role = m.requiredOneOf('role', ['system', 'developer', 'user', 'assistant', 'tool', 'function']);
+  switch (role) {
+    case 'system':
+    case 'developer':
+      // `name` is accepted and ignored: no vendor behind Tollgate uses participant names.
+      m.allowOnly(['role', 'content', 'name']).string('name');
+      return { role: 'system', content: textContent(m, { required: true, refusalParts: false }) };
+    case 'user':
+      m.allowOnly(['role', 'content', 'name']).string('name');
+      return { role: 'user', content: textContent(m, { required: true, refusalParts: false }) };
+    case 'assistant': {
+      // `annotations` is part of every answer message (ours included): a client sending an
+      // answer back verbatim, as tool loops do, sends it. Accepted and ignored.
+      m.allowOnly(['role', 'content', 'name', 'refusal', 'tool_calls', 'audio', 'function_call', 'annotations']).string('name');
+      m.array('annotations');
+      m.refuseIfSet(['audio'], 'is not supported: chat endpoints answer in text only');
+      m.refuseIfSet(['function_call'], 'is not supported (legacy functions API); use tool_calls');
+      const content = textContent(m, { required: false, refusalParts: true });
+      // A past refusal is what the assistant said: it stays in the conversation as its text.
+      const refusal = m.string('refusal');
+      const toolCalls = (m.objects('tool_calls') ?? []).map(decodeToolCall);
+      return { role: 'assistant', content: content === '' && refusal ? refusal : content, toolCalls, reasoning: [] };
+    }
+    case 'tool':
+      m.allowOnly(['role', 'content', 'tool_call_id']);
+      return {
+        role: 'tool',
+        toolCallId: m.requiredString('tool_call_id', { nonEmpty: true }),
+        content: textContent(m, { required: true, refusalParts: false }),
+        isError: false,
+      };
+    case 'function':
+      return refuseField(m.field('role'), "'function' is not supported (legacy functions API); use tool messages");
+  }
+}
+
+/** A message's `content`: a string or text parts (assistant messages may also hold refusal parts). */
+function textContent(m: Fields, options: { required: boolean; refusalParts: boolean }): string {
+  const value = m.raw('content');
+  const field = m.field('content');
+  if (value === undefined) {
+    if (options.required) refuseField(field, 'is required');
+    return '';
+  }
+  if (typeof value === 'string') return value;
+  if (!Array.isArray(value)) refuseField(field, 'must be a string or an array of text parts');
+  const texts = value.map((raw, j) => {
+    const part = Fields.at(raw, fieldPath(field, j));
+    const type = part.requiredString('type');
+    if (type === 'text') return part.allowOnly(['type', 'text']).requiredString('text');
+    if (type === 'refusal' && options.refusalParts) return part.allowOnly(['type', 'refusal']).requiredString('refusal');
+    if (MEDIA_PARTS.includes(type)) refuseField(part.field('type'), `'${type}' is not supported: chat endpoints take text input only`);
+    return refuseField(part.field('type'), options.refusalParts ? "must be 'text' or 'refusal'" : "must be 'text'");
+  });
+  return joinTextParts(texts);
+}
+
+function decodeToolCall(call: Fields): CanonicalToolCall {
+  call.allowOnly(['id', 'type', 'function', 'custom']);
+  const type = call.requiredString('type');
+  if (type !== 'function') refuseField(call.field('type'), "must be 'function': chat requests declare function tools only");
+  const fn = call.requiredObject('function').allowOnly(['name', 'arguments']);
+  return { id: call.requiredString('id', { nonEmpty: true }), name: fn.requiredString('name'), arguments: fn.requiredString('arguments'), kind: 'function' };
+}
+
+function decodeTools(req: Fields): CanonicalTool[] {
+  const list = req.array('tools') ?? [];
+  checkToolCount(list, 'tools');
+  return list.map((raw, i) => {
+    const tool = Fields.at(raw, fieldPath('tools', i)).allowOnly(['type', 'function', 'custom']);
+    const type = tool.requiredString('type');
+    if (type !== 'function') refuseField(tool.field('type'), "must be 'function': chat requests take function tools only");
+    const fn = tool.requiredObject('function').allowOnly(['name', 'description', 'parameters', 'strict']);
+    return compact<CanonicalTool>({
+      type: 'function',
+      name: nameAt(fn, 'name'),
+      description: fn.string('description'),
+      parameters: fn.jsonObject('parameters') ?? emptyParameters(),
+      strict: fn.boolean('strict'),
+    });
+  });
+}
+
+function decodeToolChoice(req: Fields, tools: readonly CanonicalTool[]): CanonicalToolChoice | undefined {
+  const value = req.raw('tool_choice');
+  if (value === undefined) return undefined;
+  let choice: CanonicalToolChoice;
+  if (typeof value === 'string') {
+    choice = req.oneOf('tool_choice', ['none', 'auto', 'required'])!;
+  } else {
+    const named = req.requiredObject('tool_choice').allowOnly(['type', 'function', 'custom', 'allowed_tools']);
+    const type = named.requiredString('type');
+    if (type !== 'function') refuseField(named.field('type'), "must be 'function' (or tool_choice one of 'none', 'auto', 'required')");
+    const fn = named.requiredObject('function').allowOnly(['name']);
+    const name = fn.requiredString('name');
+    if (!tools.some((t) => t.type === 'function' && t.name === name)) refuseField(fn.field('name'), `'${name}' does not name a function in tools`);
+    choice = { name };
+  }
+  if (choice === 'required' && tools.length === 0) refuseField('tool_choice', "'required' needs at least one tool in tools");
+  return choice;
+}
+
+function decodeResponseFormat(req: Fields): CanonicalResponseFormat | undefined {
+  const format = req.object('response_format');
+  if (!format) return undefined;
+  const type = format.requiredOneOf('type', ['text', 'json_object', 'json_schema']);
+  if (type !== 'json_schema') {
+    format.allowOnly(['type']);
+    return { type };
+  }
+  const spec = format.allowOnly(['type', 'json_schema']).requiredObject('json_schema').allowOnly(['name', 'description', 'schema', 'strict']);
+  const schema = spec.jsonObject('schema');
+  if (!schema) refuseField(spec.field('schema'), 'is required');
+  return compact<CanonicalResponseFormat>({
+    type: 'json_schema',
+    name: nameAt(spec, 'name'),
+    schema: checkSchemaSize(schema, spec.field('schema')),
+    strict: spec.boolean('strict'),
+    description: spec.string('description'),
+  });
+}
+
+function decodeStop(req: Fields): string[] | undefined {
+  const value = req.raw('stop');
+  if (value === undefined) return undefined;
+  const list = typeof value === 'string' ? [value] : req.strings('stop');
+  if (!list) return undefined;
+  if (list.length > MAX_STOP_SEQUENCES) refuseField('stop', `must hold at most ${MAX_STOP_SEQUENCES} sequences`);
+  list.forEach((s, i) => {
+    if (s === '') refuseField(fieldPath('stop', i), 'must not be empty');
+  });
+  return list.length > 0 ? list : undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Encoding
+// ---------------------------------------------------------------------------------------------
+
+/** A safety refusal is `content_filter` with the model's short message as content (spec 7). */
+export function chatFinishReason(finish: CollectedResult['finish']): ChatFinishReason {
+  return finish.refusal ? 'content_filter' : finish.reason;
+}
+
+/** Spec 2.8: cached input in prompt_tokens_details, reasoning (or its estimate) in completion_tokens_details. */
+export function chatUsage(usage: CanonicalUsage): ChatCompletionUsage {
+  return {
+    prompt_tokens: usage.inputTokens,
+    completion_tokens: usage.outputTokens,
+    total_tokens: usage.inputTokens + usage.outputTokens,
+    prompt_tokens_details: { cached_tokens: usage.cachedInputTokens },
+    completion_tokens_details: { reasoning_tokens: reportedReasoningTokens(usage) },
+  };
+}
+
+/** Chat ingress declares function tools only, so every call is sent as a function call. */
+function wireToolCall(call: CanonicalToolCall): ChatFunctionToolCall {
+  return { id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } };
+}
+
+/** The non-streaming answer. Reasoning is not shown (Chat Completions has no field for it); it is counted in usage. */
+export function encodeChatResponse(result: CollectedResult, meta: AnswerMeta): ChatCompletion {
+  const toolCalls = result.toolCalls.map(wireToolCall);
+  return {
+    id: meta.id ?? randomWireId('chatcmpl-'),
+    object: 'chat.completion',
+    created: meta.created,
+    model: meta.model,
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: 'assistant',
+          content: result.text === '' && toolCalls.length > 0 ? null : result.text,
+          refusal: null,
+          annotations: [],
+          ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
+        },
+        logprobs: null,
+        finish_reason: chatFinishReason(result.finish),
+      },
+    ],
+    usage: chatUsage(result.finish.usage),
+  };
+}
+
+export interface ChatStreamMeta extends AnswerMeta {
+  /** From `decodeChatIngress`: add the final usage chunk (and `usage: null` on every other chunk). */
+  includeUsage: boolean;
+}
+
+/**
+ * Canonical events → `chat.completion.chunk` SSE frames, as the OpenAI SDK's ChatCompletionStream
+ * accumulates them: a first chunk with the assistant role, content and tool-call deltas (tool
+ * calls numbered from 0 in start order), a chunk with `finish_reason`, the usage chunk when
+ * asked, then `data: [DONE]`. A failure ends the stream with `data: {"error": {...}}` and no
+ * `[DONE]`: the answer did not complete (the SDK throws on that frame).
+ */
+export class ChatStreamEncoder {
+  private readonly id: string;
+  private started = false;
+  private ended = false;
+  /** Canonical tool-call index → position in the message's `tool_calls`. */
+  private readonly toolPositions = new Map<number, number>();
+
+  constructor(private readonly meta: ChatStreamMeta) {
+    this.id = meta.id ?? randomWireId('chatcmpl-');
+  }
+
+  /** The role chunk; emitted by the first `encode` when not called before. */
+  start(): string {
+    if (this.started || this.ended) return '';
+    this.started = true;
+    return this.chunk([{ index: 0, delta: { role: 'assistant', content: '', refusal: null }, logprobs: null, finish_reason: null }]);
+  }
+
+  encode(event: CanonicalEvent): string {
+    if (this.ended) return '';
+    const head = this.start();
+    switch (event.type) {
+      case 'text-delta':
+        return event.text === '' ? head : head + this.delta({ content: event.text });
+      case 'reasoning-delta':
+      case 'reasoning-end':
+      case 'tool-call-end':
+        return head;
+      case 'tool-call-start': {
+        const position = this.toolPositions.size;
+        this.toolPositions.set(event.index, position);
+        return head + this.delta({ tool_calls: [{ index: position, id: event.id, type: 'function', function: { name: event.name, arguments: '' } }] });
+      }
+      case 'tool-call-delta': {
+        const position = this.toolPositions.get(event.index);
+        if (position === undefined || event.argumentsDelta === '') return head;
+        return head + this.delta({ tool_calls: [{ index: position, function: { arguments: event.argumentsDelta } }] });
+      }
+      case 'finish': {
+        this.ended = true;
+        const last = this.chunk([{ index: 0, delta: {}, logprobs: null, finish_reason: chatFinishReason(event) }]);
+        const usage = this.meta.includeUsage ? this.chunk([], chatUsage(event.usage)) : '';
+        return head + last + usage + SSE_DONE;
+      }
+    }
+  }
+
+  /** The stream error frame (decisions.md, Streamed failures): the error envelope's fields. */
+  encodeError(error: ApiError): string {
+    if (this.ended) return '';
+    this.ended = true;
+    return sseData({ error: { code: error.code, message: error.message, details: error.details } });
+  }
+
+  private delta(delta: ChatChunkDelta): string {
+    return this.chunk([{ index: 0, delta, logprobs: null, finish_reason: null }]);
+  }
+
+  private chunk(choices: ChatChunkChoice[], usage?: ChatCompletionUsage): string {
+    const chunk: ChatCompletionChunk = {
+      id: this.id,
+      object: 'chat.completion.chunk',
+      created: this.meta.created,
+      model: this.meta.model,
+      choices,
+      ...(this.meta.includeUsage ? { usage: usage ?? null } : {}),
+    };
+    return sseData(chunk);
+  }
+}

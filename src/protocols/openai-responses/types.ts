@@ -1,0 +1,515 @@
+/**
+ * Wire types of the OpenAI Responses API (`POST /v1/responses`): request body, input and
+ * output items, the `response` object and its stream events. Names and nullability follow
+ * the real API (and the `openai` v6 SDK). The text subset Tollgate serves is declared in
+ * full; hosted tools and stored-state features are declared by name so codecs can refuse
+ * them precisely.
+ */
+
+export type ResponsesReasoningEffort = 'none' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh';
+
+export type ResponseStatus = 'completed' | 'failed' | 'in_progress' | 'cancelled' | 'queued' | 'incomplete';
+
+export type ResponseItemStatus = 'in_progress' | 'completed' | 'incomplete';
+
+export type JsonSchemaObject = Record<string, unknown>;
+
+// ---------------------------------------------------------------------------------------------
+// Content parts
+// ---------------------------------------------------------------------------------------------
+
+export interface ResponseInputText {
+  type: 'input_text';
+  text: string;
+}
+
+export interface ResponseInputImage {
+  type: 'input_image';
+  detail: 'low' | 'high' | 'auto' | 'original';
+  file_id?: string | null;
+  image_url?: string | null;
+}
+
+export interface ResponseInputFile {
+  type: 'input_file';
+  file_data?: string;
+  file_id?: string | null;
+  file_url?: string;
+  filename?: string;
+}
+
+export interface ResponseInputAudio {
+  type: 'input_audio';
+  input_audio: { data: string; format: 'mp3' | 'wav' };
+}
+
+export type ResponseInputContent = ResponseInputText | ResponseInputImage | ResponseInputFile | ResponseInputAudio;
+
+export interface ResponseOutputText {
+  type: 'output_text';
+  text: string;
+  /** Citations; always `[]` from Tollgate (no hosted search or files). */
+  annotations: unknown[];
+  logprobs?: unknown[];
+}
+
+export interface ResponseOutputRefusal {
+  type: 'refusal';
+  refusal: string;
+}
+
+export interface ResponseSummaryText {
+  type: 'summary_text';
+  text: string;
+}
+
+export interface ResponseReasoningText {
+  type: 'reasoning_text';
+  text: string;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Items (input and output share most shapes)
+// ---------------------------------------------------------------------------------------------
+
+/** A message in `input`; `type` may be omitted. */
+export interface ResponseEasyInputMessage {
+  type?: 'message';
+  role: 'user' | 'assistant' | 'system' | 'developer';
+  content: string | Array<ResponseInputContent | ResponseOutputText | ResponseOutputRefusal>;
+  id?: string;
+  status?: ResponseItemStatus;
+  phase?: 'commentary' | 'final_answer' | null;
+}
+
+export interface ResponseOutputMessage {
+  type: 'message';
+  id: string;
+  role: 'assistant';
+  status: ResponseItemStatus;
+  content: Array<ResponseOutputText | ResponseOutputRefusal>;
+  phase?: 'commentary' | 'final_answer' | null;
+}
+
+export interface ResponseFunctionToolCall {
+  type: 'function_call';
+  /** Item id (`fc_…`). */
+  id?: string;
+  /** The id the `function_call_output` refers to. */
+  call_id: string;
+  name: string;
+  arguments: string;
+  status?: ResponseItemStatus;
+  namespace?: string;
+}
+
+export interface ResponseFunctionCallOutput {
+  type: 'function_call_output';
+  call_id: string;
+  output: string | Array<ResponseInputText | ResponseInputImage | ResponseInputFile>;
+  id?: string | null;
+  status?: ResponseItemStatus | null;
+}
+
+export interface ResponseCustomToolCall {
+  type: 'custom_tool_call';
+  /** Item id (`ctc_…`). */
+  id?: string;
+  call_id: string;
+  name: string;
+  input: string;
+  namespace?: string;
+}
+
+export interface ResponseCustomToolCallOutput {
+  type: 'custom_tool_call_output';
+  call_id: string;
+  output: string | Array<ResponseInputText | ResponseInputImage | ResponseInputFile>;
+  id?: string;
+}
+
+export interface ResponseReasoningItem {
+  type: 'reasoning';
+  /** Item id (`rs_…`). */
+  id: string;
+  summary: ResponseSummaryText[];
+  content?: ResponseReasoningText[];
+  /** Opaque state to send back on the next stateless turn (with `include: ['reasoning.encrypted_content']`). */
+  encrypted_content?: string | null;
+  status?: ResponseItemStatus;
+}
+
+/** Item types of the API that Tollgate neither accepts nor produces (hosted tools, stored state). */
+export type ResponseUnsupportedItemType =
+  | 'file_search_call'
+  | 'computer_call'
+  | 'computer_call_output'
+  | 'web_search_call'
+  | 'image_generation_call'
+  | 'code_interpreter_call'
+  | 'local_shell_call'
+  | 'local_shell_call_output'
+  | 'shell_call'
+  | 'shell_call_output'
+  | 'apply_patch_call'
+  | 'apply_patch_call_output'
+  | 'mcp_list_tools'
+  | 'mcp_approval_request'
+  | 'mcp_approval_response'
+  | 'mcp_call'
+  | 'tool_search_call'
+  | 'compaction'
+  | 'item_reference';
+
+export type ResponseInputItem =
+  | ResponseEasyInputMessage
+  | ResponseOutputMessage
+  | ResponseFunctionToolCall
+  | ResponseFunctionCallOutput
+  | ResponseCustomToolCall
+  | ResponseCustomToolCallOutput
+  | ResponseReasoningItem;
+
+export type ResponseOutputItem = ResponseOutputMessage | ResponseFunctionToolCall | ResponseCustomToolCall | ResponseReasoningItem;
+
+// ---------------------------------------------------------------------------------------------
+// Tools, tool choice, text format, reasoning
+// ---------------------------------------------------------------------------------------------
+
+export interface ResponseFunctionTool {
+  type: 'function';
+  name: string;
+  parameters: JsonSchemaObject | null;
+  strict: boolean | null;
+  description?: string | null;
+  defer_loading?: boolean;
+}
+
+export type ResponseCustomToolFormat = { type: 'text' } | { type: 'grammar'; syntax: 'lark' | 'regex'; definition: string };
+
+export interface ResponseCustomTool {
+  type: 'custom';
+  name: string;
+  description?: string;
+  format?: ResponseCustomToolFormat;
+  defer_loading?: boolean;
+}
+
+export interface ResponseMcpToolFilter {
+  read_only?: boolean;
+  tool_names?: string[];
+}
+
+export interface ResponseMcpTool {
+  type: 'mcp';
+  server_label: string;
+  server_url?: string;
+  server_description?: string;
+  allowed_tools?: string[] | ResponseMcpToolFilter | null;
+  headers?: Record<string, string> | null;
+  authorization?: string;
+  require_approval?: 'always' | 'never' | { always?: ResponseMcpToolFilter; never?: ResponseMcpToolFilter } | null;
+  connector_id?: string;
+  defer_loading?: boolean;
+}
+
+/** Tools the vendor runs itself (search, files, computers, code, images, shells): not offered. */
+export type ResponseHostedToolType =
+  | 'file_search'
+  | 'computer'
+  | 'computer_use'
+  | 'computer_use_preview'
+  | 'web_search'
+  | 'web_search_2025_08_26'
+  | 'web_search_preview'
+  | 'web_search_preview_2025_03_11'
+  | 'code_interpreter'
+  | 'image_generation'
+  | 'local_shell'
+  | 'shell'
+  | 'apply_patch'
+  | 'namespace'
+  | 'tool_search';
+
+export type ResponseTool = ResponseFunctionTool | ResponseCustomTool | ResponseMcpTool;
+
+export type ResponseToolChoice =
+  | 'none'
+  | 'auto'
+  | 'required'
+  | { type: 'function'; name: string }
+  | { type: 'custom'; name: string }
+  | { type: 'mcp'; server_label: string; name?: string | null }
+  | { type: 'allowed_tools'; mode: 'auto' | 'required'; tools: Array<Record<string, unknown>> }
+  | { type: ResponseHostedToolType };
+
+export type ResponseFormatTextConfig =
+  | { type: 'text' }
+  | { type: 'json_object' }
+  | { type: 'json_schema'; name: string; schema: JsonSchemaObject; description?: string; strict?: boolean | null };
+
+export interface ResponseTextConfig {
+  format?: ResponseFormatTextConfig;
+  verbosity?: 'low' | 'medium' | 'high' | null;
+}
+
+export interface ResponseReasoningConfig {
+  effort?: ResponsesReasoningEffort | null;
+  summary?: 'auto' | 'concise' | 'detailed' | null;
+  /** Deprecated alias of `summary`. */
+  generate_summary?: 'auto' | 'concise' | 'detailed' | null;
+}
+
+export type ResponseIncludable =
+  | 'file_search_call.results'
+  | 'web_search_call.results'
+  | 'web_search_call.action.sources'
+  | 'message.input_image.image_url'
+  | 'computer_call_output.output.image_url'
+  | 'code_interpreter_call.outputs'
+  | 'reasoning.encrypted_content'
+  | 'message.output_text.logprobs';
+
+// ---------------------------------------------------------------------------------------------
+// Request body
+// ---------------------------------------------------------------------------------------------
+
+export interface ResponseCreateParams {
+  model: string;
+  input?: string | ResponseInputItem[];
+  instructions?: string | null;
+  tools?: ResponseTool[];
+  tool_choice?: ResponseToolChoice;
+  parallel_tool_calls?: boolean | null;
+  text?: ResponseTextConfig;
+  max_output_tokens?: number | null;
+  max_tool_calls?: number | null;
+  reasoning?: ResponseReasoningConfig | null;
+  stream?: boolean | null;
+  stream_options?: { include_obfuscation?: boolean } | null;
+  /** OpenAI's default is true; Tollgate is stateless and treats absent as false. */
+  store?: boolean | null;
+  include?: ResponseIncludable[] | null;
+  temperature?: number | null;
+  top_p?: number | null;
+  top_logprobs?: number | null;
+  user?: string;
+  safety_identifier?: string;
+  metadata?: Record<string, string> | null;
+  truncation?: 'auto' | 'disabled' | null;
+  service_tier?: 'auto' | 'default' | 'flex' | 'scale' | 'priority' | null;
+  prompt_cache_key?: string;
+  prompt_cache_retention?: 'in-memory' | '24h' | null;
+  // Stored state, refused by a stateless gateway:
+  previous_response_id?: string | null;
+  conversation?: string | { id: string } | null;
+  prompt?: { id: string; variables?: Record<string, unknown> | null; version?: string | null } | null;
+  background?: boolean | null;
+  context_management?: unknown[] | null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The response object
+// ---------------------------------------------------------------------------------------------
+
+export interface ResponseUsage {
+  /** Includes cached tokens. */
+  input_tokens: number;
+  input_tokens_details: { cached_tokens: number };
+  /** Includes reasoning tokens. */
+  output_tokens: number;
+  output_tokens_details: { reasoning_tokens: number };
+  total_tokens: number;
+}
+
+export interface ResponseError {
+  code: string;
+  message: string;
+}
+
+export interface ResponseObject {
+  id: string;
+  object: 'response';
+  /** Unix seconds. */
+  created_at: number;
+  status: ResponseStatus;
+  background: boolean;
+  error: ResponseError | null;
+  incomplete_details: { reason: 'max_output_tokens' | 'content_filter' } | null;
+  instructions: string | null;
+  max_output_tokens: number | null;
+  max_tool_calls: number | null;
+  model: string;
+  output: ResponseOutputItem[];
+  parallel_tool_calls: boolean;
+  previous_response_id: string | null;
+  reasoning: { effort: ResponsesReasoningEffort | null; summary: 'auto' | 'concise' | 'detailed' | null };
+  service_tier: string | null;
+  store: boolean;
+  temperature: number | null;
+  text: ResponseTextConfig;
+  tool_choice: ResponseToolChoice;
+  tools: ResponseTool[];
+  top_p: number | null;
+  truncation: 'auto' | 'disabled';
+  usage: ResponseUsage | null;
+  user: string | null;
+  metadata: Record<string, string>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stream events (SSE: `event: <type>` + `data: <json>`; every event has `sequence_number`)
+// ---------------------------------------------------------------------------------------------
+
+interface Sequenced {
+  sequence_number: number;
+}
+
+export interface ResponseLifecycleEvent extends Sequenced {
+  type: 'response.created' | 'response.in_progress' | 'response.completed' | 'response.incomplete' | 'response.failed';
+  response: ResponseObject;
+}
+
+export interface ResponseOutputItemEvent extends Sequenced {
+  type: 'response.output_item.added' | 'response.output_item.done';
+  output_index: number;
+  item: ResponseOutputItem;
+}
+
+export interface ResponseContentPartEvent extends Sequenced {
+  type: 'response.content_part.added' | 'response.content_part.done';
+  item_id: string;
+  output_index: number;
+  content_index: number;
+  part: ResponseOutputText | ResponseOutputRefusal | ResponseReasoningText;
+}
+
+export interface ResponseTextDeltaEvent extends Sequenced {
+  type: 'response.output_text.delta';
+  item_id: string;
+  output_index: number;
+  content_index: number;
+  delta: string;
+  logprobs: unknown[];
+}
+
+export interface ResponseTextDoneEvent extends Sequenced {
+  type: 'response.output_text.done';
+  item_id: string;
+  output_index: number;
+  content_index: number;
+  text: string;
+  logprobs: unknown[];
+}
+
+export interface ResponseRefusalDeltaEvent extends Sequenced {
+  type: 'response.refusal.delta';
+  item_id: string;
+  output_index: number;
+  content_index: number;
+  delta: string;
+}
+
+export interface ResponseRefusalDoneEvent extends Sequenced {
+  type: 'response.refusal.done';
+  item_id: string;
+  output_index: number;
+  content_index: number;
+  refusal: string;
+}
+
+export interface ResponseFunctionCallArgumentsDeltaEvent extends Sequenced {
+  type: 'response.function_call_arguments.delta';
+  item_id: string;
+  output_index: number;
+  delta: string;
+}
+
+export interface ResponseFunctionCallArgumentsDoneEvent extends Sequenced {
+  type: 'response.function_call_arguments.done';
+  item_id: string;
+  output_index: number;
+  name: string;
+  arguments: string;
+}
+
+export interface ResponseCustomToolCallInputDeltaEvent extends Sequenced {
+  type: 'response.custom_tool_call_input.delta';
+  item_id: string;
+  output_index: number;
+  delta: string;
+}
+
+export interface ResponseCustomToolCallInputDoneEvent extends Sequenced {
+  type: 'response.custom_tool_call_input.done';
+  item_id: string;
+  output_index: number;
+  input: string;
+}
+
+export interface ResponseReasoningSummaryPartEvent extends Sequenced {
+  type: 'response.reasoning_summary_part.added' | 'response.reasoning_summary_part.done';
+  item_id: string;
+  output_index: number;
+  summary_index: number;
+  part: ResponseSummaryText;
+}
+
+export interface ResponseReasoningSummaryTextDeltaEvent extends Sequenced {
+  type: 'response.reasoning_summary_text.delta';
+  item_id: string;
+  output_index: number;
+  summary_index: number;
+  delta: string;
+}
+
+export interface ResponseReasoningSummaryTextDoneEvent extends Sequenced {
+  type: 'response.reasoning_summary_text.done';
+  item_id: string;
+  output_index: number;
+  summary_index: number;
+  text: string;
+}
+
+export interface ResponseReasoningTextDeltaEvent extends Sequenced {
+  type: 'response.reasoning_text.delta';
+  item_id: string;
+  output_index: number;
+  content_index: number;
+  delta: string;
+}
+
+export interface ResponseReasoningTextDoneEvent extends Sequenced {
+  type: 'response.reasoning_text.done';
+  item_id: string;
+  output_index: number;
+  content_index: number;
+  text: string;
+}
+
+/** A failure mid-stream; followed by `response.failed`. */
+export interface ResponseErrorEvent extends Sequenced {
+  type: 'error';
+  code: string | null;
+  message: string;
+  param: string | null;
+}
+
+export type ResponseStreamEvent =
+  | ResponseLifecycleEvent
+  | ResponseOutputItemEvent
+  | ResponseContentPartEvent
+  | ResponseTextDeltaEvent
+  | ResponseTextDoneEvent
+  | ResponseRefusalDeltaEvent
+  | ResponseRefusalDoneEvent
+  | ResponseFunctionCallArgumentsDeltaEvent
+  | ResponseFunctionCallArgumentsDoneEvent
+  | ResponseCustomToolCallInputDeltaEvent
+  | ResponseCustomToolCallInputDoneEvent
+  | ResponseReasoningSummaryPartEvent
+  | ResponseReasoningSummaryTextDeltaEvent
+  | ResponseReasoningSummaryTextDoneEvent
+  | ResponseReasoningTextDeltaEvent
+  | ResponseReasoningTextDoneEvent
+  | ResponseErrorEvent;

@@ -1,0 +1,447 @@
+import OpenAI from 'openai';
+import { builtinCatalog, findModel, type TextModel } from '../../src/domain/catalog';
+import type { CanonicalEvent, CanonicalRequest, CanonicalUsage } from '../../src/domain/generation/canonical';
+import { ProviderError } from '../../src/domain/generation/errors';
+import { clampOutputLimit } from '../../src/domain/generation/rules';
+import { ApiError } from '../../src/domain/shared/errors';
+import { type IdFactory, collectEvents } from '../../src/protocols/collect';
+import {
+  REDACTED_REASONING_PREFIX,
+  type ResponsesEcho,
+  type ResponsesMeta,
+  ResponsesStreamEncoder,
+  decodeResponsesIngress,
+  decodeResponsesRequest,
+  encodeResponsesResponse,
+} from '../../src/protocols/openai-responses/ingress';
+import { SseDecoder } from '../../src/protocols/sse-parse';
+
+const catalog = builtinCatalog();
+const model = (id: string): TextModel => findModel(catalog, id, 'text')!;
+const O4_MINI = model('openai/o4-mini');
+const GPT_41 = model('openai/gpt-4.1');
+
+const base = { model: 'o4-mini', input: 'Hi' };
+const body = (extra: Record<string, unknown>) => ({ ...base, ...extra });
+
+function refusal(run: () => unknown): ApiError {
+  try {
+    run();
+  } catch (error) {
+    if (error instanceof ApiError) return error;
+    throw error;
+  }
+  throw new Error('expected a 400 refusal');
+}
+
+function finalize(raw: unknown, m: TextModel): CanonicalRequest {
+  const decoded = decodeResponsesRequest(raw);
+  const { maxOutputTokens } = clampOutputLimit(m, decoded.outputLimit.value, decoded.outputLimit.field, decoded.outputLimit.fallback);
+  const request: CanonicalRequest = { ...decoded.request, model: m, maxOutputTokens };
+  return decoded.finalize ? decoded.finalize(m, request) : request;
+}
+
+const usage: CanonicalUsage = { inputTokens: 900, cachedInputTokens: 512, outputTokens: 400, reasoningTokens: 250 };
+
+function counterIds(): IdFactory {
+  let n = 0;
+  return (prefix) => `${prefix}${++n}`;
+}
+
+function metaFor(raw: unknown, id = 'resp_test'): ResponsesMeta {
+  return { id, model: 'openai/o4-mini', created: 1_760_000_000, newId: counterIds(), echo: decodeResponsesIngress(raw).echo };
+}
+
+function sse(text: string): Array<{ event: string; data: string }> {
+  const decoder = new SseDecoder();
+  return [...decoder.push(text), ...decoder.end()];
+}
+
+function clientAnswering(payload: string, contentType: string): OpenAI {
+  return new OpenAI({
+    apiKey: 'test',
+    baseURL: 'http://tollgate.test/v1',
+    maxRetries: 0,
+    fetch: async () => new Response(payload, { status: 200, headers: { 'content-type': contentType } }),
+  });
+}
+
+describe('decodeResponsesRequest: valid requests', () => {
+  const full = {
+    model: 'o4-mini',
+    instructions: 'Be brief.',
+    input: [
+      { role: 'developer', content: 'Use metric units.' },
+      { role: 'user', content: [{ type: 'input_text', text: 'Weather in Oslo?' }] },
+      { type: 'reasoning', id: 'rs_1', summary: [{ type: 'summary_text', text: 'Need the tool.' }], encrypted_content: 'sig-abc' },
+      { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Checking.', annotations: [] }], status: 'completed', id: 'msg_1' },
+      { type: 'function_call', id: 'fc_1', call_id: 'call_1', name: 'get_weather', arguments: '{"city":"Oslo"}', status: 'completed' },
+      { type: 'custom_tool_call', call_id: 'call_2', name: 'run_sql', input: 'SELECT 1' },
+      { type: 'function_call_output', call_id: 'call_1', output: '{"temp":3}' },
+      { type: 'custom_tool_call_output', call_id: 'call_2', output: [{ type: 'input_text', text: '1' }] },
+      { type: 'reasoning', id: 'rs_2', summary: [], encrypted_content: `${REDACTED_REASONING_PREFIX}opaque` },
+      { role: 'assistant', content: 'It is 3°C.' },
+      { role: 'user', content: 'Thanks' },
+    ],
+    tools: [
+      { type: 'function', name: 'get_weather', description: 'Weather now', parameters: { type: 'object', properties: { city: { type: 'string' } } }, strict: true },
+      { type: 'custom', name: 'run_sql', description: 'Runs SQL', format: { type: 'grammar', syntax: 'lark', definition: 'start: "SELECT 1"' } },
+      {
+        type: 'mcp',
+        server_label: 'docs',
+        server_url: 'https://mcp.example.com/sse',
+        allowed_tools: { tool_names: ['search'] },
+        headers: { 'x-team': 'a' },
+        authorization: 'secret-token',
+        require_approval: 'never',
+      },
+    ],
+    tool_choice: { type: 'function', name: 'get_weather' },
+    parallel_tool_calls: false,
+    text: { format: { type: 'json_schema', name: 'answer', schema: { type: 'object' }, strict: true } },
+    max_output_tokens: 3000,
+    reasoning: { effort: 'xhigh', summary: 'auto' },
+    temperature: 0.2,
+    top_p: 0.8,
+    user: 'user-7',
+    metadata: { team: 'a' },
+    include: ['reasoning.encrypted_content'],
+    store: false,
+    stream: true,
+    truncation: 'disabled',
+  };
+
+  test('a full request decodes into the exact canonical form', () => {
+    const { decoded } = decodeResponsesIngress(full);
+    expect(decoded.modelId).toBe('o4-mini');
+    expect(decoded.stream).toBe(true);
+    expect(decoded.outputLimit).toEqual({ value: 3000, field: 'max_output_tokens', fallback: 4096 });
+    expect(decoded.request).toStrictEqual({
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'system', content: 'Use metric units.' },
+        { role: 'user', content: 'Weather in Oslo?' },
+        {
+          role: 'assistant',
+          content: 'Checking.',
+          toolCalls: [
+            { id: 'call_1', name: 'get_weather', arguments: '{"city":"Oslo"}', kind: 'function' },
+            { id: 'call_2', name: 'run_sql', arguments: 'SELECT 1', kind: 'custom' },
+          ],
+          reasoning: [{ text: 'Need the tool.', signature: 'sig-abc' }],
+        },
+        { role: 'tool', toolCallId: 'call_1', content: '{"temp":3}', isError: false },
+        { role: 'tool', toolCallId: 'call_2', content: '1', isError: false },
+        { role: 'assistant', content: 'It is 3°C.', toolCalls: [], reasoning: [{ text: '', redactedData: 'opaque' }] },
+        { role: 'user', content: 'Thanks' },
+      ],
+      tools: [
+        { type: 'function', name: 'get_weather', description: 'Weather now', parameters: { type: 'object', properties: { city: { type: 'string' } } }, strict: true },
+        { type: 'custom', name: 'run_sql', description: 'Runs SQL', format: { type: 'grammar', syntax: 'lark', definition: 'start: "SELECT 1"' } },
+        {
+          type: 'mcp',
+          serverLabel: 'docs',
+          serverUrl: 'https://mcp.example.com/sse',
+          allowedTools: ['search'],
+          headers: { 'x-team': 'a' },
+          authorization: 'secret-token',
+          requireApproval: 'never',
+        },
+      ],
+      toolChoice: { name: 'get_weather' },
+      parallelToolCalls: false,
+      responseFormat: { type: 'json_schema', name: 'answer', schema: { type: 'object' }, strict: true },
+      temperature: 0.2,
+      topP: 0.8,
+      reasoning: { mode: 'default', effort: 'extra_high' },
+      user: 'user-7',
+    });
+  });
+
+  test('the echo repeats the settings, never MCP credentials', () => {
+    const { echo } = decodeResponsesIngress(full);
+    expect(echo).toStrictEqual({
+      instructions: 'Be brief.',
+      tools: [
+        { type: 'function', name: 'get_weather', description: 'Weather now', parameters: { type: 'object', properties: { city: { type: 'string' } } }, strict: true },
+        { type: 'custom', name: 'run_sql', description: 'Runs SQL', format: { type: 'grammar', syntax: 'lark', definition: 'start: "SELECT 1"' } },
+        { type: 'mcp', server_label: 'docs', server_url: 'https://mcp.example.com/sse', allowed_tools: ['search'], require_approval: 'never' },
+      ],
+      toolChoice: { type: 'function', name: 'get_weather' },
+      parallelToolCalls: false,
+      text: { format: { type: 'json_schema', name: 'answer', schema: { type: 'object' }, strict: true } },
+      maxOutputTokens: 3000,
+      temperature: 0.2,
+      topP: 0.8,
+      reasoning: { effort: 'xhigh', summary: 'auto' },
+      metadata: { team: 'a' },
+      user: 'user-7',
+      includeEncryptedReasoning: true,
+    } satisfies ResponsesEcho);
+  });
+
+  test('a string input is one user message; defaults apply', () => {
+    const { decoded, echo } = decodeResponsesIngress(base);
+    expect(decoded.request).toStrictEqual({ messages: [{ role: 'user', content: 'Hi' }], tools: [], reasoning: { mode: 'default' } });
+    expect(decoded.stream).toBe(false);
+    expect(decoded.outputLimit).toEqual({ value: undefined, field: 'max_output_tokens', fallback: 4096 });
+    expect(echo).toMatchObject({ toolChoice: 'auto', parallelToolCalls: true, text: { format: { type: 'text' } }, maxOutputTokens: null, includeEncryptedReasoning: false });
+  });
+
+  test.each<[string, Record<string, unknown>, Record<string, unknown>]>([
+    ['store absent or false is stateless', { store: false }, {}],
+    ['require_approval filter maps to always', { tools: [{ type: 'mcp', server_label: 's', server_url: 'https://m', require_approval: { never: { tool_names: ['a'] } } }] }, { tools: [{ type: 'mcp', serverLabel: 's', serverUrl: 'https://m', requireApproval: 'always' }] }],
+    ['require_approval never-for-all maps to never', { tools: [{ type: 'mcp', server_label: 's', server_url: 'https://m', require_approval: { never: {} } }] }, { tools: [{ type: 'mcp', serverLabel: 's', serverUrl: 'https://m', requireApproval: 'never' }] }],
+    ['allowed_tools as a list', { tools: [{ type: 'mcp', server_label: 's', server_url: 'https://m', allowed_tools: ['a', 'b'] }] }, { tools: [{ type: 'mcp', serverLabel: 's', serverUrl: 'https://m', allowedTools: ['a', 'b'] }] }],
+    ['function tool with null parameters', { tools: [{ type: 'function', name: 'f', parameters: null, strict: null }] }, { tools: [{ type: 'function', name: 'f', parameters: { type: 'object', properties: {} } }] }],
+    ['json_object format', { text: { format: { type: 'json_object' } } }, { responseFormat: { type: 'json_object' } }],
+    ['minimal effort', { reasoning: { effort: 'minimal' } }, { reasoning: { mode: 'default', effort: 'low' } }],
+    ['custom tool_choice', { tools: [{ type: 'custom', name: 'c' }], tool_choice: { type: 'custom', name: 'c' } }, { toolChoice: { name: 'c' } }],
+  ])('%s', (_name, extra, expected) => {
+    expect(decodeResponsesRequest(body(extra)).request).toMatchObject(expected);
+  });
+});
+
+describe('decodeResponsesRequest: refusals name the field', () => {
+  const manyTools = Array.from({ length: 65 }, (_, i) => ({ type: 'function', name: `f${i}` }));
+  test.each<[string, unknown, string]>([
+    ['missing input', { model: 'o4-mini' }, 'input'],
+    ['empty input', body({ input: [] }), 'input'],
+    ['unknown field', body({ frequency_penalty: 1 }), 'frequency_penalty'],
+    ['store true', body({ store: true }), 'store'],
+    ['previous_response_id', body({ previous_response_id: 'resp_1' }), 'previous_response_id'],
+    ['background', body({ background: true }), 'background'],
+    ['conversation', body({ conversation: 'conv_1' }), 'conversation'],
+    ['stored prompt', body({ prompt: { id: 'pmpt_1' } }), 'prompt'],
+    ['include other than encrypted reasoning', body({ include: ['reasoning.encrypted_content', 'message.output_text.logprobs'] }), 'include[1]'],
+    ['truncation auto', body({ truncation: 'auto' }), 'truncation'],
+    ['image input part', body({ input: [{ role: 'user', content: [{ type: 'input_text', text: 'a' }, { type: 'input_image', image_url: 'http://x' }] }] }), 'input[0].content[1].type'],
+    ['file input part', body({ input: [{ role: 'user', content: [{ type: 'input_file', file_id: 'f' }] }] }), 'input[0].content[0].type'],
+    ['item reference', body({ input: [{ type: 'item_reference', id: 'msg_1' }] }), 'input[0].type'],
+    ['web search call item', body({ input: [{ role: 'user', content: 'x' }, { type: 'web_search_call', id: 'ws' }] }), 'input[1].type'],
+    ['bad role', body({ input: [{ role: 'tool', content: 'x' }] }), 'input[0].role'],
+    ['function_call without call_id', body({ input: [{ type: 'function_call', name: 'f', arguments: '{}' }] }), 'input[0].call_id'],
+    ['image in tool output', body({ input: [{ type: 'function_call_output', call_id: 'c', output: [{ type: 'input_image', image_url: 'x' }] }] }), 'input[0].output[0].type'],
+    ['web_search tool', body({ tools: [{ type: 'web_search' }] }), 'tools[0].type'],
+    ['file_search tool', body({ tools: [{ type: 'function', name: 'f' }, { type: 'file_search', vector_store_ids: [] }] }), 'tools[1].type'],
+    ['computer tool', body({ tools: [{ type: 'computer_use_preview' }] }), 'tools[0].type'],
+    ['code interpreter', body({ tools: [{ type: 'code_interpreter', container: { type: 'auto' } }] }), 'tools[0].type'],
+    ['image generation', body({ tools: [{ type: 'image_generation' }] }), 'tools[0].type'],
+    ['more than 64 tools', body({ tools: manyTools }), 'tools'],
+    ['mcp without server_url', body({ tools: [{ type: 'mcp', server_label: 's' }] }), 'tools[0].server_url'],
+    ['mcp connector', body({ tools: [{ type: 'mcp', server_label: 's', connector_id: 'connector_gmail' }] }), 'tools[0].connector_id'],
+    ['mcp read_only filter', body({ tools: [{ type: 'mcp', server_label: 's', server_url: 'https://m', allowed_tools: { read_only: true } }] }), 'tools[0].allowed_tools.read_only'],
+    ['mcp require_approval value', body({ tools: [{ type: 'mcp', server_label: 's', server_url: 'https://m', require_approval: 'sometimes' }] }), 'tools[0].require_approval'],
+    ['tool_choice mcp', body({ tool_choice: { type: 'mcp', server_label: 's' } }), 'tool_choice.type'],
+    ['tool_choice hosted', body({ tool_choice: { type: 'web_search_preview' } }), 'tool_choice.type'],
+    ['tool_choice unknown function', body({ tools: [{ type: 'function', name: 'a' }], tool_choice: { type: 'function', name: 'b' } }), 'tool_choice.name'],
+    ['text.format type', body({ text: { format: { type: 'xml' } } }), 'text.format.type'],
+    ['text.format schema over 32 KiB', body({ text: { format: { type: 'json_schema', name: 'big', schema: { description: 'x'.repeat(40_000) } } } }), 'text.format.schema'],
+    ['text.format without name', body({ text: { format: { type: 'json_schema', schema: {} } } }), 'text.format.name'],
+    ['verbosity', body({ text: { verbosity: 'low' } }), 'text.verbosity'],
+    ['reasoning.effort invalid', body({ reasoning: { effort: 'max' } }), 'reasoning.effort'],
+    ['temperature', body({ temperature: 3 }), 'temperature'],
+    ['metadata value not a string', body({ metadata: { a: 1 } }), 'metadata.a'],
+    ['max_tool_calls', body({ max_tool_calls: 3 }), 'max_tool_calls'],
+  ])('%s → 400 naming the field', (_name, raw, field) => {
+    const error = refusal(() => decodeResponsesRequest(raw));
+    expect(error).toMatchObject({ status: 400, code: 'bad_request' });
+    expect(error.message).toContain(field);
+  });
+
+  test('a negative max_output_tokens is refused by the clamp, naming it', () => {
+    expect(refusal(() => finalize(body({ max_output_tokens: -1 }), O4_MINI)).message).toContain('max_output_tokens');
+  });
+});
+
+describe('finalize', () => {
+  test('reasoning.effort is dropped for a model without an effort setting, kept otherwise', () => {
+    expect(finalize(body({ reasoning: { effort: 'high' } }), GPT_41).reasoning).toEqual({ mode: 'default' });
+    expect(finalize(body({ reasoning: { effort: 'high' } }), O4_MINI).reasoning).toEqual({ mode: 'default', effort: 'high' });
+  });
+});
+
+const answerEvents: CanonicalEvent[] = [
+  { type: 'reasoning-delta', text: 'Need ' },
+  { type: 'reasoning-delta', text: 'weather.' },
+  { type: 'reasoning-end', signature: 'sig-1' },
+  { type: 'text-delta', text: 'Let me ' },
+  { type: 'text-delta', text: 'check.' },
+  { type: 'tool-call-start', index: 0, id: 'call_1', name: 'get_weather', kind: 'function' },
+  { type: 'tool-call-delta', index: 0, argumentsDelta: '{"city":' },
+  { type: 'tool-call-delta', index: 0, argumentsDelta: '"Oslo"}' },
+  { type: 'tool-call-end', index: 0 },
+  { type: 'tool-call-start', index: 1, id: 'call_2', name: 'run_sql', kind: 'custom' },
+  { type: 'tool-call-delta', index: 1, argumentsDelta: 'SELECT 1' },
+  { type: 'tool-call-end', index: 1 },
+  { type: 'finish', reason: 'tool_calls', refusal: false, usage },
+];
+
+const withEncrypted = body({ include: ['reasoning.encrypted_content'] });
+
+describe('encodeResponsesResponse', () => {
+  test('reasoning, message and tool calls: the exact response object', () => {
+    expect(encodeResponsesResponse(collectEvents(answerEvents), metaFor(withEncrypted))).toStrictEqual({
+      id: 'resp_test',
+      object: 'response',
+      created_at: 1_760_000_000,
+      status: 'completed',
+      background: false,
+      error: null,
+      incomplete_details: null,
+      instructions: null,
+      max_output_tokens: null,
+      max_tool_calls: null,
+      model: 'openai/o4-mini',
+      output: [
+        { id: 'rs_1', type: 'reasoning', summary: [{ type: 'summary_text', text: 'Need weather.' }], encrypted_content: 'sig-1' },
+        { id: 'msg_2', type: 'message', status: 'completed', content: [{ type: 'output_text', annotations: [], logprobs: [], text: 'Let me check.' }], role: 'assistant' },
+        { id: 'fc_3', type: 'function_call', status: 'completed', arguments: '{"city":"Oslo"}', call_id: 'call_1', name: 'get_weather' },
+        { id: 'ctc_4', type: 'custom_tool_call', call_id: 'call_2', name: 'run_sql', input: 'SELECT 1' },
+      ],
+      parallel_tool_calls: true,
+      previous_response_id: null,
+      reasoning: { effort: null, summary: null },
+      service_tier: 'default',
+      store: false,
+      temperature: null,
+      text: { format: { type: 'text' } },
+      tool_choice: 'auto',
+      tools: [],
+      top_p: null,
+      truncation: 'disabled',
+      usage: {
+        input_tokens: 900,
+        input_tokens_details: { cached_tokens: 512 },
+        output_tokens: 400,
+        output_tokens_details: { reasoning_tokens: 250 },
+        total_tokens: 1300,
+      },
+      user: null,
+      metadata: {},
+    });
+  });
+
+  test('encrypted_content only when included; redacted blocks keep their prefix', () => {
+    const events: CanonicalEvent[] = [{ type: 'reasoning-end', redactedData: 'xyz' }, { type: 'text-delta', text: 'ok' }, { type: 'finish', reason: 'stop', refusal: false, usage }];
+    expect(encodeResponsesResponse(collectEvents(events), metaFor(withEncrypted)).output[0]).toEqual({ id: 'rs_1', type: 'reasoning', summary: [], encrypted_content: 'redacted_thinking:xyz' });
+    expect(encodeResponsesResponse(collectEvents(events), metaFor(base)).output[0]).toEqual({ id: 'rs_1', type: 'reasoning', summary: [] });
+  });
+
+  test('limit reached: incomplete with reason max_output_tokens, the message incomplete', () => {
+    const answer = encodeResponsesResponse(collectEvents([{ type: 'text-delta', text: 'Part' }, { type: 'finish', reason: 'length', refusal: false, usage }]), metaFor(base));
+    expect(answer.status).toBe('incomplete');
+    expect(answer.incomplete_details).toEqual({ reason: 'max_output_tokens' });
+    expect(answer.output[0]).toMatchObject({ type: 'message', status: 'incomplete' });
+  });
+
+  test('limit consumed by reasoning: incomplete, no message item', () => {
+    const answer = encodeResponsesResponse(collectEvents([{ type: 'reasoning-delta', text: '…' }, { type: 'finish', reason: 'length', refusal: false, usage }]), metaFor(base));
+    expect(answer.output.map((o) => o.type)).toEqual(['reasoning']);
+    expect(answer.status).toBe('incomplete');
+  });
+
+  test('an estimated reasoning count passes through', () => {
+    const answer = encodeResponsesResponse(collectEvents([{ type: 'finish', reason: 'stop', refusal: false, usage: { ...usage, reasoningTokens: 77 } }]), metaFor(base));
+    expect(answer.usage?.output_tokens_details).toEqual({ reasoning_tokens: 77 });
+  });
+
+  test('the openai SDK reads it (output_text included)', async () => {
+    const client = clientAnswering(JSON.stringify(encodeResponsesResponse(collectEvents(answerEvents), metaFor(base))), 'application/json');
+    const answer = await client.responses.create({ model: 'o4-mini', input: 'x' });
+    expect(answer.output_text).toBe('Let me check.');
+    expect(answer.usage?.input_tokens_details.cached_tokens).toBe(512);
+  });
+});
+
+function encodeAll(events: CanonicalEvent[], raw: unknown = base): string {
+  const encoder = new ResponsesStreamEncoder(metaFor(raw));
+  return events.map((e) => encoder.encode(e)).join('');
+}
+
+describe('ResponsesStreamEncoder', () => {
+  test('the event sequence, with event names, types and increasing sequence numbers', () => {
+    const frames = sse(encodeAll(answerEvents, withEncrypted));
+    const events = frames.map((f) => JSON.parse(f.data));
+    expect(frames.map((f) => f.event)).toEqual(events.map((e) => e.type));
+    expect(events.map((e) => e.sequence_number)).toEqual(events.map((_, i) => i));
+    expect(events.map((e) => e.type)).toEqual([
+      'response.created',
+      'response.in_progress',
+      'response.output_item.added',
+      'response.reasoning_summary_part.added',
+      'response.reasoning_summary_text.delta',
+      'response.reasoning_summary_text.delta',
+      'response.reasoning_summary_text.done',
+      'response.reasoning_summary_part.done',
+      'response.output_item.done',
+      'response.output_item.added',
+      'response.content_part.added',
+      'response.output_text.delta',
+      'response.output_text.delta',
+      'response.output_text.done',
+      'response.content_part.done',
+      'response.output_item.done',
+      'response.output_item.added',
+      'response.function_call_arguments.delta',
+      'response.function_call_arguments.delta',
+      'response.function_call_arguments.done',
+      'response.output_item.done',
+      'response.output_item.added',
+      'response.custom_tool_call_input.delta',
+      'response.custom_tool_call_input.done',
+      'response.output_item.done',
+      'response.completed',
+    ]);
+    expect(events[0].response).toMatchObject({ id: 'resp_test', status: 'in_progress', output: [], usage: null });
+    expect(events[11]).toEqual({ type: 'response.output_text.delta', sequence_number: 11, item_id: 'msg_2', output_index: 1, content_index: 0, delta: 'Let me ', logprobs: [] });
+    expect(events[19]).toEqual({ type: 'response.function_call_arguments.done', sequence_number: 19, item_id: 'fc_3', output_index: 2, name: 'get_weather', arguments: '{"city":"Oslo"}' });
+    const completed = events.at(-1).response;
+    expect(completed.status).toBe('completed');
+    // The streamed final object equals the non-streaming answer.
+    expect(completed).toEqual(encodeResponsesResponse(collectEvents(answerEvents), metaFor(withEncrypted)));
+  });
+
+  test('a truncated answer ends with response.incomplete', () => {
+    const events = sse(encodeAll([{ type: 'text-delta', text: 'Part' }, { type: 'finish', reason: 'length', refusal: false, usage }])).map((f) => JSON.parse(f.data));
+    const last = events.at(-1);
+    expect(last.type).toBe('response.incomplete');
+    expect(last.response).toMatchObject({ status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } });
+    expect(last.response.output[0]).toMatchObject({ type: 'message', status: 'incomplete', content: [{ text: 'Part' }] });
+  });
+
+  test('a failure: error event then response.failed with what was delivered', () => {
+    const encoder = new ResponsesStreamEncoder(metaFor(base));
+    const text = encoder.encode({ type: 'text-delta', text: 'Hel' }) + encoder.encodeError(new ProviderError('The provider failed.', 'anthropic', 529));
+    const events = sse(text).map((f) => JSON.parse(f.data));
+    expect(events.slice(-2)).toEqual([
+      { type: 'error', sequence_number: 5, code: 'provider_error', message: 'The provider failed.', param: null },
+      expect.objectContaining({ type: 'response.failed', sequence_number: 6 }),
+    ]);
+    expect(events.at(-1).response).toMatchObject({
+      status: 'failed',
+      error: { code: 'provider_error', message: 'The provider failed.' },
+      output: [{ type: 'message', status: 'incomplete', content: [{ text: 'Hel' }] }],
+      usage: null,
+    });
+    expect(encoder.encode({ type: 'finish', reason: 'stop', refusal: false, usage })).toBe('');
+  });
+
+  test('a failure before any event still opens the response first', () => {
+    const events = sse(new ResponsesStreamEncoder(metaFor(base)).encodeError(new ProviderError('down', 'openai'))).map((f) => JSON.parse(f.data).type);
+    expect(events).toEqual(['response.created', 'response.in_progress', 'error', 'response.failed']);
+  });
+
+  test('the openai SDK ResponseStream accumulates it into the final response', async () => {
+    const client = clientAnswering(encodeAll(answerEvents), 'text/event-stream');
+    const stream = client.responses.stream({ model: 'o4-mini', input: 'x' });
+    const deltas: string[] = [];
+    stream.on('response.output_text.delta', (e) => deltas.push(e.snapshot));
+    const final = await stream.finalResponse();
+    expect(deltas).toEqual(['Let me ', 'Let me check.']);
+    const message = final.output.find((o) => o.type === 'message');
+    expect(message?.type === 'message' && message.content).toEqual([{ type: 'output_text', annotations: [], logprobs: [], text: 'Let me check.', parsed: null }]);
+    expect(final.output.map((o) => o.type)).toEqual(['reasoning', 'message', 'function_call', 'custom_tool_call']);
+    expect(final.usage?.output_tokens_details.reasoning_tokens).toBe(250);
+  });
+});
