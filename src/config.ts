@@ -16,6 +16,8 @@ export interface Config {
   /** Largest JSON body accepted, in bytes. */
   maxJsonBodyBytes: number;
   sessionTtlSeconds: number;
+  /** Outbound vendor HTTP timeouts (ms): connect, first byte, silence between streamed chunks. */
+  vendorTimeouts: { connectMs: number; headersMs: number; bodyIdleMs: number };
   /** Raw environment, for per-vendor `<VENDOR>_API_KEY` / `<VENDOR>_BASE_URL` lookups. */
   env: Readonly<Record<string, string | undefined>>;
 }
@@ -62,6 +64,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel,
     maxJsonBodyBytes: integer(env, 'TOLLGATE_MAX_BODY_BYTES', 4 * 1024 * 1024, 1024, 512 * 1024 * 1024),
     sessionTtlSeconds: integer(env, 'TOLLGATE_SESSION_TTL_SECONDS', 7 * 24 * 3600, 60, 365 * 24 * 3600),
+    vendorTimeouts: {
+      connectMs: integer(env, 'TOLLGATE_VENDOR_CONNECT_TIMEOUT_MS', 10_000, 1, 600_000),
+      headersMs: integer(env, 'TOLLGATE_VENDOR_HEADERS_TIMEOUT_MS', 120_000, 1, 3_600_000),
+      bodyIdleMs: integer(env, 'TOLLGATE_VENDOR_BODY_IDLE_TIMEOUT_MS', 120_000, 1, 3_600_000),
+    },
     env: { ...env },
   };
 }

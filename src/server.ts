@@ -84,7 +84,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
     onSwept: (released) => log.info({ released }, 'released expired holds'),
   });
   sweeper.start();
-  const providers = createProviderRegistry(vendors);
+  const providers = createProviderRegistry(vendors, { http: { timeouts: config.vendorTimeouts } });
   const configuredVendors = new Set(vendors.keys());
   const textPipeline = new TextPipeline({ catalog, configuredVendors, providers, billing, clock });
   const admission = await createAdmissionService({ orm, clock, bus, log, redisUrl: config.redisUrl, redisKeyPrefix: config.redisKeyPrefix });

@@ -26,7 +26,8 @@ export function admitApiKeyRequests(admission: AdmissionService): RequestHandler
       if (error instanceof RateLimitRefusal) applyRefusalHeaders(res, error);
       throw error;
     }
-    if (closed) {
+    // `closed` misses a client that left before this middleware listened (during authentication).
+    if (closed || res.destroyed) {
       await ticket.release();
       return;
     }

@@ -69,6 +69,9 @@ function serveText<Extra>(format: TextFormat<Extra>, pipeline: TextGenerationSer
     res.on('close', () => {
       if (!res.writableFinished) abort.abort();
     });
+    // The client may have gone while authentication and admission ran: 'close' has then
+    // already been emitted, and nobody is left to receive (or pay for) the answer.
+    if (res.destroyed) abort.abort();
     const generation = await pipeline.start(keyPrincipal(res), decoded, {
       signal: abort.signal,
       requestId: facts(res).requestId,

@@ -41,7 +41,7 @@ function pricesOf(model: TextModel): TokenPrices {
   return model.pricing;
 }
 
-/** What the client has been sent so far: the base of a partial charge when the stream is cut. */
+/** What the client has been sent so far (streams only): the base of a partial charge when the stream is cut. */
 class DeliveryTally {
   answerText = '';
   reasoningText = '';
@@ -87,8 +87,9 @@ const billedUsage = (usage: CanonicalUsage): TokenUsage & UsageCounts => ({
  * The text generation pipeline (GUIDE.md): resolve model id → validate and clamp the output
  * limit → admit the tokens → reserve the price → call the provider → deliver events → settle
  * the exact cost and release the rest. Every path after the reservation ends in exactly one
- * settlement or release: finish (exact usage), provider failure (partial charge for what was
- * delivered, or release when nothing was), abandonment by the client (partial charge).
+ * settlement or release: finish (exact usage), provider failure or abandonment by the client
+ * (partial charge for what a stream delivered; release when nothing was, which is always the
+ * case for a non-streamed answer).
  */
 export class TextPipeline implements TextGenerationService {
   constructor(private readonly deps: TextPipelineDeps) {}
@@ -146,7 +147,9 @@ export class TextPipeline implements TextGenerationService {
       outputTokens: tally.deliveredOutputTokens(),
       reasoningTokens: count(tally.reasoningText),
     });
-    const closeAfterFailure = () => close(tally.events > 0 ? { usage: partialUsage(), status: 'partial' } : null);
+    // A non-streamed answer reaches the client only whole: when it fails, nothing was delivered.
+    const delivered = () => decoded.stream && tally.events > 0;
+    const closeAfterFailure = () => close(delivered() ? { usage: partialUsage(), status: 'partial' } : null);
 
     const upstream = provider.generate(request, context.signal)[Symbol.asyncIterator]();
     let first: IteratorResult<CanonicalEvent>;
