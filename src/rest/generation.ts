@@ -76,6 +76,7 @@ function serveText<Extra>(format: TextFormat<Extra>, pipeline: TextGenerationSer
       signal: abort.signal,
       requestId: facts(res).requestId,
       tokens: res.locals.admission as TokenWindow | undefined,
+      onCharged: (costMicro) => (facts(res).costMicro = costMicro),
     });
     facts(res).model = generation.model.id;
     // The token window now holds this request's reservation: headers before the first byte.

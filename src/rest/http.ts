@@ -27,12 +27,13 @@ export function requestContext(ids: IdGenerator, log: Logger): RequestHandler {
     res.locals.facts = { requestId } satisfies RequestFacts;
     res.setHeader('x-request-id', requestId);
     const started = process.hrtime.bigint();
+    const path = req.path; // captured here: routers mounted under /v1 see a shorter req.path
     res.on('close', () => {
       const f = facts(res);
       log.info({
         request_id: f.requestId,
         method: req.method,
-        path: req.path,
+        path,
         status: res.statusCode,
         latency_ms: Number(process.hrtime.bigint() - started) / 1e6,
         account_id: f.accountId,

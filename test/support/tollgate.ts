@@ -1,4 +1,4 @@
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import { loadConfig } from '../../src/config';
 import type { Clock } from '../../src/domain/shared/clock';
 import { createTollgate, type Tollgate } from '../../src/server';
@@ -14,11 +14,11 @@ export interface TestTollgate {
 }
 
 /** A real Tollgate over real HTTP on an ephemeral port, with its own fresh database. */
-export async function startTestTollgate(options: { env?: Record<string, string>; clock?: Clock; databaseUrl?: string } = {}): Promise<TestTollgate> {
+export async function startTestTollgate(options: { env?: Record<string, string>; clock?: Clock; databaseUrl?: string; log?: Logger } = {}): Promise<TestTollgate> {
   const db = options.databaseUrl ? null : await createTestDatabase();
   const databaseUrl = options.databaseUrl ?? db!.url;
   const config = loadConfig({ TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'silent', ...options.env });
-  const tollgate = await createTollgate({ config, databaseUrl, clock: options.clock, log: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) });
+  const tollgate = await createTollgate({ config, databaseUrl, clock: options.clock, log: options.log ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) });
   const port = await tollgate.listen(0, '127.0.0.1');
   return {
     url: `http://127.0.0.1:${port}`,

@@ -132,13 +132,15 @@ export class TextPipeline implements TextGenerationService {
         return;
       }
       context.tokens?.settleTokens(outcome.usage.inputTokens + outcome.usage.outputTokens);
+      const costMicro = textChargeMicro(prices, billedUsage(outcome.usage));
       await deps.billing.settleHold(hold.id, {
-        costMicro: textChargeMicro(prices, billedUsage(outcome.usage)),
+        costMicro,
         usage: billedUsage(outcome.usage),
         status: outcome.status,
         latencyMs,
         requestId: context.requestId,
       });
+      context.onCharged?.(costMicro);
     };
     /** A cut stream: the prompt was read (uncached input, counted without the hold's margin) and what was delivered is charged. */
     const partialUsage = (): CanonicalUsage => ({

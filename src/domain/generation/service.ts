@@ -54,6 +54,8 @@ export interface TextGenerationContext {
   requestId: string;
   /** The request's admission ticket, when admission control is on. */
   tokens?: TokenWindow;
+  /** Told the amount charged once the request is settled (for the access log). */
+  onCharged?(costMicro: bigint): void;
 }
 
 export interface TextGenerationService {
