@@ -70,9 +70,9 @@ class DeliveryTally {
  * spec 2.8: when the vendor reports no reasoning count but bills output the answer does not
  * show, report billed output minus the visible answer as the (estimated) reasoning count.
  */
-export function withReasoningEstimate(usage: CanonicalUsage, visibleAnswerTokens: number): CanonicalUsage {
-  if (usage.reasoningTokens !== null) return usage;
-  return { ...usage, reasoningTokens: Math.max(0, usage.outputTokens - visibleAnswerTokens) };
+export function withReasoningEstimate(usage: CanonicalUsage, visibleAnswerTokens: () => number): CanonicalUsage {
+  if (usage.reasoningTokens !== null) return usage; // counted only when needed: tokenizing a long answer costs
+  return { ...usage, reasoningTokens: Math.max(0, usage.outputTokens - visibleAnswerTokens()) };
 }
 
 /** Canonical usage as billing counts it (a missing reasoning count is 0: never billed on top). */
@@ -169,7 +169,7 @@ export class TextPipeline implements TextGenerationService {
         while (!current.done) {
           const event = current.value;
           if (event.type === 'finish') {
-            const usage = withReasoningEstimate(event.usage, tally.visibleAnswerTokens());
+            const usage = withReasoningEstimate(event.usage, () => tally.visibleAnswerTokens());
             await close({ usage, status: 'ok' });
             yield { ...event, usage };
             return;
