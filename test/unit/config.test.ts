@@ -1,0 +1,31 @@
+import { ConfigError, loadConfig } from '../../src/config';
+
+test('defaults serve the embedded setup', () => {
+  const config = loadConfig({});
+  expect(config).toMatchObject({ port: 8080, databaseUrl: null, redisUrl: null, adminToken: null, catalogFile: null, logLevel: 'info', redisKeyPrefix: 'tollgate:' });
+  expect(config.dataDir).toMatch(/\.tollgate$/);
+  expect(config.vendorTimeouts).toEqual({ connectMs: 10_000, headersMs: 120_000, bodyIdleMs: 120_000 });
+});
+
+test.each([
+  ['PORT', 'eighty'],
+  ['PORT', '70000'],
+  ['DATABASE_URL', 'mysql://localhost/db'],
+  ['REDIS_URL', 'localhost:6379'],
+  ['TOLLGATE_ADMIN_TOKEN', 'short'],
+  ['LOG_LEVEL', 'loud'],
+  ['TOLLGATE_MAX_BODY_BYTES', '12'],
+  ['TOLLGATE_SESSION_TTL_SECONDS', '1.5'],
+  ['TOLLGATE_VENDOR_CONNECT_TIMEOUT_MS', '0'],
+  ['TOLLGATE_VENDOR_HEADERS_TIMEOUT_MS', 'soon'],
+  ['TOLLGATE_VENDOR_BODY_IDLE_TIMEOUT_MS', '-1'],
+])('%s=%s stops the start with a message naming the variable', (name, value) => {
+  expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+  expect(() => loadConfig({ [name]: value })).toThrow(name);
+});
+
+test('set values are taken', () => {
+  const config = loadConfig({ PORT: '9090', DATABASE_URL: 'postgres://u@h:5432/d', REDIS_URL: 'redis://127.0.0.1:6379', TOLLGATE_ADMIN_TOKEN: 'x'.repeat(16), LOG_LEVEL: 'warn', TOLLGATE_VENDOR_HEADERS_TIMEOUT_MS: '500' });
+  expect(config).toMatchObject({ port: 9090, databaseUrl: 'postgres://u@h:5432/d', redisUrl: 'redis://127.0.0.1:6379', logLevel: 'warn' });
+  expect(config.vendorTimeouts.headersMs).toBe(500);
+});
