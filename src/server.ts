@@ -12,6 +12,7 @@ import { SandboxPaymentPort, type PaymentPort } from './domain/billing/payments'
 import { HoldSweeper } from './domain/billing/sweeper';
 import { systemClock, type Clock } from './domain/shared/clock';
 import { inProcessEventBus, type EventBus } from './domain/shared/events';
+import { createRedisEventBus, type ClosableEventBus } from './infra/redis-event-bus';
 import { ulidIds, type IdGenerator } from './domain/shared/ids';
 import { mountGraphql } from './graphql/server';
 import { databaseReady, openDatabase } from './infra/database';
@@ -71,7 +72,10 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   const catalog = loadCatalog(config.catalogFile ?? undefined);
   const vendors = configuredVendorEndpoints(catalog, config.env);
   const orm = await openDatabase(options.databaseUrl);
-  const bus = inProcessEventBus();
+  // Across instances through Redis when it is configured (key-cache invalidation, subscriptions).
+  const bus: ClosableEventBus = config.redisUrl
+    ? createRedisEventBus(config.redisUrl, config.redisKeyPrefix, log)
+    : { ...inProcessEventBus(), close: async () => undefined };
   const auth = new AuthService(orm, clock, ids, bus, { adminToken: config.adminToken, sessionTtlSeconds: config.sessionTtlSeconds });
   const accounts = new AccountService(orm, clock, ids, bus);
   const keys = new KeyService(orm, clock, ids, bus);
@@ -128,6 +132,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
       await sweeper.stop();
       await providers.close();
       await admission.close();
+      await bus.close();
       await orm.close();
     },
   };

@@ -1,0 +1,81 @@
+import { randomUUID } from 'node:crypto';
+import Redis from 'ioredis';
+import type { Logger } from 'pino';
+import { inProcessEventBus, type EventBus } from '../domain/shared/events';
+
+/**
+ * The event bus across gateway instances (REDIS_URL set): every event is delivered locally at
+ * once and published on one Redis channel; each instance re-publishes locally what the others
+ * sent. So a key revoked on one instance leaves every instance's key cache at once, and a
+ * graphql-ws subscriber sees events made on any instance. A Redis outage degrades to local
+ * delivery (logged); the subscriber connection reconnects and resubscribes by itself.
+ */
+export interface ClosableEventBus extends EventBus {
+  close(): Promise<void>;
+}
+
+interface Envelope {
+  from: string;
+  topic: string;
+  payload: unknown;
+}
+
+/** JSON that keeps Dates and bigints (key events carry both). */
+function encode(envelope: Envelope): string {
+  return JSON.stringify(envelope, function replacer(this: Record<string, unknown>, key: string, value: unknown) {
+    const raw = this[key];
+    if (raw instanceof Date) return { $date: raw.toISOString() };
+    if (typeof raw === 'bigint') return { $bigint: raw.toString() };
+    return value;
+  });
+}
+
+function decode(text: string): Envelope {
+  return JSON.parse(text, (_key, value: unknown) => {
+    if (value && typeof value === 'object' && !Array.isArray(value)) {
+      const tagged = value as { $date?: string; $bigint?: string };
+      if (typeof tagged.$date === 'string' && Object.keys(tagged).length === 1) return new Date(tagged.$date);
+      if (typeof tagged.$bigint === 'string' && Object.keys(tagged).length === 1) return BigInt(tagged.$bigint);
+    }
+    return value;
+  }) as Envelope;
+}
+
+export function createRedisEventBus(url: string, keyPrefix: string, log: Logger): ClosableEventBus {
+  const local = inProcessEventBus();
+  const instance = randomUUID();
+  const channel = `${keyPrefix}events`;
+  // Publishing fails fast while Redis is away (local delivery already happened).
+  const publisher = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 1_000, commandTimeout: 500 });
+  // The subscriber queues its SUBSCRIBE until connected and resubscribes after reconnects.
+  const subscriber = new Redis(url, { connectTimeout: 1_000, maxRetriesPerRequest: null });
+  let lastWarning = 0;
+  const warn = (error: unknown, what: string) => {
+    if (Date.now() - lastWarning < 10_000) return;
+    lastWarning = Date.now();
+    log.warn({ err: error }, `event bus: ${what}; events reach this instance only until Redis is back`);
+  };
+  publisher.on('error', (error) => warn(error, 'Redis publisher error'));
+  subscriber.on('error', (error) => warn(error, 'Redis subscriber error'));
+  subscriber.on('message', (_channel: string, text: string) => {
+    try {
+      const envelope = decode(text);
+      if (envelope.from !== instance) local.publish(envelope.topic, envelope.payload);
+    } catch (error) {
+      warn(error, 'undecodable event');
+    }
+  });
+  subscriber.subscribe(channel).catch((error: unknown) => warn(error, 'subscribe failed'));
+
+  return {
+    publish(topic, payload) {
+      local.publish(topic, payload);
+      publisher.publish(channel, encode({ from: instance, topic, payload })).catch((error: unknown) => warn(error, 'publish failed'));
+    },
+    subscribe: (topic, handler) => local.subscribe(topic, handler),
+    async close() {
+      publisher.disconnect();
+      subscriber.disconnect();
+    },
+  };
+}
