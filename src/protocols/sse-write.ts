@@ -23,7 +23,3 @@ export function sseEvent(name: string, payload: unknown): string {
 /** The Chat Completions end-of-stream sentinel. */
 export const SSE_DONE = 'data: [DONE]\n\n';
 
-/** A comment line: ignored by every client, useful as a keep-alive through idle proxies. */
-export function sseComment(text = 'keep-alive'): string {
-  return `: ${text.replace(/[\r\n]+/g, ' ')}\n\n`;
-}

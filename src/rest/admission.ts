@@ -56,16 +56,3 @@ export function applyRefusalHeaders(res: Response, refusal: RateLimitRefusal): v
   res.setHeader('Retry-After', String(refusal.retryAfterSeconds));
 }
 
-/**
- * For the generation pipeline, before the first byte: reserves the estimated tokens and
- * refreshes the token headers; on refusal sets the 429's headers and rethrows, so the
- * error handler answers with the envelope.
- */
-export async function reserveTokensBeforeFirstByte(res: Response, tokens: number): Promise<void> {
-  try {
-    setRateLimitHeaders(res, await admissionTicket(res).reserveTokens(tokens));
-  } catch (error) {
-    if (error instanceof RateLimitRefusal) applyRefusalHeaders(res, error);
-    throw error;
-  }
-}

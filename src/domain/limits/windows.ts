@@ -37,15 +37,6 @@ export interface WindowSnapshot {
   slotsInUse: number;
 }
 
-export const emptySnapshot = (at: number): WindowSnapshot => ({
-  at,
-  requestsInMinute: 0,
-  oldestRequestAt: null,
-  settledTokens: 0,
-  oldestSettledAt: null,
-  inFlightTokens: 0,
-  slotsInUse: 0,
-});
 
 /** The rate-limit headers of spec section 8; token headers only for prepaid accounts. */
 export interface RateLimitHeaders {

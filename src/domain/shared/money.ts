@@ -1,6 +1,4 @@
 /** Money is integer micro-dollars (bigint) inside; decimal strings at the API boundary. */
-export const MICROS_PER_DOLLAR = 1_000_000n;
-
 const DECIMAL_INTEGER = /^(0|[1-9][0-9]*)$/;
 
 /** Parses a decimal string of micro-dollars ("1500000"); undefined when it is not one. */
