@@ -1,12 +1,13 @@
 import { createServer } from 'node:net';
 import { builtinCatalog, findModel } from '../../src/domain/catalog';
-import type { CanonicalEvent, CanonicalRequest, TextProvider } from '../../src/domain/generation/canonical';
+import type { CanonicalRequest, TextProvider } from '../../src/domain/generation/canonical';
 import { ProviderError } from '../../src/domain/generation/errors';
 import { ApiError } from '../../src/domain/shared/errors';
 import { JSON_OBJECT_INSTRUCTION, REFUSAL_TEXT } from '../../src/protocols/anthropic-messages/egress';
 import { createProviderRegistry, type ProviderRegistry } from '../../src/providers/registry';
 import { startFakeAnthropic, type FakeAnthropicReply } from '../fakes/anthropic';
 import type { FakeVendor } from '../fakes/openai';
+import { finishOf, runProvider, textOf } from '../support/provider-events';
 
 /** Anthropic Messages over real HTTP against the fake. */
 
@@ -16,22 +17,7 @@ function request(overrides: Partial<CanonicalRequest> = {}): CanonicalRequest {
   return { model: sonnet, messages: [{ role: 'user', content: 'Hi' }], tools: [], maxOutputTokens: 1000, reasoning: { mode: 'default' }, ...overrides };
 }
 
-async function run(provider: TextProvider, req: CanonicalRequest, signal: AbortSignal = new AbortController().signal) {
-  const events: CanonicalEvent[] = [];
-  try {
-    for await (const event of provider.generate(req, signal)) events.push(event);
-    return { events, error: null };
-  } catch (error) {
-    return { events, error };
-  }
-}
-
-const textOf = (events: CanonicalEvent[]) => events.flatMap((e) => (e.type === 'text-delta' ? [e.text] : [])).join('');
-const finishOf = (events: CanonicalEvent[]) => {
-  const last = events[events.length - 1];
-  if (last?.type !== 'finish') throw new Error(`last event is ${last?.type}`);
-  return last;
-};
+const run = runProvider;
 
 describe('Anthropic provider', () => {
   let fake: FakeVendor<FakeAnthropicReply>;

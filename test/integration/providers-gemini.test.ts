@@ -1,12 +1,13 @@
 import { createServer } from 'node:net';
 import { builtinCatalog, findModel, type TextModel } from '../../src/domain/catalog';
-import type { CanonicalEvent, CanonicalRequest, TextProvider } from '../../src/domain/generation/canonical';
+import type { CanonicalRequest, TextProvider } from '../../src/domain/generation/canonical';
 import { ProviderError } from '../../src/domain/generation/errors';
 import { ApiError } from '../../src/domain/shared/errors';
 import { GEMINI_REFUSAL_TEXT } from '../../src/protocols/gemini/egress';
 import { createProviderRegistry, type ProviderRegistry } from '../../src/providers/registry';
 import { startFakeGemini, type FakeGeminiReply } from '../fakes/gemini';
 import type { FakeVendor } from '../fakes/openai';
+import { finishOf, runProvider, textOf } from '../support/provider-events';
 
 /** Gemini over real HTTP against the fake (SSE with CRLF line ends, as Google sends it). */
 
@@ -17,22 +18,7 @@ function request(overrides: Partial<CanonicalRequest> = {}, model: TextModel = f
   return { model, messages: [{ role: 'user', content: 'Hi' }], tools: [], maxOutputTokens: 30000, reasoning: { mode: 'default' }, ...overrides };
 }
 
-async function run(provider: TextProvider, req: CanonicalRequest, signal: AbortSignal = new AbortController().signal) {
-  const events: CanonicalEvent[] = [];
-  try {
-    for await (const event of provider.generate(req, signal)) events.push(event);
-    return { events, error: null };
-  } catch (error) {
-    return { events, error };
-  }
-}
-
-const textOf = (events: CanonicalEvent[]) => events.flatMap((e) => (e.type === 'text-delta' ? [e.text] : [])).join('');
-const finishOf = (events: CanonicalEvent[]) => {
-  const last = events[events.length - 1];
-  if (last?.type !== 'finish') throw new Error(`last event is ${last?.type}`);
-  return last;
-};
+const run = runProvider;
 
 describe('Gemini provider', () => {
   let fake: FakeVendor<FakeGeminiReply>;

@@ -6,6 +6,7 @@ import { ProviderError } from '../../src/domain/generation/errors';
 import { ApiError } from '../../src/domain/shared/errors';
 import { createProviderRegistry, type ProviderRegistry } from '../../src/providers/registry';
 import { startFakeOpenAI, type FakeOpenAIReply, type FakeVendor } from '../fakes/openai';
+import { finishOf, runProvider, textOf } from '../support/provider-events';
 
 /** OpenAI over real HTTP against the fake: Chat Completions and Responses upstreams, plus an OpenAI-compatible vendor. */
 
@@ -17,22 +18,7 @@ function request(model: TextModel, overrides: Partial<CanonicalRequest> = {}): C
   return { model, messages: [{ role: 'user', content: 'Hi' }], tools: [], maxOutputTokens: 1000, reasoning: { mode: 'default' }, ...overrides };
 }
 
-async function run(provider: TextProvider, req: CanonicalRequest, signal: AbortSignal = new AbortController().signal) {
-  const events: CanonicalEvent[] = [];
-  try {
-    for await (const event of provider.generate(req, signal)) events.push(event);
-    return { events, error: null };
-  } catch (error) {
-    return { events, error };
-  }
-}
-
-const textOf = (events: CanonicalEvent[]) => events.flatMap((e) => (e.type === 'text-delta' ? [e.text] : [])).join('');
-const finishOf = (events: CanonicalEvent[]) => {
-  const last = events[events.length - 1];
-  if (last?.type !== 'finish') throw new Error(`last event is ${last?.type}`);
-  return last;
-};
+const run = runProvider;
 
 const TIMEOUTS = { connectMs: 1000, headersMs: 400, bodyIdleMs: 400 };
 

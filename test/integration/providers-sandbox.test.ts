@@ -4,6 +4,7 @@ import { ProviderError } from '../../src/domain/generation/errors';
 import { ApiError } from '../../src/domain/shared/errors';
 import { createProviderRegistry } from '../../src/providers/registry';
 import { SANDBOX_FALLBACK_ANSWER, SANDBOX_REASONING_TOKENS, SANDBOX_REFUSAL, SandboxProvider, sandboxTokens } from '../../src/providers/sandbox';
+import { finishOf, runProvider, textOf } from '../support/provider-events';
 
 /** The sandbox vendor: deterministic, offline, streaming, driven by magic words. No HTTP. */
 
@@ -15,23 +16,8 @@ function request(content: string, overrides: Partial<CanonicalRequest> = {}): Ca
   return { model: echo, messages: [{ role: 'user', content }], tools: [], maxOutputTokens: 1000, reasoning: { mode: 'default' }, ...overrides };
 }
 
-async function run(req: CanonicalRequest, provider: TextProvider = sandbox, signal: AbortSignal = new AbortController().signal) {
-  const events: CanonicalEvent[] = [];
-  try {
-    for await (const event of provider.generate(req, signal)) events.push(event);
-    return { events, error: null };
-  } catch (error) {
-    return { events, error };
-  }
-}
-
-const textOf = (events: CanonicalEvent[]) => events.flatMap((e) => (e.type === 'text-delta' ? [e.text] : [])).join('');
+const run = (req: CanonicalRequest, provider: TextProvider = sandbox, signal?: AbortSignal) => runProvider(provider, req, signal);
 const reasoningOf = (events: CanonicalEvent[]) => events.flatMap((e) => (e.type === 'reasoning-delta' ? [e.text] : [])).join('');
-const finishOf = (events: CanonicalEvent[]) => {
-  const last = events[events.length - 1];
-  if (last?.type !== 'finish') throw new Error(`last event is ${last?.type}`);
-  return last;
-};
 
 describe('sandbox provider', () => {
   it('is what the registry serves for sandbox models, with no endpoint needed', () => {

@@ -1,0 +1,21 @@
+import type { CanonicalEvent, CanonicalRequest, TextProvider } from '../../src/domain/generation/canonical';
+
+/** Runs a provider to the end: the events it yielded and the error it threw (or null). */
+export async function runProvider(provider: TextProvider, req: CanonicalRequest, signal: AbortSignal = new AbortController().signal): Promise<{ events: CanonicalEvent[]; error: unknown }> {
+  const events: CanonicalEvent[] = [];
+  try {
+    for await (const event of provider.generate(req, signal)) events.push(event);
+    return { events, error: null };
+  } catch (error) {
+    return { events, error };
+  }
+}
+
+export const textOf = (events: CanonicalEvent[]): string => events.flatMap((e) => (e.type === 'text-delta' ? [e.text] : [])).join('');
+
+/** The last event, which must be the finish. */
+export function finishOf(events: CanonicalEvent[]): Extract<CanonicalEvent, { type: 'finish' }> {
+  const last = events[events.length - 1];
+  if (last?.type !== 'finish') throw new Error(`last event is ${last?.type}`);
+  return last;
+}
