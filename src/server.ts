@@ -10,6 +10,8 @@ import { KeyService } from './domain/keys/service';
 import { BillingService } from './domain/billing/service';
 import { SandboxPaymentPort, type PaymentPort } from './domain/billing/payments';
 import { HoldSweeper } from './domain/billing/sweeper';
+import { BudgetLeases } from './domain/billing/leases';
+import { pgSqlRunner } from './infra/sql-runner';
 import { systemClock, type Clock } from './domain/shared/clock';
 import { inProcessEventBus, type EventBus } from './domain/shared/events';
 import { createRedisEventBus, type ClosableEventBus } from './infra/redis-event-bus';
@@ -90,7 +92,9 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   sweeper.start();
   const providers = createProviderRegistry(vendors, { http: { timeouts: config.vendorTimeouts } });
   const configuredVendors = new Set(vendors.keys());
-  const textPipeline = new TextPipeline({ catalog, configuredVendors, providers, billing, clock });
+  const billingSql = pgSqlRunner(options.databaseUrl, log);
+  const budget = new BudgetLeases(billingSql, billing, clock, ids, bus);
+  const textPipeline = new TextPipeline({ catalog, configuredVendors, providers, budget, clock });
   const admission = await createAdmissionService({ orm, clock, bus, log, redisUrl: config.redisUrl, redisKeyPrefix: config.redisKeyPrefix });
   const services: Services = { orm, clock, ids, bus, auth, accounts, keys, billing, catalog, vendors, admission };
 
@@ -129,6 +133,8 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
       await closed;
       await graphql.close();
       await auth.close();
+      await budget.close();
+      await billingSql.close();
       await sweeper.stop();
       await providers.close();
       await admission.close();

@@ -1,3 +1,4 @@
+import { eventually } from '../support/text';
 import { ADMIN_TOKEN, call, createKey, graphql, provisionAccount, startTestTollgate, type TestTollgate } from '../support/tollgate';
 
 /** The billing views admin UIs read over GraphQL, fed by real text requests through the gateway. */
@@ -22,6 +23,10 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.stop());
 
+/** Budget leases (billing/leases.ts) keep reserving for a moment after the last request; then they are given back. */
+const leasesGivenBack = () =>
+  eventually(async () => (await graphql(t.url, '{ account { reservedMicro } }', {}, owner.sessionToken)).data.account.reservedMicro === '0');
+
 const USAGE = 'query($first:Int,$after:String,$keyId:ID,$from:String,$to:String){usageRecords(first:$first,after:$after,keyId:$keyId,from:$from,to:$to){data{id keyId model inputTokens outputTokens costMicro status} firstId lastId hasMore}}';
 
 test('usage records: newest first, filtered by key, paginated, costs matching the ledger', async () => {
@@ -32,6 +37,7 @@ test('usage records: newest first, filtered by key, paginated, costs matching th
   expect(records[0]).toMatchObject({ keyId: keyB.id, costMicro: '0', model: 'sandbox/echo' });
   for (const record of records.slice(1)) expect(BigInt(record.costMicro)).toBeGreaterThan(0n);
   const charged = records.reduce((sum: bigint, r: { costMicro: string }) => sum + BigInt(r.costMicro), 0n);
+  expect(await leasesGivenBack()).toBe(true);
   const account = await graphql(t.url, '{ account { balanceMicro reservedMicro } }', {}, owner.sessionToken);
   expect(BigInt(account.data.account.balanceMicro)).toBe(10_000_000n - charged);
   expect(account.data.account.reservedMicro).toBe('0');
@@ -53,6 +59,7 @@ test('usage records: newest first, filtered by key, paginated, costs matching th
 });
 
 test('key month spend shows settled charges against the limit, and keys show it too', async () => {
+  expect(await leasesGivenBack()).toBe(true);
   const spend = await graphql(t.url, 'query($k:ID!){keyMonthSpend(keyId:$k){keyId limitMicro settledMicro reservedMicro spentMicro remainingMicro resetsAt}}', { k: keyA.id }, owner.sessionToken);
   expect(spend.errors).toBeUndefined();
   const view = spend.data.keyMonthSpend;
@@ -66,7 +73,8 @@ test('key month spend shows settled charges against the limit, and keys show it 
   expect(key.body.month_spent_micro).toBe(settled.toString());
 });
 
-test('holds in flight are listed while a stream runs and gone after it', async () => {
+test('the budget lease covering a stream in flight is listed while it runs and given back after it', async () => {
+  expect(await leasesGivenBack()).toBe(true);
   const pending = chat(keyB.secret, '[sandbox:delay=150] a slow answer of several words', { stream: true });
   let holds: { keyId: string; purpose: string; amountMicro: string }[] = [];
   for (let i = 0; i < 50 && holds.length === 0; i++) {
@@ -74,10 +82,10 @@ test('holds in flight are listed while a stream runs and gone after it', async (
     if (holds.length === 0) await new Promise((r) => setTimeout(r, 20));
   }
   expect(holds).toHaveLength(1);
-  expect(holds[0]).toMatchObject({ keyId: keyB.id, purpose: 'text', model: 'sandbox/echo', planBilled: false });
+  expect(holds[0]).toMatchObject({ keyId: keyB.id, purpose: 'lease', planBilled: false });
   expect(BigInt(holds[0].amountMicro)).toBeGreaterThan(0n);
   expect((await pending).status).toBe(200);
-  expect((await graphql(t.url, '{ holds { id } }', {}, owner.sessionToken)).data.holds).toEqual([]);
+  expect(await eventually(async () => (await graphql(t.url, '{ holds { id } }', {}, owner.sessionToken)).data.holds.length === 0)).toBe(true);
 });
 
 test('automatic top-up settings: set, read, validated, turned off', async () => {

@@ -122,19 +122,23 @@ export interface AccountMoney {
   balance: bigint;
   ledgerSum: bigint;
   reserved: bigint;
+  /** Active request holds (budget leases not counted). */
   activeHolds: number;
+  /** What the account's active budget leases still reserve (billing/leases.ts). */
+  leased: bigint;
 }
 
 export async function accountMoney(db: Client, accountId: string): Promise<AccountMoney> {
-  const { rows } = await db.query<{ balance: string; ledger: string; reserved: string; active: number }>(
+  const { rows } = await db.query<{ balance: string; ledger: string; reserved: string; active: number; leased: string }>(
     `select a.balance_micro::text as balance, a.reserved_micro::text as reserved,
             (select coalesce(sum(amount_micro), 0)::text from ledger_entries l where l.account_id = a.id) as ledger,
-            (select count(*)::int from holds h where h.account_id = a.id and h.status = 'active') as active
+            (select count(*)::int from holds h where h.account_id = a.id and h.status = 'active' and h.purpose <> 'lease') as active,
+            (select coalesce(sum(amount_micro), 0)::text from holds h where h.account_id = a.id and h.status = 'active' and h.purpose = 'lease') as leased
        from accounts a where a.id = $1`,
     [accountId],
   );
   const row = rows[0]!;
-  return { balance: BigInt(row.balance), ledgerSum: BigInt(row.ledger), reserved: BigInt(row.reserved), activeHolds: row.active };
+  return { balance: BigInt(row.balance), ledgerSum: BigInt(row.ledger), reserved: BigInt(row.reserved), activeHolds: row.active, leased: BigInt(row.leased) };
 }
 
 /**
@@ -163,12 +167,15 @@ export async function expectNothingCharged(h: TextHarness, account: { accountId:
   return money;
 }
 
-/** Balance = Σ ledger; nothing reserved; no active hold. */
+/**
+ * Balance = Σ ledger; no request hold left open; what is reserved is exactly what the
+ * instance's budget leases still hold (given back when idle, see billing/leases.ts).
+ */
 export async function expectConsistent(h: TextHarness, account: { accountId: string }): Promise<void> {
   const money = await accountMoney(h.db, account.accountId);
   expect(money.balance).toBe(money.ledgerSum);
   expect(money.activeHolds).toBe(0);
-  expect(money.reserved).toBe(0n);
+  expect(money.reserved).toBe(money.leased);
 }
 
 /** Waits for a condition polled every 20 ms (abort propagation, settlement after a cut). */

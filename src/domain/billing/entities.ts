@@ -9,7 +9,8 @@ import { ApiKey } from '../keys/entities';
  * is called, and settled once into a ledger row + usage record afterwards.
  */
 export type HoldStatus = 'active' | 'settled' | 'released';
-export type HoldPurpose = 'text' | 'image' | 'video';
+/** `lease`: an instance's budget lease (leases.ts), out of which request holds are carved in memory. */
+export type HoldPurpose = 'text' | 'image' | 'video' | 'lease';
 
 @Entity({ tableName: 'holds' })
 @Check({ name: 'holds_amount_non_negative', expression: 'amount_micro >= 0' })

@@ -48,6 +48,8 @@ export const DEFAULT_HOLD_TTL_MS: Readonly<Record<HoldPurpose, number>> = {
   text: 10 * 60_000,
   image: 15 * 60_000,
   video: 60 * 60_000,
+  /** Renewed every third of it while the instance lives (leases.ts). */
+  lease: 60_000,
 };
 
 export interface SettleInput {
@@ -78,7 +80,7 @@ export interface HoldOutcome {
   autoTopUp: AutoTopUpOutcome | null;
 }
 
-type RefusalReason = 'balance' | 'key_limit' | 'plan_allowance';
+export type RefusalReason = 'balance' | 'key_limit' | 'plan_allowance';
 
 /** What tollgate_close_hold answers (bigints as strings). */
 interface ClosedHoldRow {
@@ -187,7 +189,7 @@ export class BillingService {
    * A balance refusal tops up first when automatic top-up is on: an account that ran dry would
    * otherwise never settle again to trigger it. Off (the common case): one read, no transaction.
    */
-  private async topUpBeforeRefusing(accountId: string): Promise<boolean> {
+  async topUpBeforeRefusing(accountId: string): Promise<boolean> {
     const [row] = await sqlRows<{ enabled: boolean }>(
       this.orm.em.fork(),
       'select auto_top_up_threshold_micro is not null and auto_top_up_amount_micro is not null as enabled from accounts where id = ?',
@@ -198,7 +200,7 @@ export class BillingService {
     return outcome.status === 'credited';
   }
 
-  private async refusalError(reason: RefusalReason, request: HoldRequest): Promise<ApiError> {
+  async refusalError(reason: RefusalReason, request: HoldRequest): Promise<ApiError> {
     const now = this.clock.now();
     const resetsAt = nextUtcMonthStart(now);
     const { principal } = request;
@@ -388,7 +390,7 @@ export class BillingService {
     return auditAccount(this.orm.em.fork(), accountId);
   }
 
-  private autoTopUpDeps() {
+  autoTopUpDeps() {
     return { orm: this.orm, ids: this.ids, clock: this.clock, payments: this.payments };
   }
 

@@ -4,7 +4,7 @@ import { resolveModelId, type Catalog, type TextModel } from '../catalog';
 import { modelAccessFor } from '../catalog/vendors';
 import { estimateInputTokens, type PromptForEstimate } from '../billing/estimate';
 import { textChargeMicro, textHoldMicro, type TokenPrices, type TokenUsage } from '../billing/pricing';
-import type { BillingService } from '../billing/service';
+import type { BudgetLeases } from '../billing/leases';
 import type { UsageCounts } from '../billing/reservations';
 import type { Clock } from '../shared/clock';
 import { modelNotAvailable } from '../shared/errors';
@@ -17,7 +17,8 @@ export interface TextPipelineDeps {
   catalog: Catalog;
   configuredVendors: ReadonlySet<string>;
   providers: TextProviderRegistry;
-  billing: BillingService;
+  /** Request holds are carved from budget leases (billing/leases.ts). */
+  budget: BudgetLeases;
   clock: Clock;
 }
 
@@ -109,7 +110,7 @@ export class TextPipeline implements TextGenerationService {
     await context.tokens?.reserveTokens(inputEstimate + request.maxOutputTokens);
     let hold;
     try {
-      hold = await deps.billing.reserveHold({
+      hold = await deps.budget.reserve({
         principal,
         purpose: 'text',
         model: model.id,
@@ -128,12 +129,12 @@ export class TextPipeline implements TextGenerationService {
       const latencyMs = Date.now() - started;
       if (outcome === null) {
         context.tokens?.settleTokens(0);
-        await deps.billing.releaseHold(hold.id, { recordFailure: true, latencyMs, requestId: context.requestId });
+        await deps.budget.release(hold, { recordFailure: true, latencyMs, requestId: context.requestId });
         return;
       }
       context.tokens?.settleTokens(outcome.usage.inputTokens + outcome.usage.outputTokens);
       const costMicro = textChargeMicro(prices, billedUsage(outcome.usage));
-      await deps.billing.settleHold(hold.id, {
+      await deps.budget.settle(hold, {
         costMicro,
         usage: billedUsage(outcome.usage),
         status: outcome.status,

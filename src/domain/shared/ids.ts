@@ -4,7 +4,7 @@ import { randomFillSync } from 'node:crypto';
  * Ids are `<prefix>_<ULID>`: readable (`key_…`, `kev_…`), unique across instances, and
  * sortable by creation time, which cursor pagination (`after`) relies on.
  */
-export type IdPrefix = 'acct' | 'usr' | 'ses' | 'key' | 'kev' | 'plan' | 'hold' | 'led' | 'use' | 'req' | 'vid';
+export type IdPrefix = 'acct' | 'usr' | 'ses' | 'key' | 'kev' | 'plan' | 'hold' | 'lease' | 'led' | 'use' | 'req' | 'vid';
 
 export interface IdGenerator {
   next(prefix: IdPrefix): string;

@@ -1,0 +1,454 @@
+import type { Clock } from '../shared/clock';
+import { utcMonthKey } from '../shared/clock';
+import type { EventBus } from '../shared/events';
+import { TOPIC_KEY_EVENTS } from '../shared/events';
+import type { IdGenerator } from '../shared/ids';
+import { runAutoTopUp } from './auto-top-up';
+import type { HoldPurpose } from './entities';
+import { usageCount } from './reservations';
+import { DEFAULT_HOLD_TTL_MS, type BillingPrincipal, type BillingService, type ReleaseInput, type RefusalReason, type SettleInput } from './service';
+
+/**
+ * Budget leases: the request path's reservations without a database round trip.
+ *
+ * A reservation per request in PostgreSQL costs a round trip and a commit before the vendor is
+ * called, and every request of one account queues on that account's row. Instead an instance
+ * takes a *lease*: one conditional step (tollgate_take_lease) reserves a slice of the balance,
+ * of the key's month limit and of the plan allowance, exactly as a hold does (a lease is a
+ * hold with purpose `lease`). Request holds are then carved out of the lease in memory, and
+ * their settlements are written in batches (tollgate_apply_lease_ops): one statement and one
+ * commit for everything that finished while the previous batch was being written.
+ *
+ * What stays true, on any number of instances:
+ * - money is never spent beyond the balance, key limit or plan allowance: a request runs only
+ *   inside a lease, and a lease is taken under the same conditional checks as a hold;
+ * - a request is charged exactly once: its settlement writes its own (closed) hold row, which
+ *   is its claim, then the ledger row and usage record, in one transaction; it is awaited
+ *   before the answer's last byte, as before;
+ * - a dead instance's leases expire (TTL, renewed while the instance lives) and the sweeper
+ *   releases them; settled charges were already booked, unfinished requests cost nothing.
+ *
+ * The price is slack: money reserved by a lease but not yet used by a request. A lease takes at
+ * most a quarter of what is left (tollgate_take_lease), an idle lease is given back after
+ * LEASE_IDLE_MS, and a refusal first gives back this instance's slack and asks every instance
+ * (event bus) to do the same, then retries with an exact reservation before answering 402.
+ */
+
+/** How many request holds a new lease should cover, at least (more when many run at once). */
+const LEASE_REQUESTS = 16;
+/** An unused lease is given back after this long (ms). */
+export const LEASE_IDLE_MS = 1_000;
+/** After a refusal, leases of the account are taken exactly (no slack) for this long (ms). */
+const EXACT_AFTER_REFUSAL_MS = 10_000;
+const HOUSEKEEPING_MS = 500;
+const MAX_DEADLOCK_ATTEMPTS = 3;
+
+export const TOPIC_BUDGET_PRESSURE = 'budget-pressure';
+interface BudgetPressure {
+  accountId: string;
+}
+
+/** The SQL the leases need: a named (prepared) statement per call, answered as rows. */
+export interface SqlRunner {
+  rows<T>(name: string, text: string, values: unknown[]): Promise<T[]>;
+}
+
+export interface LeasedHoldRequest {
+  principal: BillingPrincipal;
+  purpose: Exclude<HoldPurpose, 'lease'>;
+  model: string;
+  amountMicro: bigint;
+}
+
+/** A request's hold, carved out of a lease; lives in memory until settled or released. */
+export interface LeasedHold {
+  readonly id: string;
+  readonly amountMicro: bigint;
+}
+
+interface Lease {
+  id: string;
+  /** What the lease still reserves in PostgreSQL (charges of settled requests moved out). */
+  remaining: bigint;
+  /** Σ amounts of the request holds carved out of it and still open. */
+  inFlight: bigint;
+  open: number;
+  /** No new request holds; given back once the last open one closes. */
+  retired: boolean;
+  lastUsedMs: number;
+}
+
+interface Budget {
+  key: string;
+  accountId: string;
+  keyId: string;
+  planUserId: string | null;
+  month: string;
+  leases: Lease[];
+  /** A lease being taken: concurrent requests wait for it instead of taking their own. */
+  taking: Promise<unknown> | null;
+  exactUntilMs: number;
+}
+
+interface OpenHold extends LeasedHold {
+  lease: Lease;
+  budget: Budget;
+  purpose: string;
+  model: string;
+  createdAt: Date;
+  closed: boolean;
+}
+
+type LeaseOp =
+  | { op: 'settle'; lease_id: string; hold_id: string; status: 'settled' | 'released'; amount: string; charge: string; consume: string; purpose: string; model: string;
+      created_at: string; now: string; ledger_id: string; usage_id: string; usage_status: string | null; request_id: string | null;
+      input: number; cached: number; output: number; reasoning: number; latency: number }
+  | { op: 'trim'; lease_id: string; by_micro: string }
+  | { op: 'release'; lease_id: string; now: string }
+  | { op: 'renew'; lease_id: string; expires_at: string };
+
+interface OpResult {
+  seq: number;
+  applied: boolean;
+  account_id: string | null;
+  plan_billed: boolean | null;
+  balance_micro: string | null;
+  threshold_micro: string | null;
+}
+
+interface QueuedOp {
+  op: LeaseOp;
+  resolve(result: OpResult): void;
+  reject(error: unknown): void;
+}
+
+const isDeadlock = (error: unknown) => (error as { code?: string } | null)?.code === '40P01';
+
+/**
+ * Lease operations of this instance, written in order, one batch at a time: whatever queued
+ * while a batch was being written goes in the next one (group commit). Alone, an operation is
+ * written at once; under load, one commit serves many requests and a hot account's row is
+ * updated once per batch instead of queueing per request.
+ */
+class LeaseOpWriter {
+  private queue: QueuedOp[] = [];
+  private writing: Promise<void> | null = null;
+
+  constructor(private readonly sql: SqlRunner) {}
+
+  push(op: LeaseOp): Promise<OpResult> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ op, resolve, reject });
+      if (!this.writing) this.writing = this.drain();
+    });
+  }
+
+  async idle(): Promise<void> {
+    while (this.writing) await this.writing;
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      while (this.queue.length > 0) {
+        const batch = this.queue;
+        this.queue = [];
+        await this.write(batch);
+      }
+    } finally {
+      this.writing = null;
+    }
+  }
+
+  private async write(batch: QueuedOp[]): Promise<void> {
+    const ops = JSON.stringify(batch.map((q, seq) => ({ seq, ...q.op })));
+    for (let attempt = 1; ; attempt++) {
+      try {
+        // One statement, one transaction: a deadlock (with a sweeper, say) rolls all of it back.
+        const rows = await this.sql.rows<OpResult>('tollgate_apply_lease_ops', 'select * from tollgate_apply_lease_ops($1::jsonb)', [ops]);
+        for (const row of rows) batch[row.seq]!.resolve(row);
+        return;
+      } catch (error) {
+        if (isDeadlock(error) && attempt < MAX_DEADLOCK_ATTEMPTS) continue;
+        for (const queued of batch) queued.reject(error);
+        return;
+      }
+    }
+  }
+}
+
+export class BudgetLeases {
+  private readonly budgets = new Map<string, Budget>();
+  private readonly writer: LeaseOpWriter;
+  private readonly timer: NodeJS.Timeout;
+  private readonly unsubscribe: Array<() => void>;
+  private lastRenewMs: number;
+  private closing = false;
+
+  constructor(
+    private readonly sql: SqlRunner,
+    private readonly billing: BillingService,
+    private readonly clock: Clock,
+    private readonly ids: IdGenerator,
+    private readonly bus: EventBus,
+  ) {
+    this.writer = new LeaseOpWriter(sql);
+    this.lastRenewMs = clock.now().getTime();
+    this.timer = setInterval(() => void this.housekeeping().catch(() => undefined), HOUSEKEEPING_MS);
+    this.timer.unref();
+    this.unsubscribe = [
+      // Another instance was refused for lack of money: give back what we hold of that account.
+      bus.subscribe(TOPIC_BUDGET_PRESSURE, (payload) => void this.giveBackSlack((b) => b.accountId === (payload as BudgetPressure).accountId).catch(() => undefined)),
+      // A key's limit changed or it was revoked: its leases were taken under the old rules.
+      bus.subscribe(TOPIC_KEY_EVENTS, (payload) => {
+        const event = payload as { keyId: string; kind: string };
+        if (event.kind === 'spend_limit_changed' || event.kind === 'revoked') void this.giveBackSlack((b) => b.keyId === event.keyId, true).catch(() => undefined);
+      }),
+    ];
+  }
+
+  /**
+   * Reserves a request's hold: in memory when a lease of its key and month has room, else
+   * after taking a lease. Refusals are the 402s of BillingService.reserveHold, answered only
+   * after this instance's and (asked over the bus) other instances' slack was given back.
+   */
+  async reserve(request: LeasedHoldRequest): Promise<LeasedHold> {
+    if (request.amountMicro < 0n) throw new RangeError('a hold amount cannot be negative');
+    for (let attempt = 0; ; attempt++) {
+      // Looked up again after every wait: housekeeping forgets budgets left without leases.
+      const budget = this.budgetFor(request.principal);
+      const lease = budget.leases.find((l) => !l.retired && l.remaining - l.inFlight >= request.amountMicro);
+      if (lease) return this.carve(budget, lease, request);
+      if (budget.taking && attempt < 4) {
+        await budget.taking.catch(() => undefined);
+        continue;
+      }
+      const taking = this.takeLease(budget, request);
+      budget.taking = taking;
+      let taken: Lease;
+      try {
+        taken = await taking;
+      } finally {
+        if (budget.taking === taking) budget.taking = null;
+      }
+      // Requests that waited for this lease may have used it up first.
+      if (taken.remaining - taken.inFlight >= request.amountMicro) return this.carve(budget, taken, request);
+    }
+  }
+
+  /** Charges exactly `costMicro`, once; resolves when it is committed. */
+  async settle(hold: LeasedHold, input: SettleInput): Promise<void> {
+    if (input.costMicro < 0n) throw new RangeError('a charge cannot be negative');
+    const open = this.claim(hold);
+    if (!open) return;
+    // The lease pays up to its unused part (this hold's amount is in it); other open holds keep theirs.
+    const payable = open.lease.remaining - open.lease.inFlight;
+    const consumed = input.costMicro < payable ? input.costMicro : payable > 0n ? payable : 0n;
+    open.lease.remaining -= consumed;
+    const result = await this.writer.push(this.settleOp(open, 'settled', input.costMicro, consumed, { status: input.status ?? 'ok', usage: input.usage, latencyMs: input.latencyMs, requestId: input.requestId }));
+    this.afterClose(open);
+    const below = result.applied && !result.plan_billed && result.threshold_micro !== null && BigInt(result.balance_micro ?? '0') < BigInt(result.threshold_micro);
+    if (below) await runAutoTopUp(this.billing.autoTopUpDeps(), result.account_id!);
+  }
+
+  /** Gives the hold back to its lease, charging nothing (a usage record `failed` when asked). */
+  async release(hold: LeasedHold, input: ReleaseInput = {}): Promise<void> {
+    const open = this.claim(hold);
+    if (!open) return;
+    await this.writer.push(this.settleOp(open, 'released', 0n, 0n, input.recordFailure ? { status: 'failed', usage: input.usage, latencyMs: input.latencyMs, requestId: input.requestId } : null));
+    this.afterClose(open);
+  }
+
+  /** Writes what is queued, gives every lease back and stops (shutdown). */
+  async close(): Promise<void> {
+    this.closing = true;
+    clearInterval(this.timer);
+    for (const unsubscribe of this.unsubscribe) unsubscribe();
+    const releases: Promise<unknown>[] = [];
+    for (const budget of this.budgets.values()) {
+      for (const lease of budget.leases) if (lease.open === 0) releases.push(this.releaseLease(budget, lease));
+    }
+    await Promise.allSettled(releases);
+    await this.writer.idle();
+  }
+
+  private budgetFor(principal: BillingPrincipal): Budget {
+    const month = utcMonthKey(this.clock.now());
+    const planUserId = principal.kind === 'plan' ? principal.userId : null;
+    const key = `${principal.keyId}\u0000${month}\u0000${planUserId ?? ''}`;
+    let budget = this.budgets.get(key);
+    if (!budget) {
+      budget = { key, accountId: principal.accountId, keyId: principal.keyId, planUserId, month, leases: [], taking: null, exactUntilMs: 0 };
+      this.budgets.set(key, budget);
+    }
+    return budget;
+  }
+
+  private carve(budget: Budget, lease: Lease, request: LeasedHoldRequest): OpenHold {
+    lease.inFlight += request.amountMicro;
+    lease.open++;
+    lease.lastUsedMs = this.clock.now().getTime();
+    return { id: this.ids.next('hold'), amountMicro: request.amountMicro, lease, budget, purpose: request.purpose, model: request.model, createdAt: this.clock.now(), closed: false };
+  }
+
+  private claim(hold: LeasedHold): OpenHold | null {
+    const open = hold as OpenHold;
+    if (open.closed) return null;
+    open.closed = true;
+    open.lease.inFlight -= open.amountMicro;
+    open.lease.open--;
+    open.lease.lastUsedMs = this.clock.now().getTime();
+    return open;
+  }
+
+  /** A retired lease is given back once its last request closed. */
+  private afterClose(open: OpenHold): void {
+    if (open.lease.retired && open.lease.open === 0) void this.releaseLease(open.budget, open.lease).catch(() => undefined);
+  }
+
+  private settleOp(open: OpenHold, status: 'settled' | 'released', charge: bigint, consume: bigint, usage: { status: string; usage?: SettleInput['usage']; latencyMs?: number; requestId?: string | null } | null): LeaseOp {
+    const u = usage?.usage ?? {};
+    const now = this.clock.now();
+    return {
+      op: 'settle',
+      lease_id: open.lease.id,
+      hold_id: open.id,
+      status,
+      amount: open.amountMicro.toString(),
+      charge: charge.toString(),
+      consume: consume.toString(),
+      purpose: open.purpose,
+      model: open.model,
+      created_at: open.createdAt.toISOString(),
+      now: now.toISOString(),
+      ledger_id: this.ids.next('led'),
+      usage_id: this.ids.next('use'),
+      usage_status: usage?.status ?? null,
+      request_id: usage?.requestId ?? null,
+      input: usageCount(u.inputTokens, 'inputTokens'),
+      cached: usageCount(u.cachedInputTokens, 'cachedInputTokens'),
+      output: usageCount(u.outputTokens, 'outputTokens'),
+      reasoning: usageCount(u.reasoningTokens, 'reasoningTokens'),
+      latency: usageCount(Math.round(usage?.latencyMs ?? 0), 'latencyMs'),
+    };
+  }
+
+  /**
+   * Takes a lease big enough for this request and, unless the account was refused recently,
+   * for LEASE_REQUESTS more like it (or twice what is in flight, when more run at once).
+   */
+  private async takeLease(budget: Budget, request: LeasedHoldRequest): Promise<Lease> {
+    const amount = request.amountMicro;
+    const exact = this.clock.now().getTime() < budget.exactUntilMs;
+    const inFlight = budget.leases.reduce((sum, l) => sum + l.inFlight, 0n);
+    const want = exact ? amount : maxBig(amount * BigInt(LEASE_REQUESTS), inFlight * 2n + amount);
+    let taken = await this.tryTake(budget, amount, want);
+    if (typeof taken === 'string') {
+      // Refused: give back this instance's slack on the same money, ask the others to do the
+      // same, top up when the account asks for it, and try once more for exactly this request.
+      const reason = taken;
+      const gaveBack = await this.giveBackSlack((b) => sharesConstraint(b, budget, reason));
+      this.bus.publish(TOPIC_BUDGET_PRESSURE, { accountId: budget.accountId } satisfies BudgetPressure);
+      const toppedUp = reason === 'balance' && budget.planUserId === null && (await this.billing.topUpBeforeRefusing(budget.accountId));
+      if (gaveBack || toppedUp) taken = await this.tryTake(budget, amount, amount);
+      if (typeof taken === 'string') {
+        throw await this.billing.refusalError(taken, { principal: { accountId: budget.accountId, keyId: budget.keyId, kind: budget.planUserId ? 'plan' : 'prepaid', userId: budget.planUserId }, purpose: request.purpose, model: request.model, amountMicro: amount });
+      }
+    }
+    // Leases too small for this request would only strand their slack: retire them.
+    for (const old of budget.leases) if (!old.retired && old.remaining - old.inFlight < amount) this.retire(budget, old);
+    budget.leases.push(taken);
+    return taken;
+  }
+
+  private async tryTake(budget: Budget, min: bigint, want: bigint): Promise<Lease | RefusalReason> {
+    const now = this.clock.now();
+    const id = this.ids.next('lease');
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const [row] = await this.sql.rows<{ refusal: RefusalReason | null; granted: string }>(
+          'tollgate_take_lease',
+          'select * from tollgate_take_lease($1, $2, $3, $4, $5, $6, $7, $8, $9)',
+          [id, budget.accountId, budget.keyId, budget.planUserId, budget.month, min.toString(), want.toString(),
+            new Date(now.getTime() + DEFAULT_HOLD_TTL_MS.lease).toISOString(), now.toISOString()],
+        );
+        if (row!.refusal !== null) return row!.refusal;
+        return { id, remaining: BigInt(row!.granted), inFlight: 0n, open: 0, retired: false, lastUsedMs: now.getTime() };
+      } catch (error) {
+        if (!isDeadlock(error) || attempt >= MAX_DEADLOCK_ATTEMPTS) throw error;
+      }
+    }
+  }
+
+  /**
+   * Gives back the unused part of the matching budgets' leases and takes their next leases
+   * exactly for a while. `retire`: the leases take no new requests either (rules changed).
+   * Resolves true when anything was given back.
+   */
+  private async giveBackSlack(matches: (budget: Budget) => boolean, retire = false): Promise<boolean> {
+    const trims: Promise<OpResult>[] = [];
+    for (const budget of this.budgets.values()) {
+      if (!matches(budget)) continue;
+      budget.exactUntilMs = this.clock.now().getTime() + EXACT_AFTER_REFUSAL_MS;
+      for (const lease of [...budget.leases]) {
+        if (retire) this.retire(budget, lease);
+        const slack = lease.remaining - lease.inFlight;
+        if (lease.open === 0) trims.push(this.releaseLease(budget, lease));
+        else if (slack > 0n) {
+          lease.remaining -= slack;
+          trims.push(this.writer.push({ op: 'trim', lease_id: lease.id, by_micro: slack.toString() }));
+        }
+      }
+    }
+    const results = await Promise.all(trims);
+    return results.some((r) => r.applied);
+  }
+
+  private retire(budget: Budget, lease: Lease): void {
+    lease.retired = true;
+    if (lease.open === 0) void this.releaseLease(budget, lease).catch(() => undefined);
+  }
+
+  private releaseLease(budget: Budget, lease: Lease): Promise<OpResult> {
+    const index = budget.leases.indexOf(lease);
+    if (index < 0) return Promise.resolve({ seq: -1, applied: false, account_id: null, plan_billed: null, balance_micro: null, threshold_micro: null });
+    budget.leases.splice(index, 1);
+    lease.retired = true;
+    return this.writer.push({ op: 'release', lease_id: lease.id, now: this.clock.now().toISOString() });
+  }
+
+  /** Gives idle leases back; renews the others well before they expire. */
+  private async housekeeping(): Promise<void> {
+    if (this.closing) return;
+    const nowMs = this.clock.now().getTime();
+    const month = utcMonthKey(this.clock.now());
+    const renew: Promise<OpResult>[] = [];
+    const renewDue = nowMs - this.lastRenewMs >= DEFAULT_HOLD_TTL_MS.lease / 3;
+    if (renewDue) this.lastRenewMs = nowMs;
+    const expiresAt = new Date(nowMs + DEFAULT_HOLD_TTL_MS.lease).toISOString();
+    for (const budget of [...this.budgets.values()]) {
+      for (const lease of [...budget.leases]) {
+        // A month that ended takes no new requests; idle leases go back.
+        if (budget.month !== month) lease.retired = true;
+        if (lease.open === 0 && (lease.retired || nowMs - lease.lastUsedMs >= LEASE_IDLE_MS)) void this.releaseLease(budget, lease).catch(() => undefined);
+        else if (renewDue) {
+          renew.push(this.writer.push({ op: 'renew', lease_id: lease.id, expires_at: expiresAt }).then((result) => {
+            // Swept (this instance stalled past the TTL): its requests are charged directly; take no more on it.
+            if (!result.applied) lease.retired = true;
+            return result;
+          }));
+        }
+      }
+      if (budget.leases.length === 0 && !budget.taking) this.budgets.delete(budget.key);
+    }
+    await Promise.all(renew);
+  }
+}
+
+/** Whether a refusal of `refused` for `reason` could be eased by slack in `budget`. */
+function sharesConstraint(budget: Budget, refused: Budget, reason: RefusalReason): boolean {
+  if (reason === 'balance') return budget.accountId === refused.accountId && budget.planUserId === null;
+  if (reason === 'key_limit') return budget.keyId === refused.keyId && budget.month === refused.month;
+  return budget.planUserId === refused.planUserId && budget.month === refused.month;
+}
+
+const maxBig = (a: bigint, b: bigint): bigint => (a > b ? a : b);
