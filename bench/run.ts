@@ -1,31 +1,66 @@
 /**
- * `npm run bench`: load on chat completions (non-streaming and streaming) through Tollgate and
- * directly against the fake upstream, in one run, on this machine. Reports requests/s, p50 and
- * p99 latency, the latency Tollgate adds, its CPU time per request and its peak memory.
- * Billing (reservation + settlement on PostgreSQL) and admission limits are on, as in production.
- * Reported, never asserted.
+ * `npm run bench`: the latency Tollgate adds to chat completions (non-streaming "json" and
+ * streaming "stream"), measured against a fake OpenAI upstream in its own process, on this
+ * machine. Billing (reservation + settlement on PostgreSQL) and admission limits are on, as in
+ * production. Reported, never asserted. Load comes from bench/load.ts (undici keep-alive
+ * connections, latencies in floating ms, to the last byte of the response body).
  *
- * DATABASE_URL names the PostgreSQL server (default postgres://postgres@127.0.0.1:5432/postgres;
- * a scratch database is created and dropped). BENCH_SECONDS (default 8) per scenario,
- * BENCH_CONNECTIONS (default "1,16,64") the concurrency levels. With REDIS_URL set, the
- * gateway keeps its limits in Redis.
+ * For each body type:
+ *  1. Saturation (closed loop): at each BENCH_CONNECTIONS level, N workers each send the next
+ *     request as soon as the previous one has finished, directly against the upstream and then
+ *     through Tollgate. Gives capacity (req/s); its latencies are mostly queueing.
+ *  2. Rate sweep (open loop): requests are due at fixed intervals (1/rate) whether or not earlier
+ *     ones have finished (up to 64 in flight), and latency runs from the DUE time to the last byte,
+ *     so a stall that delays later sends counts against them (corrected for coordinated omission).
+ *     Each rate is run directly against the upstream and then through Tollgate; the latency
+ *     Tollgate adds is through − direct at the same rate (p50 from p50, p99 from p99), which also
+ *     cancels the load generator's own costs (timer lateness, client parsing).
+ *  3. The bar (added p50 < 1 ms and added p99 < 5 ms) is reported as the highest swept rate where
+ *     both hold.
+ * CPU ms/request is Tollgate's process CPU (user + system, /proc, 10 ms ticks) over the
+ * through-Tollgate run divided by the requests it served, warm-up included. Each run has a
+ * 500 ms unmeasured warm-up before its measured window. The load generator, the upstream, the
+ * gateway and PostgreSQL share this machine's CPUs. Output: aligned text rows as the run goes,
+ * then one markdown table of all rows and the bar lines.
+ *
+ * Knobs:
+ *  DATABASE_URL       PostgreSQL server (default postgres://postgres@127.0.0.1:5432/postgres);
+ *                     a scratch database is created and dropped.
+ *  BENCH_SECONDS      measured seconds per run (default 8).
+ *  BENCH_CONNECTIONS  closed-loop concurrency levels (default "1,16"); the sweep's rates derive
+ *                     from the through-Tollgate req/s at the highest level.
+ *  BENCH_RATES        absolute open-loop rates, req/s, comma list (e.g. "500,1000,2000"),
+ *                     overriding the default fractions 0.25, 0.5, 0.75, 0.9 of that saturation
+ *                     rate (rounded to 10 req/s).
+ *  BENCH_PROFILE      set: the gateway writes a CPU profile to /tmp/prof.
+ *  BENCH_NODE_FLAGS   extra Node flags for the gateway process (e.g. "--trace-gc").
+ *  REDIS_URL          set: the gateway keeps its limits in Redis.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import autocannon from 'autocannon';
 import { Client } from 'pg';
+import { runLoad, type LoadResult } from './load';
 
 const SERVER_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
-const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '1,16,64').split(',').map(Number);
+const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '1,16').split(',').map(Number);
+const RATES = process.env.BENCH_RATES ? process.env.BENCH_RATES.split(',').map(Number) : undefined;
+const RATE_FRACTIONS = [0.25, 0.5, 0.75, 0.9];
+const OPEN_LOOP_CONNECTIONS = 64;
+const BAR = { p50: 1, p99: 5 };
 const ADMIN_TOKEN = 'bench-operator-token-0123456789';
 const REGISTER = join(__dirname, '..', 'test', 'support', 'swc-register.js');
 const CLOCK_TICKS_PER_SECOND = 100;
 
+/** BENCH_PROFILE: a CPU profile in /tmp/prof; BENCH_NODE_FLAGS: more flags for the gateway (`--trace-gc`, say). */
+function gatewayFlags(): string[] {
+  return [...(process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : []), ...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean)];
+}
+
 function spawnChild<T>(script: string, env: Record<string, string>): Promise<{ child: ChildProcess; message: T }> {
-  const child = fork(join(__dirname, script), [], { execArgv: ['-r', REGISTER, ...(script === 'gateway-process.ts' && process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : [])], env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(join(__dirname, script), [], { execArgv: ['-r', REGISTER, ...(script === 'gateway-process.ts' ? gatewayFlags() : [])], env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   return new Promise((resolve, reject) => {
     child.once('message', (message) => resolve({ child, message: message as T }));
     child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
@@ -60,30 +95,96 @@ async function provisionKey(gateway: string): Promise<string> {
   return key.secret;
 }
 
-interface Result {
-  requestsPerSecond: number;
-  p50: number;
-  p99: number;
-  errors: number;
-  requests: number;
+interface Target {
+  url: string;
+  token: string;
+  body: unknown;
 }
 
-async function load(url: string, token: string, body: unknown, connections: number): Promise<Result> {
-  const result = await autocannon({
-    url,
-    method: 'POST',
+function load(target: Target, connections: number, ratePerSecond?: number): Promise<LoadResult> {
+  return runLoad({
+    url: target.url,
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${target.token}` },
+    body: JSON.stringify(target.body),
     connections,
-    duration: SECONDS,
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-    body: JSON.stringify(body),
+    durationMs: SECONDS * 1000,
+    ratePerSecond,
   });
-  return {
-    requestsPerSecond: result.requests.average,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    errors: result.errors + result.non2xx,
-    requests: result.requests.total,
-  };
+}
+
+interface Row {
+  body: 'json' | 'stream';
+  /** "closed c=16" or "open 1200/s". */
+  load: string;
+  open: boolean;
+  direct: LoadResult;
+  through: LoadResult;
+  cpuPerRequest: number;
+}
+
+const ms = (value: number, width = 7) => value.toFixed(2).padStart(width);
+/** Open loop: the rate actually sent; closed loop: responses per second. */
+const rate = (result: LoadResult, open: boolean) => (open ? result.achievedRate : result.requestsPerSecond);
+
+/** " (tollgate: HTTP 429 ×38)" when there were errors. */
+function errorKinds(through: LoadResult, direct: LoadResult): string {
+  const list = (r: LoadResult) => Object.entries(r.errorKinds).map(([kind, count]) => `${kind} ×${count}`).join(', ');
+  const parts = [through.errors ? `tollgate: ${list(through)}` : '', direct.errors ? `direct: ${list(direct)}` : ''].filter(Boolean);
+  return parts.length ? ` (${parts.join('; ')})` : '';
+}
+
+function textRow(row: Row): string {
+  const { direct, through } = row;
+  const side = (name: string, r: LoadResult) =>
+    `${name} ${rate(r, row.open).toFixed(0).padStart(6)} req/s p50 ${ms(r.p50)} p99 ${ms(r.p99)} ms`;
+  return [
+    row.body.padEnd(6),
+    row.load.padEnd(13),
+    side('direct', direct),
+    side('tollgate', through),
+    `added p50 ${ms(through.p50 - direct.p50, 6)} p99 ${ms(through.p99 - direct.p99, 6)} ms`,
+    `cpu ${row.cpuPerRequest.toFixed(3)} ms/req`,
+    `errors ${through.errors}/${direct.errors}${errorKinds(through, direct)}`,
+    ...(row.open ? [`send lag p99 ${ms(through.sendLagP99, 5)}/${ms(direct.sendLagP99, 5)} ms`] : []),
+  ].join(' | ');
+}
+
+function markdownTable(rows: Row[]): string {
+  const header = ['body', 'load', 'direct req/s', 'direct p50', 'direct p99', 'tollgate req/s', 'tollgate p50', 'tollgate p99', 'added p50', 'added p99', 'CPU ms/req', 'errors (tollgate/direct)'];
+  const lines = [`| ${header.join(' | ')} |`, `|${header.map((h, i) => (i < 2 ? '---|' : '--:|')).join('')}`];
+  for (const row of rows) {
+    const { direct, through } = row;
+    const cells = [
+      row.body,
+      row.load,
+      rate(direct, row.open).toFixed(0),
+      direct.p50.toFixed(2),
+      direct.p99.toFixed(2),
+      rate(through, row.open).toFixed(0),
+      through.p50.toFixed(2),
+      through.p99.toFixed(2),
+      (through.p50 - direct.p50).toFixed(2),
+      (through.p99 - direct.p99).toFixed(2),
+      row.cpuPerRequest.toFixed(3),
+      `${through.errors}/${direct.errors}`,
+    ];
+    lines.push(`| ${cells.join(' | ')} |`);
+  }
+  return lines.join('\n');
+}
+
+/** The bar line of one body type, from its sweep rows (ascending rates). */
+function barLine(body: string, sweep: { rate: number; row: Row }[]): string {
+  const holds = ({ row }: { row: Row }) => row.through.p50 - row.direct.p50 < BAR.p50 && row.through.p99 - row.direct.p99 < BAR.p99;
+  const passing = sweep.filter(holds);
+  const prefix = `${body}: bar (added p50 < ${BAR.p50} ms, p99 < ${BAR.p99} ms)`;
+  if (passing.length === 0) return `${prefix} holds nowhere in the sweep`;
+  const best = passing.at(-1)!;
+  const notes: string[] = [];
+  const failingBelow = sweep.filter((s) => s.rate < best.rate && !holds(s)).map((s) => s.rate);
+  if (failingBelow.length) notes.push(`but not at ${failingBelow.join(', ')} req/s`);
+  if (best.row.through.errors > 0) notes.push(`${best.row.through.errors} errors through Tollgate at that rate`);
+  return `${prefix} holds up to ${best.rate} req/s${notes.length ? ` (${notes.join('; ')})` : ''}`;
 }
 
 async function main(): Promise<void> {
@@ -106,30 +207,49 @@ async function main(): Promise<void> {
   try {
     const key = await provisionKey(gatewayUrl);
     const messages = [{ role: 'user', content: 'Say something about foxes.' }];
-    const rows: string[] = [];
-    console.log(`Tollgate bench: ${SECONDS}s per scenario, connections ${CONNECTIONS.join('/')}, billing + limits on`);
+    const rows: Row[] = [];
+    const bars: string[] = [];
+    const gatewayPid = gateway.child.pid!;
+    console.log(
+      `Tollgate bench: ${SECONDS}s per run (+0.5s warm-up), closed loop at connections ${CONNECTIONS.join('/')}, ` +
+        `open loop at ${RATES ? `${RATES.join('/')} req/s` : `${RATE_FRACTIONS.join('/')} of saturation`} (${OPEN_LOOP_CONNECTIONS} connections), billing + limits on`,
+    );
     for (const stream of [false, true]) {
+      const bodyType = stream ? 'stream' : 'json';
       const extra = stream ? { stream: true, stream_options: { include_usage: true } } : {};
-      for (const connections of CONNECTIONS) {
-        const direct = await load(`${upstream.message.url}/chat/completions`, 'sk-bench', { model: 'gpt-4o-mini', messages, ...extra }, connections);
-        const cpuBefore = cpuMs(gateway.child.pid!);
-        const through = await load(`${gatewayUrl}/v1/chat/completions`, key, { model: 'openai/gpt-4o-mini', messages, ...extra }, connections);
-        const cpuPerRequest = (cpuMs(gateway.child.pid!) - cpuBefore) / Math.max(1, through.requests);
-        rows.push(
-          [
-            stream ? 'stream' : 'json  ',
-            String(connections).padStart(3),
-            `direct ${direct.requestsPerSecond.toFixed(0).padStart(6)} req/s p50 ${direct.p50.toFixed(2).padStart(7)} ms p99 ${direct.p99.toFixed(2).padStart(7)} ms`,
-            `tollgate ${through.requestsPerSecond.toFixed(0).padStart(6)} req/s p50 ${through.p50.toFixed(2).padStart(7)} ms p99 ${through.p99.toFixed(2).padStart(7)} ms`,
-            `added p50 ${(through.p50 - direct.p50).toFixed(2).padStart(6)} ms p99 ${(through.p99 - direct.p99).toFixed(2).padStart(6)} ms`,
-            `cpu ${cpuPerRequest.toFixed(3)} ms/req`,
-            `errors ${through.errors}/${direct.errors}`,
-          ].join(' | '),
-        );
-        console.log(rows.at(-1));
+      const direct: Target = { url: `${upstream.message.url}/chat/completions`, token: 'sk-bench', body: { model: 'gpt-4o-mini', messages, ...extra } };
+      const through: Target = { url: `${gatewayUrl}/v1/chat/completions`, token: key, body: { model: 'openai/gpt-4o-mini', messages, ...extra } };
+      const measure = async (label: string, connections: number, ratePerSecond?: number): Promise<Row> => {
+        const directResult = await load(direct, connections, ratePerSecond);
+        const cpuBefore = cpuMs(gatewayPid);
+        const throughResult = await load(through, connections, ratePerSecond);
+        const cpuPerRequest = (cpuMs(gatewayPid) - cpuBefore) / Math.max(1, throughResult.totalRequests);
+        const row: Row = { body: bodyType, load: label, open: ratePerSecond !== undefined, direct: directResult, through: throughResult, cpuPerRequest };
+        rows.push(row);
+        console.log(textRow(row));
+        return row;
+      };
+
+      let saturation = 0;
+      for (const connections of [...CONNECTIONS].sort((a, b) => a - b)) {
+        const row = await measure(`closed c=${connections}`, connections);
+        saturation = row.through.requestsPerSecond;
       }
+      const rates = RATES ?? RATE_FRACTIONS.map((fraction) => Math.max(10, Math.round((fraction * saturation) / 10) * 10));
+      const sweep: { rate: number; row: Row }[] = [];
+      for (const ratePerSecond of [...new Set(rates)].sort((a, b) => a - b)) {
+        sweep.push({ rate: ratePerSecond, row: await measure(`open ${ratePerSecond}/s`, OPEN_LOOP_CONNECTIONS, ratePerSecond) });
+      }
+      bars.push(barLine(bodyType, sweep));
+      console.log(bars.at(-1));
     }
-    console.log(`tollgate peak RSS ${peakRssMb(gateway.child.pid!).toFixed(0)} MB`);
+    const rss = `tollgate peak RSS ${peakRssMb(gatewayPid).toFixed(0)} MB`;
+    console.log(rss);
+    console.log('');
+    console.log(markdownTable(rows));
+    console.log('');
+    for (const bar of bars) console.log(`- ${bar}`);
+    console.log(`- ${rss}`);
   } finally {
     gateway.child.disconnect();
     upstream.child.disconnect();

@@ -92,8 +92,10 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   sweeper.start();
   const providers = createProviderRegistry(vendors, { http: { timeouts: config.vendorTimeouts } });
   const configuredVendors = new Set(vendors.keys());
-  const billingSql = pgSqlRunner(options.databaseUrl, log);
-  const budget = new BudgetLeases(billingSql, billing, clock, ids, bus);
+  // Lease takes and the batch writer each get their own connections (see BudgetLeases).
+  const billingSql = pgSqlRunner(options.databaseUrl, log, 4);
+  const batchSql = pgSqlRunner(options.databaseUrl, log, 1);
+  const budget = new BudgetLeases(billingSql, billing, clock, ids, bus, batchSql);
   const textPipeline = new TextPipeline({ catalog, configuredVendors, providers, budget, clock });
   const admission = await createAdmissionService({ orm, clock, bus, log, redisUrl: config.redisUrl, redisKeyPrefix: config.redisKeyPrefix });
   const services: Services = { orm, clock, ids, bus, auth, accounts, keys, billing, catalog, vendors, admission };
@@ -135,6 +137,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
       await auth.close();
       await budget.close();
       await billingSql.close();
+      await batchSql.close();
       await sweeper.stop();
       await providers.close();
       await admission.close();

@@ -87,6 +87,8 @@ interface Budget {
   leases: Lease[];
   /** A lease being taken: concurrent requests wait for it instead of taking their own. */
   taking: Promise<unknown> | null;
+  /** Σ amounts of requests waiting for `taking`: the lease is sized for them too. */
+  waiting: bigint;
   exactUntilMs: number;
 }
 
@@ -183,6 +185,9 @@ export class BudgetLeases {
   private readonly unsubscribe: Array<() => void>;
   private lastRenewMs: number;
   private closing = false;
+  /** Trims and releases being written, and how many were ever issued (a refusal checks both). */
+  private readonly givingBack = new Set<Promise<OpResult>>();
+  private givenBack = 0;
 
   constructor(
     private readonly sql: SqlRunner,
@@ -190,8 +195,10 @@ export class BudgetLeases {
     private readonly clock: Clock,
     private readonly ids: IdGenerator,
     private readonly bus: EventBus,
+    /** Where batches are written; its own connection keeps give-backs from queueing behind lease takes. */
+    writerSql: SqlRunner = sql,
   ) {
-    this.writer = new LeaseOpWriter(sql);
+    this.writer = new LeaseOpWriter(writerSql);
     this.lastRenewMs = clock.now().getTime();
     this.timer = setInterval(() => void this.housekeeping().catch(() => undefined), HOUSEKEEPING_MS);
     this.timer.unref();
@@ -213,25 +220,28 @@ export class BudgetLeases {
    */
   async reserve(request: LeasedHoldRequest): Promise<LeasedHold> {
     if (request.amountMicro < 0n) throw new RangeError('a hold amount cannot be negative');
-    for (let attempt = 0; ; attempt++) {
+    for (;;) {
       // Looked up again after every wait: housekeeping forgets budgets left without leases.
       const budget = this.budgetFor(request.principal);
       const lease = budget.leases.find((l) => !l.retired && l.remaining - l.inFlight >= request.amountMicro);
       if (lease) return this.carve(budget, lease, request);
-      if (budget.taking && attempt < 4) {
-        await budget.taking.catch(() => undefined);
+      // One lease is taken at a time per budget, sized for every request waiting on it.
+      if (budget.taking) {
+        budget.waiting += request.amountMicro;
+        try {
+          await budget.taking.catch(() => undefined);
+        } finally {
+          budget.waiting -= request.amountMicro;
+        }
         continue;
       }
       const taking = this.takeLease(budget, request);
       budget.taking = taking;
-      let taken: Lease;
       try {
-        taken = await taking;
+        return await taking;
       } finally {
         if (budget.taking === taking) budget.taking = null;
       }
-      // Requests that waited for this lease may have used it up first.
-      if (taken.remaining - taken.inFlight >= request.amountMicro) return this.carve(budget, taken, request);
     }
   }
 
@@ -265,7 +275,7 @@ export class BudgetLeases {
     for (const unsubscribe of this.unsubscribe) unsubscribe();
     const releases: Promise<unknown>[] = [];
     for (const budget of this.budgets.values()) {
-      for (const lease of budget.leases) if (lease.open === 0) releases.push(this.releaseLease(budget, lease));
+      for (const lease of [...budget.leases]) if (lease.open === 0) releases.push(this.releaseLease(budget, lease));
     }
     await Promise.allSettled(releases);
     await this.writer.idle();
@@ -277,7 +287,7 @@ export class BudgetLeases {
     const key = `${principal.keyId}\u0000${month}\u0000${planUserId ?? ''}`;
     let budget = this.budgets.get(key);
     if (!budget) {
-      budget = { key, accountId: principal.accountId, keyId: principal.keyId, planUserId, month, leases: [], taking: null, exactUntilMs: 0 };
+      budget = { key, accountId: principal.accountId, keyId: principal.keyId, planUserId, month, leases: [], taking: null, waiting: 0n, exactUntilMs: 0 };
       this.budgets.set(key, budget);
     }
     return budget;
@@ -336,28 +346,33 @@ export class BudgetLeases {
    * Takes a lease big enough for this request and, unless the account was refused recently,
    * for LEASE_REQUESTS more like it (or twice what is in flight, when more run at once).
    */
-  private async takeLease(budget: Budget, request: LeasedHoldRequest): Promise<Lease> {
+  private async takeLease(budget: Budget, request: LeasedHoldRequest): Promise<OpenHold> {
     const amount = request.amountMicro;
     const exact = this.clock.now().getTime() < budget.exactUntilMs;
     const inFlight = budget.leases.reduce((sum, l) => sum + l.inFlight, 0n);
-    const want = exact ? amount : maxBig(amount * BigInt(LEASE_REQUESTS), inFlight * 2n + amount);
+    const want = exact ? amount : maxBig(amount * BigInt(LEASE_REQUESTS), (inFlight + budget.waiting) * 2n + amount);
+    const givenBackBefore = this.givenBack;
     let taken = await this.tryTake(budget, amount, want);
     if (typeof taken === 'string') {
-      // Refused: give back this instance's slack on the same money, ask the others to do the
-      // same, top up when the account asks for it, and try once more for exactly this request.
+      // Refused: give back this instance's slack on the same money (and wait for give-backs
+      // already under way, which a burst of refusals races with), ask the other instances to
+      // do the same, top up when the account asks for it, then try once more for exactly this
+      // request if any of that freed money.
       const reason = taken;
-      const gaveBack = await this.giveBackSlack((b) => sharesConstraint(b, budget, reason));
+      await this.giveBackSlack((b) => sharesConstraint(b, budget, reason));
+      await Promise.allSettled([...this.givingBack]);
       this.bus.publish(TOPIC_BUDGET_PRESSURE, { accountId: budget.accountId } satisfies BudgetPressure);
       const toppedUp = reason === 'balance' && budget.planUserId === null && (await this.billing.topUpBeforeRefusing(budget.accountId));
-      if (gaveBack || toppedUp) taken = await this.tryTake(budget, amount, amount);
+      if (this.givenBack !== givenBackBefore || toppedUp) taken = await this.tryTake(budget, amount, amount);
       if (typeof taken === 'string') {
         throw await this.billing.refusalError(taken, { principal: { accountId: budget.accountId, keyId: budget.keyId, kind: budget.planUserId ? 'plan' : 'prepaid', userId: budget.planUserId }, purpose: request.purpose, model: request.model, amountMicro: amount });
       }
     }
     // Leases too small for this request would only strand their slack: retire them.
-    for (const old of budget.leases) if (!old.retired && old.remaining - old.inFlight < amount) this.retire(budget, old);
+    for (const old of [...budget.leases]) if (!old.retired && old.remaining - old.inFlight < amount) this.retire(budget, old);
     budget.leases.push(taken);
-    return taken;
+    // Carved at once: the requests that waited for this lease must not take the taker's share.
+    return this.carve(budget, taken, request);
   }
 
   private async tryTake(budget: Budget, min: bigint, want: bigint): Promise<Lease | RefusalReason> {
@@ -395,7 +410,7 @@ export class BudgetLeases {
         if (lease.open === 0) trims.push(this.releaseLease(budget, lease));
         else if (slack > 0n) {
           lease.remaining -= slack;
-          trims.push(this.writer.push({ op: 'trim', lease_id: lease.id, by_micro: slack.toString() }));
+          trims.push(this.giveBack({ op: 'trim', lease_id: lease.id, by_micro: slack.toString() }));
         }
       }
     }
@@ -413,7 +428,16 @@ export class BudgetLeases {
     if (index < 0) return Promise.resolve({ seq: -1, applied: false, account_id: null, plan_billed: null, balance_micro: null, threshold_micro: null });
     budget.leases.splice(index, 1);
     lease.retired = true;
-    return this.writer.push({ op: 'release', lease_id: lease.id, now: this.clock.now().toISOString() });
+    return this.giveBack({ op: 'release', lease_id: lease.id, now: this.clock.now().toISOString() });
+  }
+
+  private giveBack(op: LeaseOp): Promise<OpResult> {
+    this.givenBack++;
+    const written = this.writer.push(op);
+    this.givingBack.add(written);
+    const forget = () => void this.givingBack.delete(written);
+    written.then(forget, forget);
+    return written;
   }
 
   /** Gives idle leases back; renews the others well before they expire. */
