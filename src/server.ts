@@ -94,7 +94,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   const configuredVendors = new Set(vendors.keys());
   // Lease takes and the batch writer each get their own connections (see BudgetLeases).
   const billingSql = pgSqlRunner(options.databaseUrl, log, 4);
-  const batchSql = pgSqlRunner(options.databaseUrl, log, 1);
+  const batchSql = pgSqlRunner(options.databaseUrl, log, 1, { synchronousCommit: config.settlementCommit === 'durable' });
   const budget = new BudgetLeases(billingSql, billing, clock, ids, bus, batchSql);
   const textPipeline = new TextPipeline({ catalog, configuredVendors, providers, budget, clock });
   const admission = await createAdmissionService({ orm, clock, bus, log, redisUrl: config.redisUrl, redisKeyPrefix: config.redisKeyPrefix });

@@ -100,6 +100,45 @@ export class VendorHttpClient {
     }
   }
 
+  /** POSTs a JSON body and answers the parsed JSON of a 2xx answer; failures as streamSse. */
+  async postJson(call: VendorCall): Promise<unknown> {
+    const { pool, path } = this.target(call);
+    let response: Dispatcher.ResponseData;
+    try {
+      response = await pool.request({
+        method: 'POST',
+        path,
+        headers: { 'content-type': 'application/json', accept: 'application/json', 'user-agent': 'tollgate', ...call.headers },
+        body: JSON.stringify(call.body),
+        signal: call.signal,
+        headersTimeout: this.timeouts.headersMs,
+        bodyTimeout: this.timeouts.bodyIdleMs,
+      });
+    } catch (error) {
+      throw this.transportError(call, error, 'connect');
+    }
+    const { statusCode, body } = response;
+    try {
+      if (statusCode < 200 || statusCode > 299) {
+        const text = await readCapped(body, MAX_ERROR_BODY_BYTES).catch(() => '');
+        throw vendorStatusError(call, statusCode, text);
+      }
+      let text: string;
+      try {
+        text = await body.text();
+      } catch (error) {
+        throw this.transportError(call, error, 'stream');
+      }
+      try {
+        return JSON.parse(text);
+      } catch {
+        throw new ProviderError(`${call.vendor} answered with a body that is not JSON.`, call.vendor, statusCode);
+      }
+    } finally {
+      if (!body.destroyed) body.destroy();
+    }
+  }
+
   /** Closes every pool. Called once at shutdown, after in-flight generations drained. */
   async close(): Promise<void> {
     this.closed = true;
@@ -250,6 +289,12 @@ export interface StreamDecoder {
   push(data: string): CanonicalEvent[];
   /** End of stream; throws ProviderError when the answer was cut before its finish. */
   end(): CanonicalEvent[];
+}
+
+/** Runs one non-streamed Chat Completions call (`body.stream` false) through the stream decoder. */
+export async function* completionCanonical(http: VendorHttpClient, call: VendorCall, decoder: { pushCompletion(completion: unknown): CanonicalEvent[] }): AsyncGenerator<CanonicalEvent, void, undefined> {
+  if (call.signal.aborted) throw new ProviderError(`The request to ${call.vendor} was cancelled by the client.`, call.vendor, null, 'client_cancelled');
+  yield* decoder.pushCompletion(await http.postJson(call));
 }
 
 /**

@@ -2,7 +2,7 @@ import type { CanonicalEvent, CanonicalRequest, TextProvider } from '../domain/g
 import type { VendorEndpoint } from '../domain/catalog/vendors';
 import { ChatStreamDecoder, OPENAI_CHAT_OPTIONS, toChatRequest } from '../protocols/openai-chat/egress';
 import { ResponsesStreamDecoder, toResponsesRequest } from '../protocols/openai-responses/egress';
-import { assertToolsSupported, streamCanonical, type StreamDecoder, type VendorHttpClient } from './http';
+import { assertToolsSupported, completionCanonical, streamCanonical, type StreamDecoder, type VendorCall, type VendorHttpClient } from './http';
 
 /**
  * Which OpenAI API serves a request. `auto` (default): the Responses API for models with an
@@ -41,18 +41,17 @@ export class OpenAIProvider implements TextProvider {
     const vendor = this.endpoint.vendor;
     const useResponses = this.upstreamFor(request) === 'responses';
     const decoder: StreamDecoder = useResponses ? new ResponsesStreamDecoder(vendor) : new ChatStreamDecoder(vendor);
-    return streamCanonical(
-      this.http,
-      {
-        vendor,
-        baseUrl: this.endpoint.baseUrl,
-        path: useResponses ? '/responses' : '/chat/completions',
-        headers: this.endpoint.apiKey ? { authorization: `Bearer ${this.endpoint.apiKey}` } : {},
-        body: useResponses ? toResponsesRequest(request) : toChatRequest(request, OPENAI_CHAT_OPTIONS),
-        signal,
-        secrets: [this.endpoint.apiKey],
-      },
-      decoder,
-    );
+    const call: VendorCall = {
+      vendor,
+      baseUrl: this.endpoint.baseUrl,
+      path: useResponses ? '/responses' : '/chat/completions',
+      headers: this.endpoint.apiKey ? { authorization: `Bearer ${this.endpoint.apiKey}` } : {},
+      body: useResponses ? toResponsesRequest(request) : toChatRequest(request, OPENAI_CHAT_OPTIONS),
+      signal,
+      secrets: [this.endpoint.apiKey],
+    };
+    // Chat Completions answers a client that reads the answer whole without streaming (toChatRequest).
+    if (!useResponses && request.stream === false) return completionCanonical(this.http, call, new ChatStreamDecoder(vendor));
+    return streamCanonical(this.http, call, decoder);
   }
 }

@@ -173,6 +173,29 @@ async function writeSse(record: RecordedRequest, res: ServerResponse, controls: 
   res.end();
 }
 
+/**
+ * A non-streamed answer paced like a generation: headers at once, then the body when the
+ * whole answer is "generated" (`chunkDelayMs` per chunk the stream would have had), or cut
+ * half-way (`cutAfterChunks`): what the stream-pacing fault controls mean without a stream.
+ */
+async function sendCompletionPaced(exchange: FakeExchange<FakeReplyControls>, chunks: number, completion: unknown): Promise<void> {
+  const { request, response: res, reply } = exchange;
+  const text = JSON.stringify(completion);
+  if (!reply.chunkDelayMs && reply.cutAfterChunks === undefined) return exchange.json(200, completion);
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.flushHeaders();
+  const generated = reply.cutAfterChunks !== undefined ? Math.min(chunks, reply.cutAfterChunks) : chunks;
+  if (reply.chunkDelayMs) await delay(reply.chunkDelayMs * Math.max(0, generated - 1));
+  if (res.destroyed) return;
+  if (reply.cutAfterChunks !== undefined) {
+    request.cutByServer = true;
+    await new Promise<void>((resolve) => res.write(text.slice(0, text.length >> 1), () => resolve()));
+    res.socket?.destroy();
+    return;
+  }
+  res.end(text);
+}
+
 export const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Splits text into small deltas, as vendors stream it. */
@@ -291,7 +314,7 @@ async function chatCompletions(exchange: FakeExchange<FakeOpenAIReply>, fixedMod
   };
   const finishReason = chatFinish(reply, answer);
   if (body.stream !== true) {
-    return json(200, {
+    return sendCompletionPaced(exchange, Math.ceil(answer.text.length / (reply.chunkSize ?? 5)), {
       id: 'chatcmpl-fake',
       object: 'chat.completion',
       created,

@@ -165,7 +165,7 @@ describe('vendor HTTP errors: 502 envelope, nothing charged, hold released', () 
 });
 
 describe('a non-streamed answer that fails mid-way delivered nothing: 502, nothing charged', () => {
-  test('Chat (OpenAI stream cut), Messages (Anthropic overloaded mid-stream), Responses (Gemini without finish)', async () => {
+  test('Chat (OpenAI answer cut half-way), Messages (Anthropic overloaded mid-stream), Responses (Gemini without finish)', async () => {
     openaiFake.script({ text: LONG_TEXT, chunkSize: 10, cutAfterChunks: 6, usage: { input: 2000, output: 600 } });
     const chatId = requestId();
     const chat = (await rejection(a.openai.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: PROMPT }] }, withId(chatId)))) as InstanceType<typeof OpenAI.APIError>;
@@ -253,7 +253,7 @@ describe('vendor timeouts (TOLLGATE_VENDOR_HEADERS_TIMEOUT_MS, TOLLGATE_VENDOR_B
     await expectNothingCharged(th, account, id);
   });
 
-  test('a silent stream → 502 before the first byte, nothing charged', async () => {
+  test('a silent vendor body → 502 before the first byte, nothing charged', async () => {
     slow.script({ text: 'Dribbling answer.', chunkDelayMs: 1500 });
     const id = requestId();
     const error = (await rejection(account.anthropic.messages.create({ model: 'openai/gpt-4o-mini', max_tokens: 100, messages: [{ role: 'user', content: 'Hi' }] }, withId(id)))) as InstanceType<typeof Anthropic.APIError>;

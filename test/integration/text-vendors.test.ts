@@ -416,7 +416,9 @@ describe('an OpenAI-compatible vendor from a custom catalog', () => {
     const sent = vllm.lastRequest!;
     expect(sent.path).toBe('/v1/chat/completions');
     expect(sent.headers.authorization).toBeUndefined();
-    expect(sent.body).toMatchObject({ model: 'meta-llama/Llama-3.1-8B-Instruct', max_tokens: 8192, temperature: 0.1, stream: true });
+    // A non-streamed client request is a non-streamed upstream call (Chat Completions upstreams).
+    expect(sent.body).toMatchObject({ model: 'meta-llama/Llama-3.1-8B-Instruct', max_tokens: 8192, temperature: 0.1, stream: false });
+    expect(sent.body).not.toHaveProperty('stream_options');
     expect(sent.body).not.toHaveProperty('max_completion_tokens');
     // $0.05/M × 3000 + $0.01/M × 1000 + $0.08/M × 300 = 150 + 10 + 24 micro-dollars.
     const money = await expectChargedExactly(v, account, id, 184n);

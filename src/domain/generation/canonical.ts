@@ -73,6 +73,11 @@ export interface CanonicalRequest {
   reasoning: CanonicalReasoning;
   /** End-user id for vendor abuse monitoring (OpenAI `user`, Anthropic `metadata.user_id`). */
   user?: string;
+  /**
+   * false: the client reads the answer whole, so a provider may call its vendor without
+   * streaming (Chat Completions upstreams do). Absent: stream.
+   */
+  stream?: boolean;
 }
 
 /** Usage as the vendor reported it; `outputTokens` includes reasoning tokens. */

@@ -53,7 +53,7 @@ export type OpenAIEffort = 'low' | 'medium' | 'high';
 export interface ChatWireRequest {
   model: string;
   messages: ChatWireMessage[];
-  stream: true;
+  stream: boolean;
   stream_options?: { include_usage: true };
   tools?: ChatWireTool[];
   tool_choice?: ChatWireToolChoice;
@@ -127,6 +127,12 @@ export function toChatRequest(request: CanonicalRequest, options: ChatEgressOpti
     stream: true,
     stream_options: { include_usage: true },
   };
+  // A client that reads the answer whole gets it from a non-streamed upstream call: one JSON
+  // body instead of an event per few characters (less work here and at the vendor).
+  if (request.stream === false) {
+    body.stream = false;
+    delete body.stream_options;
+  }
   if (functionLike.length > 0) {
     body.tools = functionLike.map(toChatTool).filter((tool): tool is ChatWireTool => tool !== null);
     if (request.toolChoice !== undefined) body.tool_choice = toChatToolChoice(request.toolChoice, request.tools);
@@ -302,7 +308,33 @@ export class ChatStreamDecoder {
       }
       return events;
     }
-    const chunk = parseChunk(this.vendor, data);
+    return this.pushChunk(parseChunk(this.vendor, data), events);
+  }
+
+  /**
+   * A non-streamed answer (`chat.completion`): its message is the whole delta, so it goes
+   * through the same mapping as a stream that sent everything in one chunk.
+   */
+  pushCompletion(completion: unknown): CanonicalEvent[] {
+    if (typeof completion !== 'object' || completion === null || !Array.isArray((completion as { choices?: unknown }).choices)) {
+      throw new ProviderError(`${this.vendor} answered without choices.`, this.vendor);
+    }
+    const { choices, usage, error } = completion as { choices: Array<{ index?: number; message?: Record<string, unknown> & { tool_calls?: ChatWireDeltaToolCall[] | null }; finish_reason?: string | null }>; usage?: ChatWireUsage | null; error?: ChatWireChunk['error'] };
+    const chunk: ChatWireChunk = {
+      error,
+      usage,
+      choices: choices.map((choice) => ({
+        index: choice.index,
+        finish_reason: choice.finish_reason,
+        delta: { ...choice.message, tool_calls: choice.message?.tool_calls?.map((call, index) => ({ index, ...call })) },
+      })),
+    };
+    const events = this.pushChunk(chunk, []);
+    return [...events, ...this.end()];
+  }
+
+  private pushChunk(chunk: ChatWireChunk, events: CanonicalEvent[]): CanonicalEvent[] {
+    if (this.finished) return events;
     if (chunk.error !== undefined) {
       const message = typeof chunk.error === 'string' ? chunk.error : chunk.error.message;
       throw new ProviderError(`${this.vendor} reported an error mid-stream: ${message ?? 'unknown error'}`, this.vendor);
