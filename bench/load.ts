@@ -22,6 +22,8 @@ import { Pool } from 'undici';
 export interface LoadOptions {
   url: string;
   headers: Record<string, string>;
+  /** When set, request i uses headerSets[i % length] instead (several keys in rotation). */
+  headerSets?: Record<string, string>[];
   body: string;
   /** Closed loop: concurrent workers. Open loop: maximum requests in flight. */
   connections: number;
@@ -110,6 +112,7 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
   let errors = 0;
   let sentInWindow = 0;
   let totalRequests = 0;
+  let sent = 0;
   const errorKinds: Record<string, number> = {};
 
   const t0 = performance.now();
@@ -119,7 +122,8 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
   /** Sends one request and reads its body to the end; undefined when the status was 200, else what went wrong. */
   async function exchange(): Promise<string | undefined> {
     try {
-      const response = await pool.request({ path, method: 'POST', headers: o.headers, body: o.body });
+      const headers = o.headerSets ? o.headerSets[sent++ % o.headerSets.length]! : o.headers;
+      const response = await pool.request({ path, method: 'POST', headers, body: o.body });
       // Read every chunk (not dump(), which may give up on a long body) so the end time is the last byte.
       for await (const _chunk of response.body) void _chunk;
       return response.statusCode === 200 ? undefined : `HTTP ${response.statusCode}`;

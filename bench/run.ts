@@ -33,6 +33,7 @@
  *                     overriding the default fractions 0.25, 0.5, 0.75, 0.9 of that saturation
  *                     rate (rounded to 10 req/s).
  *  BENCH_PROFILE      set: the gateway writes a CPU profile to /tmp/prof.
+ *  BENCH_ACCOUNTS     tier-5 accounts (one key each) per through-Tollgate run, in rotation (default 4).
  *  BENCH_NODE_FLAGS   extra Node flags for the gateway process (e.g. "--trace-gc").
  *  REDIS_URL          set: the gateway keeps its limits in Redis.
  */
@@ -83,28 +84,40 @@ async function json(url: string, body: unknown, token?: string): Promise<any> {
   return response.json();
 }
 
+/**
+ * A fresh tier-5 account and key. Each through-Tollgate run gets ACCOUNTS of them, used in
+ * rotation: tier 5 allows 1,000 requests a second and 30,000 a minute per account, which this
+ * machine can exceed, and the bench is about the latency of serving requests, not of refusing
+ * them (limits are still checked on every request).
+ */
+const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS ?? 4);
+
 async function provisionKey(gateway: string): Promise<string> {
+  const email = `bench-${randomBytes(6).toString('hex')}@example.com`;
   const gql = (query: string, variables: Record<string, unknown>) => json(`${gateway}/graphql`, { query, variables }, ADMIN_TOKEN);
   const account = await gql('mutation{createAccount(input:{name:"bench"}){id}}', {});
   const accountId = account.data.createAccount.id;
   await gql('mutation($a:ID!){addFunds(input:{accountId:$a,amountMicro:"900000000000"}){id}}', { a: accountId });
   await gql('mutation($a:ID!){setAccountTier(input:{accountId:$a,tier:5}){tier}}', { a: accountId });
-  await gql('mutation($a:ID!){createUser(input:{accountId:$a,email:"bench@example.com",password:"bench-password"}){id}}', { a: accountId });
-  const session = await json(`${gateway}/v1/auth/sessions`, { email: 'bench@example.com', password: 'bench-password' });
+  await gql('mutation($a:ID!,$e:String!){createUser(input:{accountId:$a,email:$e,password:"bench-password"}){id}}', { a: accountId, e: email });
+  const session = await json(`${gateway}/v1/auth/sessions`, { email, password: 'bench-password' });
   const key = await json(`${gateway}/v1/keys`, { name: 'bench' }, session.token);
   return key.secret;
 }
 
 interface Target {
   url: string;
-  token: string;
+  /** Used in rotation, one per request. */
+  tokens: string[];
   body: unknown;
 }
 
 function load(target: Target, connections: number, ratePerSecond?: number): Promise<LoadResult> {
+  const headersFor = (token: string) => ({ 'content-type': 'application/json', authorization: `Bearer ${token}` });
   return runLoad({
     url: target.url,
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${target.token}` },
+    headers: headersFor(target.tokens[0]!),
+    headerSets: target.tokens.map(headersFor),
     body: JSON.stringify(target.body),
     connections,
     durationMs: SECONDS * 1000,
@@ -205,7 +218,6 @@ async function main(): Promise<void> {
   });
   const gatewayUrl = `http://127.0.0.1:${gateway.message.port}`;
   try {
-    const key = await provisionKey(gatewayUrl);
     const messages = [{ role: 'user', content: 'Say something about foxes.' }];
     const rows: Row[] = [];
     const bars: string[] = [];
@@ -217,9 +229,9 @@ async function main(): Promise<void> {
     for (const stream of [false, true]) {
       const bodyType = stream ? 'stream' : 'json';
       const extra = stream ? { stream: true, stream_options: { include_usage: true } } : {};
-      const direct: Target = { url: `${upstream.message.url}/chat/completions`, token: 'sk-bench', body: { model: 'gpt-4o-mini', messages, ...extra } };
-      const through: Target = { url: `${gatewayUrl}/v1/chat/completions`, token: key, body: { model: 'openai/gpt-4o-mini', messages, ...extra } };
+      const direct: Target = { url: `${upstream.message.url}/chat/completions`, tokens: ['sk-bench'], body: { model: 'gpt-4o-mini', messages, ...extra } };
       const measure = async (label: string, connections: number, ratePerSecond?: number): Promise<Row> => {
+        const through: Target = { url: `${gatewayUrl}/v1/chat/completions`, tokens: await Promise.all(Array.from({ length: ACCOUNTS }, () => provisionKey(gatewayUrl))), body: { model: 'openai/gpt-4o-mini', messages, ...extra } };
         const directResult = await load(direct, connections, ratePerSecond);
         const cpuBefore = cpuMs(gatewayPid);
         const throughResult = await load(through, connections, ratePerSecond);

@@ -19,7 +19,7 @@ export interface BillingGraphqlContext extends GraphqlContext {
 export class HoldType {
   @Field(() => ID) id!: string;
   @Field(() => ID, { nullable: true }) keyId!: string | null;
-  @Field({ description: 'text, image or video' }) purpose!: string;
+  @Field({ description: 'text, image, video, or lease (an instance budget lease out of which text requests are served)' }) purpose!: string;
   @Field() model!: string;
   @Field({ description: 'UTC month (YYYY-MM) whose counters the hold reserved against' }) month!: string;
   @Field({ description: 'Reserved, micro-dollars' }) amountMicro!: string;
@@ -34,7 +34,7 @@ export class KeyMonthSpendType {
   @Field({ description: 'UTC month, YYYY-MM' }) month!: string;
   @Field(() => String, { nullable: true }) limitMicro!: string | null;
   @Field({ description: 'Settled charges' }) settledMicro!: string;
-  @Field({ description: 'Held by requests in flight' }) reservedMicro!: string;
+  @Field({ description: 'Held by requests in flight and by budget leases (given back within about a second of the last request)' }) reservedMicro!: string;
   @Field({ description: 'settled + in flight: what the limit is checked against' }) spentMicro!: string;
   @Field(() => String, { nullable: true, description: 'limit − spent; null without a limit' }) remainingMicro!: string | null;
   @Field(() => String, { nullable: true, description: 'First refusal by the limit this month' }) limitReachedAt!: string | null;

@@ -26,7 +26,7 @@ export class AccountType {
   @Field(() => ID) id!: string;
   @Field() name!: string;
   @Field({ description: 'Settled balance, micro-dollars' }) balanceMicro!: string;
-  @Field({ description: 'Held by requests in flight, micro-dollars' }) reservedMicro!: string;
+  @Field({ description: 'Held by requests in flight and by budget leases, micro-dollars' }) reservedMicro!: string;
   @Field({ description: 'balance − reserved, micro-dollars' }) availableMicro!: string;
   @Field() lifetimeTopUpsMicro!: string;
   @Field(() => Int) tier!: number;
