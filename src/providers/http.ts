@@ -62,27 +62,8 @@ export class VendorHttpClient {
    * consumer's `return()`) destroys the response, which aborts the upstream request.
    */
   async *streamSse(call: VendorCall): AsyncGenerator<SseEvent, void, undefined> {
-    const { pool, path } = this.target(call);
-    let response: Dispatcher.ResponseData;
+    const { statusCode, headers, body } = await this.post(call, 'text/event-stream');
     try {
-      response = await pool.request({
-        method: 'POST',
-        path,
-        headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'user-agent': 'tollgate', ...call.headers },
-        body: JSON.stringify(call.body),
-        signal: call.signal,
-        headersTimeout: this.timeouts.headersMs,
-        bodyTimeout: this.timeouts.bodyIdleMs,
-      });
-    } catch (error) {
-      throw this.transportError(call, error, 'connect');
-    }
-    const { statusCode, headers, body } = response;
-    try {
-      if (statusCode < 200 || statusCode > 299) {
-        const text = await readCapped(body, MAX_ERROR_BODY_BYTES).catch(() => '');
-        throw vendorStatusError(call, statusCode, text);
-      }
       const contentType = String(headers['content-type'] ?? '');
       if (contentType.includes('application/json')) {
         // Some gateways answer 200 with a JSON error instead of a stream.
@@ -102,27 +83,8 @@ export class VendorHttpClient {
 
   /** POSTs a JSON body and answers the parsed JSON of a 2xx answer; failures as streamSse. */
   async postJson(call: VendorCall): Promise<unknown> {
-    const { pool, path } = this.target(call);
-    let response: Dispatcher.ResponseData;
+    const { statusCode, body } = await this.post(call, 'application/json');
     try {
-      response = await pool.request({
-        method: 'POST',
-        path,
-        headers: { 'content-type': 'application/json', accept: 'application/json', 'user-agent': 'tollgate', ...call.headers },
-        body: JSON.stringify(call.body),
-        signal: call.signal,
-        headersTimeout: this.timeouts.headersMs,
-        bodyTimeout: this.timeouts.bodyIdleMs,
-      });
-    } catch (error) {
-      throw this.transportError(call, error, 'connect');
-    }
-    const { statusCode, body } = response;
-    try {
-      if (statusCode < 200 || statusCode > 299) {
-        const text = await readCapped(body, MAX_ERROR_BODY_BYTES).catch(() => '');
-        throw vendorStatusError(call, statusCode, text);
-      }
       let text: string;
       try {
         text = await body.text();
@@ -136,6 +98,32 @@ export class VendorHttpClient {
       }
     } finally {
       if (!body.destroyed) body.destroy();
+    }
+  }
+
+  /** Sends the call; answers a 2xx response, else throws ProviderError (transport failure, or the vendor's error status and message). */
+  private async post(call: VendorCall, accept: string): Promise<Dispatcher.ResponseData> {
+    const { pool, path } = this.target(call);
+    let response: Dispatcher.ResponseData;
+    try {
+      response = await pool.request({
+        method: 'POST',
+        path,
+        headers: { 'content-type': 'application/json', accept, 'user-agent': 'tollgate', ...call.headers },
+        body: JSON.stringify(call.body),
+        signal: call.signal,
+        headersTimeout: this.timeouts.headersMs,
+        bodyTimeout: this.timeouts.bodyIdleMs,
+      });
+    } catch (error) {
+      throw this.transportError(call, error, 'connect');
+    }
+    if (response.statusCode >= 200 && response.statusCode <= 299) return response;
+    try {
+      const text = await readCapped(response.body, MAX_ERROR_BODY_BYTES).catch(() => '');
+      throw vendorStatusError(call, response.statusCode, text);
+    } finally {
+      if (!response.body.destroyed) response.body.destroy();
     }
   }
 

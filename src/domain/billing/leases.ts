@@ -397,9 +397,8 @@ export class BudgetLeases {
   /**
    * Gives back the unused part of the matching budgets' leases and takes their next leases
    * exactly for a while. `retire`: the leases take no new requests either (rules changed).
-   * Resolves true when anything was given back.
    */
-  private async giveBackSlack(matches: (budget: Budget) => boolean, retire = false): Promise<boolean> {
+  private async giveBackSlack(matches: (budget: Budget) => boolean, retire = false): Promise<void> {
     const trims: Promise<OpResult>[] = [];
     for (const budget of this.budgets.values()) {
       if (!matches(budget)) continue;
@@ -414,8 +413,7 @@ export class BudgetLeases {
         }
       }
     }
-    const results = await Promise.all(trims);
-    return results.some((r) => r.applied);
+    await Promise.all(trims);
   }
 
   private retire(budget: Budget, lease: Lease): void {
