@@ -32,6 +32,7 @@
  *  BENCH_RATES        absolute open-loop rates, req/s, comma list (e.g. "500,1000,2000"),
  *                     overriding the default fractions 0.25, 0.5, 0.75, 0.9 of that saturation
  *                     rate (rounded to 10 req/s).
+ *  BENCH_BODIES       body types to run, comma list (default "json,stream").
  *  BENCH_PROFILE      set: the gateway writes a CPU profile to /tmp/prof.
  *  BENCH_ACCOUNTS     tier-5 accounts (one key each) per through-Tollgate run, in rotation (default 4).
  *  BENCH_NODE_FLAGS   extra Node flags for the gateway process (e.g. "--trace-gc").
@@ -48,6 +49,7 @@ const SERVER_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:54
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '1,16').split(',').map(Number);
 const RATES = process.env.BENCH_RATES ? process.env.BENCH_RATES.split(',').map(Number) : undefined;
+const BODIES = (process.env.BENCH_BODIES ?? 'json,stream').split(',') as ('json' | 'stream')[];
 const RATE_FRACTIONS = [0.25, 0.5, 0.75, 0.9];
 const OPEN_LOOP_CONNECTIONS = 64;
 const BAR = { p50: 1, p99: 5 };
@@ -68,10 +70,10 @@ function spawnChild<T>(script: string, env: Record<string, string>): Promise<{ c
   });
 }
 
-/** CPU time (user + system) a process has used, in ms, from /proc. */
-function cpuMs(pid: number): number {
+/** CPU time a process has used (user, system), in ms, from /proc. */
+function cpuMs(pid: number): { user: number; system: number } {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
+  return { user: (Number(fields[11]) * 1000) / CLOCK_TICKS_PER_SECOND, system: (Number(fields[12]) * 1000) / CLOCK_TICKS_PER_SECOND };
 }
 
 function peakRssMb(pid: number): number {
@@ -133,6 +135,8 @@ interface Row {
   direct: LoadResult;
   through: LoadResult;
   cpuPerRequest: number;
+  /** The kernel's part of cpuPerRequest (sockets, wake-ups). */
+  systemPerRequest: number;
 }
 
 const ms = (value: number, width = 7) => value.toFixed(2).padStart(width);
@@ -156,7 +160,7 @@ function textRow(row: Row): string {
     side('direct', direct),
     side('tollgate', through),
     `added p50 ${ms(through.p50 - direct.p50, 6)} p99 ${ms(through.p99 - direct.p99, 6)} ms`,
-    `cpu ${row.cpuPerRequest.toFixed(3)} ms/req`,
+    `cpu ${row.cpuPerRequest.toFixed(3)} ms/req (system ${row.systemPerRequest.toFixed(3)})`,
     `errors ${through.errors}/${direct.errors}${errorKinds(through, direct)}`,
     ...(row.open ? [`send lag p99 ${ms(through.sendLagP99, 5)}/${ms(direct.sendLagP99, 5)} ms`] : []),
   ].join(' | ');
@@ -226,8 +230,8 @@ async function main(): Promise<void> {
       `Tollgate bench: ${SECONDS}s per run (+0.5s warm-up), closed loop at connections ${CONNECTIONS.join('/')}, ` +
         `open loop at ${RATES ? `${RATES.join('/')} req/s` : `${RATE_FRACTIONS.join('/')} of saturation`} (${OPEN_LOOP_CONNECTIONS} connections), billing + limits on`,
     );
-    for (const stream of [false, true]) {
-      const bodyType = stream ? 'stream' : 'json';
+    for (const bodyType of BODIES) {
+      const stream = bodyType === 'stream';
       const extra = stream ? { stream: true, stream_options: { include_usage: true } } : {};
       const direct: Target = { url: `${upstream.message.url}/chat/completions`, tokens: ['sk-bench'], body: { model: 'gpt-4o-mini', messages, ...extra } };
       const measure = async (label: string, connections: number, ratePerSecond?: number): Promise<Row> => {
@@ -235,8 +239,11 @@ async function main(): Promise<void> {
         const directResult = await load(direct, connections, ratePerSecond);
         const cpuBefore = cpuMs(gatewayPid);
         const throughResult = await load(through, connections, ratePerSecond);
-        const cpuPerRequest = (cpuMs(gatewayPid) - cpuBefore) / Math.max(1, throughResult.totalRequests);
-        const row: Row = { body: bodyType, load: label, open: ratePerSecond !== undefined, direct: directResult, through: throughResult, cpuPerRequest };
+        const cpuAfter = cpuMs(gatewayPid);
+        const served = Math.max(1, throughResult.totalRequests);
+        const systemPerRequest = (cpuAfter.system - cpuBefore.system) / served;
+        const cpuPerRequest = (cpuAfter.user - cpuBefore.user) / served + systemPerRequest;
+        const row: Row = { body: bodyType, load: label, open: ratePerSecond !== undefined, direct: directResult, through: throughResult, cpuPerRequest, systemPerRequest };
         rows.push(row);
         console.log(textRow(row));
         return row;

@@ -19,12 +19,12 @@ export interface Config {
   /** Outbound vendor HTTP timeouts (ms): connect, first byte, silence between streamed chunks. */
   vendorTimeouts: { connectMs: number; headersMs: number; bodyIdleMs: number };
   /**
-   * `durable` (default): a request's settlement is flushed to disk (PostgreSQL's synchronous
-   * commit) before its answer's last byte. `fast`: settlement batches commit asynchronously,
-   * saving an fsync per batch; a crash of PostgreSQL itself (not of Tollgate) can then lose the
-   * last fraction of a second of charges (never charge twice or more than used).
+   * `after-answer` (default): a request's charge is computed and queued for the batch writer
+   * when its usage is known, and the answer's last byte does not wait for the commit.
+   * `before-answer`: the last byte waits until the charge is committed (one commit more in
+   * every request's latency).
    */
-  settlementCommit: 'durable' | 'fast';
+  settlement: 'after-answer' | 'before-answer';
   /** Raw environment, for per-vendor `<VENDOR>_API_KEY` / `<VENDOR>_BASE_URL` lookups. */
   env: Readonly<Record<string, string | undefined>>;
 }
@@ -57,8 +57,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (redisUrl && !/^rediss?:\/\//.test(redisUrl)) throw new ConfigError('REDIS_URL must be a redis:// or rediss:// URL');
   const adminToken = optional(env, 'TOLLGATE_ADMIN_TOKEN');
   if (adminToken && adminToken.length < 16) throw new ConfigError('TOLLGATE_ADMIN_TOKEN must be at least 16 characters');
-  const settlementCommit = optional(env, 'TOLLGATE_SETTLEMENT_COMMIT') ?? 'durable';
-  if (settlementCommit !== 'durable' && settlementCommit !== 'fast') throw new ConfigError("TOLLGATE_SETTLEMENT_COMMIT must be 'durable' or 'fast'");
+  const settlement = optional(env, 'TOLLGATE_SETTLEMENT') ?? 'after-answer';
+  if (settlement !== 'after-answer' && settlement !== 'before-answer') throw new ConfigError("TOLLGATE_SETTLEMENT must be 'after-answer' or 'before-answer'");
   const logLevel = optional(env, 'LOG_LEVEL') ?? 'info';
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
   return {
@@ -78,7 +78,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       headersMs: integer(env, 'TOLLGATE_VENDOR_HEADERS_TIMEOUT_MS', 120_000, 1, 3_600_000),
       bodyIdleMs: integer(env, 'TOLLGATE_VENDOR_BODY_IDLE_TIMEOUT_MS', 120_000, 1, 3_600_000),
     },
-    settlementCommit,
+    settlement,
     env: { ...env },
   };
 }

@@ -94,9 +94,18 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   const configuredVendors = new Set(vendors.keys());
   // Lease takes and the batch writer each get their own connections (see BudgetLeases).
   const billingSql = pgSqlRunner(options.databaseUrl, log, 4);
-  const batchSql = pgSqlRunner(options.databaseUrl, log, 1, { synchronousCommit: config.settlementCommit === 'durable' });
+  const batchSql = pgSqlRunner(options.databaseUrl, log, 1);
   const budget = new BudgetLeases(billingSql, billing, clock, ids, bus, batchSql);
-  const textPipeline = new TextPipeline({ catalog, configuredVendors, providers, budget, clock });
+  const textPipeline = new TextPipeline({
+    catalog,
+    configuredVendors,
+    providers,
+    budget,
+    clock,
+    settleBeforeAnswer: config.settlement === 'before-answer',
+    // Rare (the database went away): the charge is not booked; the line names the request to reconcile.
+    onSettlementFailed: (err, requestId) => log.error({ err, request_id: requestId }, 'settlement could not be written'),
+  });
   const admission = await createAdmissionService({ orm, clock, bus, log, redisUrl: config.redisUrl, redisKeyPrefix: config.redisKeyPrefix });
   const services: Services = { orm, clock, ids, bus, auth, accounts, keys, billing, catalog, vendors, admission };
 

@@ -7,10 +7,8 @@ import type { SqlRunner } from '../domain/billing/leases';
  * MikroORM's: named statements are prepared once per connection, and nothing between the
  * call and the wire but `pg` itself.
  */
-export function pgSqlRunner(databaseUrl: string, log: Logger, max = 4, options: { synchronousCommit?: boolean } = {}): SqlRunner & { close(): Promise<void> } {
+export function pgSqlRunner(databaseUrl: string, log: Logger, max = 4): SqlRunner & { close(): Promise<void> } {
   const pool = new Pool({ connectionString: databaseUrl, max, idleTimeoutMillis: 30_000 });
-  // Queued before anything else on a new connection (TOLLGATE_SETTLEMENT_COMMIT=fast).
-  if (options.synchronousCommit === false) pool.on('connect', (client) => void client.query('set synchronous_commit = off').catch(() => undefined));
   // An idle connection dropped by the server must not crash the process; the next query reconnects.
   pool.on('error', (err) => log.warn({ err }, 'idle billing connection failed'));
   return {

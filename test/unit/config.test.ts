@@ -19,7 +19,7 @@ test.each([
   ['TOLLGATE_VENDOR_CONNECT_TIMEOUT_MS', '0'],
   ['TOLLGATE_VENDOR_HEADERS_TIMEOUT_MS', 'soon'],
   ['TOLLGATE_VENDOR_BODY_IDLE_TIMEOUT_MS', '-1'],
-  ['TOLLGATE_SETTLEMENT_COMMIT', 'eventually'],
+  ['TOLLGATE_SETTLEMENT', 'eventually'],
 ])('%s=%s stops the start with a message naming the variable', (name, value) => {
   expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
   expect(() => loadConfig({ [name]: value })).toThrow(name);

@@ -23,8 +23,8 @@ import { DEFAULT_HOLD_TTL_MS, type BillingPrincipal, type BillingService, type R
  * - money is never spent beyond the balance, key limit or plan allowance: a request runs only
  *   inside a lease, and a lease is taken under the same conditional checks as a hold;
  * - a request is charged exactly once: its settlement writes its own (closed) hold row, which
- *   is its claim, then the ledger row and usage record, in one transaction; it is awaited
- *   before the answer's last byte, as before;
+ *   is its claim, then the ledger row and usage record, in one transaction (the pipeline
+ *   decides whether an answer waits for that commit: TOLLGATE_SETTLEMENT);
  * - a dead instance's leases expire (TTL, renewed while the instance lives) and the sweeper
  *   releases them; settled charges were already booked, unfinished requests cost nothing.
  *

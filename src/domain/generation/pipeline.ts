@@ -20,6 +20,14 @@ export interface TextPipelineDeps {
   /** Request holds are carved from budget leases (billing/leases.ts). */
   budget: BudgetLeases;
   clock: Clock;
+  /**
+   * Whether an answer's end waits for its settlement to be committed (TOLLGATE_SETTLEMENT =
+   * before-answer). By default it does not: the charge is fixed and queued in memory (the lease
+   * already counts it) and the batch writer commits it moments later.
+   */
+  settleBeforeAnswer?: boolean;
+  /** A settlement or release that could not be written (after-answer mode: nobody awaits it). */
+  onSettlementFailed?(error: unknown, requestId: string): void;
 }
 
 const NO_SPECIAL_TOKENS = { disallowedSpecial: new Set<string>() };
@@ -127,21 +135,19 @@ export class TextPipeline implements TextGenerationService {
       if (closed) return;
       closed = true;
       const latencyMs = Date.now() - started;
+      let written: Promise<void>;
       if (outcome === null) {
         context.tokens?.settleTokens(0);
-        await deps.budget.release(hold, { recordFailure: true, latencyMs, requestId: context.requestId });
-        return;
+        written = deps.budget.release(hold, { recordFailure: true, latencyMs, requestId: context.requestId });
+      } else {
+        context.tokens?.settleTokens(outcome.usage.inputTokens + outcome.usage.outputTokens);
+        const costMicro = textChargeMicro(prices, billedUsage(outcome.usage));
+        written = deps.budget.settle(hold, { costMicro, usage: billedUsage(outcome.usage), status: outcome.status, latencyMs, requestId: context.requestId });
+        context.onCharged?.(costMicro);
       }
-      context.tokens?.settleTokens(outcome.usage.inputTokens + outcome.usage.outputTokens);
-      const costMicro = textChargeMicro(prices, billedUsage(outcome.usage));
-      await deps.budget.settle(hold, {
-        costMicro,
-        usage: billedUsage(outcome.usage),
-        status: outcome.status,
-        latencyMs,
-        requestId: context.requestId,
-      });
-      context.onCharged?.(costMicro);
+      // The charge is already fixed: settle() claimed the hold and counted it in the lease.
+      if (deps.settleBeforeAnswer) await written;
+      else written.catch((error: unknown) => deps.onSettlementFailed?.(error, context.requestId));
     };
     /** A cut stream: the prompt was read (uncached input, counted without the hold's margin) and what was delivered is charged. */
     const partialUsage = (): CanonicalUsage => ({
