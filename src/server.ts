@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import pino, { type Logger } from 'pino';
@@ -21,7 +21,7 @@ import { databaseReady, openDatabase } from './infra/database';
 import { createRestApp } from './rest/app';
 import { keysRouter, sessionsRouter } from './rest/keys';
 import { modelsRouter } from './rest/models';
-import { generationRouter } from './rest/generation';
+import { textEndpoints } from './rest/text-endpoints';
 import { TextPipeline } from './domain/generation/pipeline';
 import { createProviderRegistry } from './providers/registry';
 import { loadCatalog, type Catalog } from './domain/catalog';
@@ -110,6 +110,10 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   const services: Services = { orm, clock, ids, bus, auth, accounts, keys, billing, catalog, vendors, admission };
 
   let inFlight = 0;
+  const track = (res: ServerResponse) => {
+    inFlight++;
+    res.once('close', () => inFlight--);
+  };
   const httpServer = createServer();
   const graphql = await mountGraphql(httpServer, { auth, accounts, keys, billing, bus }, log);
   const app = createRestApp({
@@ -119,13 +123,15 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
     graphql: graphql.middleware,
     ready: () => databaseReady(orm),
     tracker: (_req, res, next) => {
-      inFlight++;
-      res.once('close', () => inFlight--);
+      track(res);
       next();
     },
-    v1: [sessionsRouter(auth), keysRouter(auth, keys), modelsRouter(auth, catalog, configuredVendors, admitApiKeyRequests(admission)), generationRouter(auth, textPipeline, admitApiKeyRequests(admission))],
+    v1: [sessionsRouter(auth), keysRouter(auth, keys), modelsRouter(auth, catalog, configuredVendors, admitApiKeyRequests(admission))],
   });
-  httpServer.on('request', app);
+  const text = textEndpoints({ auth, admission, pipeline: textPipeline, ids, log, maxJsonBodyBytes: config.maxJsonBodyBytes }, track);
+  httpServer.on('request', (req, res) => {
+    if (!text(req, res)) void app(req, res);
+  });
 
   return {
     httpServer,

@@ -1,25 +1,32 @@
-import type { Request, RequestHandler, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { RequestHandler, Response } from 'express';
 import type { AuthService, KeyPrincipal, OperatorPrincipal, SessionPrincipal } from '../domain/accounts/auth';
 import { invalidToken } from '../domain/shared/errors';
 import { facts } from './http';
 
-export function bearerToken(req: Request): string | null {
-  const header = req.header('authorization');
+export function bearerToken(req: IncomingMessage): string | null {
+  const header = req.headers.authorization;
   if (!header) return null;
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  return match ? match[1] : null;
+  return match ? match[1]! : null;
 }
 
-/** Requires an API key (`Authorization: Bearer`, or `x-api-key` where the Anthropic SDK sends it). */
+/** The request's API key principal (`Authorization: Bearer`, or `x-api-key` where the Anthropic SDK sends it); 401 without a valid key. */
+export async function authenticateApiKey(auth: AuthService, req: IncomingMessage, res: ServerResponse, options: { allowXApiKey: boolean }): Promise<KeyPrincipal> {
+  const xApiKey = req.headers['x-api-key'];
+  const token = bearerToken(req) ?? (options.allowXApiKey && typeof xApiKey === 'string' ? xApiKey : null);
+  if (!token) throw invalidToken('Send the API key as Authorization: Bearer <key>.');
+  const principal = await auth.authenticateApiKey(token);
+  const f = facts(res);
+  f.accountId = principal.accountId;
+  f.keyId = principal.keyId;
+  return principal;
+}
+
+/** Express: requires an API key (see authenticateApiKey). */
 export function requireApiKey(auth: AuthService, options: { allowXApiKey: boolean }): RequestHandler {
   return async (req, res, next) => {
-    const token = bearerToken(req) ?? (options.allowXApiKey ? req.header('x-api-key') ?? null : null);
-    if (!token) throw invalidToken('Send the API key as Authorization: Bearer <key>.');
-    const principal = await auth.authenticateApiKey(token);
-    res.locals.principal = principal;
-    const f = facts(res);
-    f.accountId = principal.accountId;
-    f.keyId = principal.keyId;
+    res.locals.principal = await authenticateApiKey(auth, req, res, options);
     next();
   };
 }

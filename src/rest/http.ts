@@ -1,10 +1,19 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+import type { Readable } from 'node:stream';
 import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Response } from 'express';
-import express from 'express';
 import type { Logger } from 'pino';
 import { ApiError, badRequest, notFound } from '../domain/shared/errors';
 import { RateLimitRefusal } from '../domain/limits/admission';
 import { applyRefusalHeaders } from './admission';
 import type { IdGenerator } from '../domain/shared/ids';
+
+/*
+ * The REST plane's HTTP basics as plain node:http functions, so that Express routes and the
+ * text endpoints (served on node:http directly, see text-endpoints.ts) share one implementation
+ * of request ids, the access log, JSON bodies and the error envelope. The Express middlewares
+ * at the end of the file only adapt them.
+ */
 
 /** Per-request facts the access log line reports (never a secret or a prompt). */
 export interface RequestFacts {
@@ -15,63 +24,114 @@ export interface RequestFacts {
   costMicro?: bigint;
 }
 
-export const facts = (res: Response): RequestFacts => res.locals.facts as RequestFacts;
+const FACTS = Symbol('tollgate.requestFacts');
+type WithFacts = ServerResponse & { [FACTS]?: RequestFacts };
+
+export const facts = (res: ServerResponse): RequestFacts => (res as WithFacts)[FACTS]!;
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/** `x-request-id` on every answer (the caller's when sane) and one JSON log line per request. */
-export function requestContext(ids: IdGenerator, log: Logger): RequestHandler {
-  return (req, res, next) => {
-    const sent = req.header('x-request-id');
-    const requestId = sent && SANE_REQUEST_ID.test(sent) ? sent : ids.next('req');
-    res.locals.facts = { requestId } satisfies RequestFacts;
-    res.setHeader('x-request-id', requestId);
-    const started = process.hrtime.bigint();
-    const path = req.path; // captured here: routers mounted under /v1 see a shorter req.path
-    res.on('close', () => {
-      const f = facts(res);
-      log.info({
-        request_id: f.requestId,
-        method: req.method,
-        path,
-        status: res.statusCode,
-        latency_ms: Number(process.hrtime.bigint() - started) / 1e6,
-        account_id: f.accountId,
-        key_id: f.keyId,
-        model: f.model,
-        cost_micro: f.costMicro?.toString(),
-        aborted: !res.writableFinished || undefined,
-      });
+/** `x-request-id` on the answer (the caller's when sane) and, when the response closes, one JSON log line. */
+export function beginRequest(req: IncomingMessage, res: ServerResponse, ids: IdGenerator, log: Logger, path: string): RequestFacts {
+  const sent = req.headers['x-request-id'];
+  const requestId = typeof sent === 'string' && SANE_REQUEST_ID.test(sent) ? sent : ids.next('req');
+  const requestFacts: RequestFacts = { requestId };
+  (res as WithFacts)[FACTS] = requestFacts;
+  res.setHeader('x-request-id', requestId);
+  const started = process.hrtime.bigint();
+  res.on('close', () => {
+    if (!log.isLevelEnabled('info')) return;
+    log.info({
+      request_id: requestFacts.requestId,
+      method: req.method,
+      path,
+      status: res.statusCode,
+      latency_ms: Number(process.hrtime.bigint() - started) / 1e6,
+      account_id: requestFacts.accountId,
+      key_id: requestFacts.keyId,
+      model: requestFacts.model,
+      cost_micro: requestFacts.costMicro?.toString(),
+      aborted: !res.writableFinished || undefined,
     });
-    next();
-  };
+  });
+  return requestFacts;
 }
 
-export function sendError(res: Response, error: ApiError): void {
+export function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.statusCode = status;
+  res.setHeader('content-type', 'application/json; charset=utf-8');
+  res.setHeader('content-length', Buffer.byteLength(text));
+  res.end(text);
+}
+
+export function sendError(res: ServerResponse, error: ApiError): void {
   if (res.headersSent) {
     res.end();
     return;
   }
-  res.status(error.status).json({ error: { code: error.code, message: error.message, details: error.details } });
+  sendJson(res, error.status, { error: { code: error.code, message: error.message, details: error.details } });
 }
 
-/** JSON bodies only, within the size limit; malformed JSON is 400, not 500. */
-export function jsonBody(limitBytes: number): RequestHandler[] {
-  const parse = express.json({ limit: limitBytes, strict: false, type: () => true });
-  const requireJson: RequestHandler = (req, _res, next) => {
-    if (req.method === 'GET' || req.method === 'DELETE' || req.method === 'HEAD') return next();
-    const length = req.header('content-length');
-    if (!req.is('application/json') && !(length === '0' || (length === undefined && !req.header('transfer-encoding')))) {
-      return next(new ApiError(415, 'unsupported_media_type', 'The request body must be JSON (Content-Type: application/json).'));
-    }
-    next();
-  };
-  return [requireJson, parse];
+/** The client went away while its body was being read: nobody is left to answer. */
+class RequestAborted extends Error {}
+
+const unsupportedMediaType = (message: string) => new ApiError(415, 'unsupported_media_type', message);
+const tooLarge = () => new ApiError(413, 'payload_too_large', 'The request body is larger than the configured limit.');
+
+/** The request's body after Content-Encoding (gzip, deflate and br are accepted, as body-parser did). */
+function decodedBody(req: IncomingMessage): Readable {
+  const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
+  if (encoding === 'identity') return req;
+  const inflate = encoding === 'gzip' ? createGunzip() : encoding === 'deflate' ? createInflate() : encoding === 'br' ? createBrotliDecompress() : null;
+  if (!inflate) throw unsupportedMediaType('Unsupported request body encoding.');
+  req.on('error', (error) => inflate.destroy(error));
+  return req.pipe(inflate);
+}
+
+/**
+ * The JSON body of a request (any JSON value), or `undefined` when it has none. 415 when it is
+ * not declared as JSON (or not UTF-8), 413 beyond `limitBytes` (decoded), 400 when malformed.
+ */
+export async function readJsonBody(req: IncomingMessage, limitBytes: number): Promise<unknown> {
+  const length = req.headers['content-length'];
+  if (length === undefined ? req.headers['transfer-encoding'] === undefined : length === '0') return undefined;
+  const type = req.headers['content-type'] ?? '';
+  const semicolon = type.indexOf(';');
+  if ((semicolon === -1 ? type : type.slice(0, semicolon)).trim().toLowerCase() !== 'application/json') {
+    throw unsupportedMediaType('The request body must be JSON (Content-Type: application/json).');
+  }
+  const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(type)?.[1]?.toLowerCase();
+  if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') throw unsupportedMediaType(`Unsupported charset '${charset}': send UTF-8.`);
+  if (length !== undefined && req.headers['content-encoding'] === undefined && Number(length) > limitBytes) throw tooLarge();
+  const body = decodedBody(req);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  await new Promise<void>((resolve, reject) => {
+    body.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limitBytes) {
+        body.removeAllListeners('data');
+        body.pause();
+        reject(tooLarge());
+        return;
+      }
+      chunks.push(chunk);
+    });
+    body.once('end', resolve);
+    body.once('error', (error: Error & { code?: string }) => reject(error.code?.startsWith('Z_') ? badRequest('The request body could not be decompressed.') : error));
+    req.once('aborted', () => reject(new RequestAborted()));
+  });
+  const text = (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8');
+  try {
+    return JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+  } catch {
+    throw badRequest('The request body is not valid JSON.');
+  }
 }
 
 /** The request body as an object, or 400 naming what was sent instead. */
-export function bodyObject(req: Request): Record<string, unknown> {
-  const body: unknown = req.body;
+export function bodyObject(body: unknown): Record<string, unknown> {
   if (body === undefined || body === null) return {};
   if (typeof body !== 'object' || Array.isArray(body)) throw badRequest('The request body must be a JSON object.');
   return body as Record<string, unknown>;
@@ -83,34 +143,43 @@ export function rejectUnknownFields(body: Record<string, unknown>, known: readon
   if (unknown.length > 0) throw badRequest(`Unsupported field${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}`, { fields: unknown });
 }
 
-export const unknownPath: RequestHandler = (req, _res, next) => next(notFound(`No such endpoint: ${req.method} ${req.path}`));
-
-interface BodyParserError {
-  type?: string;
-  status?: number;
-}
-
 /** The one place REST errors become the envelope. Defects are logged and answered 500 without internals. */
-export function errorHandler(log: Logger): ErrorRequestHandler {
-  return (error: unknown, _req: Request, res: Response, _next: NextFunction) => {
-    if (error instanceof RateLimitRefusal) applyRefusalHeaders(res, error);
-    if (error instanceof ApiError) return sendError(res, error);
-    const parserError = error as BodyParserError;
-    if (parserError?.type === 'entity.parse.failed') return sendError(res, badRequest('The request body is not valid JSON.'));
-    if (parserError?.type === 'entity.too.large') return sendError(res, new ApiError(413, 'payload_too_large', 'The request body is larger than the configured limit.'));
-    if (parserError?.type === 'encoding.unsupported' || parserError?.type === 'charset.unsupported') {
-      return sendError(res, new ApiError(415, 'unsupported_media_type', 'Unsupported request body encoding.'));
-    }
-    if (parserError?.type === 'request.aborted') return;
-    if (isDatabaseUnavailable(error)) {
-      return sendError(res, new ApiError(503, 'unavailable', 'The database is unavailable; nothing was charged. Retry shortly.'));
-    }
-    log.error({ err: error, request_id: facts(res)?.requestId }, 'unhandled error');
-    sendError(res, new ApiError(500, 'internal_error', 'Internal error.'));
-  };
+export function answerError(res: ServerResponse, error: unknown, log: Logger): void {
+  if (error instanceof RequestAborted) return;
+  if (error instanceof RateLimitRefusal) applyRefusalHeaders(res, error);
+  if (error instanceof ApiError) return sendError(res, error);
+  if (isDatabaseUnavailable(error)) {
+    return sendError(res, new ApiError(503, 'unavailable', 'The database is unavailable; nothing was charged. Retry shortly.'));
+  }
+  log.error({ err: error, request_id: facts(res)?.requestId }, 'unhandled error');
+  sendError(res, new ApiError(500, 'internal_error', 'Internal error.'));
 }
 
 function isDatabaseUnavailable(error: unknown): boolean {
   const code = (error as { code?: string })?.code;
   return code === 'ECONNREFUSED' || code === '57P01' || code === '57P03' || code === 'ETIMEDOUT' || /connection terminated|timeout exceeded when trying to connect/i.test(String((error as Error)?.message));
+}
+
+// ---- Express adapters -------------------------------------------------------------------
+
+export function requestContext(ids: IdGenerator, log: Logger): RequestHandler {
+  return (req, res, next) => {
+    beginRequest(req, res, ids, log, req.path); // captured here: routers mounted under /v1 see a shorter req.path
+    next();
+  };
+}
+
+/** Parses JSON bodies (readJsonBody) into `req.body` for the Express routes. */
+export function jsonBody(limitBytes: number): RequestHandler {
+  return async (req, _res, next) => {
+    if (req.method === 'GET' || req.method === 'DELETE' || req.method === 'HEAD') return next();
+    req.body = await readJsonBody(req, limitBytes);
+    next();
+  };
+}
+
+export const unknownPath: RequestHandler = (req, _res, next) => next(notFound(`No such endpoint: ${req.method} ${req.path}`));
+
+export function errorHandler(log: Logger): ErrorRequestHandler {
+  return (error: unknown, _req: Request, res: Response, _next: NextFunction) => answerError(res, error, log);
 }

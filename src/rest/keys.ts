@@ -59,7 +59,7 @@ export function keysRouter(auth: AuthService, keys: KeyService): Router {
   router.use('/keys', requireSession(auth));
 
   router.post('/keys', async (req, res) => {
-    const body = bodyObject(req);
+    const body = bodyObject(req.body);
     rejectUnknownFields(body, ['name', 'kind', 'monthly_spend_limit_micro', 'expires_at']);
     const created = await keys.createKey(sessionPrincipal(res), {
       name: parseKeyName(body.name, 'name'),
@@ -80,7 +80,7 @@ export function keysRouter(auth: AuthService, keys: KeyService): Router {
   });
 
   router.patch('/keys/:id', async (req, res) => {
-    const body = bodyObject(req);
+    const body = bodyObject(req.body);
     rejectUnknownFields(body, ['name', 'monthly_spend_limit_micro']);
     const updated = await keys.updateKey(sessionPrincipal(res), req.params.id, {
       name: body.name === undefined ? undefined : parseKeyName(body.name, 'name'),
@@ -108,7 +108,7 @@ export function sessionsRouter(auth: AuthService): Router {
   const router = Router();
 
   router.post('/auth/sessions', async (req, res) => {
-    const body = bodyObject(req);
+    const body = bodyObject(req.body);
     rejectUnknownFields(body, ['email', 'password']);
     if (typeof body.email !== 'string' || body.email.length === 0) throw badRequest('email must be a non-empty string');
     if (typeof body.password !== 'string' || body.password.length === 0) throw badRequest('password must be a non-empty string');

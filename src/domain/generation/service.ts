@@ -44,7 +44,7 @@ export interface TextGeneration {
  * reserved before the call and replaced by the real usage when it ends (limits/admission.ts).
  */
 export interface TokenWindow {
-  reserveTokens(tokens: number): void | Promise<void>;
+  reserveTokens(tokens: number): void | Promise<unknown>;
   settleTokens(tokens: number): void;
 }
 

@@ -1,0 +1,170 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import type { AuthService } from '../domain/accounts/auth';
+import type { DecodedTextRequest, TextGenerationService } from '../domain/generation/service';
+import type { AdmissionService } from '../domain/limits/admission';
+import { ApiError } from '../domain/shared/errors';
+import { unixSeconds } from '../domain/shared/clock';
+import type { IdGenerator } from '../domain/shared/ids';
+import { finalizeMessagesRequest, decodeMessagesRequest, encodeMessagesResponse, MessagesStreamEncoder } from '../protocols/anthropic-messages/ingress';
+import { collectStream, type AnswerMeta, type CollectedResult } from '../protocols/collect';
+import { ChatStreamEncoder, decodeChatIngress, encodeChatResponse } from '../protocols/openai-chat/ingress';
+import { decodeResponsesIngress, encodeResponsesResponse, ResponsesStreamEncoder } from '../protocols/openai-responses/ingress';
+import { SSE_HEADERS } from '../protocols/sse-write';
+import { admitRequest, setRateLimitHeaders } from './admission';
+import { authenticateApiKey } from './auth';
+import { answerError, beginRequest, bodyObject, facts, readJsonBody, sendJson } from './http';
+
+/**
+ * POST /v1/chat/completions, /v1/responses and /v1/messages: the text endpoints, served on
+ * node:http directly rather than through Express. They are the request path the latency bar
+ * is about, and Express 5's router, its request/response prototypes and body-parser cost more
+ * than the whole rest of a request here (README, "Why the text endpoints bypass Express").
+ * Everything else they need (request id and access log, JSON body, API key, admission, error
+ * envelope) is the same code the Express routes use (http.ts, auth.ts, admission.ts).
+ */
+
+/** One client wire format: how its body decodes and how answers and streams encode. */
+interface TextFormat<Extra> {
+  /** The Anthropic SDK sends its key as `x-api-key`. */
+  allowXApiKey: boolean;
+  decode(body: unknown): { decoded: DecodedTextRequest; extra: Extra };
+  encodeResponse(result: CollectedResult, meta: AnswerMeta, extra: Extra): unknown;
+  streamEncoder(meta: AnswerMeta, extra: Extra): { encode(event: Parameters<ChatStreamEncoder['encode']>[0]): string; encodeError(error: ApiError): string };
+}
+
+const chatFormat: TextFormat<{ includeUsage: boolean }> = {
+  allowXApiKey: false,
+  decode: (body) => {
+    const { decoded, includeUsage } = decodeChatIngress(body);
+    return { decoded, extra: { includeUsage } };
+  },
+  encodeResponse: (result, meta) => encodeChatResponse(result, meta),
+  streamEncoder: (meta, extra) => new ChatStreamEncoder({ ...meta, includeUsage: extra.includeUsage }),
+};
+
+const responsesFormat: TextFormat<ReturnType<typeof decodeResponsesIngress>['echo']> = {
+  allowXApiKey: false,
+  decode: (body) => {
+    const { decoded, echo } = decodeResponsesIngress(body);
+    return { decoded, extra: echo };
+  },
+  encodeResponse: (result, meta, echo) => encodeResponsesResponse(result, { ...meta, echo }),
+  streamEncoder: (meta, echo) => new ResponsesStreamEncoder({ ...meta, echo }),
+};
+
+const messagesFormat: TextFormat<null> = {
+  allowXApiKey: true,
+  decode: (body) => ({ decoded: { ...decodeMessagesRequest(body), finalize: finalizeMessagesRequest }, extra: null }),
+  encodeResponse: (result, meta) => encodeMessagesResponse(result, meta),
+  streamEncoder: (meta) => new MessagesStreamEncoder(meta),
+};
+
+const FORMATS = new Map<string, TextFormat<any>>([
+  ['/v1/chat/completions', chatFormat],
+  ['/v1/responses', responsesFormat],
+  ['/v1/messages', messagesFormat],
+]);
+
+/** The route a POST goes to, matched as Express did (case-insensitive, one trailing slash allowed, query ignored). */
+function formatOf(req: IncomingMessage): TextFormat<unknown> | undefined {
+  if (req.method !== 'POST') return undefined;
+  const url = req.url ?? '';
+  const query = url.indexOf('?');
+  let path = (query === -1 ? url : url.slice(0, query)).toLowerCase();
+  if (path.length > 1 && path.endsWith('/')) path = path.slice(0, -1);
+  return FORMATS.get(path);
+}
+
+/** Writes a chunk and waits when the client reads slower than the vendor writes. */
+async function writeChunk(res: ServerResponse, chunk: string): Promise<void> {
+  if (chunk === '' || res.writableEnded || res.destroyed) return;
+  if (!res.write(chunk)) await new Promise<void>((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
+}
+
+export interface TextEndpointDeps {
+  auth: AuthService;
+  admission: AdmissionService;
+  pipeline: TextGenerationService;
+  ids: IdGenerator;
+  log: Logger;
+  maxJsonBodyBytes: number;
+}
+
+/**
+ * Serves one text request in any format: body → API key → admission → decode → pipeline
+ * (resolve, clamp, admit tokens, reserve, provider) → encode. Everything before the first byte
+ * is an ordinary error envelope; a failure once a stream has begun is the format's stream
+ * error event.
+ */
+async function serveText<Extra>(format: TextFormat<Extra>, deps: TextEndpointDeps, req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> {
+  const body = await readJsonBody(req, deps.maxJsonBodyBytes);
+  const principal = await authenticateApiKey(deps.auth, req, res, { allowXApiKey: format.allowXApiKey });
+  const ticket = await admitRequest(deps.admission, principal, res);
+  if (!ticket) return; // the client left while it was being admitted
+  const { decoded, extra } = format.decode(bodyObject(body));
+  const abort = new AbortController();
+  res.on('close', () => {
+    if (!res.writableFinished) abort.abort();
+  });
+  // The client may have gone while authentication and admission ran: 'close' has then
+  // already been emitted, and nobody is left to receive (or pay for) the answer.
+  if (res.destroyed) abort.abort();
+  const requestFacts = facts(res);
+  const generation = await deps.pipeline.start(principal, decoded, {
+    signal: abort.signal,
+    requestId,
+    tokens: ticket,
+    onCharged: (costMicro) => (requestFacts.costMicro = costMicro),
+  });
+  requestFacts.model = generation.model.id;
+  // The token window now holds this request's reservation: headers before the first byte.
+  setRateLimitHeaders(res, ticket.headers());
+  if (generation.routedFrom !== null) res.setHeader('x-service-model-routed-from', generation.routedFrom);
+  if (generation.clampedTo !== null) res.setHeader('x-service-max-output-clamped', String(generation.clampedTo));
+  const meta: AnswerMeta = { model: generation.model.id, created: unixSeconds(new Date()) };
+
+  if (!decoded.stream) {
+    const result = await collectStream(generation.events);
+    sendJson(res, 200, format.encodeResponse(result, meta, extra));
+    return;
+  }
+  res.writeHead(200, SSE_HEADERS);
+  res.flushHeaders();
+  const encoder = format.streamEncoder(meta, extra);
+  try {
+    for await (const event of generation.events) {
+      if (abort.signal.aborted) break;
+      await writeChunk(res, encoder.encode(event));
+    }
+  } catch (error) {
+    const failure = error instanceof ApiError ? error : new ApiError(500, 'internal_error', 'Internal error.');
+    await writeChunk(res, encoder.encodeError(failure));
+    if (!(error instanceof ApiError)) deps.log.error({ err: error, request_id: requestId }, 'stream failed on a defect');
+  }
+  res.end();
+}
+
+/**
+ * The text endpoints as a node:http request listener that takes only its own requests:
+ * returns false for any other, which then goes to Express. `track` counts the request in
+ * flight (drain on shutdown).
+ */
+export function textEndpoints(deps: TextEndpointDeps, track: (res: ServerResponse) => void): (req: IncomingMessage, res: ServerResponse) => boolean {
+  return (req, res) => {
+    const format = formatOf(req);
+    if (!format) return false;
+    track(res);
+    const { requestId } = beginRequest(req, res, deps.ids, deps.log, req.url!.split('?')[0]!);
+    serveText(format, deps, req, res, requestId).catch((error: unknown) => answerError(res, error, deps.log));
+    return true;
+  };
+}
