@@ -40,7 +40,7 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { runLoad, type LoadResult } from './load';
@@ -74,6 +74,23 @@ function spawnChild<T>(script: string, env: Record<string, string>): Promise<{ c
 function cpuMs(pid: number): { user: number; system: number } {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
   return { user: (Number(fields[11]) * 1000) / CLOCK_TICKS_PER_SECOND, system: (Number(fields[12]) * 1000) / CLOCK_TICKS_PER_SECOND };
+}
+
+/** CPU time (ms) of every PostgreSQL process this user can see (/proc), to count the database's share per request. */
+function postgresCpuMs(): number {
+  let total = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (!stat.includes('(postgres)')) continue;
+      const fields = stat.split(') ')[1]!.split(' ');
+      total += ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
+    } catch {
+      // the process ended between readdir and read
+    }
+  }
+  return total;
 }
 
 function peakRssMb(pid: number): number {
@@ -137,6 +154,8 @@ interface Row {
   cpuPerRequest: number;
   /** The kernel's part of cpuPerRequest (sockets, wake-ups). */
   systemPerRequest: number;
+  /** PostgreSQL's CPU per request through Tollgate (ms; every postgres process on the machine). */
+  dbPerRequest: number;
 }
 
 const ms = (value: number, width = 7) => value.toFixed(2).padStart(width);
@@ -160,7 +179,7 @@ function textRow(row: Row): string {
     side('direct', direct),
     side('tollgate', through),
     `added p50 ${ms(through.p50 - direct.p50, 6)} p99 ${ms(through.p99 - direct.p99, 6)} ms`,
-    `cpu ${row.cpuPerRequest.toFixed(3)} ms/req (system ${row.systemPerRequest.toFixed(3)})`,
+    `cpu ${row.cpuPerRequest.toFixed(3)} ms/req (system ${row.systemPerRequest.toFixed(3)}) db ${row.dbPerRequest.toFixed(3)}`,
     `errors ${through.errors}/${direct.errors}${errorKinds(through, direct)}`,
     ...(row.open ? [`send lag p99 ${ms(through.sendLagP99, 5)}/${ms(direct.sendLagP99, 5)} ms`] : []),
   ].join(' | ');
@@ -238,12 +257,14 @@ async function main(): Promise<void> {
         const through: Target = { url: `${gatewayUrl}/v1/chat/completions`, tokens: await Promise.all(Array.from({ length: ACCOUNTS }, () => provisionKey(gatewayUrl))), body: { model: 'openai/gpt-4o-mini', messages, ...extra } };
         const directResult = await load(direct, connections, ratePerSecond);
         const cpuBefore = cpuMs(gatewayPid);
+        const dbBefore = postgresCpuMs();
         const throughResult = await load(through, connections, ratePerSecond);
         const cpuAfter = cpuMs(gatewayPid);
+        const dbPerRequest = (postgresCpuMs() - dbBefore) / Math.max(1, throughResult.totalRequests);
         const served = Math.max(1, throughResult.totalRequests);
         const systemPerRequest = (cpuAfter.system - cpuBefore.system) / served;
         const cpuPerRequest = (cpuAfter.user - cpuBefore.user) / served + systemPerRequest;
-        const row: Row = { body: bodyType, load: label, open: ratePerSecond !== undefined, direct: directResult, through: throughResult, cpuPerRequest, systemPerRequest };
+        const row: Row = { body: bodyType, load: label, open: ratePerSecond !== undefined, direct: directResult, through: throughResult, cpuPerRequest, systemPerRequest, dbPerRequest };
         rows.push(row);
         console.log(textRow(row));
         return row;

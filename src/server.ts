@@ -30,6 +30,9 @@ import type { AdmissionService } from './domain/limits/admission';
 import { createAdmissionService } from './domain/limits/create-admission';
 import { admitApiKeyRequests } from './rest/admission';
 
+/** After-answer settlements wait this long (ms) to share a batch: at 500 req/s, five per commit. */
+const SETTLEMENT_BATCH_DELAY_MS = 10;
+
 export interface TollgateOptions {
   config: Config;
   /** The PostgreSQL to use (main.ts resolves the embedded default). */
@@ -95,14 +98,15 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   // Lease takes and the batch writer each get their own connections (see BudgetLeases).
   const billingSql = pgSqlRunner(options.databaseUrl, log, 4);
   const batchSql = pgSqlRunner(options.databaseUrl, log, 1);
-  const budget = new BudgetLeases(billingSql, billing, clock, ids, bus, batchSql);
+  const settleBeforeAnswer = config.settlement === 'before-answer';
+  const budget = new BudgetLeases(billingSql, billing, clock, ids, bus, { writerSql: batchSql, settlementDelayMs: settleBeforeAnswer ? 0 : SETTLEMENT_BATCH_DELAY_MS });
   const textPipeline = new TextPipeline({
     catalog,
     configuredVendors,
     providers,
     budget,
     clock,
-    settleBeforeAnswer: config.settlement === 'before-answer',
+    settleBeforeAnswer,
     // Rare (the database went away): the charge is not booked; the line names the request to reconcile.
     onSettlementFailed: (err, requestId) => log.error({ err, request_id: requestId }, 'settlement could not be written'),
   });

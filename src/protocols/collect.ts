@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomHex } from '../domain/shared/ids';
 import type { CanonicalEvent, CanonicalReasoningBlock, CanonicalToolCall, CanonicalUsage, FinishReason } from '../domain/generation/canonical';
 
 /**
@@ -28,7 +28,7 @@ export interface CollectedResult {
 export type IdFactory = (prefix: string) => string;
 
 /** Random ids of the vendors' look (prefix + 24 hex digits). */
-export const randomWireId: IdFactory = (prefix) => `${prefix}${randomBytes(12).toString('hex')}`;
+export const randomWireId: IdFactory = (prefix) => `${prefix}${randomHex(12)}`;
 
 /** Facts about the answer that the events do not carry. */
 export interface AnswerMeta {

@@ -135,18 +135,47 @@ const isDeadlock = (error: unknown) => (error as { code?: string } | null)?.code
 class LeaseOpWriter {
   private queue: QueuedOp[] = [];
   private writing: Promise<void> | null = null;
+  /** Starts a scheduled batch now instead of when its delay runs out. */
+  private startNow: (() => void) | null = null;
 
-  constructor(private readonly sql: SqlRunner) {}
+  /** `settlementDelayMs`: how long settlements alone may wait to share a batch (see BudgetLeasesOptions). */
+  constructor(
+    private readonly sql: SqlRunner,
+    private readonly settlementDelayMs: number,
+  ) {}
 
-  push(op: LeaseOp): Promise<OpResult> {
+  /** `settlement`: the op may wait up to settlementDelayMs for company; anything else is written at once. */
+  push(op: LeaseOp, settlement = false): Promise<OpResult> {
     return new Promise((resolve, reject) => {
       this.queue.push({ op, resolve, reject });
-      if (!this.writing) this.writing = this.drain();
+      if (!this.writing) this.writing = this.drainAfter(settlement ? this.settlementDelayMs : 0);
+      else if (!settlement) this.startNow?.();
     });
   }
 
+  /** Resolves when everything queued so far is written (shutdown: written at once). */
   async idle(): Promise<void> {
-    while (this.writing) await this.writing;
+    while (this.writing) {
+      this.startNow?.();
+      await this.writing;
+    }
+  }
+
+  /**
+   * Even without a delay the batch starts on the next turn of the event loop: the answer whose
+   * settlement this is goes out first, and whatever else finishes in this turn joins the batch.
+   */
+  private async drainAfter(delayMs: number): Promise<void> {
+    await new Promise<void>((resolve) => {
+      const timer = delayMs > 0 ? setTimeout(() => this.startNow?.(), delayMs) : null;
+      this.startNow = () => {
+        this.startNow = null;
+        if (timer) clearTimeout(timer);
+        setImmediate(resolve);
+      };
+      if (!timer) this.startNow();
+    });
+    return this.drain();
   }
 
   private async drain(): Promise<void> {
@@ -178,6 +207,18 @@ class LeaseOpWriter {
   }
 }
 
+export interface BudgetLeasesOptions {
+  /** Where batches are written; its own connection keeps give-backs from queueing behind lease takes. */
+  writerSql?: SqlRunner;
+  /**
+   * How long a settlement may wait for others to share its batch (ms; default 0: the next turn
+   * of the event loop). Worth it only when nobody awaits the commit (TOLLGATE_SETTLEMENT =
+   * after-answer): fewer, larger batches cost the database less per request. Give-backs,
+   * renewals and anything queued with them are never delayed.
+   */
+  settlementDelayMs?: number;
+}
+
 export class BudgetLeases {
   private readonly budgets = new Map<string, Budget>();
   private readonly writer: LeaseOpWriter;
@@ -195,10 +236,9 @@ export class BudgetLeases {
     private readonly clock: Clock,
     private readonly ids: IdGenerator,
     private readonly bus: EventBus,
-    /** Where batches are written; its own connection keeps give-backs from queueing behind lease takes. */
-    writerSql: SqlRunner = sql,
+    options: BudgetLeasesOptions = {},
   ) {
-    this.writer = new LeaseOpWriter(writerSql);
+    this.writer = new LeaseOpWriter(options.writerSql ?? sql, options.settlementDelayMs ?? 0);
     this.lastRenewMs = clock.now().getTime();
     this.timer = setInterval(() => void this.housekeeping().catch(() => undefined), HOUSEKEEPING_MS);
     this.timer.unref();
@@ -254,7 +294,7 @@ export class BudgetLeases {
     const payable = open.lease.remaining - open.lease.inFlight;
     const consumed = input.costMicro < payable ? input.costMicro : payable > 0n ? payable : 0n;
     open.lease.remaining -= consumed;
-    const result = await this.writer.push(this.settleOp(open, 'settled', input.costMicro, consumed, { status: input.status ?? 'ok', usage: input.usage, latencyMs: input.latencyMs, requestId: input.requestId }));
+    const result = await this.writer.push(this.settleOp(open, 'settled', input.costMicro, consumed, { status: input.status ?? 'ok', usage: input.usage, latencyMs: input.latencyMs, requestId: input.requestId }), true);
     this.afterClose(open);
     const below = result.applied && !result.plan_billed && result.threshold_micro !== null && BigInt(result.balance_micro ?? '0') < BigInt(result.threshold_micro);
     if (below) await runAutoTopUp(this.billing.autoTopUpDeps(), result.account_id!);
@@ -264,7 +304,7 @@ export class BudgetLeases {
   async release(hold: LeasedHold, input: ReleaseInput = {}): Promise<void> {
     const open = this.claim(hold);
     if (!open) return;
-    await this.writer.push(this.settleOp(open, 'released', 0n, 0n, input.recordFailure ? { status: 'failed', usage: input.usage, latencyMs: input.latencyMs, requestId: input.requestId } : null));
+    await this.writer.push(this.settleOp(open, 'released', 0n, 0n, input.recordFailure ? { status: 'failed', usage: input.usage, latencyMs: input.latencyMs, requestId: input.requestId } : null), true);
     this.afterClose(open);
   }
 

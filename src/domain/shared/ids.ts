@@ -60,3 +60,18 @@ export function ulidIds(now: () => number = Date.now): IdGenerator {
     },
   };
 }
+
+const HEX_POOL_BYTES = 4096;
+let hexPool = Buffer.alloc(0);
+let hexOffset = 0;
+
+/** `bytes` random bytes as hex, from a pooled `randomFillSync` (wire ids are made on every request). */
+export function randomHex(bytes: number): string {
+  if (hexOffset + bytes > hexPool.length) {
+    hexPool = randomFillSync(Buffer.alloc(HEX_POOL_BYTES));
+    hexOffset = 0;
+  }
+  const hex = hexPool.toString('hex', hexOffset, hexOffset + bytes);
+  hexOffset += bytes;
+  return hex;
+}
