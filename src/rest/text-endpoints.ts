@@ -90,6 +90,25 @@ async function writeChunk(res: ServerResponse, chunk: string): Promise<void> {
   });
 }
 
+/**
+ * Events the vendor sent in one packet are decoded in one turn of the event loop; corked until
+ * that turn ends, they leave in one write (one system call) instead of one each. An event that
+ * arrives alone still leaves at once: the cork only lasts until the current turn ends.
+ */
+function coalescedWrites(res: ServerResponse): () => void {
+  let corked = false;
+  const uncork = () => {
+    corked = false;
+    res.uncork();
+  };
+  return () => {
+    if (corked) return;
+    corked = true;
+    res.cork();
+    process.nextTick(uncork);
+  };
+}
+
 export interface TextEndpointDeps {
   auth: AuthService;
   admission: AdmissionService;
@@ -140,9 +159,11 @@ async function serveText<Extra>(format: TextFormat<Extra>, deps: TextEndpointDep
   res.writeHead(200, SSE_HEADERS);
   res.flushHeaders();
   const encoder = format.streamEncoder(meta, extra);
+  const coalesce = coalescedWrites(res);
   try {
     for await (const event of generation.events) {
       if (abort.signal.aborted) break;
+      coalesce();
       await writeChunk(res, encoder.encode(event));
     }
   } catch (error) {

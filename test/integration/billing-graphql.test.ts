@@ -30,6 +30,8 @@ const leasesGivenBack = () =>
 const USAGE = 'query($first:Int,$after:String,$keyId:ID,$from:String,$to:String){usageRecords(first:$first,after:$after,keyId:$keyId,from:$from,to:$to){data{id keyId model inputTokens outputTokens costMicro status} firstId lastId hasMore}}';
 
 test('usage records: newest first, filtered by key, paginated, costs matching the ledger', async () => {
+  // Settlements are committed moments after each answer (TOLLGATE_SETTLEMENT=after-answer).
+  expect(await eventually(async () => (await graphql(t.url, USAGE, {}, owner.sessionToken)).data.usageRecords.data.length === 5)).toBe(true);
   const all = await graphql(t.url, USAGE, {}, owner.sessionToken);
   expect(all.errors).toBeUndefined();
   const records = all.data.usageRecords.data;
