@@ -66,6 +66,10 @@ export interface LoadResult {
   sendLagP99: number;
   /** Responses over the whole run, warm-up included (for per-request CPU figures). */
   totalRequests: number;
+  /** Measured window (ms), and the raw samples behind the percentiles (sorted), for mergeLoadResults. */
+  durationMs: number;
+  latencies: Float64Array;
+  lags: Float64Array;
 }
 
 /** Growable store of float samples. */
@@ -254,5 +258,46 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
     sendLagP50: o.ratePerSecond === undefined ? 0 : percentile(sortedLags, 0.5),
     sendLagP99: o.ratePerSecond === undefined ? 0 : percentile(sortedLags, 0.99),
     totalRequests,
+    durationMs: o.durationMs,
+    latencies: sorted,
+    lags: sortedLags,
+  };
+}
+
+/** One result from several runs of the same load (slices interleaved with other runs): counts add up, percentiles come from all samples. */
+export function mergeLoadResults(parts: LoadResult[]): LoadResult {
+  const concat = (pick: (r: LoadResult) => Float64Array) => {
+    const all = new Float64Array(parts.reduce((n, r) => n + pick(r).length, 0));
+    let at = 0;
+    for (const r of parts) {
+      all.set(pick(r), at);
+      at += pick(r).length;
+    }
+    return all.sort();
+  };
+  const sum = (pick: (r: LoadResult) => number) => parts.reduce((n, r) => n + pick(r), 0);
+  const latencies = concat((r) => r.latencies);
+  const lags = concat((r) => r.lags);
+  const seconds = sum((r) => r.durationMs) / 1000;
+  const errorKinds: Record<string, number> = {};
+  for (const r of parts) for (const [kind, n] of Object.entries(r.errorKinds)) errorKinds[kind] = (errorKinds[kind] ?? 0) + n;
+  const open = parts.some((r) => r.lags.length > 0);
+  return {
+    requests: sum((r) => r.requests),
+    errors: sum((r) => r.errors),
+    errorKinds,
+    dropped: sum((r) => r.dropped),
+    requestsPerSecond: sum((r) => r.requests) / seconds,
+    p50: percentile(latencies, 0.5),
+    p90: percentile(latencies, 0.9),
+    p99: percentile(latencies, 0.99),
+    max: latencies.length ? latencies[latencies.length - 1]! : NaN,
+    achievedRate: sum((r) => r.achievedRate * r.durationMs) / 1000 / seconds,
+    sendLagP50: open ? percentile(lags, 0.5) : 0,
+    sendLagP99: open ? percentile(lags, 0.99) : 0,
+    totalRequests: sum((r) => r.totalRequests),
+    durationMs: sum((r) => r.durationMs),
+    latencies,
+    lags,
   };
 }

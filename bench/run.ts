@@ -32,6 +32,7 @@
  *  BENCH_RATES        absolute open-loop rates, req/s, comma list (e.g. "500,1000,2000"),
  *                     overriding the default fractions 0.25, 0.5, 0.75, 0.9 of that saturation
  *                     rate (rounded to 10 req/s).
+ *  BENCH_SLICES       alternating direct/through slices per measurement (default 4).
  *  BENCH_BODIES       body types to run, comma list (default "json,stream").
  *  BENCH_PROFILE      set: the gateway writes a CPU profile to /tmp/prof.
  *  BENCH_ACCOUNTS     tier-5 accounts (one key each) per through-Tollgate run, in rotation (default 4).
@@ -43,12 +44,15 @@ import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import { runLoad, type LoadResult } from './load';
+import { mergeLoadResults, runLoad, type LoadResult } from './load';
 
 const SERVER_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '1,16').split(',').map(Number);
 const RATES = process.env.BENCH_RATES ? process.env.BENCH_RATES.split(',').map(Number) : undefined;
+/** Alternating direct/through slices per measurement, each with its own unmeasured warm-up. */
+const SLICES = Number(process.env.BENCH_SLICES ?? 4);
+const SLICE_WARMUP_MS = 300;
 const BODIES = (process.env.BENCH_BODIES ?? 'json,stream').split(',') as ('json' | 'stream')[];
 const RATE_FRACTIONS = [0.25, 0.5, 0.75, 0.9];
 const OPEN_LOOP_CONNECTIONS = 64;
@@ -131,7 +135,7 @@ interface Target {
   body: unknown;
 }
 
-function load(target: Target, connections: number, ratePerSecond?: number): Promise<LoadResult> {
+function load(target: Target, connections: number, ratePerSecond: number | undefined, durationMs: number): Promise<LoadResult> {
   const headersFor = (token: string) => ({ 'content-type': 'application/json', authorization: `Bearer ${token}` });
   return runLoad({
     url: target.url,
@@ -139,7 +143,8 @@ function load(target: Target, connections: number, ratePerSecond?: number): Prom
     headerSets: target.tokens.map(headersFor),
     body: JSON.stringify(target.body),
     connections,
-    durationMs: SECONDS * 1000,
+    durationMs,
+    warmupMs: SLICE_WARMUP_MS,
     ratePerSecond,
   });
 }
@@ -255,15 +260,30 @@ async function main(): Promise<void> {
       const direct: Target = { url: `${upstream.message.url}/chat/completions`, tokens: ['sk-bench'], body: { model: 'gpt-4o-mini', messages, ...extra } };
       const measure = async (label: string, connections: number, ratePerSecond?: number): Promise<Row> => {
         const through: Target = { url: `${gatewayUrl}/v1/chat/completions`, tokens: await Promise.all(Array.from({ length: ACCOUNTS }, () => provisionKey(gatewayUrl))), body: { model: 'openai/gpt-4o-mini', messages, ...extra } };
-        const directResult = await load(direct, connections, ratePerSecond);
-        const cpuBefore = cpuMs(gatewayPid);
-        const dbBefore = postgresCpuMs();
-        const throughResult = await load(through, connections, ratePerSecond);
-        const cpuAfter = cpuMs(gatewayPid);
-        const dbPerRequest = (postgresCpuMs() - dbBefore) / Math.max(1, throughResult.totalRequests);
+        // Slices of direct and through runs alternate, so both sides see the same machine: its
+        // speed drifts (other tenants of the host) over seconds, by up to 2x.
+        const sliceMs = (SECONDS * 1000) / SLICES;
+        const directParts: LoadResult[] = [];
+        const throughParts: LoadResult[] = [];
+        let user = 0;
+        let system = 0;
+        let db = 0;
+        for (let slice = 0; slice < SLICES; slice++) {
+          directParts.push(await load(direct, connections, ratePerSecond, sliceMs));
+          const cpuBefore = cpuMs(gatewayPid);
+          const dbBefore = postgresCpuMs();
+          throughParts.push(await load(through, connections, ratePerSecond, sliceMs));
+          const cpuAfter = cpuMs(gatewayPid);
+          db += postgresCpuMs() - dbBefore;
+          user += cpuAfter.user - cpuBefore.user;
+          system += cpuAfter.system - cpuBefore.system;
+        }
+        const directResult = mergeLoadResults(directParts);
+        const throughResult = mergeLoadResults(throughParts);
         const served = Math.max(1, throughResult.totalRequests);
-        const systemPerRequest = (cpuAfter.system - cpuBefore.system) / served;
-        const cpuPerRequest = (cpuAfter.user - cpuBefore.user) / served + systemPerRequest;
+        const systemPerRequest = system / served;
+        const cpuPerRequest = user / served + systemPerRequest;
+        const dbPerRequest = db / served;
         const row: Row = { body: bodyType, load: label, open: ratePerSecond !== undefined, direct: directResult, through: throughResult, cpuPerRequest, systemPerRequest, dbPerRequest };
         rows.push(row);
         console.log(textRow(row));

@@ -2,10 +2,12 @@ import type { MigrationObject } from '@mikro-orm/core';
 import { Migration20261122000000Initial } from './Migration20261122000000Initial';
 import { Migration20261123000000HoldFunctions } from './Migration20261123000000HoldFunctions';
 import { Migration20261124000000BudgetLeases } from './Migration20261124000000BudgetLeases';
+import { Migration20261125000000SetBasedSettlement } from './Migration20261125000000SetBasedSettlement';
 
 /** Applied in this order on start; add each new migration here. */
 export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261122000000Initial', class: Migration20261122000000Initial },
   { name: 'Migration20261123000000HoldFunctions', class: Migration20261123000000HoldFunctions },
   { name: 'Migration20261124000000BudgetLeases', class: Migration20261124000000BudgetLeases },
+  { name: 'Migration20261125000000SetBasedSettlement', class: Migration20261125000000SetBasedSettlement },
 ];

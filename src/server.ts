@@ -30,8 +30,8 @@ import type { AdmissionService } from './domain/limits/admission';
 import { createAdmissionService } from './domain/limits/create-admission';
 import { admitApiKeyRequests } from './rest/admission';
 
-/** After-answer settlements wait this long (ms) to share a batch: at 500 req/s, five per commit. */
-const SETTLEMENT_BATCH_DELAY_MS = 10;
+/** After-answer settlements wait this long (ms) to share a batch: at 500 req/s, ten per commit. */
+const SETTLEMENT_BATCH_DELAY_MS = 20;
 
 export interface TollgateOptions {
   config: Config;
