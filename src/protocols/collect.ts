@@ -38,6 +38,8 @@ export interface AnswerMeta {
   model: string;
   /** Unix seconds. */
   created: number;
+  /** The output limit used when the one sent was above the model's maximum (Responses echoes it). */
+  clampedOutputLimit?: number;
   /** Ids of objects inside the answer (items, tool calls); tests inject a deterministic one. */
   newId?: IdFactory;
 }

@@ -149,7 +149,7 @@ async function serveText<Extra>(format: TextFormat<Extra>, deps: TextEndpointDep
   setRateLimitHeaders(res, ticket.headers());
   if (generation.routedFrom !== null) res.setHeader('x-service-model-routed-from', generation.routedFrom);
   if (generation.clampedTo !== null) res.setHeader('x-service-max-output-clamped', String(generation.clampedTo));
-  const meta: AnswerMeta = { model: generation.model.id, created: unixSeconds(new Date()) };
+  const meta: AnswerMeta = { model: generation.model.id, created: unixSeconds(new Date()), ...(generation.clampedTo !== null ? { clampedOutputLimit: generation.clampedTo } : {}) };
 
   if (!decoded.stream) {
     const result = await collectStream(generation.events);

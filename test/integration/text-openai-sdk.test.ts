@@ -340,6 +340,7 @@ describe('Responses', () => {
     const id = requestId();
     const { data, response } = await a.openai.responses.create({ model: 'openai/o4-mini', input: 'Hi', max_output_tokens: 250_000 }, withId(id)).withResponse();
     expect(response.headers.get('x-service-max-output-clamped')).toBe('100000');
+    expect(data.max_output_tokens).toBe(100000); // the limit used, as the header says
     expect(data.output_text).toBe('Ok.');
     expect(fake.lastRequest!.body.max_output_tokens).toBe(100000);
     await expectChargedExactly(h, a, id, expectedCharge('openai/o4-mini', { inputTokens: 9, cachedInputTokens: 0, outputTokens: 40 }));

@@ -551,7 +551,7 @@ function responseObject(
     error: extra.error ? { code: extra.error.code, message: extra.error.message } : null,
     incomplete_details: extra.incompleteDetails ?? null,
     instructions: echo.instructions,
-    max_output_tokens: echo.maxOutputTokens,
+    max_output_tokens: meta.clampedOutputLimit ?? echo.maxOutputTokens,
     max_tool_calls: null,
     model: meta.model,
     output,
