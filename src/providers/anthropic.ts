@@ -1,7 +1,7 @@
 import type { CanonicalEvent, CanonicalRequest, TextProvider } from '../domain/generation/canonical';
 import type { VendorEndpoint } from '../domain/catalog/vendors';
 import { ANTHROPIC_VERSION, MessagesStreamDecoder, toMessagesRequest, type AnthropicRequestPlan } from '../protocols/anthropic-messages/egress';
-import { assertToolsSupported, streamCanonical, type VendorHttpClient } from './http';
+import { assertToolsSupported, streamCanonical, wholeAnswerCanonical, type VendorHttpClient } from './http';
 
 /** Anthropic Messages (`POST {ANTHROPIC_BASE_URL}/v1/messages`, streamed). */
 export class AnthropicProvider implements TextProvider {
@@ -16,16 +16,14 @@ export class AnthropicProvider implements TextProvider {
     return toMessagesRequest(request);
   }
 
-  /** Validates synchronously (a 400 is thrown by this call, before any upstream request), then streams. */
+  /** Validates synchronously (a 400 is thrown by this call, before any upstream request), then calls Anthropic. */
   generate(request: CanonicalRequest, signal: AbortSignal): AsyncIterable<CanonicalEvent> {
     const { body, betas } = this.validate(request);
     const headers: Record<string, string> = { 'anthropic-version': ANTHROPIC_VERSION };
     if (this.endpoint.apiKey) headers['x-api-key'] = this.endpoint.apiKey;
     if (betas.length > 0) headers['anthropic-beta'] = betas.join(',');
-    return streamCanonical(
-      this.http,
-      { vendor: this.endpoint.vendor, baseUrl: this.endpoint.baseUrl, path: '/v1/messages', headers, body, signal, secrets: [this.endpoint.apiKey] },
-      new MessagesStreamDecoder(this.endpoint.vendor),
-    );
+    const call = { vendor: this.endpoint.vendor, baseUrl: this.endpoint.baseUrl, path: '/v1/messages', headers, body, signal, secrets: [this.endpoint.apiKey] };
+    const decoder = new MessagesStreamDecoder(this.endpoint.vendor);
+    return body.stream ? streamCanonical(this.http, call, decoder) : wholeAnswerCanonical(this.http, call, (answer) => decoder.pushMessage(answer));
   }
 }

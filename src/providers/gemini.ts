@@ -1,10 +1,11 @@
 import type { CanonicalEvent, CanonicalRequest, TextProvider } from '../domain/generation/canonical';
 import type { VendorEndpoint } from '../domain/catalog/vendors';
-import { GenerateContentStreamDecoder, streamGenerateContentPath, toGenerateContentRequest } from '../protocols/gemini/egress';
-import { assertToolsSupported, streamCanonical, type VendorHttpClient } from './http';
+import { GenerateContentStreamDecoder, generateContentPath, toGenerateContentRequest } from '../protocols/gemini/egress';
+import { assertToolsSupported, streamCanonical, wholeAnswerCanonical, type VendorCall, type VendorHttpClient } from './http';
 
 /**
- * Gemini API (`POST {GEMINI_BASE_URL}/v1beta/models/{model}:streamGenerateContent?alt=sse`).
+ * Gemini API (`POST {GEMINI_BASE_URL}/v1beta/models/{model}:streamGenerateContent?alt=sse`, or
+ * `:generateContent` when the client reads the answer whole).
  * The key goes in the `x-goog-api-key` header, never in the URL (URLs end up in logs).
  */
 export class GeminiProvider implements TextProvider {
@@ -18,21 +19,20 @@ export class GeminiProvider implements TextProvider {
     assertToolsSupported(request, { mcp: false, custom: false });
   }
 
-  /** Validates synchronously (a 400 is thrown by this call, before any upstream request), then streams. */
+  /** Validates synchronously (a 400 is thrown by this call, before any upstream request), then calls Gemini. */
   generate(request: CanonicalRequest, signal: AbortSignal): AsyncIterable<CanonicalEvent> {
     this.validate(request);
-    return streamCanonical(
-      this.http,
-      {
-        vendor: this.endpoint.vendor,
-        baseUrl: this.endpoint.baseUrl,
-        path: streamGenerateContentPath(request.model.vendorModelId),
-        headers: this.endpoint.apiKey ? { 'x-goog-api-key': this.endpoint.apiKey } : {},
-        body: toGenerateContentRequest(request),
-        signal,
-        secrets: [this.endpoint.apiKey],
-      },
-      new GenerateContentStreamDecoder(this.endpoint.vendor),
-    );
+    const stream = request.stream !== false;
+    const call: VendorCall = {
+      vendor: this.endpoint.vendor,
+      baseUrl: this.endpoint.baseUrl,
+      path: generateContentPath(request.model.vendorModelId, stream),
+      headers: this.endpoint.apiKey ? { 'x-goog-api-key': this.endpoint.apiKey } : {},
+      body: toGenerateContentRequest(request),
+      signal,
+      secrets: [this.endpoint.apiKey],
+    };
+    const decoder = new GenerateContentStreamDecoder(this.endpoint.vendor);
+    return stream ? streamCanonical(this.http, call, decoder) : wholeAnswerCanonical(this.http, call, (answer) => decoder.pushResponse(answer));
   }
 }

@@ -279,10 +279,13 @@ export interface StreamDecoder {
   end(): CanonicalEvent[];
 }
 
-/** Runs one non-streamed Chat Completions call (`body.stream` false) through the stream decoder. */
-export async function* completionCanonical(http: VendorHttpClient, call: VendorCall, decoder: { pushCompletion(completion: unknown): CanonicalEvent[] }): AsyncGenerator<CanonicalEvent, void, undefined> {
+/**
+ * Runs one non-streamed vendor call (the client reads the answer whole): the parsed answer goes
+ * through `decodeWhole`, the stream decoder's mapping for a whole answer.
+ */
+export async function* wholeAnswerCanonical(http: VendorHttpClient, call: VendorCall, decodeWhole: (answer: unknown) => CanonicalEvent[]): AsyncGenerator<CanonicalEvent, void, undefined> {
   if (call.signal.aborted) throw new ProviderError(`The request to ${call.vendor} was cancelled by the client.`, call.vendor, null, 'client_cancelled');
-  yield* decoder.pushCompletion(await http.postJson(call));
+  yield* decodeWhole(await http.postJson(call));
 }
 
 /**

@@ -2,7 +2,7 @@ import type { CanonicalEvent, CanonicalRequest, TextProvider } from '../domain/g
 import type { VendorEndpoint } from '../domain/catalog/vendors';
 import { ChatStreamDecoder, OPENAI_CHAT_OPTIONS, toChatRequest } from '../protocols/openai-chat/egress';
 import { ResponsesStreamDecoder, toResponsesRequest } from '../protocols/openai-responses/egress';
-import { assertToolsSupported, completionCanonical, streamCanonical, type StreamDecoder, type VendorCall, type VendorHttpClient } from './http';
+import { assertToolsSupported, wholeAnswerCanonical, streamCanonical, type StreamDecoder, type VendorCall, type VendorHttpClient } from './http';
 
 /**
  * Which OpenAI API serves a request. `auto` (default): the Responses API for models with an
@@ -51,7 +51,10 @@ export class OpenAIProvider implements TextProvider {
       secrets: [this.endpoint.apiKey],
     };
     // Chat Completions answers a client that reads the answer whole without streaming (toChatRequest).
-    if (!useResponses && request.stream === false) return completionCanonical(this.http, call, new ChatStreamDecoder(vendor));
+    if (!useResponses && request.stream === false) {
+      const decoder = new ChatStreamDecoder(vendor);
+      return wholeAnswerCanonical(this.http, call, (answer) => decoder.pushCompletion(answer));
+    }
     return streamCanonical(this.http, call, decoder);
   }
 }

@@ -1,4 +1,4 @@
-import { pieces, startFakeVendor, type FakeReplyControls, type FakeVendor, type SseOut } from './openai';
+import { pieces, sendCompletionPaced, startFakeVendor, type FakeReplyControls, type FakeVendor, type SseOut } from './openai';
 
 /**
  * A fake Anthropic Messages API over real HTTP (`POST /v1/messages`, JSON and SSE). It checks
@@ -33,7 +33,8 @@ export interface FakeAnthropicOptions {
 
 export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Promise<FakeVendor<FakeAnthropicReply>> {
   const apiKey = options.apiKey ?? 'sk-ant-fake';
-  return startFakeVendor<FakeAnthropicReply>({ apiKey, basePath: '', defaultReply: {} }, async ({ request, reply, json, sse }) => {
+  return startFakeVendor<FakeAnthropicReply>({ apiKey, basePath: '', defaultReply: {} }, async (exchange) => {
+    const { request, reply, json, sse } = exchange;
     const error = (status: number, type: string, message: string) => json(status, { type: 'error', error: { type, message }, request_id: 'req_fake' });
     if (request.path !== '/v1/messages' || request.method !== 'POST') return error(404, 'not_found_error', 'Not Found');
     if (request.headers['x-api-key'] !== apiKey) return error(401, 'authentication_error', 'invalid x-api-key');
@@ -68,7 +69,11 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
     if (text) content.push({ type: 'text', text });
     for (const call of toolCalls) content.push({ type: 'tool_use', ...call });
     const message = { id: 'msg_fake', type: 'message', role: 'assistant', model: body.model, content, stop_reason: stopReason, stop_sequence: reply.stopSequence ?? null, usage };
-    if (body.stream !== true) return json(200, message);
+    if (body.stream !== true) {
+      // Without a stream an overload is the error answer; a stream that would have ended early is a body cut short.
+      if (reply.midStreamError) return error(529, 'overloaded_error', reply.midStreamError);
+      return sendCompletionPaced(exchange, Math.ceil(text.length / (reply.chunkSize ?? 5)), message, { cut: reply.omitEnd });
+    }
 
     const size = reply.chunkSize ?? 5;
     const events: SseOut[] = [];

@@ -1,4 +1,4 @@
-import { pieces, startFakeVendor, type FakeReplyControls, type FakeVendor } from './openai';
+import { pieces, sendCompletionPaced, startFakeVendor, type FakeReplyControls, type FakeVendor } from './openai';
 
 /**
  * A fake Gemini API over real HTTP: `POST /v1beta/models/{model}:generateContent` (JSON) and
@@ -30,7 +30,8 @@ const MODEL_PATH = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateC
 
 export async function startFakeGemini(options: FakeGeminiOptions = {}): Promise<FakeVendor<FakeGeminiReply>> {
   const apiKey = options.apiKey ?? 'gemini-fake-key';
-  return startFakeVendor<FakeGeminiReply>({ apiKey, basePath: '', defaultReply: {} }, async ({ request, reply, json, sse }) => {
+  return startFakeVendor<FakeGeminiReply>({ apiKey, basePath: '', defaultReply: {} }, async (exchange) => {
+    const { request, reply, json, sse } = exchange;
     const error = (code: number, status: string, message: string) => json(code, { error: { code, message, status } });
     const match = MODEL_PATH.exec(request.path);
     if (!match || request.method !== 'POST') return error(404, 'NOT_FOUND', `Requested entity was not found: ${request.path}`);
@@ -73,7 +74,8 @@ export async function startFakeGemini(options: FakeGeminiOptions = {}): Promise<
     }
     if (match[2] === 'generateContent') {
       const parts = [...(thoughts ? [{ text: thoughts, thought: true }] : []), ...(text ? [{ text }] : []), ...calls.map((call) => ({ functionCall: call }))];
-      return json(200, reply.blockReason ? chunks[0] : { candidates: [candidate(parts, finishReason)], usageMetadata, ...meta });
+      // Paced like the stream it replaces; a stream that would have ended early is a body cut short.
+      return sendCompletionPaced(exchange, chunks.length, reply.blockReason ? chunks[0] : { candidates: [candidate(parts, finishReason)], usageMetadata, ...meta }, { cut: reply.omitEnd });
     }
     if (request.query.alt !== 'sse') return json(200, chunks);
     await sse(

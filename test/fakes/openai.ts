@@ -178,16 +178,18 @@ async function writeSse(record: RecordedRequest, res: ServerResponse, controls: 
  * whole answer is "generated" (`chunkDelayMs` per chunk the stream would have had), or cut
  * half-way (`cutAfterChunks`): what the stream-pacing fault controls mean without a stream.
  */
-async function sendCompletionPaced(exchange: FakeExchange<FakeReplyControls>, chunks: number, completion: unknown): Promise<void> {
+export async function sendCompletionPaced(exchange: FakeExchange<FakeReplyControls>, chunks: number, completion: unknown, options: { cut?: boolean } = {}): Promise<void> {
   const { request, response: res, reply } = exchange;
   const text = JSON.stringify(completion);
-  if (!reply.chunkDelayMs && reply.cutAfterChunks === undefined) return exchange.json(200, completion);
+  // `cut`: the vendor's answer breaks off (a stream control such as omitEnd, without a stream).
+  const cutAfterChunks = options.cut ? (reply.cutAfterChunks ?? chunks) : reply.cutAfterChunks;
+  if (!reply.chunkDelayMs && cutAfterChunks === undefined) return exchange.json(200, completion);
   res.writeHead(200, { 'content-type': 'application/json' });
   res.flushHeaders();
-  const generated = reply.cutAfterChunks !== undefined ? Math.min(chunks, reply.cutAfterChunks) : chunks;
+  const generated = cutAfterChunks !== undefined ? Math.min(chunks, cutAfterChunks) : chunks;
   if (reply.chunkDelayMs) await delay(reply.chunkDelayMs * Math.max(0, generated - 1));
   if (res.destroyed) return;
-  if (reply.cutAfterChunks !== undefined) {
+  if (cutAfterChunks !== undefined) {
     request.cutByServer = true;
     await new Promise<void>((resolve) => res.write(text.slice(0, text.length >> 1), () => resolve()));
     res.socket?.destroy();

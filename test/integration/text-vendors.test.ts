@@ -112,6 +112,16 @@ describe('Chat Completions served by Claude', () => {
     await expectChargedExactly(h, a, second, expectedCharge('anthropic/claude-haiku-4-5', { inputTokens: 130, cachedInputTokens: 0, outputTokens: 6 }));
   });
 
+  test('read whole (non-streamed upstream): tool_use and a redacted thinking block map as they do in a stream', async () => {
+    anthropicFake.script({ redactedThinking: 'opaque', toolCalls: [{ id: 'toolu_w', name: 'get_weather', input: { city: 'Lima' } }], usage: { input: 70, output: 20 } });
+    const id = requestId();
+    const answer = await a.openai.chat.completions.create({ model: 'anthropic/claude-haiku-4-5', messages: [{ role: 'user', content: 'Weather in Lima?' }], tools: [chatWeatherTool] }, withId(id));
+    expect(anthropicFake.lastRequest!.body.stream).toBe(false);
+    expect(answer.choices[0]!.finish_reason).toBe('tool_calls');
+    expect(answer.choices[0]!.message.tool_calls).toEqual([{ id: 'toolu_w', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Lima"}' } }]);
+    await expectChargedExactly(h, a, id, expectedCharge('anthropic/claude-haiku-4-5', { inputTokens: 70, cachedInputTokens: 0, outputTokens: 20 }));
+  });
+
   test('refusal → content_filter with text; thinking eating max_tokens → length with no text', async () => {
     anthropicFake.script({ stopReason: 'refusal', usage: { input: 10, output: 1 } });
     const id = requestId();
@@ -153,6 +163,7 @@ describe('Chat Completions served by Gemini', () => {
     expect(JSON.parse(data.choices[0]!.message.content!)).toEqual({ n: 3 });
     expect(data.usage).toMatchObject({ prompt_tokens: 300, completion_tokens: 44, prompt_tokens_details: { cached_tokens: 256 }, completion_tokens_details: { reasoning_tokens: 40 } });
     const sent = geminiFake.lastRequest!;
+    expect(sent.path).toBe('/v1beta/models/gemini-2.5-flash:generateContent'); // read whole: not streamed upstream either
     expect(sent.headers['x-goog-api-key']).toBe(geminiFake.apiKey);
     expect(sent.body).toMatchObject({
       systemInstruction: { parts: [{ text: 'JSON only.' }] },

@@ -11,7 +11,7 @@ import { ProviderError } from '../../domain/generation/errors';
 import { badRequest } from '../../domain/shared/errors';
 
 /**
- * Egress codec for the Anthropic Messages API (always `stream: true`). One small pure mapper
+ * Egress codec for the Anthropic Messages API (streamed, or whole when the client reads the answer whole). One small pure mapper
  * per concern: messages (system hoisting, role alternation, thinking round-trip), tools and
  * tool choice, thinking, structured output, stop reason, usage.
  *
@@ -74,7 +74,7 @@ export interface AnthropicWireRequest {
   max_tokens: number;
   messages: AnthropicWireMessage[];
   system?: string;
-  stream: true;
+  stream: boolean;
   tools?: AnthropicWireTool[];
   tool_choice?: AnthropicWireToolChoice;
   mcp_servers?: AnthropicWireMcpServer[];
@@ -101,11 +101,14 @@ export interface AnthropicWireUsage {
   cache_creation_input_tokens?: number | null;
 }
 
+/** A content block of an answer: whole in a non-streamed message, started by `content_block_start` in a stream. */
+type AnthropicWireAnswerBlock = { type?: string; id?: string; name?: string; text?: string; thinking?: string; signature?: string; data?: string; input?: unknown };
+
 interface AnthropicWireStreamEvent {
   type?: string;
   index?: number;
   message?: { usage?: AnthropicWireUsage };
-  content_block?: { type?: string; id?: string; name?: string; text?: string; thinking?: string; data?: string };
+  content_block?: AnthropicWireAnswerBlock;
   delta?: { type?: string; text?: string; thinking?: string; signature?: string; partial_json?: string; stop_reason?: string | null; stop_sequence?: string | null };
   usage?: AnthropicWireUsage;
   error?: { type?: string; message?: string };
@@ -117,7 +120,8 @@ export function toMessagesRequest(request: CanonicalRequest): AnthropicRequestPl
   const betas: string[] = [];
   const { system, messages } = toAnthropicMessages(request.messages);
   const systemParts = system ? [system] : [];
-  const body: AnthropicWireRequest = { model: request.model.vendorModelId, max_tokens: request.maxOutputTokens, messages, stream: true };
+  // A client that reads the answer whole gets a non-streamed upstream call (decoded by pushMessage).
+  const body: AnthropicWireRequest = { model: request.model.vendorModelId, max_tokens: request.maxOutputTokens, messages, stream: request.stream !== false };
 
   const functionTools = request.tools.filter((tool) => tool.type !== 'mcp');
   const forcedTool = functionTools.length > 0 && (request.toolChoice === 'required' || typeof request.toolChoice === 'object');
@@ -313,8 +317,36 @@ export class MessagesStreamDecoder {
   }
 
   push(data: string): CanonicalEvent[] {
+    return this.pushEvent(parseEvent(this.vendor, data));
+  }
+
+  /**
+   * A non-streamed answer (`type: message`), replayed as the events of the stream that would
+   * have carried it, so it goes through the same mapping.
+   */
+  pushMessage(answer: unknown): CanonicalEvent[] {
+    const message = answer as { content?: unknown; usage?: AnthropicWireUsage; stop_reason?: string | null; stop_sequence?: string | null } | null;
+    if (typeof message !== 'object' || message === null || !Array.isArray(message.content)) throw new ProviderError(`${this.vendor} answered without content.`, this.vendor);
+    const events: CanonicalEvent[] = [];
+    const replay = (event: AnthropicWireStreamEvent) => events.push(...this.pushEvent(event));
+    replay({ type: 'message_start', message: { usage: message.usage } });
+    (message.content as AnthropicWireAnswerBlock[]).forEach((block, index) => {
+      if (block.type === 'tool_use') {
+        replay({ type: 'content_block_start', index, content_block: { type: 'tool_use', id: block.id, name: block.name } });
+        replay({ type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: JSON.stringify(block.input ?? {}) } });
+      } else {
+        replay({ type: 'content_block_start', index, content_block: block }); // text and thinking start with their whole text
+        if (block.type === 'thinking' && block.signature) replay({ type: 'content_block_delta', index, delta: { type: 'signature_delta', signature: block.signature } });
+      }
+      replay({ type: 'content_block_stop', index });
+    });
+    replay({ type: 'message_delta', delta: { stop_reason: message.stop_reason ?? null, stop_sequence: message.stop_sequence ?? null }, usage: message.usage });
+    replay({ type: 'message_stop' });
+    return events;
+  }
+
+  private pushEvent(event: AnthropicWireStreamEvent): CanonicalEvent[] {
     if (this.finished) return [];
-    const event = parseEvent(this.vendor, data);
     const events: CanonicalEvent[] = [];
     switch (event.type) {
       case 'message_start':

@@ -48,10 +48,11 @@ const THINKING_RANGES: ReadonlyArray<readonly [RegExp, ThinkingRange]> = [
 
 const thinkingRange = (vendorModelId: string): ThinkingRange => THINKING_RANGES.find(([pattern]) => pattern.test(vendorModelId))![1];
 
-export function streamGenerateContentPath(vendorModelId: string): string {
+/** `:streamGenerateContent?alt=sse`, or `:generateContent` when the client reads the answer whole. */
+export function generateContentPath(vendorModelId: string, stream: boolean): string {
   // A catalog may spell the id the way Google's resource names do (`models/gemini-…`).
-  const id = vendorModelId.replace(/^models\//, '');
-  return `/v1beta/models/${encodeURIComponent(id)}:streamGenerateContent?alt=sse`;
+  const id = encodeURIComponent(vendorModelId.replace(/^models\//, ''));
+  return stream ? `/v1beta/models/${id}:streamGenerateContent?alt=sse` : `/v1beta/models/${id}:generateContent`;
 }
 
 export function toGenerateContentRequest(request: CanonicalRequest): GeminiGenerateContentRequest {
@@ -214,8 +215,17 @@ export class GenerateContentStreamDecoder {
   }
 
   push(data: string): CanonicalEvent[] {
+    return this.pushChunk(parseChunk(this.vendor, data));
+  }
+
+  /** A non-streamed answer (`generateContent`): the same shape as one stream chunk carrying everything. */
+  pushResponse(answer: unknown): CanonicalEvent[] {
+    if (typeof answer !== 'object' || answer === null || Array.isArray(answer)) throw new ProviderError(`${this.vendor} answered with something other than a JSON object.`, this.vendor);
+    return [...this.pushChunk(answer as GeminiGenerateContentResponse), ...this.end()];
+  }
+
+  private pushChunk(chunk: GeminiGenerateContentResponse): CanonicalEvent[] {
     if (this.finished) return [];
-    const chunk = parseChunk(this.vendor, data);
     const events: CanonicalEvent[] = [];
     if (chunk.usageMetadata) this.usage = chunk.usageMetadata;
     const blocked = chunk.promptFeedback?.blockReason;
