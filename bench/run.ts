@@ -17,10 +17,13 @@
  *     cancels the load generator's own costs (timer lateness, client parsing).
  *  3. The bar (added p50 < 1 ms and added p99 < 5 ms) is reported as the highest swept rate where
  *     both hold.
- * CPU ms/request is Tollgate's process CPU (user + system, /proc, 10 ms ticks) over the
- * through-Tollgate run divided by the requests it served, warm-up included. Each run has a
- * 500 ms unmeasured warm-up before its measured window. The load generator, the upstream, the
- * gateway and PostgreSQL share this machine's CPUs. Output: aligned text rows as the run goes,
+ * Each measurement alternates BENCH_SLICES slices of direct and through-Tollgate load (each
+ * slice with a 300 ms unmeasured warm-up) and merges each side's samples: this machine's speed
+ * drifts by up to 2x over seconds (other tenants of the host), and alternating makes both sides
+ * see the same drift. CPU ms/request is Tollgate's process CPU (user + system, /proc, 10 ms
+ * ticks) over the through-Tollgate slices divided by the requests they served, warm-ups
+ * included; "db" is the same for every PostgreSQL process on the machine. The load generator,
+ * the upstream, the gateway and PostgreSQL share this machine's CPUs. Output: aligned text rows as the run goes,
  * then one markdown table of all rows and the bar lines.
  *
  * Knobs:
@@ -37,6 +40,7 @@
  *  BENCH_PROFILE      set: the gateway writes a CPU profile to /tmp/prof.
  *  BENCH_ACCOUNTS     tier-5 accounts (one key each) per through-Tollgate run, in rotation (default 4).
  *  BENCH_NODE_FLAGS   extra Node flags for the gateway process (e.g. "--trace-gc").
+ *  BENCH_LOOP_DELAY   set: the gateway prints, each second, its event-loop delay when above 5 ms.
  *  REDIS_URL          set: the gateway keeps its limits in Redis.
  */
 import { fork, type ChildProcess } from 'node:child_process';
