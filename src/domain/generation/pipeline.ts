@@ -147,7 +147,7 @@ export class TextPipeline implements TextGenerationService {
       }
       // The charge is already fixed: settle() claimed the hold and counted it in the lease.
       if (deps.settleBeforeAnswer) await written;
-      else written.catch((error: unknown) => deps.onSettlementFailed?.(error, context.requestId));
+      else reportSettlementFailure(written, deps.onSettlementFailed, context.requestId);
     };
     /** A cut stream: the prompt was read (uncached input, counted without the hold's margin) and what was delivered is charged. */
     const partialUsage = (): CanonicalUsage => ({
@@ -200,6 +200,16 @@ export class TextPipeline implements TextGenerationService {
 
     return { model, routedFrom, clampedTo: limit.clampedTo, events: deliver() };
   }
+}
+
+/**
+ * After-answer: nobody awaits the settlement, so a failure is reported. Defined out here so
+ * that the handler, which lives until the batch is committed (up to the batch window and the
+ * commit), holds only what it reports: a closure made inside `start` would keep the whole
+ * request (its body, events and response) alive until then.
+ */
+function reportSettlementFailure(written: Promise<void>, report: TextPipelineDeps['onSettlementFailed'], requestId: string): void {
+  written.catch((error: unknown) => report?.(error, requestId));
 }
 
 /** Input tokens of the prompt as best counted (no safety margin): charged when a stream is cut. */
