@@ -119,7 +119,9 @@ export async function readJsonBody(req: IncomingMessage, limitBytes: number): Pr
       chunks.push(chunk);
     });
     body.once('end', resolve);
-    body.once('error', (error: Error & { code?: string }) => reject(error.code?.startsWith('Z_') ? badRequest('The request body could not be decompressed.') : error));
+    // A zlib error is the client's bad body; any other error while reading is the connection
+    // failing (reset, aborted): nobody is left to answer, and it is no defect of ours.
+    body.once('error', (error: Error & { code?: string }) => reject(error.code?.startsWith('Z_') ? badRequest('The request body could not be decompressed.') : new RequestAborted()));
     req.once('aborted', () => reject(new RequestAborted()));
   });
   const text = (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8');
