@@ -17,6 +17,7 @@ import { inProcessEventBus, type EventBus } from './domain/shared/events';
 import { createRedisEventBus, type ClosableEventBus } from './infra/redis-event-bus';
 import { ulidIds, type IdGenerator } from './domain/shared/ids';
 import { mountGraphql } from './graphql/server';
+import { switchOffIdleAsyncContexts } from './infra/async-context';
 import { databaseReady, openDatabase } from './infra/database';
 import { createRestApp } from './rest/app';
 import { keysRouter, sessionsRouter } from './rest/keys';
@@ -76,6 +77,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   const log = options.log ?? pino({ level: config.logLevel, base: undefined });
   const catalog = loadCatalog(config.catalogFile ?? undefined);
   const vendors = configuredVendorEndpoints(catalog, config.env);
+  switchOffIdleAsyncContexts(); // before the ORM's first transaction (infra/async-context.ts)
   const orm = await openDatabase(options.databaseUrl);
   // Across instances through Redis when it is configured (key-cache invalidation, subscriptions).
   const bus: ClosableEventBus = config.redisUrl
