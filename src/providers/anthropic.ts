@@ -1,3 +1,4 @@
+import type { Cancellation } from '../domain/generation/cancellation';
 import type { CanonicalEvent, CanonicalRequest, TextProvider } from '../domain/generation/canonical';
 import type { VendorEndpoint } from '../domain/catalog/vendors';
 import { ANTHROPIC_VERSION, MessagesStreamDecoder, toMessagesRequest, type AnthropicRequestPlan } from '../protocols/anthropic-messages/egress';
@@ -17,7 +18,7 @@ export class AnthropicProvider implements TextProvider {
   }
 
   /** Validates synchronously (a 400 is thrown by this call, before any upstream request), then calls Anthropic. */
-  generate(request: CanonicalRequest, signal: AbortSignal): AsyncIterable<CanonicalEvent> {
+  generate(request: CanonicalRequest, signal: Cancellation): AsyncIterable<CanonicalEvent> {
     const { body, betas } = this.validate(request);
     const headers: Record<string, string> = { 'anthropic-version': ANTHROPIC_VERSION };
     if (this.endpoint.apiKey) headers['x-api-key'] = this.endpoint.apiKey;

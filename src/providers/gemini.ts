@@ -1,3 +1,4 @@
+import type { Cancellation } from '../domain/generation/cancellation';
 import type { CanonicalEvent, CanonicalRequest, TextProvider } from '../domain/generation/canonical';
 import type { VendorEndpoint } from '../domain/catalog/vendors';
 import { GenerateContentStreamDecoder, generateContentPath, toGenerateContentRequest } from '../protocols/gemini/egress';
@@ -20,7 +21,7 @@ export class GeminiProvider implements TextProvider {
   }
 
   /** Validates synchronously (a 400 is thrown by this call, before any upstream request), then calls Gemini. */
-  generate(request: CanonicalRequest, signal: AbortSignal): AsyncIterable<CanonicalEvent> {
+  generate(request: CanonicalRequest, signal: Cancellation): AsyncIterable<CanonicalEvent> {
     this.validate(request);
     const stream = request.stream !== false;
     const call: VendorCall = {

@@ -1,3 +1,4 @@
+import type { Cancellation } from '../domain/generation/cancellation';
 import { Pool, type Dispatcher } from 'undici';
 import { ProviderError } from '../domain/generation/errors';
 import type { CanonicalEvent, CanonicalRequest } from '../domain/generation/canonical';
@@ -39,7 +40,7 @@ export interface VendorCall {
   path: string;
   headers: Record<string, string>;
   body: unknown;
-  signal: AbortSignal;
+  signal: Cancellation;
   /** Strings never to be echoed in an error message (the API key). */
   secrets: readonly (string | null)[];
 }

@@ -1,3 +1,4 @@
+import type { Cancellation } from '../domain/generation/cancellation';
 import type { CanonicalEvent, CanonicalRequest, TextProvider } from '../domain/generation/canonical';
 import type { VendorEndpoint } from '../domain/catalog/vendors';
 import { ChatStreamDecoder, toChatRequest, type ChatEgressOptions } from '../protocols/openai-chat/egress';
@@ -46,7 +47,7 @@ export class OpenAICompatibleProvider implements TextProvider {
   }
 
   /** Validates synchronously (a 400 is thrown by this call, before any upstream request), then streams. */
-  generate(request: CanonicalRequest, signal: AbortSignal): AsyncIterable<CanonicalEvent> {
+  generate(request: CanonicalRequest, signal: Cancellation): AsyncIterable<CanonicalEvent> {
     this.validate(request);
     const headers: Record<string, string> = { ...this.config.headers };
     if (this.endpoint.apiKey) headers.authorization = `Bearer ${this.endpoint.apiKey}`;

@@ -1,3 +1,4 @@
+import type { Cancellation } from '../domain/generation/cancellation';
 import type { CanonicalEvent, CanonicalRequest, TextProvider } from '../domain/generation/canonical';
 import type { VendorEndpoint } from '../domain/catalog/vendors';
 import { ChatStreamDecoder, OPENAI_CHAT_OPTIONS, toChatRequest } from '../protocols/openai-chat/egress';
@@ -36,7 +37,7 @@ export class OpenAIProvider implements TextProvider {
   }
 
   /** Validates synchronously (a 400 is thrown by this call, before any upstream request), then streams. */
-  generate(request: CanonicalRequest, signal: AbortSignal): AsyncIterable<CanonicalEvent> {
+  generate(request: CanonicalRequest, signal: Cancellation): AsyncIterable<CanonicalEvent> {
     this.validate(request);
     const vendor = this.endpoint.vendor;
     const useResponses = this.upstreamFor(request) === 'responses';

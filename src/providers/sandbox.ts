@@ -32,7 +32,7 @@
  * message's text + 3 per message + 3 per request (OpenAI's chat framing). The output limit
  * counts reasoning first: reaching it ends the answer with finish `length`.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
+import type { Cancellation } from '../domain/generation/cancellation';
 import { countTokens } from 'gpt-tokenizer';
 import type { CanonicalEvent, CanonicalRequest, CanonicalTool, JsonSchema, ReasoningEffort, TextProvider } from '../domain/generation/canonical';
 import { ProviderError } from '../domain/generation/errors';
@@ -150,12 +150,12 @@ export class SandboxProvider implements TextProvider {
   }
 
   /** Validates synchronously (a 400 is thrown by this call), then streams. */
-  generate(request: CanonicalRequest, signal: AbortSignal): AsyncIterable<CanonicalEvent> {
+  generate(request: CanonicalRequest, signal: Cancellation): AsyncIterable<CanonicalEvent> {
     this.validate(request);
     return this.stream(request, signal);
   }
 
-  private async *stream(request: CanonicalRequest, signal: AbortSignal): AsyncGenerator<CanonicalEvent, void, undefined> {
+  private async *stream(request: CanonicalRequest, signal: Cancellation): AsyncGenerator<CanonicalEvent, void, undefined> {
     const lastUser = [...request.messages].reverse().find((message) => message.role === 'user');
     const { directives, rest } = parseDirectives(lastUser?.content ?? '');
     const last = request.messages[request.messages.length - 1];
@@ -168,13 +168,7 @@ export class SandboxProvider implements TextProvider {
 
     const pace = async () => {
       if (signal.aborted) throw cancelled();
-      if (delayMs > 0) {
-        try {
-          await sleep(delayMs, undefined, { signal });
-        } catch {
-          throw cancelled();
-        }
-      }
+      if (delayMs > 0) await signal.delay(delayMs, cancelled);
     };
 
     await pace();

@@ -1,3 +1,4 @@
+import { Cancellation } from '../domain/generation/cancellation';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { AuthService } from '../domain/accounts/auth';
@@ -130,16 +131,16 @@ async function serveText<Extra>(format: TextFormat<Extra>, deps: TextEndpointDep
   const ticket = await admitRequest(deps.admission, principal, res);
   if (!ticket) return; // the client left while it was being admitted
   const { decoded, extra } = format.decode(bodyObject(body));
-  const abort = new AbortController();
+  const cancellation = new Cancellation();
   res.on('close', () => {
-    if (!res.writableFinished) abort.abort();
+    if (!res.writableFinished) cancellation.cancel();
   });
   // The client may have gone while authentication and admission ran: 'close' has then
   // already been emitted, and nobody is left to receive (or pay for) the answer.
-  if (res.destroyed) abort.abort();
+  if (res.destroyed) cancellation.cancel();
   const requestFacts = facts(res);
   const generation = await deps.pipeline.start(principal, decoded, {
-    signal: abort.signal,
+    signal: cancellation,
     requestId,
     tokens: ticket,
     onCharged: (costMicro) => (requestFacts.costMicro = costMicro),
@@ -162,7 +163,7 @@ async function serveText<Extra>(format: TextFormat<Extra>, deps: TextEndpointDep
   const coalesce = coalescedWrites(res);
   try {
     for await (const event of generation.events) {
-      if (abort.signal.aborted) break;
+      if (cancellation.aborted) break;
       coalesce();
       await writeChunk(res, encoder.encode(event));
     }

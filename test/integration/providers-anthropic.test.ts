@@ -1,3 +1,4 @@
+import { Cancellation } from '../../src/domain/generation/cancellation';
 import { createServer } from 'node:net';
 import { builtinCatalog, findModel } from '../../src/domain/catalog';
 import type { CanonicalRequest, TextProvider } from '../../src/domain/generation/canonical';
@@ -280,7 +281,7 @@ describe('Anthropic provider', () => {
 
   it('refuses custom tools and unforwardable MCP headers before any upstream call', () => {
     const before = fake.requests.length;
-    const signal = new AbortController().signal;
+    const signal = new Cancellation();
     expect(() => claude.generate(request({ tools: [{ type: 'custom', name: 'grep' }] }), signal)).toThrow(ApiError);
     expect(() => claude.generate(request({ tools: [{ type: 'mcp', serverLabel: 'd', serverUrl: 'https://x', headers: { 'X-Team': 'a' } }] }), signal)).toThrow(/X-Team/);
     expect(fake.requests.length).toBe(before);
@@ -331,10 +332,10 @@ describe('Anthropic provider', () => {
 
     it('aborts the upstream request when the client goes away', async () => {
       fake.script({ text: 'Slowly streamed answer text', chunkDelayMs: 150 });
-      const controller = new AbortController();
+      const cancellation = new Cancellation();
       let error: unknown = null;
       try {
-        for await (const event of claude.generate(request(), controller.signal)) if (event.type === 'text-delta') controller.abort();
+        for await (const event of claude.generate(request(), cancellation)) if (event.type === 'text-delta') cancellation.cancel();
       } catch (e) {
         error = e;
       }

@@ -1,3 +1,4 @@
+import { Cancellation } from '../../src/domain/generation/cancellation';
 import { createServer } from 'node:net';
 import { builtinCatalog, findModel, type TextModel } from '../../src/domain/catalog';
 import type { CanonicalRequest, TextProvider } from '../../src/domain/generation/canonical';
@@ -218,7 +219,7 @@ describe('Gemini provider', () => {
 
   it('refuses MCP and custom tools before any upstream call', () => {
     const before = fake.requests.length;
-    expect(() => gemini.generate(request({ tools: [{ type: 'mcp', serverLabel: 'docs', serverUrl: 'https://x' }] }), new AbortController().signal)).toThrow(ApiError);
+    expect(() => gemini.generate(request({ tools: [{ type: 'mcp', serverLabel: 'docs', serverUrl: 'https://x' }] }), new Cancellation())).toThrow(ApiError);
     expect(fake.requests.length).toBe(before);
   });
 
@@ -274,10 +275,10 @@ describe('Gemini provider', () => {
 
     it('aborts the upstream request when the client goes away', async () => {
       fake.script({ text: 'A slowly streamed Gemini answer', chunkDelayMs: 150 });
-      const controller = new AbortController();
+      const cancellation = new Cancellation();
       let error: unknown = null;
       try {
-        for await (const event of gemini.generate(request(), controller.signal)) if (event.type === 'text-delta') controller.abort();
+        for await (const event of gemini.generate(request(), cancellation)) if (event.type === 'text-delta') cancellation.cancel();
       } catch (e) {
         error = e;
       }

@@ -1,3 +1,4 @@
+import { Cancellation } from '../../src/domain/generation/cancellation';
 import { createServer } from 'node:net';
 import { builtinCatalog, findModel, type TextModel } from '../../src/domain/catalog';
 import type { VendorEndpoint } from '../../src/domain/catalog/vendors';
@@ -319,7 +320,7 @@ describe('OpenAI provider', () => {
 
     it('refuses MCP servers that require approval before calling upstream', () => {
       const before = fake.requests.length;
-      expect(() => openai.generate(request(gpt4oMini, { tools: [{ type: 'mcp', serverLabel: 'docs', serverUrl: 'https://x', requireApproval: 'always' }] }), new AbortController().signal)).toThrow(ApiError);
+      expect(() => openai.generate(request(gpt4oMini, { tools: [{ type: 'mcp', serverLabel: 'docs', serverUrl: 'https://x', requireApproval: 'always' }] }), new Cancellation())).toThrow(ApiError);
       expect(fake.requests.length).toBe(before);
     });
 
@@ -407,13 +408,13 @@ describe('OpenAI provider', () => {
 
     it('aborts the upstream request when the client goes away', async () => {
       fake.script({ text: 'A slow answer in many pieces', chunkDelayMs: 150 });
-      const controller = new AbortController();
+      const cancellation = new Cancellation();
       const events: CanonicalEvent[] = [];
       let error: unknown = null;
       try {
-        for await (const event of openai.generate(request(gpt4oMini), controller.signal)) {
+        for await (const event of openai.generate(request(gpt4oMini), cancellation)) {
           events.push(event);
-          if (event.type === 'text-delta') controller.abort();
+          if (event.type === 'text-delta') cancellation.cancel();
         }
       } catch (e) {
         error = e;
@@ -427,7 +428,7 @@ describe('OpenAI provider', () => {
 
     it('aborts the upstream request when the consumer stops iterating', async () => {
       fake.script({ text: 'Another slow answer in many pieces', chunkDelayMs: 150 });
-      for await (const event of openai.generate(request(gpt4oMini), new AbortController().signal)) {
+      for await (const event of openai.generate(request(gpt4oMini), new Cancellation())) {
         if (event.type === 'text-delta') break;
       }
       const upstream = fake.lastRequest!;
@@ -476,7 +477,7 @@ describe('OpenAI-compatible provider', () => {
 
   it('refuses MCP and custom tools before any upstream call', () => {
     const before = fake.requests.length;
-    const signal = new AbortController().signal;
+    const signal = new Cancellation();
     const provider = registry.forModel(local);
     let thrown: unknown;
     try {

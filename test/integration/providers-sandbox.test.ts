@@ -1,3 +1,4 @@
+import { Cancellation } from '../../src/domain/generation/cancellation';
 import { builtinCatalog, findModel } from '../../src/domain/catalog';
 import type { CanonicalEvent, CanonicalRequest, TextProvider } from '../../src/domain/generation/canonical';
 import { ProviderError } from '../../src/domain/generation/errors';
@@ -16,7 +17,7 @@ function request(content: string, overrides: Partial<CanonicalRequest> = {}): Ca
   return { model: echo, messages: [{ role: 'user', content }], tools: [], maxOutputTokens: 1000, reasoning: { mode: 'default' }, ...overrides };
 }
 
-const run = (req: CanonicalRequest, provider: TextProvider = sandbox, signal?: AbortSignal) => runProvider(provider, req, signal);
+const run = (req: CanonicalRequest, provider: TextProvider = sandbox, signal?: Cancellation) => runProvider(provider, req, signal);
 const reasoningOf = (events: CanonicalEvent[]) => events.flatMap((e) => (e.type === 'reasoning-delta' ? [e.text] : [])).join('');
 
 describe('sandbox provider', () => {
@@ -147,14 +148,14 @@ describe('sandbox provider', () => {
   });
 
   it('[sandbox:delay=MS] paces deltas, and an abort stops the stream promptly', async () => {
-    const controller = new AbortController();
+    const cancellation = new Cancellation();
     const started = Date.now();
     const events: CanonicalEvent[] = [];
     let error: unknown = null;
     try {
-      for await (const event of sandbox.generate(request('[sandbox:delay=50] a b c d e f g h'), controller.signal)) {
+      for await (const event of sandbox.generate(request('[sandbox:delay=50] a b c d e f g h'), cancellation)) {
         events.push(event);
-        if (events.length === 2) controller.abort();
+        if (events.length === 2) cancellation.cancel();
       }
     } catch (e) {
       error = e;
@@ -165,6 +166,6 @@ describe('sandbox provider', () => {
   });
 
   it('refuses MCP tools synchronously', () => {
-    expect(() => sandbox.generate(request('hi', { tools: [{ type: 'mcp', serverLabel: 'm', serverUrl: 'https://x' }] }), new AbortController().signal)).toThrow(ApiError);
+    expect(() => sandbox.generate(request('hi', { tools: [{ type: 'mcp', serverLabel: 'm', serverUrl: 'https://x' }] }), new Cancellation())).toThrow(ApiError);
   });
 });

@@ -1,7 +1,8 @@
+import { Cancellation } from '../../src/domain/generation/cancellation';
 import type { CanonicalEvent, CanonicalRequest, TextProvider } from '../../src/domain/generation/canonical';
 
 /** Runs a provider to the end: the events it yielded and the error it threw (or null). */
-export async function runProvider(provider: TextProvider, req: CanonicalRequest, signal: AbortSignal = new AbortController().signal): Promise<{ events: CanonicalEvent[]; error: unknown }> {
+export async function runProvider(provider: TextProvider, req: CanonicalRequest, signal: Cancellation = new Cancellation()): Promise<{ events: CanonicalEvent[]; error: unknown }> {
   const events: CanonicalEvent[] = [];
   try {
     for await (const event of provider.generate(req, signal)) events.push(event);

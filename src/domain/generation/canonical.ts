@@ -1,3 +1,4 @@
+import type { Cancellation } from './cancellation';
 import type { TextModel } from '../catalog';
 
 /**
@@ -112,7 +113,7 @@ export type CanonicalEvent =
 export interface TextProvider {
   /** Refuses (400) what this vendor cannot serve (e.g. MCP tools), before anything is reserved. */
   validate?(request: CanonicalRequest): void;
-  generate(request: CanonicalRequest, signal: AbortSignal): AsyncIterable<CanonicalEvent>;
+  generate(request: CanonicalRequest, signal: Cancellation): AsyncIterable<CanonicalEvent>;
 }
 
 export interface TextProviderRegistry {

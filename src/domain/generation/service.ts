@@ -1,3 +1,4 @@
+import type { Cancellation } from './cancellation';
 import type { KeyPrincipal } from '../accounts/auth';
 import type { TextModel } from '../catalog';
 import type { CanonicalEvent, CanonicalRequest } from './canonical';
@@ -50,7 +51,7 @@ export interface TokenWindow {
 
 export interface TextGenerationContext {
   /** Aborted when the client goes away: cancels the upstream call. */
-  signal: AbortSignal;
+  signal: Cancellation;
   requestId: string;
   /** The request's admission ticket, when admission control is on. */
   tokens?: TokenWindow;
