@@ -609,3 +609,32 @@ test('crash: a killed instance\'s settled charges stay booked; its lease is swep
   expect(rows.map((r) => r.id).sort()).toEqual([...settledIds].sort());
   for (const row of rows) expect(row).toMatchObject({ status: 'settled', charged_micro: A.toString(), ledger_rows: 1 });
 });
+
+test('a backlog of settlements is written in statements of at most 100 operations, each charged once', async () => {
+  const funds = 1_000n * A;
+  const p = await provisionAccount(t.url, { fundsMicro: funds.toString() });
+  const key = await createKey(t.url, p.sessionToken, { name: 'backlog' });
+  const principal: BillingPrincipal = { accountId: p.accountId, keyId: key.id, kind: 'prepaid', userId: p.userId };
+  const raw = pgSqlRunner(t.databaseUrl, pino({ level: 'silent' }));
+  runners.push(raw);
+  const settlementsPerStatement: number[] = [];
+  const recording = {
+    rows: <T,>(name: string, text: string, values: unknown[]): Promise<T[]> => {
+      if (name === 'tollgate_apply_lease_ops') settlementsPerStatement.push((JSON.parse(String(values[0])) as { op: string }[]).filter((op) => op.op === 'settle').length);
+      return raw.rows<T>(name, text, values);
+    },
+  };
+  const leases = new BudgetLeases(recording, billing, systemClock, ulidIds(), t.tollgate.services.bus);
+  instances.push(leases);
+
+  const holds = holdsOf(await fireLocal(leases, principal, 250, A));
+  expect(holds).toHaveLength(250);
+  // Queued in one turn: without a limit they would all go in one statement.
+  await Promise.all(holds.map((hold) => leases.settle(hold, { costMicro: 7n, usage: { inputTokens: 1, outputTokens: 1 }, latencyMs: 1 })));
+  await Promise.all(holds.map((hold) => leases.settle(hold, { costMicro: 7n })));
+
+  expect(Math.max(...settlementsPerStatement)).toBe(100);
+  expect(settlementsPerStatement.reduce((sum, n) => sum + n, 0)).toBe(250);
+  await leases.close();
+  expect(await state(p.accountId, key.id)).toMatchObject({ balance: funds - 250n * 7n, reserved: 0n, activeHolds: 0, ledgerCharges: 250 });
+});

@@ -124,6 +124,14 @@ interface QueuedOp {
   reject(error: unknown): void;
 }
 
+/**
+ * Most operations one statement carries. The statement joins its rows in memory: PostgreSQL
+ * cannot see how many a JSON array holds, so it plans nested loops, and a batch's cost grows
+ * with the square of its size (measured: 0.17 ms per settlement at 200, 1 ms at 4,700). A
+ * writer that fell behind would otherwise fall further behind with every batch.
+ */
+const MAX_BATCH_OPS = 100;
+
 const isDeadlock = (error: unknown) => (error as { code?: string } | null)?.code === '40P01';
 
 /**
@@ -181,8 +189,8 @@ class LeaseOpWriter {
   private async drain(): Promise<void> {
     try {
       while (this.queue.length > 0) {
-        const batch = this.queue;
-        this.queue = [];
+        const batch = this.queue.length <= MAX_BATCH_OPS ? this.queue : this.queue.slice(0, MAX_BATCH_OPS);
+        this.queue = batch === this.queue ? [] : this.queue.slice(MAX_BATCH_OPS);
         await this.write(batch);
       }
     } finally {
