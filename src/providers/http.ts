@@ -1,5 +1,5 @@
-import type { Cancellation } from '../domain/generation/cancellation';
 import { Pool, type Dispatcher } from 'undici';
+import type { Cancellation } from '../domain/generation/cancellation';
 import { ProviderError } from '../domain/generation/errors';
 import type { CanonicalEvent, CanonicalRequest } from '../domain/generation/canonical';
 import { badRequest } from '../domain/shared/errors';

@@ -32,8 +32,8 @@
  * message's text + 3 per message + 3 per request (OpenAI's chat framing). The output limit
  * counts reasoning first: reaching it ends the answer with finish `length`.
  */
-import type { Cancellation } from '../domain/generation/cancellation';
 import { countTokens } from 'gpt-tokenizer';
+import type { Cancellation } from '../domain/generation/cancellation';
 import type { CanonicalEvent, CanonicalRequest, CanonicalTool, JsonSchema, ReasoningEffort, TextProvider } from '../domain/generation/canonical';
 import { ProviderError } from '../domain/generation/errors';
 import { assertToolsSupported } from './http';

@@ -1,7 +1,7 @@
-import { Cancellation } from '../domain/generation/cancellation';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { AuthService } from '../domain/accounts/auth';
+import { Cancellation } from '../domain/generation/cancellation';
 import type { DecodedTextRequest, TextGenerationService } from '../domain/generation/service';
 import type { AdmissionService } from '../domain/limits/admission';
 import { ApiError } from '../domain/shared/errors';

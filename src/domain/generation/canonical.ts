@@ -1,5 +1,5 @@
-import type { Cancellation } from './cancellation';
 import type { TextModel } from '../catalog';
+import type { Cancellation } from './cancellation';
 
 /**
  * The canonical form of a text generation: every ingress format (Chat Completions, Responses,

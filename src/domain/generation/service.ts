@@ -1,6 +1,6 @@
-import type { Cancellation } from './cancellation';
 import type { KeyPrincipal } from '../accounts/auth';
 import type { TextModel } from '../catalog';
+import type { Cancellation } from './cancellation';
 import type { CanonicalEvent, CanonicalRequest } from './canonical';
 
 /**
