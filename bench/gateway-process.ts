@@ -1,5 +1,6 @@
 /** Child process of `npm run bench`: one Tollgate instance, alone in its process. */
 import 'reflect-metadata';
+import { PerformanceObserver, constants } from 'node:perf_hooks';
 import pino from 'pino';
 import { loadConfig } from '../src/config';
 import { createTollgate } from '../src/server';
@@ -18,6 +19,26 @@ async function main(): Promise<void> {
       h.reset();
     }, 1000).unref();
   }
+  // GC pauses, read by the runner around each through-Tollgate slice ('gc-read' resets them).
+  const gc = { scavenges: 0, scavengeMs: 0, scavengeMaxMs: 0, fullGcs: 0, fullGcMs: 0 };
+  new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      const kind = (entry as unknown as { detail?: { kind?: number } }).detail?.kind;
+      if (kind === constants.NODE_PERFORMANCE_GC_MINOR) {
+        gc.scavenges++;
+        gc.scavengeMs += entry.duration;
+        gc.scavengeMaxMs = Math.max(gc.scavengeMaxMs, entry.duration);
+      } else if (kind === constants.NODE_PERFORMANCE_GC_MAJOR) {
+        gc.fullGcs++;
+        gc.fullGcMs += entry.duration;
+      }
+    }
+  }).observe({ entryTypes: ['gc'] });
+  process.on('message', (message: { type?: string }) => {
+    if (message.type !== 'gc-read') return;
+    process.send?.({ type: 'gc', ...gc });
+    Object.assign(gc, { scavenges: 0, scavengeMs: 0, scavengeMaxMs: 0, fullGcs: 0, fullGcMs: 0 });
+  });
   process.on('disconnect', () => void tollgate.close(2_000).finally(() => process.exit(0)));
 }
 void main();

@@ -22,7 +22,9 @@
  * drifts by up to 2x over seconds (other tenants of the host), and alternating makes both sides
  * see the same drift. CPU ms/request is Tollgate's process CPU (user + system, /proc, 10 ms
  * ticks) over the through-Tollgate slices divided by the requests they served, warm-ups
- * included; "db" is the same for every PostgreSQL process on the machine. The load generator,
+ * included; "db" is the same for every PostgreSQL process on the machine. "GC pauses" are the gateway's
+ * own young-generation (scavenge) and full GCs during the through-Tollgate slices: the pauses
+ * behind most of its p99. The load generator,
  * the upstream, the gateway and PostgreSQL share this machine's CPUs. Output: aligned text rows as the run goes,
  * then one markdown table of all rows and the bar lines.
  *
@@ -153,6 +155,31 @@ function load(target: Target, connections: number, ratePerSecond: number | undef
   });
 }
 
+/** The gateway's GC pauses over some slices (bench/gateway-process.ts observes its own). */
+interface GcPauses {
+  scavenges: number;
+  scavengeMs: number;
+  scavengeMaxMs: number;
+  fullGcs: number;
+  fullGcMs: number;
+}
+
+/** Reads (and resets) the gateway's GC counters. */
+function readGc(child: ChildProcess): Promise<GcPauses> {
+  return new Promise((resolve) => {
+    const onMessage = (message: { type?: string } & GcPauses) => {
+      if (message.type !== 'gc') return;
+      child.off('message', onMessage);
+      resolve(message);
+    };
+    child.on('message', onMessage);
+    child.send({ type: 'gc-read' });
+  });
+}
+
+const gcText = (gc: GcPauses) =>
+  `${gc.scavenges} scavenges (mean ${(gc.scavengeMs / Math.max(1, gc.scavenges)).toFixed(1)}, max ${gc.scavengeMaxMs.toFixed(1)} ms), ${gc.fullGcs} full (${gc.fullGcMs.toFixed(0)} ms)`;
+
 interface Row {
   body: 'json' | 'stream';
   /** "closed c=16" or "open 1200/s". */
@@ -165,6 +192,8 @@ interface Row {
   systemPerRequest: number;
   /** PostgreSQL's CPU per request through Tollgate (ms; every postgres process on the machine). */
   dbPerRequest: number;
+  /** The gateway's GC pauses during the through-Tollgate slices. */
+  gc: GcPauses;
 }
 
 const ms = (value: number, width = 7) => value.toFixed(2).padStart(width);
@@ -189,13 +218,14 @@ function textRow(row: Row): string {
     side('tollgate', through),
     `added p50 ${ms(through.p50 - direct.p50, 6)} p99 ${ms(through.p99 - direct.p99, 6)} ms`,
     `cpu ${row.cpuPerRequest.toFixed(3)} ms/req (system ${row.systemPerRequest.toFixed(3)}) db ${row.dbPerRequest.toFixed(3)}`,
+    `gc ${gcText(row.gc)}`,
     `errors ${through.errors}/${direct.errors}${errorKinds(through, direct)}`,
     ...(row.open ? [`send lag p99 ${ms(through.sendLagP99, 5)}/${ms(direct.sendLagP99, 5)} ms`] : []),
   ].join(' | ');
 }
 
 function markdownTable(rows: Row[]): string {
-  const header = ['body', 'load', 'direct req/s', 'direct p50', 'direct p99', 'tollgate req/s', 'tollgate p50', 'tollgate p99', 'added p50', 'added p99', 'CPU ms/req', 'errors (tollgate/direct)'];
+  const header = ['body', 'load', 'direct req/s', 'direct p50', 'direct p99', 'tollgate req/s', 'tollgate p50', 'tollgate p99', 'added p50', 'added p99', 'CPU ms/req', 'GC pauses', 'errors (tollgate/direct)'];
   const lines = [`| ${header.join(' | ')} |`, `|${header.map((h, i) => (i < 2 ? '---|' : '--:|')).join('')}`];
   for (const row of rows) {
     const { direct, through } = row;
@@ -211,6 +241,7 @@ function markdownTable(rows: Row[]): string {
       (through.p50 - direct.p50).toFixed(2),
       (through.p99 - direct.p99).toFixed(2),
       row.cpuPerRequest.toFixed(3),
+      gcText(row.gc),
       `${through.errors}/${direct.errors}`,
     ];
     lines.push(`| ${cells.join(' | ')} |`);
@@ -272,12 +303,20 @@ async function main(): Promise<void> {
         let user = 0;
         let system = 0;
         let db = 0;
+        const gc: GcPauses = { scavenges: 0, scavengeMs: 0, scavengeMaxMs: 0, fullGcs: 0, fullGcMs: 0 };
         for (let slice = 0; slice < SLICES; slice++) {
           directParts.push(await load(direct, connections, ratePerSecond, sliceMs));
+          await readGc(gateway.child);
           const cpuBefore = cpuMs(gatewayPid);
           const dbBefore = postgresCpuMs();
           throughParts.push(await load(through, connections, ratePerSecond, sliceMs));
           const cpuAfter = cpuMs(gatewayPid);
+          const sliceGc = await readGc(gateway.child);
+          gc.scavenges += sliceGc.scavenges;
+          gc.scavengeMs += sliceGc.scavengeMs;
+          gc.scavengeMaxMs = Math.max(gc.scavengeMaxMs, sliceGc.scavengeMaxMs);
+          gc.fullGcs += sliceGc.fullGcs;
+          gc.fullGcMs += sliceGc.fullGcMs;
           db += postgresCpuMs() - dbBefore;
           user += cpuAfter.user - cpuBefore.user;
           system += cpuAfter.system - cpuBefore.system;
@@ -288,7 +327,7 @@ async function main(): Promise<void> {
         const systemPerRequest = system / served;
         const cpuPerRequest = user / served + systemPerRequest;
         const dbPerRequest = db / served;
-        const row: Row = { body: bodyType, load: label, open: ratePerSecond !== undefined, direct: directResult, through: throughResult, cpuPerRequest, systemPerRequest, dbPerRequest };
+        const row: Row = { body: bodyType, load: label, open: ratePerSecond !== undefined, direct: directResult, through: throughResult, cpuPerRequest, systemPerRequest, dbPerRequest, gc };
         rows.push(row);
         console.log(textRow(row));
         return row;
