@@ -37,6 +37,7 @@ import type { Cancellation } from '../domain/generation/cancellation';
 import type { CanonicalEvent, CanonicalRequest, CanonicalTool, JsonSchema, ReasoningEffort, TextProvider } from '../domain/generation/canonical';
 import { ProviderError } from '../domain/generation/errors';
 import { assertToolsSupported } from './http';
+import { withFields } from '../domain/shared/objects';
 
 export const SANDBOX_REASONING_TOKENS: Readonly<Record<ReasoningEffort, number>> = { low: 16, medium: 64, high: 256, extra_high: 1024 };
 export const SANDBOX_FALLBACK_ANSWER = 'This is the Tollgate sandbox: a deterministic offline model.';
@@ -196,7 +197,7 @@ export class SandboxProvider implements TextProvider {
     const hidden = directives.hiddenReasoning ?? 0;
     const hiddenUsed = Math.min(hidden, limit - used);
     used += hiddenUsed;
-    const usage = () => ({ ...usageBase, outputTokens: used, reasoningTokens: hidden > 0 ? null : reasoningTokens });
+    const usage = () => withFields(usageBase, { outputTokens: used, reasoningTokens: hidden > 0 ? null : reasoningTokens });
     if (exhausted || hiddenUsed < hidden || used >= limit) {
       yield { type: 'finish', reason: 'length', refusal: false, usage: usage() };
       return;

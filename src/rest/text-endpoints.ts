@@ -15,6 +15,7 @@ import { SSE_HEADERS } from '../protocols/sse-write';
 import { admitRequest, setRateLimitHeaders } from './admission';
 import { authenticateApiKey } from './auth';
 import { answerError, beginRequest, bodyObject, facts, readJsonBody, sendJson } from './http';
+import { withFields } from '../domain/shared/objects';
 
 /**
  * POST /v1/chat/completions, /v1/responses and /v1/messages: the text endpoints, served on
@@ -41,7 +42,7 @@ const chatFormat: TextFormat<{ includeUsage: boolean }> = {
     return { decoded, extra: { includeUsage } };
   },
   encodeResponse: (result, meta) => encodeChatResponse(result, meta),
-  streamEncoder: (meta, extra) => new ChatStreamEncoder({ ...meta, includeUsage: extra.includeUsage }),
+  streamEncoder: (meta, extra) => new ChatStreamEncoder(withFields(meta, { includeUsage: extra.includeUsage })),
 };
 
 const responsesFormat: TextFormat<ReturnType<typeof decodeResponsesIngress>['echo']> = {
@@ -50,13 +51,13 @@ const responsesFormat: TextFormat<ReturnType<typeof decodeResponsesIngress>['ech
     const { decoded, echo } = decodeResponsesIngress(body);
     return { decoded, extra: echo };
   },
-  encodeResponse: (result, meta, echo) => encodeResponsesResponse(result, { ...meta, echo }),
-  streamEncoder: (meta, echo) => new ResponsesStreamEncoder({ ...meta, echo }),
+  encodeResponse: (result, meta, echo) => encodeResponsesResponse(result, withFields(meta, { echo })),
+  streamEncoder: (meta, echo) => new ResponsesStreamEncoder(withFields(meta, { echo })),
 };
 
 const messagesFormat: TextFormat<null> = {
   allowXApiKey: true,
-  decode: (body) => ({ decoded: { ...decodeMessagesRequest(body), finalize: finalizeMessagesRequest }, extra: null }),
+  decode: (body) => ({ decoded: withFields(decodeMessagesRequest(body), { finalize: finalizeMessagesRequest }), extra: null }),
   encodeResponse: (result, meta) => encodeMessagesResponse(result, meta),
   streamEncoder: (meta) => new MessagesStreamEncoder(meta),
 };

@@ -12,6 +12,7 @@ import type { CanonicalEvent, CanonicalRequest, CanonicalUsage, TextProviderRegi
 import { ProviderError } from './errors';
 import { clampOutputLimit } from './rules';
 import type { DecodedTextRequest, TextGeneration, TextGenerationContext, TextGenerationService } from './service';
+import { withFields } from '../shared/objects';
 
 export interface TextPipelineDeps {
   catalog: Catalog;
@@ -108,7 +109,7 @@ export class TextPipeline implements TextGenerationService {
     const started = Date.now();
     const { model, routedFrom } = resolveModelId(deps.catalog, decoded.modelId, 'text', modelAccessFor(principal, deps.configuredVendors));
     const limit = clampOutputLimit(model, decoded.outputLimit.value, decoded.outputLimit.field, decoded.outputLimit.fallback);
-    let request: CanonicalRequest = { ...decoded.request, model, maxOutputTokens: limit.maxOutputTokens, stream: decoded.stream };
+    let request: CanonicalRequest = withFields(decoded.request, { model, maxOutputTokens: limit.maxOutputTokens, stream: decoded.stream });
     if (decoded.finalize) request = decoded.finalize(model, request);
     const prices = pricesOf(model);
     const provider = deps.providers.forModel(model);

@@ -10,6 +10,7 @@ import type {
   FinishReason,
 } from '../../domain/generation/canonical';
 import { ProviderError } from '../../domain/generation/errors';
+import { withFields } from '../../domain/shared/objects';
 
 /**
  * Egress codec for OpenAI Chat Completions: canonical request → request body, and streamed
@@ -326,7 +327,7 @@ export class ChatStreamDecoder {
       choices: choices.map((choice) => ({
         index: choice.index,
         finish_reason: choice.finish_reason,
-        delta: { ...choice.message, tool_calls: choice.message?.tool_calls?.map((call, index) => ({ index, ...call })) },
+        delta: withFields(choice.message ?? {}, { tool_calls: choice.message?.tool_calls?.map((call, index) => ({ index, ...call })) }),
       })),
     };
     const events = this.pushChunk(chunk, []);

@@ -45,6 +45,7 @@ import type {
   ResponseUsage,
   ResponsesReasoningEffort,
 } from './types';
+import { withFields } from '../../domain/shared/objects';
 
 /**
  * Ingress codec of the stateless `POST /v1/responses` (spec 4.5): the request body → canonical
@@ -645,7 +646,7 @@ export class ResponsesStreamEncoder {
         const outputIndex = this.output.length;
         const item = reasoningItem(this.newId('rs_'), compact({ text: '', signature: event.signature, redactedData: event.redactedData }), this.meta.echo.includeEncryptedReasoning);
         this.output.push(item);
-        return out + this.emit('response.output_item.added', { output_index: outputIndex, item: { ...item, summary: [] } }) + this.emit('response.output_item.done', { output_index: outputIndex, item });
+        return out + this.emit('response.output_item.added', { output_index: outputIndex, item: withFields(item, { summary: [] }) }) + this.emit('response.output_item.done', { output_index: outputIndex, item });
       }
       case 'text-delta': {
         if (event.text === '') return out;
@@ -709,7 +710,7 @@ export class ResponsesStreamEncoder {
     const where = { item_id: open.id, output_index: open.outputIndex, content_index: 0 };
     return (
       this.emit('response.output_item.added', { output_index: open.outputIndex, item: messageItem(open.id, '', 'in_progress') }) +
-      this.emit('response.content_part.added', { ...where, part: outputTextPart('') })
+      this.emit('response.content_part.added', withFields(where, { part: outputTextPart('') }))
     );
   }
 
@@ -733,8 +734,8 @@ export class ResponsesStreamEncoder {
     this.output[open.outputIndex] = item;
     const where = { item_id: open.id, output_index: open.outputIndex, content_index: 0 };
     return (
-      this.emit('response.output_text.done', { ...where, text: open.text, logprobs: [] }) +
-      this.emit('response.content_part.done', { ...where, part: outputTextPart(open.text) }) +
+      this.emit('response.output_text.done', withFields(where, { text: open.text, logprobs: [] })) +
+      this.emit('response.content_part.done', withFields(where, { part: outputTextPart(open.text) })) +
       this.emit('response.output_item.done', { output_index: open.outputIndex, item })
     );
   }
@@ -746,8 +747,8 @@ export class ResponsesStreamEncoder {
     this.output[open.outputIndex] = item;
     const where = { item_id: open.id, output_index: open.outputIndex, summary_index: 0 };
     return (
-      this.emit('response.reasoning_summary_text.done', { ...where, text: open.text }) +
-      this.emit('response.reasoning_summary_part.done', { ...where, part: { type: 'summary_text', text: open.text } }) +
+      this.emit('response.reasoning_summary_text.done', withFields(where, { text: open.text })) +
+      this.emit('response.reasoning_summary_part.done', withFields(where, { part: { type: 'summary_text', text: open.text } })) +
       this.emit('response.output_item.done', { output_index: open.outputIndex, item })
     );
   }
@@ -761,8 +762,8 @@ export class ResponsesStreamEncoder {
     const where = { item_id: open.id, output_index: open.outputIndex };
     const done =
       open.call.kind === 'custom'
-        ? this.emit('response.custom_tool_call_input.done', { ...where, input: open.call.arguments })
-        : this.emit('response.function_call_arguments.done', { ...where, name: open.call.name, arguments: open.call.arguments });
+        ? this.emit('response.custom_tool_call_input.done', withFields(where, { input: open.call.arguments }))
+        : this.emit('response.function_call_arguments.done', withFields(where, { name: open.call.name, arguments: open.call.arguments }));
     return done + this.emit('response.output_item.done', { output_index: open.outputIndex, item });
   }
 
