@@ -20,7 +20,8 @@ async function main(): Promise<void> {
     }, 1000).unref();
   }
   // GC pauses, read by the runner around each through-Tollgate slice ('gc-read' resets them).
-  const gc = { scavenges: 0, scavengeMs: 0, scavengeMaxMs: 0, fullGcs: 0, fullGcMs: 0 };
+  const noPauses = () => ({ scavenges: 0, scavengeMs: 0, scavengeMaxMs: 0, fullGcs: 0, fullGcMs: 0 });
+  const gc = noPauses();
   new PerformanceObserver((list) => {
     for (const entry of list.getEntries()) {
       const kind = (entry as unknown as { detail?: { kind?: number } }).detail?.kind;
@@ -37,7 +38,7 @@ async function main(): Promise<void> {
   process.on('message', (message: { type?: string }) => {
     if (message.type !== 'gc-read') return;
     process.send?.({ type: 'gc', ...gc });
-    Object.assign(gc, { scavenges: 0, scavengeMs: 0, scavengeMaxMs: 0, fullGcs: 0, fullGcMs: 0 });
+    Object.assign(gc, noPauses());
   });
   process.on('disconnect', () => void tollgate.close(2_000).finally(() => process.exit(0)));
 }

@@ -1,6 +1,9 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { types } from 'node:util';
 
+/** On the prototype, so that module copies (test runners load one per test file) patch it once. */
+const PATCHED = Symbol.for('tollgate.switchOffIdleAsyncContexts');
+
 /**
  * Node 20 implements AsyncLocalStorage with promise hooks: once any instance has been used,
  * every promise the process creates pays a hook call and two extra properties, for the rest of
@@ -17,9 +20,6 @@ import { types } from 'node:util';
  * Kept on: an instance entered with `enterWith()` (its context has no end). Not needed from
  * Node 24 on, whose AsyncLocalStorage needs no hooks (AsyncContextFrame).
  */
-/** On the prototype, so that module copies (test runners load one per test file) patch it once. */
-const PATCHED = Symbol.for('tollgate.switchOffIdleAsyncContexts');
-
 export function switchOffIdleAsyncContexts(): void {
   const prototype = AsyncLocalStorage.prototype as unknown as Record<symbol, boolean>;
   if (Number(process.versions.node.split('.')[0]) >= 24 || prototype[PATCHED]) return;
