@@ -1,7 +1,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import pino from 'pino';
-import { BudgetLeases, type LeasedHold } from '../../src/domain/billing/leases';
+import { BudgetLeases, TOPIC_BUDGET_PRESSURE, type LeasedHold } from '../../src/domain/billing/leases';
 import { SandboxPaymentPort } from '../../src/domain/billing/payments';
 import { BillingService, type BillingPrincipal } from '../../src/domain/billing/service';
 import { systemClock, utcMonthKey } from '../../src/domain/shared/clock';
@@ -637,4 +637,69 @@ test('a backlog of settlements is written in statements of at most 100 operation
   expect(settlementsPerStatement.reduce((sum, n) => sum + n, 0)).toBe(250);
   await leases.close();
   expect(await state(p.accountId, key.id)).toMatchObject({ balance: funds - 250n * 7n, reserved: 0n, activeHolds: 0, ledgerCharges: 250 });
+});
+
+test('settlements that trickle in while a batch is being written wait for the next batch instead of one statement each', async () => {
+  const funds = 1_000n * A;
+  const p = await provisionAccount(t.url, { fundsMicro: funds.toString() });
+  const key = await createKey(t.url, p.sessionToken, { name: 'trickle' });
+  const principal: BillingPrincipal = { accountId: p.accountId, keyId: key.id, kind: 'prepaid', userId: p.userId };
+  const raw = pgSqlRunner(t.databaseUrl, pino({ level: 'silent' }));
+  runners.push(raw);
+  const settlementsPerStatement: number[] = [];
+  const recording = {
+    rows: <T,>(name: string, text: string, values: unknown[]): Promise<T[]> => {
+      if (name !== 'tollgate_apply_lease_ops') return raw.rows<T>(name, text, values);
+      settlementsPerStatement.push((JSON.parse(String(values[0])) as { op: string }[]).filter((op) => op.op === 'settle').length);
+      // A busy database: each batch takes 20 ms to commit.
+      return new Promise((resolve) => setTimeout(resolve, 20)).then(() => raw.rows<T>(name, text, values));
+    },
+  };
+  const delayMs = 100;
+  const leases = new BudgetLeases(recording, billing, systemClock, ulidIds(), t.tollgate.services.bus, { settlementDelayMs: delayMs });
+  instances.push(leases);
+
+  const holds = holdsOf(await fireLocal(leases, principal, 60, A));
+  expect(holds).toHaveLength(60);
+  // One settlement every 5 ms for 300 ms: a writer that sent whatever queued during the
+  // previous commit would write a statement every 20 ms after the first delay (about 11).
+  const settled: Promise<void>[] = [];
+  for (const hold of holds) {
+    settled.push(leases.settle(hold, { costMicro: 7n, usage: { inputTokens: 1, outputTokens: 1 }, latencyMs: 1 }));
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  await Promise.all(settled);
+
+  expect(settlementsPerStatement.reduce((sum, n) => sum + n, 0)).toBe(60);
+  // ~300 ms of settlements in batches due 100 ms after their oldest: 3 or 4 statements (timer slack allowing one more).
+  expect(settlementsPerStatement.length).toBeLessThanOrEqual(5);
+  await leases.close();
+  expect(await state(p.accountId, key.id)).toMatchObject({ balance: funds - 60n * 7n, reserved: 0n, activeHolds: 0, ledgerCharges: 60 });
+});
+
+test('a give-back, and shutdown, do not wait for the settlement delay: waiting settlements go with them', async () => {
+  const p = await provisionAccount(t.url, { fundsMicro: (100n * A).toString() });
+  const key = await createKey(t.url, p.sessionToken, { name: 'urgent' });
+  const principal: BillingPrincipal = { accountId: p.accountId, keyId: key.id, kind: 'prepaid', userId: p.userId };
+  const raw = pgSqlRunner(t.databaseUrl, pino({ level: 'silent' }));
+  runners.push(raw);
+  const delayMs = 20_000;
+  const leases = new BudgetLeases(raw, billing, systemClock, ulidIds(), t.tollgate.services.bus, { settlementDelayMs: delayMs });
+  instances.push(leases);
+  const [first, second, third] = holdsOf(await fireLocal(leases, principal, 3, A));
+
+  const started = performance.now();
+  const firstSettled = leases.settle(first!, { costMicro: 7n });
+  // Another instance was refused on this account: this one trims its lease's slack (a give-back).
+  t.tollgate.services.bus.publish(TOPIC_BUDGET_PRESSURE, { accountId: p.accountId });
+  await firstSettled;
+  expect(await state(p.accountId, key.id)).toMatchObject({ balance: 100n * A - 7n, ledgerCharges: 1 });
+
+  // Shutdown with a request still open (its lease stays): the queued settlement is written at once.
+  const secondSettled = leases.settle(second!, { costMicro: 7n });
+  await leases.close();
+  await secondSettled;
+  expect(performance.now() - started).toBeLessThan(delayMs / 2);
+  expect(await state(p.accountId, key.id)).toMatchObject({ balance: 100n * A - 14n, ledgerCharges: 2 });
+  expect(third).toBeDefined();
 });

@@ -120,6 +120,9 @@ interface OpResult {
 
 interface QueuedOp {
   op: LeaseOp;
+  /** A settlement may wait for company (settlementDelayMs); anything else is written at once. */
+  settlement: boolean;
+  queuedAtMs: number;
   resolve(result: OpResult): void;
   reject(error: unknown): void;
 }
@@ -135,16 +138,23 @@ const MAX_BATCH_OPS = 100;
 const isDeadlock = (error: unknown) => (error as { code?: string } | null)?.code === '40P01';
 
 /**
- * Lease operations of this instance, written in order, one batch at a time: whatever queued
- * while a batch was being written goes in the next one (group commit). Alone, an operation is
- * written at once; under load, one commit serves many requests and a hot account's row is
- * updated once per batch instead of queueing per request.
+ * Lease operations of this instance, written in order, one batch at a time (group commit).
+ *
+ * A batch is due when its oldest settlement has waited settlementDelayMs, at once when it holds
+ * anything else (a give-back, a renewal), is full, or the writer is asked to finish; never
+ * before the previous batch is committed. The wait is what makes batches: a statement costs
+ * PostgreSQL about 0.8 ms of CPU however few settlements it carries, plus about 0.1 ms per
+ * settlement (measured), so writing whatever queued during the previous commit (a batch or two
+ * per millisecond) would cost several times what one batch per delay does.
  */
 class LeaseOpWriter {
   private queue: QueuedOp[] = [];
   private writing: Promise<void> | null = null;
-  /** Starts a scheduled batch now instead of when its delay runs out. */
-  private startNow: (() => void) | null = null;
+  /** Queued operations that are not settlements: the next batch is due at once. */
+  private urgent = 0;
+  private finishing = false;
+  /** Ends the wait for the next batch (set while waiting). */
+  private wake: (() => void) | null = null;
 
   /** `settlementDelayMs`: how long settlements alone may wait to share a batch (see BudgetLeasesOptions). */
   constructor(
@@ -152,50 +162,64 @@ class LeaseOpWriter {
     private readonly settlementDelayMs: number,
   ) {}
 
-  /** `settlement`: the op may wait up to settlementDelayMs for company; anything else is written at once. */
   push(op: LeaseOp, settlement = false): Promise<OpResult> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ op, resolve, reject });
-      if (!this.writing) this.writing = this.drainAfter(settlement ? this.settlementDelayMs : 0);
-      else if (!settlement) this.startNow?.();
+      this.queue.push({ op, settlement, queuedAtMs: performance.now(), resolve, reject });
+      if (!settlement) this.urgent++;
+      if (!this.writing) this.writing = this.run();
+      else if (this.wake && this.dueInMs() <= 0) this.wake();
     });
   }
 
   /** Resolves when everything queued so far is written (shutdown: written at once). */
   async idle(): Promise<void> {
-    while (this.writing) {
-      this.startNow?.();
-      await this.writing;
+    this.finishing = true;
+    try {
+      while (this.writing) {
+        this.wake?.();
+        await this.writing;
+      }
+    } finally {
+      this.finishing = false;
     }
   }
 
-  /**
-   * Even without a delay the batch starts on the next turn of the event loop: the answer whose
-   * settlement this is goes out first, and whatever else finishes in this turn joins the batch.
-   */
-  private async drainAfter(delayMs: number): Promise<void> {
-    await new Promise<void>((resolve) => {
-      const timer = delayMs > 0 ? setTimeout(() => this.startNow?.(), delayMs) : null;
-      this.startNow = () => {
-        this.startNow = null;
-        if (timer) clearTimeout(timer);
-        setImmediate(resolve);
-      };
-      if (!timer) this.startNow();
-    });
-    return this.drain();
+  private dueInMs(): number {
+    if (this.urgent > 0 || this.finishing || this.queue.length >= MAX_BATCH_OPS) return 0;
+    return this.queue[0]!.queuedAtMs + this.settlementDelayMs - performance.now();
   }
 
-  private async drain(): Promise<void> {
+  private async run(): Promise<void> {
     try {
       while (this.queue.length > 0) {
+        await this.nextBatchDue();
         const batch = this.queue.length <= MAX_BATCH_OPS ? this.queue : this.queue.slice(0, MAX_BATCH_OPS);
         this.queue = batch === this.queue ? [] : this.queue.slice(MAX_BATCH_OPS);
+        for (const queued of batch) if (!queued.settlement) this.urgent--;
         await this.write(batch);
       }
     } finally {
       this.writing = null;
     }
+  }
+
+  /**
+   * Even when due at once the batch starts on the next turn of the event loop: the answer whose
+   * settlement this is goes out first, and whatever else finishes in this turn joins the batch.
+   */
+  private nextBatchDue(): Promise<void> {
+    return new Promise((resolve) => {
+      let timer: NodeJS.Timeout | undefined;
+      const go = () => {
+        this.wake = null;
+        clearTimeout(timer);
+        setImmediate(resolve);
+      };
+      const waitMs = this.dueInMs();
+      if (waitMs <= 0) return go();
+      timer = setTimeout(go, waitMs);
+      this.wake = go;
+    });
   }
 
   private async write(batch: QueuedOp[]): Promise<void> {
