@@ -118,11 +118,17 @@ export class SseDecoder {
   }
 }
 
-/** Decodes a byte (or string) stream into SSE events. */
-export async function* parseSse(source: AsyncIterable<Uint8Array | string>): AsyncGenerator<SseEvent, void, undefined> {
+/**
+ * Decodes a byte (or string) stream into SSE events, yielded as the batch each chunk completed
+ * (empty batches skipped): a consumer handles a whole packet's events in one step instead of
+ * one async-iteration round trip (promise, result object, resumption) per event.
+ */
+export async function* parseSseBatches(source: AsyncIterable<Uint8Array | string>): AsyncGenerator<SseEvent[], void, undefined> {
   const decoder = new SseDecoder();
   for await (const chunk of source) {
-    for (const event of decoder.push(chunk)) yield event;
+    const events = decoder.push(chunk);
+    if (events.length > 0) yield events;
   }
-  for (const event of decoder.end()) yield event;
+  const last = decoder.end();
+  if (last.length > 0) yield last;
 }

@@ -3,7 +3,7 @@ import type { Cancellation } from '../domain/generation/cancellation';
 import { ProviderError } from '../domain/generation/errors';
 import type { CanonicalEvent, CanonicalRequest } from '../domain/generation/canonical';
 import { badRequest } from '../domain/shared/errors';
-import { parseSse, type SseEvent } from '../protocols/sse-parse';
+import { parseSseBatches, type SseEvent } from '../protocols/sse-parse';
 
 /**
  * Outbound HTTP shared by the vendor adapters: one keep-alive undici `Pool` per origin (not
@@ -58,11 +58,12 @@ export class VendorHttpClient {
   }
 
   /**
-   * POSTs a JSON body and yields the SSE events of a 2xx answer. Non-2xx, connection errors,
-   * timeouts and a cancelled `signal` throw ProviderError. Ending the iteration early (the
-   * consumer's `return()`) destroys the response, which aborts the upstream request.
+   * POSTs a JSON body and yields the SSE events of a 2xx answer, in the batches the body's
+   * chunks completed. Non-2xx, connection errors, timeouts and a cancelled `signal` throw
+   * ProviderError. Ending the iteration early (the consumer's `return()`) destroys the
+   * response, which aborts the upstream request.
    */
-  async *streamSse(call: VendorCall): AsyncGenerator<SseEvent, void, undefined> {
+  async *streamSse(call: VendorCall): AsyncGenerator<SseEvent[], void, undefined> {
     const { statusCode, headers, body } = await this.post(call, 'text/event-stream');
     try {
       const contentType = String(headers['content-type'] ?? '');
@@ -72,7 +73,7 @@ export class VendorHttpClient {
         throw new ProviderError(redact(`${call.vendor} answered JSON instead of an event stream${detail ? `: ${detail}` : '.'}`, call.secrets), call.vendor, statusCode);
       }
       try {
-        for await (const event of parseSse(body)) yield event;
+        for await (const events of parseSseBatches(body)) yield events;
       } catch (error) {
         throw this.transportError(call, error, 'stream');
       }
@@ -297,9 +298,11 @@ export async function* wholeAnswerCanonical(http: VendorHttpClient, call: Vendor
 export async function* streamCanonical(http: VendorHttpClient, call: VendorCall, decoder: StreamDecoder): AsyncGenerator<CanonicalEvent, void, undefined> {
   if (call.signal.aborted) throw new ProviderError(`The request to ${call.vendor} was cancelled by the client.`, call.vendor, null, 'client_cancelled');
   try {
-    for await (const event of http.streamSse(call)) {
-      if (decoder.done) continue;
-      yield* decoder.push(event.data);
+    for await (const events of http.streamSse(call)) {
+      for (const event of events) {
+        if (decoder.done) break;
+        for (const canonical of decoder.push(event.data)) yield canonical;
+      }
     }
   } catch (error) {
     if (decoder.done) return;

@@ -1,4 +1,4 @@
-import { parseSse, SseDecoder, type SseEvent } from '../../src/protocols/sse-parse';
+import { parseSseBatches, SseDecoder, type SseEvent } from '../../src/protocols/sse-parse';
 
 /** The SSE decoder every provider relies on: chunk boundaries anywhere, CRLF, comments, multi-line data. */
 
@@ -76,14 +76,25 @@ describe('SseDecoder', () => {
   });
 });
 
-describe('parseSse', () => {
+describe('parseSseBatches', () => {
   it('decodes an async byte stream', async () => {
     async function* source() {
       const bytes = Buffer.from(STREAM, 'utf8');
       for (let i = 0; i < bytes.length; i += 5) yield bytes.subarray(i, i + 5);
     }
     const events: SseEvent[] = [];
-    for await (const event of parseSse(source())) events.push(event);
+    for await (const batch of parseSseBatches(source())) events.push(...batch);
     expect(events).toEqual(EXPECTED);
+  });
+
+  it("yields each chunk's completed events as one batch, and nothing for a chunk that completes none", async () => {
+    async function* source() {
+      yield 'data: a\n\ndata: b\n\ndata: c';
+      yield '\n';
+      yield '\n';
+    }
+    const batches: string[][] = [];
+    for await (const batch of parseSseBatches(source())) batches.push(batch.map((e) => e.data));
+    expect(batches).toEqual([['a', 'b'], ['c']]);
   });
 });
