@@ -3,7 +3,7 @@ import type { CanonicalEvent, CanonicalRequest, TextProvider } from '../domain/g
 import type { VendorEndpoint } from '../domain/catalog/vendors';
 import { ChatStreamDecoder, OPENAI_CHAT_OPTIONS, toChatRequest } from '../protocols/openai-chat/egress';
 import { ResponsesStreamDecoder, toResponsesRequest } from '../protocols/openai-responses/egress';
-import { assertToolsSupported, wholeAnswerCanonical, streamCanonical, type StreamDecoder, type VendorCall, type VendorHttpClient } from './http';
+import { assertToolsSupported, wholeAnswerCanonical, streamCanonical, type VendorCall, type VendorHttpClient } from './http';
 
 /**
  * Which OpenAI API serves a request. `auto` (default): the Responses API for models with an
@@ -36,12 +36,11 @@ export class OpenAIProvider implements TextProvider {
     return request.model.effort === 'openai-effort' ? 'responses' : 'chat';
   }
 
-  /** Validates synchronously (a 400 is thrown by this call, before any upstream request), then streams. */
+  /** Validates synchronously (a 400 is thrown by this call, before any upstream request), then calls the vendor. */
   generate(request: CanonicalRequest, signal: Cancellation): AsyncIterable<CanonicalEvent> {
     this.validate(request);
     const vendor = this.endpoint.vendor;
     const useResponses = this.upstreamFor(request) === 'responses';
-    const decoder: StreamDecoder = useResponses ? new ResponsesStreamDecoder(vendor) : new ChatStreamDecoder(vendor);
     const call: VendorCall = {
       vendor,
       baseUrl: this.endpoint.baseUrl,
@@ -51,11 +50,12 @@ export class OpenAIProvider implements TextProvider {
       signal,
       secrets: [this.endpoint.apiKey],
     };
-    // Chat Completions answers a client that reads the answer whole without streaming (toChatRequest).
-    if (!useResponses && request.stream === false) {
-      const decoder = new ChatStreamDecoder(vendor);
-      return wholeAnswerCanonical(this.http, call, (answer) => decoder.pushCompletion(answer));
+    // A client that reads the answer whole gets a non-streamed call (toChatRequest, toResponsesRequest).
+    if (useResponses) {
+      const decoder = new ResponsesStreamDecoder(vendor);
+      return request.stream === false ? wholeAnswerCanonical(this.http, call, (answer) => decoder.pushResponse(answer)) : streamCanonical(this.http, call, decoder);
     }
-    return streamCanonical(this.http, call, decoder);
+    const decoder = new ChatStreamDecoder(vendor);
+    return request.stream === false ? wholeAnswerCanonical(this.http, call, (answer) => decoder.pushCompletion(answer)) : streamCanonical(this.http, call, decoder);
   }
 }

@@ -434,7 +434,10 @@ async function responses(exchange: FakeExchange<FakeOpenAIReply>, fixedModel: st
     outputIndex++;
   }
   const final = { ...base, status: incomplete ? 'incomplete' : 'completed', incomplete_details: incomplete ? { reason: incomplete } : null, usage };
-  if (body.stream !== true) return json(200, final);
+  if (body.stream !== true) {
+    const chunks = events.filter((event) => String(event.type).endsWith('.delta')).length;
+    return sendCompletionPaced(exchange, Math.max(1, chunks), final);
+  }
   if (!reply.omitEnd) events.push({ type: incomplete ? 'response.incomplete' : 'response.completed', response: final });
   await sse(events.map((event, i) => ({ event: event.type as string, data: JSON.stringify({ ...event, sequence_number: i }) })));
 }

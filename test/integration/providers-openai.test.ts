@@ -218,6 +218,43 @@ describe('OpenAI provider', () => {
       expect(finishOf(events)).toEqual({ type: 'finish', reason: 'stop', refusal: false, usage: { inputTokens: 50, cachedInputTokens: 20, outputTokens: 300, reasoningTokens: 256 } });
     });
 
+    it('a client that reads the answer whole gets a non-streamed /responses call, with the same meaning as the stream', async () => {
+      // Deltas are split differently (one per item when whole): compare what they add up to.
+      const meaning = (events: CanonicalEvent[]) => ({
+        order: events.map((e) => e.type).filter((type, i, all) => type !== all[i - 1]),
+        reasoning: events.flatMap((e) => (e.type === 'reasoning-delta' ? [e.text] : [])).join(''),
+        text: textOf(events),
+        toolCalls: events.flatMap((e) =>
+          e.type === 'tool-call-start' ? [{ ...e, arguments: events.flatMap((d) => (d.type === 'tool-call-delta' && d.index === e.index ? [d.argumentsDelta] : [])).join('') }] : [],
+        ),
+        finish: finishOf(events),
+      });
+      const scripts: FakeOpenAIReply[] = [
+        { reasoning: 'Thinking about it.', text: 'Forty-two.', usage: { input: 50, cached: 20, output: 300, reasoning: 256 } },
+        { toolCalls: [{ id: 'call_1', name: 'lookup', arguments: '{"q":"tollgate"}' }, { id: 'call_2', name: 'run_sql', arguments: 'SELECT 1', kind: 'custom' }] },
+        { refusal: 'I cannot help with that.' },
+        { text: 'Cut sh', finishReason: 'length', usage: { input: 5, output: 1000, reasoning: 990 } },
+      ];
+      for (const script of scripts) {
+        fake.script(script);
+        const streamed = await run(registry.forModel(o4Mini), request(o4Mini));
+        expect(fake.lastRequest!.body.stream).toBe(true);
+        fake.script(script);
+        const whole = await run(registry.forModel(o4Mini), request(o4Mini, { stream: false }));
+        expect(fake.lastRequest!.body.stream).toBe(false);
+        expect(streamed.error).toBeNull();
+        expect(whole.error).toBeNull();
+        expect(meaning(whole.events)).toEqual(meaning(streamed.events));
+      }
+    });
+
+    it('a non-streamed /responses answer without usage is a ProviderError (nothing to bill by)', async () => {
+      fake.script({ omitUsage: true });
+      const noUsage = await run(registry.forModel(o4Mini), request(o4Mini, { stream: false }));
+      expect(noUsage.error).toBeInstanceOf(ProviderError);
+      expect((noUsage.error as Error).message).toMatch(/without reporting token usage/);
+    });
+
     it('maps effort low/medium and leaves the default alone', async () => {
       await run(registry.forModel(o4Mini), request(o4Mini, { reasoning: { mode: 'default', effort: 'low' } }));
       expect(fake.lastRequest!.body.reasoning).toEqual({ effort: 'low' });

@@ -222,7 +222,7 @@ describe('Chat Completions on an effort model (o4-mini, Responses upstream)', ()
     expect(completion.usage).toMatchObject({ prompt_tokens: 50, completion_tokens: 300, prompt_tokens_details: { cached_tokens: 20 }, completion_tokens_details: { reasoning_tokens: 256 } });
     const sent = fake.lastRequest!;
     expect(sent.path).toBe('/v1/responses');
-    expect(sent.body).toMatchObject({ model: 'o4-mini', store: false, stream: true, max_output_tokens: 4096, reasoning: { effort: 'low' } });
+    expect(sent.body).toMatchObject({ model: 'o4-mini', store: false, stream: false, max_output_tokens: 4096, reasoning: { effort: 'low' } }); // read whole: a non-streamed upstream call
     expect(sent.body).not.toHaveProperty('temperature');
     await expectChargedExactly(h, a, id, expectedCharge('openai/o4-mini', { inputTokens: 50, cachedInputTokens: 20, outputTokens: 300 }));
   });

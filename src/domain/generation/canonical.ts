@@ -76,7 +76,7 @@ export interface CanonicalRequest {
   user?: string;
   /**
    * false: the client reads the answer whole, so a provider may call its vendor without
-   * streaming (Chat Completions upstreams do). Absent: stream.
+   * streaming (every vendor adapter does). Absent: stream.
    */
   stream?: boolean;
 }

@@ -15,7 +15,7 @@ import { withFields } from '../../domain/shared/objects';
 /**
  * Egress codec for OpenAI Chat Completions: canonical request → request body, and streamed
  * chunks → canonical events. Used for OpenAI itself and, with options, for every
- * OpenAI-compatible vendor (vLLM, Ollama, DeepSeek, xAI…). Always a streaming request.
+ * OpenAI-compatible vendor (vLLM, Ollama, DeepSeek, xAI…).
  *
  * The few wire types it needs are declared here (the request side of the format is ours to
  * write; the ingress codec owns the full client-facing types).

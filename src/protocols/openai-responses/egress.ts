@@ -44,7 +44,7 @@ export type ResponsesWireTextFormat =
 export interface ResponsesWireRequest {
   model: string;
   input: ResponsesWireInputItem[];
-  stream: true;
+  stream: boolean;
   store: false;
   tools?: ResponsesWireTool[];
   tool_choice?: ResponsesWireToolChoice;
@@ -73,10 +73,15 @@ interface ResponsesWireItem {
   name?: string;
   arguments?: string;
   input?: string;
+  /** Reasoning items: summary paragraphs, and (open-weight models) the reasoning text itself. */
+  summary?: Array<{ text?: string }>;
+  /** Message items: output text and refusal parts; reasoning items: reasoning text parts. */
+  content?: Array<{ type?: string; text?: string; refusal?: string }>;
 }
 
 interface ResponsesWireResponse {
   status?: string;
+  output?: ResponsesWireItem[];
   usage?: ResponsesWireUsage | null;
   incomplete_details?: { reason?: string } | null;
   error?: { code?: string; message?: string } | null;
@@ -100,7 +105,8 @@ export function toResponsesRequest(request: CanonicalRequest): ResponsesWireRequ
   const body: ResponsesWireRequest = {
     model: request.model.vendorModelId,
     input: toResponsesInput(request.messages),
-    stream: true,
+    // A client that reads the answer whole gets a non-streamed call: one JSON body (pushResponse).
+    stream: request.stream !== false,
     store: false,
     max_output_tokens: request.maxOutputTokens,
   };
@@ -241,8 +247,27 @@ export class ResponsesStreamDecoder {
   }
 
   push(data: string): CanonicalEvent[] {
+    return this.apply(parseEvent(this.vendor, data));
+  }
+
+  /**
+   * A whole (non-streamed) response: replayed as the stream events that would have carried it,
+   * so both paths share one mapping.
+   */
+  pushResponse(answer: unknown): CanonicalEvent[] {
+    if (typeof answer !== 'object' || answer === null || Array.isArray(answer)) throw new ProviderError(`${this.vendor} answered with a body that is not a response object.`, this.vendor);
+    const response = answer as ResponsesWireResponse;
+    if (response.status === 'failed') return this.apply({ type: 'response.failed', response });
+    const events: CanonicalEvent[] = [];
+    (response.output ?? []).forEach((item, outputIndex) => {
+      for (const event of streamEventsOf(item, outputIndex)) events.push(...this.apply(event));
+    });
+    events.push(...this.apply({ type: response.status === 'incomplete' ? 'response.incomplete' : 'response.completed', response }));
+    return events;
+  }
+
+  private apply(event: ResponsesWireEvent): CanonicalEvent[] {
     if (this.finished) return [];
-    const event = parseEvent(this.vendor, data);
     const events: CanonicalEvent[] = [];
     switch (event.type) {
       case 'response.output_item.added': {
@@ -337,6 +362,39 @@ export class ResponsesStreamDecoder {
     this.reasoningOpen = false;
     events.push({ type: 'reasoning-end' });
   }
+}
+
+/** The stream events that carry one finished output item (what pushResponse replays). */
+function streamEventsOf(item: ResponsesWireItem, outputIndex: number): ResponsesWireEvent[] {
+  const events: ResponsesWireEvent[] = [];
+  const at = { output_index: outputIndex };
+  switch (item.type) {
+    case 'reasoning':
+      (item.summary ?? []).forEach((part, summaryIndex) => {
+        events.push({ type: 'response.reasoning_summary_part.added', ...at, summary_index: summaryIndex });
+        if (part.text) events.push({ type: 'response.reasoning_summary_text.delta', ...at, summary_index: summaryIndex, delta: part.text });
+      });
+      for (const part of item.content ?? []) if (part.type === 'reasoning_text' && part.text) events.push({ type: 'response.reasoning_text.delta', ...at, delta: part.text });
+      break;
+    case 'message':
+      for (const part of item.content ?? []) {
+        if (part.type === 'output_text' && part.text) events.push({ type: 'response.output_text.delta', ...at, delta: part.text });
+        if (part.type === 'refusal' && part.refusal) events.push({ type: 'response.refusal.delta', ...at, delta: part.refusal });
+      }
+      break;
+    case 'function_call':
+    case 'custom_tool_call': {
+      events.push({ type: 'response.output_item.added', ...at, item });
+      const delta = item.type === 'function_call' ? item.arguments : item.input;
+      if (delta) events.push({ type: item.type === 'function_call' ? 'response.function_call_arguments.delta' : 'response.custom_tool_call_input.delta', ...at, delta });
+      break;
+    }
+    default:
+      // Vendor-run items (MCP calls and listings, searches) are the vendor's business, as in a stream.
+      return events;
+  }
+  events.push({ type: 'response.output_item.done', ...at, item });
+  return events;
 }
 
 function parseEvent(vendor: string, data: string): ResponsesWireEvent {
