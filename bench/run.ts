@@ -25,8 +25,10 @@
  * included; "db" is the same for every PostgreSQL process on the machine. "GC pauses" are the gateway's
  * own young-generation (scavenge) and full GCs during the through-Tollgate slices: the pauses
  * behind most of its p99. The load generator,
- * the upstream, the gateway and PostgreSQL share this machine's CPUs. Output: aligned text rows as the run goes,
- * then one markdown table of all rows and the bar lines.
+ * the upstream, the gateway and PostgreSQL share this machine's CPUs. First, a calibration
+ * (bench/hop.ts): what one loopback round trip between two processes costs here, which a request
+ * through Tollgate pays once more than a direct one. Output: aligned text rows as the run goes,
+ * then one markdown table of all rows, the bar lines and the calibration.
  *
  * Knobs:
  *  DATABASE_URL       PostgreSQL server (default postgres://postgres@127.0.0.1:5432/postgres);
@@ -50,6 +52,7 @@ import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
+import { measureHop } from './hop';
 import { mergeLoadResults, runLoad, type LoadResult } from './load';
 
 const SERVER_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -289,6 +292,9 @@ async function main(): Promise<void> {
       `Tollgate bench: ${SECONDS}s per run (+0.5s warm-up), closed loop at connections ${CONNECTIONS.join('/')}, ` +
         `open loop at ${RATES ? `${RATES.join('/')} req/s` : `${RATE_FRACTIONS.join('/')} of saturation`} (${OPEN_LOOP_CONNECTIONS} connections), billing + limits on`,
     );
+    const hop = await measureHop();
+    const hopLine = `machine: a loopback round trip between two processes takes ${hop.roundTripUs.toFixed(0)} µs (${hop.cpuUsPerRoundTrip.toFixed(0)} µs of the sender's CPU); a request through Tollgate makes one such round trip more than a direct one`;
+    console.log(hopLine);
     for (const bodyType of BODIES) {
       const stream = bodyType === 'stream';
       const extra = stream ? { stream: true, stream_options: { include_usage: true } } : {};
@@ -352,6 +358,7 @@ async function main(): Promise<void> {
     console.log(markdownTable(rows));
     console.log('');
     for (const bar of bars) console.log(`- ${bar}`);
+    console.log(`- ${hopLine}`);
     console.log(`- ${rss}`);
   } finally {
     gateway.child.disconnect();
