@@ -610,20 +610,29 @@ test('crash: a killed instance\'s settled charges stay booked; its lease is swep
   for (const row of rows) expect(row).toMatchObject({ status: 'settled', charged_micro: A.toString(), ledger_rows: 1 });
 });
 
+/** A runner that records how many settlements each batch statement carries (and can make each batch `slowMs` slower). */
+function recordingBatches(slowMs = 0) {
+  const raw = pgSqlRunner(t.databaseUrl, pino({ level: 'silent' }));
+  runners.push(raw);
+  const settlementsPerStatement: number[] = [];
+  const recording = {
+    rows: async <T,>(name: string, text: string, values: unknown[]): Promise<T[]> => {
+      if (name === 'tollgate_apply_lease_ops') {
+        settlementsPerStatement.push((JSON.parse(String(values[0])) as { op: string }[]).filter((op) => op.op === 'settle').length);
+        if (slowMs > 0) await new Promise((resolve) => setTimeout(resolve, slowMs));
+      }
+      return raw.rows<T>(name, text, values);
+    },
+  };
+  return { recording, settlementsPerStatement };
+}
+
 test('a backlog of settlements is written in statements of at most 100 operations, each charged once', async () => {
   const funds = 1_000n * A;
   const p = await provisionAccount(t.url, { fundsMicro: funds.toString() });
   const key = await createKey(t.url, p.sessionToken, { name: 'backlog' });
   const principal: BillingPrincipal = { accountId: p.accountId, keyId: key.id, kind: 'prepaid', userId: p.userId };
-  const raw = pgSqlRunner(t.databaseUrl, pino({ level: 'silent' }));
-  runners.push(raw);
-  const settlementsPerStatement: number[] = [];
-  const recording = {
-    rows: <T,>(name: string, text: string, values: unknown[]): Promise<T[]> => {
-      if (name === 'tollgate_apply_lease_ops') settlementsPerStatement.push((JSON.parse(String(values[0])) as { op: string }[]).filter((op) => op.op === 'settle').length);
-      return raw.rows<T>(name, text, values);
-    },
-  };
+  const { recording, settlementsPerStatement } = recordingBatches();
   const leases = new BudgetLeases(recording, billing, systemClock, ulidIds(), t.tollgate.services.bus);
   instances.push(leases);
 
@@ -644,17 +653,8 @@ test('settlements that trickle in while a batch is being written wait for the ne
   const p = await provisionAccount(t.url, { fundsMicro: funds.toString() });
   const key = await createKey(t.url, p.sessionToken, { name: 'trickle' });
   const principal: BillingPrincipal = { accountId: p.accountId, keyId: key.id, kind: 'prepaid', userId: p.userId };
-  const raw = pgSqlRunner(t.databaseUrl, pino({ level: 'silent' }));
-  runners.push(raw);
-  const settlementsPerStatement: number[] = [];
-  const recording = {
-    rows: <T,>(name: string, text: string, values: unknown[]): Promise<T[]> => {
-      if (name !== 'tollgate_apply_lease_ops') return raw.rows<T>(name, text, values);
-      settlementsPerStatement.push((JSON.parse(String(values[0])) as { op: string }[]).filter((op) => op.op === 'settle').length);
-      // A busy database: each batch takes 20 ms to commit.
-      return new Promise((resolve) => setTimeout(resolve, 20)).then(() => raw.rows<T>(name, text, values));
-    },
-  };
+  // A busy database: each batch takes 20 ms to commit.
+  const { recording, settlementsPerStatement } = recordingBatches(20);
   const delayMs = 100;
   const leases = new BudgetLeases(recording, billing, systemClock, ulidIds(), t.tollgate.services.bus, { settlementDelayMs: delayMs });
   instances.push(leases);
