@@ -54,4 +54,6 @@ if (process.argv[2] === 'echo') {
     socket.on('data', (chunk) => socket.write(chunk));
   });
   server.listen(0, '127.0.0.1', () => process.send?.((server.address() as { port: number }).port));
+  // Gone with the bench, however it ended.
+  process.on('disconnect', () => process.exit(0));
 }
