@@ -9,7 +9,6 @@
 import { fork } from 'node:child_process';
 import { connect, createServer } from 'node:net';
 
-const ROUND_TRIPS = 10_000;
 const MESSAGE_BYTES = 1024;
 
 export interface HopCost {
@@ -19,7 +18,7 @@ export interface HopCost {
   cpuUsPerRoundTrip: number;
 }
 
-export function measureHop(): Promise<HopCost> {
+export function measureHop(roundTrips = 10_000): Promise<HopCost> {
   const child = fork(__filename, ['echo'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   return new Promise<HopCost>((resolve, reject) => {
     child.once('error', reject);
@@ -35,9 +34,9 @@ export function measureHop(): Promise<HopCost> {
           pending -= chunk.length;
           if (pending > 0) return;
           pending += MESSAGE_BYTES;
-          if (++done < ROUND_TRIPS) return void socket.write(message);
+          if (++done < roundTrips) return void socket.write(message);
           const used = process.cpuUsage(cpu);
-          resolve({ roundTripUs: Number(process.hrtime.bigint() - started) / 1e3 / ROUND_TRIPS, cpuUsPerRoundTrip: (used.user + used.system) / ROUND_TRIPS });
+          resolve({ roundTripUs: Number(process.hrtime.bigint() - started) / 1e3 / roundTrips, cpuUsPerRoundTrip: (used.user + used.system) / roundTrips });
           socket.destroy();
           child.kill();
         });

@@ -27,7 +27,8 @@
  * behind most of its p99. The load generator,
  * the upstream, the gateway and PostgreSQL share this machine's CPUs. First, a calibration
  * (bench/hop.ts): what one loopback round trip between two processes costs here, which a request
- * through Tollgate pays once more than a direct one. Output: aligned text rows as the run goes,
+ * through Tollgate pays once more than a direct one; each row repeats it briefly ("hop µs"), so a
+ * row measured while the machine was slow shows it. Output: aligned text rows as the run goes,
  * then one markdown table of all rows, the bar lines and the calibration.
  *
  * Knobs:
@@ -66,6 +67,8 @@ const BODIES = (process.env.BENCH_BODIES ?? 'json,stream').split(',') as ('json'
 const RATE_FRACTIONS = [0.25, 0.5, 0.75, 0.9];
 const OPEN_LOOP_CONNECTIONS = 64;
 const BAR = { p50: 1, p99: 5 };
+/** Round trips of the per-row machine check (the calibration at the start makes 10,000). */
+const HOP_ROUND_TRIPS_PER_ROW = 2_000;
 const ADMIN_TOKEN = 'bench-operator-token-0123456789';
 const REGISTER = join(__dirname, '..', 'test', 'support', 'swc-register.js');
 const CLOCK_TICKS_PER_SECOND = 100;
@@ -197,6 +200,8 @@ interface Row {
   dbPerRequest: number;
   /** The gateway's GC pauses during the through-Tollgate slices. */
   gc: GcPauses;
+  /** A process-to-process round trip just before the row (µs): how fast the machine was then. */
+  hopUs: number;
 }
 
 const ms = (value: number, width = 7) => value.toFixed(2).padStart(width);
@@ -223,12 +228,13 @@ function textRow(row: Row): string {
     `cpu ${row.cpuPerRequest.toFixed(3)} ms/req (system ${row.systemPerRequest.toFixed(3)}) db ${row.dbPerRequest.toFixed(3)}`,
     `gc ${gcText(row.gc)}`,
     `errors ${through.errors}/${direct.errors}${errorKinds(through, direct)}`,
+    `hop ${row.hopUs.toFixed(0)} µs`,
     ...(row.open ? [`send lag p99 ${ms(through.sendLagP99, 5)}/${ms(direct.sendLagP99, 5)} ms`] : []),
   ].join(' | ');
 }
 
 function markdownTable(rows: Row[]): string {
-  const header = ['body', 'load', 'direct req/s', 'direct p50', 'direct p99', 'tollgate req/s', 'tollgate p50', 'tollgate p99', 'added p50', 'added p99', 'CPU ms/req', 'GC pauses', 'errors (tollgate/direct)'];
+  const header = ['body', 'load', 'direct req/s', 'direct p50', 'direct p99', 'tollgate req/s', 'tollgate p50', 'tollgate p99', 'added p50', 'added p99', 'CPU ms/req', 'GC pauses', 'errors (tollgate/direct)', 'hop µs'];
   const lines = [`| ${header.join(' | ')} |`, `|${header.map((h, i) => (i < 2 ? '---|' : '--:|')).join('')}`];
   for (const row of rows) {
     const { direct, through } = row;
@@ -246,6 +252,7 @@ function markdownTable(rows: Row[]): string {
       row.cpuPerRequest.toFixed(3),
       gcText(row.gc),
       `${through.errors}/${direct.errors}`,
+      row.hopUs.toFixed(0),
     ];
     lines.push(`| ${cells.join(' | ')} |`);
   }
@@ -303,6 +310,7 @@ async function main(): Promise<void> {
         const through: Target = { url: `${gatewayUrl}/v1/chat/completions`, tokens: await Promise.all(Array.from({ length: ACCOUNTS }, () => provisionKey(gatewayUrl))), body: { model: 'openai/gpt-4o-mini', messages, ...extra } };
         // Slices of direct and through runs alternate, so both sides see the same machine: its
         // speed drifts (other tenants of the host) over seconds, by up to 2x.
+        const hopUs = (await measureHop(HOP_ROUND_TRIPS_PER_ROW)).roundTripUs;
         const sliceMs = (SECONDS * 1000) / SLICES;
         const directParts: LoadResult[] = [];
         const throughParts: LoadResult[] = [];
@@ -333,7 +341,7 @@ async function main(): Promise<void> {
         const systemPerRequest = system / served;
         const cpuPerRequest = user / served + systemPerRequest;
         const dbPerRequest = db / served;
-        const row: Row = { body: bodyType, load: label, open: ratePerSecond !== undefined, direct: directResult, through: throughResult, cpuPerRequest, systemPerRequest, dbPerRequest, gc };
+        const row: Row = { body: bodyType, load: label, open: ratePerSecond !== undefined, direct: directResult, through: throughResult, cpuPerRequest, systemPerRequest, dbPerRequest, gc, hopUs };
         rows.push(row);
         console.log(textRow(row));
         return row;
