@@ -270,6 +270,9 @@ function barLine(body: string, sweep: { rate: number; row: Row }[]): string {
   const failingBelow = sweep.filter((s) => s.rate < best.rate && !holds(s)).map((s) => s.rate);
   if (failingBelow.length) notes.push(`but not at ${failingBelow.join(', ')} req/s`);
   if (best.row.through.errors > 0) notes.push(`${best.row.through.errors} errors through Tollgate at that rate`);
+  // The added p99 is a difference of two tails: when the direct one is itself long, the machine
+  // stalled during that row, and the difference says little.
+  if (best.row.direct.p99 > BAR.p99) notes.push(`the direct p99 there was ${best.row.direct.p99.toFixed(1)} ms, so the machine stalled in that row: read it with care`);
   return `${prefix} holds up to ${best.rate} req/s${notes.length ? ` (${notes.join('; ')})` : ''}`;
 }
 
