@@ -311,9 +311,9 @@ async function main(): Promise<void> {
       const direct: Target = { url: `${upstream.message.url}/chat/completions`, tokens: ['sk-bench'], body: { model: 'gpt-4o-mini', messages, ...extra } };
       const measure = async (label: string, connections: number, ratePerSecond?: number): Promise<Row> => {
         const through: Target = { url: `${gatewayUrl}/v1/chat/completions`, tokens: await Promise.all(Array.from({ length: ACCOUNTS }, () => provisionKey(gatewayUrl))), body: { model: 'openai/gpt-4o-mini', messages, ...extra } };
+        const hopUs = (await measureHop(HOP_ROUND_TRIPS_PER_ROW)).roundTripUs;
         // Slices of direct and through runs alternate, so both sides see the same machine: its
         // speed drifts (other tenants of the host) over seconds, by up to 2x.
-        const hopUs = (await measureHop(HOP_ROUND_TRIPS_PER_ROW)).roundTripUs;
         const sliceMs = (SECONDS * 1000) / SLICES;
         const directParts: LoadResult[] = [];
         const throughParts: LoadResult[] = [];
