@@ -2,7 +2,7 @@ import type { Cancellation } from '../domain/generation/cancellation';
 import type { CanonicalEvent, CanonicalRequest, TextProvider } from '../domain/generation/canonical';
 import type { VendorEndpoint } from '../domain/catalog/vendors';
 import { ANTHROPIC_VERSION, MessagesStreamDecoder, toMessagesRequest, type AnthropicRequestPlan } from '../protocols/anthropic-messages/egress';
-import { assertToolsSupported, streamCanonical, wholeAnswerCanonical, type VendorHttpClient } from './http';
+import { assertToolsSupported, callVendor, type VendorHttpClient } from './http';
 
 /** Anthropic Messages (`POST {ANTHROPIC_BASE_URL}/v1/messages`, streamed). */
 export class AnthropicProvider implements TextProvider {
@@ -24,7 +24,6 @@ export class AnthropicProvider implements TextProvider {
     if (this.endpoint.apiKey) headers['x-api-key'] = this.endpoint.apiKey;
     if (betas.length > 0) headers['anthropic-beta'] = betas.join(',');
     const call = { vendor: this.endpoint.vendor, baseUrl: this.endpoint.baseUrl, path: '/v1/messages', headers, body, signal, secrets: [this.endpoint.apiKey] };
-    const decoder = new MessagesStreamDecoder(this.endpoint.vendor);
-    return body.stream ? streamCanonical(this.http, call, decoder) : wholeAnswerCanonical(this.http, call, (answer) => decoder.pushMessage(answer));
+    return callVendor(this.http, call, new MessagesStreamDecoder(this.endpoint.vendor), body.stream);
   }
 }

@@ -2,7 +2,7 @@ import type { Cancellation } from '../domain/generation/cancellation';
 import type { CanonicalEvent, CanonicalRequest, TextProvider } from '../domain/generation/canonical';
 import type { VendorEndpoint } from '../domain/catalog/vendors';
 import { GenerateContentStreamDecoder, generateContentPath, toGenerateContentRequest } from '../protocols/gemini/egress';
-import { assertToolsSupported, streamCanonical, wholeAnswerCanonical, type VendorCall, type VendorHttpClient } from './http';
+import { assertToolsSupported, callVendor, type VendorCall, type VendorHttpClient } from './http';
 
 /**
  * Gemini API (`POST {GEMINI_BASE_URL}/v1beta/models/{model}:streamGenerateContent?alt=sse`, or
@@ -33,7 +33,6 @@ export class GeminiProvider implements TextProvider {
       signal,
       secrets: [this.endpoint.apiKey],
     };
-    const decoder = new GenerateContentStreamDecoder(this.endpoint.vendor);
-    return stream ? streamCanonical(this.http, call, decoder) : wholeAnswerCanonical(this.http, call, (answer) => decoder.pushResponse(answer));
+    return callVendor(this.http, call, new GenerateContentStreamDecoder(this.endpoint.vendor), stream);
   }
 }

@@ -2,7 +2,7 @@ import type { Cancellation } from '../domain/generation/cancellation';
 import type { CanonicalEvent, CanonicalRequest, TextProvider } from '../domain/generation/canonical';
 import type { VendorEndpoint } from '../domain/catalog/vendors';
 import { ChatStreamDecoder, toChatRequest, type ChatEgressOptions } from '../protocols/openai-chat/egress';
-import { assertToolsSupported, wholeAnswerCanonical, streamCanonical, type VendorHttpClient } from './http';
+import { assertToolsSupported, callVendor, type VendorHttpClient } from './http';
 
 /**
  * An OpenAI-compatible vendor is configuration, not code: the Chat Completions egress codec
@@ -59,10 +59,6 @@ export class OpenAICompatibleProvider implements TextProvider {
     });
     const call = { vendor: this.endpoint.vendor, baseUrl: this.endpoint.baseUrl, path: '/chat/completions', headers, body, signal, secrets: [this.endpoint.apiKey] };
     // A client that reads the answer whole gets a non-streamed upstream call (toChatRequest).
-    if (request.stream === false) {
-      const decoder = new ChatStreamDecoder(this.endpoint.vendor);
-      return wholeAnswerCanonical(this.http, call, (answer) => decoder.pushCompletion(answer));
-    }
-    return streamCanonical(this.http, call, new ChatStreamDecoder(this.endpoint.vendor));
+    return callVendor(this.http, call, new ChatStreamDecoder(this.endpoint.vendor), request.stream !== false);
   }
 }

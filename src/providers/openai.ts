@@ -3,7 +3,7 @@ import type { CanonicalEvent, CanonicalRequest, TextProvider } from '../domain/g
 import type { VendorEndpoint } from '../domain/catalog/vendors';
 import { ChatStreamDecoder, OPENAI_CHAT_OPTIONS, toChatRequest } from '../protocols/openai-chat/egress';
 import { ResponsesStreamDecoder, toResponsesRequest } from '../protocols/openai-responses/egress';
-import { assertToolsSupported, wholeAnswerCanonical, streamCanonical, type VendorCall, type VendorHttpClient } from './http';
+import { assertToolsSupported, callVendor, type VendorCall, type VendorHttpClient } from './http';
 
 /**
  * Which OpenAI API serves a request. `auto` (default): the Responses API for models with an
@@ -51,11 +51,6 @@ export class OpenAIProvider implements TextProvider {
       secrets: [this.endpoint.apiKey],
     };
     // A client that reads the answer whole gets a non-streamed call (toChatRequest, toResponsesRequest).
-    if (useResponses) {
-      const decoder = new ResponsesStreamDecoder(vendor);
-      return request.stream === false ? wholeAnswerCanonical(this.http, call, (answer) => decoder.pushResponse(answer)) : streamCanonical(this.http, call, decoder);
-    }
-    const decoder = new ChatStreamDecoder(vendor);
-    return request.stream === false ? wholeAnswerCanonical(this.http, call, (answer) => decoder.pushCompletion(answer)) : streamCanonical(this.http, call, decoder);
+    return callVendor(this.http, call, useResponses ? new ResponsesStreamDecoder(vendor) : new ChatStreamDecoder(vendor), request.stream !== false);
   }
 }

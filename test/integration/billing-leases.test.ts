@@ -686,7 +686,10 @@ test('a give-back, and shutdown, do not wait for the settlement delay: waiting s
   const delayMs = 20_000;
   const leases = new BudgetLeases(raw, billing, systemClock, ulidIds(), t.tollgate.services.bus, { settlementDelayMs: delayMs });
   instances.push(leases);
-  const [first, second, third] = holdsOf(await fireLocal(leases, principal, 3, A));
+  // Three requests: the third stays open through shutdown, so the lease is not given back then.
+  const holds = holdsOf(await fireLocal(leases, principal, 3, A));
+  expect(holds).toHaveLength(3);
+  const [first, second] = holds;
 
   const started = performance.now();
   const firstSettled = leases.settle(first!, { costMicro: 7n });
@@ -701,5 +704,4 @@ test('a give-back, and shutdown, do not wait for the settlement delay: waiting s
   await secondSettled;
   expect(performance.now() - started).toBeLessThan(delayMs / 2);
   expect(await state(p.accountId, key.id)).toMatchObject({ balance: 100n * A - 14n, ledgerCharges: 2 });
-  expect(third).toBeDefined();
 });

@@ -120,7 +120,7 @@ export function toMessagesRequest(request: CanonicalRequest): AnthropicRequestPl
   const betas: string[] = [];
   const { system, messages } = toAnthropicMessages(request.messages);
   const systemParts = system ? [system] : [];
-  // A client that reads the answer whole gets a non-streamed upstream call (decoded by pushMessage).
+  // A client that reads the answer whole gets a non-streamed upstream call (decoded by pushWhole).
   const body: AnthropicWireRequest = { model: request.model.vendorModelId, max_tokens: request.maxOutputTokens, messages, stream: request.stream !== false };
 
   const functionTools = request.tools.filter((tool) => tool.type !== 'mcp');
@@ -324,7 +324,7 @@ export class MessagesStreamDecoder {
    * A non-streamed answer (`type: message`), replayed as the events of the stream that would
    * have carried it, so it goes through the same mapping.
    */
-  pushMessage(answer: unknown): CanonicalEvent[] {
+  pushWhole(answer: unknown): CanonicalEvent[] {
     const message = answer as { content?: unknown; usage?: AnthropicWireUsage; stop_reason?: string | null; stop_sequence?: string | null } | null;
     if (typeof message !== 'object' || message === null || !Array.isArray(message.content)) throw new ProviderError(`${this.vendor} answered without content.`, this.vendor);
     const events: CanonicalEvent[] = [];

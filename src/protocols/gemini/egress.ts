@@ -219,7 +219,7 @@ export class GenerateContentStreamDecoder {
   }
 
   /** A non-streamed answer (`generateContent`): the same shape as one stream chunk carrying everything. */
-  pushResponse(answer: unknown): CanonicalEvent[] {
+  pushWhole(answer: unknown): CanonicalEvent[] {
     if (typeof answer !== 'object' || answer === null || Array.isArray(answer)) throw new ProviderError(`${this.vendor} answered with something other than a JSON object.`, this.vendor);
     return [...this.pushChunk(answer as GeminiGenerateContentResponse), ...this.end()];
   }

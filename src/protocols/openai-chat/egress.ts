@@ -316,7 +316,7 @@ export class ChatStreamDecoder {
    * A non-streamed answer (`chat.completion`): its message is the whole delta, so it goes
    * through the same mapping as a stream that sent everything in one chunk.
    */
-  pushCompletion(completion: unknown): CanonicalEvent[] {
+  pushWhole(completion: unknown): CanonicalEvent[] {
     if (typeof completion !== 'object' || completion === null || !Array.isArray((completion as { choices?: unknown }).choices)) {
       throw new ProviderError(`${this.vendor} answered without choices.`, this.vendor);
     }

@@ -105,7 +105,7 @@ export function toResponsesRequest(request: CanonicalRequest): ResponsesWireRequ
   const body: ResponsesWireRequest = {
     model: request.model.vendorModelId,
     input: toResponsesInput(request.messages),
-    // A client that reads the answer whole gets a non-streamed call: one JSON body (pushResponse).
+    // A client that reads the answer whole gets a non-streamed call: one JSON body (pushWhole).
     stream: request.stream !== false,
     store: false,
     max_output_tokens: request.maxOutputTokens,
@@ -254,7 +254,7 @@ export class ResponsesStreamDecoder {
    * A whole (non-streamed) response: replayed as the stream events that would have carried it,
    * so both paths share one mapping.
    */
-  pushResponse(answer: unknown): CanonicalEvent[] {
+  pushWhole(answer: unknown): CanonicalEvent[] {
     if (typeof answer !== 'object' || answer === null || Array.isArray(answer)) throw new ProviderError(`${this.vendor} answered with a body that is not a response object.`, this.vendor);
     const response = answer as ResponsesWireResponse;
     if (response.status === 'failed') return this.apply({ type: 'response.failed', response });
@@ -364,7 +364,7 @@ export class ResponsesStreamDecoder {
   }
 }
 
-/** The stream events that carry one finished output item (what pushResponse replays). */
+/** The stream events that carry one finished output item (what pushWhole replays). */
 function streamEventsOf(item: ResponsesWireItem, outputIndex: number): ResponsesWireEvent[] {
   const events: ResponsesWireEvent[] = [];
   const at = { output_index: outputIndex };
