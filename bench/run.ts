@@ -24,8 +24,16 @@
  * ticks) over the through-Tollgate slices divided by the requests they served, warm-ups
  * included; "db" is the same for every PostgreSQL process on the machine. "GC pauses" are the gateway's
  * own young-generation (scavenge) and full GCs during the through-Tollgate slices: the pauses
- * behind most of its p99. The load generator,
- * the upstream, the gateway and PostgreSQL share this machine's CPUs. First, a calibration
+ * behind part of its p99. The load generator,
+ * the upstream, the gateway and PostgreSQL share this machine's CPUs.
+ *
+ * The floor: between the direct and the through-Tollgate slice, a slice through
+ * bench/floor-process.ts, a bare Node proxy (node:http in, undici out; no parsing, keys, limits
+ * or billing). What it adds over the direct call is what this machine charges any Node gateway
+ * for the extra hops and wake-ups; what Tollgate adds beyond it is Tollgate's own work and the
+ * contention that work causes. BENCH_FLOOR=0 leaves it out.
+ *
+ * First, a calibration
  * (bench/hop.ts): what one loopback round trip between two processes costs here, which a request
  * through Tollgate pays once more than a direct one; each row repeats it briefly ("hop µs"), so a
  * row measured while the machine was slow shows it. Output: aligned text rows as the run goes,
@@ -42,10 +50,11 @@
  *                     rate (rounded to 10 req/s).
  *  BENCH_SLICES       alternating direct/through slices per measurement (default 4).
  *  BENCH_BODIES       body types to run, comma list (default "json,stream").
- *  BENCH_PROFILE      set: the gateway writes a CPU profile to /tmp/prof.
+ *  BENCH_PROFILE      set: the gateway and the floor proxy write CPU profiles to /tmp/prof.
  *  BENCH_ACCOUNTS     tier-5 accounts (one key each) per through-Tollgate run, in rotation (default 4).
  *  BENCH_NODE_FLAGS   extra Node flags for the gateway process (e.g. "--trace-gc").
  *  BENCH_LOOP_DELAY   set: the gateway prints, each second, its event-loop delay when above 5 ms.
+ *  BENCH_FLOOR        0: no floor slices (default: on).
  *  REDIS_URL          set: the gateway keeps its limits in Redis.
  */
 import { fork, type ChildProcess } from 'node:child_process';
@@ -64,6 +73,7 @@ const RATES = process.env.BENCH_RATES ? process.env.BENCH_RATES.split(',').map(N
 const SLICES = Number(process.env.BENCH_SLICES ?? 4);
 const SLICE_WARMUP_MS = 300;
 const BODIES = (process.env.BENCH_BODIES ?? 'json,stream').split(',') as ('json' | 'stream')[];
+const WITH_FLOOR = process.env.BENCH_FLOOR !== '0';
 const RATE_FRACTIONS = [0.25, 0.5, 0.75, 0.9];
 const OPEN_LOOP_CONNECTIONS = 64;
 const BAR = { p50: 1, p99: 5 };
@@ -73,13 +83,13 @@ const ADMIN_TOKEN = 'bench-operator-token-0123456789';
 const REGISTER = join(__dirname, '..', 'test', 'support', 'swc-register.js');
 const CLOCK_TICKS_PER_SECOND = 100;
 
-/** BENCH_PROFILE: a CPU profile in /tmp/prof; BENCH_NODE_FLAGS: more flags for the gateway (`--trace-gc`, say). */
-function gatewayFlags(): string[] {
+/** BENCH_PROFILE: CPU profiles in /tmp/prof; BENCH_NODE_FLAGS: more flags (`--trace-gc`, say). For the gateway and the floor proxy alike. */
+function proxyFlags(): string[] {
   return [...(process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : []), ...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean)];
 }
 
 function spawnChild<T>(script: string, env: Record<string, string>): Promise<{ child: ChildProcess; message: T }> {
-  const child = fork(join(__dirname, script), [], { execArgv: ['-r', REGISTER, ...(script === 'gateway-process.ts' ? gatewayFlags() : [])], env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(join(__dirname, script), [], { execArgv: ['-r', REGISTER, ...(script === 'upstream-process.ts' ? [] : proxyFlags())], env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   return new Promise((resolve, reject) => {
     child.once('message', (message) => resolve({ child, message: message as T }));
     child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
@@ -193,6 +203,8 @@ interface Row {
   open: boolean;
   direct: LoadResult;
   through: LoadResult;
+  /** Through the bare proxy (bench/floor-process.ts); absent with BENCH_FLOOR=0. */
+  floor?: LoadResult;
   cpuPerRequest: number;
   /** The kernel's part of cpuPerRequest (sockets, wake-ups). */
   systemPerRequest: number;
@@ -225,6 +237,7 @@ function textRow(row: Row): string {
     side('direct', direct),
     side('tollgate', through),
     `added p50 ${ms(through.p50 - direct.p50, 6)} p99 ${ms(through.p99 - direct.p99, 6)} ms`,
+    ...(row.floor ? [`floor added p50 ${ms(row.floor.p50 - direct.p50, 6)} p99 ${ms(row.floor.p99 - direct.p99, 6)} ms`] : []),
     `cpu ${row.cpuPerRequest.toFixed(3)} ms/req (system ${row.systemPerRequest.toFixed(3)}) db ${row.dbPerRequest.toFixed(3)}`,
     `gc ${gcText(row.gc)}`,
     `errors ${through.errors}/${direct.errors}${errorKinds(through, direct)}`,
@@ -234,7 +247,7 @@ function textRow(row: Row): string {
 }
 
 function markdownTable(rows: Row[]): string {
-  const header = ['body', 'load', 'direct req/s', 'direct p50', 'direct p99', 'tollgate req/s', 'tollgate p50', 'tollgate p99', 'added p50', 'added p99', 'CPU ms/req', 'GC pauses', 'errors (tollgate/direct)', 'hop µs'];
+  const header = ['body', 'load', 'direct req/s', 'direct p50', 'direct p99', 'tollgate req/s', 'tollgate p50', 'tollgate p99', 'added p50', 'added p99', 'floor added p50', 'floor added p99', 'CPU ms/req', 'GC pauses', 'errors (tollgate/direct)', 'hop µs'];
   const lines = [`| ${header.join(' | ')} |`, `|${header.map((h, i) => (i < 2 ? '---|' : '--:|')).join('')}`];
   for (const row of rows) {
     const { direct, through } = row;
@@ -249,6 +262,8 @@ function markdownTable(rows: Row[]): string {
       through.p99.toFixed(2),
       (through.p50 - direct.p50).toFixed(2),
       (through.p99 - direct.p99).toFixed(2),
+      row.floor ? (row.floor.p50 - direct.p50).toFixed(2) : '',
+      row.floor ? (row.floor.p99 - direct.p99).toFixed(2) : '',
       row.cpuPerRequest.toFixed(3),
       gcText(row.gc),
       `${through.errors}/${direct.errors}`,
@@ -259,17 +274,18 @@ function markdownTable(rows: Row[]): string {
   return lines.join('\n');
 }
 
-/** The bar line of one body type, from its sweep rows (ascending rates). */
-function barLine(body: string, sweep: { rate: number; row: Row }[]): string {
-  const holds = ({ row }: { row: Row }) => row.through.p50 - row.direct.p50 < BAR.p50 && row.through.p99 - row.direct.p99 < BAR.p99;
+/** The bar line of one body type, from its sweep rows (ascending rates): for Tollgate, or for the floor proxy. */
+function barLine(body: string, sweep: { rate: number; row: Row }[], side: 'through' | 'floor' = 'through'): string {
+  const viaOf = (row: Row) => (side === 'floor' ? row.floor! : row.through);
+  const holds = ({ row }: { row: Row }) => viaOf(row).p50 - row.direct.p50 < BAR.p50 && viaOf(row).p99 - row.direct.p99 < BAR.p99;
   const passing = sweep.filter(holds);
-  const prefix = `${body}: bar (added p50 < ${BAR.p50} ms, p99 < ${BAR.p99} ms)`;
+  const prefix = `${body}${side === 'floor' ? ' through the floor proxy' : ''}: bar (added p50 < ${BAR.p50} ms, p99 < ${BAR.p99} ms)`;
   if (passing.length === 0) return `${prefix} holds nowhere in the sweep`;
   const best = passing.at(-1)!;
   const notes: string[] = [];
   const failingBelow = sweep.filter((s) => s.rate < best.rate && !holds(s)).map((s) => s.rate);
   if (failingBelow.length) notes.push(`but not at ${failingBelow.join(', ')} req/s`);
-  if (best.row.through.errors > 0) notes.push(`${best.row.through.errors} errors through Tollgate at that rate`);
+  if (viaOf(best.row).errors > 0) notes.push(`${viaOf(best.row).errors} errors at that rate`);
   // The added p99 is a difference of two tails: when the direct one is itself long, the machine
   // stalled during that row, and the difference says little.
   if (best.row.direct.p99 > BAR.p99) notes.push(`the direct p99 there was ${best.row.direct.p99.toFixed(1)} ms, so the machine stalled in that row: read it with care`);
@@ -293,6 +309,7 @@ async function main(): Promise<void> {
     LOG_LEVEL: 'silent',
   });
   const gatewayUrl = `http://127.0.0.1:${gateway.message.port}`;
+  const floor = WITH_FLOOR ? await spawnChild<{ port: number }>('floor-process.ts', { FLOOR_UPSTREAM: upstream.message.url }) : null;
   try {
     const messages = [{ role: 'user', content: 'Say something about foxes.' }];
     const rows: Row[] = [];
@@ -315,7 +332,9 @@ async function main(): Promise<void> {
         // Slices of direct and through runs alternate, so both sides see the same machine: its
         // speed drifts (other tenants of the host) over seconds, by up to 2x.
         const sliceMs = (SECONDS * 1000) / SLICES;
+        const floorTarget: Target = { ...direct, url: `http://127.0.0.1:${floor?.message.port}/v1/chat/completions` };
         const directParts: LoadResult[] = [];
+        const floorParts: LoadResult[] = [];
         const throughParts: LoadResult[] = [];
         let user = 0;
         let system = 0;
@@ -323,6 +342,7 @@ async function main(): Promise<void> {
         const gc: GcPauses = { scavenges: 0, scavengeMs: 0, scavengeMaxMs: 0, fullGcs: 0, fullGcMs: 0 };
         for (let slice = 0; slice < SLICES; slice++) {
           directParts.push(await load(direct, connections, ratePerSecond, sliceMs));
+          if (floor) floorParts.push(await load(floorTarget, connections, ratePerSecond, sliceMs));
           await readGc(gateway.child);
           const cpuBefore = cpuMs(gatewayPid);
           const dbBefore = postgresCpuMs();
@@ -344,7 +364,7 @@ async function main(): Promise<void> {
         const systemPerRequest = system / served;
         const cpuPerRequest = user / served + systemPerRequest;
         const dbPerRequest = db / served;
-        const row: Row = { body: bodyType, load: label, open: ratePerSecond !== undefined, direct: directResult, through: throughResult, cpuPerRequest, systemPerRequest, dbPerRequest, gc, hopUs };
+        const row: Row = { body: bodyType, load: label, open: ratePerSecond !== undefined, direct: directResult, through: throughResult, floor: floor ? mergeLoadResults(floorParts) : undefined, cpuPerRequest, systemPerRequest, dbPerRequest, gc, hopUs };
         rows.push(row);
         console.log(textRow(row));
         return row;
@@ -362,6 +382,10 @@ async function main(): Promise<void> {
       }
       bars.push(barLine(bodyType, sweep));
       console.log(bars.at(-1));
+      if (WITH_FLOOR) {
+        bars.push(barLine(bodyType, sweep, 'floor'));
+        console.log(bars.at(-1));
+      }
     }
     const rss = `tollgate peak RSS ${peakRssMb(gatewayPid).toFixed(0)} MB`;
     console.log(rss);
@@ -373,6 +397,7 @@ async function main(): Promise<void> {
     console.log(`- ${rss}`);
   } finally {
     gateway.child.disconnect();
+    floor?.child.disconnect();
     upstream.child.disconnect();
     await new Promise((r) => setTimeout(r, 2500));
     await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
