@@ -14,7 +14,8 @@ export type HoldPurpose = 'text' | 'image' | 'video' | 'lease';
 
 @Entity({ tableName: 'holds' })
 @Check({ name: 'holds_amount_non_negative', expression: 'amount_micro >= 0' })
-@Index({ properties: ['status', 'expiresAt'] })
+// Only active holds are indexed by expiry (migration ActiveHoldsIndex): no query reads closed ones by it.
+@Index({ name: 'holds_active_expires_at_index', expression: `create index "holds_active_expires_at_index" on "holds" ("expires_at") where "status" = 'active'` })
 export class Hold {
   @PrimaryKey({ type: 'text' })
   id!: string;
