@@ -31,7 +31,4 @@ const server = createServer((req, res) => {
 });
 server.keepAliveTimeout = 60_000;
 server.listen(0, '127.0.0.1', () => process.send?.({ port: (server.address() as { port: number }).port }));
-process.on('message', (message: { type?: string }) => {
-  if (message.type === 'gc-read') process.send?.({ type: 'gc', scavenges: 0, scavengeMs: 0, scavengeMaxMs: 0, fullGcs: 0, fullGcMs: 0 });
-});
 process.on('disconnect', () => process.exit(0));

@@ -24,8 +24,8 @@
  * ticks) over the through-Tollgate slices divided by the requests they served, warm-ups
  * included; "db" is the same for every PostgreSQL process on the machine. "GC pauses" are the gateway's
  * own young-generation (scavenge) and full GCs during the through-Tollgate slices: the pauses
- * behind part of its p99. The load generator,
- * the upstream, the gateway and PostgreSQL share this machine's CPUs.
+ * behind part of its p99. The load generator, the upstream, the gateway and PostgreSQL share
+ * this machine's CPUs.
  *
  * The floor: between the direct and the through-Tollgate slice, a slice through
  * bench/floor-process.ts, a bare Node proxy (node:http in, undici out; no parsing, keys, limits
@@ -33,10 +33,9 @@
  * for the extra hops and wake-ups; what Tollgate adds beyond it is Tollgate's own work and the
  * contention that work causes. BENCH_FLOOR=0 leaves it out.
  *
- * First, a calibration
- * (bench/hop.ts): what one loopback round trip between two processes costs here, which a request
- * through Tollgate pays once more than a direct one; each row repeats it briefly ("hop µs"), so a
- * row measured while the machine was slow shows it. Output: aligned text rows as the run goes,
+ * First, a calibration (bench/hop.ts): what one loopback round trip between two processes costs
+ * here, which a request through Tollgate pays once more than a direct one; each row repeats it
+ * briefly ("hop µs"), so a row measured while the machine was slow shows it. Output: aligned text rows as the run goes,
  * then one markdown table of all rows, the bar lines and the calibration.
  *
  * Knobs:
@@ -52,7 +51,7 @@
  *  BENCH_BODIES       body types to run, comma list (default "json,stream").
  *  BENCH_PROFILE      set: the gateway and the floor proxy write CPU profiles to /tmp/prof.
  *  BENCH_ACCOUNTS     tier-5 accounts (one key each) per through-Tollgate run, in rotation (default 4).
- *  BENCH_NODE_FLAGS   extra Node flags for the gateway process (e.g. "--trace-gc").
+ *  BENCH_NODE_FLAGS   extra Node flags for the gateway and floor processes (e.g. "--trace-gc").
  *  BENCH_LOOP_DELAY   set: the gateway prints, each second, its event-loop delay when above 5 ms.
  *  BENCH_FLOOR        0: no floor slices (default: on).
  *  REDIS_URL          set: the gateway keeps its limits in Redis.
