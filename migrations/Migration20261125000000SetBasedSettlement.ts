@@ -21,7 +21,17 @@ import { Migration } from '@mikro-orm/migrations';
  */
 export class Migration20261125000000SetBasedSettlement extends Migration {
   override async up(): Promise<void> {
-    this.addSql(`
+    this.addSql(SET_BASED_APPLY_LEASE_OPS);
+  }
+
+  override async down(): Promise<void> {
+    // Migration20261124000000BudgetLeases's loop comes back when that migration is re-applied.
+    this.addSql('drop function if exists tollgate_apply_lease_ops(jsonb)');
+  }
+}
+
+/** This migration's tollgate_apply_lease_ops, also restored by the next version's `down`. */
+export const SET_BASED_APPLY_LEASE_OPS = `
 create or replace function tollgate_apply_lease_ops(p_ops jsonb)
 returns table (seq int, applied boolean, account_id text, plan_billed boolean, balance_micro bigint, threshold_micro bigint)
 language plpgsql as $$
@@ -139,11 +149,4 @@ begin
     update key_month_spend set reserved_micro = reserved_micro - moved where key_id = l.key_id and month = l.month;
     return query select r.seq, true, l.account_id, l.plan_user_id is not null, null::bigint, null::bigint;
   end loop;
-end $$;`);
-  }
-
-  override async down(): Promise<void> {
-    // Migration20261124000000BudgetLeases's loop comes back when that migration is re-applied.
-    this.addSql('drop function if exists tollgate_apply_lease_ops(jsonb)');
-  }
-}
+end $$;`;

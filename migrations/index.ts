@@ -4,6 +4,7 @@ import { Migration20261123000000HoldFunctions } from './Migration20261123000000H
 import { Migration20261124000000BudgetLeases } from './Migration20261124000000BudgetLeases';
 import { Migration20261125000000SetBasedSettlement } from './Migration20261125000000SetBasedSettlement';
 import { Migration20261126000000ActiveHoldsIndex } from './Migration20261126000000ActiveHoldsIndex';
+import { Migration20261127000000UsageRecordClaim } from './Migration20261127000000UsageRecordClaim';
 
 /** Applied in this order on start; add each new migration here. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -12,4 +13,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261124000000BudgetLeases', class: Migration20261124000000BudgetLeases },
   { name: 'Migration20261125000000SetBasedSettlement', class: Migration20261125000000SetBasedSettlement },
   { name: 'Migration20261126000000ActiveHoldsIndex', class: Migration20261126000000ActiveHoldsIndex },
+  { name: 'Migration20261127000000UsageRecordClaim', class: Migration20261127000000UsageRecordClaim },
 ];

@@ -225,15 +225,18 @@ async function eventually<T>(read: () => Promise<T>, check: (value: T) => boolea
   }
 }
 
-/** Each request's rows: its own closed hold, at most one ledger row, one usage record. */
+/**
+ * Each settled request's rows: its usage record (the claim, unique per hold id, so one row per
+ * request) and at most one ledger row; its hold is never a row of its own.
+ */
 async function requestRows(accountId: string) {
-  return sql<{ id: string; status: string; charged_micro: string | null; ledger_rows: number; ledger_amount: string | null; usage_rows: number; usage_cost: string | null }>(
-    `select h.id, h.status, h.charged_micro,
-            (select count(*)::int from ledger_entries l where l.hold_id = h.id) as ledger_rows,
-            (select sum(amount_micro) from ledger_entries l where l.hold_id = h.id) as ledger_amount,
-            (select count(*)::int from usage_records u where u.hold_id = h.id) as usage_rows,
-            (select sum(cost_micro) from usage_records u where u.hold_id = h.id) as usage_cost
-       from holds h where h.account_id = ? and h.purpose <> 'lease' order by h.id`,
+  const [requestHolds] = await sql<{ n: number }>(`select count(*)::int as n from holds where account_id = ? and purpose <> 'lease'`, [accountId]);
+  expect(requestHolds!.n).toBe(0);
+  return sql<{ id: string; status: string; usage_cost: string; ledger_rows: number; ledger_amount: string | null }>(
+    `select u.hold_id as id, u.status, u.cost_micro as usage_cost,
+            (select count(*)::int from ledger_entries l where l.hold_id = u.hold_id) as ledger_rows,
+            (select sum(amount_micro) from ledger_entries l where l.hold_id = u.hold_id) as ledger_amount
+       from usage_records u where u.account_id = ? order by u.hold_id`,
     [accountId],
   );
 }
@@ -282,7 +285,7 @@ test('one instance is exact: 300 holds at once, the balance covers exactly 100; 
   expect(rows.map((r) => r.id).sort()).toEqual([...costById.keys()].sort());
   for (const row of rows) {
     const cost = costById.get(row.id)!;
-    expect(row).toMatchObject({ status: 'settled', charged_micro: cost.toString(), ledger_rows: 1, ledger_amount: (-cost).toString(), usage_rows: 1, usage_cost: cost.toString() });
+    expect(row).toMatchObject({ status: 'ok', usage_cost: cost.toString(), ledger_rows: 1, ledger_amount: (-cost).toString() });
   }
 });
 
@@ -422,15 +425,15 @@ test('idempotent settle: the same hold settled twice (and concurrently, and then
   expect(lease).toBeDefined();
   const now = new Date().toISOString();
   const replay = [{
-    seq: 0, op: 'settle', lease_id: lease!.id, hold_id: hold.id, status: 'settled', amount: A.toString(), charge: cost.toString(), consume: cost.toString(),
-    purpose: 'text', model: 'sandbox/echo', created_at: now, now, ledger_id: 'led_replay', usage_id: 'use_replay', usage_status: 'ok', request_id: null,
+    seq: 0, op: 'settle', lease_id: lease!.id, hold_id: hold.id, charge: cost.toString(), consume: cost.toString(),
+    model: 'sandbox/echo', now, ledger_id: 'led_replay', usage_id: 'use_replay', usage_status: 'ok', request_id: null,
     input: 0, cached: 0, output: 0, reasoning: 0, latency: 0,
   }];
   const [answer] = await runner.rows<{ applied: boolean }>('tollgate_apply_lease_ops', 'select * from tollgate_apply_lease_ops($1::jsonb)', [JSON.stringify(replay)]);
   expect(answer).toMatchObject({ applied: false });
   expect(await state(principal.accountId, key.id)).toMatchObject({ balance: funds - cost, keySettled: cost, ledgerSum: funds - cost, ledgerCharges: 1 });
   const rows = await requestRows(principal.accountId);
-  expect(rows).toEqual([expect.objectContaining({ id: hold.id, status: 'settled', charged_micro: cost.toString(), ledger_rows: 1, usage_rows: 1 })]);
+  expect(rows).toEqual([expect.objectContaining({ id: hold.id, status: 'ok', usage_cost: cost.toString(), ledger_rows: 1 })]);
 
   await leases.close();
   expect(await state(principal.accountId, key.id)).toMatchObject({ reserved: 0n, keyReserved: 0n, activeHolds: 0 });
@@ -459,7 +462,7 @@ test('overshoot: a charge above the hold is booked in full, without eating anoth
   expect(await state(principal.accountId, key.id)).toMatchObject({ balance: funds - charged, reserved: 0n, keySettled: charged, keyReserved: 0n, activeHolds: 0, ledgerSum: funds - charged, ledgerCharges: 2 });
   expect(await billing.auditAccount(principal.accountId)).toMatchObject({ consistent: true });
   const rows = await requestRows(principal.accountId);
-  expect(rows.find((r) => r.id === first.id)).toMatchObject({ status: 'settled', charged_micro: over.toString(), ledger_amount: (-over).toString() });
+  expect(rows.find((r) => r.id === first.id)).toMatchObject({ status: 'ok', usage_cost: over.toString(), ledger_amount: (-over).toString() });
 });
 
 test('a spend limit change gives the key\'s slack back at once, and the new limit binds', async () => {
@@ -573,7 +576,7 @@ test('plan-billed key: leases draw on the plan allowance (exactly), not the bala
   });
   const rows = await requestRows(p.accountId);
   expect(rows).toHaveLength(100);
-  for (const row of rows) expect(row).toMatchObject({ status: 'settled', ledger_rows: 0, usage_rows: 1 });
+  for (const row of rows) expect(row).toMatchObject({ status: 'ok', ledger_rows: 0 });
   expect(await billing.auditAccount(p.accountId)).toMatchObject({ consistent: true });
 });
 
@@ -607,7 +610,7 @@ test('crash: a killed instance\'s settled charges stay booked; its lease is swep
   expect(await billing.auditAccount(principal.accountId)).toMatchObject({ consistent: true });
   const rows = await requestRows(principal.accountId);
   expect(rows.map((r) => r.id).sort()).toEqual([...settledIds].sort());
-  for (const row of rows) expect(row).toMatchObject({ status: 'settled', charged_micro: A.toString(), ledger_rows: 1 });
+  for (const row of rows) expect(row).toMatchObject({ status: 'ok', usage_cost: A.toString(), ledger_rows: 1 });
 });
 
 /** A runner that records how many settlements each batch statement carries (and can make each batch `slowMs` slower). */

@@ -187,7 +187,7 @@ describe('Messages served by Claude', () => {
     expect((error as InstanceType<typeof Anthropic.APIError>).status).toBe(400);
     expect(JSON.stringify((error as InstanceType<typeof Anthropic.APIError>).error)).toContain('max_tokens');
     expect(anthropicFake.requests.length).toBe(before);
-    expect(await moneyOf(h.db, refusedId)).toEqual({ usage: [], charges: [], holds: [] });
+    expect(await moneyOf(h.db, refusedId)).toEqual({ usage: [], charges: [] });
   });
 
   test('a matched stop sequence is stop_reason stop_sequence with the sequence', async () => {
@@ -222,7 +222,7 @@ describe('Messages served by Claude', () => {
     expect(envelope.error.code).toBe('bad_request');
     expect(envelope.error.message).toContain(field);
     expect(anthropicFake.requests.length).toBe(before);
-    expect(await moneyOf(h.db, id)).toEqual({ usage: [], charges: [], holds: [] });
+    expect(await moneyOf(h.db, id)).toEqual({ usage: [], charges: [] });
   });
 
   test('an unknown model is 404 model_not_available naming the id sent', async () => {

@@ -371,7 +371,7 @@ describe('refusals of bad input: 4xx envelopes naming the field, nothing reserve
     expect(error).toBeInstanceOf(OpenAI.APIError);
     expect(fake.requests.length).toBe(before); // the vendor was never called
     const money = await moneyOf(h.db, id);
-    expect(money).toEqual({ usage: [], charges: [], holds: [] });
+    expect(money).toEqual({ usage: [], charges: [] });
     return { error: error as InstanceType<typeof OpenAI.APIError>, id };
   }
   /** The Tollgate error envelope's `error` object, as the SDK keeps it. */

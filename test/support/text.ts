@@ -91,8 +91,6 @@ export interface RequestMoney {
   usage: UsageRow[];
   /** Ledger `charge` rows of the request's holds, signed (negative). */
   charges: bigint[];
-  /** Status of the request's holds. */
-  holds: string[];
 }
 
 /** Everything the request left in the money tables, found through its request id. */
@@ -103,16 +101,18 @@ export async function moneyOf(db: Client, id: string): Promise<RequestMoney> {
   );
   const holdIds = usage.rows.map((r) => r.hold_id);
   const charges = await db.query<{ amount_micro: string }>(`select amount_micro::text from ledger_entries where kind = 'charge' and hold_id = any($1::text[])`, [holdIds]);
-  const holds = await db.query<{ status: string }>('select status from holds where id = any($1::text[])', [holdIds]);
-  return { usage: usage.rows, charges: charges.rows.map((r) => BigInt(r.amount_micro)), holds: holds.rows.map((r) => r.status) };
+  return { usage: usage.rows, charges: charges.rows.map((r) => BigInt(r.amount_micro)) };
 }
 
-/** Waits until the request's hold is closed (cut and abandoned streams settle after the client saw the end). */
+/**
+ * Waits until the request is settled: its usage record is written in the same transaction as
+ * its charge (cut and abandoned streams settle after the client saw the end).
+ */
 export async function settledMoneyOf(db: Client, id: string, timeoutMs = 5_000): Promise<RequestMoney> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const money = await moneyOf(db, id);
-    if (money.usage.length > 0 && money.holds.every((s) => s !== 'active')) return money;
+    if (money.usage.length > 0) return money;
     if (Date.now() > deadline) return money;
     await new Promise((r) => setTimeout(r, 25));
   }
@@ -143,7 +143,7 @@ export async function accountMoney(db: Client, accountId: string): Promise<Accou
 
 /**
  * The request was charged exactly `expected` once: one `charge` ledger row of −expected, one
- * usage record, the hold settled; and the account is consistent (balance = Σ ledger, nothing
+ * usage record; and the account is consistent (balance = Σ ledger, nothing
  * reserved, no active hold).
  */
 export async function expectChargedExactly(h: TextHarness, account: { accountId: string }, id: string, expected: bigint): Promise<RequestMoney> {
@@ -152,16 +152,14 @@ export async function expectChargedExactly(h: TextHarness, account: { accountId:
   expect(money.charges).toEqual([-expected]);
   expect(money.usage).toHaveLength(1);
   expect(BigInt(money.usage[0]!.cost_micro)).toBe(expected);
-  expect(money.holds).toEqual(['settled']);
   await expectConsistent(h, account);
   return money;
 }
 
-/** Nothing charged for the request: no charge row, its hold released, a `failed` usage record at cost 0. */
+/** Nothing charged for the request: no charge row, a `failed` usage record at cost 0. */
 export async function expectNothingCharged(h: TextHarness, account: { accountId: string }, id: string): Promise<RequestMoney> {
   const money = await settledMoneyOf(h.db, id);
   expect(money.charges).toEqual([]);
-  expect(money.holds).toEqual(['released']);
   expect(money.usage.map((u) => [u.status, u.cost_micro])).toEqual([['failed', '0']]);
   await expectConsistent(h, account);
   return money;

@@ -22,9 +22,10 @@ import { DEFAULT_HOLD_TTL_MS, type BillingPrincipal, type BillingService, type R
  * What stays true, on any number of instances:
  * - money is never spent beyond the balance, key limit or plan allowance: a request runs only
  *   inside a lease, and a lease is taken under the same conditional checks as a hold;
- * - a request is charged exactly once: its settlement writes its own (closed) hold row, which
- *   is its claim, then the ledger row and usage record, in one transaction (the pipeline
- *   decides whether an answer waits for that commit: TOLLGATE_SETTLEMENT);
+ * - a request is charged exactly once: its settlement writes its usage record (unique per
+ *   request hold), which is its claim, then the ledger row, in one transaction (the pipeline
+ *   decides whether an answer waits for that commit: TOLLGATE_SETTLEMENT). A request hold
+ *   itself is never a row: it lives in memory from carve to settlement;
  * - a dead instance's leases expire (TTL, renewed while the instance lives) and the sweeper
  *   releases them; settled charges were already booked, unfinished requests cost nothing.
  *
@@ -95,16 +96,13 @@ interface Budget {
 interface OpenHold extends LeasedHold {
   lease: Lease;
   budget: Budget;
-  purpose: string;
   model: string;
-  createdAt: Date;
   closed: boolean;
 }
 
 type LeaseOp =
-  | { op: 'settle'; lease_id: string; hold_id: string; status: 'settled' | 'released'; amount: string; charge: string; consume: string; purpose: string; model: string;
-      created_at: string; now: string; ledger_id: string; usage_id: string; usage_status: string | null; request_id: string | null;
-      input: number; cached: number; output: number; reasoning: number; latency: number }
+  | { op: 'settle'; lease_id: string; hold_id: string; charge: string; consume: string; model: string; now: string; ledger_id: string;
+      usage_id: string; usage_status: string; request_id: string | null; input: number; cached: number; output: number; reasoning: number; latency: number }
   | { op: 'trim'; lease_id: string; by_micro: string }
   | { op: 'release'; lease_id: string; now: string }
   | { op: 'renew'; lease_id: string; expires_at: string };
@@ -326,17 +324,20 @@ export class BudgetLeases {
     const payable = open.lease.remaining - open.lease.inFlight;
     const consumed = input.costMicro < payable ? input.costMicro : payable > 0n ? payable : 0n;
     open.lease.remaining -= consumed;
-    const result = await this.writer.push(this.settleOp(open, 'settled', input.costMicro, consumed, { status: input.status ?? 'ok', usage: input.usage, latencyMs: input.latencyMs, requestId: input.requestId }), true);
+    const result = await this.writer.push(this.settleOp(open, input.costMicro, consumed, { status: input.status ?? 'ok', usage: input.usage, latencyMs: input.latencyMs, requestId: input.requestId }), true);
     this.afterClose(open);
     const below = result.applied && !result.plan_billed && result.threshold_micro !== null && BigInt(result.balance_micro ?? '0') < BigInt(result.threshold_micro);
     if (below) await runAutoTopUp(this.billing.autoTopUpDeps(), result.account_id!);
   }
 
-  /** Gives the hold back to its lease, charging nothing (a usage record `failed` when asked). */
+  /**
+   * Gives the hold back to its lease, charging nothing. Only a usage record `failed`, when asked
+   * for, is written: otherwise nothing in PostgreSQL changes (the hold was never a row).
+   */
   async release(hold: LeasedHold, input: ReleaseInput = {}): Promise<void> {
     const open = this.claim(hold);
     if (!open) return;
-    await this.writer.push(this.settleOp(open, 'released', 0n, 0n, input.recordFailure ? { status: 'failed', usage: input.usage, latencyMs: input.latencyMs, requestId: input.requestId } : null), true);
+    if (input.recordFailure) await this.writer.push(this.settleOp(open, 0n, 0n, { status: 'failed', usage: input.usage, latencyMs: input.latencyMs, requestId: input.requestId }), true);
     this.afterClose(open);
   }
 
@@ -369,7 +370,7 @@ export class BudgetLeases {
     lease.inFlight += request.amountMicro;
     lease.open++;
     lease.lastUsedMs = this.clock.now().getTime();
-    return { id: this.ids.next('hold'), amountMicro: request.amountMicro, lease, budget, purpose: request.purpose, model: request.model, createdAt: this.clock.now(), closed: false };
+    return { id: this.ids.next('hold'), amountMicro: request.amountMicro, lease, budget, model: request.model, closed: false };
   }
 
   private claim(hold: LeasedHold): OpenHold | null {
@@ -387,30 +388,25 @@ export class BudgetLeases {
     if (open.lease.retired && open.lease.open === 0) void this.releaseLease(open.budget, open.lease).catch(() => undefined);
   }
 
-  private settleOp(open: OpenHold, status: 'settled' | 'released', charge: bigint, consume: bigint, usage: { status: string; usage?: SettleInput['usage']; latencyMs?: number; requestId?: string | null } | null): LeaseOp {
-    const u = usage?.usage ?? {};
-    const now = this.clock.now();
+  private settleOp(open: OpenHold, charge: bigint, consume: bigint, usage: { status: string; usage?: SettleInput['usage']; latencyMs?: number; requestId?: string | null }): LeaseOp {
+    const u = usage.usage ?? {};
     return {
       op: 'settle',
       lease_id: open.lease.id,
       hold_id: open.id,
-      status,
-      amount: open.amountMicro.toString(),
       charge: charge.toString(),
       consume: consume.toString(),
-      purpose: open.purpose,
       model: open.model,
-      created_at: open.createdAt.toISOString(),
-      now: now.toISOString(),
+      now: this.clock.now().toISOString(),
       ledger_id: this.ids.next('led'),
       usage_id: this.ids.next('use'),
-      usage_status: usage?.status ?? null,
-      request_id: usage?.requestId ?? null,
+      usage_status: usage.status,
+      request_id: usage.requestId ?? null,
       input: usageCount(u.inputTokens, 'inputTokens'),
       cached: usageCount(u.cachedInputTokens, 'cachedInputTokens'),
       output: usageCount(u.outputTokens, 'outputTokens'),
       reasoning: usageCount(u.reasoningTokens, 'reasoningTokens'),
-      latency: usageCount(Math.round(usage?.latencyMs ?? 0), 'latencyMs'),
+      latency: usageCount(Math.round(usage.latencyMs ?? 0), 'latencyMs'),
     };
   }
 
