@@ -50,7 +50,7 @@
  *  BENCH_SLICES       alternating direct/through slices per measurement (default 4).
  *  BENCH_BODIES       body types to run, comma list (default "json,stream").
  *  BENCH_PROFILE      set: the gateway and the floor proxy write CPU profiles to /tmp/prof.
- *  BENCH_ACCOUNTS     tier-5 accounts (one key each) per through-Tollgate run, in rotation (default 4).
+ *  BENCH_ACCOUNTS     tier-5 accounts (one key each) per through-Tollgate run, in rotation (default 8).
  *  BENCH_NODE_FLAGS   extra Node flags for the gateway and floor processes (e.g. "--trace-gc").
  *  BENCH_LOOP_DELAY   set: the gateway prints, each second, its event-loop delay when above 5 ms.
  *  BENCH_FLOOR        0: no floor slices (default: on).
@@ -134,7 +134,7 @@ async function json(url: string, body: unknown, token?: string): Promise<any> {
  * machine can exceed, and the bench is about the latency of serving requests, not of refusing
  * them (limits are still checked on every request).
  */
-const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS ?? 4);
+const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS ?? 8);
 
 async function provisionKey(gateway: string): Promise<string> {
   const email = `bench-${randomBytes(6).toString('hex')}@example.com`;

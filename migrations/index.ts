@@ -5,6 +5,7 @@ import { Migration20261124000000BudgetLeases } from './Migration20261124000000Bu
 import { Migration20261125000000SetBasedSettlement } from './Migration20261125000000SetBasedSettlement';
 import { Migration20261126000000ActiveHoldsIndex } from './Migration20261126000000ActiveHoldsIndex';
 import { Migration20261127000000UsageRecordClaim } from './Migration20261127000000UsageRecordClaim';
+import { Migration20261128000000AppendOnlyAccountRefs } from './Migration20261128000000AppendOnlyAccountRefs';
 
 /** Applied in this order on start; add each new migration here. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -14,4 +15,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261125000000SetBasedSettlement', class: Migration20261125000000SetBasedSettlement },
   { name: 'Migration20261126000000ActiveHoldsIndex', class: Migration20261126000000ActiveHoldsIndex },
   { name: 'Migration20261127000000UsageRecordClaim', class: Migration20261127000000UsageRecordClaim },
+  { name: 'Migration20261128000000AppendOnlyAccountRefs', class: Migration20261128000000AppendOnlyAccountRefs },
 ];
