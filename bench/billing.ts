@@ -8,9 +8,15 @@
  * Two shapes: "spread" (many accounts, as in normal traffic: little row contention) and
  * "hot" (every request on one account and one limited key: the account row lock serialises
  * the reservations, which is the price of never overspending).
+ *
+ * Then the text path's settlement batches (tollgate_apply_lease_ops, billing/leases.ts): the
+ * PostgreSQL CPU per settlement for batch sizes 1 to 300, read from /proc for the connection's
+ * backend process (so only when PostgreSQL runs on this machine), which is what the gateway's
+ * settlements cost the cores they share with it.
  */
 import 'reflect-metadata';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { Client } from 'pg';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { SandboxPaymentPort } from '../src/domain/billing/payments';
@@ -116,6 +122,56 @@ async function scenario(name: string, billing: BillingService, principals: Billi
   console.log(`  reserve+settle cycle  ${fmt(cycle)}`);
 }
 
+/** utime + stime of a local process, in ms (10 ms ticks); null when it is not on this machine. */
+function processCpuMs(pid: number): number | null {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return null;
+  }
+}
+
+/** PostgreSQL CPU per settlement of tollgate_apply_lease_ops batches of each size, on one lease. */
+async function settlementBatches(url: string, principal: BillingPrincipal): Promise<void> {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    const ids = ulidIds();
+    const now = new Date();
+    const leaseId = ids.next('lease');
+    const { rows: [taken] } = await client.query('select * from tollgate_take_lease($1, $2, $3, null, $4, 1, $5, $6, $7)', [
+      leaseId, principal.accountId, principal.keyId, now.toISOString().slice(0, 7), (100_000_000_000n).toString(), new Date(now.getTime() + 3_600_000).toISOString(), now.toISOString(),
+    ]);
+    if (taken.refusal) throw new Error(`lease refused: ${taken.refusal}`);
+    const { rows: [{ pid }] } = await client.query<{ pid: number }>('select pg_backend_pid() as pid');
+    const batch = async (size: number) => {
+      const at = new Date().toISOString();
+      const ops = Array.from({ length: size }, (_, seq) => ({
+        seq, op: 'settle', lease_id: leaseId, hold_id: ids.next('hold'), charge: '4321', consume: '4321', model: 'bench/model', now: at,
+        ledger_id: ids.next('led'), usage_id: ids.next('use'), usage_status: 'ok', request_id: `req_${randomBytes(8).toString('hex')}`,
+        input: 100, cached: 0, output: 50, reasoning: 0, latency: 3,
+      }));
+      const { rows } = await client.query({ name: 'apply', text: 'select * from tollgate_apply_lease_ops($1::jsonb)', values: [JSON.stringify(ops)] });
+      if (rows.length !== size || !rows.every((row: { applied: boolean }) => row.applied)) throw new Error('a settlement was not applied');
+    };
+    console.log('\nlease settlement batches (tollgate_apply_lease_ops, one lease)');
+    for (const size of [1, 10, 30, 100, 300]) {
+      const batches = Math.max(20, Math.round(OPS * 5 / size));
+      for (let i = 0; i < 5; i++) await batch(size);
+      const cpuBefore = processCpuMs(pid);
+      const started = performance.now();
+      for (let i = 0; i < batches; i++) await batch(size);
+      const cpuAfter = processCpuMs(pid);
+      const settlements = batches * size;
+      const cpu = cpuBefore === null || cpuAfter === null ? 'n/a (server not on this machine)' : `${(((cpuAfter - cpuBefore) * 1000) / settlements).toFixed(1).padStart(6)} µs`;
+      console.log(`  batch ${String(size).padStart(3)}: PostgreSQL CPU per settlement ${cpu}, wall ${(((performance.now() - started) * 1000) / settlements).toFixed(1).padStart(6)} µs (${settlements} settlements)`);
+    }
+  } finally {
+    await client.end();
+  }
+}
+
 async function main(): Promise<void> {
   console.log(`billing bench: ${OPS} operations per phase, ${CONCURRENCY} in flight, pool 20, server ${new URL(SERVER_URL).host}`);
   await withScratchDatabase(async (url) => {
@@ -124,6 +180,8 @@ async function main(): Promise<void> {
       const billing = new BillingService(orm, systemClock, ulidIds(), inProcessEventBus(), new SandboxPaymentPort());
       await scenario('spread: 200 accounts, one key each, no limit', billing, await provision(orm, 200, null));
       await scenario('hot: one account, one key with a monthly limit', billing, await provision(orm, 1, 100_000_000_000n));
+      const [leaseAccount] = await provision(orm, 1, null);
+      await settlementBatches(url, leaseAccount!);
     } finally {
       await orm.close();
     }
