@@ -7,7 +7,7 @@ import { createTollgate } from '../src/server';
 
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
-  const tollgate = await createTollgate({ config, databaseUrl: process.env.DATABASE_URL!, log: pino({ level: 'silent' }) });
+  const tollgate = await createTollgate({ config, databaseUrl: process.env.DATABASE_URL!, log: pino({ level: process.env.BENCH_LOG_LEVEL ?? 'silent' }, pino.destination(2)) });
   const port = await tollgate.listen(0, '127.0.0.1');
   process.send?.({ port });
   if (process.env.BENCH_LOOP_DELAY) {

@@ -19,6 +19,16 @@
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
 
+/** The error envelope's code and message (spec: `{error: {code, message}}`), so a row says which error it counted. */
+function errorText(body: string): string {
+  try {
+    const error = (JSON.parse(body) as { error?: { code?: string; message?: string } }).error;
+    return error?.code ? ` ${error.code}: ${error.message ?? ''}` : '';
+  } catch {
+    return '';
+  }
+}
+
 export interface LoadOptions {
   url: string;
   headers: Record<string, string>;
@@ -128,9 +138,10 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
     try {
       const headers = o.headerSets ? o.headerSets[sent++ % o.headerSets.length]! : o.headers;
       const response = await pool.request({ path, method: 'POST', headers, body: o.body });
+      if (response.statusCode !== 200) return `HTTP ${response.statusCode}${errorText(await response.body.text())}`;
       // Read every chunk (not dump(), which may give up on a long body) so the end time is the last byte.
       for await (const _chunk of response.body) void _chunk;
-      return response.statusCode === 200 ? undefined : `HTTP ${response.statusCode}`;
+      return undefined;
     } catch (error) {
       return (error as { code?: string }).code ?? (error as Error).name ?? 'error';
     }

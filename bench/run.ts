@@ -54,6 +54,8 @@
  *  BENCH_NODE_FLAGS   extra Node flags for the gateway and floor processes (e.g. "--trace-gc").
  *  BENCH_LOOP_DELAY   set: the gateway prints, each second, its event-loop delay when above 5 ms.
  *  BENCH_FLOOR        0: no floor slices (default: on).
+ *  BENCH_LOG_LEVEL    the gateway's log level, to stderr (default silent; "info" logs every request
+ *                     and slows the gateway).
  *  REDIS_URL          set: the gateway keeps its limits in Redis.
  */
 import { fork, type ChildProcess } from 'node:child_process';
