@@ -22,6 +22,8 @@ export interface RequestFacts {
   keyId?: string;
   model?: string;
   costMicro?: bigint;
+  /** The error answered (envelope or stream error event), for the log line. */
+  error?: { code: string; message: string };
 }
 
 const FACTS = Symbol('tollgate.requestFacts');
@@ -31,7 +33,11 @@ export const facts = (res: ServerResponse): RequestFacts => (res as WithFacts)[F
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/** `x-request-id` on the answer (the caller's when sane) and, when the response closes, one JSON log line. */
+/**
+ * `x-request-id` on the answer (the caller's when sane) and, when the response closes, one JSON
+ * log line: `info`, or `warn` when the answer is a 5xx or a stream that ended on an error event
+ * (a vendor failure, say), with the error's code and message, so an operator sees why.
+ */
 export function beginRequest(req: IncomingMessage, res: ServerResponse, ids: IdGenerator, log: Logger, path: string): RequestFacts {
   const sent = req.headers['x-request-id'];
   const requestId = typeof sent === 'string' && SANE_REQUEST_ID.test(sent) ? sent : ids.next('req');
@@ -40,8 +46,10 @@ export function beginRequest(req: IncomingMessage, res: ServerResponse, ids: IdG
   res.setHeader('x-request-id', requestId);
   const started = process.hrtime.bigint();
   res.on('close', () => {
-    if (!log.isLevelEnabled('info')) return;
-    log.info({
+    const failed = res.statusCode >= 500 || (requestFacts.error !== undefined && res.statusCode < 300);
+    const level = failed ? 'warn' : 'info';
+    if (!log.isLevelEnabled(level)) return;
+    log[level]({
       request_id: requestFacts.requestId,
       method: req.method,
       path,
@@ -52,9 +60,17 @@ export function beginRequest(req: IncomingMessage, res: ServerResponse, ids: IdG
       model: requestFacts.model,
       cost_micro: requestFacts.costMicro?.toString(),
       aborted: !res.writableFinished || undefined,
+      error_code: requestFacts.error?.code,
+      error: requestFacts.error?.message,
     });
   });
   return requestFacts;
+}
+
+/** Remembers the error answered for the request's log line (when the request has facts). */
+export function noteError(res: ServerResponse, error: ApiError): void {
+  const requestFacts = (res as WithFacts)[FACTS];
+  if (requestFacts) requestFacts.error = { code: error.code, message: error.message };
 }
 
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {
@@ -66,6 +82,7 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
 }
 
 export function sendError(res: ServerResponse, error: ApiError): void {
+  noteError(res, error);
   if (res.headersSent) {
     res.end();
     return;

@@ -14,7 +14,7 @@ import { decodeResponsesIngress, encodeResponsesResponse, ResponsesStreamEncoder
 import { SSE_HEADERS } from '../protocols/sse-write';
 import { admitRequest, setRateLimitHeaders } from './admission';
 import { authenticateApiKey } from './auth';
-import { answerError, beginRequest, bodyObject, facts, readJsonBody, sendJson } from './http';
+import { answerError, beginRequest, bodyObject, facts, noteError, readJsonBody, sendJson } from './http';
 import { withFields } from '../domain/shared/objects';
 
 /**
@@ -170,6 +170,7 @@ async function serveText<Extra>(format: TextFormat<Extra>, deps: TextEndpointDep
     }
   } catch (error) {
     const failure = error instanceof ApiError ? error : new ApiError(500, 'internal_error', 'Internal error.');
+    noteError(res, failure);
     await writeChunk(res, encoder.encodeError(failure));
     if (!(error instanceof ApiError)) deps.log.error({ err: error, request_id: requestId }, 'stream failed on a defect');
   }

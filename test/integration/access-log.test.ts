@@ -39,3 +39,36 @@ test('a text request logs its account, key, model, status and exact cost, but no
   expect(everything).not.toContain(prompt);
   expect(everything).not.toContain(owner.password);
 });
+
+describe('failures are visible to an operator: warn for a 5xx or a stream that ended on an error, with the error', () => {
+  let secret: string;
+  beforeAll(async () => {
+    const owner = await provisionAccount(t.url, { fundsMicro: '5000000' });
+    secret = (await createKey(t.url, owner.sessionToken)).secret;
+  });
+  const lineOf = async (requestId: string) => {
+    await eventually(() => lines.some((l) => l.request_id === requestId));
+    return lines.find((l) => l.request_id === requestId)!;
+  };
+
+  test('a vendor failure (502) is logged at warn with the envelope\'s code and message', async () => {
+    const answer = await call(`${t.url}/v1/chat/completions`, { token: secret, headers: { 'x-request-id': 'log-fail-1' }, body: { model: 'sandbox/echo', messages: [{ role: 'user', content: '[sandbox:fail] hello' }] } });
+    expect(answer.status).toBe(502);
+    const line = await lineOf('log-fail-1');
+    expect(line).toMatchObject({ level: 40, status: 502, error_code: answer.body.error.code, error: answer.body.error.message });
+  });
+
+  test('a stream cut by the vendor answers 200 but is logged at warn with the stream error', async () => {
+    const answer = await call(`${t.url}/v1/chat/completions`, { token: secret, headers: { 'x-request-id': 'log-cut-1' }, body: { model: 'sandbox/echo', stream: true, messages: [{ role: 'user', content: '[sandbox:cut] one two three four five six' }] } });
+    expect(answer.status).toBe(200);
+    const line = await lineOf('log-cut-1');
+    expect(line).toMatchObject({ level: 40, status: 200, error_code: expect.any(String), error: expect.any(String) });
+    expect(String(answer.body)).toContain(String(line.error_code));
+  });
+
+  test('a refused request (400) stays at info, with its code', async () => {
+    const answer = await call(`${t.url}/v1/chat/completions`, { token: secret, headers: { 'x-request-id': 'log-bad-1' }, body: { model: 'sandbox/echo', n: 2, messages: [{ role: 'user', content: 'hi' }] } });
+    expect(answer.status).toBe(400);
+    expect(await lineOf('log-bad-1')).toMatchObject({ level: 30, status: 400, error_code: answer.body.error.code });
+  });
+});
