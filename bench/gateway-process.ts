@@ -40,6 +40,20 @@ async function main(): Promise<void> {
     process.send?.({ type: 'gc', ...gc });
     Object.assign(gc, noPauses());
   });
-  process.on('disconnect', () => void tollgate.close(2_000).finally(() => process.exit(0)));
+  // BENCH_HEAP_PROFILE: every allocation site, collected objects included (what drives the scavenges).
+  let writeHeapProfile = async () => undefined as void;
+  if (process.env.BENCH_HEAP_PROFILE) {
+    const { Session } = require('node:inspector') as typeof import('node:inspector');
+    const session = new Session();
+    session.connect();
+    const post = (method: string, params?: object) => new Promise<any>((resolve, reject) => session.post(method, params, (error, result) => (error ? reject(error) : resolve(result))));
+    await post('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+    writeHeapProfile = async () => {
+      const { profile } = await post('HeapProfiler.stopSampling');
+      require('node:fs').mkdirSync('/tmp/prof', { recursive: true });
+      require('node:fs').writeFileSync(`/tmp/prof/gateway-${process.pid}.heapprofile`, JSON.stringify(profile));
+    };
+  }
+  process.on('disconnect', () => void writeHeapProfile().finally(() => tollgate.close(2_000).finally(() => process.exit(0))));
 }
 void main();

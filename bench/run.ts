@@ -50,6 +50,8 @@
  *  BENCH_SLICES       alternating direct/through slices per measurement (default 4).
  *  BENCH_BODIES       body types to run, comma list (default "json,stream").
  *  BENCH_PROFILE      set: the gateway and the floor proxy write CPU profiles to /tmp/prof.
+ *  BENCH_HEAP_PROFILE set: the gateway writes a sampling heap profile of every allocation,
+ *                     collected ones included (what drives the scavenges), to /tmp/prof.
  *  BENCH_ACCOUNTS     tier-5 accounts (one key each) per through-Tollgate run, in rotation (default 8).
  *  BENCH_NODE_FLAGS   extra Node flags for the gateway and floor processes (e.g. "--trace-gc").
  *  BENCH_LOOP_DELAY   set: the gateway prints, each second, its event-loop delay when above 5 ms.
