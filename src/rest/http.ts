@@ -36,7 +36,8 @@ const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /**
  * `x-request-id` on the answer (the caller's when sane) and, when the response closes, one JSON
  * log line: `info`, or `warn` when the answer is a 5xx or a stream that ended on an error event
- * (a vendor failure, say), with the error's code and message, so an operator sees why.
+ * (a vendor failure, say), with the error's code and message, so an operator sees why. A client
+ * that leaves is no failure (its request is cancelled, no error answered): `info`, `aborted`.
  */
 export function beginRequest(req: IncomingMessage, res: ServerResponse, ids: IdGenerator, log: Logger, path: string): RequestFacts {
   const sent = req.headers['x-request-id'];

@@ -66,6 +66,35 @@ describe('failures are visible to an operator: warn for a 5xx or a stream that e
     expect(String(answer.body)).toContain(String(line.error_code));
   });
 
+  test('a client that leaves in the middle of a stream is not a failure: info, marked aborted', async () => {
+    const controller = new AbortController();
+    const response = await fetch(`${t.url}/v1/chat/completions`, {
+      method: 'POST',
+      signal: controller.signal,
+      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json', 'x-request-id': 'log-left-1' },
+      body: JSON.stringify({ model: 'sandbox/echo', stream: true, messages: [{ role: 'user', content: '[sandbox:delay=50] one two three four five six seven eight' }] }),
+    });
+    expect(response.status).toBe(200);
+    const reader = response.body!.getReader();
+    await reader.read();
+    controller.abort();
+    await reader.read().catch(() => undefined);
+    expect(await lineOf('log-left-1')).toMatchObject({ level: 30, status: 200, aborted: true });
+  });
+
+  test('a client that leaves before a whole answer is not a failure either', async () => {
+    const controller = new AbortController();
+    const sent = fetch(`${t.url}/v1/chat/completions`, {
+      method: 'POST',
+      signal: controller.signal,
+      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json', 'x-request-id': 'log-left-2' },
+      body: JSON.stringify({ model: 'sandbox/echo', messages: [{ role: 'user', content: '[sandbox:delay=100] one two three four five six seven eight' }] }),
+    });
+    setTimeout(() => controller.abort(), 150);
+    await expect(sent).rejects.toThrow();
+    expect(await lineOf('log-left-2')).toMatchObject({ level: 30, aborted: true });
+  });
+
   test('a refused request (400) stays at info, with its code', async () => {
     const answer = await call(`${t.url}/v1/chat/completions`, { token: secret, headers: { 'x-request-id': 'log-bad-1' }, body: { model: 'sandbox/echo', n: 2, messages: [{ role: 'user', content: 'hi' }] } });
     expect(answer.status).toBe(400);
