@@ -19,11 +19,14 @@
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
 
-/** The error envelope's code and message (spec: `{error: {code, message}}`), so a row says which error it counted. */
+/**
+ * The error envelope's code and message (spec: `{error: {code, message}}`), so a row says which
+ * error it counted; numbers in the message become N, so a retry time does not split a kind.
+ */
 function errorText(body: string): string {
   try {
     const error = (JSON.parse(body) as { error?: { code?: string; message?: string } }).error;
-    return error?.code ? ` ${error.code}: ${error.message ?? ''}` : '';
+    return error?.code ? ` ${error.code}: ${(error.message ?? '').replace(/\d+(\.\d+)?/g, 'N')}` : '';
   } catch {
     return '';
   }
