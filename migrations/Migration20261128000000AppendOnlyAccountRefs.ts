@@ -3,10 +3,11 @@ import { Migration } from '@mikro-orm/migrations';
 /**
  * ledger_entries and usage_records keep their account id without a foreign key. Each settled
  * request writes one row to each, from tollgate_apply_lease_ops, with the account id of a lease
- * row the statement holds locked and whose account it updates in the same statement; accounts
- * are never deleted. The two foreign-key checks per request proved nothing more and cost about
- * a fifth of PostgreSQL's work per settlement: 36.5 → 29 µs of PostgreSQL CPU per settlement in
- * 100-settlement batches on this machine.
+ * row the statement holds locked and whose account it updates in the same statement; the other
+ * writers (tollgate_close_hold, top-ups) likewise take it from a hold or account row they have
+ * just updated, and accounts are never deleted. The two foreign-key checks per request proved
+ * nothing more and cost about a fifth of PostgreSQL's work per settlement: 36.5 → 29 µs of
+ * PostgreSQL CPU per settlement in 100-settlement batches on this machine.
  */
 export class Migration20261128000000AppendOnlyAccountRefs extends Migration {
   override async up(): Promise<void> {

@@ -62,11 +62,11 @@ export class Hold {
 
 /**
  * The account of a ledger entry or usage record, without a foreign key (migration
- * AppendOnlyAccountRefs). Both tables are append-only and written per request by
- * tollgate_apply_lease_ops, which takes the account id from a lease row it holds locked and
- * updates that account in the same statement; accounts are never deleted. The foreign-key
- * checks proved nothing those writes do not already guarantee, and cost about a fifth of
- * PostgreSQL's work per settlement (measured: 36.5 → 29 µs).
+ * AppendOnlyAccountRefs). Both tables are append-only, and every writer takes the account id
+ * from a row it has just locked or updated: a lease or hold (tollgate_apply_lease_ops,
+ * tollgate_close_hold) or the account itself (creditAccount, which answers 404 first);
+ * accounts are never deleted. The foreign-key checks proved nothing more, and cost about a
+ * fifth of PostgreSQL's work per settlement (measured: 36.5 → 29 µs).
  */
 const ACCOUNT_REF_WITHOUT_FK = { ref: true, createForeignKeyConstraint: false } as const;
 
