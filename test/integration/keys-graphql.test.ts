@@ -1,4 +1,5 @@
 import { createClient, type Client } from 'graphql-ws';
+import { Client as PgClient } from 'pg';
 import WebSocket from 'ws';
 import { ADMIN_TOKEN, call, createKey, graphql, provisionAccount, startTestTollgate, type TestTollgate } from '../support/tollgate';
 
@@ -85,6 +86,17 @@ test('GraphQL refusals carry the error codes and name the field', async () => {
   const funds = await graphql(t.url, 'mutation($a:ID!){addFunds(input:{accountId:$a,amountMicro:"-5"}){id}}', { a: owner.accountId }, ADMIN_TOKEN);
   expect(funds.errors?.[0].extensions.code).toBe('bad_request');
   expect(funds.errors?.[0].message).toContain('amountMicro');
+
+  // Ledger rows carry no foreign key (migration AppendOnlyAccountRefs): an unknown account is refused before any is written.
+  const nowhere = await graphql(t.url, 'mutation($a:ID!){addFunds(input:{accountId:$a,amountMicro:"5"}){id}}', { a: 'acct_does_not_exist' }, ADMIN_TOKEN);
+  expect(nowhere.errors?.[0].extensions.code).toBe('not_found');
+  const db = new PgClient({ connectionString: t.databaseUrl });
+  await db.connect();
+  try {
+    expect((await db.query(`select count(*)::int as n from ledger_entries where account_id = 'acct_does_not_exist'`)).rows[0].n).toBe(0);
+  } finally {
+    await db.end();
+  }
 });
 
 test('operator pins and unpins the tier', async () => {
