@@ -126,10 +126,10 @@ interface QueuedOp {
 }
 
 /**
- * Most operations one statement carries. The statement joins its rows in memory: PostgreSQL
- * cannot see how many a JSON array holds, so it plans nested loops, and a batch's cost grows
- * with the square of its size (measured: 0.17 ms per settlement at 200, 1 ms at 4,700). A
- * writer that fell behind would otherwise fall further behind with every batch.
+ * Most operations one statement carries. A statement holds the row locks of its leases,
+ * accounts and key months until it commits, and requests taking a lease on them wait that
+ * long: 100 settlements keep it to about 3 ms. Cost per settlement is flat beyond that
+ * (measured: 30 µs at 100, 23 µs at 3,000), so a larger cap would buy little.
  */
 const MAX_BATCH_OPS = 100;
 
