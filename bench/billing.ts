@@ -16,7 +16,6 @@
  */
 import 'reflect-metadata';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { Client } from 'pg';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { SandboxPaymentPort } from '../src/domain/billing/payments';
@@ -25,6 +24,7 @@ import { systemClock } from '../src/domain/shared/clock';
 import { inProcessEventBus } from '../src/domain/shared/events';
 import { ulidIds } from '../src/domain/shared/ids';
 import { openDatabase } from '../src/infra/database';
+import { cpuMs } from './proc';
 
 const SERVER_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const OPS = Number(process.env.BENCH_OPS ?? 2000);
@@ -122,11 +122,11 @@ async function scenario(name: string, billing: BillingService, principals: Billi
   console.log(`  reserve+settle cycle  ${fmt(cycle)}`);
 }
 
-/** utime + stime of a local process, in ms (10 ms ticks); null when it is not on this machine. */
+/** User + system CPU (ms) of a process of this machine; null when the server runs elsewhere. */
 function processCpuMs(pid: number): number | null {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10;
+    const { user, system } = cpuMs(pid);
+    return user + system;
   } catch {
     return null;
   }

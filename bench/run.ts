@@ -66,6 +66,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { measureHop } from './hop';
+import { CLOCK_TICKS_PER_SECOND, cpuMs } from './proc';
 import { mergeLoadResults, runLoad, type LoadResult } from './load';
 
 const SERVER_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -84,7 +85,6 @@ const BAR = { p50: 1, p99: 5 };
 const HOP_ROUND_TRIPS_PER_ROW = 2_000;
 const ADMIN_TOKEN = 'bench-operator-token-0123456789';
 const REGISTER = join(__dirname, '..', 'test', 'support', 'swc-register.js');
-const CLOCK_TICKS_PER_SECOND = 100;
 
 /** BENCH_PROFILE: CPU profiles in /tmp/prof; BENCH_NODE_FLAGS: more flags (`--trace-gc`, say). For the gateway and the floor proxy alike. */
 function proxyFlags(): string[] {
@@ -97,12 +97,6 @@ function spawnChild<T>(script: string, env: Record<string, string>): Promise<{ c
     child.once('message', (message) => resolve({ child, message: message as T }));
     child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
   });
-}
-
-/** CPU time a process has used (user, system), in ms, from /proc. */
-function cpuMs(pid: number): { user: number; system: number } {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return { user: (Number(fields[11]) * 1000) / CLOCK_TICKS_PER_SECOND, system: (Number(fields[12]) * 1000) / CLOCK_TICKS_PER_SECOND };
 }
 
 /** CPU time (ms) of every PostgreSQL process this user can see (/proc), to count the database's share per request. */
