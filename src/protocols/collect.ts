@@ -1,5 +1,5 @@
 import { randomHex } from '../domain/shared/ids';
-import type { CanonicalEvent, CanonicalReasoningBlock, CanonicalToolCall, CanonicalUsage, FinishReason } from '../domain/generation/canonical';
+import type { CanonicalEvent, CanonicalMcpItem, CanonicalReasoningBlock, CanonicalToolCall, CanonicalUsage, FinishReason } from '../domain/generation/canonical';
 
 /**
  * What the three ingress encoders share: the folded result of a generation (for non-streaming
@@ -16,6 +16,8 @@ export interface CollectedResult {
   reasoning: CanonicalReasoningBlock[];
   /** Tool calls in the order they started. */
   toolCalls: CanonicalToolCall[];
+  /** MCP work the vendor did or asks approval for, in order. */
+  mcpItems: CanonicalMcpItem[];
   finish: {
     reason: FinishReason;
     refusal: boolean;
@@ -50,6 +52,7 @@ export class EventCollector {
   private readonly reasoning: CanonicalReasoningBlock[] = [];
   private openReasoning: string | null = null;
   private readonly toolCalls = new Map<number, CanonicalToolCall>();
+  private readonly mcpItems: CanonicalMcpItem[] = [];
   private finish: CollectedResult['finish'] | null = null;
 
   push(event: CanonicalEvent): void {
@@ -78,6 +81,9 @@ export class EventCollector {
       }
       case 'tool-call-end':
         break;
+      case 'mcp-item':
+        this.mcpItems.push(event.item);
+        break;
       case 'finish':
         if (this.openReasoning !== null) {
           this.reasoning.push({ text: this.openReasoning });
@@ -96,7 +102,7 @@ export class EventCollector {
   result(): CollectedResult {
     // The provider port promises a finish event last on success; its absence is a defect.
     if (!this.finish) throw new Error('The generation ended without a finish event.');
-    return { text: this.text, reasoning: [...this.reasoning], toolCalls: [...this.toolCalls.values()], finish: this.finish };
+    return { text: this.text, reasoning: [...this.reasoning], toolCalls: [...this.toolCalls.values()], mcpItems: [...this.mcpItems], finish: this.finish };
   }
 }
 

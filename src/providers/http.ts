@@ -245,12 +245,24 @@ function redact(message: string, secrets: readonly (string | null)[]): string {
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
+/** What a vendor can do with tools beyond plain function calls. */
+export interface ToolSupport {
+  /** Runs remote MCP servers itself (OpenAI Responses, Anthropic `mcp_servers`). */
+  mcp: boolean;
+  /** Freeform custom tools (OpenAI). */
+  custom: boolean;
+  /** Asks the client before an MCP call and reads MCP items of earlier turns back (OpenAI Responses). */
+  mcpApprovals?: boolean;
+}
+
 /**
  * Tools a vendor cannot serve are refused before any upstream call (400 naming them): MCP
  * servers run only where the vendor itself calls them (OpenAI Responses, Anthropic
- * `mcp_servers`); freeform custom tools only where the vendor has them (OpenAI).
+ * `mcp_servers`); freeform custom tools only where the vendor has them (OpenAI); approvals and
+ * the MCP items of earlier turns only where the vendor has approvals (OpenAI Responses). MCP
+ * tool listings of earlier turns are no vendor's business but OpenAI's: the others drop them.
  */
-export function assertToolsSupported(request: CanonicalRequest, supports: { mcp: boolean; custom: boolean }): void {
+export function assertToolsSupported(request: CanonicalRequest, supports: ToolSupport): void {
   const unsupported: string[] = [];
   for (const tool of request.tools) {
     if (tool.type === 'mcp' && !supports.mcp) unsupported.push(`MCP server '${tool.serverLabel}'`);
@@ -262,15 +274,26 @@ export function assertToolsSupported(request: CanonicalRequest, supports: { mcp:
       model: request.model.id,
     });
   }
-  if (supports.mcp) {
-    for (const tool of request.tools) {
-      // Stateless mode cannot relay an approval request and its answer.
-      if (tool.type === 'mcp' && tool.requireApproval === 'always') {
-        throw badRequest(`tools: MCP server '${tool.serverLabel}' asks require_approval 'always', which stateless requests cannot serve; use 'never'.`, { param: 'tools' });
-      }
+  if (supports.mcpApprovals) return;
+  for (const tool of request.tools) {
+    if (tool.type === 'mcp' && tool.requireApproval !== undefined && tool.requireApproval !== 'never') {
+      throw badRequest(`tools: MCP server '${tool.serverLabel}' asks for approvals, which model '${request.model.id}' cannot ask for (its vendor calls MCP servers without asking); set require_approval to 'never'.`, {
+        param: 'tools',
+        model: request.model.id,
+      });
     }
   }
+  const item = request.messages.find((message) => message.role === 'mcp' && message.item.kind !== 'list_tools');
+  if (item?.role === 'mcp') {
+    throw badRequest(`input: '${MCP_ITEM_TYPES[item.item.kind]}' items can be sent back only to a model whose vendor made them (OpenAI, through Responses); model '${request.model.id}' cannot read them.`, {
+      param: 'input',
+      model: request.model.id,
+    });
+  }
 }
+
+/** The Responses item type of each canonical MCP item. */
+export const MCP_ITEM_TYPES = { list_tools: 'mcp_list_tools', call: 'mcp_call', approval_request: 'mcp_approval_request', approval_response: 'mcp_approval_response' } as const;
 
 /** An egress stream codec: SSE `data` payloads in, canonical events out (see src/protocols). */
 export interface StreamDecoder {

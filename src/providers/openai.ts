@@ -8,8 +8,8 @@ import { assertToolsSupported, callVendor, type VendorCall, type VendorHttpClien
 /**
  * Which OpenAI API serves a request. `auto` (default): the Responses API for models with an
  * effort setting (o-series reasoning models, where OpenAI develops reasoning features first)
- * and Chat Completions for the others; MCP tools always go to Responses, the only OpenAI API
- * that calls an MCP server itself.
+ * and Chat Completions for the others; MCP tools and MCP items of earlier turns always go to
+ * Responses, the only OpenAI API that calls an MCP server itself.
  */
 export type OpenAIUpstream = 'auto' | 'chat' | 'responses';
 
@@ -24,13 +24,13 @@ export class OpenAIProvider implements TextProvider {
     private readonly options: OpenAIProviderOptions = {},
   ) {}
 
-  /** Throws 400 for what OpenAI cannot serve (MCP servers needing approvals). Pure, no I/O. */
+  /** OpenAI serves every tool kind, MCP approvals included. Pure, no I/O. */
   validate(request: CanonicalRequest): void {
-    assertToolsSupported(request, { mcp: true, custom: true });
+    assertToolsSupported(request, { mcp: true, custom: true, mcpApprovals: true });
   }
 
   upstreamFor(request: CanonicalRequest): 'chat' | 'responses' {
-    if (request.tools.some((tool) => tool.type === 'mcp')) return 'responses';
+    if (request.tools.some((tool) => tool.type === 'mcp') || request.messages.some((message) => message.role === 'mcp')) return 'responses';
     const upstream = this.options.upstream ?? 'auto';
     if (upstream !== 'auto') return upstream;
     return request.model.effort === 'openai-effort' ? 'responses' : 'chat';

@@ -107,7 +107,7 @@ export const sandboxTokens = (text: string): number => (text === '' ? 0 : text.l
 export function sandboxInputTokens(request: CanonicalRequest): number {
   let total = 3;
   for (const message of request.messages) {
-    total += 3 + sandboxTokens(message.content);
+    total += 3 + sandboxTokens(message.role === 'mcp' ? JSON.stringify(message.item) : message.content);
     if (message.role === 'assistant') for (const call of message.toolCalls) total += sandboxTokens(call.name) + sandboxTokens(call.arguments);
   }
   return total;

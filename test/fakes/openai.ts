@@ -236,6 +236,12 @@ export interface FakeOpenAIReply extends FakeReplyControls {
   omitEnd?: boolean;
   /** Characters per text delta (default 5). */
   chunkSize?: number;
+  /**
+   * Responses: MCP items (mcp_list_tools, mcp_call, mcp_approval_request) as the vendor
+   * finishes them, output before the reasoning and the message, each streamed with the
+   * sub-events OpenAI sends for its type.
+   */
+  mcpItems?: Array<Record<string, unknown>>;
 }
 
 export interface FakeOpenAIOptions {
@@ -388,6 +394,25 @@ async function responses(exchange: FakeExchange<FakeOpenAIReply>, fixedModel: st
   const base = { id: 'resp_fake', object: 'response', created_at: Math.floor(Date.now() / 1000), model, store: false, output };
   events.push({ type: 'response.created', response: { ...base, status: 'in_progress', output: [], usage: null } });
   let outputIndex = 0;
+  for (const item of reply.mcpItems ?? []) {
+    const at = { item_id: item.id, output_index: outputIndex };
+    if (item.type === 'mcp_list_tools') {
+      events.push({ type: 'response.output_item.added', output_index: outputIndex, item: { ...item, tools: [] } });
+      events.push({ type: 'response.mcp_list_tools.in_progress', ...at });
+      events.push({ type: 'response.mcp_list_tools.completed', ...at });
+    } else if (item.type === 'mcp_call') {
+      events.push({ type: 'response.output_item.added', output_index: outputIndex, item: { ...item, arguments: '', output: null, error: null, status: 'in_progress' } });
+      events.push({ type: 'response.mcp_call.in_progress', ...at });
+      events.push({ type: 'response.mcp_call_arguments.delta', ...at, delta: item.arguments });
+      events.push({ type: 'response.mcp_call_arguments.done', ...at, arguments: item.arguments });
+      events.push({ type: item.error ? 'response.mcp_call.failed' : 'response.mcp_call.completed', ...at });
+    } else {
+      events.push({ type: 'response.output_item.added', output_index: outputIndex, item });
+    }
+    events.push({ type: 'response.output_item.done', output_index: outputIndex, item });
+    output.push(item);
+    outputIndex++;
+  }
   if (answer.reasoning || answer.usage.reasoning > 0) {
     const item = { id: 'rs_fake', type: 'reasoning', summary: [] as unknown[] };
     events.push({ type: 'response.output_item.added', output_index: outputIndex, item });

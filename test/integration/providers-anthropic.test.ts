@@ -1,7 +1,7 @@
 import { Cancellation } from '../../src/domain/generation/cancellation';
 import { createServer } from 'node:net';
 import { builtinCatalog, findModel } from '../../src/domain/catalog';
-import type { CanonicalRequest, TextProvider } from '../../src/domain/generation/canonical';
+import type { CanonicalRequest, McpApprovalRule, TextProvider } from '../../src/domain/generation/canonical';
 import { ProviderError } from '../../src/domain/generation/errors';
 import { ApiError } from '../../src/domain/shared/errors';
 import { JSON_OBJECT_INSTRUCTION, REFUSAL_TEXT } from '../../src/protocols/anthropic-messages/egress';
@@ -285,6 +285,32 @@ describe('Anthropic provider', () => {
     expect(() => claude.generate(request({ tools: [{ type: 'custom', name: 'grep' }] }), signal)).toThrow(ApiError);
     expect(() => claude.generate(request({ tools: [{ type: 'mcp', serverLabel: 'd', serverUrl: 'https://x', headers: { 'X-Team': 'a' } }] }), signal)).toThrow(/X-Team/);
     expect(fake.requests.length).toBe(before);
+  });
+
+  it('refuses MCP approvals and approval or call items of an earlier turn (Anthropic has no approvals); drops tool listings', async () => {
+    const before = fake.requests.length;
+    const signal = new Cancellation();
+    const rules: McpApprovalRule[] = ['always', { always: { toolNames: ['search'] } }];
+    for (const requireApproval of rules) {
+      expect(() => claude.generate(request({ tools: [{ type: 'mcp', serverLabel: 'docs', serverUrl: 'https://x', requireApproval }] }), signal)).toThrow(/docs.*require_approval to 'never'/);
+    }
+    const call = { role: 'mcp' as const, item: { kind: 'call' as const, id: 'mcp_1', serverLabel: 'docs', name: 'search', arguments: '{}', output: 'x' } };
+    let refused: unknown;
+    try {
+      claude.generate(request({ messages: [{ role: 'user', content: 'Hi' }, call] }), signal);
+    } catch (error) {
+      refused = error;
+    }
+    expect(refused).toBeInstanceOf(ApiError);
+    expect((refused as ApiError).message).toMatch(/^input: 'mcp_call' items/);
+    expect((refused as ApiError).details).toMatchObject({ param: 'input' });
+    expect(fake.requests.length).toBe(before);
+
+    fake.script({ text: 'Ok.' });
+    const listing = { role: 'mcp' as const, item: { kind: 'list_tools' as const, id: 'mcpl_1', serverLabel: 'docs', tools: [{ name: 'search', inputSchema: {} }] } };
+    const { error } = await run(claude, request({ messages: [{ role: 'user', content: 'Hi' }, listing, { role: 'user', content: 'Again' }], tools: [{ type: 'mcp', serverLabel: 'docs', serverUrl: 'https://x', requireApproval: 'never' }] }));
+    expect(error).toBeNull();
+    expect(fake.lastRequest!.body.messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'Hi' }, { type: 'text', text: 'Again' }] }]);
   });
 
   describe('failures', () => {

@@ -341,24 +341,82 @@ describe('OpenAI provider', () => {
       expect(finishOf(refused.events)).toMatchObject({ reason: 'content_filter', refusal: true });
     });
 
-    it('routes MCP tools to /responses even for a chat model, approvals off', async () => {
-      fake.script({ text: 'Used the server.' });
+    it('routes MCP tools to /responses even for a chat model; its MCP work comes back as mcp-item events, in order', async () => {
+      const listing = { id: 'mcpl_1', type: 'mcp_list_tools', server_label: 'docs', tools: [{ name: 'search', input_schema: { type: 'object' }, description: null, annotations: { read_only: true } }], error: null };
+      const call = { id: 'mcp_1', type: 'mcp_call', server_label: 'docs', name: 'search', arguments: '{"q":"x"}', output: 'found x', error: null, approval_request_id: null, status: 'completed' };
+      fake.script({ mcpItems: [listing, call], text: 'Used the server.' });
       const { events, error } = await run(
         openai,
-        request(gpt4oMini, { tools: [{ type: 'mcp', serverLabel: 'docs', serverUrl: 'https://mcp.example.com/sse', allowedTools: ['search'], authorization: 'tok' }] }),
+        request(gpt4oMini, { tools: [{ type: 'mcp', serverLabel: 'docs', serverUrl: 'https://mcp.example.com/sse', allowedTools: ['search'], authorization: 'tok', requireApproval: 'never' }] }),
       );
       expect(error).toBeNull();
       expect(textOf(events)).toBe('Used the server.');
+      expect(events.filter((e) => e.type === 'mcp-item')).toEqual([
+        { type: 'mcp-item', item: { kind: 'list_tools', id: 'mcpl_1', serverLabel: 'docs', tools: [{ name: 'search', inputSchema: { type: 'object' }, annotations: { read_only: true } }] } },
+        { type: 'mcp-item', item: { kind: 'call', id: 'mcp_1', serverLabel: 'docs', name: 'search', arguments: '{"q":"x"}', output: 'found x' } },
+      ]);
+      expect(events.findIndex((e) => e.type === 'mcp-item')).toBeLessThan(events.findIndex((e) => e.type === 'text-delta'));
+      expect(finishOf(events).reason).toBe('stop');
       expect(fake.lastRequest!.path).toBe('/v1/responses');
       expect(fake.lastRequest!.body.tools).toEqual([
         { type: 'mcp', server_label: 'docs', server_url: 'https://mcp.example.com/sse', allowed_tools: ['search'], authorization: 'tok', require_approval: 'never' },
       ]);
     });
 
-    it('refuses MCP servers that require approval before calling upstream', () => {
-      const before = fake.requests.length;
-      expect(() => openai.generate(request(gpt4oMini, { tools: [{ type: 'mcp', serverLabel: 'docs', serverUrl: 'https://x', requireApproval: 'always' }] }), new Cancellation())).toThrow(ApiError);
-      expect(fake.requests.length).toBe(before);
+    it('approvals: the rule goes up as given (absent: OpenAI default), an approval request comes back, the answer goes up with the earlier items', async () => {
+      const ask = { id: 'mcpr_1', type: 'mcp_approval_request', server_label: 'docs', name: 'search', arguments: '{"q":"x"}' };
+      for (const stream of [true, false]) {
+        fake.script({ mcpItems: [ask], text: '', usage: { input: 40, output: 9 } });
+        const asked = await run(
+          openai,
+          request(gpt4oMini, {
+            stream,
+            tools: [
+              { type: 'mcp', serverLabel: 'docs', serverUrl: 'https://mcp.example.com/sse', requireApproval: { always: { toolNames: ['search'] }, never: { readOnly: true } } },
+              { type: 'mcp', serverLabel: 'wiki', serverUrl: 'https://wiki.example.com/mcp' },
+            ],
+          }),
+        );
+        expect(asked.error).toBeNull();
+        expect(asked.events.filter((e) => e.type === 'mcp-item')).toEqual([{ type: 'mcp-item', item: { kind: 'approval_request', id: 'mcpr_1', serverLabel: 'docs', name: 'search', arguments: '{"q":"x"}' } }]);
+        expect(finishOf(asked.events)).toMatchObject({ reason: 'stop', usage: { inputTokens: 40, outputTokens: 9 } });
+        expect(fake.lastRequest!.body.stream).toBe(stream);
+        expect(fake.lastRequest!.body.tools).toEqual([
+          { type: 'mcp', server_label: 'docs', server_url: 'https://mcp.example.com/sse', require_approval: { always: { tool_names: ['search'] }, never: { read_only: true } } },
+          { type: 'mcp', server_label: 'wiki', server_url: 'https://wiki.example.com/mcp' },
+        ]);
+      }
+
+      fake.script({ mcpItems: [{ id: 'mcp_2', type: 'mcp_call', server_label: 'docs', name: 'search', arguments: '{"q":"x"}', output: 'found', approval_request_id: 'mcpr_1' }], text: 'Found it.' });
+      const answered = await run(
+        openai,
+        request(gpt4oMini, {
+          tools: [{ type: 'mcp', serverLabel: 'docs', serverUrl: 'https://mcp.example.com/sse', requireApproval: 'always' }],
+          messages: [
+            { role: 'user', content: 'Search x' },
+            { role: 'mcp', item: { kind: 'list_tools', id: 'mcpl_1', serverLabel: 'docs', tools: [{ name: 'search', inputSchema: { type: 'object' } }] } },
+            { role: 'mcp', item: { kind: 'approval_request', id: 'mcpr_1', serverLabel: 'docs', name: 'search', arguments: '{"q":"x"}' } },
+            { role: 'mcp', item: { kind: 'approval_response', approvalRequestId: 'mcpr_1', approve: true } },
+          ],
+        }),
+      );
+      expect(answered.error).toBeNull();
+      expect(textOf(answered.events)).toBe('Found it.');
+      expect(answered.events.find((e) => e.type === 'mcp-item')).toEqual({ type: 'mcp-item', item: { kind: 'call', id: 'mcp_2', serverLabel: 'docs', name: 'search', arguments: '{"q":"x"}', output: 'found', approvalRequestId: 'mcpr_1' } });
+      expect(fake.lastRequest!.body.input).toEqual([
+        { type: 'message', role: 'user', content: 'Search x' },
+        { type: 'mcp_list_tools', id: 'mcpl_1', server_label: 'docs', tools: [{ name: 'search', input_schema: { type: 'object' } }] },
+        { type: 'mcp_approval_request', id: 'mcpr_1', server_label: 'docs', name: 'search', arguments: '{"q":"x"}' },
+        { type: 'mcp_approval_response', approval_request_id: 'mcpr_1', approve: true },
+      ]);
+    });
+
+    it('MCP items of earlier turns go to /responses even without MCP tools', async () => {
+      fake.script({ text: 'Ok.' });
+      const { error } = await run(openai, request(gpt4oMini, { messages: [{ role: 'user', content: 'Hi' }, { role: 'mcp', item: { kind: 'call', id: 'mcp_9', serverLabel: 'docs', name: 'search', arguments: '{}', output: 'x' } }] }));
+      expect(error).toBeNull();
+      expect(fake.lastRequest!.path).toBe('/v1/responses');
+      expect(fake.lastRequest!.body.input[1]).toEqual({ type: 'mcp_call', id: 'mcp_9', server_label: 'docs', name: 'search', arguments: '{}', output: 'x' });
     });
 
     it('fails when the Responses stream is cut or ends without completion', async () => {

@@ -324,6 +324,48 @@ describe('Responses', () => {
     await expectChargedExactly(h, a, second, expectedCharge('openai/o4-mini', { inputTokens: 90, cachedInputTokens: 0, outputTokens: 30 }));
   });
 
+  test('MCP approvals, stateless: the approval request comes out, the answer goes back with the earlier items, the call comes out; exact charges', async () => {
+    const mcpTool: OpenAI.Responses.Tool.Mcp = { type: 'mcp', server_label: 'docs', server_url: 'https://mcp.example.com/sse', require_approval: 'always' };
+    const listing = { id: 'mcpl_a1', type: 'mcp_list_tools', server_label: 'docs', tools: [{ name: 'search', input_schema: { type: 'object', properties: { q: { type: 'string' } } }, description: 'Search the docs', annotations: null }], error: null };
+    const ask = { id: 'mcpr_a1', type: 'mcp_approval_request', server_label: 'docs', name: 'search', arguments: '{"q":"limits"}' };
+    fake.script({ mcpItems: [listing, ask], text: '', usage: { input: 50, output: 12 } });
+    const first = requestId();
+    const asked = await a.openai.responses.create({ model: 'openai/gpt-4o-mini', input: 'Search the docs for limits', tools: [mcpTool] }, withId(first));
+    expect(asked.status).toBe('completed');
+    expect(asked.output_text).toBe('');
+    expect(asked.output).toEqual([listing, ask]);
+    expect(asked.tools).toEqual([{ type: 'mcp', server_label: 'docs', server_url: 'https://mcp.example.com/sse', allowed_tools: null, require_approval: 'always' }]);
+    expect(fake.lastRequest!.path).toBe('/v1/responses');
+    expect(fake.lastRequest!.body.tools).toEqual([{ type: 'mcp', server_label: 'docs', server_url: 'https://mcp.example.com/sse', require_approval: 'always' }]);
+    await expectChargedExactly(h, a, first, expectedCharge('openai/gpt-4o-mini', { inputTokens: 50, cachedInputTokens: 0, outputTokens: 12 }));
+
+    const call = { id: 'mcp_a1', type: 'mcp_call', server_label: 'docs', name: 'search', arguments: '{"q":"limits"}', output: 'Limits are per key.', error: null, approval_request_id: 'mcpr_a1', status: 'completed' };
+    fake.script({ mcpItems: [call], text: 'Limits are per key.', usage: { input: 140, output: 20 } });
+    const second = requestId();
+    const stream = a.openai.responses.stream(
+      {
+        model: 'openai/gpt-4o-mini',
+        input: [{ role: 'user', content: 'Search the docs for limits' }, ...(asked.output as OpenAI.Responses.ResponseInputItem[]), { type: 'mcp_approval_response', approval_request_id: 'mcpr_a1', approve: true }],
+        tools: [mcpTool],
+      },
+      withId(second),
+    );
+    const added: string[] = [];
+    stream.on('response.output_item.added', (e) => added.push(e.item.type));
+    const final = await stream.finalResponse();
+    expect(added).toEqual(['mcp_call', 'message']);
+    expect(final.output.map((item) => item.type)).toEqual(['mcp_call', 'message']);
+    expect(final.output[0]).toEqual(call);
+    expect(final.output[1]).toMatchObject({ type: 'message', content: [{ type: 'output_text', text: 'Limits are per key.' }] });
+    expect(fake.lastRequest!.body.input).toEqual([
+      { type: 'message', role: 'user', content: 'Search the docs for limits' },
+      { type: 'mcp_list_tools', id: 'mcpl_a1', server_label: 'docs', tools: [{ name: 'search', input_schema: listing.tools[0]!.input_schema, description: 'Search the docs' }] },
+      { type: 'mcp_approval_request', id: 'mcpr_a1', server_label: 'docs', name: 'search', arguments: '{"q":"limits"}' },
+      { type: 'mcp_approval_response', approval_request_id: 'mcpr_a1', approve: true },
+    ]);
+    await expectChargedExactly(h, a, second, expectedCharge('openai/gpt-4o-mini', { inputTokens: 140, cachedInputTokens: 0, outputTokens: 20 }));
+  });
+
   test('text.format json_schema reaches the vendor and is echoed; output_parsed through the SDK', async () => {
     const schema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false };
     fake.script({ text: '{"city":"Paris"}', usage: { input: 22, output: 6 } });

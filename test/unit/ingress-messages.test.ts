@@ -124,7 +124,7 @@ describe('decodeMessagesRequest: valid requests', () => {
       tools: [
         { type: 'function', name: 'get_weather', description: 'Weather now', parameters: { type: 'object', properties: { city: { type: 'string' } } } },
         { type: 'function', name: 'get_time', parameters: { type: 'object' }, strict: true },
-        { type: 'mcp', serverLabel: 'docs', serverUrl: 'https://mcp.example.com/sse', authorization: 'tok', allowedTools: ['search'] },
+        { type: 'mcp', serverLabel: 'docs', serverUrl: 'https://mcp.example.com/sse', authorization: 'tok', allowedTools: ['search'], requireApproval: 'never' },
       ],
       toolChoice: 'required',
       parallelToolCalls: false,

@@ -180,6 +180,25 @@ describe('decodeResponsesRequest: valid requests', () => {
     } satisfies ResponsesEcho);
   });
 
+  test('MCP items of an earlier turn, as the SDK sends them back (nulls included), become mcp messages in order', () => {
+    const input = [
+      { role: 'user', content: 'Search' },
+      { type: 'mcp_list_tools', id: 'mcpl_1', server_label: 'docs', tools: [{ name: 'search', input_schema: { type: 'object' }, description: null, annotations: { read_only: true } }], error: null },
+      { type: 'mcp_call', id: 'mcp_1', server_label: 'docs', name: 'search', arguments: '{}', output: 'x', error: null, approval_request_id: null, status: 'completed' },
+      { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Found x.', annotations: [] }] },
+      { type: 'mcp_approval_request', id: 'mcpr_2', server_label: 'docs', name: 'search', arguments: '{"q":"y"}' },
+      { type: 'mcp_approval_response', approval_request_id: 'mcpr_2', approve: false, reason: 'not now' },
+    ];
+    expect(decodeResponsesRequest(body({ input })).request.messages).toStrictEqual([
+      { role: 'user', content: 'Search' },
+      { role: 'mcp', item: { kind: 'list_tools', id: 'mcpl_1', serverLabel: 'docs', tools: [{ name: 'search', inputSchema: { type: 'object' }, annotations: { read_only: true } }] } },
+      { role: 'mcp', item: { kind: 'call', id: 'mcp_1', serverLabel: 'docs', name: 'search', arguments: '{}', output: 'x' } },
+      { role: 'assistant', content: 'Found x.', toolCalls: [], reasoning: [] },
+      { role: 'mcp', item: { kind: 'approval_request', id: 'mcpr_2', serverLabel: 'docs', name: 'search', arguments: '{"q":"y"}' } },
+      { role: 'mcp', item: { kind: 'approval_response', approvalRequestId: 'mcpr_2', approve: false, reason: 'not now' } },
+    ]);
+  });
+
   test('a string input is one user message; defaults apply', () => {
     const { decoded, echo } = decodeResponsesIngress(base);
     expect(decoded.request).toStrictEqual({ messages: [{ role: 'user', content: 'Hi' }], tools: [], reasoning: { mode: 'default' } });
@@ -190,8 +209,8 @@ describe('decodeResponsesRequest: valid requests', () => {
 
   test.each<[string, Record<string, unknown>, Record<string, unknown>]>([
     ['store absent or false is stateless', { store: false }, {}],
-    ['require_approval filter maps to always', { tools: [{ type: 'mcp', server_label: 's', server_url: 'https://m', require_approval: { never: { tool_names: ['a'] } } }] }, { tools: [{ type: 'mcp', serverLabel: 's', serverUrl: 'https://m', requireApproval: 'always' }] }],
-    ['require_approval never-for-all maps to never', { tools: [{ type: 'mcp', server_label: 's', server_url: 'https://m', require_approval: { never: {} } }] }, { tools: [{ type: 'mcp', serverLabel: 's', serverUrl: 'https://m', requireApproval: 'never' }] }],
+    ['require_approval filters are kept', { tools: [{ type: 'mcp', server_label: 's', server_url: 'https://m', require_approval: { never: { tool_names: ['a'] }, always: { read_only: false } } }] }, { tools: [{ type: 'mcp', serverLabel: 's', serverUrl: 'https://m', requireApproval: { never: { toolNames: ['a'] }, always: { readOnly: false } } }] }],
+    ['require_approval always', { tools: [{ type: 'mcp', server_label: 's', server_url: 'https://m', require_approval: 'always' }] }, { tools: [{ type: 'mcp', serverLabel: 's', serverUrl: 'https://m', requireApproval: 'always' }] }],
     ['allowed_tools as a list', { tools: [{ type: 'mcp', server_label: 's', server_url: 'https://m', allowed_tools: ['a', 'b'] }] }, { tools: [{ type: 'mcp', serverLabel: 's', serverUrl: 'https://m', allowedTools: ['a', 'b'] }] }],
     ['function tool with null parameters', { tools: [{ type: 'function', name: 'f', parameters: null, strict: null }] }, { tools: [{ type: 'function', name: 'f', parameters: { type: 'object', properties: {} } }] }],
     ['json_object format', { text: { format: { type: 'json_object' } } }, { responseFormat: { type: 'json_object' } }],
@@ -232,6 +251,12 @@ describe('decodeResponsesRequest: refusals name the field', () => {
     ['mcp connector', body({ tools: [{ type: 'mcp', server_label: 's', connector_id: 'connector_gmail' }] }), 'tools[0].connector_id'],
     ['mcp read_only filter', body({ tools: [{ type: 'mcp', server_label: 's', server_url: 'https://m', allowed_tools: { read_only: true } }] }), 'tools[0].allowed_tools.read_only'],
     ['mcp require_approval value', body({ tools: [{ type: 'mcp', server_label: 's', server_url: 'https://m', require_approval: 'sometimes' }] }), 'tools[0].require_approval'],
+    ['mcp require_approval filter key', body({ tools: [{ type: 'mcp', server_label: 's', server_url: 'https://m', require_approval: { always: { names: ['a'] } } }] }), 'tools[0].require_approval.always.names'],
+    ['mcp_approval_response without approve', body({ input: [{ role: 'user', content: 'x' }, { type: 'mcp_approval_response', approval_request_id: 'mcpr_1' }] }), 'input[1].approve'],
+    ['mcp_approval_response without its request id', body({ input: [{ type: 'mcp_approval_response', approve: true }] }), 'input[0].approval_request_id'],
+    ['mcp_call without arguments', body({ input: [{ type: 'mcp_call', id: 'mcp_1', server_label: 's', name: 'f' }] }), 'input[0].arguments'],
+    ['mcp_list_tools tool without name', body({ input: [{ type: 'mcp_list_tools', id: 'mcpl_1', server_label: 's', tools: [{ input_schema: {} }] }] }), 'input[0].tools[0].name'],
+    ['mcp_approval_request with an unknown field', body({ input: [{ type: 'mcp_approval_request', id: 'mcpr_1', server_label: 's', name: 'f', arguments: '{}', status: 'x' }] }), 'input[0].status'],
     ['tool_choice mcp', body({ tool_choice: { type: 'mcp', server_label: 's' } }), 'tool_choice.type'],
     ['tool_choice hosted', body({ tool_choice: { type: 'web_search_preview' } }), 'tool_choice.type'],
     ['tool_choice unknown function', body({ tools: [{ type: 'function', name: 'a' }], tool_choice: { type: 'function', name: 'b' } }), 'tool_choice.name'],

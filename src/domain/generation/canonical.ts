@@ -35,19 +35,52 @@ export interface CanonicalReasoningBlock {
   redactedData?: string;
 }
 
+export type JsonSchema = Record<string, unknown>;
+
+/** A tool an MCP server listed, as the vendor reported it. */
+export interface McpToolListing {
+  name: string;
+  description?: string;
+  inputSchema: unknown;
+  annotations?: unknown;
+}
+
+/**
+ * What a vendor that runs MCP servers itself reports of that work (OpenAI Responses items).
+ * A stateless client must send these back on its next turn: the approval it answers, the
+ * calls already made, the listing the vendor need not fetch again. Ids are the vendor's own,
+ * since the vendor matches them.
+ */
+export type CanonicalMcpItem =
+  | { kind: 'list_tools'; id: string; serverLabel: string; tools: McpToolListing[]; error?: string }
+  | { kind: 'call'; id: string; serverLabel: string; name: string; arguments: string; output?: string; error?: string; approvalRequestId?: string }
+  /** The vendor asks the client before calling the server (`require_approval`). */
+  | { kind: 'approval_request'; id: string; serverLabel: string; name: string; arguments: string }
+  /** The client's answer to an approval request (only ever sent, never produced). */
+  | { kind: 'approval_response'; id?: string; approvalRequestId: string; approve: boolean; reason?: string };
+
 export type CanonicalMessage =
   | { role: 'system'; content: string }
   | { role: 'user'; content: string }
   | { role: 'assistant'; content: string; toolCalls: CanonicalToolCall[]; reasoning: CanonicalReasoningBlock[] }
-  | { role: 'tool'; toolCallId: string; content: string; isError: boolean };
+  | { role: 'tool'; toolCallId: string; content: string; isError: boolean }
+  /** MCP work of an earlier turn, in conversation order (see CanonicalMcpItem). */
+  | { role: 'mcp'; item: CanonicalMcpItem };
 
-export type JsonSchema = Record<string, unknown>;
+/** Which of a server's tools an approval rule covers (OpenAI `McpToolFilter`). */
+export interface McpToolFilter {
+  toolNames?: string[];
+  readOnly?: boolean;
+}
+
+/** `always`/`never` for every tool, or per tool; absent: the vendor's default. */
+export type McpApprovalRule = 'always' | 'never' | { always?: McpToolFilter; never?: McpToolFilter };
 
 export type CanonicalTool =
   | { type: 'function'; name: string; description?: string; parameters: JsonSchema; strict?: boolean }
   | { type: 'custom'; name: string; description?: string; format?: Record<string, unknown> }
   /** Remote MCP server the vendor itself calls (OpenAI Responses `mcp`, Anthropic `mcp_servers`). */
-  | { type: 'mcp'; serverLabel: string; serverUrl: string; allowedTools?: string[]; headers?: Record<string, string>; authorization?: string; requireApproval?: 'always' | 'never' };
+  | { type: 'mcp'; serverLabel: string; serverUrl: string; allowedTools?: string[]; headers?: Record<string, string>; authorization?: string; requireApproval?: McpApprovalRule };
 
 export type CanonicalToolChoice = 'auto' | 'none' | 'required' | { name: string };
 
@@ -103,6 +136,8 @@ export type CanonicalEvent =
   | { type: 'tool-call-start'; index: number; id: string; name: string; kind: 'function' | 'custom' }
   | { type: 'tool-call-delta'; index: number; argumentsDelta: string }
   | { type: 'tool-call-end'; index: number }
+  /** A finished piece of MCP work the vendor did or asks approval for (never a tool call for the client). */
+  | { type: 'mcp-item'; item: CanonicalMcpItem }
   /**
    * Always last on success. `refusal`: the model declined for safety (Chat: finish_reason
    * content_filter; Messages: stop_reason refusal), with its short message as text.

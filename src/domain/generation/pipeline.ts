@@ -38,6 +38,10 @@ const count = (text: string): number => (text ? countTokens(text, NO_SPECIAL_TOK
 export function promptForEstimate(request: CanonicalRequest): PromptForEstimate {
   const texts: string[] = [];
   for (const message of request.messages) {
+    if (message.role === 'mcp') {
+      texts.push(JSON.stringify(message.item));
+      continue;
+    }
     texts.push(message.content);
     if (message.role === 'assistant') for (const call of message.toolCalls) texts.push(call.name, call.arguments);
   }

@@ -190,6 +190,9 @@ export function toAnthropicMessages(input: readonly CanonicalMessage[]): { syste
       case 'tool':
         append('user', [{ type: 'tool_result', tool_use_id: message.toolCallId, content: message.content, ...(message.isError ? { is_error: true } : {}) }]);
         break;
+      case 'mcp':
+        // Only tool listings get here (assertToolsSupported refuses the rest): Anthropic lists a server's tools itself.
+        break;
     }
   }
   // Anthropic wants a user turn's tool results before its text.

@@ -228,7 +228,10 @@ function decodeTools(req: Fields): CanonicalTool[] {
   });
 }
 
-/** Beta `mcp_servers` → canonical MCP tools (a server with `enabled: false` offers nothing and is left out). */
+/**
+ * Beta `mcp_servers` → canonical MCP tools (a server with `enabled: false` offers nothing and is
+ * left out). Anthropic calls them without asking, so approvals are off whichever vendor serves.
+ */
 function decodeMcpServers(req: Fields): CanonicalTool[] {
   return (req.objects('mcp_servers') ?? []).flatMap((server): CanonicalTool[] => {
     server.requiredOneOf('type', ['url']);
@@ -240,6 +243,7 @@ function decodeMcpServers(req: Fields): CanonicalTool[] {
       serverUrl: server.requiredString('url', { nonEmpty: true }),
       authorization: server.string('authorization_token'),
       allowedTools: config?.strings('allowed_tools'),
+      requireApproval: 'never',
     });
     return config?.boolean('enabled') === false ? [] : [tool];
   });
@@ -497,6 +501,9 @@ export class MessagesStreamEncoder {
       case 'tool-call-end':
         if (this.open?.kind === 'tool' && this.open.toolIndex === event.index) out += this.closeOpen();
         this.toolBlocks.delete(event.index);
+        return out;
+      case 'mcp-item':
+        // MCP work an OpenAI model did for `mcp_servers`: not shown (its blocks differ from Anthropic's mcp_tool_use).
         return out;
       case 'finish':
         return out + this.finish(event);

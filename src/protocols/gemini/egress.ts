@@ -122,6 +122,9 @@ export function toGeminiContents(messages: readonly CanonicalMessage[]): { syste
       case 'tool':
         append('user', [{ functionResponse: { name: callNames.get(message.toolCallId) ?? message.toolCallId, response: toolResponse(message.content, message.isError) } }]);
         break;
+      case 'mcp':
+        // Only tool listings get here (assertToolsSupported refuses the rest), and they need no server.
+        break;
     }
   }
   return { systemInstruction: system.length > 0 ? system.join('\n\n') : undefined, contents };

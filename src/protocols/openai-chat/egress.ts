@@ -158,29 +158,34 @@ export function toChatRequest(request: CanonicalRequest, options: ChatEgressOpti
   return body;
 }
 
-/** Chat has no field for reasoning blocks of earlier turns: they are dropped. */
+/**
+ * Chat has no field for reasoning blocks of earlier turns: they are dropped. So are MCP tool
+ * listings (the only MCP items a Chat upstream is given: see assertToolsSupported).
+ */
 export function toChatMessages(messages: readonly CanonicalMessage[]): ChatWireMessage[] {
-  return messages.map((message): ChatWireMessage => {
-    switch (message.role) {
-      case 'system':
-      case 'user':
-        return { role: message.role, content: message.content };
-      case 'assistant':
-        if (message.toolCalls.length === 0) return { role: 'assistant', content: message.content };
-        return {
-          role: 'assistant',
-          content: message.content === '' ? null : message.content,
-          tool_calls: message.toolCalls.map((call): ChatWireToolCall =>
-            call.kind === 'custom'
-              ? { id: call.id, type: 'custom', custom: { name: call.name, input: call.arguments } }
-              : { id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } },
-          ),
-        };
-      case 'tool':
-        // Chat has no error flag on tool results; the content carries the error text.
-        return { role: 'tool', tool_call_id: message.toolCallId, content: message.content };
-    }
-  });
+  return messages.flatMap((message): ChatWireMessage[] => (message.role === 'mcp' ? [] : [toChatMessage(message)]));
+}
+
+function toChatMessage(message: Exclude<CanonicalMessage, { role: 'mcp' }>): ChatWireMessage {
+  switch (message.role) {
+    case 'system':
+    case 'user':
+      return { role: message.role, content: message.content };
+    case 'assistant':
+      if (message.toolCalls.length === 0) return { role: 'assistant', content: message.content };
+      return {
+        role: 'assistant',
+        content: message.content === '' ? null : message.content,
+        tool_calls: message.toolCalls.map((call): ChatWireToolCall =>
+          call.kind === 'custom'
+            ? { id: call.id, type: 'custom', custom: { name: call.name, input: call.arguments } }
+            : { id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } },
+        ),
+      };
+    case 'tool':
+      // Chat has no error flag on tool results; the content carries the error text.
+      return { role: 'tool', tool_call_id: message.toolCallId, content: message.content };
+  }
 }
 
 function toChatTool(tool: CanonicalTool): ChatWireTool | null {

@@ -363,6 +363,7 @@ export class ChatStreamEncoder {
       case 'reasoning-delta':
       case 'reasoning-end':
       case 'tool-call-end':
+      case 'mcp-item': // Chat declares no MCP servers, so only a cross-format answer has these: nowhere to show them
         return head;
       case 'tool-call-start': {
         const position = this.toolPositions.size;

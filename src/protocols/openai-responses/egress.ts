@@ -1,4 +1,17 @@
-import type { CanonicalEvent, CanonicalMessage, CanonicalRequest, CanonicalTool, CanonicalToolChoice, CanonicalUsage, FinishReason } from '../../domain/generation/canonical';
+import type {
+  CanonicalEvent,
+  CanonicalMcpItem,
+  CanonicalMessage,
+  CanonicalRequest,
+  CanonicalTool,
+  CanonicalToolChoice,
+  CanonicalUsage,
+  FinishReason,
+  McpApprovalRule,
+  McpToolFilter,
+  McpToolListing,
+} from '../../domain/generation/canonical';
+import { compact } from '../ingress-common';
 import { ProviderError } from '../../domain/generation/errors';
 import { toOpenAIEffort, type OpenAIEffort } from '../openai-chat/egress';
 
@@ -19,7 +32,17 @@ export type ResponsesWireInputItem =
   | { type: 'function_call'; call_id: string; name: string; arguments: string }
   | { type: 'custom_tool_call'; call_id: string; name: string; input: string }
   | { type: 'function_call_output'; call_id: string; output: string }
-  | { type: 'custom_tool_call_output'; call_id: string; output: string };
+  | { type: 'custom_tool_call_output'; call_id: string; output: string }
+  | ResponsesWireMcpItem;
+
+/** MCP items, as OpenAI sends them in `output` and reads them back in `input`. */
+export type ResponsesWireMcpItem =
+  | { type: 'mcp_list_tools'; id: string; server_label: string; tools: Array<{ name: string; description?: string; input_schema: unknown; annotations?: unknown }>; error?: string }
+  | { type: 'mcp_call'; id: string; server_label: string; name: string; arguments: string; output?: string; error?: string; approval_request_id?: string }
+  | { type: 'mcp_approval_request'; id: string; server_label: string; name: string; arguments: string }
+  | { type: 'mcp_approval_response'; id?: string; approval_request_id: string; approve: boolean; reason?: string };
+
+type WireToolFilter = { tool_names?: string[]; read_only?: boolean };
 
 export type ResponsesWireTool =
   | { type: 'function'; name: string; description?: string; parameters: Record<string, unknown>; strict: boolean }
@@ -31,7 +54,7 @@ export type ResponsesWireTool =
       allowed_tools?: string[];
       headers?: Record<string, string>;
       authorization?: string;
-      require_approval: 'always' | 'never';
+      require_approval?: 'always' | 'never' | { always?: WireToolFilter; never?: WireToolFilter };
     };
 
 export type ResponsesWireToolChoice = 'auto' | 'none' | 'required' | { type: 'function'; name: string } | { type: 'custom'; name: string };
@@ -73,6 +96,12 @@ interface ResponsesWireItem {
   name?: string;
   arguments?: string;
   input?: string;
+  /** MCP items. */
+  server_label?: string;
+  tools?: Array<{ name?: string; description?: string | null; input_schema?: unknown; annotations?: unknown } | null>;
+  output?: string | null;
+  error?: string | null;
+  approval_request_id?: string | null;
   /** Reasoning items: summary paragraphs, and (open-weight models) the reasoning text itself. */
   summary?: Array<{ text?: string }>;
   /** Message items: output text and refusal parts; reasoning items: reasoning text parts. */
@@ -172,6 +201,9 @@ export function toResponsesInput(messages: readonly CanonicalMessage[]): Respons
           output: message.content,
         });
         break;
+      case 'mcp':
+        items.push(toWireMcpItem(message.item));
+        break;
     }
   }
   return items;
@@ -198,9 +230,94 @@ function toResponsesTool(tool: CanonicalTool): ResponsesWireTool {
         ...(tool.allowedTools ? { allowed_tools: tool.allowedTools } : {}),
         ...(tool.headers ? { headers: tool.headers } : {}),
         ...(tool.authorization ? { authorization: tool.authorization } : {}),
-        // OpenAI's default is 'always', which a stateless request cannot answer.
-        require_approval: tool.requireApproval ?? 'never',
+        // Absent: OpenAI's default (approval before every call), as the client expects of OpenAI.
+        ...(tool.requireApproval !== undefined ? { require_approval: toWireApprovalRule(tool.requireApproval) } : {}),
       };
+  }
+}
+
+function toWireApprovalRule(rule: McpApprovalRule): NonNullable<Extract<ResponsesWireTool, { type: 'mcp' }>['require_approval']> {
+  if (typeof rule === 'string') return rule;
+  const filter = (f: McpToolFilter | undefined): WireToolFilter | undefined =>
+    f && { ...(f.toolNames ? { tool_names: f.toolNames } : {}), ...(f.readOnly !== undefined ? { read_only: f.readOnly } : {}) };
+  return { ...(rule.always ? { always: filter(rule.always) } : {}), ...(rule.never ? { never: filter(rule.never) } : {}) };
+}
+
+/** Canonical MCP item → the Responses item it came from (the vendor matches the ids). */
+export function toWireMcpItem(item: CanonicalMcpItem): ResponsesWireMcpItem {
+  switch (item.kind) {
+    case 'list_tools':
+      return {
+        type: 'mcp_list_tools',
+        id: item.id,
+        server_label: item.serverLabel,
+        tools: item.tools.map((tool) => ({
+          name: tool.name,
+          ...(tool.description !== undefined ? { description: tool.description } : {}),
+          input_schema: tool.inputSchema,
+          ...(tool.annotations !== undefined ? { annotations: tool.annotations } : {}),
+        })),
+        ...(item.error !== undefined ? { error: item.error } : {}),
+      };
+    case 'call':
+      return {
+        type: 'mcp_call',
+        id: item.id,
+        server_label: item.serverLabel,
+        name: item.name,
+        arguments: item.arguments,
+        ...(item.output !== undefined ? { output: item.output } : {}),
+        ...(item.error !== undefined ? { error: item.error } : {}),
+        ...(item.approvalRequestId !== undefined ? { approval_request_id: item.approvalRequestId } : {}),
+      };
+    case 'approval_request':
+      return { type: 'mcp_approval_request', id: item.id, server_label: item.serverLabel, name: item.name, arguments: item.arguments };
+    case 'approval_response':
+      return {
+        type: 'mcp_approval_response',
+        ...(item.id !== undefined ? { id: item.id } : {}),
+        approval_request_id: item.approvalRequestId,
+        approve: item.approve,
+        ...(item.reason !== undefined ? { reason: item.reason } : {}),
+      };
+  }
+}
+
+/**
+ * A finished MCP item of OpenAI's output → canonical; null for anything else, or for an item
+ * too malformed to send back (it would be refused on the next turn).
+ */
+export function fromWireMcpItem(item: ResponsesWireItem): CanonicalMcpItem | null {
+  const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
+  const id = text(item.id);
+  const serverLabel = text(item.server_label);
+  if (id === undefined || serverLabel === undefined) return null;
+  switch (item.type) {
+    case 'mcp_list_tools':
+      return compact<CanonicalMcpItem>({
+        kind: 'list_tools',
+        id,
+        serverLabel,
+        tools: (Array.isArray(item.tools) ? item.tools : []).flatMap((tool) =>
+          typeof tool?.name === 'string' ? [compact<McpToolListing>({ name: tool.name, description: text(tool.description), inputSchema: tool.input_schema ?? {}, annotations: tool.annotations ?? undefined })] : [],
+        ),
+        error: text(item.error),
+      });
+    case 'mcp_call':
+      return compact<CanonicalMcpItem>({
+        kind: 'call',
+        id,
+        serverLabel,
+        name: text(item.name) ?? '',
+        arguments: text(item.arguments) ?? '',
+        output: text(item.output),
+        error: text(item.error),
+        approvalRequestId: text(item.approval_request_id),
+      });
+    case 'mcp_approval_request':
+      return { kind: 'approval_request', id, serverLabel, name: text(item.name) ?? '', arguments: text(item.arguments) ?? '' };
+    default:
+      return null;
   }
 }
 
@@ -229,8 +346,9 @@ export function responsesIncompleteReason(reason: string | undefined): FinishRea
 
 /**
  * Turns Responses stream events into canonical events. Only client-side tool calls
- * (function, custom) become tool-call events; vendor-run items (MCP calls and listings) are
- * the vendor's business. `finish` comes from `response.completed`/`response.incomplete`.
+ * (function, custom) become tool-call events; MCP items (listings, calls, approval requests)
+ * become one `mcp-item` event each when done; other vendor-run items are the vendor's
+ * business. `finish` comes from `response.completed`/`response.incomplete`.
  */
 export class ResponsesStreamDecoder {
   /** output_index → canonical tool-call index. */
@@ -319,6 +437,11 @@ export class ResponsesStreamDecoder {
       case 'response.output_item.done': {
         const item = event.item ?? {};
         if (item.type === 'reasoning') this.closeReasoning(events);
+        const mcp = fromWireMcpItem(item);
+        if (mcp) {
+          this.closeReasoning(events);
+          events.push({ type: 'mcp-item', item: mcp });
+        }
         const index = this.toolCalls.get(event.output_index ?? -1);
         if (index !== undefined) {
           events.push({ type: 'tool-call-end', index });
@@ -389,8 +512,12 @@ function streamEventsOf(item: ResponsesWireItem, outputIndex: number): Responses
       if (delta) events.push({ type: item.type === 'function_call' ? 'response.function_call_arguments.delta' : 'response.custom_tool_call_input.delta', ...at, delta });
       break;
     }
+    case 'mcp_list_tools':
+    case 'mcp_call':
+    case 'mcp_approval_request':
+      break;
     default:
-      // Vendor-run items (MCP calls and listings, searches) are the vendor's business, as in a stream.
+      // Other vendor-run items (searches) are the vendor's business, as in a stream.
       return events;
   }
   events.push({ type: 'response.output_item.done', ...at, item });

@@ -1,5 +1,6 @@
 import type {
   CanonicalEvent,
+  CanonicalMcpItem,
   CanonicalMessage,
   CanonicalReasoningBlock,
   CanonicalResponseFormat,
@@ -7,6 +8,9 @@ import type {
   CanonicalToolCall,
   CanonicalToolChoice,
   CanonicalUsage,
+  McpApprovalRule,
+  McpToolFilter,
+  McpToolListing,
 } from '../../domain/generation/canonical';
 import { DEFAULT_OUTPUT_TOKENS, mapReasoningEffort } from '../../domain/generation/rules';
 import type { DecodedTextRequest } from '../../domain/generation/service';
@@ -32,6 +36,10 @@ import type {
   ResponseFormatTextConfig,
   ResponseFunctionToolCall,
   ResponseItemStatus,
+  ResponseMcpApprovalRequest,
+  ResponseMcpCall,
+  ResponseMcpListTools,
+  ResponseMcpTool,
   ResponseObject,
   ResponseOutputItem,
   ResponseOutputMessage,
@@ -72,7 +80,8 @@ const HOSTED_TOOLS = [
   'shell', 'apply_patch', 'namespace', 'tool_search',
 ];
 
-const INPUT_ITEM_TYPES = 'message, function_call, function_call_output, custom_tool_call, custom_tool_call_output or reasoning';
+const INPUT_ITEM_TYPES =
+  'message, function_call, function_call_output, custom_tool_call, custom_tool_call_output, reasoning, mcp_list_tools, mcp_call, mcp_approval_request or mcp_approval_response';
 
 /** The only `include` value with a meaning here: reasoning state for the next stateless turn. */
 const ENCRYPTED_REASONING = 'reasoning.encrypted_content';
@@ -240,6 +249,12 @@ function decodeInput(req: Fields): CanonicalMessage[] {
         item.allowOnly(type === 'function_call_output' ? ['type', 'id', 'call_id', 'output', 'status'] : ['type', 'id', 'call_id', 'output']);
         messages.push({ role: 'tool', toolCallId: item.requiredString('call_id', { nonEmpty: true }), content: outputText(item), isError: false });
         break;
+      case 'mcp_list_tools':
+      case 'mcp_call':
+      case 'mcp_approval_request':
+      case 'mcp_approval_response':
+        messages.push({ role: 'mcp', item: decodeMcpItem(item, type) });
+        break;
       default:
         refuseField(item.field('type'), `'${type}' is not supported; input items may be ${INPUT_ITEM_TYPES}`);
     }
@@ -294,6 +309,54 @@ function decodeCallItem(item: Fields, type: 'function_call' | 'custom_tool_call'
     arguments: item.requiredString(isFunction ? 'arguments' : 'input'),
     kind: isFunction ? 'function' : 'custom',
   };
+}
+
+/** An MCP item of an earlier turn, sent back as the vendor produced it (or the client's approval). */
+function decodeMcpItem(item: Fields, type: 'mcp_list_tools' | 'mcp_call' | 'mcp_approval_request' | 'mcp_approval_response'): CanonicalMcpItem {
+  switch (type) {
+    case 'mcp_list_tools': {
+      item.allowOnly(['type', 'id', 'server_label', 'tools', 'error']);
+      const tools = item.requiredArray('tools').map((raw, j) => {
+        const tool = Fields.at(raw, fieldPath(item.field('tools'), j)).allowOnly(['name', 'description', 'input_schema', 'annotations']);
+        return compact<McpToolListing>({ name: tool.requiredString('name'), description: tool.string('description'), inputSchema: tool.raw('input_schema') ?? {}, annotations: tool.raw('annotations') });
+      });
+      return compact<CanonicalMcpItem>({ kind: 'list_tools', id: item.requiredString('id', { nonEmpty: true }), serverLabel: item.requiredString('server_label'), tools, error: item.string('error') });
+    }
+    case 'mcp_call':
+      item.allowOnly(['type', 'id', 'server_label', 'name', 'arguments', 'output', 'error', 'approval_request_id', 'status']);
+      item.oneOf('status', ['in_progress', 'completed', 'incomplete', 'calling', 'failed']);
+      return compact<CanonicalMcpItem>({
+        kind: 'call',
+        id: item.requiredString('id', { nonEmpty: true }),
+        serverLabel: item.requiredString('server_label'),
+        name: item.requiredString('name'),
+        arguments: item.requiredString('arguments'),
+        output: item.string('output'),
+        error: item.string('error'),
+        approvalRequestId: item.string('approval_request_id'),
+      });
+    case 'mcp_approval_request':
+      item.allowOnly(['type', 'id', 'server_label', 'name', 'arguments']);
+      return {
+        kind: 'approval_request',
+        id: item.requiredString('id', { nonEmpty: true }),
+        serverLabel: item.requiredString('server_label'),
+        name: item.requiredString('name'),
+        arguments: item.requiredString('arguments'),
+      };
+    case 'mcp_approval_response': {
+      item.allowOnly(['type', 'id', 'approval_request_id', 'approve', 'reason']);
+      const approve = item.boolean('approve');
+      if (approve === undefined) refuseField(item.field('approve'), 'is required (true or false)');
+      return compact<CanonicalMcpItem>({
+        kind: 'approval_response',
+        id: item.string('id'),
+        approvalRequestId: item.requiredString('approval_request_id', { nonEmpty: true }),
+        approve,
+        reason: item.string('reason'),
+      });
+    }
+  }
 }
 
 /** A tool output: a string or text parts. */
@@ -407,7 +470,7 @@ function decodeMcpTool(tool: Fields): DecodedTool {
       authorization: tool.string('authorization'),
       requireApproval,
     }),
-    echo: { type: 'mcp', server_label: serverLabel, server_url: serverUrl, allowed_tools: allowedTools ?? null, require_approval: requireApproval ?? null },
+    echo: { type: 'mcp', server_label: serverLabel, server_url: serverUrl, allowed_tools: allowedTools ?? null, require_approval: (tool.raw('require_approval') as ResponseMcpTool['require_approval']) ?? null },
   };
 }
 
@@ -420,20 +483,17 @@ function decodeAllowedTools(tool: Fields): string[] | undefined {
   return filter.strings('tool_names');
 }
 
-/**
- * `require_approval`: 'always' | 'never', or a per-tool filter object. The canonical form has
- * no per-tool setting, so a filter maps to 'always' (never skipping an approval the client
- * asked for), except `{never: {}}`: "never" for every tool, which is plain 'never'.
- */
-function decodeRequireApproval(tool: Fields): 'always' | 'never' | undefined {
+/** `require_approval`: 'always' | 'never', or per-tool filters `{always, never}` of tool names or read-only tools. */
+function decodeRequireApproval(tool: Fields): McpApprovalRule | undefined {
   const value = tool.raw('require_approval');
   if (value === undefined) return undefined;
   if (typeof value === 'string') return tool.oneOf('require_approval', ['always', 'never']);
-  const filter = tool.requiredObject('require_approval').allowOnly(['always', 'never']);
-  for (const key of ['always', 'never'] as const) filter.object(key)?.allowOnly(['tool_names', 'read_only']);
-  const never = filter.object('never');
-  const allNever = !filter.isSet('always') && never !== undefined && !never.isSet('tool_names') && !never.isSet('read_only');
-  return allNever ? 'never' : 'always';
+  const rule = tool.requiredObject('require_approval').allowOnly(['always', 'never']);
+  const filter = (key: 'always' | 'never'): McpToolFilter | undefined => {
+    const f = rule.object(key)?.allowOnly(['tool_names', 'read_only']);
+    return f && compact<McpToolFilter>({ toolNames: f.strings('tool_names'), readOnly: f.boolean('read_only') });
+  };
+  return compact({ always: filter('always'), never: filter('never') });
 }
 
 function decodeToolChoice(req: Fields, tools: readonly CanonicalTool[]): { canonical: CanonicalToolChoice; echo: ResponseToolChoice } | undefined {
@@ -528,6 +588,36 @@ function reasoningItem(id: string, block: CanonicalReasoningBlock, includeEncryp
   };
 }
 
+/** An MCP item as the vendor's output shows it (approval responses are only ever input: null). */
+function mcpOutputItem(item: CanonicalMcpItem): ResponseMcpListTools | ResponseMcpCall | ResponseMcpApprovalRequest | null {
+  switch (item.kind) {
+    case 'list_tools':
+      return {
+        type: 'mcp_list_tools',
+        id: item.id,
+        server_label: item.serverLabel,
+        tools: item.tools.map((tool) => ({ name: tool.name, input_schema: tool.inputSchema, description: tool.description ?? null, annotations: tool.annotations ?? null })),
+        error: item.error ?? null,
+      };
+    case 'call':
+      return {
+        type: 'mcp_call',
+        id: item.id,
+        server_label: item.serverLabel,
+        name: item.name,
+        arguments: item.arguments,
+        output: item.output ?? null,
+        error: item.error ?? null,
+        approval_request_id: item.approvalRequestId ?? null,
+        status: item.error !== undefined ? 'failed' : 'completed',
+      };
+    case 'approval_request':
+      return { type: 'mcp_approval_request', id: item.id, server_label: item.serverLabel, name: item.name, arguments: item.arguments };
+    case 'approval_response':
+      return null;
+  }
+}
+
 function callItem(id: string, call: CanonicalToolCall, status: ResponseItemStatus): ResponseFunctionToolCall | ResponseCustomToolCall {
   return call.kind === 'custom'
     ? { id, type: 'custom_tool_call', call_id: call.id, name: call.name, input: call.arguments }
@@ -573,11 +663,12 @@ function responseObject(
   };
 }
 
-/** The non-streaming answer: reasoning items, then the message, then the tool calls. */
+/** The non-streaming answer: MCP items, reasoning items, then the message, then the tool calls. */
 export function encodeResponsesResponse(result: CollectedResult, meta: ResponsesMeta): ResponseObject {
   const newId = meta.newId ?? randomWireId;
   const state = terminalState(result.finish);
   const output: ResponseOutputItem[] = [
+    ...result.mcpItems.flatMap((item) => mcpOutputItem(item) ?? []),
     ...result.reasoning.map((block) => reasoningItem(newId('rs_'), block, meta.echo.includeEncryptedReasoning)),
     ...(result.text !== '' ? [messageItem(newId('msg_'), result.text, itemStatus(state))] : []),
     ...result.toolCalls.map((call) => callItem(newId(call.kind === 'custom' ? 'ctc_' : 'fc_'), call, 'completed')),
@@ -672,6 +763,16 @@ export class ResponsesStreamEncoder {
       }
       case 'tool-call-end':
         return out + this.closeCall(event.index, 'completed');
+      case 'mcp-item': {
+        // The vendor reports MCP work when it is done: the item is added and done at once.
+        const item = mcpOutputItem(event.item);
+        if (!item) return out;
+        out += this.closeOpen('completed');
+        const outputIndex = this.output.length;
+        this.output.push(item);
+        const added = item.type === 'mcp_list_tools' ? withFields(item, { tools: [] }) : item.type === 'mcp_call' ? withFields(item, { output: null, error: null, status: 'in_progress' as const }) : item;
+        return out + this.emit('response.output_item.added', { output_index: outputIndex, item: added }) + this.emit('response.output_item.done', { output_index: outputIndex, item });
+      }
       case 'finish':
         return out + this.finish(event);
     }

@@ -139,6 +139,46 @@ export interface ResponseReasoningItem {
   status?: ResponseItemStatus;
 }
 
+/** The tools an MCP server offered, listed by the vendor before it calls any (`mcpl_…`). */
+export interface ResponseMcpListTools {
+  type: 'mcp_list_tools';
+  id: string;
+  server_label: string;
+  tools: Array<{ name: string; input_schema: unknown; description?: string | null; annotations?: unknown }>;
+  error?: string | null;
+}
+
+/** A call the vendor made to an MCP server, with its result (`mcp_…`). */
+export interface ResponseMcpCall {
+  type: 'mcp_call';
+  id: string;
+  server_label: string;
+  name: string;
+  arguments: string;
+  output?: string | null;
+  error?: string | null;
+  approval_request_id?: string | null;
+  status?: 'in_progress' | 'completed' | 'incomplete' | 'calling' | 'failed';
+}
+
+/** The vendor asks the client before calling an MCP server (`mcpr_…`). */
+export interface ResponseMcpApprovalRequest {
+  type: 'mcp_approval_request';
+  id: string;
+  server_label: string;
+  name: string;
+  arguments: string;
+}
+
+/** The client's answer to an approval request, sent in the next turn's input. */
+export interface ResponseMcpApprovalResponse {
+  type: 'mcp_approval_response';
+  approval_request_id: string;
+  approve: boolean;
+  id?: string | null;
+  reason?: string | null;
+}
+
 /** Item types of the API that Tollgate neither accepts nor produces (hosted tools, stored state). */
 export type ResponseUnsupportedItemType =
   | 'file_search_call'
@@ -153,10 +193,6 @@ export type ResponseUnsupportedItemType =
   | 'shell_call_output'
   | 'apply_patch_call'
   | 'apply_patch_call_output'
-  | 'mcp_list_tools'
-  | 'mcp_approval_request'
-  | 'mcp_approval_response'
-  | 'mcp_call'
   | 'tool_search_call'
   | 'compaction'
   | 'item_reference';
@@ -168,9 +204,20 @@ export type ResponseInputItem =
   | ResponseFunctionCallOutput
   | ResponseCustomToolCall
   | ResponseCustomToolCallOutput
-  | ResponseReasoningItem;
+  | ResponseReasoningItem
+  | ResponseMcpListTools
+  | ResponseMcpCall
+  | ResponseMcpApprovalRequest
+  | ResponseMcpApprovalResponse;
 
-export type ResponseOutputItem = ResponseOutputMessage | ResponseFunctionToolCall | ResponseCustomToolCall | ResponseReasoningItem;
+export type ResponseOutputItem =
+  | ResponseOutputMessage
+  | ResponseFunctionToolCall
+  | ResponseCustomToolCall
+  | ResponseReasoningItem
+  | ResponseMcpListTools
+  | ResponseMcpCall
+  | ResponseMcpApprovalRequest;
 
 // ---------------------------------------------------------------------------------------------
 // Tools, tool choice, text format, reasoning
