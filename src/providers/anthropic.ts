@@ -13,7 +13,7 @@ export class AnthropicProvider implements TextProvider {
 
   /** Throws 400 for what Anthropic cannot serve (custom tools, unforwardable MCP settings); returns the request plan. Pure. */
   validate(request: CanonicalRequest): AnthropicRequestPlan {
-    assertToolsSupported(request, { mcp: true, custom: false });
+    assertToolsSupported(request, { mcp: true, custom: false, mcpCalls: true });
     return toMessagesRequest(request);
   }
 

@@ -1,7 +1,7 @@
 import { Pool, type Dispatcher } from 'undici';
 import type { Cancellation } from '../domain/generation/cancellation';
 import { ProviderError } from '../domain/generation/errors';
-import type { CanonicalEvent, CanonicalRequest } from '../domain/generation/canonical';
+import type { CanonicalEvent, CanonicalMcpItem, CanonicalRequest } from '../domain/generation/canonical';
 import { badRequest } from '../domain/shared/errors';
 import { parseSseBatches, type SseEvent } from '../protocols/sse-parse';
 
@@ -251,16 +251,19 @@ export interface ToolSupport {
   mcp: boolean;
   /** Freeform custom tools (OpenAI). */
   custom: boolean;
-  /** Asks the client before an MCP call and reads MCP items of earlier turns back (OpenAI Responses). */
+  /** Reads the MCP calls of earlier turns back (OpenAI Responses, Anthropic). */
+  mcpCalls?: boolean;
+  /** Asks the client before an MCP call, and reads approval items back (OpenAI Responses). */
   mcpApprovals?: boolean;
 }
 
 /**
  * Tools a vendor cannot serve are refused before any upstream call (400 naming them): MCP
  * servers run only where the vendor itself calls them (OpenAI Responses, Anthropic
- * `mcp_servers`); freeform custom tools only where the vendor has them (OpenAI); approvals and
- * the MCP items of earlier turns only where the vendor has approvals (OpenAI Responses). MCP
- * tool listings of earlier turns are no vendor's business but OpenAI's: the others drop them.
+ * `mcp_servers`); freeform custom tools only where the vendor has them (OpenAI); MCP calls of
+ * earlier turns where the vendor runs MCP servers; approvals, and their items, only where the
+ * vendor has them (OpenAI Responses). MCP tool listings of earlier turns are no vendor's
+ * business but OpenAI's: the others drop them.
  */
 export function assertToolsSupported(request: CanonicalRequest, supports: ToolSupport): void {
   const unsupported: string[] = [];
@@ -283,9 +286,11 @@ export function assertToolsSupported(request: CanonicalRequest, supports: ToolSu
       });
     }
   }
-  const item = request.messages.find((message) => message.role === 'mcp' && message.item.kind !== 'list_tools');
+  const readable = (kind: CanonicalMcpItem['kind']) => kind === 'list_tools' || (kind === 'call' && supports.mcpCalls === true);
+  const item = request.messages.find((message) => message.role === 'mcp' && !readable(message.item.kind));
   if (item?.role === 'mcp') {
-    throw badRequest(`input: '${MCP_ITEM_TYPES[item.item.kind]}' items can be sent back only to a model whose vendor made them (OpenAI, through Responses); model '${request.model.id}' cannot read them.`, {
+    const which = item.item.kind === 'call' ? 'a vendor that runs MCP servers (OpenAI, Anthropic)' : 'a vendor with MCP approvals (OpenAI)';
+    throw badRequest(`input: '${MCP_ITEM_TYPES[item.item.kind]}' items can be sent back only to ${which}; model '${request.model.id}' cannot read them.`, {
       param: 'input',
       model: request.model.id,
     });

@@ -26,7 +26,7 @@ export class OpenAIProvider implements TextProvider {
 
   /** OpenAI serves every tool kind, MCP approvals included. Pure, no I/O. */
   validate(request: CanonicalRequest): void {
-    assertToolsSupported(request, { mcp: true, custom: true, mcpApprovals: true });
+    assertToolsSupported(request, { mcp: true, custom: true, mcpCalls: true, mcpApprovals: true });
   }
 
   upstreamFor(request: CanonicalRequest): 'chat' | 'responses' {

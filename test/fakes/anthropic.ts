@@ -16,6 +16,8 @@ export interface FakeAnthropicReply extends FakeReplyControls {
   /** A redacted_thinking block with this data. */
   redactedThinking?: string;
   toolCalls?: Array<{ id?: string; name: string; input: Record<string, unknown> }>;
+  /** Calls Claude made to `mcp_servers` (beta MCP connector), before the text: a mcp_tool_use block, then its mcp_tool_result. */
+  mcpCalls?: Array<{ id: string; name: string; server: string; input: Record<string, unknown>; result: string; isError?: boolean }>;
   stopReason?: 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'refusal' | 'pause_turn';
   stopSequence?: string;
   usage?: { input?: number; output?: number; cacheRead?: number; cacheCreation?: number };
@@ -66,6 +68,10 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
     const content: Array<Record<string, unknown>> = [];
     if (reply.thinking !== undefined) content.push({ type: 'thinking', thinking: reply.thinking, signature: reply.signature ?? 'sig-fake' });
     if (reply.redactedThinking !== undefined) content.push({ type: 'redacted_thinking', data: reply.redactedThinking });
+    for (const call of reply.mcpCalls ?? []) {
+      content.push({ type: 'mcp_tool_use', id: call.id, name: call.name, server_name: call.server, input: call.input });
+      content.push({ type: 'mcp_tool_result', tool_use_id: call.id, is_error: call.isError ?? false, content: [{ type: 'text', text: call.result }] });
+    }
     if (text) content.push({ type: 'text', text });
     for (const call of toolCalls) content.push({ type: 'tool_use', ...call });
     const message = { id: 'msg_fake', type: 'message', role: 'assistant', model: body.model, content, stop_reason: stopReason, stop_sequence: reply.stopSequence ?? null, usage };
@@ -94,8 +100,12 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
           if (index === 0) events.push({ event: 'ping', data: JSON.stringify({ type: 'ping' }) });
           for (const piece of pieces(block.text as string, size)) push('content_block_delta', { index, delta: { type: 'text_delta', text: piece } });
           break;
+        case 'mcp_tool_result':
+          push('content_block_start', { index, content_block: block });
+          break;
+        case 'mcp_tool_use':
         case 'tool_use': {
-          push('content_block_start', { index, content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} } });
+          push('content_block_start', { index, content_block: { ...block, input: {} } });
           const input = JSON.stringify(block.input);
           // Anthropic sends an empty first partial_json, then the JSON in pieces.
           push('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: '' } });

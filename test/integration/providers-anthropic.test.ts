@@ -287,30 +287,63 @@ describe('Anthropic provider', () => {
     expect(fake.requests.length).toBe(before);
   });
 
-  it('refuses MCP approvals and approval or call items of an earlier turn (Anthropic has no approvals); drops tool listings', async () => {
+  it('refuses MCP approvals and approval items of an earlier turn (Anthropic has no approvals); drops tool listings; sends calls back as its blocks', async () => {
     const before = fake.requests.length;
     const signal = new Cancellation();
     const rules: McpApprovalRule[] = ['always', { always: { toolNames: ['search'] } }];
     for (const requireApproval of rules) {
       expect(() => claude.generate(request({ tools: [{ type: 'mcp', serverLabel: 'docs', serverUrl: 'https://x', requireApproval }] }), signal)).toThrow(/docs.*require_approval to 'never'/);
     }
-    const call = { role: 'mcp' as const, item: { kind: 'call' as const, id: 'mcp_1', serverLabel: 'docs', name: 'search', arguments: '{}', output: 'x' } };
+    const ask = { role: 'mcp' as const, item: { kind: 'approval_request' as const, id: 'mcpr_1', serverLabel: 'docs', name: 'search', arguments: '{}' } };
     let refused: unknown;
     try {
-      claude.generate(request({ messages: [{ role: 'user', content: 'Hi' }, call] }), signal);
+      claude.generate(request({ messages: [{ role: 'user', content: 'Hi' }, ask] }), signal);
     } catch (error) {
       refused = error;
     }
     expect(refused).toBeInstanceOf(ApiError);
-    expect((refused as ApiError).message).toMatch(/^input: 'mcp_call' items/);
+    expect((refused as ApiError).message).toMatch(/^input: 'mcp_approval_request' items/);
     expect((refused as ApiError).details).toMatchObject({ param: 'input' });
     expect(fake.requests.length).toBe(before);
 
     fake.script({ text: 'Ok.' });
     const listing = { role: 'mcp' as const, item: { kind: 'list_tools' as const, id: 'mcpl_1', serverLabel: 'docs', tools: [{ name: 'search', inputSchema: {} }] } };
-    const { error } = await run(claude, request({ messages: [{ role: 'user', content: 'Hi' }, listing, { role: 'user', content: 'Again' }], tools: [{ type: 'mcp', serverLabel: 'docs', serverUrl: 'https://x', requireApproval: 'never' }] }));
+    const calls = [
+      { role: 'mcp' as const, item: { kind: 'call' as const, id: 'mcptoolu_1', serverLabel: 'docs', name: 'search', arguments: '{"q":"x"}', output: 'x' } },
+      { role: 'mcp' as const, item: { kind: 'call' as const, id: 'mcptoolu_2', serverLabel: 'docs', name: 'fetch', arguments: '{}', error: 'gone' } },
+    ];
+    const { error } = await run(
+      claude,
+      request({
+        messages: [{ role: 'user', content: 'Hi' }, listing, ...calls, { role: 'assistant', content: 'Found x.', toolCalls: [], reasoning: [] }, { role: 'user', content: 'Again' }],
+        tools: [{ type: 'mcp', serverLabel: 'docs', serverUrl: 'https://x', requireApproval: 'never' }],
+      }),
+    );
     expect(error).toBeNull();
-    expect(fake.lastRequest!.body.messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'Hi' }, { type: 'text', text: 'Again' }] }]);
+    expect(fake.lastRequest!.body.messages).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'Hi' }] },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'mcp_tool_use', id: 'mcptoolu_1', name: 'search', server_name: 'docs', input: { q: 'x' } },
+          { type: 'mcp_tool_result', tool_use_id: 'mcptoolu_1', content: 'x' },
+          { type: 'mcp_tool_use', id: 'mcptoolu_2', name: 'fetch', server_name: 'docs', input: {} },
+          { type: 'mcp_tool_result', tool_use_id: 'mcptoolu_2', content: 'gone', is_error: true },
+          { type: 'text', text: 'Found x.' },
+        ],
+      },
+      { role: 'user', content: [{ type: 'text', text: 'Again' }] },
+    ]);
+  });
+
+  it('gives the MCP calls Claude made as mcp-item events, use and result joined, streamed or whole', async () => {
+    for (const stream of [true, false]) {
+      fake.script({ mcpCalls: [{ id: 'mcptoolu_9', name: 'search', server: 'docs', input: { q: 'y' }, result: 'found y' }], text: 'Done.' });
+      const { events, error } = await run(claude, request({ stream, tools: [{ type: 'mcp', serverLabel: 'docs', serverUrl: 'https://x' }] }));
+      expect(error).toBeNull();
+      expect(events.filter((e) => e.type === 'mcp-item')).toEqual([{ type: 'mcp-item', item: { kind: 'call', id: 'mcptoolu_9', serverLabel: 'docs', name: 'search', arguments: '{"q":"y"}', output: 'found y' } }]);
+      expect(textOf(events)).toBe('Done.');
+    }
   });
 
   describe('failures', () => {

@@ -141,6 +141,57 @@ describe('Messages served by Claude', () => {
     await expectChargedExactly(h, a, second, expectedCharge('anthropic/claude-sonnet-4-5', { inputTokens: 160, cachedInputTokens: 0, outputTokens: 6 }));
   });
 
+  test('mcp_servers: the calls Claude made show as mcp_tool_use and mcp_tool_result blocks, and go back intact in the next turn', async () => {
+    const mcpServers: Anthropic.Beta.BetaRequestMCPServerURLDefinition[] = [{ type: 'url', url: 'https://mcp.example.com/sse', name: 'docs', authorization_token: 'tok' }];
+    anthropicFake.script({ mcpCalls: [{ id: 'mcptoolu_1', name: 'search', server: 'docs', input: { q: 'limits' }, result: 'Limits are per key.' }], text: 'They are per key.', usage: { input: 300, output: 25 } });
+    const first = requestId();
+    const stream = a.anthropic.beta.messages.stream({ model: 'anthropic/claude-sonnet-4-5', max_tokens: 2048, mcp_servers: mcpServers, betas: ['mcp-client-2025-04-04'], messages: [{ role: 'user', content: 'How do limits work?' }] }, withId(first));
+    const started: string[] = [];
+    stream.on('streamEvent', (event) => {
+      if (event.type === 'content_block_start') started.push(event.content_block.type);
+    });
+    const message = await stream.finalMessage();
+    expect(started).toEqual(['mcp_tool_use', 'mcp_tool_result', 'text']);
+    expect(message.content).toEqual([
+      { type: 'mcp_tool_use', id: 'mcptoolu_1', name: 'search', server_name: 'docs', input: { q: 'limits' } },
+      { type: 'mcp_tool_result', tool_use_id: 'mcptoolu_1', is_error: false, content: [{ type: 'text', text: 'Limits are per key.' }] },
+      { type: 'text', text: 'They are per key.' },
+    ]);
+    expect(anthropicFake.lastRequest!.headers['anthropic-beta']).toBe('mcp-client-2025-04-04');
+    await expectChargedExactly(h, a, first, expectedCharge('anthropic/claude-sonnet-4-5', { inputTokens: 300, cachedInputTokens: 0, outputTokens: 25 }));
+
+    anthropicFake.script({ text: 'Yes, monthly.', usage: { input: 420, output: 4 } });
+    const second = requestId();
+    const answer = await a.anthropic.beta.messages.create(
+      {
+        model: 'anthropic/claude-sonnet-4-5',
+        max_tokens: 2048,
+        mcp_servers: mcpServers,
+        betas: ['mcp-client-2025-04-04'],
+        messages: [
+          { role: 'user', content: 'How do limits work?' },
+          { role: 'assistant', content: message.content as Anthropic.Beta.BetaContentBlockParam[] },
+          { role: 'user', content: 'Monthly?' },
+        ],
+      },
+      withId(second),
+    );
+    expect(answer.content).toEqual([{ type: 'text', text: 'Yes, monthly.' }]);
+    expect(anthropicFake.lastRequest!.body.messages).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'How do limits work?' }] },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'mcp_tool_use', id: 'mcptoolu_1', name: 'search', server_name: 'docs', input: { q: 'limits' } },
+          { type: 'mcp_tool_result', tool_use_id: 'mcptoolu_1', content: 'Limits are per key.' },
+          { type: 'text', text: 'They are per key.' },
+        ],
+      },
+      { role: 'user', content: [{ type: 'text', text: 'Monthly?' }] },
+    ]);
+    await expectChargedExactly(h, a, second, expectedCharge('anthropic/claude-sonnet-4-5', { inputTokens: 420, cachedInputTokens: 0, outputTokens: 4 }));
+  });
+
   test('a refusal is stop_reason refusal with a short message', async () => {
     anthropicFake.script({ stopReason: 'refusal', usage: { input: 15, output: 3 } });
     const id = requestId();
@@ -238,6 +289,27 @@ describe('Messages served by Claude', () => {
 });
 
 describe('Messages served by other vendors (cross-format)', () => {
+  test('mcp_servers by gpt-4o-mini: OpenAI Responses without approvals; its calls come back as mcp_tool_use/mcp_tool_result pairs, streamed and whole', async () => {
+    const call = { id: 'mcp_o1', type: 'mcp_call', server_label: 'docs', name: 'search', arguments: '{"q":"z"}', output: 'found z', error: null, approval_request_id: null, status: 'completed' };
+    const listing = { id: 'mcpl_o1', type: 'mcp_list_tools', server_label: 'docs', tools: [{ name: 'search', input_schema: {} }] };
+    const expected = [
+      { type: 'mcp_tool_use', id: 'mcp_o1', name: 'search', server_name: 'docs', input: { q: 'z' } },
+      { type: 'mcp_tool_result', tool_use_id: 'mcp_o1', is_error: false, content: [{ type: 'text', text: 'found z' }] },
+      { type: 'text', text: 'Found z.' },
+    ];
+    const params = { model: 'openai/gpt-4o-mini', max_tokens: 500, mcp_servers: [{ type: 'url' as const, url: 'https://mcp.example.com/sse', name: 'docs' }], betas: ['mcp-client-2025-04-04'], messages: [{ role: 'user' as const, content: 'Search z' }] };
+    openaiFake.script({ mcpItems: [listing, call], text: 'Found z.', usage: { input: 60, output: 7 } });
+    const id = requestId();
+    const whole = await a.anthropic.beta.messages.create(params, withId(id));
+    expect(whole.content).toEqual(expected);
+    expect(openaiFake.lastRequest!.path).toBe('/v1/responses');
+    expect(openaiFake.lastRequest!.body.tools).toEqual([{ type: 'mcp', server_label: 'docs', server_url: 'https://mcp.example.com/sse', require_approval: 'never' }]);
+    await expectChargedExactly(h, a, id, expectedCharge('openai/gpt-4o-mini', { inputTokens: 60, cachedInputTokens: 0, outputTokens: 7 }));
+
+    const streamed = await a.anthropic.beta.messages.stream(params).finalMessage();
+    expect(streamed.content).toEqual(expected);
+  });
+
   test('by gpt-4o-mini (Chat upstream): system, tools and tool results translated; usage in Messages fields', async () => {
     openaiFake.script({ toolCalls: [{ id: 'call_x', name: 'get_weather', arguments: '{"city":"Lima"}' }], usage: { input: 1500, cached: 1280, output: 18 } });
     const first = requestId();

@@ -275,6 +275,35 @@ describe('Responses served by Claude and Gemini', () => {
     await expectChargedExactly(h, a, second, expectedCharge('anthropic/claude-haiku-4-5', { inputTokens: 100, cachedInputTokens: 0, outputTokens: 5 }));
   });
 
+  test("Claude: its MCP calls show as mcp_call items (a failed one with its error), whole and streamed; approvals are refused by name", async () => {
+    const mcpTool: OpenAI.Responses.Tool.Mcp = { type: 'mcp', server_label: 'docs', server_url: 'https://mcp.example.com/sse', require_approval: 'never' };
+    const calls = [
+      { id: 'mcptoolu_a', name: 'search', server: 'docs', input: { q: 'a' }, result: 'found a' },
+      { id: 'mcptoolu_b', name: 'fetch', server: 'docs', input: {}, result: 'timeout', isError: true },
+    ];
+    const expected = [
+      { type: 'mcp_call', id: 'mcptoolu_a', server_label: 'docs', name: 'search', arguments: '{"q":"a"}', output: 'found a', error: null, approval_request_id: null, status: 'completed' },
+      { type: 'mcp_call', id: 'mcptoolu_b', server_label: 'docs', name: 'fetch', arguments: '{}', output: null, error: 'timeout', approval_request_id: null, status: 'failed' },
+    ];
+    anthropicFake.script({ mcpCalls: calls, text: 'Found a.', usage: { input: 90, output: 12 } });
+    const whole = requestId();
+    const response = await a.openai.responses.create({ model: 'anthropic/claude-haiku-4-5', input: 'Search a', tools: [mcpTool] }, withId(whole));
+    expect(response.output.filter((item) => item.type === 'mcp_call')).toEqual(expected);
+    expect(response.output_text).toBe('Found a.');
+    expect(anthropicFake.lastRequest!.body.mcp_servers).toEqual([{ type: 'url', url: 'https://mcp.example.com/sse', name: 'docs' }]);
+    await expectChargedExactly(h, a, whole, expectedCharge('anthropic/claude-haiku-4-5', { inputTokens: 90, cachedInputTokens: 0, outputTokens: 12 }));
+
+    const streamed = await a.openai.responses.stream({ model: 'anthropic/claude-haiku-4-5', input: 'Search a', tools: [mcpTool] }).finalResponse();
+    expect(streamed.output.filter((item) => item.type === 'mcp_call')).toEqual(expected);
+
+    const before = anthropicFake.requests.length;
+    const refused = await a.openai.responses.create({ model: 'anthropic/claude-haiku-4-5', input: 'Search a', tools: [{ ...mcpTool, require_approval: 'always' }] }).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(Error);
+    expect((refused as { status?: number }).status).toBe(400);
+    expect((refused as Error).message).toMatch(/tools: MCP server 'docs' asks for approvals/);
+    expect(anthropicFake.requests.length).toBe(before);
+  });
+
   test('Claude: output items sent back as input keep the signed thinking block before the tool call', async () => {
     const tools: OpenAI.Responses.FunctionTool[] = [{ type: 'function', name: 'get_weather', parameters: weatherParameters, strict: false }];
     anthropicFake.script({ thinking: 'Use the tool.', signature: 'sig-rt', toolCalls: [{ id: 'toolu_rt', name: 'get_weather', input: { city: 'Lagos' } }], usage: { input: 80, output: 30 } });

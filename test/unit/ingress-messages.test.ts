@@ -137,6 +137,36 @@ describe('decodeMessagesRequest: valid requests', () => {
     });
   });
 
+  test('an assistant turn with MCP calls splits around them, in order, each call joined with its result', () => {
+    const messages = decodeMessagesRequest(
+      body({
+        messages: [
+          { role: 'user', content: 'Search' },
+          {
+            role: 'assistant',
+            content: [
+              { type: 'text', text: 'Looking.' },
+              { type: 'mcp_tool_use', id: 'mcptoolu_1', name: 'search', server_name: 'docs', input: { q: 'x' } },
+              { type: 'mcp_tool_result', tool_use_id: 'mcptoolu_1', is_error: false, content: [{ type: 'text', text: 'found x' }] },
+              { type: 'mcp_tool_use', id: 'mcptoolu_2', name: 'fetch', server_name: 'docs', input: {} },
+              { type: 'mcp_tool_result', tool_use_id: 'mcptoolu_2', is_error: true, content: 'gone' },
+              { type: 'text', text: 'Found x.' },
+            ],
+          },
+          { role: 'user', content: 'Thanks' },
+        ],
+      }),
+    ).request.messages;
+    expect(messages).toStrictEqual([
+      { role: 'user', content: 'Search' },
+      { role: 'assistant', content: 'Looking.', toolCalls: [], reasoning: [] },
+      { role: 'mcp', item: { kind: 'call', id: 'mcptoolu_1', serverLabel: 'docs', name: 'search', arguments: '{"q":"x"}', output: 'found x' } },
+      { role: 'mcp', item: { kind: 'call', id: 'mcptoolu_2', serverLabel: 'docs', name: 'fetch', arguments: '{}', error: 'gone' } },
+      { role: 'assistant', content: 'Found x.', toolCalls: [], reasoning: [] },
+      { role: 'user', content: 'Thanks' },
+    ]);
+  });
+
   test('a minimal request', () => {
     const decoded = decodeMessagesRequest(base);
     expect(decoded.stream).toBe(false);
@@ -194,6 +224,9 @@ describe('decodeMessagesRequest: refusals name the field', () => {
     ['metadata unknown key', body({ metadata: { tenant: 'x' } }), 'metadata.tenant'],
     ['mcp server without url', body({ mcp_servers: [{ type: 'url', name: 'x' }] }), 'mcp_servers[0].url'],
     ['mcp server type', body({ mcp_servers: [{ type: 'stdio', name: 'x', url: 'u' }] }), 'mcp_servers[0].type'],
+    ['mcp_tool_result without its use', body({ messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: [{ type: 'mcp_tool_result', tool_use_id: 'm1', content: 'r' }] }] }), 'messages[1].content[0].tool_use_id'],
+    ['mcp_tool_use without server_name', body({ messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: [{ type: 'mcp_tool_use', id: 'm1', name: 's', input: {} }] }] }), 'messages[1].content[0].server_name'],
+    ['mcp_tool_use in a user turn', body({ messages: [{ role: 'user', content: [{ type: 'mcp_tool_use', id: 'm1', name: 's', server_name: 'd', input: {} }] }] }), 'messages[0].content[0].type'],
   ])('%s → 400 naming the field', (_name, raw, field) => {
     const error = refusal(() => decodeMessagesRequest(raw));
     expect(error).toMatchObject({ status: 400, code: 'bad_request' });

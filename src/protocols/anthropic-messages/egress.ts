@@ -1,5 +1,6 @@
 import type {
   CanonicalEvent,
+  CanonicalMcpItem,
   CanonicalMessage,
   CanonicalRequest,
   CanonicalTool,
@@ -9,6 +10,7 @@ import type {
 } from '../../domain/generation/canonical';
 import { ProviderError } from '../../domain/generation/errors';
 import { badRequest } from '../../domain/shared/errors';
+import { withFields } from '../../domain/shared/objects';
 
 /**
  * Egress codec for the Anthropic Messages API (streamed, or whole when the client reads the answer whole). One small pure mapper
@@ -42,7 +44,9 @@ export type AnthropicWireBlock =
   | { type: 'thinking'; thinking: string; signature: string }
   | { type: 'redacted_thinking'; data: string }
   | { type: 'tool_use'; id: string; name: string; input: unknown }
-  | { type: 'tool_result'; tool_use_id: string; content: string; is_error?: boolean };
+  | { type: 'tool_result'; tool_use_id: string; content: string; is_error?: boolean }
+  | { type: 'mcp_tool_use'; id: string; name: string; server_name: string; input: unknown }
+  | { type: 'mcp_tool_result'; tool_use_id: string; content: string; is_error?: boolean };
 
 export interface AnthropicWireMessage {
   role: 'user' | 'assistant';
@@ -102,7 +106,22 @@ export interface AnthropicWireUsage {
 }
 
 /** A content block of an answer: whole in a non-streamed message, started by `content_block_start` in a stream. */
-type AnthropicWireAnswerBlock = { type?: string; id?: string; name?: string; text?: string; thinking?: string; signature?: string; data?: string; input?: unknown };
+type AnthropicWireAnswerBlock = {
+  type?: string;
+  id?: string;
+  name?: string;
+  text?: string;
+  thinking?: string;
+  signature?: string;
+  data?: string;
+  input?: unknown;
+  /** mcp_tool_use */
+  server_name?: string;
+  /** mcp_tool_result */
+  tool_use_id?: string;
+  is_error?: boolean;
+  content?: unknown;
+};
 
 interface AnthropicWireStreamEvent {
   type?: string;
@@ -153,6 +172,15 @@ export function toMessagesRequest(request: CanonicalRequest): AnthropicRequestPl
   return { body, betas };
 }
 
+/** A canonical MCP call → Anthropic's pair of blocks (the use, then the server's result). */
+function mcpCallBlocks(call: Extract<CanonicalMcpItem, { kind: 'call' }>): AnthropicWireBlock[] {
+  const failed = call.error !== undefined;
+  return [
+    { type: 'mcp_tool_use', id: call.id, name: call.name, server_name: call.serverLabel, input: toolInput(call.arguments, 'function') },
+    { type: 'mcp_tool_result', tool_use_id: call.id, content: (failed ? call.error : call.output) ?? '', ...(failed ? { is_error: true } : {}) },
+  ];
+}
+
 /**
  * Canonical messages → Anthropic: system messages hoisted (joined in order), tool results as
  * `tool_result` blocks of a user turn, consecutive same-role turns merged (Anthropic requires
@@ -191,7 +219,9 @@ export function toAnthropicMessages(input: readonly CanonicalMessage[]): { syste
         append('user', [{ type: 'tool_result', tool_use_id: message.toolCallId, content: message.content, ...(message.isError ? { is_error: true } : {}) }]);
         break;
       case 'mcp':
-        // Only tool listings get here (assertToolsSupported refuses the rest): Anthropic lists a server's tools itself.
+        // An MCP call of an earlier turn, as Anthropic's own answer carried it. Only listings
+        // get here besides (assertToolsSupported refuses approvals): Anthropic lists tools itself.
+        if (message.item.kind === 'call') append('assistant', mcpCallBlocks(message.item));
         break;
     }
   }
@@ -301,11 +331,14 @@ type OpenBlock =
   | { kind: 'thinking'; signature?: string }
   | { kind: 'redacted'; data: string }
   | { kind: 'tool'; index: number; argumentChars: number }
+  | { kind: 'mcp-use'; id: string; name: string; server: string; json: string }
   | { kind: 'ignored' };
 
 /** Turns Anthropic stream events (`event:` name + `data:` JSON) into canonical events. */
 export class MessagesStreamDecoder {
   private readonly blocks = new Map<number, OpenBlock>();
+  /** MCP calls Anthropic made whose result block has not come yet, by tool use id. */
+  private readonly mcpCalls = new Map<string, Extract<CanonicalMcpItem, { kind: 'call' }>>();
   private toolCallCount = 0;
   private hadThinking = false;
   private wroteText = false;
@@ -334,8 +367,8 @@ export class MessagesStreamDecoder {
     const replay = (event: AnthropicWireStreamEvent) => events.push(...this.pushEvent(event));
     replay({ type: 'message_start', message: { usage: message.usage } });
     (message.content as AnthropicWireAnswerBlock[]).forEach((block, index) => {
-      if (block.type === 'tool_use') {
-        replay({ type: 'content_block_start', index, content_block: { type: 'tool_use', id: block.id, name: block.name } });
+      if (block.type === 'tool_use' || block.type === 'mcp_tool_use') {
+        replay({ type: 'content_block_start', index, content_block: { ...block, input: {} } });
         replay({ type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: JSON.stringify(block.input ?? {}) } });
       } else {
         replay({ type: 'content_block_start', index, content_block: block }); // text and thinking start with their whole text
@@ -370,6 +403,9 @@ export class MessagesStreamDecoder {
         break;
       case 'message_stop': {
         for (const index of [...this.blocks.keys()]) this.stopBlock(index, events);
+        // A call whose result never came still happened: shown without output.
+        for (const call of this.mcpCalls.values()) events.push({ type: 'mcp-item', item: call });
+        this.mcpCalls.clear();
         const { reason, refusal } = anthropicStopReason(this.stop?.reason);
         if (refusal && !this.wroteText) events.push({ type: 'text-delta', text: REFUSAL_TEXT });
         this.finished = true;
@@ -425,8 +461,21 @@ export class MessagesStreamDecoder {
         events.push({ type: 'tool-call-start', index: toolIndex, id: block.id ?? `toolu_${toolIndex}`, name: block.name ?? '', kind: 'function' });
         break;
       }
+      case 'mcp_tool_use':
+        this.blocks.set(index, { kind: 'mcp-use', id: block.id ?? `mcptoolu_${index}`, name: block.name ?? '', server: block.server_name ?? '', json: '' });
+        break;
+      case 'mcp_tool_result': {
+        // Comes whole, after its use: the pair is one canonical MCP call.
+        const call = this.mcpCalls.get(block.tool_use_id ?? '');
+        this.blocks.set(index, { kind: 'ignored' });
+        if (!call) break;
+        this.mcpCalls.delete(call.id);
+        const text = mcpResultText(block.content);
+        events.push({ type: 'mcp-item', item: block.is_error ? withFields(call, { error: text }) : withFields(call, { output: text }) });
+        break;
+      }
       default:
-        // server_tool_use, mcp_tool_use, mcp_tool_result, web_search_tool_result…: run by Anthropic.
+        // server_tool_use, web_search_tool_result…: run by Anthropic, with no canonical form.
         this.blocks.set(index, { kind: 'ignored' });
     }
   }
@@ -440,7 +489,7 @@ export class MessagesStreamDecoder {
     else if (block.kind === 'tool' && delta.type === 'input_json_delta' && delta.partial_json) {
       block.argumentChars += delta.partial_json.length;
       events.push({ type: 'tool-call-delta', index: block.index, argumentsDelta: delta.partial_json });
-    }
+    } else if (block.kind === 'mcp-use' && delta.type === 'input_json_delta' && delta.partial_json) block.json += delta.partial_json;
   }
 
   private stopBlock(index: number, events: CanonicalEvent[]): void {
@@ -449,6 +498,7 @@ export class MessagesStreamDecoder {
     this.blocks.delete(index);
     if (block.kind === 'thinking') events.push({ type: 'reasoning-end', ...(block.signature ? { signature: block.signature } : {}) });
     else if (block.kind === 'redacted') events.push({ type: 'reasoning-end', redactedData: block.data });
+    else if (block.kind === 'mcp-use') this.mcpCalls.set(block.id, { kind: 'call', id: block.id, serverLabel: block.server, name: block.name, arguments: block.json === '' ? '{}' : block.json });
     else if (block.kind === 'tool') {
       // A tool without input streams no JSON at all; canonical arguments are always JSON.
       if (block.argumentChars === 0) events.push({ type: 'tool-call-delta', index: block.index, argumentsDelta: '{}' });
@@ -460,6 +510,13 @@ export class MessagesStreamDecoder {
     this.wroteText = true;
     events.push({ type: 'text-delta', text });
   }
+}
+
+/** An MCP result's content: a string or text blocks. */
+function mcpResultText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content.flatMap((part: { type?: string; text?: string } | null) => (part?.type === 'text' && typeof part.text === 'string' ? [part.text] : [])).join('\n');
 }
 
 function parseEvent(vendor: string, data: string): AnthropicWireStreamEvent {

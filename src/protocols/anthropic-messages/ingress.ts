@@ -1,6 +1,7 @@
 import type { TextModel } from '../../domain/catalog';
 import type {
   CanonicalEvent,
+  CanonicalMcpItem,
   CanonicalMessage,
   CanonicalReasoning,
   CanonicalReasoningBlock,
@@ -17,9 +18,12 @@ import type { DecodedTextRequest } from '../../domain/generation/service';
 import { type ApiError, badRequest } from '../../domain/shared/errors';
 import { type AnswerMeta, type CollectedResult, type FinishEvent, parseToolArguments, randomWireId, reportedReasoningTokens } from '../collect';
 import { Fields, checkSchemaSize, checkToolCount, compact, dropReasoningForModel, fieldPath, joinTextParts, nameAt, refuseField } from '../ingress-common';
+import { withFields } from '../../domain/shared/objects';
 import { sseEvent } from '../sse-write';
 import type {
   ContentBlock,
+  McpToolResultBlock,
+  McpToolUseBlock,
   MessagesErrorType,
   MessagesMessage,
   MessagesStopReason,
@@ -131,7 +135,7 @@ function decodeMessages(req: Fields): CanonicalMessage[] {
     if (content === undefined) refuseField(field, 'is required');
     if (typeof content !== 'string' && !Array.isArray(content)) refuseField(field, 'must be a string or an array of content blocks');
     const blocks = typeof content === 'string' ? null : content.map((b, j) => Fields.at(b, fieldPath(field, j)));
-    if (role === 'assistant') out.push(assistantMessage(typeof content === 'string' ? content : null, blocks ?? []));
+    if (role === 'assistant') out.push(...assistantMessages(typeof content === 'string' ? content : null, blocks ?? []));
     else if (role === 'system') out.push({ role: 'system', content: typeof content === 'string' ? content : joinTextParts(blocks!.map(textBlock)) });
     else out.push(...userMessages(typeof content === 'string' ? content : null, blocks ?? []));
   });
@@ -176,12 +180,43 @@ function toolResult(block: Fields): CanonicalMessage {
   return { role: 'tool', toolCallId: block.requiredString('tool_use_id', { nonEmpty: true }), content, isError: block.boolean('is_error') ?? false };
 }
 
-function assistantMessage(text: string | null, blocks: Fields[]): AssistantMessage {
-  const message: AssistantMessage = { role: 'assistant', content: text ?? '', toolCalls: [], reasoning: [] };
-  const texts: string[] = [];
+/**
+ * An assistant turn. MCP calls Anthropic made in it (`mcp_tool_use`, then its `mcp_tool_result`)
+ * become canonical MCP calls where they stood, so the turn splits around them: the egress
+ * codecs join consecutive assistant messages again.
+ */
+function assistantMessages(text: string | null, blocks: Fields[]): CanonicalMessage[] {
+  const out: CanonicalMessage[] = [];
+  let message: AssistantMessage = { role: 'assistant', content: text ?? '', toolCalls: [], reasoning: [] };
+  let texts: string[] = [];
+  const flush = () => {
+    if (text === null) message.content = joinTextParts(texts);
+    if (message.content !== '' || message.toolCalls.length > 0 || message.reasoning.length > 0) out.push(message);
+    message = { role: 'assistant', content: '', toolCalls: [], reasoning: [] };
+    texts = [];
+  };
+  const uses = new Map<string, Extract<CanonicalMcpItem, { kind: 'call' }>>();
   for (const block of blocks) {
     const type = block.requiredString('type');
     switch (type) {
+      case 'mcp_tool_use': {
+        const use = mcpToolUse(block);
+        if (uses.has(use.id)) refuseField(block.field('id'), `repeats the id '${use.id}' of an earlier mcp_tool_use`);
+        uses.set(use.id, use);
+        flush();
+        out.push({ role: 'mcp', item: use });
+        break;
+      }
+      case 'mcp_tool_result': {
+        const { toolUseId, content, isError } = mcpToolResult(block);
+        const use = uses.get(toolUseId);
+        if (!use) refuseField(block.field('tool_use_id'), `'${toolUseId}' names no mcp_tool_use before it in this turn`);
+        // The call is completed in place: its message was pushed when the use came.
+        if (isError) use.error = content;
+        else use.output = content;
+        uses.delete(toolUseId);
+        break;
+      }
       case 'text':
         texts.push(textBlock(block));
         break;
@@ -197,11 +232,30 @@ function assistantMessage(text: string | null, blocks: Fields[]): AssistantMessa
         message.reasoning.push({ text: '', redactedData: block.requiredString('data') });
         break;
       default:
-        refuseBlock(block, type, "'text', 'tool_use', 'thinking' or 'redacted_thinking'");
+        refuseBlock(block, type, "'text', 'tool_use', 'thinking', 'redacted_thinking', 'mcp_tool_use' or 'mcp_tool_result'");
     }
   }
-  if (text === null) message.content = joinTextParts(texts);
-  return message;
+  flush();
+  // A turn must say something: an empty one stays, as before.
+  return out.length > 0 ? out : [{ role: 'assistant', content: '', toolCalls: [], reasoning: [] }];
+}
+
+function mcpToolUse(block: Fields): Extract<CanonicalMcpItem, { kind: 'call' }> {
+  block.allowOnly(['type', 'id', 'name', 'server_name', 'input', 'cache_control']);
+  const input = block.raw('input');
+  if (input === undefined || typeof input !== 'object' || Array.isArray(input)) refuseField(block.field('input'), 'must be an object');
+  return { kind: 'call', id: block.requiredString('id', { nonEmpty: true }), serverLabel: block.requiredString('server_name', { nonEmpty: true }), name: block.requiredString('name'), arguments: JSON.stringify(input) };
+}
+
+function mcpToolResult(block: Fields): { toolUseId: string; content: string; isError: boolean } {
+  block.allowOnly(['type', 'tool_use_id', 'content', 'is_error', 'cache_control']);
+  const value = block.raw('content');
+  const field = block.field('content');
+  let content = '';
+  if (typeof value === 'string') content = value;
+  else if (Array.isArray(value)) content = joinTextParts(value.map((raw, k) => textBlock(Fields.at(raw, fieldPath(field, k)))));
+  else if (value !== undefined) refuseField(field, 'must be a string or an array of text blocks');
+  return { toolUseId: block.requiredString('tool_use_id', { nonEmpty: true }), content, isError: block.boolean('is_error') ?? false };
 }
 
 function toolUse(block: Fields): CanonicalToolCall {
@@ -390,10 +444,20 @@ function reasoningContent(block: CanonicalReasoningBlock): ContentBlock {
   return block.redactedData !== undefined ? { type: 'redacted_thinking', data: block.redactedData } : { type: 'thinking', thinking: block.text, signature: block.signature ?? '' };
 }
 
-/** The non-streaming answer: thinking blocks, then the text, then the tool uses. */
+/** An MCP call as Anthropic's answer shows it: the use, then the server's result. */
+function mcpCallContent(call: Extract<CanonicalMcpItem, { kind: 'call' }>): [McpToolUseBlock, McpToolResultBlock] {
+  const failed = call.error !== undefined;
+  return [
+    { type: 'mcp_tool_use', id: call.id, name: call.name, server_name: call.serverLabel, input: parseToolArguments(call.arguments) },
+    { type: 'mcp_tool_result', tool_use_id: call.id, is_error: failed, content: [{ type: 'text', text: (failed ? call.error : call.output) ?? '' }] },
+  ];
+}
+
+/** The non-streaming answer: thinking blocks, MCP calls, then the text, then the tool uses. */
 export function encodeMessagesResponse(result: CollectedResult, meta: AnswerMeta): MessagesMessage {
   const content: ContentBlock[] = [
     ...result.reasoning.map(reasoningContent),
+    ...result.mcpItems.flatMap((item) => (item.kind === 'call' ? mcpCallContent(item) : [])),
     ...(result.text !== '' ? [{ type: 'text' as const, text: result.text }] : []),
     ...result.toolCalls.map((call): ContentBlock => ({ type: 'tool_use', id: call.id, name: call.name, input: parseToolArguments(call.arguments) })),
   ];
@@ -418,7 +482,7 @@ export interface MessagesStreamMeta extends AnswerMeta {
   inputTokens?: number;
 }
 
-type OpenBlock = { index: number; kind: 'text' | 'thinking' | 'tool'; toolIndex?: number };
+type OpenBlock = { index: number; kind: 'text' | 'thinking' | 'tool' | 'mcp'; toolIndex?: number };
 
 /**
  * Canonical events → Anthropic SSE, as the SDK's MessageStream accumulates them:
@@ -502,9 +566,15 @@ export class MessagesStreamEncoder {
         if (this.open?.kind === 'tool' && this.open.toolIndex === event.index) out += this.closeOpen();
         this.toolBlocks.delete(event.index);
         return out;
-      case 'mcp-item':
-        // MCP work an OpenAI model did for `mcp_servers`: not shown (its blocks differ from Anthropic's mcp_tool_use).
-        return out;
+      case 'mcp-item': {
+        // A call as Anthropic shows it: the use (its input streamed like a tool's), then the result.
+        // Listings and approval requests have no Anthropic form (mcp_servers never ask).
+        if (event.item.kind !== 'call') return out;
+        const [use, result] = mcpCallContent(event.item);
+        out += this.closeOpen() + this.openBlock('mcp', withFields(use, { input: {} }));
+        if (event.item.arguments !== '{}') out += this.delta(this.open!.index, { type: 'input_json_delta', partial_json: event.item.arguments });
+        return out + this.closeOpen() + this.openBlock('mcp', result) + this.closeOpen();
+      }
       case 'finish':
         return out + this.finish(event);
     }

@@ -200,7 +200,24 @@ export interface ToolUseBlock {
   input: unknown;
 }
 
-export type ContentBlock = TextBlock | ThinkingBlock | RedactedThinkingBlock | ToolUseBlock;
+/** A call Anthropic made to an `mcp_servers` server (beta MCP connector). */
+export interface McpToolUseBlock {
+  type: 'mcp_tool_use';
+  id: string;
+  name: string;
+  server_name: string;
+  input: unknown;
+}
+
+/** What that server answered. */
+export interface McpToolResultBlock {
+  type: 'mcp_tool_result';
+  tool_use_id: string;
+  is_error: boolean;
+  content: string | TextBlock[];
+}
+
+export type ContentBlock = TextBlock | ThinkingBlock | RedactedThinkingBlock | ToolUseBlock | McpToolUseBlock | McpToolResultBlock;
 
 export interface MessagesUsage {
   /** Input tokens EXCLUDING cache reads and cache writes (Anthropic's convention). */
