@@ -46,10 +46,10 @@ export interface McpToolListing {
 }
 
 /**
- * What a vendor that runs MCP servers itself reports of that work (OpenAI Responses items).
- * A stateless client must send these back on its next turn: the approval it answers, the
- * calls already made, the listing the vendor need not fetch again. Ids are the vendor's own,
- * since the vendor matches them.
+ * What a vendor that runs MCP servers itself reports of that work (OpenAI Responses items,
+ * Anthropic `mcp_tool_use` + `mcp_tool_result` pairs). A stateless client must send these back
+ * on its next turn: the approval it answers, the calls already made, the listing the vendor
+ * need not fetch again. Ids are the vendor's own, since the vendor matches them.
  */
 export type CanonicalMcpItem =
   | { kind: 'list_tools'; id: string; serverLabel: string; tools: McpToolListing[]; error?: string }
@@ -58,6 +58,8 @@ export type CanonicalMcpItem =
   | { kind: 'approval_request'; id: string; serverLabel: string; name: string; arguments: string }
   /** The client's answer to an approval request (only ever sent, never produced). */
   | { kind: 'approval_response'; id?: string; approvalRequestId: string; approve: boolean; reason?: string };
+
+export type CanonicalMcpCall = Extract<CanonicalMcpItem, { kind: 'call' }>;
 
 export type CanonicalMessage =
   | { role: 'system'; content: string }

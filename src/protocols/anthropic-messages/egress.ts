@@ -1,6 +1,6 @@
 import type {
   CanonicalEvent,
-  CanonicalMcpItem,
+  CanonicalMcpCall,
   CanonicalMessage,
   CanonicalRequest,
   CanonicalTool,
@@ -173,7 +173,7 @@ export function toMessagesRequest(request: CanonicalRequest): AnthropicRequestPl
 }
 
 /** A canonical MCP call → Anthropic's pair of blocks (the use, then the server's result). */
-function mcpCallBlocks(call: Extract<CanonicalMcpItem, { kind: 'call' }>): AnthropicWireBlock[] {
+function mcpCallBlocks(call: CanonicalMcpCall): AnthropicWireBlock[] {
   const failed = call.error !== undefined;
   return [
     { type: 'mcp_tool_use', id: call.id, name: call.name, server_name: call.serverLabel, input: toolInput(call.arguments, 'function') },
@@ -338,7 +338,7 @@ type OpenBlock =
 export class MessagesStreamDecoder {
   private readonly blocks = new Map<number, OpenBlock>();
   /** MCP calls Anthropic made whose result block has not come yet, by tool use id. */
-  private readonly mcpCalls = new Map<string, Extract<CanonicalMcpItem, { kind: 'call' }>>();
+  private readonly mcpCalls = new Map<string, CanonicalMcpCall>();
   private toolCallCount = 0;
   private hadThinking = false;
   private wroteText = false;

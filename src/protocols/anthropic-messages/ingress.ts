@@ -1,7 +1,7 @@
 import type { TextModel } from '../../domain/catalog';
 import type {
   CanonicalEvent,
-  CanonicalMcpItem,
+  CanonicalMcpCall,
   CanonicalMessage,
   CanonicalReasoning,
   CanonicalReasoningBlock,
@@ -195,7 +195,7 @@ function assistantMessages(text: string | null, blocks: Fields[]): CanonicalMess
     message = { role: 'assistant', content: '', toolCalls: [], reasoning: [] };
     texts = [];
   };
-  const uses = new Map<string, Extract<CanonicalMcpItem, { kind: 'call' }>>();
+  const uses = new Map<string, CanonicalMcpCall>();
   for (const block of blocks) {
     const type = block.requiredString('type');
     switch (type) {
@@ -240,7 +240,7 @@ function assistantMessages(text: string | null, blocks: Fields[]): CanonicalMess
   return out.length > 0 ? out : [{ role: 'assistant', content: '', toolCalls: [], reasoning: [] }];
 }
 
-function mcpToolUse(block: Fields): Extract<CanonicalMcpItem, { kind: 'call' }> {
+function mcpToolUse(block: Fields): CanonicalMcpCall {
   block.allowOnly(['type', 'id', 'name', 'server_name', 'input', 'cache_control']);
   const input = block.raw('input');
   if (input === undefined || typeof input !== 'object' || Array.isArray(input)) refuseField(block.field('input'), 'must be an object');
@@ -445,7 +445,7 @@ function reasoningContent(block: CanonicalReasoningBlock): ContentBlock {
 }
 
 /** An MCP call as Anthropic's answer shows it: the use, then the server's result. */
-function mcpCallContent(call: Extract<CanonicalMcpItem, { kind: 'call' }>): [McpToolUseBlock, McpToolResultBlock] {
+function mcpCallContent(call: CanonicalMcpCall): [McpToolUseBlock, McpToolResultBlock] {
   const failed = call.error !== undefined;
   return [
     { type: 'mcp_tool_use', id: call.id, name: call.name, server_name: call.serverLabel, input: parseToolArguments(call.arguments) },
