@@ -336,6 +336,28 @@ describe('streams cut mid-way: the format’s error event, only what was deliver
     expect(expected).toBeLessThan(expectedCharge('openai/o4-mini', { inputTokens: 3000, cachedInputTokens: 0, outputTokens: 900 }));
   });
 
+  test('Responses with an MCP call before the cut: the call is delivered output too', async () => {
+    const call = { id: 'mcp_c1', type: 'mcp_call', server_label: 'docs', name: 'search', arguments: '{"q":"limits"}', output: 'Limits are per key.', error: null, approval_request_id: null, status: 'completed' };
+    // The call's item takes 7 events (see the fake); the cut falls inside the text after it.
+    openaiFake.script({ mcpItems: [call], text: LONG_TEXT, chunkSize: 10, cutAfterChunks: 15, usage: { input: 3000, output: 900 } });
+    const id = requestId();
+    const stream = await a.openai.responses.create({ model: 'openai/gpt-4o-mini', input: PROMPT, stream: true, tools: [{ type: 'mcp', server_label: 'docs', server_url: 'https://mcp.example.com/sse', require_approval: 'never' }] }, withId(id));
+    const events: OpenAI.Responses.ResponseStreamEvent[] = [];
+    for await (const event of stream) events.push(event);
+    expect(events.at(-1)!.type).toBe('response.failed');
+    const text = events.flatMap((e) => (e.type === 'response.output_text.delta' ? [e.delta] : [])).join('');
+    expect(text.length).toBeGreaterThan(0);
+    expect((events.at(-1) as OpenAI.Responses.ResponseFailedEvent).response.output.map((item) => item.type)).toEqual(['mcp_call', 'message']);
+
+    const money = await settledMoneyOf(h.db, id);
+    const outputTokens = countTokens(text) + countTokens(call.name + call.arguments);
+    expect(money.usage[0]).toMatchObject({ status: 'partial', output_tokens: outputTokens });
+    // The prompt as counted includes the tool's declaration here: take the recorded count.
+    const inputTokens = Number(money.usage[0]!.input_tokens);
+    expect(inputTokens).toBeGreaterThan(countTokens(PROMPT));
+    expect(money.charges).toEqual([-expectedCharge('openai/gpt-4o-mini', { inputTokens, cachedInputTokens: 0, outputTokens })]);
+  });
+
   test('Messages (Anthropic cut and Anthropic mid-stream error): event: error, partial charge', async () => {
     anthropicFake.script({ text: LONG_TEXT, chunkSize: 10, cutAfterChunks: 7, usage: { input: 4000, output: 800 } });
     const id = requestId();

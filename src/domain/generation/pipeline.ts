@@ -68,6 +68,8 @@ class DeliveryTally {
     else if (event.type === 'reasoning-delta') this.reasoningText += event.text;
     else if (event.type === 'tool-call-delta') this.toolArguments += event.argumentsDelta;
     else if (event.type === 'tool-call-start') this.toolArguments += event.name;
+    // The model wrote the call a vendor then made (or asks approval for) as it writes a tool call.
+    else if (event.type === 'mcp-item' && (event.item.kind === 'call' || event.item.kind === 'approval_request')) this.toolArguments += event.item.name + event.item.arguments;
   }
 
   /** Tokens of the answer the client can see (text and tool calls, not reasoning). */
