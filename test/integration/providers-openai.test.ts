@@ -405,9 +405,10 @@ describe('OpenAI provider', () => {
       expect(answered.events.find((e) => e.type === 'mcp-item')).toEqual({ type: 'mcp-item', item: { kind: 'call', id: 'mcp_2', serverLabel: 'docs', name: 'search', arguments: '{"q":"x"}', output: 'found', approvalRequestId: 'mcpr_1' } });
       expect(fake.lastRequest!.body.input).toEqual([
         { type: 'message', role: 'user', content: 'Search x' },
-        { type: 'mcp_list_tools', id: 'mcpl_1', server_label: 'docs', tools: [{ name: 'search', input_schema: { type: 'object' } }] },
+        // As OpenAI's own client echoes them, nulls included.
+        { type: 'mcp_list_tools', id: 'mcpl_1', server_label: 'docs', tools: [{ name: 'search', input_schema: { type: 'object' }, description: null, annotations: null }], error: null },
         { type: 'mcp_approval_request', id: 'mcpr_1', server_label: 'docs', name: 'search', arguments: '{"q":"x"}' },
-        { type: 'mcp_approval_response', approval_request_id: 'mcpr_1', approve: true },
+        { type: 'mcp_approval_response', id: null, approval_request_id: 'mcpr_1', approve: true, reason: null },
       ]);
     });
 
@@ -416,7 +417,7 @@ describe('OpenAI provider', () => {
       const { error } = await run(openai, request(gpt4oMini, { messages: [{ role: 'user', content: 'Hi' }, { role: 'mcp', item: { kind: 'call', id: 'mcp_9', serverLabel: 'docs', name: 'search', arguments: '{}', output: 'x' } }] }));
       expect(error).toBeNull();
       expect(fake.lastRequest!.path).toBe('/v1/responses');
-      expect(fake.lastRequest!.body.input[1]).toEqual({ type: 'mcp_call', id: 'mcp_9', server_label: 'docs', name: 'search', arguments: '{}', output: 'x' });
+      expect(fake.lastRequest!.body.input[1]).toEqual({ type: 'mcp_call', id: 'mcp_9', server_label: 'docs', name: 'search', arguments: '{}', output: 'x', error: null, approval_request_id: null, status: 'completed' });
     });
 
     it('fails when the Responses stream is cut or ends without completion', async () => {

@@ -359,9 +359,10 @@ describe('Responses', () => {
     expect(final.output[1]).toMatchObject({ type: 'message', content: [{ type: 'output_text', text: 'Limits are per key.' }] });
     expect(fake.lastRequest!.body.input).toEqual([
       { type: 'message', role: 'user', content: 'Search the docs for limits' },
-      { type: 'mcp_list_tools', id: 'mcpl_a1', server_label: 'docs', tools: [{ name: 'search', input_schema: listing.tools[0]!.input_schema, description: 'Search the docs' }] },
-      { type: 'mcp_approval_request', id: 'mcpr_a1', server_label: 'docs', name: 'search', arguments: '{"q":"limits"}' },
-      { type: 'mcp_approval_response', approval_request_id: 'mcpr_a1', approve: true },
+      // The items as the client sent them back: what OpenAI's own client would send.
+      listing,
+      ask,
+      { type: 'mcp_approval_response', id: null, approval_request_id: 'mcpr_a1', approve: true, reason: null },
     ]);
     await expectChargedExactly(h, a, second, expectedCharge('openai/gpt-4o-mini', { inputTokens: 140, cachedInputTokens: 0, outputTokens: 20 }));
   });

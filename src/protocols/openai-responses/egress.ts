@@ -12,6 +12,7 @@ import type {
   McpToolListing,
 } from '../../domain/generation/canonical';
 import { compact } from '../ingress-common';
+import { responsesMcpItem, type ResponseMcpItem } from './mcp-items';
 import { ProviderError } from '../../domain/generation/errors';
 import { toOpenAIEffort, type OpenAIEffort } from '../openai-chat/egress';
 
@@ -33,14 +34,8 @@ export type ResponsesWireInputItem =
   | { type: 'custom_tool_call'; call_id: string; name: string; input: string }
   | { type: 'function_call_output'; call_id: string; output: string }
   | { type: 'custom_tool_call_output'; call_id: string; output: string }
-  | ResponsesWireMcpItem;
-
-/** MCP items, as OpenAI sends them in `output` and reads them back in `input`. */
-export type ResponsesWireMcpItem =
-  | { type: 'mcp_list_tools'; id: string; server_label: string; tools: Array<{ name: string; description?: string; input_schema: unknown; annotations?: unknown }>; error?: string }
-  | { type: 'mcp_call'; id: string; server_label: string; name: string; arguments: string; output?: string; error?: string; approval_request_id?: string }
-  | { type: 'mcp_approval_request'; id: string; server_label: string; name: string; arguments: string }
-  | { type: 'mcp_approval_response'; id?: string; approval_request_id: string; approve: boolean; reason?: string };
+  /** MCP items go back as OpenAI's own client echoes them (the shape Tollgate shows its clients). */
+  | ResponseMcpItem;
 
 type WireToolFilter = { tool_names?: string[]; read_only?: boolean };
 
@@ -202,7 +197,7 @@ export function toResponsesInput(messages: readonly CanonicalMessage[]): Respons
         });
         break;
       case 'mcp':
-        items.push(toWireMcpItem(message.item));
+        items.push(responsesMcpItem(message.item));
         break;
     }
   }
@@ -241,46 +236,6 @@ function toWireApprovalRule(rule: McpApprovalRule): NonNullable<Extract<Response
   const filter = (f: McpToolFilter | undefined): WireToolFilter | undefined =>
     f && { ...(f.toolNames ? { tool_names: f.toolNames } : {}), ...(f.readOnly !== undefined ? { read_only: f.readOnly } : {}) };
   return { ...(rule.always ? { always: filter(rule.always) } : {}), ...(rule.never ? { never: filter(rule.never) } : {}) };
-}
-
-/** Canonical MCP item → the Responses item it came from (the vendor matches the ids). */
-export function toWireMcpItem(item: CanonicalMcpItem): ResponsesWireMcpItem {
-  switch (item.kind) {
-    case 'list_tools':
-      return {
-        type: 'mcp_list_tools',
-        id: item.id,
-        server_label: item.serverLabel,
-        tools: item.tools.map((tool) => ({
-          name: tool.name,
-          ...(tool.description !== undefined ? { description: tool.description } : {}),
-          input_schema: tool.inputSchema,
-          ...(tool.annotations !== undefined ? { annotations: tool.annotations } : {}),
-        })),
-        ...(item.error !== undefined ? { error: item.error } : {}),
-      };
-    case 'call':
-      return {
-        type: 'mcp_call',
-        id: item.id,
-        server_label: item.serverLabel,
-        name: item.name,
-        arguments: item.arguments,
-        ...(item.output !== undefined ? { output: item.output } : {}),
-        ...(item.error !== undefined ? { error: item.error } : {}),
-        ...(item.approvalRequestId !== undefined ? { approval_request_id: item.approvalRequestId } : {}),
-      };
-    case 'approval_request':
-      return { type: 'mcp_approval_request', id: item.id, server_label: item.serverLabel, name: item.name, arguments: item.arguments };
-    case 'approval_response':
-      return {
-        type: 'mcp_approval_response',
-        ...(item.id !== undefined ? { id: item.id } : {}),
-        approval_request_id: item.approvalRequestId,
-        approve: item.approve,
-        ...(item.reason !== undefined ? { reason: item.reason } : {}),
-      };
-  }
 }
 
 /**

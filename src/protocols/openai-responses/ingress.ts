@@ -36,9 +36,7 @@ import type {
   ResponseFormatTextConfig,
   ResponseFunctionToolCall,
   ResponseItemStatus,
-  ResponseMcpApprovalRequest,
-  ResponseMcpCall,
-  ResponseMcpListTools,
+  ResponseMcpApprovalResponse,
   ResponseMcpTool,
   ResponseObject,
   ResponseOutputItem,
@@ -54,6 +52,7 @@ import type {
   ResponsesReasoningEffort,
 } from './types';
 import { withFields } from '../../domain/shared/objects';
+import { responsesMcpItem, type ResponseMcpItem } from './mcp-items';
 
 /**
  * Ingress codec of the stateless `POST /v1/responses` (spec 4.5): the request body → canonical
@@ -589,33 +588,9 @@ function reasoningItem(id: string, block: CanonicalReasoningBlock, includeEncryp
 }
 
 /** An MCP item as the vendor's output shows it (approval responses are only ever input: null). */
-function mcpOutputItem(item: CanonicalMcpItem): ResponseMcpListTools | ResponseMcpCall | ResponseMcpApprovalRequest | null {
-  switch (item.kind) {
-    case 'list_tools':
-      return {
-        type: 'mcp_list_tools',
-        id: item.id,
-        server_label: item.serverLabel,
-        tools: item.tools.map((tool) => ({ name: tool.name, input_schema: tool.inputSchema, description: tool.description ?? null, annotations: tool.annotations ?? null })),
-        error: item.error ?? null,
-      };
-    case 'call':
-      return {
-        type: 'mcp_call',
-        id: item.id,
-        server_label: item.serverLabel,
-        name: item.name,
-        arguments: item.arguments,
-        output: item.output ?? null,
-        error: item.error ?? null,
-        approval_request_id: item.approvalRequestId ?? null,
-        status: item.error !== undefined ? 'failed' : 'completed',
-      };
-    case 'approval_request':
-      return { type: 'mcp_approval_request', id: item.id, server_label: item.serverLabel, name: item.name, arguments: item.arguments };
-    case 'approval_response':
-      return null;
-  }
+function mcpOutputItem(item: CanonicalMcpItem): Exclude<ResponseMcpItem, ResponseMcpApprovalResponse> | null {
+  const shown = responsesMcpItem(item);
+  return shown.type === 'mcp_approval_response' ? null : shown;
 }
 
 function callItem(id: string, call: CanonicalToolCall, status: ResponseItemStatus): ResponseFunctionToolCall | ResponseCustomToolCall {
