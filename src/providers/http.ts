@@ -289,8 +289,10 @@ export function assertToolsSupported(request: CanonicalRequest, supports: ToolSu
   const readable = (kind: CanonicalMcpItem['kind']) => kind === 'list_tools' || (kind === 'call' && supports.mcpCalls === true);
   const item = request.messages.find((message) => message.role === 'mcp' && !readable(message.item.kind));
   if (item?.role === 'mcp') {
+    // Calls also come from Messages clients (mcp_tool_use blocks); the Anthropic envelope has no param, the text names both.
+    const what = item.item.kind === 'call' ? "MCP calls of an earlier turn ('mcp_call' items, or mcp_tool_use blocks in messages)" : `'${MCP_ITEM_TYPES[item.item.kind]}' items`;
     const which = item.item.kind === 'call' ? 'a vendor that runs MCP servers (OpenAI, Anthropic)' : 'a vendor with MCP approvals (OpenAI)';
-    throw badRequest(`input: '${MCP_ITEM_TYPES[item.item.kind]}' items can be sent back only to ${which}; model '${request.model.id}' cannot read them.`, {
+    throw badRequest(`input: ${what} can be sent back only to ${which}; model '${request.model.id}' cannot read them.`, {
       param: 'input',
       model: request.model.id,
     });

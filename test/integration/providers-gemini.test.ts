@@ -223,6 +223,21 @@ describe('Gemini provider', () => {
     expect(fake.requests.length).toBe(before);
   });
 
+  it('refuses MCP calls of an earlier turn, naming both of their forms; drops MCP tool listings', async () => {
+    const before = fake.requests.length;
+    const call = { role: 'mcp' as const, item: { kind: 'call' as const, id: 'mcptoolu_1', serverLabel: 'docs', name: 'search', arguments: '{}', output: 'x' } };
+    expect(() => gemini.generate(request({ messages: [{ role: 'user', content: 'Hi' }, call] }), new Cancellation())).toThrow(
+      "input: MCP calls of an earlier turn ('mcp_call' items, or mcp_tool_use blocks in messages) can be sent back only to a vendor that runs MCP servers (OpenAI, Anthropic)",
+    );
+    expect(fake.requests.length).toBe(before);
+
+    fake.script({ text: 'Ok.' });
+    const listing = { role: 'mcp' as const, item: { kind: 'list_tools' as const, id: 'mcpl_1', serverLabel: 'docs', tools: [] } };
+    const { error } = await run(gemini, request({ messages: [{ role: 'user', content: 'Hi' }, listing] }));
+    expect(error).toBeNull();
+    expect(fake.lastRequest!.body.contents).toEqual([{ role: 'user', parts: [{ text: 'Hi' }] }]);
+  });
+
   describe('failures', () => {
     it('maps an HTTP error to ProviderError with status and message', async () => {
       fake.script({ status: 429, errorMessage: 'Resource has been exhausted (e.g. check quota).' });
