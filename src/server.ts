@@ -30,6 +30,7 @@ import { configuredVendorEndpoints, type VendorEndpoint } from './domain/catalog
 import type { AdmissionService } from './domain/limits/admission';
 import { createAdmissionService } from './domain/limits/create-admission';
 import { admitApiKeyRequests } from './rest/admission';
+import { jsonBody } from './rest/http';
 
 /** After-answer settlements wait this long (ms) to share a batch: at 500 req/s, ten per commit. */
 const SETTLEMENT_BATCH_DELAY_MS = 20;
@@ -122,6 +123,8 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   };
   const httpServer = createServer();
   const graphql = await mountGraphql(httpServer, { auth, accounts, keys, billing, bus }, log);
+  // Express routes read JSON bodies after authenticating (rest/http.ts readJsonBody).
+  const jsonBodies = jsonBody(config.maxJsonBodyBytes);
   const app = createRestApp({
     ids,
     log,
@@ -132,7 +135,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
       track(res);
       next();
     },
-    v1: [sessionsRouter(auth), keysRouter(auth, keys), modelsRouter(auth, catalog, configuredVendors, admitApiKeyRequests(admission))],
+    v1: [sessionsRouter(auth, jsonBodies), keysRouter(auth, keys, jsonBodies), modelsRouter(auth, catalog, configuredVendors, admitApiKeyRequests(admission))],
   });
   const text = textEndpoints({ auth, admission, pipeline: textPipeline, ids, log, maxJsonBodyBytes: config.maxJsonBodyBytes }, track);
   httpServer.on('request', (req, res) => {

@@ -3,7 +3,7 @@ import type { AuthService, OperatorPrincipal, SessionPrincipal } from '../domain
 import type { AccountService } from '../domain/accounts/service';
 import type { BillingService } from '../domain/billing/service';
 import type { KeyService } from '../domain/keys/service';
-import { ApiError, badRequest, invalidToken, sessionRequired } from '../domain/shared/errors';
+import { ApiError, badRequest, invalidToken, sessionRequired, storageErrorAsApiError } from '../domain/shared/errors';
 import type { EventBus } from '../domain/shared/events';
 
 export interface GraphqlServices {
@@ -60,6 +60,8 @@ export async function run<T>(work: () => Promise<T>): Promise<T> {
     return await work();
   } catch (error) {
     if (error instanceof ApiError) throw toGraphqlError(error);
+    const storageError = storageErrorAsApiError(error);
+    if (storageError) throw toGraphqlError(storageError);
     throw error;
   }
 }

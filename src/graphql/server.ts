@@ -8,6 +8,7 @@ import { useServer } from 'graphql-ws/use/ws';
 import { buildSchema } from 'type-graphql';
 import { WebSocketServer } from 'ws';
 import type { Logger } from 'pino';
+import { storageErrorAsApiError } from '../domain/shared/errors';
 import { subscribeIterator, type EventBus } from '../domain/shared/events';
 import { buildContext, type GraphqlServices } from './context';
 import { BillingResolver } from './billing';
@@ -28,6 +29,8 @@ export async function buildGraphqlSchema(bus: EventBus): Promise<GraphQLSchema> 
 /** Errors that are not the domain's own (`extensions.code` set) are defects: no internals leak. */
 function formatError(formatted: GraphQLFormattedError, error: unknown, log: Logger): GraphQLFormattedError {
   const code = formatted.extensions?.code;
+  const storageError = storageErrorAsApiError(error instanceof GraphQLError ? error.originalError : error);
+  if (storageError) return { message: storageError.message, path: formatted.path, extensions: { code: storageError.code, status: storageError.status, details: storageError.details } };
   if (code === 'INTERNAL_SERVER_ERROR' || code === undefined) {
     log.error({ err: error }, 'graphql internal error');
     return { message: 'Internal error.', path: formatted.path, extensions: { code: 'internal_error' } };

@@ -28,8 +28,9 @@ export function createRestApp(parts: RestAppParts): Express {
     const ready = await parts.ready();
     res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'unavailable' });
   });
-  app.use(jsonBody(parts.maxJsonBodyBytes));
-  app.use('/graphql', parts.graphql);
+  // GraphQL reads its body before any credential: signIn needs none. Every /v1 router reads
+  // its body itself, after authentication (jsonBody), so an unauthenticated client costs no parsing.
+  app.use('/graphql', jsonBody(parts.maxJsonBodyBytes), parts.graphql);
   for (const router of parts.v1) app.use('/v1', router);
   app.use(unknownPath);
   app.use(errorHandler(parts.log));

@@ -3,7 +3,7 @@ import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Readable } from 'node:stream';
 import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
-import { ApiError, badRequest, notFound } from '../domain/shared/errors';
+import { ApiError, badRequest, notFound, storageErrorAsApiError } from '../domain/shared/errors';
 import { RateLimitRefusal } from '../domain/limits/admission';
 import { applyRefusalHeaders } from './admission';
 import type { IdGenerator } from '../domain/shared/ids';
@@ -103,7 +103,9 @@ function decodedBody(req: IncomingMessage): Readable {
   if (encoding === 'identity') return req;
   const inflate = encoding === 'gzip' ? createGunzip() : encoding === 'deflate' ? createInflate() : encoding === 'br' ? createBrotliDecompress() : null;
   if (!inflate) throw unsupportedMediaType('Unsupported request body encoding.');
-  req.on('error', (error) => inflate.destroy(error));
+  // The connection's own failures reach the reader as RequestAborted; any other error of the
+  // decompressor is the client's bad body, whatever its code (brotli's are not zlib's Z_*).
+  req.on('error', () => inflate.destroy(new RequestAborted()));
   return req.pipe(inflate);
 }
 
@@ -139,7 +141,7 @@ export async function readJsonBody(req: IncomingMessage, limitBytes: number): Pr
     body.once('end', resolve);
     // A zlib error is the client's bad body; any other error while reading is the connection
     // failing (reset, aborted): nobody is left to answer, and it is no defect of ours.
-    body.once('error', (error: Error & { code?: string }) => reject(error.code?.startsWith('Z_') ? badRequest('The request body could not be decompressed.') : new RequestAborted()));
+    body.once('error', (error: Error) => reject(error instanceof RequestAborted || body === req ? new RequestAborted() : badRequest('The request body could not be decompressed.')));
     req.once('aborted', () => reject(new RequestAborted()));
   });
   const text = (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8');
@@ -168,16 +170,10 @@ export function answerError(res: ServerResponse, error: unknown, log: Logger): v
   if (error instanceof RequestAborted) return;
   if (error instanceof RateLimitRefusal) applyRefusalHeaders(res, error);
   if (error instanceof ApiError) return sendError(res, error);
-  if (isDatabaseUnavailable(error)) {
-    return sendError(res, new ApiError(503, 'unavailable', 'The database is unavailable; nothing was charged. Retry shortly.'));
-  }
+  const storageError = storageErrorAsApiError(error);
+  if (storageError) return sendError(res, storageError);
   log.error({ err: error, request_id: facts(res)?.requestId }, 'unhandled error');
   sendError(res, new ApiError(500, 'internal_error', 'Internal error.'));
-}
-
-function isDatabaseUnavailable(error: unknown): boolean {
-  const code = (error as { code?: string })?.code;
-  return code === 'ECONNREFUSED' || code === '57P01' || code === '57P03' || code === 'ETIMEDOUT' || /connection terminated|timeout exceeded when trying to connect/i.test(String((error as Error)?.message));
 }
 
 // ---- Express adapters -------------------------------------------------------------------

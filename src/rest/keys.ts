@@ -1,4 +1,4 @@
-import { Router } from 'express';
+import { Router, type RequestHandler } from 'express';
 import type { AuthService } from '../domain/accounts/auth';
 import type { KeyEventView, KeyService, KeyView } from '../domain/keys/service';
 import { parseKeyKind, parseKeyName, parseSpendLimit } from '../domain/keys/rules';
@@ -54,9 +54,9 @@ function parseLimitQuery(value: unknown): number {
 }
 
 /** Key management for signed-in sessions (decisions.md, Key management over REST). */
-export function keysRouter(auth: AuthService, keys: KeyService): Router {
+export function keysRouter(auth: AuthService, keys: KeyService, jsonBody: RequestHandler): Router {
   const router = Router();
-  router.use('/keys', requireSession(auth));
+  router.use('/keys', requireSession(auth), jsonBody);
 
   router.post('/keys', async (req, res) => {
     const body = bodyObject(req.body);
@@ -104,8 +104,9 @@ export function keysRouter(auth: AuthService, keys: KeyService): Router {
 }
 
 /** Sign-in and sign-out (decisions.md, Sessions). */
-export function sessionsRouter(auth: AuthService): Router {
+export function sessionsRouter(auth: AuthService, jsonBody: RequestHandler): Router {
   const router = Router();
+  router.use('/auth/sessions', jsonBody);
 
   router.post('/auth/sessions', async (req, res) => {
     const body = bodyObject(req.body);

@@ -121,16 +121,17 @@ export interface TextEndpointDeps {
 }
 
 /**
- * Serves one text request in any format: body → API key → admission → decode → pipeline
+ * Serves one text request in any format: API key → admission → body → decode → pipeline
  * (resolve, clamp, admit tokens, reserve, provider) → encode. Everything before the first byte
  * is an ordinary error envelope; a failure once a stream has begun is the format's stream
  * error event.
  */
 async function serveText<Extra>(format: TextFormat<Extra>, deps: TextEndpointDeps, req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> {
-  const body = await readJsonBody(req, deps.maxJsonBodyBytes);
+  // The key first: an unauthenticated client must not make the gateway read, inflate or parse its body.
   const principal = await authenticateApiKey(deps.auth, req, res, { allowXApiKey: format.allowXApiKey });
   const ticket = await admitRequest(deps.admission, principal, res);
   if (!ticket) return; // the client left while it was being admitted
+  const body = await readJsonBody(req, deps.maxJsonBodyBytes);
   const { decoded, extra } = format.decode(bodyObject(body));
   const cancellation = new Cancellation();
   res.on('close', () => {

@@ -147,6 +147,7 @@ export class AuthService {
   }
 
   async signIn(email: string, password: string): Promise<{ token: string; expiresAt: Date; session: SessionPrincipal }> {
+    if (email.includes('\u0000')) throw invalidToken('The email or password is wrong.'); // no stored email has one
     const em = this.orm.em.fork();
     const user = await em.findOne(User, { email: email.trim().toLowerCase() });
     // Verify against a dummy hash when the user is unknown, so timing does not reveal which emails exist.

@@ -26,6 +26,8 @@ export function parseKeyName(value: unknown, field: string): string {
   if (typeof value !== 'string') throw badRequest(`${field} must be a string`);
   const name = value.trim();
   if (name.length < 1 || name.length > 100) throw badRequest(`${field} must be 1 to 100 characters`);
+  // Control characters (NUL among them, which PostgreSQL cannot store) have no place in a name.
+  if (/[\u0000-\u001f\u007f]/.test(name)) throw badRequest(`${field} must not contain control characters`);
   return name;
 }
 

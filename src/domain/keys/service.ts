@@ -5,7 +5,7 @@ import { KeyMonthSpend } from '../billing/entities';
 import { utcMonthKey, type Clock } from '../shared/clock';
 import { badRequest, notFound } from '../shared/errors';
 import { TOPIC_KEY_EVENTS, type EventBus } from '../shared/events';
-import type { IdGenerator } from '../shared/ids';
+import { isWellFormedId, type IdGenerator } from '../shared/ids';
 import { hashToken, randomToken } from '../shared/secrets';
 import { ApiKey, KeyEvent, type KeyEventKind, type KeyKind } from './entities';
 
@@ -165,6 +165,7 @@ export class KeyService {
     const em = this.orm.em.fork();
     await this.findOwnKey(em, accountId, keyId);
     if (page.after !== null) {
+      if (!isWellFormedId(page.after, 'kev')) throw badRequest(`${fields.after} must be the id of an event of this key`);
       const anchor = await em.findOne(KeyEvent, { id: page.after, key: keyId });
       if (!anchor) throw badRequest(`${fields.after} must be the id of an event of this key`);
     }
@@ -183,6 +184,7 @@ export class KeyService {
   }
 
   private async findOwnKey(em: EntityManager, accountId: string, keyId: string, forUpdate = false): Promise<ApiKey> {
+    if (!isWellFormedId(keyId, 'key')) throw notFound(`No key '${keyId}' in this account.`);
     const key = await em.findOne(ApiKey, { id: keyId, account: accountId }, forUpdate ? { lockMode: LockMode.PESSIMISTIC_WRITE } : {});
     if (!key) throw notFound(`No key '${keyId}' in this account.`);
     return key;

@@ -25,3 +25,21 @@ export const sessionRequired = () =>
 export const notFound = (message: string) => new ApiError(404, 'not_found', message);
 export const modelNotAvailable = (sentId: string) =>
   new ApiError(404, 'model_not_available', `The model '${sentId}' does not exist or this key cannot use it.`);
+
+/**
+ * A storage failure that is the caller's input or a passing outage, not a defect: text the
+ * database cannot store (NUL, invalid UTF-8) is a 400; a database that is down or restarting is a
+ * 503 with nothing charged. Null for anything else. Both planes answer through this.
+ */
+export function storageErrorAsApiError(error: unknown): ApiError | null {
+  const code = (error as { code?: unknown } | null)?.code;
+  const message = String((error as Error | null)?.message);
+  // 08P01 "invalid message format" is what a NUL inside a bound parameter gets from the server.
+  if (code === '22021' || code === '22P05' || (code === '08P01' && /invalid message format/.test(message)) || /invalid byte sequence for encoding|unsupported Unicode escape sequence/.test(message)) {
+    return badRequest('A text value contains a character that cannot be stored (such as NUL).');
+  }
+  if (code === 'ECONNREFUSED' || code === '57P01' || code === '57P03' || code === 'ETIMEDOUT' || /connection terminated|timeout exceeded when trying to connect/i.test(message)) {
+    return new ApiError(503, 'unavailable', 'The database is unavailable; nothing was charged. Retry shortly.');
+  }
+  return null;
+}

@@ -11,6 +11,15 @@ export interface IdGenerator {
 }
 
 const CROCKFORD = '0123456789abcdefghjkmnpqrstvwxyz';
+
+/**
+ * Whether `value` has the shape of an id this generator makes with `prefix`. An id from a path
+ * or a cursor that fails it names nothing, so it is answered without asking the database (which
+ * refuses some characters, NUL among them, with an error rather than "no row").
+ */
+export function isWellFormedId(value: string, prefix: IdPrefix): boolean {
+  return value.length === prefix.length + 27 && value.startsWith(prefix) && value[prefix.length] === '_' && /^[0-9a-hjkmnp-tv-z]{26}$/.test(value.slice(prefix.length + 1));
+}
 const CROCKFORD_CODES = Buffer.from(CROCKFORD, 'latin1');
 const TIME_CHARS = 10;
 const RANDOM_CHARS = 16;
