@@ -25,6 +25,8 @@ export interface Config {
    * every request's latency).
    */
   settlement: 'after-answer' | 'before-answer';
+  /** Whether GraphQL answers introspection queries (schema discovery, code generation). */
+  graphqlIntrospection: boolean;
   /** Raw environment, for per-vendor `<VENDOR>_API_KEY` / `<VENDOR>_BASE_URL` lookups. */
   env: Readonly<Record<string, string | undefined>>;
 }
@@ -39,6 +41,14 @@ function integer(env: Record<string, string | undefined>, name: string, fallback
     throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got '${raw}'`);
   }
   return value;
+}
+
+function boolean(env: Record<string, string | undefined>, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return fallback;
+  if (raw === 'true' || raw === '1') return true;
+  if (raw === 'false' || raw === '0') return false;
+  throw new ConfigError(`${name} must be true or false, got '${env[name]}'`);
 }
 
 function optional(env: Record<string, string | undefined>, name: string): string | null {
@@ -79,6 +89,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       bodyIdleMs: integer(env, 'TOLLGATE_VENDOR_BODY_IDLE_TIMEOUT_MS', 120_000, 1, 3_600_000),
     },
     settlement,
+    graphqlIntrospection: boolean(env, 'TOLLGATE_GRAPHQL_INTROSPECTION', true),
     env: { ...env },
   };
 }

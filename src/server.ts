@@ -122,7 +122,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
     res.once('close', () => inFlight--);
   };
   const httpServer = createServer();
-  const graphql = await mountGraphql(httpServer, { auth, accounts, keys, billing, bus }, log);
+  const graphql = await mountGraphql(httpServer, { auth, accounts, keys, billing, bus }, log, { introspection: config.graphqlIntrospection });
   // Express routes read JSON bodies after authenticating (rest/http.ts readJsonBody).
   const jsonBodies = jsonBody(config.maxJsonBodyBytes);
   const app = createRestApp({

@@ -12,6 +12,7 @@ import { storageErrorAsApiError } from '../domain/shared/errors';
 import { subscribeIterator, type EventBus } from '../domain/shared/events';
 import { buildContext, type GraphqlServices } from './context';
 import { BillingResolver } from './billing';
+import { GRAPHQL_LIMITS, graphqlValidationRules, validateWithLimits } from './limits';
 import { KeyResolver, KeySubscriptionResolver, OperatorResolver, SessionResolver } from './resolvers';
 
 export async function buildGraphqlSchema(bus: EventBus): Promise<GraphQLSchema> {
@@ -42,12 +43,13 @@ function formatError(formatted: GraphQLFormattedError, error: unknown, log: Logg
  * `/graphql`: Apollo over HTTP POST and graphql-ws over WebSocket on the same path and port,
  * both with the credential of the caller (HTTP header, or `connectionParams.authorization`).
  */
-export async function mountGraphql(httpServer: Server, services: GraphqlServices, log: Logger): Promise<{ middleware: RequestHandler; close(): Promise<void> }> {
+export async function mountGraphql(httpServer: Server, services: GraphqlServices, log: Logger, options: { introspection: boolean }): Promise<{ middleware: RequestHandler; close(): Promise<void> }> {
   const schema = await buildGraphqlSchema(services.bus);
-  const wsServer = new WebSocketServer({ server: httpServer, path: '/graphql' });
+  const wsServer = new WebSocketServer({ server: httpServer, path: '/graphql', maxPayload: GRAPHQL_LIMITS.maxWebSocketPayloadBytes });
   const wsCleanup = useServer(
     {
       schema,
+      validate: validateWithLimits,
       context: (ctx) => buildContext(services, (ctx.connectionParams as { authorization?: unknown } | undefined)?.authorization),
       onNext: (_ctx, _id, _payload, _args, result) => {
         if (!result.errors) return result;
@@ -63,7 +65,11 @@ export async function mountGraphql(httpServer: Server, services: GraphqlServices
       ApolloServerPluginDrainHttpServer({ httpServer }),
       { async serverWillStart() { return { async drainServer() { await wsCleanup.dispose(); } }; } },
     ],
-    introspection: true,
+    introspection: options.introspection,
+    validationRules: graphqlValidationRules,
+    parseOptions: { maxTokens: GRAPHQL_LIMITS.maxTokens },
+    // One operation per HTTP request (Apollo's default, stated): a batch would multiply the limits above.
+    allowBatchedHttpRequests: false,
   });
   await apollo.start();
   const middleware = expressMiddleware(apollo, { context: async ({ req }) => buildContext(services, req.headers.authorization) });
