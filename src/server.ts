@@ -30,7 +30,7 @@ import { configuredVendorEndpoints, type VendorEndpoint } from './domain/catalog
 import type { AdmissionService } from './domain/limits/admission';
 import { createAdmissionService } from './domain/limits/create-admission';
 import { admitApiKeyRequests } from './rest/admission';
-import { jsonBody } from './rest/http';
+import { answerClientError, jsonBody } from './rest/http';
 
 /** After-answer settlements wait this long (ms) to share a batch: at 500 req/s, ten per commit. */
 const SETTLEMENT_BATCH_DELAY_MS = 20;
@@ -138,6 +138,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
     v1: [sessionsRouter(auth, jsonBodies), keysRouter(auth, keys, jsonBodies), modelsRouter(auth, catalog, configuredVendors, admitApiKeyRequests(admission))],
   });
   const text = textEndpoints({ auth, admission, pipeline: textPipeline, ids, log, maxJsonBodyBytes: config.maxJsonBodyBytes }, track);
+  httpServer.on('clientError', answerClientError);
   httpServer.on('request', (req, res) => {
     if (!text(req, res)) void app(req, res);
   });

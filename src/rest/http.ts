@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
-import type { Readable } from 'node:stream';
+import type { Duplex, Readable } from 'node:stream';
 import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import { ApiError, badRequest, notFound, storageErrorAsApiError } from '../domain/shared/errors';
@@ -176,6 +176,33 @@ export function answerError(res: ServerResponse, error: unknown, log: Logger): v
   sendError(res, new ApiError(500, 'internal_error', 'Internal error.'));
 }
 
+/**
+ * What node's HTTP parser refuses before any handler runs (a malformed request line or header,
+ * a body that overruns its Content-Length into a broken next request, headers too large, a
+ * request too slow) is answered in the envelope too, then the connection is closed: its byte
+ * stream can no longer be trusted.
+ */
+export function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  // Broken bytes after a complete request whose answer is under way: that answer still leaves
+  // whole (end() flushes it), then the connection closes; the bytes were no request to answer.
+  const answering = (socket as Duplex & { _httpMessage?: ServerResponse })._httpMessage;
+  if (answering) {
+    if (answering.writableFinished) socket.end();
+    else answering.once('close', () => socket.end());
+    return;
+  }
+  const [status, reason, code, message] =
+    error.code === 'HPE_HEADER_OVERFLOW' ? [431, 'Request Header Fields Too Large', 'bad_request', 'The request headers are too large.']
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? [408, 'Request Timeout', 'bad_request', 'The request was not received in time.']
+        : [400, 'Bad Request', 'bad_request', 'The request is not valid HTTP.'];
+  const body = JSON.stringify({ error: { code, message, details: {} } });
+  socket.end(`HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+}
+
 // ---- Express adapters -------------------------------------------------------------------
 
 export function requestContext(ids: IdGenerator, log: Logger): RequestHandler {
@@ -185,11 +212,14 @@ export function requestContext(ids: IdGenerator, log: Logger): RequestHandler {
   };
 }
 
-/** Parses JSON bodies (readJsonBody) into `req.body` for the Express routes. */
+/**
+ * Parses JSON bodies (readJsonBody) into `req.body` for the Express routes; a request without a
+ * body gets `{}` (as body-parser gave: Apollo answers 500 to a request whose body is unset).
+ */
 export function jsonBody(limitBytes: number): RequestHandler {
   return async (req, _res, next) => {
-    if (req.method === 'GET' || req.method === 'DELETE' || req.method === 'HEAD') return next();
-    req.body = await readJsonBody(req, limitBytes);
+    const bodiless = req.method === 'GET' || req.method === 'DELETE' || req.method === 'HEAD';
+    req.body = (bodiless ? undefined : await readJsonBody(req, limitBytes)) ?? {};
     next();
   };
 }

@@ -1,4 +1,5 @@
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { ADMIN_TOKEN, call, createKey, graphql, provisionAccount, startTestTollgate, type TestTollgate } from '../support/tollgate';
 
@@ -120,5 +121,39 @@ describe('authentication before any body work', () => {
       const answer = await raw(path, { headers: { authorization: 'Bearer tgk_wrong', 'content-type': 'application/json' }, body: '{not json' });
       expect([path, answer.status]).toEqual([path, 401]);
     }
+  });
+});
+
+describe('what the HTTP parser refuses', () => {
+  function rawSocket(bytes: string): Promise<string> {
+    const url = new URL(t.url);
+    return new Promise((resolve, reject) => {
+      const socket = connect(Number(url.port), '127.0.0.1', () => socket.write(bytes));
+      let got = '';
+      socket.on('data', (d) => (got += d));
+      socket.on('close', () => resolve(got));
+      socket.on('error', reject);
+      socket.setTimeout(5_000, () => reject(new Error('no answer')));
+    });
+  }
+
+  test('a request line that is not HTTP is a 400 in the envelope', async () => {
+    const answer = await rawSocket('\u0080\u0001 not http at all\r\n\r\n');
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    expect(JSON.parse(answer.split('\r\n\r\n')[1]!).error.code).toBe('bad_request');
+  });
+
+  test('headers too large are a 431 in the envelope', async () => {
+    const answer = await rawSocket(`GET /healthz HTTP/1.1\r\nHost: x\r\nx-big: ${'a'.repeat(20_000)}\r\n\r\n`);
+    expect(answer).toMatch(/^HTTP\/1\.1 431 /);
+    expect(JSON.parse(answer.split('\r\n\r\n')[1]!).error.message).toMatch(/headers/);
+  });
+
+  test('a body longer than its Content-Length: the request is answered, the rest is refused and closes the connection', async () => {
+    const answer = await rawSocket(`GET /healthz HTTP/1.1\r\nHost: x\r\ncontent-length: 1\r\n\r\nab\u0080`);
+    expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+    // The broken rest gets a 400 when the first answer had already left, none when it was still being made.
+    const statuses = [...answer.matchAll(/HTTP\/1\.1 (\d+)/g)].map((m) => m[1]);
+    expect(['200', '200,400']).toContain(statuses.join(','));
   });
 });
