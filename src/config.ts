@@ -25,6 +25,10 @@ export interface Config {
    * every request's latency).
    */
   settlement: 'after-answer' | 'before-answer';
+  /** How long a budget lease outlives its instance's last renewal: a dead instance's money is held that long (ms). */
+  leaseTtlMs: number;
+  /** How often every instance releases expired holds and leases (ms). */
+  sweepIntervalMs: number;
   /** Whether GraphQL answers introspection queries (schema discovery, code generation). */
   graphqlIntrospection: boolean;
   /** Raw environment, for per-vendor `<VENDOR>_API_KEY` / `<VENDOR>_BASE_URL` lookups. */
@@ -89,6 +93,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       bodyIdleMs: integer(env, 'TOLLGATE_VENDOR_BODY_IDLE_TIMEOUT_MS', 120_000, 1, 3_600_000),
     },
     settlement,
+    leaseTtlMs: integer(env, 'TOLLGATE_LEASE_TTL_MS', 60_000, 3_000, 3_600_000),
+    sweepIntervalMs: integer(env, 'TOLLGATE_SWEEP_INTERVAL_MS', 30_000, 100, 3_600_000),
     graphqlIntrospection: boolean(env, 'TOLLGATE_GRAPHQL_INTROSPECTION', true),
     env: { ...env },
   };

@@ -91,7 +91,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   await accounts.ensureDefaultPlans();
   // Releases holds whose request died with its process (crash safety); safe on every instance.
   const sweeper = new HoldSweeper(billing, {
-    intervalMs: options.sweepIntervalMs ?? 30_000,
+    intervalMs: options.sweepIntervalMs ?? config.sweepIntervalMs,
     onError: (err) => log.error({ err }, 'hold sweep failed'),
     onSwept: (released) => log.info({ released }, 'released expired holds'),
   });
@@ -102,7 +102,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   const billingSql = pgSqlRunner(options.databaseUrl, log, 4);
   const batchSql = pgSqlRunner(options.databaseUrl, log, 1);
   const settleBeforeAnswer = config.settlement === 'before-answer';
-  const budget = new BudgetLeases(billingSql, billing, clock, ids, bus, { writerSql: batchSql, settlementDelayMs: settleBeforeAnswer ? 0 : SETTLEMENT_BATCH_DELAY_MS });
+  const budget = new BudgetLeases(billingSql, billing, clock, ids, bus, { writerSql: batchSql, settlementDelayMs: settleBeforeAnswer ? 0 : SETTLEMENT_BATCH_DELAY_MS, leaseTtlMs: config.leaseTtlMs });
   const textPipeline = new TextPipeline({
     catalog,
     configuredVendors,
@@ -121,7 +121,10 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
     inFlight++;
     res.once('close', () => inFlight--);
   };
-  const httpServer = createServer();
+  // Idle keep-alive connections live longer than a load balancer's idle timeout (60 s is common),
+  // so the balancer, not Tollgate, closes them: otherwise a request sent on a connection that
+  // Tollgate closes at that moment fails with "other side closed".
+  const httpServer = createServer({ keepAliveTimeout: 65_000 });
   const graphql = await mountGraphql(httpServer, { auth, accounts, keys, billing, bus }, log, { introspection: config.graphqlIntrospection });
   // Express routes read JSON bodies after authenticating (rest/http.ts readJsonBody).
   const jsonBodies = jsonBody(config.maxJsonBodyBytes);

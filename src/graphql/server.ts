@@ -1,6 +1,5 @@
 import type { Server } from 'node:http';
 import { ApolloServer } from '@apollo/server';
-import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import { expressMiddleware } from '@as-integrations/express5';
 import type { RequestHandler } from 'express';
 import { GraphQLError, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
@@ -61,10 +60,12 @@ export async function mountGraphql(httpServer: Server, services: GraphqlServices
   const apollo = new ApolloServer({
     schema,
     formatError: (formatted, error) => formatError(formatted, error, log),
-    plugins: [
-      ApolloServerPluginDrainHttpServer({ httpServer }),
-      { async serverWillStart() { return { async drainServer() { await wsCleanup.dispose(); } }; } },
-    ],
+    // The HTTP server is drained by Tollgate's own close() before Apollo stops (Apollo's drain
+    // plugin would then wait forever for a 'close' event of a server already closed).
+    // Tollgate owns shutdown (main.ts: SIGTERM drains, then closes this): Apollo's own signal
+    // handlers would stop it concurrently and re-raise the signal.
+    stopOnTerminationSignals: false,
+    plugins: [{ async serverWillStart() { return { async drainServer() { await wsCleanup.dispose(); } }; } }],
     introspection: options.introspection,
     validationRules: graphqlValidationRules,
     parseOptions: { maxTokens: GRAPHQL_LIMITS.maxTokens },

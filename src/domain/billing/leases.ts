@@ -247,11 +247,14 @@ export interface BudgetLeasesOptions {
    * renewals and anything queued with them are never delayed.
    */
   settlementDelayMs?: number;
+  /** How long a lease outlives its instance's last renewal (ms; renewed every third of it). */
+  leaseTtlMs?: number;
 }
 
 export class BudgetLeases {
   private readonly budgets = new Map<string, Budget>();
   private readonly writer: LeaseOpWriter;
+  private readonly leaseTtlMs: number;
   private readonly timer: NodeJS.Timeout;
   private readonly unsubscribe: Array<() => void>;
   private lastRenewMs: number;
@@ -269,6 +272,7 @@ export class BudgetLeases {
     options: BudgetLeasesOptions = {},
   ) {
     this.writer = new LeaseOpWriter(options.writerSql ?? sql, options.settlementDelayMs ?? 0);
+    this.leaseTtlMs = options.leaseTtlMs ?? DEFAULT_HOLD_TTL_MS.lease;
     this.lastRenewMs = clock.now().getTime();
     this.timer = setInterval(() => void this.housekeeping().catch(() => undefined), HOUSEKEEPING_MS);
     this.timer.unref();
@@ -452,7 +456,7 @@ export class BudgetLeases {
           'tollgate_take_lease',
           'select * from tollgate_take_lease($1, $2, $3, $4, $5, $6, $7, $8, $9)',
           [id, budget.accountId, budget.keyId, budget.planUserId, budget.month, min.toString(), want.toString(),
-            new Date(now.getTime() + DEFAULT_HOLD_TTL_MS.lease).toISOString(), now.toISOString()],
+            new Date(now.getTime() + this.leaseTtlMs).toISOString(), now.toISOString()],
         );
         if (row!.refusal !== null) return row!.refusal;
         return { id, remaining: BigInt(row!.granted), inFlight: 0n, open: 0, retired: false, lastUsedMs: now.getTime() };
@@ -512,9 +516,9 @@ export class BudgetLeases {
     const nowMs = this.clock.now().getTime();
     const month = utcMonthKey(this.clock.now());
     const renew: Promise<OpResult>[] = [];
-    const renewDue = nowMs - this.lastRenewMs >= DEFAULT_HOLD_TTL_MS.lease / 3;
+    const renewDue = nowMs - this.lastRenewMs >= this.leaseTtlMs / 3;
     if (renewDue) this.lastRenewMs = nowMs;
-    const expiresAt = new Date(nowMs + DEFAULT_HOLD_TTL_MS.lease).toISOString();
+    const expiresAt = new Date(nowMs + this.leaseTtlMs).toISOString();
     for (const budget of [...this.budgets.values()]) {
       for (const lease of [...budget.leases]) {
         // A month that ended takes no new requests; idle leases go back.

@@ -1,0 +1,186 @@
+import { createClient } from 'graphql-ws';
+import { Client } from 'pg';
+import WebSocket from 'ws';
+import { startCluster, type Cluster, type Instance } from '../support/cluster';
+import { ADMIN_TOKEN, call, createKey, graphql, provisionAccount } from '../support/tollgate';
+
+/**
+ * Tollgate as several processes on one PostgreSQL and one Redis: limits, money, revocation and
+ * events hold across them, and a crashed instance loses or doubles no charge.
+ */
+let cluster: Cluster;
+let a: Instance;
+let b: Instance;
+
+beforeAll(async () => {
+  // A dead instance's leases expire after 3 s here (60 s by default) and are swept twice a second.
+  cluster = await startCluster(2, { TOLLGATE_LEASE_TTL_MS: '3000', TOLLGATE_SWEEP_INTERVAL_MS: '500' });
+  [a, b] = cluster.instances as [Instance, Instance];
+}, 120_000);
+afterAll(async () => cluster?.stop(), 60_000);
+
+async function account(fundsMicro: string, tier: number) {
+  const owner = await provisionAccount(a.url, { fundsMicro });
+  const pinned = await graphql(a.url, 'mutation($a:ID!,$t:Int){setAccountTier(input:{accountId:$a,tier:$t}){tier}}', { a: owner.accountId, t: tier }, ADMIN_TOKEN);
+  expect(pinned.errors).toBeUndefined();
+  return owner;
+}
+
+async function sql<T>(query: string, params: unknown[]): Promise<T[]> {
+  const client = new Client({ connectionString: cluster.databaseUrl });
+  await client.connect();
+  try {
+    return (await client.query(query, params)).rows as T[];
+  } finally {
+    await client.end();
+  }
+}
+
+async function audit(accountId: string) {
+  const [row] = await sql<{ balance: string; reserved: string; ledger: string; active: string }>(
+    `select a.balance_micro as balance, a.reserved_micro as reserved,
+            (select coalesce(sum(amount_micro), 0) from ledger_entries l where l.account_id = a.id) as ledger,
+            (select coalesce(sum(amount_micro), 0) from holds h where h.account_id = a.id and h.status = 'active') as active
+       from accounts a where a.id = $1`,
+    [accountId],
+  );
+  return { balance: BigInt(row!.balance), reserved: BigInt(row!.reserved), ledger: BigInt(row!.ledger), active: BigInt(row!.active) };
+}
+
+const usageCount = async (accountId: string) =>
+  (await sql<{ n: number }>("select count(*)::int as n from usage_records where account_id = $1 and status in ('ok', 'partial')", [accountId]))[0]!.n;
+
+async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, withinMs: number): Promise<T> {
+  const deadline = Date.now() + withinMs;
+  for (;;) {
+    const value = await read();
+    if (done(value) || Date.now() > deadline) return value;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const chat = (url: string, key: string, content = 'hi', extra: Record<string, unknown> = {}) =>
+  call(`${url}/v1/chat/completions`, { token: key, body: { model: 'sandbox/echo', messages: [{ role: 'user', content }], max_tokens: 16, ...extra } });
+
+test('requests spread over both processes share one rate window', async () => {
+  const owner = await account('1000000', 1); // 5 requests a second
+  const key = (await createKey(a.url, owner.sessionToken)).secret;
+  const answers = await Promise.all([a, b, a, b, a, b].map(async (instance) => (await call(`${instance.url}/v1/models`, { token: key })).status));
+  expect(answers.sort()).toEqual([200, 200, 200, 200, 200, 429]);
+});
+
+test('streams open on both processes share one concurrency limit', async () => {
+  const owner = await account('1000000', 1); // 5 concurrent requests
+  const key = (await createKey(a.url, owner.sessionToken)).secret;
+  const open = await Promise.all([a, b, a, b, a].map((instance) =>
+    fetch(`${instance.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'sandbox/echo', stream: true, max_tokens: 32, messages: [{ role: 'user', content: '[sandbox:delay=300] one two three four five six' }] }),
+    }),
+  ));
+  expect(open.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+  const sixth = await call(`${b.url}/v1/models`, { token: key });
+  expect(sixth.status).toBe(429);
+  expect(sixth.body.error.code).toBe('api_concurrency_limit');
+  await Promise.all(open.map((r) => r.body!.cancel()));
+});
+
+test('1,000 concurrent requests over both processes never overspend the balance or the key limit', async () => {
+  const owner = await account('500000', 5); // $0.50: about 60 holds of a 4,096-token request at a time
+  const key = (await createKey(a.url, owner.sessionToken, { name: 'limited', monthly_spend_limit_micro: '1000000' })).secret;
+  const answers = await Promise.all(
+    Array.from({ length: 1_000 }, (_, i) => chat(i % 2 ? b.url : a.url, key, 'hi', { max_tokens: 4096 }).then((r) => ({ status: r.status, code: r.body?.error?.code as string | undefined }))),
+  );
+  const served = answers.filter((r) => r.status === 200).length;
+  const refusals = new Set(answers.filter((r) => r.status !== 200).map((r) => `${r.status} ${r.code}`));
+  expect(answers.every((r) => r.status === 200 || r.status === 402)).toBe(true);
+  expect([...refusals].every((r) => r === '402 api_insufficient_balance' || r === '402 api_key_spend_limit_reached')).toBe(true);
+  expect(served).toBeGreaterThan(0);
+
+  // Leases given back (idle after a second) and every after-answer settlement committed.
+  const settled = await eventually(() => audit(owner.accountId), (s) => s.reserved === 0n, 10_000);
+  expect(settled.reserved).toBe(0n);
+  expect(settled.active).toBe(0n);
+  expect(settled.balance).toBe(settled.ledger);
+  expect(settled.balance).toBeGreaterThanOrEqual(0n);
+  expect(await usageCount(owner.accountId)).toBe(served);
+  const [month] = await sql<{ settled: string }>('select coalesce(sum(settled_micro), 0) as settled from key_month_spend s join api_keys k on k.id = s.key_id where k.account_id = $1', [owner.accountId]);
+  expect(BigInt(month!.settled)).toBe(500000n - settled.balance);
+  expect(BigInt(month!.settled)).toBeLessThanOrEqual(1_000_000n);
+}, 120_000);
+
+test('a key revoked on one process is refused by the other within a second', async () => {
+  const owner = await account('1000000', 5);
+  const key = await createKey(a.url, owner.sessionToken);
+  expect((await call(`${b.url}/v1/models`, { token: key.secret })).status).toBe(200); // cached on b
+  expect((await call(`${a.url}/v1/keys/${key.id}`, { method: 'DELETE', token: owner.sessionToken })).status).toBe(200);
+  const revokedAt = Date.now();
+  const status = await eventually(async () => (await call(`${b.url}/v1/models`, { token: key.secret })).status, (s) => s === 401, 1_000);
+  expect(status).toBe(401);
+  expect(Date.now() - revokedAt).toBeLessThan(1_000);
+});
+
+test('a GraphQL subscriber on one process sees key events made on the other', async () => {
+  const owner = await account('1000000', 5);
+  const key = await createKey(a.url, owner.sessionToken);
+  const client = createClient({ url: `${b.url.replace('http', 'ws')}/graphql`, webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${owner.sessionToken}` }, retryAttempts: 0 });
+  try {
+    const received = new Promise<{ kind: string; data: unknown }>((resolve, reject) => {
+      client.subscribe(
+        { query: 'subscription($k:ID!){ keyEvents(keyId:$k){ kind data } }', variables: { k: key.id } },
+        { next: (m) => (m.errors ? reject(new Error(JSON.stringify(m.errors))) : resolve(m.data!.keyEvents as never)), error: reject, complete: () => undefined },
+      );
+    });
+    await new Promise((r) => setTimeout(r, 300)); // the subscription is registered on b
+    await call(`${a.url}/v1/keys/${key.id}`, { method: 'PATCH', token: owner.sessionToken, body: { name: 'renamed on a' } });
+    const event = await received;
+    expect(event.kind).toBe('renamed');
+    expect(event.data).toMatchObject({ new_name: 'renamed on a' });
+  } finally {
+    await client.dispose();
+  }
+});
+
+test('kill -9 in the middle of streams: no charge lost or doubled, the dead leases are swept, the survivor serves', async () => {
+  const owner = await account('10000000', 5);
+  const key = (await createKey(a.url, owner.sessionToken)).secret;
+  const victim = await cluster.start();
+  for (let i = 0; i < 5; i++) expect((await chat(victim.url, key)).status).toBe(200);
+  await new Promise((r) => setTimeout(r, 500)); // after-answer settlements committed (batch window ~20 ms)
+  const before = await audit(owner.accountId);
+  expect(await usageCount(owner.accountId)).toBe(5);
+
+  // Five long streams: first bytes received, then the process dies.
+  const streams = Array.from({ length: 5 }, () =>
+    fetch(`${victim.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'sandbox/echo', stream: true, max_tokens: 64, messages: [{ role: 'user', content: '[sandbox:delay=500] a long answer of many words' }] }),
+    }),
+  );
+  const responses = await Promise.all(streams);
+  const readers = responses.map((r) => r.body!.getReader());
+  await Promise.all(readers.map((r) => r.read()));
+  expect((await audit(owner.accountId)).reserved).toBeGreaterThan(0n);
+  await victim.kill();
+  const cut = await Promise.all(readers.map(async (r) => {
+    try {
+      for (;;) if ((await r.read()).done) return 'ended';
+    } catch {
+      return 'cut';
+    }
+  }));
+  expect(cut.every((c) => c === 'cut' || c === 'ended')).toBe(true);
+
+  // The survivor keeps serving the same account and key.
+  expect((await chat(a.url, key)).status).toBe(200);
+  // The dead instance's lease expires (3 s) and is swept (every 0.5 s) by the survivors.
+  const after = await eventually(() => audit(owner.accountId), (s) => s.reserved === 0n, 10_000);
+  expect(after.reserved).toBe(0n);
+  expect(after.active).toBe(0n);
+  expect(after.balance).toBe(after.ledger);
+  // Charged exactly: the five whole answers and the survivor's one, once each; the cut streams nothing.
+  expect(await usageCount(owner.accountId)).toBe(6);
+  expect(after.balance).toBeLessThan(before.balance);
+}, 60_000);
