@@ -16,6 +16,8 @@ export interface Config {
   /** Largest JSON body accepted, in bytes. */
   maxJsonBodyBytes: number;
   sessionTtlSeconds: number;
+  /** Multipart upload limits (image edits, video references): per file, file count, whole body. */
+  uploads: { maxFileBytes: number; maxFiles: number; maxTotalBytes: number };
   /** Outbound vendor HTTP timeouts (ms): connect, first byte, silence between streamed chunks. */
   vendorTimeouts: { connectMs: number; headersMs: number; bodyIdleMs: number };
   /**
@@ -73,6 +75,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel,
     maxJsonBodyBytes: integer(env, 'TOLLGATE_MAX_BODY_BYTES', 4 * 1024 * 1024, 1024, 512 * 1024 * 1024),
     sessionTtlSeconds: integer(env, 'TOLLGATE_SESSION_TTL_SECONDS', 7 * 24 * 3600, 60, 365 * 24 * 3600),
+    uploads: {
+      maxFileBytes: integer(env, 'TOLLGATE_MAX_UPLOAD_BYTES', 25 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+      maxFiles: integer(env, 'TOLLGATE_MAX_UPLOAD_FILES', 16, 1, 1000),
+      maxTotalBytes: integer(env, 'TOLLGATE_MAX_UPLOAD_TOTAL_BYTES', 100 * 1024 * 1024, 1024, 4 * 1024 * 1024 * 1024),
+    },
     vendorTimeouts: {
       connectMs: integer(env, 'TOLLGATE_VENDOR_CONNECT_TIMEOUT_MS', 10_000, 1, 600_000),
       headersMs: integer(env, 'TOLLGATE_VENDOR_HEADERS_TIMEOUT_MS', 120_000, 1, 3_600_000),
