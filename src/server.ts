@@ -30,6 +30,14 @@ import { configuredVendorEndpoints, type VendorEndpoint } from './domain/catalog
 import type { AdmissionService } from './domain/limits/admission';
 import { createAdmissionService } from './domain/limits/create-admission';
 import { admitApiKeyRequests } from './rest/admission';
+import { VideoService } from './domain/videos/service';
+import { VideoJobRunner } from './domain/videos/runner';
+import { VideoSweeper } from './domain/videos/retention';
+import { VideoJobSlots } from './domain/videos/slots';
+import { LocalVideoStorage } from './infra/video-storage';
+import { PgBossVideoQueue } from './infra/video-queue';
+import { createVideoProviderRegistry } from './providers/videos/registry';
+import { videosRouter } from './rest/videos';
 
 /** After-answer settlements wait this long (ms) to share a batch: at 500 req/s, ten per commit. */
 const SETTLEMENT_BATCH_DELAY_MS = 20;
@@ -59,6 +67,9 @@ export interface Services {
   catalog: Catalog;
   vendors: ReadonlyMap<string, VendorEndpoint>;
   admission: AdmissionService;
+  videos: VideoService;
+  videoRunner: VideoJobRunner;
+  videoSweeper: VideoSweeper;
 }
 
 export interface Tollgate {
@@ -113,7 +124,18 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
     onSettlementFailed: (err, requestId) => log.error({ err, request_id: requestId }, 'settlement could not be written'),
   });
   const admission = await createAdmissionService({ orm, clock, bus, log, redisUrl: config.redisUrl, redisKeyPrefix: config.redisKeyPrefix });
-  const services: Services = { orm, clock, ids, bus, auth, accounts, keys, billing, catalog, vendors, admission };
+  // Video jobs: durable steps on pg-boss in this database, files behind the storage port.
+  const videoStorage = new LocalVideoStorage(config.videos.dir);
+  const videoQueue = new PgBossVideoQueue({ databaseUrl: options.databaseUrl, schema: config.videos.queueSchema, pollingIntervalSeconds: 0.5, onError: (err) => log.error({ err }, 'video queue error') });
+  const videoSlots = new VideoJobSlots(admission);
+  const videoProviders = createVideoProviderRegistry(vendors, { sandbox: { renderMs: config.videos.sandboxRenderMs, slowMs: config.videos.sandboxSlowMs }, requestTimeoutMs: config.vendorTimeouts.headersMs });
+  const videoDeps = { orm, clock, ids, bus, billing, catalog, configuredVendors, storage: videoStorage, queue: videoQueue, slots: videoSlots };
+  const videos = new VideoService({ ...videoDeps, deadlineMs: config.videos.deadlineMs });
+  const videoRunner = new VideoJobRunner({ ...videoDeps, providers: videoProviders, log, pollInitialMs: config.videos.pollInitialMs, pollMaxMs: config.videos.pollMaxMs });
+  const videoSweeper = new VideoSweeper({ orm, clock, storage: videoStorage, runner: videoRunner }, { intervalMs: config.videos.sweepIntervalMs, onError: (err) => log.error({ err }, 'video sweep failed') });
+  await videoQueue.start((step) => videoRunner.runStep(step));
+  videoSweeper.start();
+  const services: Services = { orm, clock, ids, bus, auth, accounts, keys, billing, catalog, vendors, admission, videos, videoRunner, videoSweeper };
 
   let inFlight = 0;
   const track = (res: ServerResponse) => {
@@ -132,7 +154,9 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
       track(res);
       next();
     },
-    v1: [sessionsRouter(auth), keysRouter(auth, keys), modelsRouter(auth, catalog, configuredVendors, admitApiKeyRequests(admission))],
+    v1: [sessionsRouter(auth), keysRouter(auth, keys), modelsRouter(auth, catalog, configuredVendors, admitApiKeyRequests(admission)),
+      videosRouter({ auth, admission, videos, storage: videoStorage, uploads: { ...config.uploads, maxFields: 16, maxFieldBytes: 64 * 1024 } }),
+    ],
   });
   const text = textEndpoints({ auth, admission, pipeline: textPipeline, ids, log, maxJsonBodyBytes: config.maxJsonBodyBytes }, track);
   httpServer.on('request', (req, res) => {
@@ -155,6 +179,8 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
       httpServer.closeAllConnections();
       await closed;
       await graphql.close();
+      await videoSweeper.stop();
+      await videoQueue.stop(Math.max(1_000, deadline - Date.now())); // running steps finish; the rest wait in the queue
       await auth.close();
       await budget.close();
       await billingSql.close();
