@@ -143,7 +143,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
     res.once('close', () => inFlight--);
   };
   const httpServer = createServer();
-  const graphql = await mountGraphql(httpServer, { auth, accounts, keys, billing, bus }, log);
+  const graphql = await mountGraphql(httpServer, { auth, accounts, keys, billing, bus, videos }, log);
   const app = createRestApp({
     ids,
     log,

@@ -12,10 +12,11 @@ import { subscribeIterator, type EventBus } from '../domain/shared/events';
 import { buildContext, type GraphqlServices } from './context';
 import { BillingResolver } from './billing';
 import { KeyResolver, KeySubscriptionResolver, OperatorResolver, SessionResolver } from './resolvers';
+import { VideoResolver, VideoSubscriptionResolver } from './videos';
 
 export async function buildGraphqlSchema(bus: EventBus): Promise<GraphQLSchema> {
   return buildSchema({
-    resolvers: [SessionResolver, KeyResolver, KeySubscriptionResolver, OperatorResolver, BillingResolver],
+    resolvers: [SessionResolver, KeyResolver, KeySubscriptionResolver, OperatorResolver, BillingResolver, VideoResolver, VideoSubscriptionResolver],
     validate: false,
     // Subscriptions run on the domain's event bus (in-process, or shared through Redis).
     pubSub: {
