@@ -220,7 +220,7 @@ describe('content byte ranges', () => {
     const response = await ranged(`bytes=${full.length + 10}-`);
     expect(response.status).toBe(416);
     expect(response.headers.get('content-range')).toBe(`bytes */${full.length}`);
-    expect((await response.json()).error.code).toBe('range_not_satisfiable');
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe('range_not_satisfiable');
     const malformed = await ranged('pages=1-2');
     expect(malformed.status).toBe(200);
     expect(Buffer.from(await malformed.arrayBuffer()).length).toBe(full.length);

@@ -46,7 +46,7 @@ test('a job running when its gateway stops completes on the next one, is charged
     method: 'POST',
     headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
     body: JSON.stringify({ model: 'sandbox/video', prompt: 'survives a restart [sandbox:slow]', seconds: 4 }),
-  }).then((r) => r.json());
+  }).then((r) => r.json() as Promise<{ id: string }>);
   await waitForVideo(first.url, apiKey, created.id, (v) => v.status === 'in_progress' && v.progress > 0);
   await stop(first);
 
@@ -78,7 +78,7 @@ test('two live instances share the jobs: each runs once and is charged once, whi
       body: JSON.stringify({ model: 'sandbox/video', prompt: `shared ${i} [sandbox:delay=200]`, seconds: 2 }),
     });
     expect(res.status).toBe(202);
-    ids.push((await res.json()).id);
+    ids.push(((await res.json()) as { id: string }).id);
   }
   for (const id of ids) expect((await waitForVideo(b.url, apiKey, id)).status).toBe('completed');
   const charges = await db.query(`select hold_id, count(*)::int as n from ledger_entries where account_id = $1 and kind = 'charge' group by hold_id`, [accountId]);

@@ -58,7 +58,7 @@ describe('OpenAI (Sora)', () => {
     openai.failNextPolls(2, 503);
     const created = await fetch(`${t.url}/v1/videos`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}` }, body: form });
     expect(created.status).toBe(202);
-    const id = (await created.json()).id;
+    const id = ((await created.json()) as { id: string }).id;
     expect((await waitForVideo(t.url, apiKey, id)).status).toBe('completed');
     const job = [...openai.jobs.values()].find((j) => j.prompt === 'the image, moving')!;
     expect(job.inputReference?.bytes.equals(PNG)).toBe(true);
@@ -94,7 +94,7 @@ describe('Google Veo', () => {
     form.append('first_frame', new Blob([PNG], { type: 'image/png' }), 'first.png');
     const created = await fetch(`${t.url}/v1/videos`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}` }, body: form });
     expect(created.status).toBe(202);
-    expect((await waitForVideo(t.url, apiKey, (await created.json()).id)).status).toBe('completed');
+    expect((await waitForVideo(t.url, apiKey, ((await created.json()) as { id: string }).id)).status).toBe('completed');
     const operation = [...veo.operations.values()].find((o) => o.request.instances[0].prompt === 'from this frame')!;
     expect(operation.request.instances[0].image).toEqual({ bytesBase64Encoded: PNG.toString('base64'), mimeType: 'image/png' });
 
@@ -104,7 +104,7 @@ describe('Google Veo', () => {
 });
 
 describe('multipart refusals', () => {
-  const post = (form: FormData) => fetch(`${t.url}/v1/videos`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}` }, body: form }).then(async (r) => ({ status: r.status, body: await r.json() }));
+  const post = (form: FormData) => fetch(`${t.url}/v1/videos`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}` }, body: form }).then(async (r) => ({ status: r.status, body: (await r.json()) as unknown }));
   const base = () => {
     const form = new FormData();
     form.append('model', 'sandbox/video');
