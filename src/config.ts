@@ -115,7 +115,8 @@ function videoJobConfig(env: Record<string, string | undefined>, dataDir: string
   const queueSchema = optional(env, 'TOLLGATE_VIDEO_QUEUE_SCHEMA') ?? 'pgboss';
   if (!/^[a-z_][a-z0-9_]{0,62}$/.test(queueSchema)) throw new ConfigError('TOLLGATE_VIDEO_QUEUE_SCHEMA must be a lower-case PostgreSQL identifier');
   const pollInitialMs = integer(env, 'TOLLGATE_VIDEO_POLL_INITIAL_MS', 2_000, 1, 600_000);
-  const pollMaxMs = integer(env, 'TOLLGATE_VIDEO_POLL_MAX_MS', 15_000, 1, 600_000);
+  // A running job's concurrency slot lives between two steps on its TTL (30 s): polls stay well inside it.
+  const pollMaxMs = integer(env, 'TOLLGATE_VIDEO_POLL_MAX_MS', 15_000, 1, 20_000);
   if (pollMaxMs < pollInitialMs) throw new ConfigError('TOLLGATE_VIDEO_POLL_MAX_MS must be at least TOLLGATE_VIDEO_POLL_INITIAL_MS');
   return {
     dir: resolve(optional(env, 'TOLLGATE_VIDEO_DIR') ?? resolve(dataDir, 'videos')),

@@ -50,12 +50,22 @@ export class VideoJobRunner {
   async runStep(step: VideoJobStep): Promise<void> {
     const { orm, clock, slots } = this.deps;
     const em = orm.em.fork();
-    let row = await findVideo(em, step.videoId);
+    const row = await findVideo(em, step.videoId);
     if (!row || row.status === 'completed' || row.status === 'failed') return;
     if (clock.now() >= new Date(row.deadline_at)) return this.fail(row, 'timeout', 'The vendor did not finish the video before its deadline.');
     await slots.keep(row.account_id, row.id);
+    try {
+      await this.advance(row, step);
+    } finally {
+      slots.detach(row.id); // freed already when the job ended; otherwise the next step renews it
+    }
+  }
+
+  private async advance(initial: VideoRow, step: VideoJobStep): Promise<void> {
+    const em = this.deps.orm.em.fork();
+    let row = initial;
     if (row.status === 'queued') {
-      const started = await markStarted(em, row.id, clock.now());
+      const started = await markStarted(em, row.id, this.deps.clock.now());
       if (!started) return;
       row = started;
       this.publish(row);

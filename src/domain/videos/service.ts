@@ -156,6 +156,8 @@ export class VideoService {
         hold_id: holdId, inputs: stored, created_at: now, deadline_at: new Date(now.getTime() + this.deps.deadlineMs),
       });
       inserted = true;
+      // Before queueing: the first step may start here at once and take the slot's heartbeat.
+      slots.detach(videoId);
       await this.deps.queue.enqueue({ videoId, attempt: 0 }, 0);
       const view = toVideoView(row);
       this.deps.bus.publish(TOPIC_VIDEO_UPDATED, view);

@@ -3,8 +3,11 @@ import { RateLimitRefusal, type AdmissionService, type SlotHold } from '../limit
 /**
  * The concurrency slot of each running video job (a running video counts toward the account's
  * concurrent-request limit). The slot id is the video's, so taking it again on whichever
- * instance runs the next step is idempotent; that instance's heartbeat refreshes it, and when no
- * instance does (all crashed) it expires by its TTL. The instance that ends the job frees it.
+ * instance runs the next step is idempotent. An instance refreshes it (admission heartbeat)
+ * only while it runs one of the job's steps; between steps the slot lives on its TTL, which
+ * the next step renews (steps are at most TOLLGATE_VIDEO_POLL_MAX_MS apart, well under it).
+ * When no instance runs the job any more (all crashed), it expires. The instance that ends
+ * the job frees it.
  */
 export class VideoJobSlots {
   private readonly local = new Map<string, SlotHold>();
@@ -31,6 +34,12 @@ export class VideoJobSlots {
     } catch (error) {
       if (!(error instanceof RateLimitRefusal)) throw error;
     }
+  }
+
+  /** After a step (or the creation) that leaves the job running: no heartbeat from here until the next step. */
+  detach(videoId: string): void {
+    this.local.delete(videoId);
+    this.admission.forgetSlot(VideoJobSlots.slotId(videoId));
   }
 
   /** When the job ends, on whichever instance ends it. */
