@@ -9,6 +9,8 @@ export interface PgBossQueueOptions {
   schema: string;
   /** How often an idle worker looks for due steps (seconds; pg-boss allows 0.5 and up). */
   pollingIntervalSeconds: number;
+  /** Steps this instance runs at once (one pg-boss worker each). */
+  workers: number;
   onError?: (error: unknown) => void;
 }
 
@@ -21,7 +23,7 @@ export interface PgBossQueueOptions {
  */
 export class PgBossVideoQueue implements VideoJobQueue {
   private readonly boss: PgBoss;
-  private workerId: string | null = null;
+  private workerIds: string[] = [];
 
   constructor(private readonly options: PgBossQueueOptions) {
     this.boss = new PgBoss({ connectionString: options.databaseUrl, schema: options.schema, max: 3, schedule: false, application_name: 'tollgate-videos' });
@@ -31,16 +33,20 @@ export class PgBossVideoQueue implements VideoJobQueue {
   async start(handler: (step: VideoJobStep) => Promise<void>): Promise<void> {
     await this.boss.start();
     await this.boss.createQueue(QUEUE, { name: QUEUE, policy: 'stately', retryLimit: 20, retryDelay: 1, retryBackoff: true, expireInSeconds: 15 * 60 });
-    this.workerId = await this.boss.work<VideoJobStep>(QUEUE, { batchSize: 1, pollingIntervalSeconds: this.options.pollingIntervalSeconds }, async ([job]) => {
-      if (job) await handler(job.data);
-    });
+    for (let i = 0; i < this.options.workers; i++) {
+      this.workerIds.push(
+        await this.boss.work<VideoJobStep>(QUEUE, { batchSize: 1, pollingIntervalSeconds: this.options.pollingIntervalSeconds }, async ([job]) => {
+          if (job) await handler(job.data);
+        }),
+      );
+    }
   }
 
   async enqueue(step: VideoJobStep, delayMs: number): Promise<void> {
     await this.boss.send(QUEUE, step, { singletonKey: step.videoId, ...(delayMs > 0 ? { startAfter: new Date(Date.now() + delayMs) } : {}) });
-    // Wake our worker when the step is due instead of waiting for its next poll.
-    const workerId = this.workerId;
-    if (workerId) setTimeout(() => this.boss.notifyWorker(workerId), delayMs + 5).unref();
+    // Wake our workers when the step is due instead of waiting for their next poll.
+    const workerIds = this.workerIds;
+    if (workerIds.length > 0) setTimeout(() => workerIds.forEach((id) => this.boss.notifyWorker(id)), delayMs + 5).unref();
   }
 
   /** Stops taking steps and waits (bounded) for the running ones; the rest stay queued. */
