@@ -45,7 +45,7 @@ export interface VideoJobConfig {
   sweepIntervalMs: number;
   /** PostgreSQL schema of the job queue's (pg-boss) tables. */
   queueSchema: string;
-  /** Job steps one instance runs at once. */
+  /** Job steps one instance runs at once; 0 for an instance that only serves the API. */
   workers: number;
   /** How long the offline sandbox vendor takes to "render" a clip, and with [sandbox:slow]. */
   sandboxRenderMs: number;
@@ -127,7 +127,7 @@ function videoJobConfig(env: Record<string, string | undefined>, dataDir: string
     pollMaxMs,
     sweepIntervalMs: integer(env, 'TOLLGATE_VIDEO_SWEEP_INTERVAL_MS', 60_000, 10, 24 * 3600_000),
     queueSchema,
-    workers: integer(env, 'TOLLGATE_VIDEO_WORKERS', 4, 1, 64),
+    workers: integer(env, 'TOLLGATE_VIDEO_WORKERS', 4, 0, 64),
     sandboxRenderMs: integer(env, 'TOLLGATE_SANDBOX_VIDEO_RENDER_MS', 3_000, 0, 3_600_000),
     sandboxSlowMs: integer(env, 'TOLLGATE_SANDBOX_VIDEO_SLOW_MS', 30_000, 0, 3_600_000),
   };

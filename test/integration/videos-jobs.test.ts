@@ -182,6 +182,13 @@ describe('jobs', () => {
     const progress = seen.map((v) => v.progress);
     expect(progress).toEqual([...progress].sort((a, b) => a - b));
 
+    const foreign = createClient({ url: t.url.replace('http', 'ws') + '/graphql', webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${other.sessionToken}` }, retryAttempts: 0 });
+    const refused = await new Promise<unknown>((resolve) => {
+      foreign.subscribe({ query: 'subscription($id: ID) { videoUpdated(id: $id) { status } }', variables: { id: created.body.id } }, { next: (message) => resolve(message.errors), error: resolve, complete: () => resolve(null) });
+    });
+    await foreign.dispose();
+    expect(JSON.stringify(refused)).toContain('not_found');
+
     const listed = await call(`${t.url}/graphql`, { token: sessionToken, body: { query: '{ videos(first: 5) { data { id status } hasMore } }' } });
     expect(listed.body.data.videos.data).toEqual([{ id: created.body.id, status: 'completed' }]);
     const one = await call(`${t.url}/graphql`, { token: sessionToken, body: { query: `{ video(id: "${created.body.id}") { status seconds ratio expiresAt } missing: video(id: "vid_none") { id } }` } });

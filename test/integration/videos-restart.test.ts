@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Client as PgClient } from 'pg';
+import { createClient } from 'graphql-ws';
+import WebSocket from 'ws';
 import { createTestDatabase } from '../support/database';
 import { startTestTollgate, type TestTollgate } from '../support/tollgate';
 import { provisionVideoAccount, videoTestEnv, waitForVideo } from '../support/videos';
@@ -27,8 +29,8 @@ afterAll(async () => {
   files.cleanup();
 });
 
-async function instance(): Promise<TestTollgate> {
-  const t = await startTestTollgate({ env, databaseUrl: database.url });
+async function instance(extra: Record<string, string> = {}): Promise<TestTollgate> {
+  const t = await startTestTollgate({ env: { ...env, ...extra }, databaseUrl: database.url });
   running.push(t);
   return t;
 }
@@ -87,4 +89,35 @@ test('two live instances share the jobs: each runs once and is charged once, whi
   const usage = await db.query(`select count(*)::int as n, sum(video_seconds)::int as seconds from usage_records where account_id = $1`, [accountId]);
   expect(usage.rows[0]).toEqual({ n: 8, seconds: 16 });
   expect(await a.tollgate.services.admission.slotsInUse(accountId)).toBe(0);
+});
+
+test('a subscriber on an API-only instance sees the job that another instance runs, through Redis', async () => {
+  const apiOnly = await instance({ TOLLGATE_VIDEO_WORKERS: '0' });
+  const worker = running.find((t) => t !== apiOnly) ?? (await instance());
+  const { apiKey, sessionToken, accountId } = await provisionVideoAccount(apiOnly.url);
+  const client = createClient({ url: apiOnly.url.replace('http', 'ws') + '/graphql', webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${sessionToken}` }, retryAttempts: 0 });
+  const statuses: string[] = [];
+  const completed = new Promise<void>((resolve, reject) => {
+    client.subscribe<{ videoUpdated: { status: string } }>({ query: 'subscription { videoUpdated { status } }' }, {
+      next: (message) => {
+        statuses.push(message.data!.videoUpdated.status);
+        if (message.data!.videoUpdated.status === 'completed') resolve();
+      },
+      error: reject,
+      complete: () => undefined,
+    });
+  });
+  await new Promise((r) => setTimeout(r, 200));
+  const res = await fetch(`${apiOnly.url}/v1/videos`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'sandbox/video', prompt: 'seen from afar [sandbox:delay=200]' }),
+  });
+  expect(res.status).toBe(202);
+  await completed;
+  await client.dispose();
+  expect(statuses[0]).toBe('queued');
+  expect(statuses).toContain('in_progress');
+  expect(statuses.at(-1)).toBe('completed');
+  expect(await worker.tollgate.services.admission.slotsInUse(accountId)).toBe(0);
 });
