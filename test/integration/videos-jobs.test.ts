@@ -141,6 +141,19 @@ describe('jobs', () => {
     expect(content.body.error.details).toEqual({ status: 'failed' });
   });
 
+  test('when a job is failed elsewhere while it finishes (its hold released), it ends failed and uncharged, its file dropped', async () => {
+    const { apiKey, accountId } = await provisionVideoAccount(t.url);
+    const before = await t.tollgate.services.billing.auditAccount(accountId);
+    const created = await create(apiKey, { model: 'sandbox/video', prompt: 'raced [sandbox:delay=500]' });
+    await waitForVideo(t.url, apiKey, created.body.id, (v) => v.status === 'in_progress');
+    const { rows: [{ hold_id }] } = await db.query('select hold_id from videos where id = $1', [created.body.id]);
+    await t.tollgate.services.billing.releaseHold(hold_id); // as a timing-out sweeper on another instance would
+    const ended = await waitForVideo(t.url, apiKey, created.body.id);
+    expect(ended).toMatchObject({ status: 'failed', error: { code: 'reservation_ended' } });
+    expect((await t.tollgate.services.billing.auditAccount(accountId)).balanceMicro).toBe(before.balanceMicro);
+    expect(await t.tollgate.services.admission.slotsInUse(accountId)).toBe(0);
+  });
+
   test('a running job holds a concurrency slot of its account until it ends', async () => {
     const { apiKey, accountId } = await provisionVideoAccount(t.url, '5000000', 1); // tier 1: 5 concurrent
     const created = await create(apiKey, { model: 'sandbox/video', prompt: 'slot [sandbox:delay=800]' });

@@ -39,6 +39,7 @@ export interface VideoRunnerDeps {
  * quickly and the next one runs wherever the queue hands it; every write is conditional on the
  * status it expects, so a step that runs twice changes nothing the second time, and the hold
  * is settled (idempotent) before the job is marked completed: a completed job is charged once.
+ * A hold with no job row (a creator that died before inserting it) is released by the hold sweeper.
  */
 export class VideoJobRunner {
   constructor(private readonly deps: VideoRunnerDeps) {}
@@ -96,26 +97,45 @@ export class VideoJobRunner {
     }
   }
 
+  /*
+   * Completion and failure can race (a step finishing as the sweeper times the job out on
+   * another instance). The hold decides: it is settled or released exactly once, and the job
+   * takes the ending its hold got — a failed job is never charged, a charged job never failed.
+   */
+
   private async complete(row: VideoRow, model: VideoModel, handle: VendorJobHandle): Promise<void> {
-    const { billing, storage, clock, orm } = this.deps;
+    const { billing, storage, clock } = this.deps;
     const bytes = await storage.write(contentKey(row.id), await this.deps.providers.forModel(model).download(handle));
     const hold = await billing.getHold(row.hold_id);
     // The price was fixed when the job was accepted: the hold is exactly seconds × per-second price.
     const latencyMs = clock.now().getTime() - new Date(row.created_at).getTime();
-    await billing.settleHold(row.hold_id, { costMicro: hold?.amountMicro ?? 0n, usage: { videoSeconds: row.seconds }, latencyMs, requestId: row.id });
-    const now = clock.now();
-    const done = await markCompleted(orm.em.fork(), row.id, now, new Date(now.getTime() + VIDEO_RETENTION_MS), bytes);
-    if (done) this.publish(done);
-    await this.deps.slots.release(row.account_id, row.id);
-    await this.deleteInputs(row);
+    const settled = await billing.settleHold(row.hold_id, { costMicro: hold?.amountMicro ?? 0n, usage: { videoSeconds: row.seconds }, latencyMs, requestId: row.id });
+    if (settled.status === 'released') {
+      // Its failure won the race (or the hold outlived its TTL): it delivers nothing and costs nothing.
+      await storage.delete(contentKey(row.id));
+      return this.fail(row, 'reservation_ended', 'The job ended before the video was delivered; nothing was charged.');
+    }
+    await this.markDone(row, bytes);
   }
 
   /** Fails the job (if it has not ended), releases its hold and frees its slot: nothing is charged. */
   async fail(row: VideoRow, code: string, message: string): Promise<void> {
-    const { orm, clock, billing } = this.deps;
+    const { orm, clock, billing, storage } = this.deps;
+    const released = await billing.releaseHold(row.hold_id, { recordFailure: true, usage: { videoSeconds: 0 }, requestId: row.id });
+    if (released.status === 'settled') {
+      // A completing step charged it, so its file is stored: the job completed (that step may have died before saying so).
+      return this.markDone(row, (await storage.size(contentKey(row.id))) ?? 0);
+    }
     const failed = await markFailed(orm.em.fork(), row.id, clock.now(), code, message);
     if (failed) this.publish(failed);
-    await billing.releaseHold(row.hold_id, { recordFailure: true, usage: { videoSeconds: 0 }, requestId: row.id });
+    await this.deps.slots.release(row.account_id, row.id);
+    await this.deleteInputs(row);
+  }
+
+  private async markDone(row: VideoRow, bytes: number): Promise<void> {
+    const now = this.deps.clock.now();
+    const done = await markCompleted(this.deps.orm.em.fork(), row.id, now, new Date(now.getTime() + VIDEO_RETENTION_MS), bytes);
+    if (done) this.publish(done);
     await this.deps.slots.release(row.account_id, row.id);
     await this.deleteInputs(row);
   }
