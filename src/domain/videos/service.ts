@@ -64,6 +64,8 @@ const HOLD_GRACE_MS = 10 * 60_000;
 /** A claimed key whose job never appeared this long after (its creator died mid-way) is taken over. */
 const STALE_CLAIM_MS = 30_000;
 const CLAIM_WAIT_STEP_MS = 20;
+/** Claim, lose, find the winner gone (its creation failed), claim again: bounded. */
+const MAX_CLAIM_ATTEMPTS = 50;
 
 export const contentKey = (videoId: string): string => `videos/${videoId}.mp4`;
 export const inputKey = (videoId: string, index: number): string => `inputs/${videoId}/${index}`;
@@ -85,7 +87,7 @@ export class VideoService {
     }
     const hash = requestHash(sentModel, request, input.inputs);
     const em = this.deps.orm.em.fork();
-    for (;;) {
+    for (let attempt = 0; attempt < MAX_CLAIM_ATTEMPTS; attempt++) {
       const claim: IdempotencyClaim = { account_id: principal.accountId, idempotency_key: input.idempotencyKey, request_hash: hash, video_id: this.deps.ids.next('vid'), created_at: this.deps.clock.now() };
       if (await claimIdempotencyKey(em, claim)) {
         try {
@@ -106,6 +108,8 @@ export class VideoService {
       const video = await this.awaitClaimedVideo(existing);
       if (video) return { video, replayed: true, routedFrom };
     }
+    // Only when requests with this key keep failing as fast as they are retried.
+    throw new ApiError(503, 'unavailable', 'Other requests with this Idempotency-Key are still being refused; retry shortly.', { field: 'Idempotency-Key' });
   }
 
   /** A racing request with the same key: waits for the winner's job, or null when the winner gave up. */
