@@ -32,7 +32,7 @@ export class PgBossVideoQueue implements VideoJobQueue {
 
   async start(handler: (step: VideoJobStep) => Promise<void>): Promise<void> {
     await this.boss.start();
-    await this.boss.createQueue(QUEUE, { name: QUEUE, policy: 'stately', retryLimit: 20, retryDelay: 1, retryBackoff: true, expireInSeconds: 15 * 60 });
+    await this.boss.createQueue(QUEUE, { name: QUEUE, policy: 'stately', retryLimit: 10, retryDelay: 1, retryBackoff: true, expireInSeconds: 15 * 60 });
     for (let i = 0; i < this.options.workers; i++) {
       this.workerIds.push(
         await this.boss.work<VideoJobStep>(QUEUE, { batchSize: 1, pollingIntervalSeconds: this.options.pollingIntervalSeconds }, async ([job]) => {
