@@ -126,7 +126,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   const admission = await createAdmissionService({ orm, clock, bus, log, redisUrl: config.redisUrl, redisKeyPrefix: config.redisKeyPrefix });
   // Video jobs: durable steps on pg-boss in this database, files behind the storage port.
   const videoStorage = new LocalVideoStorage(config.videos.dir);
-  const videoQueue = new PgBossVideoQueue({ databaseUrl: options.databaseUrl, schema: config.videos.queueSchema, pollingIntervalSeconds: 0.5, workers: config.videos.workers, onError: (err) => log.error({ err }, 'video queue error') });
+  const videoQueue = new PgBossVideoQueue({ databaseUrl: options.databaseUrl, schema: config.videos.queueSchema, pollingIntervalSeconds: 1, workers: config.videos.workers, onError: (err) => log.error({ err }, 'video queue error') });
   const videoSlots = new VideoJobSlots(admission);
   const videoProviders = createVideoProviderRegistry(vendors, { sandbox: { renderMs: config.videos.sandboxRenderMs, slowMs: config.videos.sandboxSlowMs }, requestTimeoutMs: config.vendorTimeouts.headersMs });
   const videoDeps = { orm, clock, ids, bus, billing, catalog, configuredVendors, storage: videoStorage, queue: videoQueue, slots: videoSlots };

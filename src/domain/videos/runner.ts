@@ -13,6 +13,7 @@ import { toVideoView, TOPIC_VIDEO_UPDATED } from './view';
 
 /** The few logger methods the runner uses (pino's Logger fits). */
 export interface RunnerLogger {
+  info(details: object, message: string): void;
   warn(details: object, message: string): void;
 }
 
@@ -127,7 +128,10 @@ export class VideoJobRunner {
       return this.markDone(row, (await storage.size(contentKey(row.id))) ?? 0);
     }
     const failed = await markFailed(orm.em.fork(), row.id, clock.now(), code, message);
-    if (failed) this.publish(failed);
+    if (failed) {
+      this.publish(failed);
+      this.deps.log?.info({ video_id: row.id, account_id: row.account_id, model: row.model, status: 'failed', error_code: code }, 'video job ended');
+    }
     await this.deps.slots.release(row.account_id, row.id);
     await this.deleteInputs(row);
   }
@@ -135,7 +139,10 @@ export class VideoJobRunner {
   private async markDone(row: VideoRow, bytes: number): Promise<void> {
     const now = this.deps.clock.now();
     const done = await markCompleted(this.deps.orm.em.fork(), row.id, now, new Date(now.getTime() + VIDEO_RETENTION_MS), bytes);
-    if (done) this.publish(done);
+    if (done) {
+      this.publish(done);
+      this.deps.log?.info({ video_id: row.id, account_id: row.account_id, model: row.model, status: 'completed', bytes }, 'video job ended');
+    }
     await this.deps.slots.release(row.account_id, row.id);
     await this.deleteInputs(row);
   }
