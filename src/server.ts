@@ -155,7 +155,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
       next();
     },
     v1: [sessionsRouter(auth), keysRouter(auth, keys), modelsRouter(auth, catalog, configuredVendors, admitApiKeyRequests(admission)),
-      videosRouter({ auth, admission, videos, storage: videoStorage, uploads: { ...config.uploads, maxFields: 16, maxFieldBytes: 64 * 1024 } }),
+      videosRouter({ auth, admission, videos, storage: videoStorage, uploads: { ...config.uploads, maxFields: 16, maxFieldBytes: 64 * 1024 }, maxJsonBodyBytes: config.maxJsonBodyBytes }),
     ],
   });
   const text = textEndpoints({ auth, admission, pipeline: textPipeline, ids, log, maxJsonBodyBytes: config.maxJsonBodyBytes }, track);

@@ -65,7 +65,7 @@ export class VideoResolver {
     return run(async () => {
       const limit = first ?? 20;
       if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw badRequest('first must be from 1 to 100');
-      const page = await ctx.services.videos.list(session.accountId, { limit, order: 'desc', after: after ?? null });
+      const page = await ctx.services.videos.list(session.accountId, { limit, order: 'desc', after: after ?? null }, { after: 'after' });
       return { ...page, data: page.data.map(toVideoType) };
     });
   }

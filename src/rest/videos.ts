@@ -11,7 +11,7 @@ import { toVideoListObject, toVideoObject } from '../protocols/openai-videos/cli
 import { keyPrincipal, requireApiKey } from './auth';
 import { admitApiKeyRequests } from './admission';
 import type { AdmissionService } from '../domain/limits/admission';
-import { bodyObject, facts, rejectUnknownFields } from './http';
+import { bodyObject, facts, readJsonBody, rejectUnknownFields } from './http';
 import { fieldValues, isMultipart, readMultipart, type MultipartLimits } from './multipart';
 
 export interface VideosRouterDeps {
@@ -20,6 +20,7 @@ export interface VideosRouterDeps {
   videos: VideoService;
   storage: VideoStorage;
   uploads: MultipartLimits;
+  maxJsonBodyBytes: number;
 }
 
 /** /v1/videos: create (JSON or multipart), read, list and download; prepaid keys only. */
@@ -32,7 +33,7 @@ export function videosRouter(deps: VideosRouterDeps): Router {
 
   router.post('/videos', async (req, res) => {
     const idempotencyKey = parseIdempotencyKey(req.headers['idempotency-key']);
-    const { fields, inputs } = isMultipart(req) ? await readForm(req, deps.uploads) : readJson(req);
+    const { fields, inputs } = isMultipart(req) ? await readForm(req, deps.uploads) : await readJson(req, deps.maxJsonBodyBytes);
     const created = await deps.videos.create(keyPrincipal(res), { fields, inputs, idempotencyKey });
     facts(res).model = created.video.model;
     if (created.routedFrom !== null) res.setHeader('x-service-model-routed-from', created.routedFrom);
@@ -84,8 +85,9 @@ function sendRange(req: Request, res: Response, storage: VideoStorage, key: stri
   stream.pipe(res);
 }
 
-function readJson(req: Request): { fields: VideoCreateFields; inputs: VideoInputImage[] } {
-  const body = bodyObject(req.body);
+/** The JSON body, read here after authentication (unless an app-wide parser already read it). */
+async function readJson(req: Request, limitBytes: number): Promise<{ fields: VideoCreateFields; inputs: VideoInputImage[] }> {
+  const body = bodyObject(req.readableEnded ? req.body : await readJsonBody(req, limitBytes));
   rejectUnknownFields(body, VIDEO_CREATE_FIELDS);
   return { fields: body, inputs: [] };
 }
@@ -125,6 +127,6 @@ function listQuery(req: Request): VideoListQuery {
     if (!(parsedLimit >= 1 && parsedLimit <= 100)) throw badRequest('limit must be an integer from 1 to 100', { field: 'limit' });
   }
   if (order !== undefined && order !== 'asc' && order !== 'desc') throw badRequest("order must be 'asc' or 'desc'", { field: 'order' });
-  if (after !== undefined && (typeof after !== 'string' || after.length === 0 || after.length > 64)) throw badRequest('after must be a video id', { field: 'after' });
+  if (after !== undefined && typeof after !== 'string') throw badRequest('after must be a video id', { field: 'after' });
   return { limit: parsedLimit, order: order ?? 'desc', after: (after as string | undefined) ?? null };
 }

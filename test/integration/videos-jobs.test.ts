@@ -86,6 +86,7 @@ describe('refusals before anything is reserved', () => {
     ['ratio', { model: 'sandbox/video', prompt: 'p', ratio: '4:3' }],
     ['size', { model: 'sandbox/video', prompt: 'p', size: '1920x1080' }],
     ['style', { model: 'sandbox/video', prompt: 'p', style: 'noir' }],
+    ['prompt', { model: 'sandbox/video', prompt: 'nul\u0000inside' }],
   ])('a bad %s is 400 naming it', async (field, body) => {
     const { apiKey, accountId } = await provisionVideoAccount(t.url);
     const answer = await create(apiKey, body);
@@ -109,6 +110,17 @@ describe('refusals before anything is reserved', () => {
     const sized = await create(apiKey, { model: 'sandbox/video', prompt: 'p', size: '1280x720' });
     expect(sized.status).toBe(202);
     expect(sized.body).toMatchObject({ resolution: '720p', ratio: '16:9' });
+  });
+
+  test('malformed video ids name no video (404) and a malformed list cursor is 400 naming after', async () => {
+    const { apiKey } = await provisionVideoAccount(t.url);
+    for (const id of ['vid_%00', 'x'.repeat(300), 'vid_0123456789abcdefghjkmnpqrs%27']) {
+      expect((await call(`${t.url}/v1/videos/${id}`, { token: apiKey })).body.error.code).toBe('not_found');
+      expect((await call(`${t.url}/v1/videos/${id}/content`, { token: apiKey })).body.error.code).toBe('not_found');
+    }
+    const cursor = await call(`${t.url}/v1/videos?after=%00`, { token: apiKey });
+    expect(cursor.status).toBe(400);
+    expect(cursor.body.error.message).toContain('after');
   });
 
   test('a plan-billed key is 403 api_wallet_key_required on every video path', async () => {

@@ -69,6 +69,7 @@ function fromSize(size: string): { resolution: string; ratio: string } {
 export function validateVideoRequest(model: VideoModel, fields: VideoCreateFields, inputs: readonly Pick<VideoInputImage, 'role'>[]): ValidVideoRequest {
   const prompt = optionalString(fields.prompt, 'prompt');
   if (prompt === undefined || prompt.trim() === '') throw badRequest('prompt is required', { field: 'prompt' });
+  if (prompt.includes('\u0000')) throw badRequest('prompt cannot contain NUL characters', { field: 'prompt' });
   if (Buffer.byteLength(prompt) > MAX_VIDEO_PROMPT_BYTES) throw badRequest(`prompt must be at most ${MAX_VIDEO_PROMPT_BYTES} bytes`, { field: 'prompt' });
 
   const seconds = parseSeconds(fields.seconds) ?? model.durations[0]!;
@@ -114,3 +115,8 @@ export function requestHash(sentModel: string, request: ValidVideoRequest, input
   const files = inputs.map((input) => [input.role, input.mediaType, createHash('sha256').update(input.bytes).digest('hex')]);
   return createHash('sha256').update(JSON.stringify([sentModel, request.prompt, request.seconds, request.resolution, request.ratio, files])).digest('hex');
 }
+
+const VIDEO_ID = /^vid_[0-9a-hjkmnp-tv-z]{26}$/;
+
+/** Whether a path or cursor value has the shape of a video id; anything else names no video (and is never sent to the database). */
+export const isVideoId = (value: string): boolean => VIDEO_ID.test(value);

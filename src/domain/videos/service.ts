@@ -6,7 +6,7 @@ import { resolveModelId } from '../catalog/resolve';
 import type { Catalog, VideoModel } from '../catalog/types';
 import { modelAccessFor } from '../catalog/vendors';
 import type { Clock } from '../shared/clock';
-import { ApiError, notFound } from '../shared/errors';
+import { ApiError, badRequest, notFound } from '../shared/errors';
 import type { EventBus } from '../shared/events';
 import type { IdGenerator } from '../shared/ids';
 import type { VideoInputImage, VideoJobQueue, VideoStorage } from './ports';
@@ -14,7 +14,7 @@ import {
   claimIdempotencyKey, dropIdempotencyClaim, findIdempotencyClaim, findVideo, insertVideo, listVideoRows, markFailed,
   type IdempotencyClaim, type StoredInput, type VideoListQuery,
 } from './repository';
-import { IDEMPOTENCY_KEY_TTL_MS, requestHash, requireModelField, validateVideoRequest, type ValidVideoRequest, type VideoCreateFields } from './rules';
+import { IDEMPOTENCY_KEY_TTL_MS, isVideoId, requestHash, requireModelField, validateVideoRequest, type ValidVideoRequest, type VideoCreateFields } from './rules';
 import type { VideoJobSlots } from './slots';
 import { toVideoView, TOPIC_VIDEO_UPDATED, type VideoView } from './view';
 
@@ -177,12 +177,13 @@ export class VideoService {
 
   /** 404 `not_found` for an unknown id and for another account's video alike. */
   async get(accountId: string, videoId: string): Promise<VideoView> {
-    const row = await findVideo(this.deps.orm.em.fork(), videoId);
+    const row = isVideoId(videoId) ? await findVideo(this.deps.orm.em.fork(), videoId) : null;
     if (!row || row.account_id !== accountId) throw notFound(`No video '${videoId}'.`);
     return toVideoView(row);
   }
 
-  async list(accountId: string, query: VideoListQuery): Promise<VideoPage> {
+  async list(accountId: string, query: VideoListQuery, fields = { after: 'after' }): Promise<VideoPage> {
+    if (query.after !== null && !isVideoId(query.after)) throw badRequest(`${fields.after} must be a video id`, { field: fields.after });
     const rows = await listVideoRows(this.deps.orm.em.fork(), accountId, query);
     const data = rows.slice(0, query.limit).map(toVideoView);
     return { data, firstId: data[0]?.id ?? null, lastId: data.at(-1)?.id ?? null, hasMore: rows.length > query.limit };
@@ -193,7 +194,7 @@ export class VideoService {
    * 410 `video_expired` once retention deleted it.
    */
   async content(accountId: string, videoId: string): Promise<{ key: string; size: number }> {
-    const row = await findVideo(this.deps.orm.em.fork(), videoId);
+    const row = isVideoId(videoId) ? await findVideo(this.deps.orm.em.fork(), videoId) : null;
     if (!row || row.account_id !== accountId) throw notFound(`No video '${videoId}'.`);
     if (row.status !== 'completed') {
       throw new ApiError(409, 'video_not_ready', `The video '${videoId}' is ${row.status}; its content exists once it is completed.`, { status: row.status });
