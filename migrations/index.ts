@@ -6,6 +6,7 @@ import { Migration20261125000000SetBasedSettlement } from './Migration2026112500
 import { Migration20261126000000ActiveHoldsIndex } from './Migration20261126000000ActiveHoldsIndex';
 import { Migration20261127000000UsageRecordClaim } from './Migration20261127000000UsageRecordClaim';
 import { Migration20261128000000AppendOnlyAccountRefs } from './Migration20261128000000AppendOnlyAccountRefs';
+import { Migration20261129120000Videos } from './Migration20261129120000Videos';
 
 /** Applied in this order on start; add each new migration here. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -16,4 +17,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261126000000ActiveHoldsIndex', class: Migration20261126000000ActiveHoldsIndex },
   { name: 'Migration20261127000000UsageRecordClaim', class: Migration20261127000000UsageRecordClaim },
   { name: 'Migration20261128000000AppendOnlyAccountRefs', class: Migration20261128000000AppendOnlyAccountRefs },
+  { name: 'Migration20261129120000Videos', class: Migration20261129120000Videos },
 ];

@@ -16,6 +16,10 @@ export interface Config {
   /** Largest JSON body accepted, in bytes. */
   maxJsonBodyBytes: number;
   sessionTtlSeconds: number;
+  /** Multipart upload limits (image edits, video references): per file, file count, whole body. */
+  uploads: { maxFileBytes: number; maxFiles: number; maxTotalBytes: number };
+  /** Video jobs: where files go, deadlines, vendor polling, upkeep, the sandbox's render times. */
+  videos: VideoJobConfig;
   /** Outbound vendor HTTP timeouts (ms): connect, first byte, silence between streamed chunks. */
   vendorTimeouts: { connectMs: number; headersMs: number; bodyIdleMs: number };
   /**
@@ -33,6 +37,25 @@ export interface Config {
   graphqlIntrospection: boolean;
   /** Raw environment, for per-vendor `<VENDOR>_API_KEY` / `<VENDOR>_BASE_URL` lookups. */
   env: Readonly<Record<string, string | undefined>>;
+}
+
+export interface VideoJobConfig {
+  /** Finished files and job inputs (`TOLLGATE_VIDEO_DIR`, default `<data dir>/videos`). */
+  dir: string;
+  /** A job not finished this long after creation fails and releases its money. */
+  deadlineMs: number;
+  /** First wait between vendor polls; it grows ×1.5 per poll up to pollMaxMs. */
+  pollInitialMs: number;
+  pollMaxMs: number;
+  /** Retention and deadline sweeps. */
+  sweepIntervalMs: number;
+  /** PostgreSQL schema of the job queue's (pg-boss) tables. */
+  queueSchema: string;
+  /** Job steps one instance runs at once; 0 for an instance that only serves the API. */
+  workers: number;
+  /** How long the offline sandbox vendor takes to "render" a clip, and with [sandbox:slow]. */
+  sandboxRenderMs: number;
+  sandboxSlowMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -75,11 +98,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (settlement !== 'after-answer' && settlement !== 'before-answer') throw new ConfigError("TOLLGATE_SETTLEMENT must be 'after-answer' or 'before-answer'");
   const logLevel = optional(env, 'LOG_LEVEL') ?? 'info';
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
+  const dataDir = resolve(optional(env, 'TOLLGATE_DATA_DIR') ?? '.tollgate');
   return {
     port: integer(env, 'PORT', 8080, 0, 65535),
     host: optional(env, 'HOST') ?? '0.0.0.0',
     databaseUrl,
-    dataDir: resolve(optional(env, 'TOLLGATE_DATA_DIR') ?? '.tollgate'),
+    dataDir,
     redisUrl,
     redisKeyPrefix: optional(env, 'TOLLGATE_REDIS_KEY_PREFIX') ?? 'tollgate:',
     adminToken,
@@ -87,6 +111,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel,
     maxJsonBodyBytes: integer(env, 'TOLLGATE_MAX_BODY_BYTES', 4 * 1024 * 1024, 1024, 512 * 1024 * 1024),
     sessionTtlSeconds: integer(env, 'TOLLGATE_SESSION_TTL_SECONDS', 7 * 24 * 3600, 60, 365 * 24 * 3600),
+    uploads: {
+      maxFileBytes: integer(env, 'TOLLGATE_MAX_UPLOAD_BYTES', 25 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+      maxFiles: integer(env, 'TOLLGATE_MAX_UPLOAD_FILES', 16, 1, 1000),
+      maxTotalBytes: integer(env, 'TOLLGATE_MAX_UPLOAD_TOTAL_BYTES', 100 * 1024 * 1024, 1024, 4 * 1024 * 1024 * 1024),
+    },
+    videos: videoJobConfig(env, dataDir),
     vendorTimeouts: {
       connectMs: integer(env, 'TOLLGATE_VENDOR_CONNECT_TIMEOUT_MS', 10_000, 1, 600_000),
       headersMs: integer(env, 'TOLLGATE_VENDOR_HEADERS_TIMEOUT_MS', 120_000, 1, 3_600_000),
@@ -97,5 +127,25 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     sweepIntervalMs: integer(env, 'TOLLGATE_SWEEP_INTERVAL_MS', 30_000, 100, 3_600_000),
     graphqlIntrospection: boolean(env, 'TOLLGATE_GRAPHQL_INTROSPECTION', true),
     env: { ...env },
+  };
+}
+
+function videoJobConfig(env: Record<string, string | undefined>, dataDir: string): VideoJobConfig {
+  const queueSchema = optional(env, 'TOLLGATE_VIDEO_QUEUE_SCHEMA') ?? 'pgboss';
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(queueSchema)) throw new ConfigError('TOLLGATE_VIDEO_QUEUE_SCHEMA must be a lower-case PostgreSQL identifier');
+  const pollInitialMs = integer(env, 'TOLLGATE_VIDEO_POLL_INITIAL_MS', 2_000, 1, 600_000);
+  // A running job's concurrency slot lives between two steps on its TTL (30 s): polls stay well inside it.
+  const pollMaxMs = integer(env, 'TOLLGATE_VIDEO_POLL_MAX_MS', 15_000, 1, 20_000);
+  if (pollMaxMs < pollInitialMs) throw new ConfigError('TOLLGATE_VIDEO_POLL_MAX_MS must be at least TOLLGATE_VIDEO_POLL_INITIAL_MS');
+  return {
+    dir: resolve(optional(env, 'TOLLGATE_VIDEO_DIR') ?? resolve(dataDir, 'videos')),
+    deadlineMs: integer(env, 'TOLLGATE_VIDEO_DEADLINE_SECONDS', 3600, 1, 7 * 24 * 3600) * 1000,
+    pollInitialMs,
+    pollMaxMs,
+    sweepIntervalMs: integer(env, 'TOLLGATE_VIDEO_SWEEP_INTERVAL_MS', 60_000, 10, 24 * 3600_000),
+    queueSchema,
+    workers: integer(env, 'TOLLGATE_VIDEO_WORKERS', 4, 0, 64),
+    sandboxRenderMs: integer(env, 'TOLLGATE_SANDBOX_VIDEO_RENDER_MS', 3_000, 0, 3_600_000),
+    sandboxSlowMs: integer(env, 'TOLLGATE_SANDBOX_VIDEO_SLOW_MS', 30_000, 0, 3_600_000),
   };
 }

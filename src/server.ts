@@ -31,6 +31,14 @@ import type { AdmissionService } from './domain/limits/admission';
 import { createAdmissionService } from './domain/limits/create-admission';
 import { admitApiKeyRequests } from './rest/admission';
 import { answerClientError, jsonBody } from './rest/http';
+import { VideoService } from './domain/videos/service';
+import { VideoJobRunner } from './domain/videos/runner';
+import { VideoSweeper } from './domain/videos/retention';
+import { VideoJobSlots } from './domain/videos/slots';
+import { LocalVideoStorage } from './infra/video-storage';
+import { PgBossVideoQueue } from './infra/video-queue';
+import { createVideoProviderRegistry } from './providers/videos/registry';
+import { videosRouter } from './rest/videos';
 
 /** After-answer settlements wait this long (ms) to share a batch: at 500 req/s, ten per commit. */
 const SETTLEMENT_BATCH_DELAY_MS = 20;
@@ -60,6 +68,9 @@ export interface Services {
   catalog: Catalog;
   vendors: ReadonlyMap<string, VendorEndpoint>;
   admission: AdmissionService;
+  videos: VideoService;
+  videoRunner: VideoJobRunner;
+  videoSweeper: VideoSweeper;
 }
 
 export interface Tollgate {
@@ -114,7 +125,18 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
     onSettlementFailed: (err, requestId) => log.error({ err, request_id: requestId }, 'settlement could not be written'),
   });
   const admission = await createAdmissionService({ orm, clock, bus, log, redisUrl: config.redisUrl, redisKeyPrefix: config.redisKeyPrefix });
-  const services: Services = { orm, clock, ids, bus, auth, accounts, keys, billing, catalog, vendors, admission };
+  // Video jobs: durable steps on pg-boss in this database, files behind the storage port.
+  const videoStorage = new LocalVideoStorage(config.videos.dir);
+  const videoQueue = new PgBossVideoQueue({ databaseUrl: options.databaseUrl, schema: config.videos.queueSchema, pollingIntervalSeconds: 1, workers: config.videos.workers, onError: (err) => log.error({ err }, 'video queue error') });
+  const videoSlots = new VideoJobSlots(admission);
+  const videoProviders = createVideoProviderRegistry(vendors, { sandbox: { renderMs: config.videos.sandboxRenderMs, slowMs: config.videos.sandboxSlowMs }, requestTimeoutMs: config.vendorTimeouts.headersMs });
+  const videoDeps = { orm, clock, ids, bus, billing, catalog, configuredVendors, storage: videoStorage, queue: videoQueue, slots: videoSlots };
+  const videos = new VideoService({ ...videoDeps, deadlineMs: config.videos.deadlineMs });
+  const videoRunner = new VideoJobRunner({ ...videoDeps, providers: videoProviders, log, pollInitialMs: config.videos.pollInitialMs, pollMaxMs: config.videos.pollMaxMs });
+  const videoSweeper = new VideoSweeper({ orm, clock, storage: videoStorage, runner: videoRunner }, { intervalMs: config.videos.sweepIntervalMs, onError: (err) => log.error({ err }, 'video sweep failed') });
+  await videoQueue.start((step) => videoRunner.runStep(step));
+  videoSweeper.start();
+  const services: Services = { orm, clock, ids, bus, auth, accounts, keys, billing, catalog, vendors, admission, videos, videoRunner, videoSweeper };
 
   let inFlight = 0;
   const track = (res: ServerResponse) => {
@@ -125,7 +147,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   // so the balancer, not Tollgate, closes them: otherwise a request sent on a connection that
   // Tollgate closes at that moment fails with "other side closed".
   const httpServer = createServer({ keepAliveTimeout: 65_000 });
-  const graphql = await mountGraphql(httpServer, { auth, accounts, keys, billing, bus }, log, { introspection: config.graphqlIntrospection });
+  const graphql = await mountGraphql(httpServer, { auth, accounts, keys, billing, bus, videos }, log, { introspection: config.graphqlIntrospection });
   // Express routes read JSON bodies after authenticating (rest/http.ts readJsonBody).
   const jsonBodies = jsonBody(config.maxJsonBodyBytes);
   const app = createRestApp({
@@ -138,7 +160,9 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
       track(res);
       next();
     },
-    v1: [sessionsRouter(auth, jsonBodies), keysRouter(auth, keys, jsonBodies), modelsRouter(auth, catalog, configuredVendors, admitApiKeyRequests(admission))],
+    v1: [sessionsRouter(auth, jsonBodies), keysRouter(auth, keys, jsonBodies), modelsRouter(auth, catalog, configuredVendors, admitApiKeyRequests(admission)),
+      videosRouter({ auth, admission, videos, storage: videoStorage, uploads: { ...config.uploads, maxFields: 16, maxFieldBytes: 64 * 1024 }, maxJsonBodyBytes: config.maxJsonBodyBytes }),
+    ],
   });
   const text = textEndpoints({ auth, admission, pipeline: textPipeline, ids, log, maxJsonBodyBytes: config.maxJsonBodyBytes }, track);
   httpServer.on('clientError', answerClientError);
@@ -162,6 +186,8 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
       httpServer.closeAllConnections();
       await closed;
       await graphql.close();
+      await videoSweeper.stop();
+      await videoQueue.stop(Math.max(1_000, deadline - Date.now())); // running steps finish; the rest wait in the queue
       await auth.close();
       await budget.close();
       await billingSql.close();

@@ -5,6 +5,7 @@ import type { BillingService } from '../domain/billing/service';
 import type { KeyService } from '../domain/keys/service';
 import { ApiError, badRequest, invalidToken, sessionRequired, storageErrorAsApiError } from '../domain/shared/errors';
 import type { EventBus } from '../domain/shared/events';
+import type { VideoService } from '../domain/videos/service';
 
 export interface GraphqlServices {
   auth: AuthService;
@@ -12,6 +13,7 @@ export interface GraphqlServices {
   keys: KeyService;
   billing: BillingService;
   bus: EventBus;
+  videos: VideoService;
 }
 
 /** Per operation: who is calling (or why the credential was refused) and the domain services. */

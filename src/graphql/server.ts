@@ -13,10 +13,11 @@ import { buildContext, type GraphqlServices } from './context';
 import { BillingResolver } from './billing';
 import { GRAPHQL_LIMITS, graphqlValidationRules, validateWithLimits } from './limits';
 import { KeyResolver, KeySubscriptionResolver, OperatorResolver, SessionResolver } from './resolvers';
+import { VideoResolver, VideoSubscriptionResolver } from './videos';
 
 export async function buildGraphqlSchema(bus: EventBus): Promise<GraphQLSchema> {
   return buildSchema({
-    resolvers: [SessionResolver, KeyResolver, KeySubscriptionResolver, OperatorResolver, BillingResolver],
+    resolvers: [SessionResolver, KeyResolver, KeySubscriptionResolver, OperatorResolver, BillingResolver, VideoResolver, VideoSubscriptionResolver],
     validate: false,
     // Subscriptions run on the domain's event bus (in-process, or shared through Redis).
     pubSub: {

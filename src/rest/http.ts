@@ -91,8 +91,13 @@ export function sendError(res: ServerResponse, error: ApiError): void {
   sendJson(res, error.status, { error: { code: error.code, message: error.message, details: error.details } });
 }
 
+/** Whether the request declares a multipart/form-data body (read by multipart.ts, not here). */
+export function isMultipart(req: IncomingMessage): boolean {
+  return /^multipart\/form-data\s*(;|$)/i.test(req.headers['content-type'] ?? '');
+}
+
 /** The client went away while its body was being read: nobody is left to answer. */
-class RequestAborted extends Error {}
+export class RequestAborted extends Error {}
 
 const unsupportedMediaType = (message: string) => new ApiError(415, 'unsupported_media_type', message);
 const tooLarge = () => new ApiError(413, 'payload_too_large', 'The request body is larger than the configured limit.');

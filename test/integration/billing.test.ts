@@ -392,7 +392,7 @@ describe('GraphQL', () => {
 
   async function gql(query: string, variables: Record<string, unknown>, sessionToken: string | null) {
     const s = t.tollgate.services;
-    const services = { auth: s.auth, accounts: s.accounts, keys: s.keys, bus: s.bus, billing };
+    const services = { auth: s.auth, accounts: s.accounts, keys: s.keys, bus: s.bus, billing, videos: s.videos };
     const contextValue = await buildContext(services, sessionToken ? `Bearer ${sessionToken}` : undefined);
     return executeGraphql({ schema, source: query, variableValues: variables, contextValue });
   }

@@ -199,6 +199,14 @@ export class AdmissionService {
     };
   }
 
+  /**
+   * Stops this instance's heartbeat for a slot without freeing it: a long job between two of
+   * its steps (the next may run on another instance) keeps it until its TTL unless refreshed.
+   */
+  forgetSlot(slotId: string): void {
+    this.held.delete(slotId);
+  }
+
   /** Slots of the account held right now, on every instance (for operators and tests). */
   async slotsInUse(accountId: string): Promise<number> {
     const at = this.options.clock.now().getTime();

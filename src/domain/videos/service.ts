@@ -1,0 +1,208 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { KeyPrincipal } from '../accounts/auth';
+import { mediaCostMicro } from '../billing/pricing';
+import type { BillingService } from '../billing/service';
+import { resolveModelId } from '../catalog/resolve';
+import type { Catalog, VideoModel } from '../catalog/types';
+import { modelAccessFor } from '../catalog/vendors';
+import type { Clock } from '../shared/clock';
+import { ApiError, badRequest, notFound } from '../shared/errors';
+import type { EventBus } from '../shared/events';
+import type { IdGenerator } from '../shared/ids';
+import type { VideoInputImage, VideoJobQueue, VideoStorage } from './ports';
+import {
+  claimIdempotencyKey, dropIdempotencyClaim, findIdempotencyClaim, findVideo, insertVideo, listVideoRows, markFailed,
+  type IdempotencyClaim, type StoredInput, type VideoListQuery,
+} from './repository';
+import { IDEMPOTENCY_KEY_TTL_MS, isVideoId, requestHash, requireModelField, validateVideoRequest, type ValidVideoRequest, type VideoCreateFields } from './rules';
+import type { VideoJobSlots } from './slots';
+import { toVideoView, TOPIC_VIDEO_UPDATED, type VideoView } from './view';
+
+export interface VideoServiceDeps {
+  orm: MikroORM;
+  clock: Clock;
+  ids: IdGenerator;
+  bus: EventBus;
+  billing: BillingService;
+  catalog: Catalog;
+  configuredVendors: ReadonlySet<string>;
+  storage: VideoStorage;
+  queue: VideoJobQueue;
+  slots: VideoJobSlots;
+  /** A job not finished this long after creation fails and releases its money. */
+  deadlineMs: number;
+}
+
+export interface VideoCreateInput {
+  fields: VideoCreateFields;
+  inputs: readonly VideoInputImage[];
+  idempotencyKey: string | null;
+}
+
+export interface VideoCreated {
+  video: VideoView;
+  /** The same key and body were seen before: this is the job they created. */
+  replayed: boolean;
+  /** The model id as sent, when it was not the service id. */
+  routedFrom: string | null;
+}
+
+export interface VideoPage {
+  data: VideoView[];
+  firstId: string | null;
+  lastId: string | null;
+  hasMore: boolean;
+}
+
+export const walletKeyRequired = () =>
+  new ApiError(403, 'api_wallet_key_required', 'Image and video endpoints need a prepaid API key; plan-billed keys cannot use them.');
+const idempotencyConflict = () =>
+  new ApiError(409, 'idempotency_conflict', 'This Idempotency-Key was already used with a different request body.', { field: 'Idempotency-Key' });
+
+/** The hold outlives the deadline a little, so the job (not the sweeper) decides its fate. */
+const HOLD_GRACE_MS = 10 * 60_000;
+/** A claimed key whose job never appeared this long after (its creator died mid-way) is taken over. */
+const STALE_CLAIM_MS = 30_000;
+const CLAIM_WAIT_STEP_MS = 20;
+/** Claim, lose, find the winner gone (its creation failed), claim again: bounded. */
+const MAX_CLAIM_ATTEMPTS = 50;
+
+export const contentKey = (videoId: string): string => `videos/${videoId}.mp4`;
+export const inputKey = (videoId: string, index: number): string => `inputs/${videoId}/${index}`;
+
+/**
+ * Video jobs for the REST and GraphQL planes: creation (validated, idempotent, held, slotted,
+ * queued), reads, and where a finished file is. The job itself runs in runner.ts.
+ */
+export class VideoService {
+  constructor(private readonly deps: VideoServiceDeps) {}
+
+  async create(principal: KeyPrincipal, input: VideoCreateInput): Promise<VideoCreated> {
+    if (principal.kind !== 'prepaid') throw walletKeyRequired();
+    const sentModel = requireModelField(input.fields);
+    const { model, routedFrom } = resolveModelId(this.deps.catalog, sentModel, 'video', modelAccessFor(principal, this.deps.configuredVendors));
+    const request = validateVideoRequest(model, input.fields, input.inputs);
+    if (input.idempotencyKey === null) {
+      return { video: await this.start(principal, model, request, input.inputs, this.deps.ids.next('vid')), replayed: false, routedFrom };
+    }
+    const hash = requestHash(sentModel, request, input.inputs);
+    const em = this.deps.orm.em.fork();
+    for (let attempt = 0; attempt < MAX_CLAIM_ATTEMPTS; attempt++) {
+      const claim: IdempotencyClaim = { account_id: principal.accountId, idempotency_key: input.idempotencyKey, request_hash: hash, video_id: this.deps.ids.next('vid'), created_at: this.deps.clock.now() };
+      if (await claimIdempotencyKey(em, claim)) {
+        try {
+          return { video: await this.start(principal, model, request, input.inputs, claim.video_id), replayed: false, routedFrom };
+        } catch (error) {
+          // Nothing was created: the key is free again (for a retry after a top-up, say).
+          await dropIdempotencyClaim(em, claim.account_id, claim.idempotency_key, claim.video_id);
+          throw error;
+        }
+      }
+      const existing = await findIdempotencyClaim(em, principal.accountId, input.idempotencyKey);
+      if (!existing) continue; // its creation failed meanwhile: claim it again
+      if (this.deps.clock.now().getTime() - new Date(existing.created_at).getTime() >= IDEMPOTENCY_KEY_TTL_MS) {
+        await dropIdempotencyClaim(em, existing.account_id, existing.idempotency_key, existing.video_id);
+        continue;
+      }
+      if (existing.request_hash !== hash) throw idempotencyConflict();
+      const video = await this.awaitClaimedVideo(existing);
+      if (video) return { video, replayed: true, routedFrom };
+    }
+    // Only when requests with this key keep failing as fast as they are retried.
+    throw new ApiError(503, 'unavailable', 'Other requests with this Idempotency-Key are still being refused; retry shortly.', { field: 'Idempotency-Key' });
+  }
+
+  /** A racing request with the same key: waits for the winner's job, or null when the winner gave up. */
+  private async awaitClaimedVideo(claim: IdempotencyClaim): Promise<VideoView | null> {
+    const em = this.deps.orm.em.fork();
+    for (;;) {
+      const row = await findVideo(em, claim.video_id);
+      if (row) return toVideoView(row);
+      const current = await findIdempotencyClaim(em, claim.account_id, claim.idempotency_key);
+      if (!current || current.video_id !== claim.video_id) return null;
+      if (this.deps.clock.now().getTime() - new Date(current.created_at).getTime() > STALE_CLAIM_MS) {
+        await dropIdempotencyClaim(em, claim.account_id, claim.idempotency_key, claim.video_id);
+        return null;
+      }
+      await new Promise((resolve) => setTimeout(resolve, CLAIM_WAIT_STEP_MS));
+    }
+  }
+
+  /** Slot, then hold (429 and 402 leave nothing behind), then the row and its first step. */
+  private async start(principal: KeyPrincipal, model: VideoModel, request: ValidVideoRequest, inputs: readonly VideoInputImage[], videoId: string): Promise<VideoView> {
+    const { billing, storage, slots, clock } = this.deps;
+    await slots.take(principal.accountId, videoId);
+    let holdId: string;
+    try {
+      const hold = await billing.reserveHold({
+        principal,
+        purpose: 'video',
+        model: model.id,
+        amountMicro: mediaCostMicro(model.pricing!.perSecondMicro, request.seconds),
+        ttlMs: this.deps.deadlineMs + HOLD_GRACE_MS,
+      });
+      holdId = hold.id;
+    } catch (error) {
+      await slots.release(principal.accountId, videoId);
+      throw error;
+    }
+    const em = this.deps.orm.em.fork();
+    let inserted = false;
+    try {
+      const stored: StoredInput[] = [];
+      for (const [index, image] of inputs.entries()) {
+        await storage.write(inputKey(videoId, index), image.bytes);
+        stored.push({ role: image.role, mediaType: image.mediaType, key: inputKey(videoId, index) });
+      }
+      const now = clock.now();
+      const row = await insertVideo(em, {
+        id: videoId, account_id: principal.accountId, key_id: principal.keyId, model: model.id, ...request,
+        hold_id: holdId, inputs: stored, created_at: now, deadline_at: new Date(now.getTime() + this.deps.deadlineMs),
+      });
+      inserted = true;
+      // Before queueing: the first step may start here at once and take the slot's heartbeat.
+      slots.detach(videoId);
+      await this.deps.queue.enqueue({ videoId, attempt: 0 }, 0);
+      const view = toVideoView(row);
+      this.deps.bus.publish(TOPIC_VIDEO_UPDATED, view);
+      return view;
+    } catch (error) {
+      if (inserted) await markFailed(em, videoId, clock.now(), 'internal_error', 'The job could not be queued.');
+      await billing.releaseHold(holdId);
+      await slots.release(principal.accountId, videoId);
+      await Promise.all(inputs.map((_, index) => storage.delete(inputKey(videoId, index)).catch(() => undefined)));
+      throw error;
+    }
+  }
+
+  /** 404 `not_found` for an unknown id and for another account's video alike. */
+  async get(accountId: string, videoId: string): Promise<VideoView> {
+    const row = isVideoId(videoId) ? await findVideo(this.deps.orm.em.fork(), videoId) : null;
+    if (!row || row.account_id !== accountId) throw notFound(`No video '${videoId}'.`);
+    return toVideoView(row);
+  }
+
+  async list(accountId: string, query: VideoListQuery, fields = { after: 'after' }): Promise<VideoPage> {
+    if (query.after !== null && !isVideoId(query.after)) throw badRequest(`${fields.after} must be a video id`, { field: fields.after });
+    const rows = await listVideoRows(this.deps.orm.em.fork(), accountId, query);
+    const data = rows.slice(0, query.limit).map(toVideoView);
+    return { data, firstId: data[0]?.id ?? null, lastId: data.at(-1)?.id ?? null, hasMore: rows.length > query.limit };
+  }
+
+  /**
+   * Where the finished file is: 409 `video_not_ready` (with the status) before completion,
+   * 410 `video_expired` once retention deleted it.
+   */
+  async content(accountId: string, videoId: string): Promise<{ key: string; size: number }> {
+    const row = isVideoId(videoId) ? await findVideo(this.deps.orm.em.fork(), videoId) : null;
+    if (!row || row.account_id !== accountId) throw notFound(`No video '${videoId}'.`);
+    if (row.status !== 'completed') {
+      throw new ApiError(409, 'video_not_ready', `The video '${videoId}' is ${row.status}; its content exists once it is completed.`, { status: row.status });
+    }
+    const expired = () => new ApiError(410, 'video_expired', `The content of video '${videoId}' was deleted after its retention period.`, { expired_at: row.expires_at ? Math.floor(new Date(row.expires_at).getTime() / 1000) : null });
+    if (row.content_deleted_at !== null || (row.expires_at !== null && new Date(row.expires_at) <= this.deps.clock.now())) throw expired();
+    const size = await this.deps.storage.size(contentKey(videoId));
+    if (size === null) throw expired();
+    return { key: contentKey(videoId), size };
+  }
+}

@@ -1,0 +1,132 @@
+import { Router, type Request, type Response } from 'express';
+import rangeParser from 'range-parser';
+import type { AuthService } from '../domain/accounts/auth';
+import { sniffImageFormat, IMAGE_MIME_TYPES } from '../domain/shared/image-bytes';
+import { ApiError, badRequest } from '../domain/shared/errors';
+import { VIDEO_INPUT_ROLES, type VideoInputImage, type VideoInputRole, type VideoStorage } from '../domain/videos/ports';
+import { parseIdempotencyKey, VIDEO_CREATE_FIELDS, type VideoCreateFields } from '../domain/videos/rules';
+import { walletKeyRequired, type VideoService } from '../domain/videos/service';
+import type { VideoListQuery } from '../domain/videos/repository';
+import { toVideoListObject, toVideoObject } from '../protocols/openai-videos/client-wire';
+import { keyPrincipal, requireApiKey } from './auth';
+import { admitApiKeyRequests } from './admission';
+import type { AdmissionService } from '../domain/limits/admission';
+import { bodyObject, facts, readJsonBody, rejectUnknownFields } from './http';
+import { fieldValues, isMultipart, readMultipart, type MultipartLimits } from './multipart';
+
+export interface VideosRouterDeps {
+  auth: AuthService;
+  admission: AdmissionService;
+  videos: VideoService;
+  storage: VideoStorage;
+  uploads: MultipartLimits;
+  maxJsonBodyBytes: number;
+}
+
+/** /v1/videos: create (JSON or multipart), read, list and download; prepaid keys only. */
+export function videosRouter(deps: VideosRouterDeps): Router {
+  const router = Router();
+  router.use('/videos', requireApiKey(deps.auth, { allowXApiKey: false }), admitApiKeyRequests(deps.admission), (_req, res, next) => {
+    if (keyPrincipal(res).kind !== 'prepaid') throw walletKeyRequired();
+    next();
+  });
+
+  router.post('/videos', async (req, res) => {
+    const idempotencyKey = parseIdempotencyKey(req.headers['idempotency-key']);
+    const { fields, inputs } = isMultipart(req) ? await readForm(req, deps.uploads) : await readJson(req, deps.maxJsonBodyBytes);
+    const created = await deps.videos.create(keyPrincipal(res), { fields, inputs, idempotencyKey });
+    facts(res).model = created.video.model;
+    if (created.routedFrom !== null) res.setHeader('x-service-model-routed-from', created.routedFrom);
+    if (created.replayed) res.setHeader('x-service-idempotent-replay', 'true');
+    res.status(created.replayed ? 200 : 202).json(toVideoObject(created.video));
+  });
+
+  router.get('/videos', async (req, res) => {
+    res.json(toVideoListObject(await deps.videos.list(keyPrincipal(res).accountId, listQuery(req))));
+  });
+
+  router.get('/videos/:id', async (req, res) => {
+    res.json(toVideoObject(await deps.videos.get(keyPrincipal(res).accountId, String(req.params.id))));
+  });
+
+  router.get('/videos/:id/content', async (req, res) => {
+    const variant = req.query.variant;
+    if (variant !== undefined && variant !== 'video') throw badRequest("variant: only 'video' is available", { field: 'variant' });
+    const content = await deps.videos.content(keyPrincipal(res).accountId, String(req.params.id));
+    sendRange(req, res, deps.storage, content.key, content.size);
+  });
+
+  return router;
+}
+
+/** `Range` handled by range-parser: one satisfiable range → 206, none satisfiable → 416, no or malformed header → 200. */
+function sendRange(req: Request, res: Response, storage: VideoStorage, key: string, size: number): void {
+  res.setHeader('accept-ranges', 'bytes');
+  res.setHeader('content-type', 'video/mp4');
+  const header = req.headers.range;
+  const ranges = header ? rangeParser(size, header, { combine: true }) : -2;
+  if (ranges === -1) {
+    res.setHeader('content-range', `bytes */${size}`);
+    throw new ApiError(416, 'range_not_satisfiable', `Range: no part of '${header}' lies within the ${size} bytes of the video.`, { field: 'Range', size });
+  }
+  // Several ranges would need a multipart/byteranges answer; the whole file is a valid answer too.
+  const range = ranges !== -2 && ranges.type === 'bytes' && ranges.length === 1 ? ranges[0]! : null;
+  const start = range?.start ?? 0;
+  const end = range?.end ?? size - 1;
+  if (range) {
+    res.status(206);
+    res.setHeader('content-range', `bytes ${start}-${end}/${size}`);
+  }
+  res.setHeader('content-length', size === 0 ? 0 : end - start + 1);
+  if (size === 0) return void res.end();
+  const stream = storage.openRange(key, start, end);
+  stream.on('error', () => res.destroy());
+  res.on('close', () => stream.destroy());
+  stream.pipe(res);
+}
+
+/** The JSON body, read here after authentication (unless an app-wide parser already read it). */
+async function readJson(req: Request, limitBytes: number): Promise<{ fields: VideoCreateFields; inputs: VideoInputImage[] }> {
+  const body = bodyObject(req.readableEnded ? req.body : await readJsonBody(req, limitBytes));
+  rejectUnknownFields(body, VIDEO_CREATE_FIELDS);
+  return { fields: body, inputs: [] };
+}
+
+const roleOf = (field: string): VideoInputRole | null => {
+  const name = field.endsWith('[]') ? field.slice(0, -2) : field;
+  return (VIDEO_INPUT_ROLES as readonly string[]).includes(name) ? (name as VideoInputRole) : null;
+};
+
+/** Multipart: the text fields of the JSON form, plus image files checked by their bytes. */
+async function readForm(req: Request, limits: MultipartLimits): Promise<{ fields: VideoCreateFields; inputs: VideoInputImage[] }> {
+  const form = await readMultipart(req, limits);
+  const fields: Record<string, string> = {};
+  for (const { name } of form.fields) {
+    if (!(VIDEO_CREATE_FIELDS as readonly string[]).includes(name)) throw badRequest(`Unsupported field: ${name}`, { fields: [name] });
+    const values = fieldValues(form, name);
+    if (values.length > 1) throw badRequest(`${name} must be sent once`, { field: name });
+    fields[name] = values[0]!;
+  }
+  const inputs: VideoInputImage[] = [];
+  for (const file of form.files) {
+    const role = roleOf(file.field);
+    if (!role) throw badRequest(`Unsupported file field: ${file.field} (expected ${VIDEO_INPUT_ROLES.join(', ')})`, { field: file.field });
+    if (role !== 'reference' && inputs.some((input) => input.role === role)) throw badRequest(`${role} must be sent once`, { field: role });
+    const format = sniffImageFormat(file.data);
+    if (!format) throw badRequest(`${file.field} must be a PNG, JPEG or WebP image (checked by its bytes)`, { field: file.field });
+    inputs.push({ role, mediaType: IMAGE_MIME_TYPES[format], bytes: file.data });
+  }
+  return { fields, inputs };
+}
+
+function listQuery(req: Request): VideoListQuery {
+  const { limit, order, after } = req.query;
+  let parsedLimit = 20;
+  if (limit !== undefined) {
+    parsedLimit = typeof limit === 'string' && /^\d{1,4}$/.test(limit) ? Number(limit) : NaN;
+    if (!(parsedLimit >= 1 && parsedLimit <= 100)) throw badRequest('limit must be an integer from 1 to 100', { field: 'limit' });
+  }
+  if (order !== undefined && order !== 'asc' && order !== 'desc') throw badRequest("order must be 'asc' or 'desc'", { field: 'order' });
+  if (after !== undefined && typeof after !== 'string') throw badRequest('after must be a video id', { field: 'after' });
+  return { limit: parsedLimit, order: order ?? 'desc', after: (after as string | undefined) ?? null };
+}
