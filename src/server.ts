@@ -30,6 +30,10 @@ import { configuredVendorEndpoints, type VendorEndpoint } from './domain/catalog
 import type { AdmissionService } from './domain/limits/admission';
 import { createAdmissionService } from './domain/limits/create-admission';
 import { admitApiKeyRequests } from './rest/admission';
+import { imagesRouter } from './rest/images';
+import { DEFAULT_MULTIPART_LIMITS } from './rest/multipart';
+import { ImageService } from './domain/images/service';
+import { createImageProviders } from './providers/images/registry';
 
 /** After-answer settlements wait this long (ms) to share a batch: at 500 req/s, ten per commit. */
 const SETTLEMENT_BATCH_DELAY_MS = 20;
@@ -113,6 +117,10 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
     onSettlementFailed: (err, requestId) => log.error({ err, request_id: requestId }, 'settlement could not be written'),
   });
   const admission = await createAdmissionService({ orm, clock, bus, log, redisUrl: config.redisUrl, redisKeyPrefix: config.redisKeyPrefix });
+  // Images: their own vendor client, whose timeouts allow the minutes an image can take.
+  const imageTimeouts = { connectMs: config.vendorTimeouts.connectMs, headersMs: config.imageVendorTimeoutMs, bodyIdleMs: config.imageVendorTimeoutMs };
+  const imageProviders = createImageProviders(vendors, { http: { timeouts: imageTimeouts } });
+  const images = new ImageService({ providers: imageProviders, billing, clock });
   const services: Services = { orm, clock, ids, bus, auth, accounts, keys, billing, catalog, vendors, admission };
 
   let inFlight = 0;
@@ -132,7 +140,12 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
       track(res);
       next();
     },
-    v1: [sessionsRouter(auth), keysRouter(auth, keys), modelsRouter(auth, catalog, configuredVendors, admitApiKeyRequests(admission))],
+    v1: [
+      sessionsRouter(auth),
+      keysRouter(auth, keys),
+      modelsRouter(auth, catalog, configuredVendors, admitApiKeyRequests(admission)),
+      imagesRouter({ auth, admission, catalog, configuredVendors, images, clock, uploadLimits: { ...DEFAULT_MULTIPART_LIMITS, ...config.uploads } }),
+    ],
   });
   const text = textEndpoints({ auth, admission, pipeline: textPipeline, ids, log, maxJsonBodyBytes: config.maxJsonBodyBytes }, track);
   httpServer.on('request', (req, res) => {
@@ -161,6 +174,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
       await batchSql.close();
       await sweeper.stop();
       await providers.close();
+      await imageProviders.close();
       await admission.close();
       await bus.close();
       await orm.close();
