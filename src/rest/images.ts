@@ -1,4 +1,4 @@
-import { Router, type Request, type Response } from 'express';
+import { Router, type NextFunction, type Request, type Response } from 'express';
 import type { AuthService } from '../domain/accounts/auth';
 import type { Catalog } from '../domain/catalog/types';
 import { modelAccessFor } from '../domain/catalog/vendors';
@@ -13,7 +13,8 @@ import type { AdmissionService } from '../domain/limits/admission';
 import { keyPrincipal, requireApiKey } from './auth';
 import { facts } from './http';
 import { walletKeyRequired } from './models';
-import { readMultipart, type MultipartLimits } from './multipart';
+import { discardRemainingBody, isMultipart, readMultipart, type MultipartLimits } from './multipart';
+import { ApiError } from '../domain/shared/errors';
 
 export interface ImagesRouterDeps {
   auth: AuthService;
@@ -36,12 +37,18 @@ export function imagesRouter(deps: ImagesRouterDeps): Router {
 
   router.post('/images/generations', ...gate, async (req, res) => {
     prepaidOnly(res);
+    if (isMultipart(req)) throw new ApiError(415, 'unsupported_media_type', 'Image generations take a JSON body (Content-Type: application/json); uploads go to /v1/images/edits.');
     await answer(deps, res, decodeGenerationBody(req.body));
   });
   router.post('/images/edits', ...gate, async (req: Request, res) => {
     prepaidOnly(res);
     const form = await readMultipart(req, deps.uploadLimits);
     await answer(deps, res, decodeEditForm(form));
+  });
+  // An edit refused before its upload was read (bad key, limit, bad part) answers once the rest is discarded.
+  router.use('/images/edits', async (error: unknown, req: Request, _res: Response, next: NextFunction) => {
+    await discardRemainingBody(req, deps.uploadLimits.maxTotalBytes);
+    next(error);
   });
   return router;
 }

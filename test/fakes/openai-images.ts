@@ -37,6 +37,9 @@ export interface RecordedImageRequest {
   bodyBytes: number;
   /** True when the client went away before the answer. */
   aborted: boolean;
+  /** When the request arrived and when its answer was complete (ms since the epoch). */
+  receivedAt: number;
+  answeredAt: number | null;
 }
 
 export interface ImageFake {
@@ -105,7 +108,8 @@ export async function startImageFake(options: { apiKey: string; basePath: string
 }
 
 async function recordImageRequest(req: IncomingMessage, res: ServerResponse): Promise<RecordedImageRequest> {
-  const record: RecordedImageRequest = { method: req.method ?? 'GET', path: new URL(req.url ?? '/', 'http://fake').pathname, headers: req.headers, json: undefined, fields: {}, files: [], bodyBytes: 0, aborted: false };
+  const record: RecordedImageRequest = { method: req.method ?? 'GET', path: new URL(req.url ?? '/', 'http://fake').pathname, headers: req.headers, json: undefined, fields: {}, files: [], bodyBytes: 0, aborted: false, receivedAt: Date.now(), answeredAt: null };
+  res.on('finish', () => (record.answeredAt = Date.now()));
   res.on('close', () => {
     if (!res.writableFinished) record.aborted = true;
   });

@@ -56,14 +56,13 @@ describe('POST /v1/images/generations', () => {
     const acct = await freshAccount();
     const before = fake.requests.length;
     fake.script({ delayMs: 300 });
-    const started = Date.now();
     const response = await acct.openai.images.generate({ model: 'openai/gpt-image-1', prompt: 'three cats', n: 3, size: '1024x1536' });
-    const elapsed = Date.now() - started;
     expect(await decodeImages(response)).toEqual(Array(3).fill({ width: 1024, height: 1536, format: 'png' }));
     const calls = fake.requests.slice(before);
     expect(calls).toHaveLength(3);
-    for (const c of calls) expect(c.json).toEqual({ model: 'gpt-image-1', prompt: 'three cats', n: 1, size: '1024x1536' });
-    expect(elapsed).toBeLessThan(900); // three 300 ms calls, not one after another
+    for (const c of calls) expect(c.json).toEqual({ model: 'gpt-image-1', prompt: 'three cats', n: 1, size: '1024x1536', quality: 'medium' });
+    // In parallel: all three calls had arrived before the first was answered.
+    expect(Math.max(...calls.map((c) => c.receivedAt))).toBeLessThan(Math.min(...calls.map((c) => c.answeredAt!)));
     expect(response.usage).toEqual({ input_tokens: 150, output_tokens: 816, total_tokens: 966 });
     const ledger = await accountLedger(h.db, acct.accountId);
     expect(ledger.charges).toEqual([-3n * GPT_IMAGE]);
@@ -158,7 +157,7 @@ describe('POST /v1/images/edits', () => {
     expect(calls).toHaveLength(2);
     for (const c of calls) {
       expect(c.path).toBe('/v1/images/edits');
-      expect(c.fields).toEqual({ model: 'gpt-image-1', prompt: 'combine them', n: '1', size: '1536x1024' });
+      expect(c.fields).toEqual({ model: 'gpt-image-1', prompt: 'combine them', n: '1', size: '1536x1024', quality: 'medium' });
       expect(c.files.map((f) => [f.field, f.mimeType, f.data.equals(inputs[c.files.indexOf(f)]!)])).toEqual([
         ['image[]', 'image/png', true],
         ['image[]', 'image/png', true],
@@ -231,6 +230,17 @@ describe('refusals: 4xx naming the field, before anything is reserved or any ven
     expect(((await response.json()) as any).error.message).toMatch(/^image:/);
   });
 
+  it('each endpoint refuses the other body type with 415', async () => {
+    const form = new FormData();
+    form.append('model', 'sandbox/image');
+    form.append('prompt', 'x');
+    const multipart = await fetch(`${h.t.url}/v1/images/generations`, { method: 'POST', body: form, headers: { authorization: `Bearer ${a.secret}` } });
+    expect(multipart.status).toBe(415);
+    const json = await call(`${h.t.url}/v1/images/edits`, { token: a.secret, body: { model: 'sandbox/image', prompt: 'x' } });
+    expect(json.status).toBe(415);
+    expect(json.body.error.code).toBe('unsupported_media_type');
+  });
+
   it('edits: an upload over the per-file limit is 413 naming the limit', async () => {
     const form = new FormData();
     form.append('model', 'sandbox/image');
@@ -241,12 +251,13 @@ describe('refusals: 4xx naming the field, before anything is reserved or any ven
     expect(((await response.json()) as any).error).toMatchObject({ code: 'payload_too_large', details: { limit: 'max_file_bytes' } });
   });
 
-  it('edits: a wrong key is 401 before the body is read', async () => {
-    const form = new FormData();
-    form.append('model', 'sandbox/image');
-    form.append('image', new Blob([new Uint8Array(26 * 1024 * 1024)]), 'huge.png');
-    const response = await fetch(`${h.t.url}/v1/images/edits`, { method: 'POST', body: form, headers: { authorization: 'Bearer tg-wrong' } });
-    expect(response.status).toBe(401); // not 413: the upload was never parsed
+  it('edits: the key is checked before the body is parsed (a wrong key with a malformed body is 401, not 400)', async () => {
+    const malformed = { 'content-type': 'multipart/form-data; boundary=B' };
+    const wrongKey = await call(`${h.t.url}/v1/images/edits`, { token: 'tg-wrong', rawBody: '--B\r\nContent-Disposition: form-data; name="prompt"\r\n\r\ncut short', headers: malformed });
+    expect(wrongKey.status).toBe(401);
+    const goodKey = await call(`${h.t.url}/v1/images/edits`, { token: a.secret, rawBody: '--B\r\nContent-Disposition: form-data; name="prompt"\r\n\r\ncut short', headers: malformed });
+    expect(goodKey.status).toBe(400);
+    expect(goodKey.body.error.message).toMatch(/malformed/);
   });
 
   it('a plan-billed key gets 403 api_wallet_key_required on both endpoints', async () => {

@@ -53,7 +53,7 @@ describe('OpenAI Images adapter', () => {
 
   it('generates with one JSON call (n: 1, the size asked, the bearer key) and reads usage', async () => {
     const image = await providers.forModel(gptImage).generateImage(request({ model: gptImage, size: { width: 1536, height: 1024 } }));
-    expect(fake.requests.at(-1)).toMatchObject({ path: '/v1/images/generations', json: { model: 'gpt-image-1', prompt: 'a red fox', n: 1, size: '1536x1024' } });
+    expect(fake.requests.at(-1)).toMatchObject({ path: '/v1/images/generations', json: { model: 'gpt-image-1', prompt: 'a red fox', n: 1, size: '1536x1024', quality: 'medium' } });
     expect(fake.requests.at(-1)!.headers.authorization).toBe(`Bearer ${fake.apiKey}`);
     expect(image.format).toBe('png');
     expect(await sizeOf(image.data)).toEqual({ width: 1536, height: 1024, format: 'png' });
@@ -71,7 +71,7 @@ describe('OpenAI Images adapter', () => {
       ['image[]', 'image/png', 'image-1.png'],
       ['image[]', 'image/jpeg', 'image-2.jpg'],
     ]);
-    expect(fake.requests.at(-1)!.fields).toEqual({ model: 'gpt-image-1', prompt: 'a red fox', n: '1', size: '1024x1024' });
+    expect(fake.requests.at(-1)!.fields).toEqual({ model: 'gpt-image-1', prompt: 'a red fox', n: '1', size: '1024x1024', quality: 'medium' });
   });
 
   it("turns the vendor's error answers and non-images into ProviderError (502) with its message, never the key", async () => {

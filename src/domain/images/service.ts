@@ -48,13 +48,7 @@ export class ImageService {
     const hold = await billing.reserveHold({ principal, purpose: 'image', model: request.model.id, amountMicro: mediaCostMicro(perImage, request.n) });
     const started = clock.now().getTime();
     const latencyMs = () => clock.now().getTime() - started;
-    let outcomes: PromiseSettledResult<GeneratedImage>[];
-    try {
-      outcomes = await Promise.allSettled(Array.from({ length: request.n }, (_, index) => this.makeOne(request, index, context.signal)));
-    } catch (error) {
-      await billing.releaseHold(hold.id, { recordFailure: true, latencyMs: latencyMs(), requestId: context.requestId });
-      throw error;
-    }
+    const outcomes = await Promise.allSettled(Array.from({ length: request.n }, (_, index) => this.makeOne(request, index, context.signal)));
     const images = outcomes.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : []));
     if (context.signal.aborted || images.length === 0) {
       // A client that left receives nothing, so it pays nothing.

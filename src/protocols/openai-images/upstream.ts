@@ -12,8 +12,16 @@ import { decodeVendorImage } from '../image-answer';
 export const GENERATIONS_PATH = '/images/generations';
 export const EDITS_PATH = '/images/edits';
 
+/**
+ * The catalog prices gpt-image models at their medium quality, so that is what is asked for:
+ * left to `auto`, OpenAI may pick (and bill) high. Other models get no quality field.
+ */
+const upstreamQuality = (request: ImageProviderRequest): string | undefined =>
+  request.model.vendorModelId.startsWith('gpt-image') ? 'medium' : undefined;
+
 export function generationBody(request: ImageProviderRequest): Record<string, unknown> {
-  return { model: request.model.vendorModelId, prompt: request.prompt, n: 1, size: `${request.size.width}x${request.size.height}` };
+  const quality = upstreamQuality(request);
+  return { model: request.model.vendorModelId, prompt: request.prompt, n: 1, size: `${request.size.width}x${request.size.height}`, ...(quality ? { quality } : {}) };
 }
 
 /** The edit request as multipart chunks: text fields, then `image[]` parts (the images are not copied). */
@@ -30,6 +38,8 @@ export function editForm(request: ImageProviderRequest): { contentType: string; 
   field('prompt', request.prompt);
   field('n', '1');
   field('size', `${request.size.width}x${request.size.height}`);
+  const quality = upstreamQuality(request);
+  if (quality) field('quality', quality);
   request.images.forEach((image, i) => file(request.images.length === 1 ? 'image' : 'image[]', `image-${i + 1}.${image.format === 'jpeg' ? 'jpg' : image.format}`, image));
   chunks.push(Buffer.from(`--${boundary}--\r\n`));
   return { contentType: `multipart/form-data; boundary=${boundary}`, chunks };
