@@ -1,5 +1,5 @@
 import OpenAI, { toFile } from 'openai';
-import { ADMIN_TOKEN, call, createKey, graphql, provisionAccount } from '../support/tollgate';
+import { call, createKey, graphql, provisionAccount } from '../support/tollgate';
 import { openaiClient, startTextHarness, textAccount, type TextAccount, type TextHarness } from '../support/text';
 import { accountLedger, decodeImages, pngOf } from '../support/images';
 import { startFakeOpenAIImages, type ImageFake } from '../fakes/openai-images';
@@ -322,12 +322,25 @@ describe('cancellation and reporting', () => {
     expect(await accountLedger(h.db, acct.accountId)).toMatchObject({ charges: [], reserved: 0n, balance: 10_000_000n, usage: [['failed', 0, '0']] });
   });
 
+  it('a running image request holds a concurrency slot until it ends', async () => {
+    // Tier 1 (not pinned): 5 concurrent requests.
+    const owner = await provisionAccount(h.t.url, { fundsMicro: '10000000' });
+    const key = await createKey(h.t.url, owner.sessionToken);
+    const slow = Array.from({ length: 5 }, (_, i) => call(`${h.t.url}/v1/images/generations`, { token: key.secret, body: { model: 'sandbox/image', prompt: `slow ${i} [sandbox:delay=2500]`, size: '512x512' } }));
+    await new Promise((r) => setTimeout(r, 1_100)); // past the per-second request window
+    const sixth = await call(`${h.t.url}/v1/images/generations`, { token: key.secret, body: { model: 'sandbox/image', prompt: 'one too many', size: '512x512' } });
+    expect(sixth.status).toBe(429);
+    expect(sixth.body.error.code).toBe('api_concurrency_limit');
+    expect((await Promise.all(slow)).map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+    const after = await call(`${h.t.url}/v1/images/generations`, { token: key.secret, body: { model: 'sandbox/image', prompt: 'slots are free again', size: '512x512' } });
+    expect(after.status).toBe(200);
+  });
+
   it('usage records over GraphQL show the image count and spend', async () => {
     const acct = await freshAccount();
     await acct.openai.images.generate({ model: 'sandbox/image', prompt: 'counted', n: 4 });
     const records = await graphql(h.t.url, '{usageRecords{data{model images costMicro status}}}', {}, acct.sessionToken);
     expect(records.errors).toBeUndefined();
     expect(records.data.usageRecords.data).toEqual([{ model: 'sandbox/image', images: 4, costMicro: '4000', status: 'ok' }]);
-    void ADMIN_TOKEN;
   });
 });
