@@ -20,6 +20,8 @@ export interface Config {
   uploads: { maxFileBytes: number; maxFiles: number; maxTotalBytes: number };
   /** Video jobs: where files go, deadlines, vendor polling, upkeep, the sandbox's render times. */
   videos: VideoJobConfig;
+  /** How long one image vendor call may take to answer (ms): images can take minutes. */
+  imageVendorTimeoutMs: number;
   /** Outbound vendor HTTP timeouts (ms): connect, first byte, silence between streamed chunks. */
   vendorTimeouts: { connectMs: number; headersMs: number; bodyIdleMs: number };
   /**
@@ -117,6 +119,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxTotalBytes: integer(env, 'TOLLGATE_MAX_UPLOAD_TOTAL_BYTES', 100 * 1024 * 1024, 1024, 4 * 1024 * 1024 * 1024),
     },
     videos: videoJobConfig(env, dataDir),
+    imageVendorTimeoutMs: integer(env, 'TOLLGATE_IMAGE_VENDOR_TIMEOUT_MS', 600_000, 1, 3_600_000),
     vendorTimeouts: {
       connectMs: integer(env, 'TOLLGATE_VENDOR_CONNECT_TIMEOUT_MS', 10_000, 1, 600_000),
       headersMs: integer(env, 'TOLLGATE_VENDOR_HEADERS_TIMEOUT_MS', 120_000, 1, 3_600_000),

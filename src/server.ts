@@ -39,6 +39,10 @@ import { LocalVideoStorage } from './infra/video-storage';
 import { PgBossVideoQueue } from './infra/video-queue';
 import { createVideoProviderRegistry } from './providers/videos/registry';
 import { videosRouter } from './rest/videos';
+import { imagesRouter } from './rest/images';
+import { DEFAULT_MULTIPART_LIMITS } from './rest/multipart';
+import { ImageService } from './domain/images/service';
+import { createImageProviders } from './providers/images/registry';
 
 /** After-answer settlements wait this long (ms) to share a batch: at 500 req/s, ten per commit. */
 const SETTLEMENT_BATCH_DELAY_MS = 20;
@@ -136,6 +140,10 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   const videoSweeper = new VideoSweeper({ orm, clock, storage: videoStorage, runner: videoRunner }, { intervalMs: config.videos.sweepIntervalMs, onError: (err) => log.error({ err }, 'video sweep failed') });
   await videoQueue.start((step) => videoRunner.runStep(step));
   videoSweeper.start();
+  // Images: their own vendor client, whose timeouts allow the minutes an image can take.
+  const imageTimeouts = { connectMs: config.vendorTimeouts.connectMs, headersMs: config.imageVendorTimeoutMs, bodyIdleMs: config.imageVendorTimeoutMs };
+  const imageProviders = createImageProviders(vendors, { http: { timeouts: imageTimeouts } });
+  const images = new ImageService({ providers: imageProviders, billing, clock });
   const services: Services = { orm, clock, ids, bus, auth, accounts, keys, billing, catalog, vendors, admission, videos, videoRunner, videoSweeper };
 
   let inFlight = 0;
@@ -160,7 +168,11 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
       track(res);
       next();
     },
-    v1: [sessionsRouter(auth, jsonBodies), keysRouter(auth, keys, jsonBodies), modelsRouter(auth, catalog, configuredVendors, admitApiKeyRequests(admission)),
+    v1: [
+      sessionsRouter(auth, jsonBodies),
+      keysRouter(auth, keys, jsonBodies),
+      modelsRouter(auth, catalog, configuredVendors, admitApiKeyRequests(admission)),
+      imagesRouter({ auth, admission, catalog, configuredVendors, images, clock, uploadLimits: { ...DEFAULT_MULTIPART_LIMITS, ...config.uploads }, jsonBody: jsonBodies }),
       videosRouter({ auth, admission, videos, storage: videoStorage, uploads: { ...config.uploads, maxFields: 16, maxFieldBytes: 64 * 1024 }, maxJsonBodyBytes: config.maxJsonBodyBytes }),
     ],
   });
@@ -194,6 +206,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
       await batchSql.close();
       await sweeper.stop();
       await providers.close();
+      await imageProviders.close();
       await admission.close();
       await bus.close();
       await orm.close();

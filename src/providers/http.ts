@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { Pool, type Dispatcher } from 'undici';
 import type { Cancellation } from '../domain/generation/cancellation';
 import { ProviderError } from '../domain/generation/errors';
@@ -39,10 +40,19 @@ export interface VendorCall {
   /** Path (and query) appended to the base URL's path. */
   path: string;
   headers: Record<string, string>;
+  /** Sent as JSON, unless `encodedBody` is given. */
   body: unknown;
+  /** A body already encoded (a multipart upload): its content type and bytes, sent as they are. */
+  encodedBody?: EncodedBody;
   signal: Cancellation;
   /** Strings never to be echoed in an error message (the API key). */
   secrets: readonly (string | null)[];
+}
+
+export interface EncodedBody {
+  contentType: string;
+  /** Chunks sent in order without being joined (large uploads are not copied again). */
+  chunks: readonly Buffer[];
 }
 
 /** Longest vendor error body read for its message. */
@@ -108,11 +118,14 @@ export class VendorHttpClient {
     const { pool, path } = this.target(call);
     let response: Dispatcher.ResponseData;
     try {
+      const encoded = call.encodedBody;
       response = await pool.request({
         method: 'POST',
         path,
-        headers: { 'content-type': 'application/json', accept, 'user-agent': 'tollgate', ...call.headers },
-        body: JSON.stringify(call.body),
+        headers: encoded
+          ? { 'content-type': encoded.contentType, 'content-length': String(encoded.chunks.reduce((sum, chunk) => sum + chunk.length, 0)), accept, 'user-agent': 'tollgate', ...call.headers }
+          : { 'content-type': 'application/json', accept, 'user-agent': 'tollgate', ...call.headers },
+        body: encoded ? Readable.from(encoded.chunks, { objectMode: false }) : JSON.stringify(call.body),
         signal: call.signal,
         headersTimeout: this.timeouts.headersMs,
         bodyTimeout: this.timeouts.bodyIdleMs,

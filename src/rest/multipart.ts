@@ -147,3 +147,31 @@ export function readMultipart(req: IncomingMessage, limits: MultipartLimits = DE
     req.pipe(parser);
   });
 }
+
+/**
+ * Reads and throws away what is left of a request body, so that an early answer (401, 413,
+ * 400) reaches a client that is still uploading: Node closes a connection whose request was
+ * not read to its end, and the client then sees a reset instead of the answer. Nothing is
+ * kept. Gives up (resolves) past `limitBytes`, or at once when the declared length is over
+ * it: then the connection is closed, which is the only answer to such an upload.
+ */
+export function discardRemainingBody(req: IncomingMessage, limitBytes: number): Promise<void> {
+  if (req.complete || req.readableEnded || req.destroyed) return Promise.resolve();
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > limitBytes) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    let seen = 0;
+    const done = () => {
+      req.off('data', count);
+      resolve();
+    };
+    const count = (chunk: Buffer) => {
+      seen += chunk.length;
+      if (seen > limitBytes) done();
+    };
+    req.on('data', count);
+    req.once('end', done);
+    req.once('close', done);
+    req.resume();
+  });
+}

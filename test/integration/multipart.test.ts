@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import sharp from 'sharp';
 import { answerError, sendJson } from '../../src/rest/http';
-import { fieldValues, readMultipart, type MultipartLimits } from '../../src/rest/multipart';
+import { discardRemainingBody, fieldValues, readMultipart, type MultipartLimits } from '../../src/rest/multipart';
 import { sniffImageFormat } from '../../src/domain/shared/image-bytes';
 
 /** A real HTTP server whose one route reads a multipart body and echoes what it got. */
@@ -20,7 +20,7 @@ beforeAll(async () => {
           prompt: fieldValues(form, 'prompt'),
           files: form.files.map((f) => ({ field: f.field, filename: f.filename, mimeType: f.mimeType, size: f.data.length, format: sniffImageFormat(f.data), first: f.data[0] })),
         }),
-      (error) => answerError(res, error, pino({ level: 'silent' })),
+      (error) => void discardRemainingBody(req, LIMITS.maxTotalBytes).then(() => answerError(res, error, pino({ level: 'silent' }))),
     );
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

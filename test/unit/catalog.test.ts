@@ -28,7 +28,7 @@ describe('built-in catalog', () => {
       'sandbox/echo',
       'sandbox/reasoner',
     ]);
-    expect(ids(catalog.images)).toEqual(['openai/gpt-image-1', 'google/imagen-4', 'sandbox/image', 'sandbox/image-fixed']);
+    expect(ids(catalog.images)).toEqual(['openai/gpt-image-1', 'google/imagen-4', 'google/gemini-2.5-flash-image', 'sandbox/image', 'sandbox/image-fixed']);
     expect(ids(catalog.videos)).toEqual(['openai/sora-2', 'google/veo-3', 'sandbox/video']);
     expect(loadCatalog()).toBe(catalog);
     expect(loadCatalog('')).toBe(catalog);

@@ -157,6 +157,20 @@ export const BUILTIN_CATALOG_SOURCE: CatalogSource = {
     },
     {
       kind: 'image',
+      id: 'google/gemini-2.5-flash-image',
+      vendor: 'gemini',
+      protocol: 'gemini',
+      vendor_model_id: 'gemini-2.5-flash-image',
+      aliases: ['gemini-2.5-flash-image-preview'],
+      created: released('2025-10-02'),
+      modes: ['generate', 'edit'],
+      // The model's output size for each aspect ratio it offers (1:1 first).
+      sizes: ['1024x1024', '832x1248', '1248x832', '864x1184', '1184x864', '896x1152', '1152x896', '768x1344', '1344x768', '1536x672'],
+      max_input_images: 3,
+      pricing: { per_image: '0.039' },
+    },
+    {
+      kind: 'image',
       id: 'sandbox/image',
       vendor: 'sandbox',
       protocol: 'sandbox',

@@ -1,0 +1,91 @@
+import type { BillingPrincipal, BillingService } from '../billing/service';
+import { mediaCostMicro } from '../billing/pricing';
+import type { Clock } from '../shared/clock';
+import type { Cancellation } from '../generation/cancellation';
+import { ProviderError } from '../generation/errors';
+import { fitToSize } from './fit';
+import type { GeneratedImage, ImageProviderRegistry, ImageTokenUsage } from './ports';
+import type { ValidImageRequest } from './request';
+
+/**
+ * Image generation and editing on the money core of text: hold n × the per-image price before
+ * any vendor call, make the n images in parallel (one vendor call each), fit each to the exact
+ * requested size, charge the images delivered and release the rest.
+ */
+
+export interface ImageRunContext {
+  /** Set when the client goes away: vendor calls still running stop, and nothing is charged. */
+  signal: Cancellation;
+  requestId: string;
+}
+
+export interface ImageResult {
+  /** The delivered images, each exactly the requested size, in request order. */
+  images: GeneratedImage[];
+  /** How many of the n asked for failed (they are not charged). */
+  failed: number;
+  chargedMicro: bigint;
+  /** Summed vendor token counts, when every delivered image reported them. */
+  usage: ImageTokenUsage | null;
+}
+
+export interface ImageServiceDeps {
+  providers: ImageProviderRegistry;
+  billing: BillingService;
+  clock: Clock;
+}
+
+export class ImageService {
+  constructor(private readonly deps: ImageServiceDeps) {}
+
+  /**
+   * Runs a validated request for a prepaid key. 402 before any vendor call when the hold does
+   * not fit; 502 (the first vendor failure, nothing charged) when no image arrived.
+   */
+  async run(principal: BillingPrincipal, request: ValidImageRequest, context: ImageRunContext): Promise<ImageResult> {
+    const { billing, clock } = this.deps;
+    const perImage = request.model.pricing!.perImageMicro; // usable models always have a price
+    const hold = await billing.reserveHold({ principal, purpose: 'image', model: request.model.id, amountMicro: mediaCostMicro(perImage, request.n) });
+    const started = clock.now().getTime();
+    const latencyMs = () => clock.now().getTime() - started;
+    const outcomes = await Promise.allSettled(Array.from({ length: request.n }, (_, index) => this.makeOne(request, index, context.signal)));
+    const images = outcomes.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : []));
+    if (context.signal.aborted || images.length === 0) {
+      // A client that left receives nothing, so it pays nothing.
+      await billing.releaseHold(hold.id, { recordFailure: true, latencyMs: latencyMs(), requestId: context.requestId });
+      throw firstFailure(outcomes, request.model.vendor);
+    }
+    const chargedMicro = mediaCostMicro(perImage, images.length);
+    await billing.settleHold(hold.id, {
+      costMicro: chargedMicro,
+      usage: { images: images.length },
+      status: images.length < request.n ? 'partial' : 'ok',
+      latencyMs: latencyMs(),
+      requestId: context.requestId,
+    });
+    return { images, failed: request.n - images.length, chargedMicro, usage: summedUsage(images) };
+  }
+
+  private async makeOne(request: ValidImageRequest, index: number, signal: Cancellation): Promise<GeneratedImage> {
+    const provider = this.deps.providers.forModel(request.model);
+    const made = await provider.generateImage({ model: request.model, mode: request.mode, prompt: request.prompt, size: request.size, images: request.images, index, signal });
+    let fitted;
+    try {
+      fitted = await fitToSize(made, request.size);
+    } catch {
+      throw new ProviderError(`${request.model.vendor} answered with an image that could not be decoded.`, request.model.vendor);
+    }
+    return { ...fitted, usage: made.usage };
+  }
+}
+
+function firstFailure(outcomes: PromiseSettledResult<GeneratedImage>[], vendor: string): Error {
+  const rejected = outcomes.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
+  if (rejected?.reason instanceof Error) return rejected.reason;
+  return new ProviderError('The request was cancelled by the client.', vendor, null, 'client_cancelled');
+}
+
+function summedUsage(images: readonly GeneratedImage[]): ImageTokenUsage | null {
+  if (!images.every((image) => image.usage)) return null;
+  return images.reduce<ImageTokenUsage>((sum, image) => ({ inputTokens: sum.inputTokens + image.usage!.inputTokens, outputTokens: sum.outputTokens + image.usage!.outputTokens }), { inputTokens: 0, outputTokens: 0 });
+}

@@ -1,0 +1,78 @@
+import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import type { AuthService } from '../domain/accounts/auth';
+import type { Catalog } from '../domain/catalog/types';
+import { modelAccessFor } from '../domain/catalog/vendors';
+import { Cancellation } from '../domain/generation/cancellation';
+import { validateImageRequest, type ImageRequestInput } from '../domain/images/request';
+import type { ImageService } from '../domain/images/service';
+import { unixSeconds, type Clock } from '../domain/shared/clock';
+import { decodeEditForm, decodeGenerationBody } from '../protocols/openai-images/ingress';
+import { encodeImagesResponse } from '../protocols/openai-images/encode';
+import { admitApiKeyRequests } from './admission';
+import type { AdmissionService } from '../domain/limits/admission';
+import { keyPrincipal, requireApiKey } from './auth';
+import { facts } from './http';
+import { walletKeyRequired } from './models';
+import { discardRemainingBody, isMultipart, readMultipart, type MultipartLimits } from './multipart';
+import { ApiError } from '../domain/shared/errors';
+
+export interface ImagesRouterDeps {
+  auth: AuthService;
+  admission: AdmissionService;
+  catalog: Catalog;
+  configuredVendors: ReadonlySet<string>;
+  images: ImageService;
+  clock: Clock;
+  uploadLimits: MultipartLimits;
+  /** Reads a JSON body into req.body (rest/http.ts jsonBody), after the gate. */
+  jsonBody: RequestHandler;
+}
+
+/**
+ * POST /images/generations (JSON) and /images/edits (multipart): authenticate, admit, refuse
+ * plan keys, then (edits) read the upload, decode, validate against the model, run, answer.
+ * The body of an edit is read only after the key is known to be good.
+ */
+export function imagesRouter(deps: ImagesRouterDeps): Router {
+  const router = Router();
+  const gate = [requireApiKey(deps.auth, { allowXApiKey: false }), admitApiKeyRequests(deps.admission)];
+
+  router.post('/images/generations', ...gate, async (req, res, next) => {
+    prepaidOnly(res);
+    if (isMultipart(req)) throw new ApiError(415, 'unsupported_media_type', 'Image generations take a JSON body (Content-Type: application/json); uploads go to /v1/images/edits.');
+    next();
+  }, deps.jsonBody, async (req: Request, res: Response) => {
+    await answer(deps, res, decodeGenerationBody(req.body));
+  });
+  router.post('/images/edits', ...gate, async (req: Request, res) => {
+    prepaidOnly(res);
+    const form = await readMultipart(req, deps.uploadLimits);
+    await answer(deps, res, decodeEditForm(form));
+  });
+  // An edit refused before its upload was read (bad key, limit, bad part) answers once the rest is discarded.
+  router.use('/images/edits', async (error: unknown, req: Request, _res: Response, next: NextFunction) => {
+    await discardRemainingBody(req, deps.uploadLimits.maxTotalBytes);
+    next(error);
+  });
+  return router;
+}
+
+function prepaidOnly(res: Response): void {
+  if (keyPrincipal(res).kind !== 'prepaid') throw walletKeyRequired();
+}
+
+async function answer(deps: ImagesRouterDeps, res: Response, input: ImageRequestInput): Promise<void> {
+  const principal = keyPrincipal(res);
+  const request = validateImageRequest(input, deps.catalog, modelAccessFor(principal, deps.configuredVendors));
+  const requestFacts = facts(res);
+  requestFacts.model = request.model.id;
+  if (request.routedFrom !== null) res.setHeader('x-service-model-routed-from', request.routedFrom);
+  // A client that leaves before its answer stops the vendor calls still running.
+  const signal = new Cancellation();
+  res.once('close', () => {
+    if (!res.writableFinished) signal.cancel();
+  });
+  const result = await deps.images.run(principal, request, { signal, requestId: requestFacts.requestId });
+  requestFacts.costMicro = result.chargedMicro;
+  res.json(encodeImagesResponse(result, { created: unixSeconds(deps.clock.now()), size: request.sizeLabel, quality: request.quality }));
+}
