@@ -61,6 +61,8 @@ export async function mountGraphql(httpServer: Server, services: GraphqlServices
       { async serverWillStart() { return { async drainServer() { await wsCleanup.dispose(); } }; } },
     ],
     introspection: true,
+    // main drains on SIGTERM/SIGINT and stops Apollo itself; Apollo's own handler raced it and hung the exit.
+    stopOnTerminationSignals: false,
   });
   await apollo.start();
   const middleware = expressMiddleware(apollo, { context: async ({ req }) => buildContext(services, req.headers.authorization) });
