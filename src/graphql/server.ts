@@ -11,11 +11,12 @@ import type { Logger } from 'pino';
 import { subscribeIterator, type EventBus } from '../domain/shared/events';
 import { buildContext, type GraphqlServices } from './context';
 import { BillingResolver } from './billing';
+import { LimitsResolver } from './limits';
 import { KeyResolver, KeySubscriptionResolver, OperatorResolver, SessionResolver } from './resolvers';
 
 export async function buildGraphqlSchema(bus: EventBus): Promise<GraphQLSchema> {
   return buildSchema({
-    resolvers: [SessionResolver, KeyResolver, KeySubscriptionResolver, OperatorResolver, BillingResolver],
+    resolvers: [SessionResolver, KeyResolver, KeySubscriptionResolver, OperatorResolver, BillingResolver, LimitsResolver],
     validate: false,
     // Subscriptions run on the domain's event bus (in-process, or shared through Redis).
     pubSub: {

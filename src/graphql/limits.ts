@@ -1,0 +1,50 @@
+import { Arg, Ctx, Mutation, Query, Resolver } from 'type-graphql';
+import { parseKeyName, parseSpendLimit } from '../domain/keys/rules';
+import { parseIsoTimestamp, requireOperator, run, type GraphqlContext } from './context';
+import { toApiKeyType } from './mappers';
+import { CreateAccountKeyInput, CreatedKeyType, PlanType, TierType } from './types';
+
+/** Operator: the configured plans and tiers, and keys created for an account without a session. */
+@Resolver()
+export class LimitsResolver {
+  @Query(() => [PlanType], { description: 'Operator: every plan, by name' })
+  plans(@Ctx() ctx: GraphqlContext): Promise<PlanType[]> {
+    requireOperator(ctx);
+    return run(async () =>
+      (await ctx.services.accounts.listPlans()).map((p) => ({ name: p.name, models: p.models, monthlyAllowanceMicro: p.monthlyAllowanceMicro.toString(), requestsPerMinute: p.requestsPerMinute })),
+    );
+  }
+
+  @Query(() => [TierType], { description: 'Operator: the rate-limit tiers, lowest first' })
+  tiers(@Ctx() ctx: GraphqlContext): Promise<TierType[]> {
+    requireOperator(ctx);
+    return run(async () =>
+      ctx.services.accounts.listTiers().map((t) => ({
+        tier: t.tier,
+        lifetimeTopUpsFromMicro: t.fromMicro.toString(),
+        requestsPerSecond: t.requestsPerSecond,
+        requestsPerMinute: t.requestsPerMinute,
+        tokensPerMinute: t.tokensPerMinute,
+        concurrentRequests: t.concurrentRequests,
+      })),
+    );
+  }
+
+  @Mutation(() => CreatedKeyType, { description: 'Operator: creates a key for an account (optionally owned by one of its users); the secret is shown once' })
+  createAccountKey(@Arg('input') input: CreateAccountKeyInput, @Ctx() ctx: GraphqlContext): Promise<CreatedKeyType> {
+    requireOperator(ctx);
+    return run(async () => {
+      const created = await ctx.services.keys.createKeyAsOperator(
+        { accountId: input.accountId, userId: input.userId ?? null },
+        {
+          name: parseKeyName(input.name, 'input.name'),
+          kind: input.kind ?? 'prepaid',
+          monthlySpendLimitMicro: input.monthlySpendLimitMicro == null ? null : parseSpendLimit(input.monthlySpendLimitMicro, 'input.monthlySpendLimitMicro'),
+          expiresAt: parseIsoTimestamp(input.expiresAt, 'input.expiresAt'),
+        },
+        { kind: 'input.kind', limit: 'input.monthlySpendLimitMicro', expiresAt: 'input.expiresAt' },
+      );
+      return { key: toApiKeyType(created.key), secret: created.secret };
+    });
+  }
+}
