@@ -1,10 +1,15 @@
 import { ConfigError, loadConfig } from '../config';
 import { ApiError } from '../domain/shared/errors';
 import { DatabaseUnreachableError } from '../infra/database';
-import { runAdmin, ADMIN_USAGE } from './admin';
+import { ADMIN_USAGE, runAdmin } from './admin';
 import { UsageError } from './args';
 import { runMigrate } from './migrate';
-import { startGateway } from './start';
+
+/**
+ * The gateway's modules (both planes, Apollo, Express) load only for `start`, so admin
+ * commands start quickly. A require, not import(): the compiled output is CommonJS.
+ */
+const loadStart = (): typeof import('./start') => require('./start') as typeof import('./start');
 
 export const USAGE = `Usage: tollgate [command]
 
@@ -34,18 +39,19 @@ export async function runCli(argv: readonly string[], out: NodeJS.WritableStream
     switch (command) {
       case 'start':
         if (rest.length > 0) throw new UsageError(`start takes no arguments, got '${rest.join(' ')}'`);
-        await startGateway(loadConfig());
+        await loadStart().startGateway(loadConfig());
         return null;
       case 'migrate':
         if (rest.length > 0) throw new UsageError(`migrate takes no arguments, got '${rest.join(' ')}'`);
         await runMigrate(loadConfig(), out);
         return 0;
-      case 'admin':
+      case 'admin': {
         if (rest.length === 0 || rest[0] === '--help' || rest[0] === 'help') {
           out.write(ADMIN_USAGE);
           return rest.length === 0 ? 2 : 0;
         }
         return await runAdmin(rest, () => loadConfig(), out);
+      }
       case '--help':
       case '-h':
       case 'help':
