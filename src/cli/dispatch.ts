@@ -39,7 +39,10 @@ export async function runCli(argv: readonly string[], out: NodeJS.WritableStream
     switch (command) {
       case 'start':
         if (rest.length > 0) throw new UsageError(`start takes no arguments, got '${rest.join(' ')}'`);
-        await loadStart().startGateway(loadConfig());
+        {
+          const config = loadConfig(); // a bad value fails before the gateway's modules load
+          await loadStart().startGateway(config);
+        }
         return null;
       case 'migrate':
         if (rest.length > 0) throw new UsageError(`migrate takes no arguments, got '${rest.join(' ')}'`);
