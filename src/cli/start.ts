@@ -66,9 +66,6 @@ export async function startGateway(config: Config): Promise<void> {
   } else if ((await tollgate.services.orm.em.fork().count(Account, {})) === 0) {
     notice = { kind: 'no-accounts' };
   }
-  const port = await tollgate.listen(config.port, config.host);
-  process.stdout.write(welcomeText(port, notice));
-
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
@@ -78,6 +75,9 @@ export async function startGateway(config: Config): Promise<void> {
     await embedded?.stop();
     process.exit(0);
   };
+  // Before the welcome: whoever reads it may signal at once (a supervisor, a test).
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
+  const port = await tollgate.listen(config.port, config.host);
+  process.stdout.write(welcomeText(port, notice));
 }

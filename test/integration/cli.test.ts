@@ -2,6 +2,9 @@ import { runTollgate, type CliResult } from '../support/cli';
 import { createTestDatabase } from '../support/database';
 import { ADMIN_TOKEN, call, graphql, startTestTollgate, type TestTollgate } from '../support/tollgate';
 
+// Spawned processes on a machine shared with other test files can be slow to start.
+jest.setTimeout(120_000);
+
 // Each command is a spawned CLI process on a real database; a gateway on the same database
 // shows that what the CLI did is what the planes see.
 let db: { url: string; drop(): Promise<void> };

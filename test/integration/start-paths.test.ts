@@ -6,6 +6,9 @@ import { runTollgate, startTollgateProcess } from '../support/cli';
 import { createTestDatabase } from '../support/database';
 import { call } from '../support/tollgate';
 
+// Spawned processes on a machine shared with other test files can be slow to start.
+jest.setTimeout(120_000);
+
 // `tollgate start` (what npm start runs) as a spawned process, on each way an operator starts it.
 
 describe('DATABASE_URL', () => {

@@ -1,9 +1,41 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { transformFileSync } from '@swc/core';
 
 const ROOT = join(__dirname, '..', '..');
-const MAIN = join(ROOT, 'src', 'main.ts');
-const REGISTER = join(__dirname, 'swc-register.js');
+
+/**
+ * The CLI's sources compiled once per test file with SWC (the options of swc-register.js),
+ * like `npm run build` does with tsc: each spawned process then starts without compiling.
+ * The output sits inside the checkout (.scratch/, ignored) so node_modules resolves as in dist/.
+ */
+let compiledMain: string | undefined;
+function compiledCli(): string {
+  if (compiledMain) return compiledMain;
+  const out = join(ROOT, '.scratch', `cli-${randomBytes(4).toString('hex')}`);
+  const compile = (dir: string): void => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) compile(path);
+      else if (entry.name.endsWith('.ts')) {
+        const { code } = transformFileSync(path, {
+          jsc: { parser: { syntax: 'typescript', decorators: true }, transform: { legacyDecorator: true, decoratorMetadata: true }, target: 'es2022' },
+          module: { type: 'commonjs' },
+        });
+        const target = join(out, relative(ROOT, path)).replace(/\.ts$/, '.js');
+        mkdirSync(dirname(target), { recursive: true });
+        writeFileSync(target, code);
+      }
+    }
+  };
+  compile(join(ROOT, 'src'));
+  compile(join(ROOT, 'migrations'));
+  process.once('exit', () => rmSync(out, { recursive: true, force: true }));
+  compiledMain = join(out, 'src', 'main.js');
+  return compiledMain;
+}
 
 export interface CliResult {
   code: number | null;
@@ -16,10 +48,10 @@ function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   return { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: 'warn', ...env };
 }
 
-/** Runs `tollgate <args>` (src/main.ts through SWC) to completion. */
+/** Runs `tollgate <args>` to completion. */
 export function runTollgate(args: string[], env: Record<string, string>, options: { cwd?: string; timeoutMs?: number } = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['-r', REGISTER, MAIN, ...args], { cwd: options.cwd ?? ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [compiledCli(), ...args], { cwd: options.cwd ?? ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -47,7 +79,7 @@ export interface RunningTollgate {
 /** Starts `tollgate start` and resolves once it prints that it listens (rejects if it exits first). */
 export function startTollgateProcess(env: Record<string, string>, options: { cwd?: string; timeoutMs?: number } = {}): Promise<RunningTollgate> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['-r', REGISTER, MAIN, 'start'], { cwd: options.cwd ?? ROOT, env: childEnv({ PORT: '0', HOST: '127.0.0.1', ...env }), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [compiledCli(), 'start'], { cwd: options.cwd ?? ROOT, env: childEnv({ PORT: '0', HOST: '127.0.0.1', ...env }), stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
     const onData = (chunk: Buffer) => {
