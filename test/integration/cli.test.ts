@@ -1,4 +1,4 @@
-import { runTollgate, type CliResult } from '../support/cli';
+import { removeCompiledCli, runTollgate, type CliResult } from '../support/cli';
 import { createTestDatabase } from '../support/database';
 import { ADMIN_TOKEN, call, graphql, startTestTollgate, type TestTollgate } from '../support/tollgate';
 
@@ -21,7 +21,10 @@ beforeAll(async () => {
   db = await createTestDatabase();
   env = { DATABASE_URL: db.url };
 });
-afterAll(() => db.drop());
+afterAll(async () => {
+  await db.drop();
+  removeCompiledCli();
+});
 
 test('migrate applies the migrations once, then reports the database up to date', async () => {
   const first = await runTollgate(['migrate'], env);

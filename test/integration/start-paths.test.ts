@@ -2,7 +2,7 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import { runTollgate, startTollgateProcess } from '../support/cli';
+import { removeCompiledCli, runTollgate, startTollgateProcess } from '../support/cli';
 import { createTestDatabase } from '../support/database';
 import { call } from '../support/tollgate';
 
@@ -10,6 +10,7 @@ import { call } from '../support/tollgate';
 jest.setTimeout(120_000);
 
 // `tollgate start` (what npm start runs) as a spawned process, on each way an operator starts it.
+afterAll(() => removeCompiledCli());
 
 describe('DATABASE_URL', () => {
   let db: { url: string; drop(): Promise<void> };

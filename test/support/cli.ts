@@ -12,9 +12,11 @@ const ROOT = join(__dirname, '..', '..');
  * The output sits inside the checkout (.scratch/, ignored) so node_modules resolves as in dist/.
  */
 let compiledMain: string | undefined;
+let compiledDir: string | undefined;
 function compiledCli(): string {
   if (compiledMain) return compiledMain;
   const out = join(ROOT, '.scratch', `cli-${randomBytes(4).toString('hex')}`);
+  compiledDir = out;
   const compile = (dir: string): void => {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
       const path = join(dir, entry.name);
@@ -32,9 +34,14 @@ function compiledCli(): string {
   };
   compile(join(ROOT, 'src'));
   compile(join(ROOT, 'migrations'));
-  process.once('exit', () => rmSync(out, { recursive: true, force: true }));
   compiledMain = join(out, 'src', 'main.js');
   return compiledMain;
+}
+
+/** For afterAll: removes the compiled sources of this test file. */
+export function removeCompiledCli(): void {
+  if (compiledDir) rmSync(compiledDir, { recursive: true, force: true });
+  compiledDir = compiledMain = undefined;
 }
 
 export interface CliResult {
