@@ -11,8 +11,6 @@ import { hashPassword } from '../shared/secrets';
 import { Account, Plan, User } from './entities';
 import type { PlanDefinition } from './plans';
 
-export type { PlanDefinition } from './plans';
-
 export interface AccountView {
   id: string;
   name: string;
