@@ -1,4 +1,9 @@
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { loadCatalog, type Catalog } from './domain/catalog';
+import { SANDBOX_VENDOR } from './domain/catalog/types';
+import { vendorEnvName, type VendorSettings } from './domain/catalog/vendors';
+import { DEFAULT_LIMITS, parseLimits, unknownPlanModels, type LimitsConfig } from './domain/limits/limits-config';
 
 /** Configuration, read and validated once at start-up; a bad value stops the start naming the variable. */
 export interface Config {
@@ -12,6 +17,13 @@ export interface Config {
   redisKeyPrefix: string;
   adminToken: string | null;
   catalogFile: string | null;
+  /** The model catalog: built in, or TOLLGATE_CATALOG's file, validated. */
+  catalog: Catalog;
+  /** `<VENDOR>_API_KEY` / `<VENDOR>_BASE_URL` of every vendor of the catalog but the sandbox, validated. */
+  vendors: ReadonlyMap<string, VendorSettings>;
+  /** TOLLGATE_LIMITS_FILE, or null for the built-in tiers and plans. */
+  limitsFile: string | null;
+  limits: LimitsConfig;
   logLevel: string;
   /** Largest JSON body accepted, in bytes. */
   maxJsonBodyBytes: number;
@@ -37,8 +49,6 @@ export interface Config {
   sweepIntervalMs: number;
   /** Whether GraphQL answers introspection queries (schema discovery, code generation). */
   graphqlIntrospection: boolean;
-  /** Raw environment, for per-vendor `<VENDOR>_API_KEY` / `<VENDOR>_BASE_URL` lookups. */
-  env: Readonly<Record<string, string | undefined>>;
 }
 
 export interface VideoJobConfig {
@@ -101,6 +111,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const logLevel = optional(env, 'LOG_LEVEL') ?? 'info';
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
   const dataDir = resolve(optional(env, 'TOLLGATE_DATA_DIR') ?? '.tollgate');
+  const catalogFile = optional(env, 'TOLLGATE_CATALOG');
+  const catalog = loadCatalogFile(catalogFile);
+  const limitsFile = optional(env, 'TOLLGATE_LIMITS_FILE');
   return {
     port: integer(env, 'PORT', 8080, 0, 65535),
     host: optional(env, 'HOST') ?? '0.0.0.0',
@@ -109,7 +122,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     redisUrl,
     redisKeyPrefix: optional(env, 'TOLLGATE_REDIS_KEY_PREFIX') ?? 'tollgate:',
     adminToken,
-    catalogFile: optional(env, 'TOLLGATE_CATALOG'),
+    catalogFile,
     logLevel,
     maxJsonBodyBytes: integer(env, 'TOLLGATE_MAX_BODY_BYTES', 4 * 1024 * 1024, 1024, 512 * 1024 * 1024),
     sessionTtlSeconds: integer(env, 'TOLLGATE_SESSION_TTL_SECONDS', 7 * 24 * 3600, 60, 365 * 24 * 3600),
@@ -129,7 +142,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     leaseTtlMs: integer(env, 'TOLLGATE_LEASE_TTL_MS', 60_000, 3_000, 3_600_000),
     sweepIntervalMs: integer(env, 'TOLLGATE_SWEEP_INTERVAL_MS', 30_000, 100, 3_600_000),
     graphqlIntrospection: boolean(env, 'TOLLGATE_GRAPHQL_INTROSPECTION', true),
-    env: { ...env },
+    catalog,
+    vendors: vendorSettings(env, catalog),
+    limitsFile,
+    limits: limitsFile ? loadLimitsFile(limitsFile, catalog) : DEFAULT_LIMITS,
   };
 }
 
@@ -151,4 +167,60 @@ function videoJobConfig(env: Record<string, string | undefined>, dataDir: string
     sandboxRenderMs: integer(env, 'TOLLGATE_SANDBOX_VIDEO_RENDER_MS', 3_000, 0, 3_600_000),
     sandboxSlowMs: integer(env, 'TOLLGATE_SANDBOX_VIDEO_SLOW_MS', 30_000, 0, 3_600_000),
   };
+}
+
+function loadCatalogFile(file: string | null): Catalog {
+  try {
+    return loadCatalog(file ?? undefined);
+  } catch (error) {
+    throw new ConfigError(error instanceof Error ? error.message : String(error));
+  }
+}
+
+/** A base URL must be absolute http(s) with no query or fragment, since paths are appended to it. */
+function baseUrl(env: Record<string, string | undefined>, name: string): string | null {
+  const raw = optional(env, name);
+  if (raw === null) return null;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} must be an http:// or https:// URL, got '${raw}'`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`${name} must be an http:// or https:// URL, got '${raw}'`);
+  if (url.search || url.hash || url.username || url.password) throw new ConfigError(`${name} must have no query, fragment or credentials, got '${raw}'`);
+  return raw.replace(/\/+$/, '');
+}
+
+function vendorSettings(env: Record<string, string | undefined>, catalog: Catalog): Map<string, VendorSettings> {
+  const settings = new Map<string, VendorSettings>();
+  for (const vendor of catalog.vendors.keys()) {
+    if (vendor === SANDBOX_VENDOR) continue;
+    const name = vendorEnvName(vendor);
+    const apiKey = optional(env, `${name}_API_KEY`);
+    // A key is sent in a header: whitespace or control characters inside would break every request.
+    if (apiKey && /[\s\x00-\x1f\x7f]/.test(apiKey)) throw new ConfigError(`${name}_API_KEY must not contain spaces or control characters`);
+    settings.set(vendor, { apiKey, baseUrl: baseUrl(env, `${name}_BASE_URL`) });
+  }
+  return settings;
+}
+
+function loadLimitsFile(file: string, catalog: Catalog): LimitsConfig {
+  const origin = `TOLLGATE_LIMITS_FILE ${file}`;
+  let json: unknown;
+  try {
+    json = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code ?? (error instanceof Error ? `not valid JSON (${error.message})` : String(error));
+    throw new ConfigError(`${origin}: cannot be read: ${reason}`);
+  }
+  let limits: LimitsConfig;
+  try {
+    limits = parseLimits(json, origin);
+  } catch (error) {
+    throw new ConfigError(error instanceof Error ? error.message : String(error));
+  }
+  const unknown = unknownPlanModels(limits, (id) => catalog.byId.has(id));
+  if (unknown.length > 0) throw new ConfigError(`${origin}: ${unknown[0]} is not a model of the catalog`);
+  return limits;
 }

@@ -25,7 +25,7 @@ import { modelsRouter } from './rest/models';
 import { textEndpoints } from './rest/text-endpoints';
 import { TextPipeline } from './domain/generation/pipeline';
 import { createProviderRegistry } from './providers/registry';
-import { loadCatalog, type Catalog } from './domain/catalog';
+import type { Catalog } from './domain/catalog';
 import { configuredVendorEndpoints, type VendorEndpoint } from './domain/catalog/vendors';
 import type { AdmissionService } from './domain/limits/admission';
 import { createAdmissionService } from './domain/limits/create-admission';
@@ -91,8 +91,8 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   const clock = options.clock ?? systemClock;
   const ids = options.ids ?? ulidIds();
   const log = options.log ?? pino({ level: config.logLevel, base: undefined });
-  const catalog = loadCatalog(config.catalogFile ?? undefined);
-  const vendors = configuredVendorEndpoints(catalog, config.env);
+  const catalog = config.catalog;
+  const vendors = configuredVendorEndpoints(catalog, config.vendors);
   switchOffIdleAsyncContexts(); // before the ORM's first transaction (infra/async-context.ts)
   const orm = await openDatabase(options.databaseUrl);
   // Across instances through Redis when it is configured (key-cache invalidation, subscriptions).
@@ -100,10 +100,10 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
     ? createRedisEventBus(config.redisUrl, config.redisKeyPrefix, log)
     : { ...inProcessEventBus(), close: async () => undefined };
   const auth = new AuthService(orm, clock, ids, bus, { adminToken: config.adminToken, sessionTtlSeconds: config.sessionTtlSeconds });
-  const accounts = new AccountService(orm, clock, ids, bus);
+  const accounts = new AccountService(orm, clock, ids, bus, config.limits);
   const keys = new KeyService(orm, clock, ids, bus);
   const billing = new BillingService(orm, clock, ids, bus, options.payments ?? new SandboxPaymentPort());
-  await accounts.ensureDefaultPlans();
+  await accounts.syncPlans();
   // Releases holds whose request died with its process (crash safety); safe on every instance.
   const sweeper = new HoldSweeper(billing, {
     intervalMs: options.sweepIntervalMs ?? config.sweepIntervalMs,
@@ -128,7 +128,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
     // Rare (the database went away): the charge is not booked; the line names the request to reconcile.
     onSettlementFailed: (err, requestId) => log.error({ err, request_id: requestId }, 'settlement could not be written'),
   });
-  const admission = await createAdmissionService({ orm, clock, bus, log, redisUrl: config.redisUrl, redisKeyPrefix: config.redisKeyPrefix });
+  const admission = await createAdmissionService({ orm, clock, bus, log, redisUrl: config.redisUrl, redisKeyPrefix: config.redisKeyPrefix, tiers: config.limits.tiers });
   // Video jobs: durable steps on pg-boss in this database, files behind the storage port.
   const videoStorage = new LocalVideoStorage(config.videos.dir);
   const videoQueue = new PgBossVideoQueue({ databaseUrl: options.databaseUrl, schema: config.videos.queueSchema, pollingIntervalSeconds: 1, workers: config.videos.workers, onError: (err) => log.error({ err }, 'video queue error') });

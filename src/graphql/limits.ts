@@ -1,36 +1,50 @@
-import { costLimitRule } from '@escape.tech/graphql-armor-cost-limit';
-import { maxAliasesRule } from '@escape.tech/graphql-armor-max-aliases';
-import { maxDepthRule } from '@escape.tech/graphql-armor-max-depth';
-import { specifiedRules, validate, type GraphQLError, type ValidationContext, type ValidationRule } from 'graphql';
+import { Arg, Ctx, Mutation, Query, Resolver } from 'type-graphql';
+import { parseKeyName, parseSpendLimit } from '../domain/keys/rules';
+import { parseIsoTimestamp, requireOperator, run, type GraphqlContext } from './context';
+import { toApiKeyType } from './mappers';
+import { CreateAccountKeyInput, CreatedKeyType, PlanType, TierType } from './types';
 
-/**
- * Bounds on what one GraphQL document may ask, checked while it is validated (before any
- * resolver runs), so a hostile query is refused for the price of reading it. The numbers sit
- * far above what an admin UI asks (the largest query of the dashboard is depth 5, no aliases,
- * cost under 200) and far below what would cost the gateway real work.
- */
-export const GRAPHQL_LIMITS = {
-  /** Nested selections (fragments flattened, so a fragment cycle cannot hide depth). */
-  maxDepth: 10,
-  /** Aliases per operation: 500 aliases of one field are 500 resolver calls. */
-  maxAliases: 15,
-  /** graphql-armor's cost: objects 2, scalars 1, times depth. */
-  maxCost: 5_000,
-  /** Lexer tokens per document (graphql-js stops parsing past it). */
-  maxTokens: 2_000,
-  /** Largest graphql-ws message (bytes); an HTTP body is bounded by TOLLGATE_MAX_BODY_BYTES. */
-  maxWebSocketPayloadBytes: 64 * 1024,
-} as const;
+/** Operator: the configured plans and tiers, and keys created for an account without a session. */
+@Resolver()
+export class LimitsResolver {
+  @Query(() => [PlanType], { description: 'Operator: every plan, by name' })
+  plans(@Ctx() ctx: GraphqlContext): Promise<PlanType[]> {
+    requireOperator(ctx);
+    return run(async () =>
+      (await ctx.services.accounts.listPlans()).map((p) => ({ name: p.name, models: p.models, monthlyAllowanceMicro: p.monthlyAllowanceMicro.toString(), requestsPerMinute: p.requestsPerMinute })),
+    );
+  }
 
-/** A refusal is reported as a validation error (400), not thrown (which Apollo would answer 500). */
-const reportRefusal = { propagateOnRejection: false, onReject: [(context: ValidationContext | null, error: GraphQLError) => context?.reportError(error)] };
+  @Query(() => [TierType], { description: 'Operator: the rate-limit tiers, lowest first' })
+  tiers(@Ctx() ctx: GraphqlContext): Promise<TierType[]> {
+    requireOperator(ctx);
+    return run(async () =>
+      ctx.services.accounts.listTiers().map((t) => ({
+        tier: t.tier,
+        lifetimeTopUpsFromMicro: t.fromMicro.toString(),
+        requestsPerSecond: t.requestsPerSecond,
+        requestsPerMinute: t.requestsPerMinute,
+        tokensPerMinute: t.tokensPerMinute,
+        concurrentRequests: t.concurrentRequests,
+      })),
+    );
+  }
 
-export const graphqlValidationRules: ValidationRule[] = [
-  maxDepthRule({ n: GRAPHQL_LIMITS.maxDepth, flattenFragments: true, exposeLimits: true, ...reportRefusal }),
-  maxAliasesRule({ n: GRAPHQL_LIMITS.maxAliases, exposeLimits: true, ...reportRefusal }),
-  costLimitRule({ maxCost: GRAPHQL_LIMITS.maxCost, flattenFragments: true, exposeLimits: true, ...reportRefusal }),
-];
-
-/** graphql-ws validates with this: the same rules as the HTTP plane. */
-export const validateWithLimits: typeof validate = (schema, document, rules, options, typeInfo) =>
-  validate(schema, document, [...(rules ?? specifiedRules), ...graphqlValidationRules], options, typeInfo);
+  @Mutation(() => CreatedKeyType, { description: 'Operator: creates a key for an account (optionally owned by one of its users); the secret is shown once' })
+  createAccountKey(@Arg('input') input: CreateAccountKeyInput, @Ctx() ctx: GraphqlContext): Promise<CreatedKeyType> {
+    requireOperator(ctx);
+    return run(async () => {
+      const created = await ctx.services.keys.createKeyAsOperator(
+        { accountId: input.accountId, userId: input.userId ?? null },
+        {
+          name: parseKeyName(input.name, 'input.name'),
+          kind: input.kind ?? 'prepaid',
+          monthlySpendLimitMicro: input.monthlySpendLimitMicro == null ? null : parseSpendLimit(input.monthlySpendLimitMicro, 'input.monthlySpendLimitMicro'),
+          expiresAt: parseIsoTimestamp(input.expiresAt, 'input.expiresAt'),
+        },
+        { kind: 'input.kind', limit: 'input.monthlySpendLimitMicro', expiresAt: 'input.expiresAt' },
+      );
+      return { key: toApiKeyType(created.key), secret: created.secret };
+    });
+  }
+}

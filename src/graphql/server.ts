@@ -11,13 +11,14 @@ import { storageErrorAsApiError } from '../domain/shared/errors';
 import { subscribeIterator, type EventBus } from '../domain/shared/events';
 import { buildContext, type GraphqlServices } from './context';
 import { BillingResolver } from './billing';
-import { GRAPHQL_LIMITS, graphqlValidationRules, validateWithLimits } from './limits';
+import { GRAPHQL_LIMITS, graphqlValidationRules, validateWithLimits } from './query-limits';
+import { LimitsResolver } from './limits';
 import { KeyResolver, KeySubscriptionResolver, OperatorResolver, SessionResolver } from './resolvers';
 import { VideoResolver, VideoSubscriptionResolver } from './videos';
 
 export async function buildGraphqlSchema(bus: EventBus): Promise<GraphQLSchema> {
   return buildSchema({
-    resolvers: [SessionResolver, KeyResolver, KeySubscriptionResolver, OperatorResolver, BillingResolver, VideoResolver, VideoSubscriptionResolver],
+    resolvers: [SessionResolver, KeyResolver, KeySubscriptionResolver, OperatorResolver, BillingResolver, LimitsResolver, VideoResolver, VideoSubscriptionResolver],
     validate: false,
     // Subscriptions run on the domain's event bus (in-process, or shared through Redis).
     pubSub: {
@@ -61,10 +62,10 @@ export async function mountGraphql(httpServer: Server, services: GraphqlServices
   const apollo = new ApolloServer({
     schema,
     formatError: (formatted, error) => formatError(formatted, error, log),
-    // The HTTP server is drained by Tollgate's own close() before Apollo stops (Apollo's drain
-    // plugin would then wait forever for a 'close' event of a server already closed).
-    // Tollgate owns shutdown (main.ts: SIGTERM drains, then closes this): Apollo's own signal
-    // handlers would stop it concurrently and re-raise the signal.
+    // Tollgate owns shutdown (SIGTERM drains, then closes this): Apollo's own signal handlers
+    // would stop it concurrently and hang the exit. The HTTP server is drained by Tollgate's
+    // close() before Apollo stops, so Apollo's drain plugin (which would then wait forever for
+    // the 'close' of a server already closed) is not used.
     stopOnTerminationSignals: false,
     plugins: [{ async serverWillStart() { return { async drainServer() { await wsCleanup.dispose(); } }; } }],
     introspection: options.introspection,

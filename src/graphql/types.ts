@@ -126,3 +126,31 @@ export class SetAccountTierInput {
   @Field(() => ID) accountId!: string;
   @Field(() => Int, { nullable: true }) tier?: number | null;
 }
+
+@ObjectType('Plan')
+export class PlanType {
+  @Field() name!: string;
+  @Field(() => [String], { description: 'Service model ids the plan includes' }) models!: string[];
+  @Field({ description: 'Monthly allowance valued at API prices, micro-dollars' }) monthlyAllowanceMicro!: string;
+  @Field(() => Int, { description: 'Per-user requests per rolling minute' }) requestsPerMinute!: number;
+}
+
+@ObjectType('Tier')
+export class TierType {
+  @Field(() => Int) tier!: number;
+  @Field({ description: 'Lifetime top-ups from which the tier applies, micro-dollars' }) lifetimeTopUpsFromMicro!: string;
+  @Field(() => Int) requestsPerSecond!: number;
+  @Field(() => Int) requestsPerMinute!: number;
+  @Field(() => Int) tokensPerMinute!: number;
+  @Field(() => Int) concurrentRequests!: number;
+}
+
+@InputType()
+export class CreateAccountKeyInput {
+  @Field(() => ID) accountId!: string;
+  @Field(() => ID, { nullable: true, description: 'Owner of the key; required for plan keys (they draw on this user plan)' }) userId?: string | null;
+  @Field() name!: string;
+  @Field(() => KeyKindEnum, { nullable: true }) kind?: KeyKind | null;
+  @Field(() => String, { nullable: true }) monthlySpendLimitMicro?: string | null;
+  @Field(() => String, { nullable: true, description: 'ISO-8601' }) expiresAt?: string | null;
+}

@@ -20,11 +20,38 @@ export function ormOptions(databaseUrl: string, poolMax = 10): Options {
   };
 }
 
-/** Connects and applies every pending migration (start-up and tests alike). */
+/** A connection failure, with the address (password hidden) and the driver's reason. */
+export class DatabaseUnreachableError extends Error {}
+
+/** The URL with its password replaced, fit for messages and logs. */
+export function redactDatabaseUrl(databaseUrl: string): string {
+  try {
+    const url = new URL(databaseUrl);
+    if (url.password) url.password = '***';
+    return url.toString();
+  } catch {
+    return '(unparsable URL)';
+  }
+}
+
+/**
+ * Connects and applies every pending migration (start-up, the CLI and tests alike). A missing
+ * database is created by the ORM; a server that cannot be reached is one clear error.
+ */
 export async function openDatabase(databaseUrl: string, poolMax?: number): Promise<MikroORM> {
-  const orm = await MikroORM.init(ormOptions(databaseUrl, poolMax));
+  const orm = await connectDatabase(databaseUrl, poolMax);
   await orm.getMigrator().up();
   return orm;
+}
+
+/** Connects without migrating (`tollgate migrate` reports what it applies). */
+export async function connectDatabase(databaseUrl: string, poolMax?: number): Promise<MikroORM> {
+  try {
+    return await MikroORM.init(ormOptions(databaseUrl, poolMax));
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new DatabaseUnreachableError(`cannot connect to PostgreSQL at ${redactDatabaseUrl(databaseUrl)}: ${reason}`);
+  }
 }
 
 /** True when the database answers and no migration is pending (for /readyz). */

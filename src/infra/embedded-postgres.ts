@@ -92,3 +92,36 @@ export async function startEmbeddedPostgres(dataDir: string, log: (line: string)
     stop: () => server.stop(),
   };
 }
+
+/**
+ * For one-off commands (the CLI) without DATABASE_URL: the embedded server the running gateway
+ * started, found through its `postmaster.pid` (port on line 4); or, when none runs, a server of
+ * our own, stopped by `stop()`.
+ */
+export async function attachEmbeddedPostgres(dataDir: string, log?: (line: string) => void): Promise<EmbeddedDatabase> {
+  const root = resolve(dataDir);
+  const pidFile = join(root, 'pgdata', 'postmaster.pid');
+  if (existsSync(pidFile)) {
+    const lines = (await readFile(pidFile, 'utf8')).split('\n');
+    const pid = Number(lines[0]);
+    const port = Number(lines[3]);
+    if (Number.isInteger(pid) && Number.isInteger(port) && processAlive(pid)) {
+      const password = (await readFile(join(root, 'pg-password'), 'utf8')).trim();
+      return { url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/tollgate`, port, stop: async () => undefined };
+    }
+  }
+  if (!existsSync(join(root, 'pgdata', 'PG_VERSION'))) {
+    throw new Error(`No embedded database in ${root} yet: start Tollgate once (npm start), or set DATABASE_URL.`);
+  }
+  return startEmbeddedPostgres(dataDir, log);
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: alive, but owned by another user (the `postgres` OS user when we run as root).
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

@@ -1,6 +1,7 @@
 import { UniqueConstraintViolationException, type EntityManager, type MikroORM } from '@mikro-orm/postgresql';
 import { LedgerEntry, type LedgerKind } from '../billing/entities';
-import { tierFor, DEFAULT_TIERS, type Tier } from '../limits/tiers';
+import { tierFor, type Tier } from '../limits/tiers';
+import { DEFAULT_LIMITS, type LimitsConfig } from '../limits/limits-config';
 import type { Clock } from '../shared/clock';
 import { ApiError, badRequest, notFound } from '../shared/errors';
 import type { EventBus } from '../shared/events';
@@ -8,6 +9,7 @@ import type { IdGenerator } from '../shared/ids';
 import { TOPIC_ACCOUNT_CHANGED, type AccountChangedEvent } from '../limits/tier-lookup';
 import { hashPassword } from '../shared/secrets';
 import { Account, Plan, User } from './entities';
+import type { PlanDefinition } from './plans';
 
 export interface AccountView {
   id: string;
@@ -31,36 +33,10 @@ export interface UserView {
   createdAt: Date;
 }
 
-export interface PlanDefinition {
-  name: string;
-  models: string[];
-  monthlyAllowanceMicro: bigint;
-  requestsPerMinute: number;
-}
-
-/** Plans seeded on first start (decisions.md: defaults, configurable by the operator). */
-export const DEFAULT_PLANS: readonly PlanDefinition[] = [
-  {
-    name: 'starter',
-    models: ['sandbox/echo', 'sandbox/reasoner', 'openai/gpt-4o-mini', 'anthropic/claude-haiku-4-5', 'google/gemini-2.5-flash'],
-    monthlyAllowanceMicro: 5_000_000n,
-    requestsPerMinute: 20,
-  },
-  {
-    name: 'pro',
-    models: [
-      'sandbox/echo', 'sandbox/reasoner', 'openai/gpt-4o-mini', 'openai/gpt-4.1', 'openai/o4-mini',
-      'anthropic/claude-sonnet-4-5', 'anthropic/claude-haiku-4-5', 'google/gemini-2.5-flash', 'google/gemini-2.5-pro',
-    ],
-    monthlyAllowanceMicro: 50_000_000n,
-    requestsPerMinute: 60,
-  },
-];
-
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 export const MAX_FUNDS_MICRO = 1_000_000_000_000n; // $1,000,000 in one top-up
 
-export function toAccountView(account: Account): AccountView {
+export function toAccountView(account: Account, tiers: readonly Tier[]): AccountView {
   return {
     id: account.id,
     name: account.name,
@@ -68,7 +44,7 @@ export function toAccountView(account: Account): AccountView {
     reservedMicro: account.reservedMicro,
     availableMicro: account.balanceMicro - account.reservedMicro,
     lifetimeTopUpsMicro: account.lifetimeTopUpsMicro,
-    tier: tierFor(account.lifetimeTopUpsMicro, account.tierOverride),
+    tier: tierFor(account.lifetimeTopUpsMicro, account.tierOverride, tiers),
     tierOverride: account.tierOverride,
     autoTopUpThresholdMicro: account.autoTopUpThresholdMicro,
     autoTopUpAmountMicro: account.autoTopUpAmountMicro,
@@ -108,6 +84,7 @@ export class AccountService {
     private readonly clock: Clock,
     private readonly ids: IdGenerator,
     private readonly bus?: EventBus,
+    private readonly limits: LimitsConfig = DEFAULT_LIMITS,
   ) {}
 
   /** Tiers are cached by admission control; a change to what drives them drops the cache at once. */
@@ -118,7 +95,7 @@ export class AccountService {
   async getAccount(accountId: string): Promise<AccountView> {
     const account = await this.orm.em.fork().findOne(Account, accountId);
     if (!account) throw notFound(`No account '${accountId}'.`);
-    return toAccountView(account);
+    return toAccountView(account, this.limits.tiers);
   }
 
   async getUser(userId: string): Promise<UserView> {
@@ -133,7 +110,7 @@ export class AccountService {
     const em = this.orm.em.fork();
     const account = em.create(Account, { id: this.ids.next('acct'), name: trimmed, createdAt: this.clock.now() });
     await em.flush();
-    return toAccountView(account);
+    return toAccountView(account, this.limits.tiers);
   }
 
   async createUser(input: { accountId: string; email: string; password: string; plan: string | null }, fields = { email: 'email', password: 'password', plan: 'plan' }): Promise<UserView> {
@@ -170,8 +147,9 @@ export class AccountService {
   }
 
   async setAccountTier(accountId: string, tier: number | null, field = 'tier'): Promise<AccountView> {
-    if (tier !== null && !DEFAULT_TIERS.some((t) => t.tier === tier)) {
-      throw badRequest(`${field} must be one of ${DEFAULT_TIERS.map((t) => t.tier).join(', ')} or null`);
+    const tiers = this.limits.tiers;
+    if (tier !== null && !tiers.some((t) => t.tier === tier)) {
+      throw badRequest(`${field} must be one of ${tiers.map((t) => t.tier).join(', ')} or null`);
     }
     const em = this.orm.em.fork();
     const count = await em.nativeUpdate(Account, { id: accountId }, { tierOverride: tier });
@@ -180,12 +158,33 @@ export class AccountService {
     return this.getAccount(accountId);
   }
 
-  /** Inserts the default plans that do not exist yet (by name); operator-edited plans stay. */
-  async ensureDefaultPlans(): Promise<void> {
+  /** Every account, oldest first (operator listings). */
+  async listAccounts(): Promise<AccountView[]> {
+    const accounts = await this.orm.em.fork().find(Account, {}, { orderBy: { createdAt: 'asc', id: 'asc' } });
+    return accounts.map((account) => toAccountView(account, this.limits.tiers));
+  }
+
+  /** The configured tiers, lowest first. */
+  listTiers(): readonly Tier[] {
+    return this.limits.tiers;
+  }
+
+  /** Every plan in the database (configured ones and any kept from earlier configurations), by name. */
+  async listPlans(): Promise<PlanDefinition[]> {
+    const plans = await this.orm.em.fork().find(Plan, {}, { orderBy: { name: 'asc' } });
+    return plans.map((p) => ({ name: p.name, models: p.models, monthlyAllowanceMicro: p.monthlyAllowanceMicro, requestsPerMinute: p.requestsPerMinute }));
+  }
+
+  /**
+   * Writes the configured plans (created, or updated to match by name). Plans no longer
+   * configured stay, since users may still be on them.
+   */
+  async syncPlans(): Promise<void> {
     const em = this.orm.em.fork();
-    for (const plan of DEFAULT_PLANS) {
+    for (const plan of this.limits.plans) {
       await em.getConnection().execute(
-        'insert into plans (id, name, models, monthly_allowance_micro, requests_per_minute, created_at) values (?, ?, ?::jsonb, ?, ?, ?) on conflict (name) do nothing',
+        `insert into plans (id, name, models, monthly_allowance_micro, requests_per_minute, created_at) values (?, ?, ?::jsonb, ?, ?, ?)
+         on conflict (name) do update set models = excluded.models, monthly_allowance_micro = excluded.monthly_allowance_micro, requests_per_minute = excluded.requests_per_minute`,
         [this.ids.next('plan'), plan.name, JSON.stringify(plan.models), plan.monthlyAllowanceMicro.toString(), plan.requestsPerMinute, this.clock.now().toISOString()],
       );
     }

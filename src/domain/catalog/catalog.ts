@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { z } from 'zod';
 import { parseUsdDecimal } from '../shared/money';
+import { describeSchemaIssue, formatFieldPath } from '../shared/schema-issues';
 import { BUILTIN_CATALOG_SOURCE } from './builtin';
 import { catalogSourceSchema, FIXED_OPTION_SHAPE, type ParsedCatalogSource, SIZE_SHAPE } from './schema';
 import {
@@ -250,19 +251,5 @@ function freeze<T extends object>(value: T): Readonly<T> {
 
 // --- error messages -----------------------------------------------------------------------
 
-function formatPath(path: Path): string {
-  let out = '';
-  for (const part of path) out += typeof part === 'number' ? `[${part}]` : out === '' ? part : `.${part}`;
-  return out === '' ? 'the catalog' : out;
-}
-
-function describeIssue(issue: z.core.$ZodIssue): string {
-  const path = issue.path.filter((p): p is string | number => typeof p !== 'symbol');
-  if (issue.code === 'unrecognized_keys') {
-    return `${formatPath([...path, issue.keys[0]])} is not a known field`;
-  }
-  if (issue.code === 'invalid_type' && issue.message.startsWith('Invalid input')) {
-    return `${formatPath(path)} must be of type ${issue.expected}`;
-  }
-  return `${formatPath(path)} ${issue.message}`;
-}
+const formatPath = (path: Path): string => formatFieldPath(path, 'the catalog');
+const describeIssue = (issue: z.core.$ZodIssue): string => describeSchemaIssue(issue, 'the catalog');

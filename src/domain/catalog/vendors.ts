@@ -1,6 +1,13 @@
 import type { KeyPrincipal } from '../accounts/auth';
 import { SANDBOX_VENDOR, type Catalog, type ModelAccess, type VendorProtocol } from './types';
 
+/** One vendor's settings as configuration read them (`<VENDOR>_API_KEY`, `<VENDOR>_BASE_URL`), validated. */
+export interface VendorSettings {
+  apiKey: string | null;
+  /** Without trailing slashes; null: the vendor's official default. */
+  baseUrl: string | null;
+}
+
 /** Where and how to reach one vendor, from `<VENDOR>_API_KEY` and `<VENDOR>_BASE_URL`. */
 export interface VendorEndpoint {
   vendor: string;
@@ -23,12 +30,11 @@ export const vendorEnvName = (vendor: string): string => vendor.toUpperCase().re
  * key; an OpenAI-compatible vendor needs a base URL (a local vLLM or Ollama may need no key);
  * the sandbox always is.
  */
-export function configuredVendorEndpoints(catalog: Catalog, env: Readonly<Record<string, string | undefined>>): Map<string, VendorEndpoint> {
+export function configuredVendorEndpoints(catalog: Catalog, settings: ReadonlyMap<string, VendorSettings>): Map<string, VendorEndpoint> {
   const endpoints = new Map<string, VendorEndpoint>();
   for (const [vendor, protocol] of catalog.vendors) {
-    const name = vendorEnvName(vendor);
-    const apiKey = env[`${name}_API_KEY`]?.trim() || null;
-    const baseUrl = (env[`${name}_BASE_URL`]?.trim() || DEFAULT_BASE_URLS[protocol] || '').replace(/\/+$/, '');
+    const apiKey = settings.get(vendor)?.apiKey ?? null;
+    const baseUrl = settings.get(vendor)?.baseUrl ?? DEFAULT_BASE_URLS[protocol] ?? '';
     const configured = protocol === 'sandbox' || (protocol === 'openai-compatible' ? baseUrl !== '' : apiKey !== null);
     if (configured) endpoints.set(vendor, { vendor, protocol, apiKey, baseUrl });
   }

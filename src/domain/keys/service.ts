@@ -1,5 +1,5 @@
 import { LockMode, type EntityManager, type MikroORM } from '@mikro-orm/postgresql';
-import { User } from '../accounts/entities';
+import { Account, User } from '../accounts/entities';
 import { API_KEY_PREFIX, type SessionPrincipal } from '../accounts/auth';
 import { KeyMonthSpend } from '../billing/entities';
 import { utcMonthKey, type Clock } from '../shared/clock';
@@ -54,6 +54,14 @@ export interface UpdateKeyInput {
   monthlySpendLimitMicro?: bigint | null;
 }
 
+/** Field names for messages: each plane (and the CLI) names its own. */
+export interface CreateKeyFields {
+  kind: string;
+  limit: string;
+  expiresAt: string;
+}
+const DEFAULT_CREATE_FIELDS: CreateKeyFields = { kind: 'kind', limit: 'monthly_spend_limit_micro', expiresAt: 'expires_at' };
+
 const SECRET_LENGTH = 44;
 export const PREFIX_LENGTH = 12;
 
@@ -76,20 +84,39 @@ export class KeyService {
     private readonly bus: EventBus,
   ) {}
 
-  async createKey(actor: SessionPrincipal, input: CreateKeyInput, fields = { kind: 'kind', limit: 'monthly_spend_limit_micro', expiresAt: 'expires_at' }): Promise<{ key: KeyView; secret: string }> {
+  /** A signed-in user creates a key of their own account, owned by themselves. */
+  createKey(actor: SessionPrincipal, input: CreateKeyInput, fields: CreateKeyFields = DEFAULT_CREATE_FIELDS): Promise<{ key: KeyView; secret: string }> {
+    return this.insertKey({ accountId: actor.accountId, userId: actor.userId, actorUserId: actor.userId }, input, fields);
+  }
+
+  /**
+   * The operator creates a key for an account, optionally owned by one of its users (a plan
+   * key must be: it draws on that user's plan). The key event names no actor (the system).
+   */
+  async createKeyAsOperator(owner: { accountId: string; userId: string | null }, input: CreateKeyInput, fields: CreateKeyFields = DEFAULT_CREATE_FIELDS): Promise<{ key: KeyView; secret: string }> {
+    const em = this.orm.em.fork();
+    if (!(await em.count(Account, { id: owner.accountId }))) throw notFound(`No account '${owner.accountId}'.`);
+    if (owner.userId !== null && !(await em.count(User, { id: owner.userId, account: owner.accountId }))) {
+      throw notFound(`No user '${owner.userId}' in account '${owner.accountId}'.`);
+    }
+    if (owner.userId === null && input.kind === 'plan') throw badRequest(`${fields.kind} 'plan' needs a user with a plan`);
+    return this.insertKey({ ...owner, actorUserId: null }, input, fields);
+  }
+
+  private async insertKey(owner: { accountId: string; userId: string | null; actorUserId: string | null }, input: CreateKeyInput, fields: CreateKeyFields): Promise<{ key: KeyView; secret: string }> {
     const now = this.clock.now();
     if (input.expiresAt && input.expiresAt <= now) throw badRequest(`${fields.expiresAt} must be in the future`);
     const em = this.orm.em.fork();
     if (input.kind === 'plan') {
-      const user = await em.findOneOrFail(User, actor.userId);
-      if (!user.plan) throw badRequest(`${fields.kind} 'plan' needs a user with a plan; this user has none`);
+      const user = owner.userId === null ? null : await em.findOneOrFail(User, owner.userId);
+      if (!user?.plan) throw badRequest(`${fields.kind} 'plan' needs a user with a plan; this user has none`);
       if (input.monthlySpendLimitMicro !== null) throw badRequest(`${fields.limit} applies to prepaid keys only`);
     }
     const secret = API_KEY_PREFIX + randomToken(SECRET_LENGTH);
     const key = em.create(ApiKey, {
       id: this.ids.next('key'),
-      account: actor.accountId,
-      user: actor.userId,
+      account: owner.accountId,
+      user: owner.userId,
       name: input.name,
       kind: input.kind,
       prefix: secret.slice(0, PREFIX_LENGTH),
@@ -98,7 +125,7 @@ export class KeyService {
       expiresAt: input.expiresAt,
       monthlySpendLimitMicro: input.monthlySpendLimitMicro,
     });
-    const event = this.addEvent(em, key, 'created', actor.userId, {
+    const event = this.addEvent(em, key, 'created', owner.actorUserId, {
       name: key.name,
       kind: key.kind,
       monthly_spend_limit_micro: key.monthlySpendLimitMicro?.toString() ?? null,

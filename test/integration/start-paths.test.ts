@@ -1,0 +1,92 @@
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from 'pg';
+import { removeCompiledCli, runTollgate, startTollgateProcess } from '../support/cli';
+import { createTestDatabase } from '../support/database';
+import { call } from '../support/tollgate';
+
+// Spawned processes on a machine shared with other test files can be slow to start.
+jest.setTimeout(120_000);
+
+// `tollgate start` (what npm start runs) as a spawned process, on each way an operator starts it.
+afterAll(() => removeCompiledCli());
+
+describe('DATABASE_URL', () => {
+  let db: { url: string; drop(): Promise<void> };
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(() => db.drop());
+
+  test('a fresh empty database: migrated, no demo seeded, a line on creating the first account; SIGTERM exits 0', async () => {
+    const gateway = await startTollgateProcess({ DATABASE_URL: db.url });
+    expect((await call(`${gateway.url}/readyz`)).status).toBe(200);
+    expect(gateway.output()).toContain('This database has no account yet.');
+    expect(gateway.output()).toContain('admin create-account');
+    expect(gateway.output()).not.toContain('tgk_');
+    expect(await gateway.stop()).toBe(0);
+  });
+
+  test('an already migrated database with an account starts without the first-account line', async () => {
+    expect((await runTollgate(['admin', 'create-account', '--name', 'First'], { DATABASE_URL: db.url })).code).toBe(0);
+    const gateway = await startTollgateProcess({ DATABASE_URL: db.url });
+    expect((await call(`${gateway.url}/readyz`)).status).toBe(200);
+    expect(gateway.output()).not.toContain('no account yet');
+    expect(await gateway.stop()).toBe(0);
+  });
+
+  test('a database that does not exist yet on a reachable server is created', async () => {
+    const url = new URL(db.url);
+    url.pathname = `${url.pathname}_new`;
+    const gateway = await startTollgateProcess({ DATABASE_URL: url.toString() });
+    try {
+      expect(gateway.output()).toContain('no account yet');
+    } finally {
+      expect(await gateway.stop()).toBe(0);
+      const admin = new Client({ connectionString: process.env.DATABASE_URL });
+      await admin.connect();
+      await admin.query(`DROP DATABASE IF EXISTS ${url.pathname.slice(1)} WITH (FORCE)`);
+      await admin.end();
+    }
+  });
+});
+
+test.each([
+  [{ DATABASE_URL: 'mysql://localhost/db' }, 'tollgate: Configuration error: DATABASE_URL must be a postgres:// URL'],
+  [{ DATABASE_URL: 'postgres://postgres:hunter2@127.0.0.1:1/tollgate' }, 'tollgate: cannot connect to PostgreSQL at postgres://postgres:***@127.0.0.1:1/tollgate: connect ECONNREFUSED 127.0.0.1:1 (check DATABASE_URL)'],
+  [{ DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/x', PORT: 'http' }, "tollgate: Configuration error: PORT must be an integer from 0 to 65535, got 'http'"],
+  [{ DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/x', OPENAI_BASE_URL: 'api.openai.com' }, "tollgate: Configuration error: OPENAI_BASE_URL must be an http:// or https:// URL, got 'api.openai.com'"],
+  [{ DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/x', TOLLGATE_LIMITS_FILE: '/nonexistent/limits.json' }, 'tollgate: Configuration error: TOLLGATE_LIMITS_FILE /nonexistent/limits.json: cannot be read: ENOENT'],
+])('a bad value stops the start with one line: %j', async (env, message) => {
+  const result = await runTollgate(['start'], { PORT: '0', ...env });
+  expect(result.code).toBe(1);
+  expect(result.stderr).toBe(`${message}\n`);
+  expect(result.stdout).toBe('');
+});
+
+describe('the embedded default', () => {
+  // The embedded server runs as the `postgres` OS user when we are root: the directory must be reachable.
+  const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-embedded-'));
+  chmodSync(dataDir, 0o755);
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  test('first start seeds and prints the demo; admin commands reach the running server; the next start points at the credentials', async () => {
+    const env = { TOLLGATE_DATA_DIR: dataDir };
+    const first = await startTollgateProcess(env, { timeoutMs: 120_000 });
+    try {
+      expect(first.output()).toContain('First start: seeded a demo account');
+      const key = /API key:\s+(tgk_\S+)/.exec(first.output())?.[1];
+      const models = await call(`${first.url}/v1/models`, { token: key });
+      expect(models.status).toBe(200);
+      const listed = await runTollgate(['admin', 'list-accounts', '--json'], env);
+      expect(listed.code).toBe(0);
+      expect(JSON.parse(listed.stdout)).toEqual([expect.objectContaining({ name: 'Demo account', balance_micro: '25000000' })]);
+    } finally {
+      expect(await first.stop()).toBe(0);
+    }
+    const second = await startTollgateProcess(env, { timeoutMs: 120_000 });
+    expect(second.output()).toContain(`Demo account (credentials in ${dataDir}/demo-credentials.json)`);
+    expect(await second.stop()).toBe(0);
+  }, 240_000);
+});
