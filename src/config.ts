@@ -25,6 +25,10 @@ export interface Config {
    * every request's latency).
    */
   settlement: 'after-answer' | 'before-answer';
+  /** Full URL of the OTLP/HTTP traces endpoint; null: no tracing (and no OpenTelemetry loaded). */
+  otlpTracesUrl: string | null;
+  /** `service.name` of the spans (OTEL_SERVICE_NAME). */
+  otelServiceName: string;
   /** Raw environment, for per-vendor `<VENDOR>_API_KEY` / `<VENDOR>_BASE_URL` lookups. */
   env: Readonly<Record<string, string | undefined>>;
 }
@@ -46,6 +50,32 @@ function optional(env: Record<string, string | undefined>, name: string): string
   return raw ? raw : null;
 }
 
+function httpUrl(env: Record<string, string | undefined>, name: string): string | null {
+  const raw = optional(env, name);
+  if (raw === null) return null;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} must be an http:// or https:// URL, got '${raw}'`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`${name} must be an http:// or https:// URL, got '${raw}'`);
+  return raw;
+}
+
+/**
+ * The standard OpenTelemetry variables: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is the traces URL
+ * as given; OTEL_EXPORTER_OTLP_ENDPOINT is a base that /v1/traces is appended to. Tracing is
+ * on when either is set (and OTEL_SDK_DISABLED is not true).
+ */
+function tracesUrl(env: Record<string, string | undefined>): string | null {
+  if (optional(env, 'OTEL_SDK_DISABLED')?.toLowerCase() === 'true') return null;
+  const traces = httpUrl(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT');
+  if (traces) return traces;
+  const base = httpUrl(env, 'OTEL_EXPORTER_OTLP_ENDPOINT');
+  return base ? `${base.replace(/\/+$/, '')}/v1/traces` : null;
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
@@ -60,6 +90,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const settlement = optional(env, 'TOLLGATE_SETTLEMENT') ?? 'after-answer';
   if (settlement !== 'after-answer' && settlement !== 'before-answer') throw new ConfigError("TOLLGATE_SETTLEMENT must be 'after-answer' or 'before-answer'");
   const logLevel = optional(env, 'LOG_LEVEL') ?? 'info';
+  const otlpTracesUrl = tracesUrl(env);
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
   return {
     port: integer(env, 'PORT', 8080, 0, 65535),
@@ -79,6 +110,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       bodyIdleMs: integer(env, 'TOLLGATE_VENDOR_BODY_IDLE_TIMEOUT_MS', 120_000, 1, 3_600_000),
     },
     settlement,
+    otlpTracesUrl,
+    otelServiceName: optional(env, 'OTEL_SERVICE_NAME') ?? 'tollgate',
     env: { ...env },
   };
 }

@@ -30,6 +30,17 @@ import { configuredVendorEndpoints, type VendorEndpoint } from './domain/catalog
 import type { AdmissionService } from './domain/limits/admission';
 import { createAdmissionService } from './domain/limits/create-admission';
 import { admitApiKeyRequests } from './rest/admission';
+import { noMetrics, type Tracer } from './domain/shared/telemetry';
+import { PrometheusMetrics } from './infra/metrics';
+import { startTracing } from './infra/tracing';
+import { metricsRouter } from './rest/metrics';
+import { openApiRouter } from './rest/openapi/route';
+import { API_ROUTES } from './rest/openapi/routes';
+import { routePatterns } from './rest/route-patterns';
+import type { RequestObservers } from './rest/http';
+
+/** The version reported in traces (`service.version`). */
+const TOLLGATE_VERSION = '0.1.0';
 
 /** After-answer settlements wait this long (ms) to share a batch: at 500 req/s, ten per commit. */
 const SETTLEMENT_BATCH_DELAY_MS = 20;
@@ -102,6 +113,10 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   const batchSql = pgSqlRunner(options.databaseUrl, log, 1);
   const settleBeforeAnswer = config.settlement === 'before-answer';
   const budget = new BudgetLeases(billingSql, billing, clock, ids, bus, { writerSql: batchSql, settlementDelayMs: settleBeforeAnswer ? 0 : SETTLEMENT_BATCH_DELAY_MS });
+  // Metrics are served to the operator only: without an operator token, none are kept.
+  const metrics = config.adminToken ? new PrometheusMetrics(budget) : null;
+  const tracer: Tracer | null = config.otlpTracesUrl ? await startTracing({ tracesUrl: config.otlpTracesUrl, serviceName: config.otelServiceName, serviceVersion: TOLLGATE_VERSION }) : null;
+  const observers: RequestObservers = { ids, log, metrics: metrics ?? noMetrics, tracer, endpointOf: routePatterns(API_ROUTES) };
   const textPipeline = new TextPipeline({
     catalog,
     configuredVendors,
@@ -111,6 +126,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
     settleBeforeAnswer,
     // Rare (the database went away): the charge is not booked; the line names the request to reconcile.
     onSettlementFailed: (err, requestId) => log.error({ err, request_id: requestId }, 'settlement could not be written'),
+    metrics: metrics ?? undefined,
   });
   const admission = await createAdmissionService({ orm, clock, bus, log, redisUrl: config.redisUrl, redisKeyPrefix: config.redisKeyPrefix });
   const services: Services = { orm, clock, ids, bus, auth, accounts, keys, billing, catalog, vendors, admission };
@@ -123,8 +139,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   const httpServer = createServer();
   const graphql = await mountGraphql(httpServer, { auth, accounts, keys, billing, bus }, log);
   const app = createRestApp({
-    ids,
-    log,
+    observers,
     maxJsonBodyBytes: config.maxJsonBodyBytes,
     graphql: graphql.middleware,
     ready: () => databaseReady(orm),
@@ -132,9 +147,10 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
       track(res);
       next();
     },
-    v1: [sessionsRouter(auth), keysRouter(auth, keys), modelsRouter(auth, catalog, configuredVendors, admitApiKeyRequests(admission))],
+    v1: [sessionsRouter(auth), keysRouter(auth, keys), modelsRouter(auth, catalog, configuredVendors, admitApiKeyRequests(admission)), openApiRouter()],
+    root: [metricsRouter(auth, metrics)],
   });
-  const text = textEndpoints({ auth, admission, pipeline: textPipeline, ids, log, maxJsonBodyBytes: config.maxJsonBodyBytes }, track);
+  const text = textEndpoints({ auth, admission, pipeline: textPipeline, observers, maxJsonBodyBytes: config.maxJsonBodyBytes }, track);
   httpServer.on('request', (req, res) => {
     if (!text(req, res)) void app(req, res);
   });
@@ -155,6 +171,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
       httpServer.closeAllConnections();
       await closed;
       await graphql.close();
+      await tracer?.close();
       await auth.close();
       await budget.close();
       await billingSql.close();

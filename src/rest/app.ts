@@ -1,14 +1,13 @@
 import express, { type Express, type RequestHandler, type Router } from 'express';
-import type { Logger } from 'pino';
-import type { IdGenerator } from '../domain/shared/ids';
-import { errorHandler, jsonBody, requestContext, unknownPath } from './http';
+import { errorHandler, jsonBody, requestContext, unknownPath, type RequestObservers } from './http';
 
 export interface RestAppParts {
-  ids: IdGenerator;
-  log: Logger;
+  observers: RequestObservers;
   maxJsonBodyBytes: number;
   /** Routers mounted under /v1, in order. */
   v1: Router[];
+  /** Routers mounted at the root (operations: /metrics). */
+  root: Router[];
   graphql: RequestHandler;
   ready: () => Promise<boolean>;
   /** Counts requests in flight, for draining on shutdown. */
@@ -22,7 +21,7 @@ export function createRestApp(parts: RestAppParts): Express {
   app.set('etag', false);
   app.set('query parser', 'simple');
   app.use(parts.tracker);
-  app.use(requestContext(parts.ids, parts.log));
+  app.use(requestContext(parts.observers));
   app.get('/healthz', (_req, res) => void res.json({ status: 'ok' }));
   app.get('/readyz', async (_req, res) => {
     const ready = await parts.ready();
@@ -30,8 +29,9 @@ export function createRestApp(parts: RestAppParts): Express {
   });
   app.use(jsonBody(parts.maxJsonBodyBytes));
   app.use('/graphql', parts.graphql);
+  for (const router of parts.root) app.use(router);
   for (const router of parts.v1) app.use('/v1', router);
   app.use(unknownPath);
-  app.use(errorHandler(parts.log));
+  app.use(errorHandler(parts.observers.log));
   return app;
 }
