@@ -38,6 +38,7 @@ import { openApiRouter } from './rest/openapi/route';
 import { API_ROUTES } from './rest/openapi/routes';
 import { routePatterns } from './rest/route-patterns';
 import type { RequestObservers } from './rest/http';
+import type { Express } from 'express';
 
 /** The version reported in traces (`service.version`). */
 const TOLLGATE_VERSION = '0.1.0';
@@ -74,6 +75,8 @@ export interface Services {
 
 export interface Tollgate {
   httpServer: Server;
+  /** The Express app of every route but the text endpoints (its routes are listed by the API document's test). */
+  restApp: Express;
   services: Services;
   listen(port: number, host?: string): Promise<number>;
   /** Stops accepting, lets requests in flight finish (bounded), then closes everything. */
@@ -157,6 +160,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
 
   return {
     httpServer,
+    restApp: app,
     services,
     listen: (port, host) =>
       new Promise((resolve, reject) => {
