@@ -175,7 +175,8 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
       httpServer.closeAllConnections();
       await closed;
       await graphql.close();
-      await tracer?.close();
+      // A collector that is down must not keep the gateway from stopping.
+      await tracer?.close().catch((err: unknown) => log.warn({ err }, 'could not export the last spans'));
       await auth.close();
       await budget.close();
       await billingSql.close();
