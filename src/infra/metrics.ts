@@ -1,22 +1,21 @@
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import type { ChargedUsage, Metrics, RequestOutcome, VendorErrorKind } from '../domain/shared/telemetry';
+import { FastCounter, FastHistogram, type CounterCell as Inc, type HistogramCell as Observe } from './metric-cells';
 
 /**
  * The Metrics port on prom-client, one Registry per Tollgate instance (tests run several in one
  * process). Label values are bounded: endpoints are route patterns, models come from the
  * catalog, error codes and failure kinds from fixed sets; never a key id or a prompt.
  *
- * Children are cached per label set in nested Maps, so a request costs a few Map lookups and
- * the observations themselves, not prom-client's label-object validation each time.
+ * The request-path metrics are cells (metric-cells.ts) cached per label set in nested Maps,
+ * so a request costs a few Map lookups and additions; the gauges and Node's process metrics
+ * are prom-client's own.
  */
 
 /** What is in flight in memory, read at scrape time. */
 export interface InFlightSource {
   inFlight(): { holds: number; holdsMicro: bigint; leases: number; leasesMicro: bigint };
 }
-
-type Inc = { inc(value?: number): void };
-type Observe = { observe(value: number): void };
 
 /** Seconds Tollgate adds to a request: sub-millisecond up to the slow paths (key creation hashes). */
 const GATEWAY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
@@ -51,14 +50,14 @@ function inner<K, V extends Map<unknown, unknown>>(map: Map<K, V>, key: K): V {
 
 export class PrometheusMetrics implements Metrics {
   readonly registry = new Registry();
-  private readonly requests: Counter<string>;
-  private readonly gatewaySeconds: Histogram<string>;
-  private readonly vendorSeconds: Histogram<string>;
-  private readonly firstEventSeconds: Histogram<string>;
-  private readonly tokens: Counter<string>;
-  private readonly spend: Counter<string>;
-  private readonly vendorErrors: Counter<string>;
-  private readonly refusals: Counter<string>;
+  private readonly requests: FastCounter;
+  private readonly gatewaySeconds: FastHistogram;
+  private readonly vendorSeconds: FastHistogram;
+  private readonly firstEventSeconds: FastHistogram;
+  private readonly tokens: FastCounter;
+  private readonly spend: FastCounter;
+  private readonly vendorErrors: FastCounter;
+  private readonly refusals: FastCounter;
   /** method → endpoint → status → model → vendor → child. */
   private readonly requestChildren = new Map<string, Map<string, Map<number, Map<string, Map<string, Inc>>>>>();
   /** method → endpoint → child. */
@@ -71,57 +70,14 @@ export class PrometheusMetrics implements Metrics {
     const registers = [this.registry];
     // Process CPU, memory, GC and the event-loop delay (nodejs_eventloop_lag_*).
     collectDefaultMetrics({ register: this.registry });
-    this.requests = new Counter({
-      name: 'tollgate_http_requests_total',
-      help: 'HTTP requests answered, by route pattern, method, status, catalog model and vendor (empty when none).',
-      labelNames: ['endpoint', 'method', 'status', 'model', 'vendor'],
-      registers,
-    });
-    this.gatewaySeconds = new Histogram({
-      name: 'tollgate_gateway_seconds',
-      help: "Time Tollgate itself spent on a request: the whole request minus the vendor's time.",
-      labelNames: ['endpoint', 'method'],
-      buckets: GATEWAY_BUCKETS,
-      registers,
-    });
-    this.vendorSeconds = new Histogram({
-      name: 'tollgate_vendor_seconds',
-      help: 'Vendor call time, from the request sent to its last event or failure.',
-      labelNames: ['vendor', 'model'],
-      buckets: VENDOR_BUCKETS,
-      registers,
-    });
-    this.firstEventSeconds = new Histogram({
-      name: 'tollgate_vendor_first_event_seconds',
-      help: "Time to the vendor's first event (first token of a stream, the whole answer otherwise).",
-      labelNames: ['vendor', 'model'],
-      buckets: VENDOR_BUCKETS,
-      registers,
-    });
-    this.tokens = new Counter({
-      name: 'tollgate_tokens_total',
-      help: 'Tokens of settled requests by type: input, output, and their parts cached_input (of input) and reasoning (of output).',
-      labelNames: ['vendor', 'model', 'type'],
-      registers,
-    });
-    this.spend = new Counter({
-      name: 'tollgate_spend_micro_total',
-      help: 'Amount charged for settled requests, in micro-dollars (millionths of USD).',
-      labelNames: ['vendor', 'model'],
-      registers,
-    });
-    this.vendorErrors = new Counter({
-      name: 'tollgate_vendor_errors_total',
-      help: 'Vendor calls that failed, by kind (http_4xx, http_429, http_5xx, timeout, connect, broken_stream, invalid_answer).',
-      labelNames: ['vendor', 'kind'],
-      registers,
-    });
-    this.refusals = new Counter({
-      name: 'tollgate_refusals_total',
-      help: 'Requests refused by a limit: limit="rate" (rate_limited, api_concurrency_limit) or limit="spend" (balance, key spend limit, plan allowance); reason is the error code.',
-      labelNames: ['limit', 'reason'],
-      registers,
-    });
+    this.requests = new FastCounter(this.registry, 'tollgate_http_requests_total', 'HTTP requests answered, by route pattern, method, status, catalog model and vendor (empty when none).', ['endpoint', 'method', 'status', 'model', 'vendor']);
+    this.gatewaySeconds = new FastHistogram(this.registry, 'tollgate_gateway_seconds', "Time Tollgate itself spent on a request: the whole request minus the vendor's time.", ['endpoint', 'method'], GATEWAY_BUCKETS);
+    this.vendorSeconds = new FastHistogram(this.registry, 'tollgate_vendor_seconds', 'Vendor call time, from the request sent to its last event or failure.', ['vendor', 'model'], VENDOR_BUCKETS);
+    this.firstEventSeconds = new FastHistogram(this.registry, 'tollgate_vendor_first_event_seconds', "Time to the vendor's first event (first token of a stream, the whole answer otherwise).", ['vendor', 'model'], VENDOR_BUCKETS);
+    this.tokens = new FastCounter(this.registry, 'tollgate_tokens_total', 'Tokens of settled requests by type: input, output, and their parts cached_input (of input) and reasoning (of output).', ['vendor', 'model', 'type']);
+    this.spend = new FastCounter(this.registry, 'tollgate_spend_micro_total', 'Amount charged for settled requests, in micro-dollars (millionths of USD).', ['vendor', 'model']);
+    this.vendorErrors = new FastCounter(this.registry, 'tollgate_vendor_errors_total', 'Vendor calls that failed, by kind (http_4xx, http_429, http_5xx, timeout, connect, broken_stream, invalid_answer).', ['vendor', 'kind']);
+    this.refusals = new FastCounter(this.registry, 'tollgate_refusals_total', 'Requests refused by a limit: limit="rate" (rate_limited, api_concurrency_limit) or limit="spend" (balance, key spend limit, plan allowance); reason is the error code.', ['limit', 'reason']);
     // Read from memory when scraped: nothing is counted per request for these.
     const inFlightGauge = (name: string, help: string, read: (now: ReturnType<InFlightSource['inFlight']>) => number) =>
       new Gauge({
@@ -144,18 +100,18 @@ export class PrometheusMetrics implements Metrics {
     const vendor = outcome.vendor ?? '';
     const byVendor = inner(inner(inner(inner(this.requestChildren, method), endpoint), status), model);
     let request = byVendor.get(vendor);
-    if (request === undefined) byVendor.set(vendor, (request = this.requests.labels(endpoint, method, String(status), model, vendor)));
+    if (request === undefined) byVendor.set(vendor, (request = this.requests.cell(endpoint, method, String(status), model, vendor)));
     request.inc();
 
     const byEndpoint = inner(this.gatewayChildren, method);
     let gateway = byEndpoint.get(endpoint);
-    if (gateway === undefined) byEndpoint.set(endpoint, (gateway = this.gatewaySeconds.labels(endpoint, method)));
+    if (gateway === undefined) byEndpoint.set(endpoint, (gateway = this.gatewaySeconds.cell(endpoint, method)));
     gateway.observe(Math.max(0, outcome.seconds - (outcome.vendorSeconds ?? 0)));
 
     const code = outcome.error?.code;
     if (code !== undefined && (RATE_LIMIT_CODES.has(code) || SPEND_LIMIT_CODES.has(code))) {
       let refusal = this.refusalChildren.get(code);
-      if (refusal === undefined) this.refusalChildren.set(code, (refusal = this.refusals.labels(RATE_LIMIT_CODES.has(code) ? 'rate' : 'spend', code)));
+      if (refusal === undefined) this.refusalChildren.set(code, (refusal = this.refusals.cell(RATE_LIMIT_CODES.has(code) ? 'rate' : 'spend', code)));
       refusal.inc();
     }
   }
@@ -167,7 +123,7 @@ export class PrometheusMetrics implements Metrics {
     // A client that leaves cancels the call: that is no failure of the vendor.
     if (errorKind !== null && errorKind !== 'cancelled') {
       let errors = children.errors.get(errorKind);
-      if (errors === undefined) children.errors.set(errorKind, (errors = this.vendorErrors.labels(vendor, errorKind)));
+      if (errors === undefined) children.errors.set(errorKind, (errors = this.vendorErrors.cell(vendor, errorKind)));
       errors.inc();
     }
   }
@@ -191,13 +147,13 @@ export class PrometheusMetrics implements Metrics {
     let children = byModel.get(model);
     if (children === undefined) {
       children = {
-        vendorSeconds: this.vendorSeconds.labels(vendor, model),
-        firstEventSeconds: this.firstEventSeconds.labels(vendor, model),
-        inputTokens: this.tokens.labels(vendor, model, 'input'),
-        cachedInputTokens: this.tokens.labels(vendor, model, 'cached_input'),
-        outputTokens: this.tokens.labels(vendor, model, 'output'),
-        reasoningTokens: this.tokens.labels(vendor, model, 'reasoning'),
-        spendMicro: this.spend.labels(vendor, model),
+        vendorSeconds: this.vendorSeconds.cell(vendor, model),
+        firstEventSeconds: this.firstEventSeconds.cell(vendor, model),
+        inputTokens: this.tokens.cell(vendor, model, 'input'),
+        cachedInputTokens: this.tokens.cell(vendor, model, 'cached_input'),
+        outputTokens: this.tokens.cell(vendor, model, 'output'),
+        reasoningTokens: this.tokens.cell(vendor, model, 'reasoning'),
+        spendMicro: this.spend.cell(vendor, model),
         errors: new Map(),
       };
       byModel.set(model, children);

@@ -44,7 +44,7 @@ function operation(route: ApiRoute): Record<string, unknown> {
     tags: [route.tag],
     security: route.auth === 'none' ? [] : [{ [route.auth]: [] }, ...(route.path === '/v1/messages' ? [{ anthropicKey: [] }] : [])],
     ...(parameters.length > 0 ? { parameters } : {}),
-    ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: ref(route.body) } } } } : {}),
+    ...(route.body ? { requestBody: { required: true, content: Object.fromEntries((route.bodyTypes ?? ['application/json']).map((type) => [type, { schema: ref(route.body!) }])) } } : {}),
     responses,
   };
 }

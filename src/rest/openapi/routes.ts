@@ -17,8 +17,10 @@ export interface ApiRoute {
   summary: string;
   tag: 'Text' | 'Models' | 'Keys' | 'Sessions' | 'Operations';
   auth: RouteAuth;
-  /** Component schema of the JSON request body, if it takes one. */
+  /** Component schema of the request body, if it takes one. */
   body?: string;
+  /** Media types of the body (default JSON only); e.g. `['application/json', 'multipart/form-data']`. */
+  bodyTypes?: readonly string[];
   /** Query parameters: name → description (all optional strings). */
   query?: Readonly<Record<string, string>>;
   ok: { status: number; description: string; schema?: string; contentType?: string };
