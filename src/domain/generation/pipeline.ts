@@ -261,8 +261,8 @@ class OpenGeneration {
       written = deps.budget.release(hold, { recordFailure: true, latencyMs, requestId: context.requestId });
     } else {
       context.tokens?.settleTokens(outcome.usage.inputTokens + outcome.usage.outputTokens);
-      const costMicro = textChargeMicro(this.prices, billedUsage(outcome.usage));
       const usage = billedUsage(outcome.usage);
+      const costMicro = textChargeMicro(this.prices, usage);
       written = deps.budget.settle(hold, { costMicro, usage, status: outcome.status, latencyMs, requestId: context.requestId });
       context.onCharged?.(costMicro);
       deps.metrics?.charged(this.vendor, this.model.id, usage, costMicro);
