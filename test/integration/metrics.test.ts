@@ -81,6 +81,9 @@ test('requests, gateway and vendor time, tokens and spend after known requests',
 
   // The key route is labelled by its pattern, and no label carries a key id, a secret or the prompt.
   await expectDelta(before, (s) => sumOf(s, 'tollgate_http_requests_total', { endpoint: '/v1/keys/{id}', method: 'GET', status: '200', model: '', vendor: '' }), 1);
+  // An unknown path never becomes a label of its own.
+  expect((await call(`${h.t.url}/v1/no-such-thing/${a.keyId}`, { token: a.secret })).status).toBe(404);
+  await expectDelta(before, (s) => sumOf(s, 'tollgate_http_requests_total', { endpoint: 'unmatched', method: 'GET', status: '404' }), 1);
   for (const sample of await scrape()) {
     for (const value of Object.values(sample.labels)) {
       expect(value).not.toContain(a.keyId);
