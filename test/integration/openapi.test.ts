@@ -100,3 +100,13 @@ test('request bodies list exactly the fields the decoders and routes accept', ()
   expect(doc.paths['/v1/chat/completions']!.post.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/ChatCompletionRequest' });
   expect(doc.paths['/v1/keys/{id}']!.patch.parameters).toEqual([{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }]);
 });
+
+test('answers document their headers: request id everywhere, rate limits for API keys, Retry-After on 429', () => {
+  const chat = doc.paths['/v1/chat/completions']!.post.responses;
+  expect(Object.keys(chat['200'].headers)).toEqual(expect.arrayContaining(['x-request-id', 'x-ratelimit-remaining-tokens', 'x-service-model-routed-from', 'x-service-max-output-clamped']));
+  expect(Object.keys(chat['429'].headers)).toContain('Retry-After');
+  expect(Object.keys(doc.paths['/v1/keys']!.get.responses['200'].headers)).toEqual(['x-request-id']);
+  for (const header of Object.values(chat['200'].headers) as { $ref: string }[]) {
+    expect((doc.components as Record<string, any>).headers[header.$ref.split('/').pop()!]).toBeDefined();
+  }
+});

@@ -24,7 +24,36 @@ const ERROR_DESCRIPTIONS: Readonly<Record<number, string>> = {
   503: 'The database or another dependency is down; nothing charged.',
 };
 
-const errorResponse = (status: number) => ({ description: ERROR_DESCRIPTIONS[status] ?? 'Error.', content: { 'application/json': { schema: ref('Error') } } });
+/** Answer headers (`#/components/headers/<name>`). */
+const HEADERS: Readonly<Record<string, { description: string; schema: JsonSchema }>> = {
+  'x-request-id': { description: "The request's id (the caller's, when it sent a sane one).", schema: str() },
+  'x-ratelimit-limit-requests': { description: "Requests per minute for the key's account.", schema: str() },
+  'x-ratelimit-remaining-requests': { description: 'Requests left in the rolling minute.', schema: str() },
+  'x-ratelimit-reset-requests': { description: 'Time until the window is full again (`850ms`, `1.5s`, `6m0s`).', schema: str() },
+  'x-ratelimit-limit-tokens': { description: 'Tokens per minute (prepaid keys).', schema: str() },
+  'x-ratelimit-remaining-tokens': { description: 'The limit minus the last minute of usage and in-flight reservations.', schema: str() },
+  'x-ratelimit-reset-tokens': { description: 'Time until the oldest of those leaves the window.', schema: str() },
+  'x-service-model-routed-from': { description: 'The model id sent, when it resolved to another catalog id.', schema: str() },
+  'x-service-max-output-clamped': { description: 'The output limit used, when the requested one was lowered.', schema: str() },
+  'Retry-After': { description: 'Seconds to wait (429).', schema: str() },
+};
+
+const RATE_LIMIT_HEADERS = Object.keys(HEADERS).filter((name) => name.startsWith('x-ratelimit-'));
+
+/** The headers an answer of this route carries. */
+function headersOf(route: ApiRoute, status: number): Record<string, JsonSchema> {
+  const names = ['x-request-id'];
+  if (route.auth === 'apiKey') names.push(...RATE_LIMIT_HEADERS);
+  if (route.tag === 'Text' && status < 300) names.push('x-service-model-routed-from', 'x-service-max-output-clamped');
+  if (status === 429) names.push('Retry-After');
+  return Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/${name}` }]));
+}
+
+const errorResponse = (route: ApiRoute, status: number) => ({
+  description: ERROR_DESCRIPTIONS[status] ?? 'Error.',
+  headers: headersOf(route, status),
+  content: { 'application/json': { schema: ref('Error') } },
+});
 
 function operation(route: ApiRoute): Record<string, unknown> {
   const pathParams = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: str() }));
@@ -36,8 +65,8 @@ function operation(route: ApiRoute): Record<string, unknown> {
     : ok.schema
       ? { 'application/json': { schema: ref(ok.schema) }, ...(route.streams ? { 'text/event-stream': { schema: str('Server-sent events, when the body asks for stream: true.') } } : {}) }
       : undefined;
-  const responses: Record<string, unknown> = { [String(ok.status)]: { description: ok.description, ...(okContent ? { content: okContent } : {}) } };
-  for (const status of [...route.errors, 500, 503]) responses[String(status)] ??= errorResponse(status);
+  const responses: Record<string, unknown> = { [String(ok.status)]: { description: ok.description, headers: headersOf(route, ok.status), ...(okContent ? { content: okContent } : {}) } };
+  for (const status of [...route.errors, 500, 503]) responses[String(status)] ??= errorResponse(route, status);
   return {
     operationId: `${route.method}${route.path.replace(/[{}]/g, '').replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
     summary: route.summary,
@@ -65,6 +94,6 @@ export function buildOpenApiDocument(routes: readonly ApiRoute[] = API_ROUTES, v
     servers: [{ url: '/' }],
     tags: [...new Set(routes.map((r) => r.tag))].map((name) => ({ name })),
     paths,
-    components: { schemas: SCHEMAS, securitySchemes },
+    components: { schemas: SCHEMAS, headers: HEADERS, securitySchemes },
   };
 }
