@@ -49,6 +49,10 @@ export interface Config {
   sweepIntervalMs: number;
   /** Whether GraphQL answers introspection queries (schema discovery, code generation). */
   graphqlIntrospection: boolean;
+  /** Full URL of the OTLP/HTTP traces endpoint; null: no tracing (and no OpenTelemetry loaded). */
+  otlpTracesUrl: string | null;
+  /** `service.name` of the spans (OTEL_SERVICE_NAME). */
+  otelServiceName: string;
 }
 
 export interface VideoJobConfig {
@@ -95,6 +99,32 @@ function optional(env: Record<string, string | undefined>, name: string): string
   return raw ? raw : null;
 }
 
+function httpUrl(env: Record<string, string | undefined>, name: string): string | null {
+  const raw = optional(env, name);
+  if (raw === null) return null;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} must be an http:// or https:// URL, got '${raw}'`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`${name} must be an http:// or https:// URL, got '${raw}'`);
+  return raw;
+}
+
+/**
+ * The standard OpenTelemetry variables: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is the traces URL
+ * as given; OTEL_EXPORTER_OTLP_ENDPOINT is a base that /v1/traces is appended to. Tracing is
+ * on when either is set (and OTEL_SDK_DISABLED is not true).
+ */
+function tracesUrl(env: Record<string, string | undefined>): string | null {
+  if (optional(env, 'OTEL_SDK_DISABLED')?.toLowerCase() === 'true') return null;
+  const traces = httpUrl(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT');
+  if (traces) return traces;
+  const base = httpUrl(env, 'OTEL_EXPORTER_OTLP_ENDPOINT');
+  return base ? `${base.replace(/\/+$/, '')}/v1/traces` : null;
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
@@ -109,6 +139,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const settlement = optional(env, 'TOLLGATE_SETTLEMENT') ?? 'after-answer';
   if (settlement !== 'after-answer' && settlement !== 'before-answer') throw new ConfigError("TOLLGATE_SETTLEMENT must be 'after-answer' or 'before-answer'");
   const logLevel = optional(env, 'LOG_LEVEL') ?? 'info';
+  const otlpTracesUrl = tracesUrl(env);
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
   const dataDir = resolve(optional(env, 'TOLLGATE_DATA_DIR') ?? '.tollgate');
   const catalogFile = optional(env, 'TOLLGATE_CATALOG');
@@ -146,6 +177,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     vendors: vendorSettings(env, catalog),
     limitsFile,
     limits: limitsFile ? loadLimitsFile(limitsFile, catalog) : DEFAULT_LIMITS,
+    otlpTracesUrl,
+    otelServiceName: optional(env, 'OTEL_SERVICE_NAME') ?? 'tollgate',
   };
 }
 

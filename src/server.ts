@@ -43,6 +43,18 @@ import { imagesRouter } from './rest/images';
 import { DEFAULT_MULTIPART_LIMITS } from './rest/multipart';
 import { ImageService } from './domain/images/service';
 import { createImageProviders } from './providers/images/registry';
+import { noMetrics, type Tracer } from './domain/shared/telemetry';
+import { PrometheusMetrics } from './infra/metrics';
+import { startTracing } from './infra/tracing';
+import { metricsRouter } from './rest/metrics';
+import { openApiRouter } from './rest/openapi/route';
+import { API_ROUTES } from './rest/openapi/routes';
+import { routePatterns } from './rest/route-patterns';
+import type { RequestObservers } from './rest/http';
+import type { Express } from 'express';
+
+/** The version reported in traces (`service.version`). */
+const TOLLGATE_VERSION = '0.1.0';
 
 /** After-answer settlements wait this long (ms) to share a batch: at 500 req/s, ten per commit. */
 const SETTLEMENT_BATCH_DELAY_MS = 20;
@@ -79,6 +91,8 @@ export interface Services {
 
 export interface Tollgate {
   httpServer: Server;
+  /** The Express app of every route but the text endpoints (its routes are listed by the API document's test). */
+  restApp: Express;
   services: Services;
   listen(port: number, host?: string): Promise<number>;
   /** Stops accepting, lets requests in flight finish (bounded), then closes everything. */
@@ -118,6 +132,10 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   const batchSql = pgSqlRunner(options.databaseUrl, log, 1);
   const settleBeforeAnswer = config.settlement === 'before-answer';
   const budget = new BudgetLeases(billingSql, billing, clock, ids, bus, { writerSql: batchSql, settlementDelayMs: settleBeforeAnswer ? 0 : SETTLEMENT_BATCH_DELAY_MS, leaseTtlMs: config.leaseTtlMs });
+  // Metrics are served to the operator only: without an operator token, none are kept.
+  const metrics = config.adminToken ? new PrometheusMetrics(budget) : null;
+  const tracer: Tracer | null = config.otlpTracesUrl ? await startTracing({ tracesUrl: config.otlpTracesUrl, serviceName: config.otelServiceName, serviceVersion: TOLLGATE_VERSION }) : null;
+  const observers: RequestObservers = { ids, log, metrics: metrics ?? noMetrics, tracer, endpointOf: routePatterns(API_ROUTES) };
   const textPipeline = new TextPipeline({
     catalog,
     configuredVendors,
@@ -127,6 +145,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
     settleBeforeAnswer,
     // Rare (the database went away): the charge is not booked; the line names the request to reconcile.
     onSettlementFailed: (err, requestId) => log.error({ err, request_id: requestId }, 'settlement could not be written'),
+    metrics: metrics ?? undefined,
   });
   const admission = await createAdmissionService({ orm, clock, bus, log, redisUrl: config.redisUrl, redisKeyPrefix: config.redisKeyPrefix, tiers: config.limits.tiers });
   // Video jobs: durable steps on pg-boss in this database, files behind the storage port.
@@ -159,8 +178,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   // Express routes read JSON bodies after authenticating (rest/http.ts readJsonBody).
   const jsonBodies = jsonBody(config.maxJsonBodyBytes);
   const app = createRestApp({
-    ids,
-    log,
+    observers,
     maxJsonBodyBytes: config.maxJsonBodyBytes,
     graphql: graphql.middleware,
     ready: () => databaseReady(orm),
@@ -174,9 +192,11 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
       modelsRouter(auth, catalog, configuredVendors, admitApiKeyRequests(admission)),
       imagesRouter({ auth, admission, catalog, configuredVendors, images, clock, uploadLimits: { ...DEFAULT_MULTIPART_LIMITS, ...config.uploads }, jsonBody: jsonBodies }),
       videosRouter({ auth, admission, videos, storage: videoStorage, uploads: { ...config.uploads, maxFields: 16, maxFieldBytes: 64 * 1024 }, maxJsonBodyBytes: config.maxJsonBodyBytes }),
+      openApiRouter(),
     ],
+    root: [metricsRouter(auth, metrics)],
   });
-  const text = textEndpoints({ auth, admission, pipeline: textPipeline, ids, log, maxJsonBodyBytes: config.maxJsonBodyBytes }, track);
+  const text = textEndpoints({ auth, admission, pipeline: textPipeline, observers, maxJsonBodyBytes: config.maxJsonBodyBytes }, track);
   httpServer.on('clientError', answerClientError);
   httpServer.on('request', (req, res) => {
     if (!text(req, res)) void app(req, res);
@@ -184,6 +204,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
 
   return {
     httpServer,
+    restApp: app,
     services,
     listen: (port, host) =>
       new Promise((resolve, reject) => {
@@ -200,6 +221,8 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
       await graphql.close();
       await videoSweeper.stop();
       await videoQueue.stop(Math.max(1_000, deadline - Date.now())); // running steps finish; the rest wait in the queue
+      // A collector that is down must not keep the gateway from stopping.
+      await tracer?.close().catch((err: unknown) => log.warn({ err }, 'could not export the last spans'));
       await auth.close();
       await budget.close();
       await billingSql.close();

@@ -4,6 +4,7 @@ import type { Cancellation } from '../domain/generation/cancellation';
 import { ProviderError } from '../domain/generation/errors';
 import type { CanonicalEvent, CanonicalMcpItem, CanonicalRequest } from '../domain/generation/canonical';
 import { badRequest } from '../domain/shared/errors';
+import type { VendorErrorKind } from '../domain/shared/telemetry';
 import { parseSseBatches, type SseEvent } from '../protocols/sse-parse';
 
 /**
@@ -151,12 +152,12 @@ export class VendorHttpClient {
   }
 
   private target(call: VendorCall): { pool: Pool; path: string } {
-    if (this.closed) throw new ProviderError(`The connection pool for ${call.vendor} is closed.`, call.vendor);
+    if (this.closed) throw new ProviderError(`The connection pool for ${call.vendor} is closed.`, call.vendor, null, undefined, 'connect');
     let url: URL;
     try {
       url = new URL(call.baseUrl);
     } catch {
-      throw new ProviderError(`The base URL configured for ${call.vendor} is not a URL.`, call.vendor);
+      throw new ProviderError(`The base URL configured for ${call.vendor} is not a URL.`, call.vendor, null, undefined, 'connect');
     }
     let pool = this.pools.get(url.origin);
     if (!pool) {
@@ -178,6 +179,7 @@ export class VendorHttpClient {
     const code = errorCode(error);
     const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
     let message: string;
+    let kind: VendorErrorKind = 'timeout';
     switch (code) {
       case 'UND_ERR_CONNECT_TIMEOUT':
         message = `Could not connect to ${call.vendor} within ${seconds(this.timeouts.connectMs)}.`;
@@ -194,14 +196,16 @@ export class VendorHttpClient {
       case 'EHOSTUNREACH':
       case 'ENETUNREACH':
         message = `Could not connect to ${call.vendor} (${code}).`;
+        kind = 'connect';
         break;
       default:
+        kind = phase === 'connect' ? 'connect' : 'broken_stream';
         message =
           phase === 'connect'
             ? `The request to ${call.vendor} failed (${code ?? 'network error'}).`
             : `The connection to ${call.vendor} broke in the middle of its answer (${code ?? 'network error'}).`;
     }
-    return new ProviderError(redact(message, call.secrets), call.vendor);
+    return new ProviderError(redact(message, call.secrets), call.vendor, null, undefined, kind);
   }
 }
 

@@ -1,14 +1,13 @@
 import express, { type Express, type RequestHandler, type Router } from 'express';
-import type { Logger } from 'pino';
-import type { IdGenerator } from '../domain/shared/ids';
-import { errorHandler, jsonBody, requestContext, unknownPath } from './http';
+import { errorHandler, jsonBody, requestContext, unknownPath, type RequestObservers } from './http';
 
 export interface RestAppParts {
-  ids: IdGenerator;
-  log: Logger;
+  observers: RequestObservers;
   maxJsonBodyBytes: number;
   /** Routers mounted under /v1, in order. */
   v1: Router[];
+  /** Routers mounted at the root (operations: /metrics). */
+  root: Router[];
   graphql: RequestHandler;
   ready: () => Promise<boolean>;
   /** Counts requests in flight, for draining on shutdown. */
@@ -22,7 +21,7 @@ export function createRestApp(parts: RestAppParts): Express {
   app.set('etag', false);
   app.set('query parser', 'simple');
   app.use(parts.tracker);
-  app.use(requestContext(parts.ids, parts.log));
+  app.use(requestContext(parts.observers));
   app.get('/healthz', (_req, res) => void res.json({ status: 'ok' }));
   app.get('/readyz', async (_req, res) => {
     const ready = await parts.ready();
@@ -31,8 +30,9 @@ export function createRestApp(parts: RestAppParts): Express {
   // GraphQL reads its body before any credential: signIn needs none. Every /v1 router reads
   // its body itself, after authentication (jsonBody), so an unauthenticated client costs no parsing.
   app.use('/graphql', jsonBody(parts.maxJsonBodyBytes), parts.graphql);
+  for (const router of parts.root) app.use(router);
   for (const router of parts.v1) app.use('/v1', router);
   app.use(unknownPath);
-  app.use(errorHandler(parts.log));
+  app.use(errorHandler(parts.observers.log));
   return app;
 }

@@ -7,6 +7,7 @@ import { ApiError, badRequest, notFound, storageErrorAsApiError } from '../domai
 import { RateLimitRefusal } from '../domain/limits/admission';
 import { applyRefusalHeaders } from './admission';
 import type { IdGenerator } from '../domain/shared/ids';
+import type { Metrics, RequestOutcome, TraceSpan, Tracer } from '../domain/shared/telemetry';
 
 /*
  * The REST plane's HTTP basics as plain node:http functions, so that Express routes and the
@@ -15,15 +16,29 @@ import type { IdGenerator } from '../domain/shared/ids';
  * at the end of the file only adapt them.
  */
 
-/** Per-request facts the access log line reports (never a secret or a prompt). */
-export interface RequestFacts {
+/**
+ * Per-request facts the access log line reports (never a secret or a prompt). The same object
+ * is what the metrics are told when the request ends (a RequestOutcome), so observing a
+ * request allocates nothing more.
+ */
+export interface RequestFacts extends RequestOutcome {
   requestId: string;
   accountId?: string;
   keyId?: string;
-  model?: string;
   costMicro?: bigint;
-  /** The error answered (envelope or stream error event), for the log line. */
-  error?: { code: string; message: string };
+  /** The request's trace span (tracing on only). */
+  span?: TraceSpan;
+}
+
+/** What every request is observed with: ids, the access log, metrics and (when on) traces. */
+export interface RequestObservers {
+  ids: IdGenerator;
+  log: Logger;
+  metrics: Metrics;
+  /** Null when tracing is off: then no tracer call is made at all. */
+  tracer: Tracer | null;
+  /** The route pattern of a request whose route is only known once it is answered (Express). */
+  endpointOf(method: string, path: string): string;
 }
 
 const FACTS = Symbol('tollgate.requestFacts');
@@ -39,23 +54,31 @@ const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
  * (a vendor failure, say), with the error's code and message, so an operator sees why. A client
  * that leaves is no failure (its request is cancelled, no error answered): `info`, `aborted`.
  */
-export function beginRequest(req: IncomingMessage, res: ServerResponse, ids: IdGenerator, log: Logger, path: string): RequestFacts {
+export function beginRequest(req: IncomingMessage, res: ServerResponse, observers: RequestObservers, path: string, endpoint: string | null): RequestFacts {
+  const { log, tracer } = observers;
   const sent = req.headers['x-request-id'];
-  const requestId = typeof sent === 'string' && SANE_REQUEST_ID.test(sent) ? sent : ids.next('req');
-  const requestFacts: RequestFacts = { requestId };
+  const requestId = typeof sent === 'string' && SANE_REQUEST_ID.test(sent) ? sent : observers.ids.next('req');
+  const method = req.method ?? 'GET';
+  const requestFacts: RequestFacts = { requestId, endpoint: endpoint ?? '', method, status: 0, seconds: 0 };
   (res as WithFacts)[FACTS] = requestFacts;
   res.setHeader('x-request-id', requestId);
+  if (tracer !== null) requestFacts.span = startRequestSpan(tracer, requestFacts, path);
   const started = process.hrtime.bigint();
   res.on('close', () => {
+    requestFacts.status = res.statusCode;
+    requestFacts.seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    if (endpoint === null) requestFacts.endpoint = observers.endpointOf(method, path);
+    observers.metrics.requestFinished(requestFacts);
+    if (requestFacts.span) endRequestSpan(requestFacts.span, requestFacts);
     const failed = res.statusCode >= 500 || (requestFacts.error !== undefined && res.statusCode < 300);
     const level = failed ? 'warn' : 'info';
     if (!log.isLevelEnabled(level)) return;
     log[level]({
       request_id: requestFacts.requestId,
-      method: req.method,
+      method,
       path,
       status: res.statusCode,
-      latency_ms: Number(process.hrtime.bigint() - started) / 1e6,
+      latency_ms: requestFacts.seconds * 1000,
       account_id: requestFacts.accountId,
       key_id: requestFacts.keyId,
       model: requestFacts.model,
@@ -66,6 +89,28 @@ export function beginRequest(req: IncomingMessage, res: ServerResponse, ids: IdG
     });
   });
   return requestFacts;
+}
+
+/** The request's server span, named once its route is known (HTTP semantic conventions). */
+function startRequestSpan(tracer: Tracer, requestFacts: RequestFacts, path: string): TraceSpan {
+  return tracer.startRequest(requestFacts.endpoint ? `${requestFacts.method} ${requestFacts.endpoint}` : requestFacts.method, {
+    'http.request.method': requestFacts.method,
+    'url.path': path,
+    'tollgate.request_id': requestFacts.requestId,
+  });
+}
+
+function endRequestSpan(span: TraceSpan, requestFacts: RequestFacts): void {
+  span.setName(`${requestFacts.method} ${requestFacts.endpoint}`);
+  span.setAttributes({
+    'http.route': requestFacts.endpoint,
+    'http.response.status_code': requestFacts.status,
+    'tollgate.model': requestFacts.model,
+    'tollgate.account_id': requestFacts.accountId,
+    'tollgate.cost_micro': requestFacts.costMicro?.toString(),
+  });
+  if (requestFacts.error) span.fail(requestFacts.error.code, requestFacts.error.message);
+  span.end();
 }
 
 /** Remembers the error answered for the request's log line (when the request has facts). */
@@ -210,9 +255,9 @@ export function answerClientError(error: Error & { code?: string }, socket: Dupl
 
 // ---- Express adapters -------------------------------------------------------------------
 
-export function requestContext(ids: IdGenerator, log: Logger): RequestHandler {
+export function requestContext(observers: RequestObservers): RequestHandler {
   return (req, res, next) => {
-    beginRequest(req, res, ids, log, req.path); // captured here: routers mounted under /v1 see a shorter req.path
+    beginRequest(req, res, observers, req.path, null); // captured here: routers mounted under /v1 see a shorter req.path
     next();
   };
 }

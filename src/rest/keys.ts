@@ -7,6 +7,11 @@ import { badRequest, invalidToken } from '../domain/shared/errors';
 import { bearerToken, requireSession, sessionPrincipal } from './auth';
 import { bodyObject, rejectUnknownFields } from './http';
 
+/** The fields each body accepts (others are refused); the API document is built from these lists. */
+export const KEY_CREATE_FIELDS = ['name', 'kind', 'monthly_spend_limit_micro', 'expires_at'] as const;
+export const KEY_UPDATE_FIELDS = ['name', 'monthly_spend_limit_micro'] as const;
+export const SIGN_IN_FIELDS = ['email', 'password'] as const;
+
 const seconds = (at: Date | null): number | null => (at ? unixSeconds(at) : null);
 
 export function renderKey(key: KeyView): Record<string, unknown> {
@@ -60,7 +65,7 @@ export function keysRouter(auth: AuthService, keys: KeyService, jsonBody: Reques
 
   router.post('/keys', async (req, res) => {
     const body = bodyObject(req.body);
-    rejectUnknownFields(body, ['name', 'kind', 'monthly_spend_limit_micro', 'expires_at']);
+    rejectUnknownFields(body, KEY_CREATE_FIELDS);
     const created = await keys.createKey(sessionPrincipal(res), {
       name: parseKeyName(body.name, 'name'),
       kind: body.kind === undefined ? 'prepaid' : parseKeyKind(body.kind, 'kind'),
@@ -81,7 +86,7 @@ export function keysRouter(auth: AuthService, keys: KeyService, jsonBody: Reques
 
   router.patch('/keys/:id', async (req, res) => {
     const body = bodyObject(req.body);
-    rejectUnknownFields(body, ['name', 'monthly_spend_limit_micro']);
+    rejectUnknownFields(body, KEY_UPDATE_FIELDS);
     const updated = await keys.updateKey(sessionPrincipal(res), req.params.id, {
       name: body.name === undefined ? undefined : parseKeyName(body.name, 'name'),
       monthlySpendLimitMicro: body.monthly_spend_limit_micro === undefined ? undefined : parseSpendLimit(body.monthly_spend_limit_micro, 'monthly_spend_limit_micro'),
@@ -110,7 +115,7 @@ export function sessionsRouter(auth: AuthService, jsonBody: RequestHandler): Rou
 
   router.post('/auth/sessions', async (req, res) => {
     const body = bodyObject(req.body);
-    rejectUnknownFields(body, ['email', 'password']);
+    rejectUnknownFields(body, SIGN_IN_FIELDS);
     if (typeof body.email !== 'string' || body.email.length === 0) throw badRequest('email must be a non-empty string');
     if (typeof body.password !== 'string' || body.password.length === 0) throw badRequest('password must be a non-empty string');
     const session = await auth.signIn(body.email, body.password);

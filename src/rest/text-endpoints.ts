@@ -1,12 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Logger } from 'pino';
 import type { AuthService } from '../domain/accounts/auth';
 import { Cancellation } from '../domain/generation/cancellation';
 import type { DecodedTextRequest, TextGenerationService } from '../domain/generation/service';
 import type { AdmissionService } from '../domain/limits/admission';
 import { ApiError } from '../domain/shared/errors';
 import { unixSeconds } from '../domain/shared/clock';
-import type { IdGenerator } from '../domain/shared/ids';
 import { finalizeMessagesRequest, decodeMessagesRequest, encodeMessagesResponse, MessagesStreamEncoder } from '../protocols/anthropic-messages/ingress';
 import { collectStream, type AnswerMeta, type CollectedResult } from '../protocols/collect';
 import { ChatStreamEncoder, decodeChatIngress, encodeChatResponse } from '../protocols/openai-chat/ingress';
@@ -14,7 +12,7 @@ import { decodeResponsesIngress, encodeResponsesResponse, ResponsesStreamEncoder
 import { SSE_HEADERS } from '../protocols/sse-write';
 import { admitRequest, setRateLimitHeaders } from './admission';
 import { authenticateApiKey } from './auth';
-import { answerError, beginRequest, bodyObject, facts, noteError, readJsonBody, sendJson } from './http';
+import { answerError, beginRequest, bodyObject, facts, noteError, readJsonBody, sendJson, type RequestObservers } from './http';
 import { withFields } from '../domain/shared/objects';
 
 /**
@@ -28,6 +26,8 @@ import { withFields } from '../domain/shared/objects';
 
 /** One client wire format: how its body decodes and how answers and streams encode. */
 interface TextFormat<Extra> {
+  /** Its route (`POST` only), also its endpoint label in metrics and traces. */
+  path: string;
   /** The Anthropic SDK sends its key as `x-api-key`. */
   allowXApiKey: boolean;
   decode(body: unknown): { decoded: DecodedTextRequest; extra: Extra };
@@ -36,6 +36,7 @@ interface TextFormat<Extra> {
 }
 
 const chatFormat: TextFormat<{ includeUsage: boolean }> = {
+  path: '/v1/chat/completions',
   allowXApiKey: false,
   decode: (body) => {
     const { decoded, includeUsage } = decodeChatIngress(body);
@@ -46,6 +47,7 @@ const chatFormat: TextFormat<{ includeUsage: boolean }> = {
 };
 
 const responsesFormat: TextFormat<ReturnType<typeof decodeResponsesIngress>['echo']> = {
+  path: '/v1/responses',
   allowXApiKey: false,
   decode: (body) => {
     const { decoded, echo } = decodeResponsesIngress(body);
@@ -56,17 +58,17 @@ const responsesFormat: TextFormat<ReturnType<typeof decodeResponsesIngress>['ech
 };
 
 const messagesFormat: TextFormat<null> = {
+  path: '/v1/messages',
   allowXApiKey: true,
   decode: (body) => ({ decoded: withFields(decodeMessagesRequest(body), { finalize: finalizeMessagesRequest }), extra: null }),
   encodeResponse: (result, meta) => encodeMessagesResponse(result, meta),
   streamEncoder: (meta) => new MessagesStreamEncoder(meta),
 };
 
-const FORMATS = new Map<string, TextFormat<any>>([
-  ['/v1/chat/completions', chatFormat],
-  ['/v1/responses', responsesFormat],
-  ['/v1/messages', messagesFormat],
-]);
+const FORMATS = new Map<string, TextFormat<any>>([chatFormat, responsesFormat, messagesFormat].map((format) => [format.path, format]));
+
+/** The paths these endpoints serve (POST), for the API document's completeness check. */
+export const TEXT_ENDPOINT_PATHS: readonly string[] = [...FORMATS.keys()];
 
 /** The route a POST goes to, matched as Express did (case-insensitive, one trailing slash allowed, query ignored). */
 function formatOf(req: IncomingMessage): TextFormat<unknown> | undefined {
@@ -115,8 +117,7 @@ export interface TextEndpointDeps {
   auth: AuthService;
   admission: AdmissionService;
   pipeline: TextGenerationService;
-  ids: IdGenerator;
-  log: Logger;
+  observers: RequestObservers;
   maxJsonBodyBytes: number;
 }
 
@@ -146,8 +147,9 @@ async function serveText<Extra>(format: TextFormat<Extra>, deps: TextEndpointDep
     requestId,
     tokens: ticket,
     onCharged: (costMicro) => (requestFacts.costMicro = costMicro),
+    outcome: requestFacts,
+    span: requestFacts.span,
   });
-  requestFacts.model = generation.model.id;
   // The token window now holds this request's reservation: headers before the first byte.
   setRateLimitHeaders(res, ticket.headers());
   if (generation.routedFrom !== null) res.setHeader('x-service-model-routed-from', generation.routedFrom);
@@ -173,7 +175,7 @@ async function serveText<Extra>(format: TextFormat<Extra>, deps: TextEndpointDep
     const failure = error instanceof ApiError ? error : new ApiError(500, 'internal_error', 'Internal error.');
     noteError(res, failure);
     await writeChunk(res, encoder.encodeError(failure));
-    if (!(error instanceof ApiError)) deps.log.error({ err: error, request_id: requestId }, 'stream failed on a defect');
+    if (!(error instanceof ApiError)) deps.observers.log.error({ err: error, request_id: requestId }, 'stream failed on a defect');
   }
   res.end();
 }
@@ -188,8 +190,8 @@ export function textEndpoints(deps: TextEndpointDeps, track: (res: ServerRespons
     const format = formatOf(req);
     if (!format) return false;
     track(res);
-    const { requestId } = beginRequest(req, res, deps.ids, deps.log, req.url!.split('?')[0]!);
-    serveText(format, deps, req, res, requestId).catch((error: unknown) => answerError(res, error, deps.log));
+    const { requestId } = beginRequest(req, res, deps.observers, req.url!.split('?')[0]!, format.path);
+    serveText(format, deps, req, res, requestId).catch((error: unknown) => answerError(res, error, deps.observers.log));
     return true;
   };
 }

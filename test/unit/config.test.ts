@@ -25,6 +25,8 @@ test.each([
   ['TOLLGATE_VENDOR_HEADERS_TIMEOUT_MS', 'soon'],
   ['TOLLGATE_VENDOR_BODY_IDLE_TIMEOUT_MS', '-1'],
   ['TOLLGATE_SETTLEMENT', 'eventually'],
+  ['OTEL_EXPORTER_OTLP_ENDPOINT', 'collector:4318'],
+  ['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'grpc://collector:4317'],
 ])('%s=%s stops the start with a message naming the variable', (name, value) => {
   expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
   expect(() => loadConfig({ [name]: value })).toThrow(name);
@@ -132,4 +134,13 @@ describe('limits file', () => {
     expect((error as Error).message).toContain(`TOLLGATE_LIMITS_FILE ${file}`);
     expect((error as Error).message).toContain(message);
   });
+});
+
+test('traces: off by default, on with an OTLP endpoint (the traces URL as the standard variables say)', () => {
+  expect(loadConfig({}).otlpTracesUrl).toBeNull();
+  expect(loadConfig({}).otelServiceName).toBe('tollgate');
+  expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' }).otlpTracesUrl).toBe('http://collector:4318/v1/traces');
+  expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://b/custom/traces' }).otlpTracesUrl).toBe('https://b/custom/traces');
+  expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_SDK_DISABLED: 'true' }).otlpTracesUrl).toBeNull();
+  expect(loadConfig({ OTEL_SERVICE_NAME: 'gateway-eu' }).otelServiceName).toBe('gateway-eu');
 });

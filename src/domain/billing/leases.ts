@@ -287,6 +287,23 @@ export class BudgetLeases {
     ];
   }
 
+  /** What this instance has in flight right now (read when metrics are scraped, not per request). */
+  inFlight(): { holds: number; holdsMicro: bigint; leases: number; leasesMicro: bigint } {
+    let holds = 0;
+    let holdsMicro = 0n;
+    let leases = 0;
+    let leasesMicro = 0n;
+    for (const budget of this.budgets.values()) {
+      for (const lease of budget.leases) {
+        holds += lease.open;
+        holdsMicro += lease.inFlight;
+        leases++;
+        leasesMicro += lease.remaining;
+      }
+    }
+    return { holds, holdsMicro, leases, leasesMicro };
+  }
+
   /**
    * Reserves a request's hold: in memory when a lease of its key and month has room, else
    * after taking a lease. Refusals are the 402s of BillingService.reserveHold, answered only

@@ -8,11 +8,13 @@ import type { BudgetLeases, LeasedHold } from '../billing/leases';
 import type { UsageCounts } from '../billing/reservations';
 import type { Clock } from '../shared/clock';
 import { modelNotAvailable } from '../shared/errors';
-import type { CanonicalEvent, CanonicalRequest, CanonicalUsage, TextProviderRegistry } from './canonical';
+import type { CanonicalEvent, CanonicalRequest, CanonicalUsage, FinishReason, TextProviderRegistry } from './canonical';
 import { ProviderError } from './errors';
 import { clampOutputLimit } from './rules';
 import type { DecodedTextRequest, TextGeneration, TextGenerationContext, TextGenerationService } from './service';
 import { withFields } from '../shared/objects';
+import type { Metrics, TraceSpan } from '../shared/telemetry';
+import { usageSpanAttributes, vendorSpanAttributes, vendorSpanName } from './trace-attributes';
 
 export interface TextPipelineDeps {
   catalog: Catalog;
@@ -29,6 +31,8 @@ export interface TextPipelineDeps {
   settleBeforeAnswer?: boolean;
   /** A settlement or release that could not be written (after-answer mode: nobody awaits it). */
   onSettlementFailed?(error: unknown, requestId: string): void;
+  /** Vendor time, tokens and spend; none when absent. */
+  metrics?: Metrics;
 }
 
 const NO_SPECIAL_TOKENS = { disallowedSpecial: new Set<string>() };
@@ -114,6 +118,10 @@ export class TextPipeline implements TextGenerationService {
     const { deps } = this;
     const started = Date.now();
     const { model, routedFrom } = resolveModelId(deps.catalog, decoded.modelId, 'text', modelAccessFor(principal, deps.configuredVendors));
+    if (context.outcome) {
+      context.outcome.model = model.id;
+      context.outcome.vendor = model.vendor;
+    }
     const limit = clampOutputLimit(model, decoded.outputLimit.value, decoded.outputLimit.field, decoded.outputLimit.fallback);
     let request: CanonicalRequest = withFields(decoded.request, { model, maxOutputTokens: limit.maxOutputTokens, stream: decoded.stream });
     if (decoded.finalize) request = decoded.finalize(model, request);
@@ -136,8 +144,11 @@ export class TextPipeline implements TextGenerationService {
       throw error;
     }
 
+    // Tracing off: no span, and the only cost is this check.
+    const span = context.span ? context.span.child(vendorSpanName(model), vendorSpanAttributes(model, decoded.modelId, request)) : null;
+    const vendorStarted = performance.now();
     const upstream = provider.generate(request, context.signal)[Symbol.asyncIterator]();
-    const generation = new OpenGeneration(deps, context, request, prices, hold, upstream, model.vendor, started);
+    const generation = new OpenGeneration(deps, context, request, prices, hold, upstream, model, started, vendorStarted, span);
     await generation.begin();
     return { model, routedFrom, clampedTo: limit.clampedTo, events: generation.events() };
   }
@@ -157,6 +168,10 @@ class OpenGeneration {
   private readonly tally = new DeliveryTally();
   private first: IteratorResult<CanonicalEvent> | null = null;
   private closed = false;
+  /** performance.now() when the vendor's first event arrived (0: none yet). */
+  private firstEventAt = 0;
+  private readonly vendor: string;
+  private finishReason: FinishReason | null = null;
 
   constructor(
     private readonly deps: TextPipelineDeps,
@@ -165,18 +180,24 @@ class OpenGeneration {
     private readonly prices: TokenPrices,
     private readonly hold: LeasedHold,
     private readonly upstream: AsyncIterator<CanonicalEvent>,
-    private readonly vendor: string,
+    private readonly model: TextModel,
     /** When the pipeline began (Date.now()): the usage record's latency. */
     private readonly started: number,
-  ) {}
+    /** performance.now() when the provider was called: vendor time runs from here. */
+    private readonly vendorStarted: number,
+    private readonly span: TraceSpan | null,
+  ) {
+    this.vendor = model.vendor;
+  }
 
   /** Waits for the provider's first event: a failure before it is an ordinary error (nothing was delivered). */
   async begin(): Promise<void> {
     try {
       this.first = await this.upstream.next();
-      if (this.first.done) throw new ProviderError('The provider ended the answer without a result.', this.vendor);
+      this.firstEventAt = performance.now();
+      if (this.first.done) throw new ProviderError('The provider ended the answer without a result.', this.vendor, null, undefined, 'invalid_answer');
     } catch (error) {
-      await this.close(null);
+      await this.close(null, error);
       throw error;
     }
   }
@@ -188,6 +209,7 @@ class OpenGeneration {
       while (!current.done) {
         const event = current.value;
         if (event.type === 'finish') {
+          this.finishReason = event.reason;
           const usage = withReasoningEstimate(event.usage, () => this.tally.visibleAnswerTokens());
           await this.close({ usage, status: 'ok' });
           yield { ...event, usage };
@@ -197,9 +219,9 @@ class OpenGeneration {
         yield event;
         current = await this.upstream.next();
       }
-      throw new ProviderError('The provider stream ended without a result.', this.vendor);
+      throw new ProviderError('The provider stream ended without a result.', this.vendor, null, undefined, 'invalid_answer');
     } catch (error) {
-      await this.closeAfterFailure();
+      await this.closeAfterFailure(error);
       throw error;
     } finally {
       // Abandoned by the consumer (client disconnect): stop the upstream call, charge what was delivered.
@@ -211,9 +233,9 @@ class OpenGeneration {
   }
 
   /** A non-streamed answer reaches the client only whole: when it fails, nothing was delivered. */
-  private closeAfterFailure(): Promise<void> {
+  private closeAfterFailure(error?: unknown): Promise<void> {
     const delivered = this.request.stream && this.tally.events > 0;
-    return this.close(delivered ? { usage: this.partialUsage(), status: 'partial' } : null);
+    return this.close(delivered ? { usage: this.partialUsage(), status: 'partial' } : null, error);
   }
 
   /** A cut stream: the prompt was read (uncached input, counted without the hold's margin) and what was delivered is charged. */
@@ -226,25 +248,43 @@ class OpenGeneration {
     };
   }
 
-  /** Settles (or releases) exactly once. */
-  private async close(outcome: Outcome): Promise<void> {
+  /** Settles (or releases) exactly once; `error` is the failure that ended the call, if one did. */
+  private async close(outcome: Outcome, error?: unknown): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     const { deps, context, hold } = this;
     const latencyMs = Date.now() - this.started;
+    this.observeVendorCall(outcome, error);
     let written: Promise<void>;
     if (outcome === null) {
       context.tokens?.settleTokens(0);
       written = deps.budget.release(hold, { recordFailure: true, latencyMs, requestId: context.requestId });
     } else {
       context.tokens?.settleTokens(outcome.usage.inputTokens + outcome.usage.outputTokens);
-      const costMicro = textChargeMicro(this.prices, billedUsage(outcome.usage));
-      written = deps.budget.settle(hold, { costMicro, usage: billedUsage(outcome.usage), status: outcome.status, latencyMs, requestId: context.requestId });
+      const usage = billedUsage(outcome.usage);
+      const costMicro = textChargeMicro(this.prices, usage);
+      written = deps.budget.settle(hold, { costMicro, usage, status: outcome.status, latencyMs, requestId: context.requestId });
       context.onCharged?.(costMicro);
+      deps.metrics?.charged(this.vendor, this.model.id, usage, costMicro);
     }
     // The charge is already fixed: settle() claimed the hold and counted it in the lease.
     if (deps.settleBeforeAnswer) await written;
     else reportSettlementFailure(written, deps.onSettlementFailed, context.requestId);
+  }
+
+  /** Vendor time (to the first event and in all), its failure kind, and the vendor span's end. */
+  private observeVendorCall(outcome: Outcome, error: unknown): void {
+    const now = performance.now();
+    const seconds = (now - this.vendorStarted) / 1000;
+    if (this.context.outcome) this.context.outcome.vendorSeconds = seconds;
+    const errorKind = error instanceof ProviderError ? error.kind : null;
+    const firstEventSeconds = this.firstEventAt === 0 ? null : (this.firstEventAt - this.vendorStarted) / 1000;
+    this.deps.metrics?.vendorCallFinished(this.vendor, this.model.id, firstEventSeconds, seconds, errorKind);
+    const span = this.span;
+    if (span === null) return;
+    if (outcome) span.setAttributes(usageSpanAttributes(outcome.usage, this.finishReason));
+    if (error instanceof ProviderError) span.fail(error.code, error.message);
+    span.end();
   }
 }
 

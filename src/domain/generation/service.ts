@@ -2,6 +2,7 @@ import type { KeyPrincipal } from '../accounts/auth';
 import type { TextModel } from '../catalog';
 import type { Cancellation } from './cancellation';
 import type { CanonicalEvent, CanonicalRequest } from './canonical';
+import type { RequestOutcome, TraceSpan } from '../shared/telemetry';
 
 /**
  * What an ingress decoder produces from a request body, before the model is known. The
@@ -57,6 +58,14 @@ export interface TextGenerationContext {
   tokens?: TokenWindow;
   /** Told the amount charged once the request is settled (for the access log). */
   onCharged?(costMicro: bigint): void;
+  /**
+   * The request's outcome as the plane reports it (access log, metrics): the pipeline fills in
+   * the model and vendor once resolved (failures included) and the vendor's time once its call
+   * ended, the rest being the gateway's own time.
+   */
+  outcome?: Pick<RequestOutcome, 'model' | 'vendor' | 'vendorSeconds'>;
+  /** The request's trace span, when tracing is on: the vendor call becomes its child. */
+  span?: TraceSpan;
 }
 
 export interface TextGenerationService {

@@ -41,7 +41,8 @@ import type {
 // Decoding
 // ---------------------------------------------------------------------------------------------
 
-const KNOWN_FIELDS = [
+/** Every top-level field the decoder reads (others are refused); the API document is built from this list. */
+export const KNOWN_FIELDS = [
   'model', 'max_tokens', 'messages', 'system', 'tools', 'tool_choice', 'thinking', 'output_config', 'output_format',
   'stop_sequences', 'temperature', 'top_p', 'top_k', 'stream', 'metadata', 'mcp_servers', 'service_tier',
   'cache_control', 'container', 'context_management', 'inference_geo', 'speed', 'diagnostics',

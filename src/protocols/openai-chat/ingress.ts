@@ -44,7 +44,8 @@ import type {
 // Decoding
 // ---------------------------------------------------------------------------------------------
 
-const KNOWN_FIELDS = [
+/** Every top-level field the decoder reads (others are refused); the API document is built from this list. */
+export const KNOWN_FIELDS = [
   'model', 'messages', 'audio', 'frequency_penalty', 'function_call', 'functions', 'logit_bias', 'logprobs',
   'max_completion_tokens', 'max_tokens', 'metadata', 'modalities', 'n', 'parallel_tool_calls', 'prediction',
   'presence_penalty', 'prompt_cache_key', 'prompt_cache_retention', 'reasoning_effort', 'response_format',

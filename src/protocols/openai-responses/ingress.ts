@@ -64,7 +64,8 @@ import { responsesMcpItem, type ResponseMcpItem } from './mcp-items';
 // Decoding
 // ---------------------------------------------------------------------------------------------
 
-const KNOWN_FIELDS = [
+/** Every top-level field the decoder reads (others are refused); the API document is built from this list. */
+export const KNOWN_FIELDS = [
   'model', 'input', 'instructions', 'tools', 'tool_choice', 'parallel_tool_calls', 'text', 'max_output_tokens',
   'max_tool_calls', 'reasoning', 'stream', 'stream_options', 'store', 'include', 'temperature', 'top_p',
   'top_logprobs', 'user', 'safety_identifier', 'metadata', 'truncation', 'service_tier', 'prompt_cache_key',
