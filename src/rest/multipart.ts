@@ -116,6 +116,8 @@ export function readMultipart(req: IncomingMessage, limits: MultipartLimits = DE
         return fail(badRequest('A multipart file part has no field name.'));
       }
       const chunks: Buffer[] = [];
+      // A body cut inside a file part errors the part's stream: unheard, that error would end the process.
+      stream.on('error', (error: Error) => fail(badRequest(`The multipart body is malformed: ${error.message}.`)));
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
       stream.on('limit', () =>
         fail(tooLarge(`The file part '${name}' is larger than the limit of ${limits.maxFileBytes} bytes per file.`, 'max_file_bytes', limits.maxFileBytes)),

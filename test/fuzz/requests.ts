@@ -17,6 +17,8 @@ export interface Endpoint {
   body?: Record<string, unknown>;
   /** Whether a 2xx answer is charged (a model-taking request). */
   charged?: boolean;
+  /** The body travels as multipart/form-data (its fields, plus image files). */
+  multipart?: boolean;
 }
 
 const user = [{ role: 'user', content: 'fuzz' }];
@@ -26,6 +28,13 @@ export const ENDPOINTS: Endpoint[] = [
   { method: 'POST', path: '/v1/chat/completions', credential: 'key', body: { model: 'sandbox/echo', messages: user, max_tokens: 16 }, charged: true },
   { method: 'POST', path: '/v1/responses', credential: 'key', body: { model: 'sandbox/echo', input: 'fuzz', max_output_tokens: 16 }, charged: true },
   { method: 'POST', path: '/v1/messages', credential: 'key', body: { model: 'sandbox/echo', max_tokens: 16, messages: user }, charged: true },
+  { method: 'POST', path: '/v1/images/generations', credential: 'key', body: { model: 'sandbox/image', prompt: 'fuzz', n: 1, size: '512x512' }, charged: true },
+  { method: 'POST', path: '/v1/images/edits', credential: 'key', body: { model: 'sandbox/image', prompt: 'fuzz', size: '512x512' }, charged: true, multipart: true },
+  { method: 'POST', path: '/v1/videos', credential: 'key', body: { model: 'sandbox/video', prompt: 'fuzz', seconds: 2 }, charged: true },
+  { method: 'POST', path: '/v1/videos', credential: 'key', body: { model: 'sandbox/video', prompt: 'fuzz', seconds: '2' }, charged: true, multipart: true },
+  { method: 'GET', path: '/v1/videos?limit=2', credential: 'key' },
+  { method: 'GET', path: '/v1/videos/{id}', credential: 'key' },
+  { method: 'GET', path: '/v1/videos/{id}/content', credential: 'key' },
   { method: 'GET', path: '/v1/models', credential: 'key' },
   { method: 'GET', path: '/v1/images/models', credential: 'key' },
   { method: 'GET', path: '/v1/videos/models', credential: 'key' },
@@ -40,6 +49,8 @@ export const ENDPOINTS: Endpoint[] = [
   { method: 'GET', path: '/v1/keys/{id}/events?limit=5', credential: 'session' },
   { method: 'POST', path: '/graphql', credential: 'session', body: { query: '{ account { id balanceMicro } keys { id name } }', variables: {} } },
   { method: 'POST', path: '/graphql', credential: 'operator', body: { query: 'mutation($n:String!){ createAccount(input:{name:$n}) { id } }', variables: { n: 'fuzz' } } },
+  { method: 'GET', path: '/v1/openapi.json', credential: 'none' },
+  { method: 'GET', path: '/metrics', credential: 'operator' },
   { method: 'GET', path: '/healthz', credential: 'none' },
   { method: 'GET', path: '/readyz', credential: 'none' },
 ];
@@ -111,6 +122,40 @@ function bodyMutations(endpoint: Endpoint): fc.Arbitrary<BodyMutation> {
   return fc.oneof(...options);
 }
 
+// ---- multipart -----------------------------------------------------------------------------
+
+/** A 1x1 PNG: a real image for the file parts. */
+const PNG_1X1 = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000' + '1f15c4890000000d4944415478da63f8ffff3f0005fe02fea7d6a4f00000000049454e44ae426082', 'hex');
+
+type MultipartBody = { body: Buffer; contentType: string; mutation: string };
+
+function multipartBodies(endpoint: Endpoint): fc.Arbitrary<MultipartBody> {
+  const base = endpoint.body ?? {};
+  const fileField = endpoint.path.includes('images') ? 'image' : 'first_frame';
+  const build = (boundary: string, parts: { name: string; value: string | Buffer; filename?: string }[], tail = `--${boundary}--\r\n`): Buffer =>
+    Buffer.concat([
+      ...parts.map((p) => Buffer.concat([
+        Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${p.name}"${p.filename ? `; filename="${p.filename}"\r\nContent-Type: image/png` : ''}\r\n\r\n`),
+        Buffer.isBuffer(p.value) ? p.value : Buffer.from(p.value),
+        Buffer.from('\r\n'),
+      ])),
+      Buffer.from(tail),
+    ]);
+  const fields = (overrides: Record<string, unknown>) => Object.entries({ ...base, ...overrides }).map(([name, value]) => ({ name, value: typeof value === 'string' ? value : JSON.stringify(value) ?? '' }));
+  const png = { name: fileField, value: PNG_1X1, filename: 'a.png' };
+  return fc.oneof(
+    fc.constant({ body: build('b0undary', [...fields({}), png]), contentType: 'multipart/form-data; boundary=b0undary', mutation: 'multipart valid' }),
+    fc.tuple(fc.constantFrom(...Object.keys(base)), edgyString).map(([field, value]) => ({ body: build('xx', [...fields({ [field]: value }), png]), contentType: 'multipart/form-data; boundary=xx', mutation: `multipart field ${field}` })),
+    fc.uint8Array({ maxLength: 300 }).map((bytes) => ({ body: build('xx', [...fields({}), { ...png, value: Buffer.from(bytes) }]), contentType: 'multipart/form-data; boundary=xx', mutation: 'multipart file not an image' })),
+    fc.constantFrom('mask', 'image[]', 'reference', 'unknown', '').map((name) => ({ body: build('xx', [...fields({}), { ...png, name }]), contentType: 'multipart/form-data; boundary=xx', mutation: `multipart file part ${name}` })),
+    fc.constant({ body: build('xx', [...fields({}), png], ''), contentType: 'multipart/form-data; boundary=xx', mutation: 'multipart without its end' }),
+    fc.constant({ body: build('xx', [...fields({}), png]), contentType: 'multipart/form-data; boundary=yy', mutation: 'multipart with another boundary' }),
+    fc.constant({ body: build('xx', [...fields({}), png]), contentType: 'multipart/form-data', mutation: 'multipart without a boundary' }),
+    fc.string({ unit: 'binary', maxLength: 200 }).map((text) => ({ body: Buffer.from(text), contentType: 'multipart/form-data; boundary=xx', mutation: 'multipart garbage' })),
+    fc.integer({ min: 20, max: 200 }).map((count) => ({ body: build('xx', Array.from({ length: count }, (_, i) => ({ name: `f${i}`, value: 'x' }))), contentType: 'multipart/form-data; boundary=xx', mutation: 'multipart with many fields' })),
+  );
+}
+
 // ---- headers -----------------------------------------------------------------------------
 
 const contentTypes = fc.constantFrom(
@@ -155,6 +200,7 @@ export function fuzzRequest(): fc.Arbitrary<FuzzRequest> {
         path: fc.oneof({ weight: 8, arbitrary: pathOf(endpoint) }, { weight: 1, arbitrary: oddPath }),
         credential: fc.oneof({ weight: 6, arbitrary: fc.constant(endpoint.credential) }, { weight: 1, arbitrary: fc.constantFrom<Credential>('none', 'garbage', 'key', 'session') }),
         body: fc.option(bodyMutations(endpoint), { nil: null, freq: endpoint.body ? 12 : 2 }),
+        multipart: endpoint.multipart ? fc.option(multipartBodies(endpoint), { nil: null, freq: 8 }) : fc.constant(null),
         contentType: fc.oneof({ weight: 6, arbitrary: fc.constant('application/json') }, { weight: 2, arbitrary: contentTypes }, { weight: 1, arbitrary: fc.constant(null) }),
         encoding: fc.oneof({ weight: 8, arbitrary: fc.constant(null) }, { weight: 2, arbitrary: encodings }),
         compressForReal: fc.boolean(),
@@ -164,8 +210,9 @@ export function fuzzRequest(): fc.Arbitrary<FuzzRequest> {
       })
       .map((r): FuzzRequest => {
         const headers: Record<string, string | string[]> = {};
-        let body: Buffer | null = r.body === null ? null : Buffer.from(r.body.text, 'utf8');
-        if (r.contentType !== null && body !== null) headers['content-type'] = r.contentType;
+        let body: Buffer | null = r.multipart ? r.multipart.body : r.body === null ? null : Buffer.from(r.body.text, 'utf8');
+        if (r.multipart) headers['content-type'] = r.multipart.contentType;
+        else if (r.contentType !== null && body !== null) headers['content-type'] = r.contentType;
         if (r.encoding !== null && body !== null) {
           headers['content-encoding'] = r.encoding;
           if (r.compressForReal && r.encoding.toLowerCase() === 'gzip') body = gzipSync(body);
@@ -173,7 +220,7 @@ export function fuzzRequest(): fc.Arbitrary<FuzzRequest> {
         if (r.requestId !== null) headers['x-request-id'] = r.requestId;
         // Shorter than the body: the rest reaches the server as a broken next request on the same connection.
         if (body !== null) headers['content-length'] = String(r.lyingLength && body.length > 1 ? body.length - 1 : body.length);
-        const mutation = [r.body?.mutation ?? 'no body', r.contentType !== 'application/json' ? `content-type ${r.contentType}` : '', r.encoding ? `encoding ${r.encoding}` : '', r.duplicateAuthorization ? 'two Authorization headers' : '', r.lyingLength ? 'lying Content-Length' : '']
+        const mutation = [r.multipart?.mutation ?? r.body?.mutation ?? 'no body', r.contentType !== 'application/json' ? `content-type ${r.contentType}` : '', r.encoding ? `encoding ${r.encoding}` : '', r.duplicateAuthorization ? 'two Authorization headers' : '', r.lyingLength ? 'lying Content-Length' : '']
           .filter(Boolean)
           .join(', ');
         return { endpoint: index, method: r.method, path: r.path, credential: r.credential, headers: r.duplicateAuthorization ? { ...headers, authorization: ['Bearer a', 'Bearer b'] } : headers, body, mutation };

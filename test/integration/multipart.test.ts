@@ -107,6 +107,11 @@ describe('readMultipart', () => {
     expect(truncated.status).toBe(400);
     expect(truncated.body.error.code).toBe('bad_request');
 
+    // Cut inside a file part: busboy errors the part's own stream (which once ended the process).
+    const cutInFile = await post('--B\r\nContent-Disposition: form-data; name="image"; filename="a.png"\r\nContent-Type: image/png\r\n\r\n\x89PNG', { 'content-type': 'multipart/form-data; boundary=B' });
+    expect(cutInFile.status).toBe(400);
+    expect(cutInFile.body.error.message).toMatch(/malformed/);
+
     const noBoundary = await post('x', { 'content-type': 'multipart/form-data' });
     expect(noBoundary.status).toBe(400);
     expect(noBoundary.body.error.message).toMatch(/boundary/);

@@ -1,3 +1,4 @@
+import { badRequest } from '../../domain/shared/errors';
 /**
  * The sandbox image vendor: real PNGs made locally, offline, deterministic from the prompt
  * (its SHA-256 picks the colour; the image's index among n shifts it, so n images differ).
@@ -70,6 +71,12 @@ export class SandboxImageProvider implements ImageProvider {
     const image = first
       ? sharp(first.data).autoOrient().resize(size.width, size.height, { fit: 'cover' }).tint(colour)
       : sharp({ create: { width: size.width, height: size.height, channels: 3, background: colour } });
-    return { data: await image.png().toBuffer(), format: 'png' };
+    try {
+      return { data: await image.png().toBuffer(), format: 'png' };
+    } catch (error) {
+      // Magic bytes let it through, but the image inside is broken: refused as a vendor refuses it.
+      if (first) throw badRequest('image could not be decoded: send an intact PNG, JPEG or WebP file', { field: 'image' });
+      throw error;
+    }
   }
 }

@@ -35,6 +35,7 @@ const HEADERS: Readonly<Record<string, { description: string; schema: JsonSchema
   'x-ratelimit-reset-tokens': { description: 'Time until the oldest of those leaves the window.', schema: str() },
   'x-service-model-routed-from': { description: 'The model id sent, when it resolved to another catalog id.', schema: str() },
   'x-service-max-output-clamped': { description: 'The output limit used, when the requested one was lowered.', schema: str() },
+  'x-service-idempotent-replay': { description: 'true when this answer replays the job an earlier request with the same Idempotency-Key created.', schema: str() },
   'Retry-After': { description: 'Seconds to wait (429).', schema: str() },
 };
 
@@ -44,7 +45,10 @@ const RATE_LIMIT_HEADERS = Object.keys(HEADERS).filter((name) => name.startsWith
 function headersOf(route: ApiRoute, status: number): Record<string, JsonSchema> {
   const names = ['x-request-id'];
   if (route.auth === 'apiKey') names.push(...RATE_LIMIT_HEADERS);
+  // Requests that name a model: the id sent may resolve to another; only text has an output limit.
+  if (route.method === 'post' && (route.tag === 'Images' || route.tag === 'Videos') && status < 300) names.push('x-service-model-routed-from');
   if (route.tag === 'Text' && status < 300) names.push('x-service-model-routed-from', 'x-service-max-output-clamped');
+  if (route.path === '/v1/videos' && route.method === 'post' && status < 300) names.push('x-service-idempotent-replay');
   if (status === 429) names.push('Retry-After');
   return Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/${name}` }]));
 }

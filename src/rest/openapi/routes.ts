@@ -15,7 +15,7 @@ export interface ApiRoute {
   /** OpenAPI path template (`/v1/keys/{id}`); also the `endpoint` label of metrics. */
   path: string;
   summary: string;
-  tag: 'Text' | 'Models' | 'Keys' | 'Sessions' | 'Operations';
+  tag: 'Text' | 'Images' | 'Videos' | 'Models' | 'Keys' | 'Sessions' | 'Operations';
   auth: RouteAuth;
   /** Component schema of the request body, if it takes one. */
   body?: string;
@@ -43,6 +43,16 @@ export const API_ROUTES: readonly ApiRoute[] = [
   { method: 'get', path: '/v1/models', summary: 'Text models the key can use (prices for prepaid keys)', tag: 'Models', auth: 'apiKey', ok: { status: 200, description: 'Model list.', schema: 'TextModelList' }, errors: [401, 429] },
   { method: 'get', path: '/v1/images/models', summary: 'Image models the key can use (prepaid keys only)', tag: 'Models', auth: 'apiKey', ok: { status: 200, description: 'Image model list.', schema: 'ImageModelList' }, errors: [401, 403, 429] },
   { method: 'get', path: '/v1/videos/models', summary: 'Video models the key can use (prepaid keys only)', tag: 'Models', auth: 'apiKey', ok: { status: 200, description: 'Video model list.', schema: 'VideoModelList' }, errors: [401, 403, 429] },
+
+  // Images (prepaid API key)
+  { method: 'post', path: '/v1/images/generations', summary: 'Generate images (billed per delivered image)', tag: 'Images', auth: 'apiKey', body: 'ImageGenerationRequest', ok: { status: 200, description: 'The images, base64.', schema: 'ImageResponse' }, errors: [400, 401, 402, 403, 404, 413, 415, 429, 502] },
+  { method: 'post', path: '/v1/images/edits', summary: 'Edit images (multipart; billed per delivered image)', tag: 'Images', auth: 'apiKey', body: 'ImageEditRequest', bodyTypes: ['multipart/form-data'], ok: { status: 200, description: 'The images, base64.', schema: 'ImageResponse' }, errors: [400, 401, 402, 403, 404, 413, 415, 429, 502] },
+
+  // Videos (prepaid API key); creation takes an optional Idempotency-Key header (replays answer 200)
+  { method: 'post', path: '/v1/videos', summary: 'Create a video job (JSON, or multipart with image inputs); Idempotency-Key header honoured for 7 days', tag: 'Videos', auth: 'apiKey', body: 'VideoCreateRequest', bodyTypes: ['application/json', 'multipart/form-data'], ok: { status: 202, description: 'The queued job (200 with x-service-idempotent-replay when replayed).', schema: 'Video' }, errors: [400, 401, 402, 403, 404, 409, 413, 415, 429] },
+  { method: 'get', path: '/v1/videos', summary: "The account's video jobs", tag: 'Videos', auth: 'apiKey', query: { limit: 'Page size, 1 to 100 (default 20).', order: 'desc (newest first, default) or asc.', after: 'A video id: the page starts after it.' }, ok: { status: 200, description: 'A page of videos.', schema: 'VideoList' }, errors: [400, 401, 403, 429] },
+  { method: 'get', path: '/v1/videos/{id}', summary: 'One video job', tag: 'Videos', auth: 'apiKey', ok: { status: 200, description: 'The job.', schema: 'Video' }, errors: [401, 403, 404, 429] },
+  { method: 'get', path: '/v1/videos/{id}/content', summary: 'The MP4 of a completed job (Range requests answered 206)', tag: 'Videos', auth: 'apiKey', ok: { status: 200, description: 'The video file.', contentType: 'video/mp4' }, errors: [401, 403, 404, 409, 410, 416, 429] },
 
   // Sessions
   { method: 'post', path: '/v1/auth/sessions', summary: 'Sign in', tag: 'Sessions', auth: 'none', body: 'SignInRequest', ok: { status: 201, description: 'A session.', schema: 'Session' }, errors: [400, 401, 413, 415] },
