@@ -155,14 +155,14 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   const videoProviders = createVideoProviderRegistry(vendors, { sandbox: { renderMs: config.videos.sandboxRenderMs, slowMs: config.videos.sandboxSlowMs }, requestTimeoutMs: config.vendorTimeouts.headersMs });
   const videoDeps = { orm, clock, ids, bus, billing, catalog, configuredVendors, storage: videoStorage, queue: videoQueue, slots: videoSlots };
   const videos = new VideoService({ ...videoDeps, deadlineMs: config.videos.deadlineMs });
-  const videoRunner = new VideoJobRunner({ ...videoDeps, providers: videoProviders, log, pollInitialMs: config.videos.pollInitialMs, pollMaxMs: config.videos.pollMaxMs });
+  const videoRunner = new VideoJobRunner({ ...videoDeps, providers: videoProviders, log, metrics: metrics ?? undefined, pollInitialMs: config.videos.pollInitialMs, pollMaxMs: config.videos.pollMaxMs });
   const videoSweeper = new VideoSweeper({ orm, clock, storage: videoStorage, runner: videoRunner }, { intervalMs: config.videos.sweepIntervalMs, onError: (err) => log.error({ err }, 'video sweep failed') });
   await videoQueue.start((step) => videoRunner.runStep(step));
   videoSweeper.start();
   // Images: their own vendor client, whose timeouts allow the minutes an image can take.
   const imageTimeouts = { connectMs: config.vendorTimeouts.connectMs, headersMs: config.imageVendorTimeoutMs, bodyIdleMs: config.imageVendorTimeoutMs };
   const imageProviders = createImageProviders(vendors, { http: { timeouts: imageTimeouts } });
-  const images = new ImageService({ providers: imageProviders, billing, clock });
+  const images = new ImageService({ providers: imageProviders, billing, clock, metrics: metrics ?? undefined });
   const services: Services = { orm, clock, ids, bus, auth, accounts, keys, billing, catalog, vendors, admission, videos, videoRunner, videoSweeper };
 
   let inFlight = 0;

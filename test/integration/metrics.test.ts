@@ -123,6 +123,17 @@ test('vendor errors by kind, and rate-limit and spend-limit refusals', async () 
   await expectDelta(before, (s) => sumOf(s, 'tollgate_refusals_total', { limit: 'rate' }), limited);
 });
 
+test('images: each vendor call timed, its failure counted, only delivered images in the spend', async () => {
+  const before = await scrape();
+  const answer = await a.openai.images.generate({ model: 'sandbox/image', prompt: '[sandbox:fail-one] three lamps', n: 3, size: '512x512' });
+  expect(answer.data).toHaveLength(2);
+  const model = { vendor: 'sandbox', model: 'sandbox/image' };
+  const after = await expectDelta(before, (s) => sumOf(s, 'tollgate_vendor_seconds_count', model), 3);
+  const delta = (name: string, labels: Record<string, string>) => sumOf(after, name, labels) - sumOf(before, name, labels);
+  expect(delta('tollgate_vendor_errors_total', { vendor: 'sandbox', kind: 'http_5xx' })).toBe(1);
+  expect(delta('tollgate_spend_micro_total', model)).toBe(2 * 1_000); // $0.001 per delivered image
+});
+
 test('holds in flight while a stream runs, none after it', async () => {
   const stream = await fetch(`${h.t.url}/v1/chat/completions`, {
     method: 'POST',

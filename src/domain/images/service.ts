@@ -1,6 +1,7 @@
 import type { BillingPrincipal, BillingService } from '../billing/service';
 import { mediaCostMicro } from '../billing/pricing';
 import type { Clock } from '../shared/clock';
+import type { Metrics } from '../shared/telemetry';
 import type { Cancellation } from '../generation/cancellation';
 import { ProviderError } from '../generation/errors';
 import { fitToSize } from './fit';
@@ -33,7 +34,11 @@ export interface ImageServiceDeps {
   providers: ImageProviderRegistry;
   billing: BillingService;
   clock: Clock;
+  /** Vendor time and failures per image call, spend per request (no-op when metrics are off). */
+  metrics?: Metrics;
 }
+
+const NO_TOKENS = { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 };
 
 export class ImageService {
   constructor(private readonly deps: ImageServiceDeps) {}
@@ -56,6 +61,7 @@ export class ImageService {
       throw firstFailure(outcomes, request.model.vendor);
     }
     const chargedMicro = mediaCostMicro(perImage, images.length);
+    this.deps.metrics?.charged(request.model.vendor, request.model.id, NO_TOKENS, chargedMicro);
     await billing.settleHold(hold.id, {
       costMicro: chargedMicro,
       usage: { images: images.length },
@@ -68,7 +74,19 @@ export class ImageService {
 
   private async makeOne(request: ValidImageRequest, index: number, signal: Cancellation): Promise<GeneratedImage> {
     const provider = this.deps.providers.forModel(request.model);
-    const made = await provider.generateImage({ model: request.model, mode: request.mode, prompt: request.prompt, size: request.size, images: request.images, index, signal });
+    const started = performance.now();
+    const observe = (error: unknown) => {
+      const seconds = (performance.now() - started) / 1000;
+      this.deps.metrics?.vendorCallFinished(request.model.vendor, request.model.id, error === null ? seconds : null, seconds, error === null ? null : error instanceof ProviderError ? error.kind : 'invalid_answer');
+    };
+    let made;
+    try {
+      made = await provider.generateImage({ model: request.model, mode: request.mode, prompt: request.prompt, size: request.size, images: request.images, index, signal });
+      observe(null);
+    } catch (error) {
+      observe(error);
+      throw error;
+    }
     let fitted;
     try {
       fitted = await fitToSize(made, request.size);

@@ -1,3 +1,4 @@
+import type { Metrics } from '../shared/telemetry';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { BillingService } from '../billing/service';
 import type { Catalog, VideoModel } from '../catalog/types';
@@ -28,6 +29,8 @@ export interface VideoRunnerDeps {
   queue: VideoJobQueue;
   slots: VideoJobSlots;
   log?: RunnerLogger;
+  /** Spend of completed jobs (no-op when metrics are off). */
+  metrics?: Metrics;
   /** First wait between vendor polls (ms); it grows ×1.5 per poll up to `pollMaxMs`. */
   pollInitialMs: number;
   pollMaxMs: number;
@@ -116,6 +119,7 @@ export class VideoJobRunner {
       await storage.delete(contentKey(row.id));
       return this.fail(row, 'reservation_ended', 'The job ended before the video was delivered; nothing was charged.');
     }
+    this.deps.metrics?.charged(model.vendor, model.id, { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 }, settled.chargedMicro);
     await this.markDone(row, bytes);
   }
 
