@@ -110,6 +110,28 @@ test('1,000 concurrent requests over both processes never overspend the balance 
   expect(BigInt(month!.settled)).toBeLessThanOrEqual(1_000_000n);
 }, 120_000);
 
+test.each([
+  // $0.50 at $0.001 an image: the balance binds, exactly 500 of 1,000 single images are served.
+  { funds: '500000', limit: null, n: 1, served: 500, refusal: 'api_insufficient_balance' },
+  // $5 of balance, a $1 key limit and 2 images a request: the key limit binds at exactly 500.
+  { funds: '5000000', limit: '1000000', n: 2, served: 500, refusal: 'api_key_spend_limit_reached' },
+])('1,000 concurrent image requests over both processes: exactly the affordable $served served ($refusal)', async ({ funds, limit, n, served, refusal }) => {
+  const owner = await account(funds, 5);
+  const key = (await createKey(a.url, owner.sessionToken, limit ? { name: 'limited', monthly_spend_limit_micro: limit } : { name: 'unlimited' })).secret;
+  const answers = await Promise.all(
+    Array.from({ length: 1_000 }, (_, i) =>
+      call(`${(i % 2 ? b : a).url}/v1/images/generations`, { token: key, body: { model: 'sandbox/image', prompt: `lamp ${i}`, n, size: '512x512' } }).then((r) => ({ status: r.status, code: r.body?.error?.code as string | undefined })),
+    ),
+  );
+  expect(answers.filter((r) => r.status === 200)).toHaveLength(served);
+  expect(answers.filter((r) => r.status === 402 && r.code === refusal)).toHaveLength(1_000 - served);
+  const settled = await audit(owner.accountId);
+  expect(settled.reserved).toBe(0n);
+  expect(settled.balance).toBe(settled.ledger);
+  expect(settled.balance).toBe(BigInt(funds) - BigInt(served * n * 1_000));
+  expect(await usageCount(owner.accountId)).toBe(served);
+}, 120_000);
+
 test('a key revoked on one process is refused by the other within a second', async () => {
   const owner = await account('1000000', 5);
   const key = await createKey(a.url, owner.sessionToken);
