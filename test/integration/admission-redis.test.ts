@@ -1,11 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { createServer, connect, type Server, type Socket } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import { AdmissionService } from '../../src/domain/limits/admission';
 import { RedisLimitStore } from '../../src/domain/limits/store-redis';
 import { TierLookup } from '../../src/domain/limits/tier-lookup';
 import { ManualClock } from '../../src/domain/shared/clock';
+import { startTcpProxy } from '../support/tcp-proxy';
 import { ADMIN_TOKEN, call, createKey, graphql, provisionAccount, startTestTollgate, type TestTollgate } from '../support/tollgate';
 
 /**
@@ -135,7 +134,7 @@ test('Redis unreachable from the start: answers keep coming, limited per instanc
 });
 
 test('Redis lost mid-run (dropped, then hanging) fails open to local limits, then the shared limits come back', async () => {
-  const proxy = await startRedisProxy(new URL(REDIS_URL));
+  const proxy = await startTcpProxy(new URL(REDIS_URL).hostname, Number(new URL(REDIS_URL).port || 6379));
   const viaProxy = await startTestTollgate({ clock, env: { REDIS_URL: `redis://127.0.0.1:${proxy.port}`, TOLLGATE_REDIS_KEY_PREFIX: KEY_PREFIX }, databaseUrl: a.databaseUrl });
   extra.push(viaProxy);
   const { accountId, key } = await tierOneAccount();
@@ -169,60 +168,4 @@ async function eventually(check: () => Promise<boolean>, timeoutMs = 8_000): Pro
     if (Date.now() > deadline) throw new Error('condition not met in time');
     await new Promise((r) => setTimeout(r, 50));
   }
-}
-
-/** A TCP proxy to Redis that a test can cut (drop/restore) or stall (hang/unhang). */
-async function startRedisProxy(target: URL) {
-  const sockets = new Set<Socket>();
-  const clients = new Set<Socket>();
-  let hanging = false;
-  let server: Server | null = null;
-  let port = 0;
-  const listen = () =>
-    new Promise<void>((resolve) => {
-      server = createServer((client) => {
-        const upstream = connect(Number(target.port || 6379), target.hostname);
-        for (const s of [client, upstream]) {
-          sockets.add(s);
-          s.on('close', () => sockets.delete(s));
-          s.on('error', () => undefined);
-        }
-        clients.add(client);
-        client.on('close', () => {
-          clients.delete(client);
-          upstream.destroy();
-        });
-        upstream.on('close', () => client.destroy());
-        if (hanging) client.pause();
-        client.pipe(upstream);
-        upstream.pipe(client);
-      });
-      server.listen(port, '127.0.0.1', () => {
-        port = (server?.address() as AddressInfo).port;
-        resolve();
-      });
-    });
-  const close = () =>
-    new Promise<void>((resolve) => {
-      for (const s of sockets) s.destroy();
-      if (server) server.close(() => resolve());
-      else resolve();
-      server = null;
-    });
-  await listen();
-  return {
-    port,
-    drop: close,
-    restore: listen,
-    stop: close,
-    /** Stops reading what clients send (it waits, in order, until unhang). */
-    hang: () => {
-      hanging = true;
-      for (const c of clients) c.pause();
-    },
-    unhang: () => {
-      hanging = false;
-      for (const c of clients) c.resume();
-    },
-  };
 }

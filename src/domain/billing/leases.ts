@@ -6,6 +6,7 @@ import type { IdGenerator } from '../shared/ids';
 import { runAutoTopUp } from './auto-top-up';
 import type { HoldPurpose } from './entities';
 import { usageCount } from './reservations';
+import { storageErrorAsApiError } from '../shared/errors';
 import { DEFAULT_HOLD_TTL_MS, type BillingPrincipal, type BillingService, type ReleaseInput, type RefusalReason, type SettleInput } from './service';
 
 /**
@@ -132,6 +133,9 @@ interface QueuedOp {
  * (measured: 30 µs at 100, 23 µs at 3,000), so a larger cap would buy little.
  */
 const MAX_BATCH_OPS = 100;
+/** How long a batch waits for a database that went away, serving and shutting down. */
+const OUTAGE_PATIENCE_MS = 10 * 60_000;
+const OUTAGE_PATIENCE_CLOSING_MS = 10_000;
 
 const isDeadlock = (error: unknown) => (error as { code?: string } | null)?.code === '40P01';
 
@@ -222,6 +226,7 @@ class LeaseOpWriter {
 
   private async write(batch: QueuedOp[]): Promise<void> {
     const ops = JSON.stringify(batch.map((q, seq) => ({ seq, ...q.op })));
+    const started = performance.now();
     for (let attempt = 1; ; attempt++) {
       try {
         // One statement, one transaction: a deadlock (with a sweeper, say) rolls all of it back.
@@ -230,6 +235,14 @@ class LeaseOpWriter {
         return;
       } catch (error) {
         if (isDeadlock(error) && attempt < MAX_DEADLOCK_ATTEMPTS) continue;
+        // The database is away (restarting, say): these charges were answered already, so the
+        // batch waits for it instead of being lost; later batches queue behind it, in order.
+        // A replayed settlement changes nothing (its usage record is its claim).
+        const patience = this.finishing ? OUTAGE_PATIENCE_CLOSING_MS : OUTAGE_PATIENCE_MS;
+        if (storageErrorAsApiError(error)?.status === 503 && performance.now() - started < patience) {
+          await new Promise((r) => setTimeout(r, Math.min(100 * 2 ** Math.min(attempt, 5), 2_000)));
+          continue;
+        }
         for (const queued of batch) queued.reject(error);
         return;
       }

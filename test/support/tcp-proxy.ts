@@ -1,0 +1,57 @@
+import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+
+/** A TCP proxy to a server (Redis, PostgreSQL) that a test can cut (drop/restore) or stall (hang/unhang). */
+export async function startTcpProxy(host: string, targetPort: number) {
+  const sockets = new Set<Socket>();
+  const clients = new Set<Socket>();
+  let hanging = false;
+  let server: Server | null = null;
+  let port = 0;
+  const listen = () =>
+    new Promise<void>((resolve) => {
+      server = createServer((client) => {
+        const upstream = connect(targetPort, host);
+        for (const s of [client, upstream]) {
+          sockets.add(s);
+          s.on('close', () => sockets.delete(s));
+          s.on('error', () => undefined);
+        }
+        clients.add(client);
+        client.on('close', () => {
+          clients.delete(client);
+          upstream.destroy();
+        });
+        upstream.on('close', () => client.destroy());
+        if (hanging) client.pause();
+        client.pipe(upstream);
+        upstream.pipe(client);
+      });
+      server.listen(port, '127.0.0.1', () => {
+        port = (server?.address() as AddressInfo).port;
+        resolve();
+      });
+    });
+  const close = () =>
+    new Promise<void>((resolve) => {
+      for (const s of sockets) s.destroy();
+      if (server) server.close(() => resolve());
+      else resolve();
+      server = null;
+    });
+  await listen();
+  return {
+    port,
+    drop: close,
+    restore: listen,
+    stop: close,
+    /** Stops reading what clients send (it waits, in order, until unhang). */
+    hang: () => {
+      hanging = true;
+      for (const c of clients) c.pause();
+    },
+    unhang: () => {
+      hanging = false;
+      for (const c of clients) c.resume();
+    },
+  };
+}
