@@ -212,15 +212,9 @@ function loadCatalogFile(file: string | null): Catalog {
 
 /** A base URL must be absolute http(s) with no query or fragment, since paths are appended to it. */
 function baseUrl(env: Record<string, string | undefined>, name: string): string | null {
-  const raw = optional(env, name);
+  const raw = httpUrl(env, name);
   if (raw === null) return null;
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new ConfigError(`${name} must be an http:// or https:// URL, got '${raw}'`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`${name} must be an http:// or https:// URL, got '${raw}'`);
+  const url = new URL(raw);
   if (url.search || url.hash || url.username || url.password) throw new ConfigError(`${name} must have no query, fragment or credentials, got '${raw}'`);
   return raw.replace(/\/+$/, '');
 }

@@ -148,9 +148,10 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
     metrics: metrics ?? undefined,
   });
   const admission = await createAdmissionService({ orm, clock, bus, log, redisUrl: config.redisUrl, redisKeyPrefix: config.redisKeyPrefix, tiers: config.limits.tiers });
-  // Video jobs: durable steps on pg-boss in this database, files behind the storage port.
+  // Video jobs: durable steps on pg-boss in this database, files behind the storage port. Steps
+  // queued here wake a worker at once; the 5 s poll only finds those queued by other instances.
   const videoStorage = new LocalVideoStorage(config.videos.dir);
-  const videoQueue = new PgBossVideoQueue({ databaseUrl: options.databaseUrl, schema: config.videos.queueSchema, pollingIntervalSeconds: 1, workers: config.videos.workers, onError: (err) => log.error({ err }, 'video queue error') });
+  const videoQueue = new PgBossVideoQueue({ databaseUrl: options.databaseUrl, schema: config.videos.queueSchema, pollingIntervalSeconds: 5, workers: config.videos.workers, onError: (err) => log.error({ err }, 'video queue error') });
   const videoSlots = new VideoJobSlots(admission);
   const videoProviders = createVideoProviderRegistry(vendors, { sandbox: { renderMs: config.videos.sandboxRenderMs, slowMs: config.videos.sandboxSlowMs }, requestTimeoutMs: config.vendorTimeouts.headersMs });
   const videoDeps = { orm, clock, ids, bus, billing, catalog, configuredVendors, storage: videoStorage, queue: videoQueue, slots: videoSlots };
