@@ -1,7 +1,8 @@
 import { createClient } from 'graphql-ws';
 import { Client } from 'pg';
 import WebSocket from 'ws';
-import { startCluster, type Cluster, type Instance } from '../support/cluster';
+import { REDIS_URL, startCluster, type Cluster, type Instance } from '../support/cluster';
+import { startTcpProxy } from '../support/tcp-proxy';
 import { ADMIN_TOKEN, call, createKey, graphql, provisionAccount } from '../support/tollgate';
 
 /**
@@ -206,3 +207,50 @@ test('kill -9 in the middle of streams: no charge lost or doubled, the dead leas
   expect(await usageCount(owner.accountId)).toBe(6);
   expect(after.balance).toBeLessThan(before.balance);
 }, 60_000);
+
+describe('Redis lost and back under two processes', () => {
+  let proxy: Awaited<ReturnType<typeof startTcpProxy>>;
+  let pair: Cluster;
+
+  beforeAll(async () => {
+    const redis = new URL(REDIS_URL);
+    proxy = await startTcpProxy(redis.hostname, Number(redis.port || 6379));
+    pair = await startCluster(2, { REDIS_URL: `redis://127.0.0.1:${proxy.port}` });
+  }, 120_000);
+  afterAll(async () => {
+    await pair?.stop();
+    await proxy?.stop();
+  }, 60_000);
+
+  const burst = async (key: string) => {
+    const [x, y] = pair.instances as [Instance, Instance];
+    const answers = await Promise.all([x, y, x, y, x, y].map(async (i) => call(`${i.url}/v1/models`, { token: key })));
+    return answers.map((a) => a.status).sort();
+  };
+
+  test('shared limits, then per-instance limits while Redis is away (logged, never a 500), then shared again', async () => {
+    const [x] = pair.instances as [Instance, Instance];
+    const owner = await provisionAccount(x.url, { fundsMicro: '1000000' });
+    await graphql(x.url, 'mutation($a:ID!){setAccountTier(input:{accountId:$a,tier:1}){tier}}', { a: owner.accountId }, ADMIN_TOKEN);
+    const key = (await createKey(x.url, owner.sessionToken)).secret;
+    expect(await burst(key)).toEqual([200, 200, 200, 200, 200, 429]); // one window for both
+
+    await proxy.drop();
+    await new Promise((r) => setTimeout(r, 1_100)); // the window of the first burst has passed
+    // Each instance admits against its own limits: 3 requests each fit 5 a second.
+    expect(await burst(key)).toEqual([200, 200, 200, 200, 200, 200]);
+    const text = await call(`${x.url}/v1/chat/completions`, { token: key, body: { model: 'sandbox/echo', messages: [{ role: 'user', content: 'hi' }], max_tokens: 8 } });
+    expect(text.status).toBe(200);
+    expect(pair.instances.some((i) => /fail-open|unreachable|Redis/i.test(i.output()))).toBe(true);
+
+    await proxy.restore();
+    // Back to one shared window once both instances have reconnected (they retry every second).
+    let shared: number[] = [];
+    for (let attempt = 0; attempt < 20; attempt++) {
+      await new Promise((r) => setTimeout(r, 1_100));
+      shared = await burst(key);
+      if (shared.includes(429)) break;
+    }
+    expect(shared).toEqual([200, 200, 200, 200, 200, 429]);
+  }, 90_000);
+});

@@ -132,6 +132,12 @@ export class AdmissionService {
   readonly slotTtlMs: number;
   private readonly storeRetryMs: number;
   private readonly held = new Map<string, HeldSlot>();
+  /**
+   * Slots of the shared store whose release failed (it was away): given back as soon as it
+   * answers again, before anything else is asked of it. Left there, each would count against
+   * its account until its TTL, refusing requests for no reason after the store came back.
+   */
+  private readonly pendingReleases = new Map<string, { subject: string; slotId: string }>();
   private readonly heartbeat: NodeJS.Timeout;
   private readonly idPrefix = randomBytes(5).toString('hex');
   private sequence = 0;
@@ -245,7 +251,20 @@ export class AdmissionService {
   /** @internal for tickets */
   async releaseHeld(store: LimitStore, subject: string, slotId: string): Promise<void> {
     this.held.delete(slotId);
-    await this.guard(store, () => store.releaseSlot(subject, slotId));
+    try {
+      await store.releaseSlot(subject, slotId);
+    } catch (error) {
+      if (store === this.fallback || !this.fallback) throw error;
+      this.noteStoreFailure(error);
+      this.pendingReleases.set(slotId, { subject, slotId });
+    }
+  }
+
+  private async releasePending(): Promise<void> {
+    for (const [slotId, slot] of this.pendingReleases) {
+      await this.store.releaseSlot(slot.subject, slot.slotId);
+      this.pendingReleases.delete(slotId);
+    }
   }
 
   /** @internal for tickets */
@@ -270,6 +289,7 @@ export class AdmissionService {
   private async withStore<T>(operation: (store: LimitStore) => Promise<T>): Promise<{ value: T; store: LimitStore }> {
     if (this.fallback && performance.now() < this.storeDownUntil) return { value: await operation(this.fallback), store: this.fallback };
     try {
+      if (this.pendingReleases.size > 0) await this.releasePending();
       return { value: await operation(this.store), store: this.store };
     } catch (error) {
       if (!this.fallback) throw error;

@@ -38,7 +38,10 @@ export async function createAdmissionService(setup: AdmissionSetup): Promise<Adm
 
   const redis = new Redis(setup.redisUrl, {
     enableOfflineQueue: false,
-    maxRetriesPerRequest: 1,
+    // An admission is decided when it is asked (fail-open when Redis does not answer): a command
+    // replayed after a reconnect would take a slot nobody will ever give back.
+    autoResendUnfulfilledCommands: false,
+    maxRetriesPerRequest: 0,
     commandTimeout: 250,
     connectTimeout: 1_000,
     // Closing while reconnecting leaves ioredis waiting this long for a socket that is already gone.
