@@ -3,6 +3,8 @@ import type { AuthService, OperatorPrincipal, SessionPrincipal } from '../domain
 import type { AccountService } from '../domain/accounts/service';
 import type { BillingService } from '../domain/billing/service';
 import type { KeyService } from '../domain/keys/service';
+import type { KeyKind } from '../domain/keys/entities';
+import { parseKeyName, parseSpendLimit } from '../domain/keys/rules';
 import { ApiError, badRequest, invalidToken, sessionRequired, storageErrorAsApiError } from '../domain/shared/errors';
 import type { EventBus } from '../domain/shared/events';
 import type { VideoService } from '../domain/videos/service';
@@ -75,3 +77,16 @@ export function parseIsoTimestamp(value: string | null | undefined, field: strin
   if (!/^\d{4}-\d{2}-\d{2}T/.test(value) || Number.isNaN(at.getTime())) throw badRequest(`${field} must be an ISO-8601 timestamp`);
   return at;
 }
+
+/** The fields of a key to create, as both key-creating mutations take them, checked with their GraphQL names. */
+export function parseKeyCreation(input: { name: string; kind?: KeyKind | null; monthlySpendLimitMicro?: string | null; expiresAt?: string | null }) {
+  return {
+    name: parseKeyName(input.name, 'input.name'),
+    kind: input.kind ?? 'prepaid',
+    monthlySpendLimitMicro: input.monthlySpendLimitMicro == null ? null : parseSpendLimit(input.monthlySpendLimitMicro, 'input.monthlySpendLimitMicro'),
+    expiresAt: parseIsoTimestamp(input.expiresAt, 'input.expiresAt'),
+  };
+}
+
+/** Field names for the key service's own refusals of the same input. */
+export const KEY_CREATION_FIELDS = { kind: 'input.kind', limit: 'input.monthlySpendLimitMicro', expiresAt: 'input.expiresAt' };

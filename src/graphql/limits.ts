@@ -1,6 +1,5 @@
 import { Arg, Ctx, Mutation, Query, Resolver } from 'type-graphql';
-import { parseKeyName, parseSpendLimit } from '../domain/keys/rules';
-import { parseIsoTimestamp, requireOperator, run, type GraphqlContext } from './context';
+import { KEY_CREATION_FIELDS, parseKeyCreation, requireOperator, run, type GraphqlContext } from './context';
 import { toApiKeyType } from './mappers';
 import { CreateAccountKeyInput, CreatedKeyType, PlanType, TierType } from './types';
 
@@ -36,13 +35,8 @@ export class LimitsResolver {
     return run(async () => {
       const created = await ctx.services.keys.createKeyAsOperator(
         { accountId: input.accountId, userId: input.userId ?? null },
-        {
-          name: parseKeyName(input.name, 'input.name'),
-          kind: input.kind ?? 'prepaid',
-          monthlySpendLimitMicro: input.monthlySpendLimitMicro == null ? null : parseSpendLimit(input.monthlySpendLimitMicro, 'input.monthlySpendLimitMicro'),
-          expiresAt: parseIsoTimestamp(input.expiresAt, 'input.expiresAt'),
-        },
-        { kind: 'input.kind', limit: 'input.monthlySpendLimitMicro', expiresAt: 'input.expiresAt' },
+        parseKeyCreation(input),
+        KEY_CREATION_FIELDS,
       );
       return { key: toApiKeyType(created.key), secret: created.secret };
     });

@@ -4,7 +4,7 @@ import type { KeyEventView } from '../domain/keys/service';
 import { badRequest, ApiError } from '../domain/shared/errors';
 import { subscribeIterator, TOPIC_KEY_EVENTS } from '../domain/shared/events';
 import { parseMicroString } from '../domain/shared/money';
-import { parseIsoTimestamp, requireOperator, requireSession, run, type GraphqlContext } from './context';
+import { KEY_CREATION_FIELDS, parseKeyCreation, requireOperator, requireSession, run, type GraphqlContext } from './context';
 import { toAccountType, toApiKeyType, toKeyEventType, toUserType } from './mappers';
 import {
   AccountType, AddFundsInput, ApiKeyType, CreateAccountInput, CreatedKeyType, CreateKeyInput, CreateUserInput,
@@ -86,13 +86,8 @@ export class KeyResolver {
     return run(async () => {
       const created = await ctx.services.keys.createKey(
         session,
-        {
-          name: parseKeyName(input.name, 'input.name'),
-          kind: input.kind ?? 'prepaid',
-          monthlySpendLimitMicro: input.monthlySpendLimitMicro == null ? null : parseSpendLimit(input.monthlySpendLimitMicro, 'input.monthlySpendLimitMicro'),
-          expiresAt: parseIsoTimestamp(input.expiresAt, 'input.expiresAt'),
-        },
-        { kind: 'input.kind', limit: 'input.monthlySpendLimitMicro', expiresAt: 'input.expiresAt' },
+        parseKeyCreation(input),
+        KEY_CREATION_FIELDS,
       );
       return { key: toApiKeyType(created.key), secret: created.secret };
     });
