@@ -26,9 +26,6 @@ export async function startTestTollgate(options: { env?: Record<string, string>;
     databaseUrl,
     stop: async () => {
       await tollgate.close(2_000);
-      // pg-boss removes stopped queue workers in a loop that checks once a second and outlives
-      // close(); let it end before jest tears the test file's module registry down.
-      if (config.videos.workers > 0) await new Promise((resolve) => setTimeout(resolve, 1_100));
       await db?.drop();
     },
   };
