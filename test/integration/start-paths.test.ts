@@ -82,11 +82,33 @@ describe('the embedded default', () => {
       const listed = await runTollgate(['admin', 'list-accounts', '--json'], env);
       expect(listed.code).toBe(0);
       expect(JSON.parse(listed.stdout)).toEqual([expect.objectContaining({ name: 'Demo account', balance_micro: '25000000' })]);
-    } finally {
-      expect(await first.stop()).toBe(0);
+
+      // SIGTERM while a stream is being served: the drain finishes it and settles it before the
+      // embedded server stops, and the process exits 0 (the library's own signal hooks would
+      // stop the database under it and exit 143).
+      const streamed = await fetch(`${first.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'sandbox/echo', stream: true, messages: [{ role: 'user', content: '[sandbox:delay=150] Tell me about lighthouses.' }] }),
+      });
+      expect(streamed.status).toBe(200);
+      const reader = streamed.body!.getReader();
+      let body = new TextDecoder().decode((await reader.read()).value);
+      const exitCode = first.stop();
+      for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) body += new TextDecoder().decode(chunk.value);
+      expect(body.trimEnd().endsWith('data: [DONE]')).toBe(true);
+      expect(await exitCode).toBe(0);
+    } catch (error) {
+      await first.stop();
+      throw error;
     }
     const second = await startTollgateProcess(env, { timeoutMs: 120_000 });
     expect(second.output()).toContain(`Demo account (credentials in ${dataDir}/demo-credentials.json)`);
+    // The stream cut short by nothing was charged, and nothing is left reserved.
+    const after = await runTollgate(['admin', 'list-accounts', '--json'], env);
+    const [account] = JSON.parse(after.stdout) as Array<{ balance_micro: string; reserved_micro: string }>;
+    expect(BigInt(account!.balance_micro)).toBeLessThan(25_000_000n);
+    expect(account!.reserved_micro).toBe('0');
     expect(await second.stop()).toBe(0);
   }, 240_000);
 });
