@@ -47,7 +47,7 @@ export function createGraphqlClient(token: string | null, onSessionLost: () => v
       mapExchange({
         onError(error) {
           // An expired or signed-out session: back to the sign-in form, with the API's reason.
-          if (error.graphQLErrors.some((e) => e.extensions?.code === 'invalid_token')) onSessionLost();
+          if (authorization && error.graphQLErrors.some((e) => e.extensions?.code === 'invalid_token')) onSessionLost();
         },
       }),
       cacheExchange,

@@ -60,7 +60,7 @@ export function SpendPage() {
         {records && (
           <>
             <p data-testid="spend-total">
-              {formatMicro(total.toString())} over {records.length.toLocaleString()} requests
+              {formatMicro(total.toString())} over {records.length.toLocaleString()} request{records.length === 1 ? '' : 's'}
               {truncated ? ` (the latest ${records.length} only)` : ''}.
             </p>
             <fieldset className="inline">
@@ -99,7 +99,7 @@ export function SpendPage() {
                 {holds.data.holds.map((h) => (
                   <tr key={h.id}>
                     <td>{h.purpose}{h.planBilled ? ' (plan)' : ''}</td>
-                    <td>{h.model}</td>
+                    <td>{h.model || '—'}</td>
                     <td>{h.keyId ? keyNames.get(h.keyId) ?? h.keyId : '—'}</td>
                     <td>{formatMicro(h.amountMicro)}</td>
                     <td>{formatTime(h.createdAt)}</td>
