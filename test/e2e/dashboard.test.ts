@@ -85,14 +85,24 @@ suite('the dashboard in a real browser', () => {
     await shot('sign-in');
   });
 
-  test('signs in as the demo user and shows the account', async () => {
+  test('signs in as the demo user, shows the account, and sets automatic top-up in exact amounts', async () => {
+    // From the keyboard: Enter in the password field submits.
     await page.getByLabel('Password').fill(demo.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByLabel('Password').press('Enter');
     await page.getByRole('heading', { level: 1, name: 'Account' }).waitFor();
     await hasText(page.getByTestId('balance'), '$25.00');
     await page.getByText(`Signed in as ${demo.email}`).waitFor();
-    await page.getByTestId('auto-top-up').waitFor();
+    await hasText(page.getByTestId('auto-top-up'), 'Off.');
     await shot('account');
+    // Automatic top-up: on with exact amounts, then off again.
+    await page.getByLabel('Threshold ($)').fill('2.5');
+    await page.getByLabel('Top-up amount ($)').fill('10');
+    await page.getByRole('button', { name: 'Turn automatic top-up on' }).click();
+    await hasText(page.getByTestId('auto-top-up'), 'On: when the balance falls below $2.50, add $10.00.');
+    const setting = await graphql(t.url, '{ autoTopUp { enabled thresholdMicro amountMicro } }', {}, demo.session_token);
+    expect(setting.data.autoTopUp).toEqual({ enabled: true, thresholdMicro: '2500000', amountMicro: '10000000' });
+    await page.getByRole('button', { name: 'Turn automatic top-up off' }).click();
+    await hasText(page.getByTestId('auto-top-up'), 'Off.');
   });
 
   test('creates a key (its secret shown once), refuses a bad limit by name, sets a limit, and shows key events live', async () => {
@@ -149,7 +159,10 @@ suite('the dashboard in a real browser', () => {
     await hasText(keyCard('e2e key').getByTestId('key-spend'), /^This month: \$0\.0\d*[1-9]\d* of \$2\.25$/, refreshKeys);
     if (process.env.DASHBOARD_README_SCREENSHOT) await page.screenshot({ path: join(ROOT, 'docs', 'dashboard.png') });
 
-    await nav('Spend');
+    // Navigation works from the keyboard too.
+    await page.getByRole('navigation', { name: 'Dashboard' }).getByRole('link', { name: 'Spend' }).focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { level: 1, name: 'Spend' }).waitFor();
     await hasText(page.getByTestId('spend-total'), /^\$0\.\d+ over 1 request\.$/, () => page.getByRole('button', { name: 'Refresh usage' }).click());
     await page.getByRole('radio', { name: 'key' }).check();
     await page.getByRole('table', { name: 'Cost per key' }).getByRole('rowheader', { name: 'e2e key' }).waitFor();
@@ -190,6 +203,8 @@ suite('the dashboard in a real browser', () => {
     await card.getByRole('button', { name: 'Revoke' }).click();
     await card.getByRole('button', { name: 'Revoke e2e key now' }).click();
     await hasText(card.locator('.badge'), 'revoked');
+    await card.getByRole('button', { name: 'Events' }).click();
+    await page.getByRole('list', { name: 'Events of e2e key' }).getByText('revoked').waitFor();
     const refused = await call(`${t.url}/v1/models`, { token: secret });
     expect(refused.status).toBe(401);
   });
