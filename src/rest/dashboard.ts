@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { basename, dirname, extname, join, sep } from 'node:path';
+import { dirname, extname, join, sep } from 'node:path';
 import express, { type RequestHandler } from 'express';
 import { notFound } from '../domain/shared/errors';
 
@@ -21,13 +21,12 @@ export const DASHBOARD_CSP = [
 ].join('; ');
 
 /**
- * Where `npm run build` writes the dashboard: `dist/dashboard` at the top of the checkout. This
- * file runs from `dist/src/rest` when built and from `src/rest` under the test runner.
+ * Where `npm run build` writes the dashboard: `dist/dashboard` beside the package.json above this
+ * file (it runs from `dist/src/rest` when built and from `src/rest` under the test runner).
  */
 export function defaultDashboardDir(): string {
-  const up = basename(dirname(dirname(__dirname))) === 'dist' ? 3 : 2;
   let root = __dirname;
-  for (let i = 0; i < up; i++) root = dirname(root);
+  while (!existsSync(join(root, 'package.json')) && dirname(root) !== root) root = dirname(root);
   return join(root, 'dist', 'dashboard');
 }
 
@@ -53,7 +52,7 @@ export function dashboard(dir: string = defaultDashboardDir()): RequestHandler {
     res.setHeader('x-content-type-options', 'nosniff');
     res.setHeader('x-frame-options', 'DENY');
     res.setHeader('referrer-policy', 'no-referrer');
-    if (!existsSync(index)) return next(notFound('The dashboard is not built: run `npm run build`, then restart Tollgate.'));
+    if (!existsSync(index)) return next(notFound('The dashboard is not built: run `npm run build`.'));
     files(req, res, () => {
       // A missing file (an old asset name) is a 404, not the page: only app routes fall back.
       if (extname(req.path) !== '') return next(notFound(`No such dashboard file: ${req.path}`));

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import express from 'express';
 import pino from 'pino';
-import { dashboard, DASHBOARD_CSP } from '../../src/rest/dashboard';
+import { dashboard, DASHBOARD_CSP, defaultDashboardDir } from '../../src/rest/dashboard';
 import { errorHandler, unknownPath } from '../../src/rest/http';
 import { call } from '../support/tollgate';
 
@@ -75,8 +75,12 @@ test('without a build, the answer says how to make one', async () => {
   try {
     const response = await call(`${empty.url}/dashboard`);
     expect(response.status).toBe(404);
-    expect(response.body.error).toMatchObject({ code: 'not_found', message: 'The dashboard is not built: run `npm run build`, then restart Tollgate.' });
+    expect(response.body.error).toMatchObject({ code: 'not_found', message: 'The dashboard is not built: run `npm run build`.' });
   } finally {
     await new Promise((resolve) => empty.server.close(resolve));
   }
+});
+
+test('the default build directory is dist/dashboard at the top of the checkout', () => {
+  expect(defaultDashboardDir()).toBe(join(__dirname, '..', '..', 'dist', 'dashboard'));
 });
