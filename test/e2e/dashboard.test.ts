@@ -134,6 +134,7 @@ suite('the dashboard in a real browser', () => {
     await card.getByLabel('Monthly limit ($)').fill('1.50');
     await card.getByRole('button', { name: 'Set limit' }).click();
     await hasText(card.getByTestId('key-spend'), 'This month: $0.00 of $1.50');
+    await hasText(card.getByTestId('key-limit-standing'), /^\$0\.00 counted against the limit \(\$0\.00 in flight\), \$1\.50 left until .+\.$/);
 
     // The events list was loaded once: the change arrives through the subscription.
     await events.getByText('spend_limit_changed').waitFor();
@@ -157,6 +158,7 @@ suite('the dashboard in a real browser', () => {
     // Text requests are served out of a budget lease that settles shortly after: refresh, as a person would.
     const refreshKeys = () => page.getByRole('button', { name: 'Refresh keys' }).click();
     await hasText(keyCard('e2e key').getByTestId('key-spend'), /^This month: \$0\.0\d*[1-9]\d* of \$2\.25$/, refreshKeys);
+    await hasText(keyCard('e2e key').getByTestId('key-limit-standing'), /^\$0\.\d*[1-9]\d* counted against the limit \(\$0\.\d+ in flight\), \$2\.\d+ left until .+\.$/);
     if (process.env.DASHBOARD_README_SCREENSHOT) await page.screenshot({ path: join(ROOT, 'docs', 'dashboard.png') });
 
     // Navigation works from the keyboard too.

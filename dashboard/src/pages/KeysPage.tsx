@@ -2,7 +2,7 @@ import { useEffect, useState, type FormEvent } from 'react';
 import type { CombinedError } from '@urql/core';
 import { useClient, useMutation, useQuery } from 'urql';
 import {
-  CreateKeyDocument, KeyEventsDocument, KeyEventsLiveDocument, KeysDocument, RevokeKeyDocument, UpdateKeyDocument,
+  CreateKeyDocument, KeyEventsDocument, KeyMonthSpendDocument, KeyEventsLiveDocument, KeysDocument, RevokeKeyDocument, UpdateKeyDocument,
   type KeyEventFieldsFragment, type KeyFieldsFragment,
 } from '../generated/graphql';
 import { dollarsToMicro, formatMicro, microRatio } from '../money';
@@ -15,7 +15,12 @@ const LIMIT_PROBLEM = 'Monthly limit must be an amount in dollars with at most 6
 export function KeysPage() {
   const [{ data, error, fetching }, refresh] = useQuery({ query: KeysDocument, context: KEYS_CONTEXT });
   const [eventsOf, setEventsOf] = useState<string | null>(null);
-  const reload = () => refresh({ requestPolicy: 'network-only' });
+  // Each reload also re-reads every key's standing against its limit.
+  const [generation, setGeneration] = useState(0);
+  const reload = () => {
+    setGeneration((g) => g + 1);
+    refresh({ requestPolicy: 'network-only' });
+  };
   const keys = data?.keys ?? [];
   const watched = keys.find((k) => k.id === eventsOf) ?? null;
   return (
@@ -28,7 +33,7 @@ export function KeysPage() {
         {data && keys.length === 0 && <p>No keys yet.</p>}
         <ul className="cards" aria-label="API keys">
           {keys.map((key) => (
-            <KeyCard key={key.id} apiKey={key} onChanged={reload} onShowEvents={() => setEventsOf(key.id)} eventsShown={eventsOf === key.id} />
+            <KeyCard key={key.id} apiKey={key} generation={generation} onChanged={reload} onShowEvents={() => setEventsOf(key.id)} eventsShown={eventsOf === key.id} />
           ))}
         </ul>
         <button type="button" className="secondary" onClick={reload}>
@@ -116,7 +121,7 @@ function SecretOnce({ name, secret, onDone }: { name: string; secret: string; on
 
 type Mode = 'rename' | 'limit' | 'revoke' | null;
 
-function KeyCard({ apiKey, onChanged, onShowEvents, eventsShown }: { apiKey: KeyFieldsFragment; onChanged: () => void; onShowEvents: () => void; eventsShown: boolean }) {
+function KeyCard({ apiKey, generation, onChanged, onShowEvents, eventsShown }: { apiKey: KeyFieldsFragment; generation: number; onChanged: () => void; onShowEvents: () => void; eventsShown: boolean }) {
   const [mode, setMode] = useState<Mode>(null);
   const revoked = apiKey.revokedAt !== null;
   const limit = apiKey.monthlySpendLimitMicro;
@@ -134,7 +139,7 @@ function KeyCard({ apiKey, onChanged, onShowEvents, eventsShown }: { apiKey: Key
       <p data-testid="key-spend">
         This month: {formatMicro(apiKey.monthSpentMicro)} {limit === null ? '(no limit)' : `of ${formatMicro(limit)}`}
       </p>
-      {limit !== null && <meter min={0} max={1} low={0.8} high={0.95} optimum={0} value={microRatio(apiKey.monthSpentMicro, limit)} aria-label={`Spend of ${apiKey.name} against its limit`} />}
+      {limit !== null && !revoked && <LimitStanding key={`${generation}/${limit}`} apiKey={apiKey} />}
       {!revoked && (
         <div className="row">
           <button type="button" className="secondary" aria-expanded={mode === 'rename'} onClick={() => setMode(mode === 'rename' ? null : 'rename')}>
@@ -162,6 +167,27 @@ function KeyCard({ apiKey, onChanged, onShowEvents, eventsShown }: { apiKey: Key
       {mode === 'limit' && <LimitForm apiKey={apiKey} onDone={() => { setMode(null); onChanged(); }} />}
       {mode === 'revoke' && <RevokeConfirm apiKey={apiKey} onDone={() => { setMode(null); onChanged(); }} onCancel={() => setMode(null)} />}
     </li>
+  );
+}
+
+/**
+ * Against the limit counts what is settled plus what requests in flight hold (the figure the
+ * gateway checks), which the key's own settled figure alone would understate.
+ */
+function LimitStanding({ apiKey }: { apiKey: KeyFieldsFragment }) {
+  const [{ data, error }] = useQuery({ query: KeyMonthSpendDocument, variables: { keyId: apiKey.id }, requestPolicy: 'network-only' });
+  if (error) return <ErrorList error={error} />;
+  if (!data) return null;
+  const spend = data.keyMonthSpend;
+  const limit = spend.limitMicro ?? apiKey.monthlySpendLimitMicro!;
+  return (
+    <>
+      <meter min={0} max={1} low={0.8} high={0.95} optimum={0} value={microRatio(spend.spentMicro, limit)} aria-label={`Spend of ${apiKey.name} against its limit`} />
+      <p className="muted" data-testid="key-limit-standing">
+        {formatMicro(spend.spentMicro)} counted against the limit ({formatMicro(spend.reservedMicro)} in flight), {formatMicro(spend.remainingMicro)} left until{' '}
+        {formatTime(spend.resetsAt)}.{spend.limitReachedAt ? ` Limit reached ${formatTime(spend.limitReachedAt)}.` : ''}
+      </p>
+    </>
   );
 }
 
