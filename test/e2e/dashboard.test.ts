@@ -199,14 +199,25 @@ suite('the dashboard in a real browser', () => {
     await shot('videos');
   });
 
-  test('revokes the key: the REST plane then refuses it', async () => {
+  test('renames the key, removes its limit, and revokes it: the REST plane then refuses it', async () => {
     await nav('Keys');
-    const card = keyCard('e2e key');
+    await keyCard('e2e key').getByRole('button', { name: 'Rename' }).click();
+    await keyCard('e2e key').getByLabel('New name').fill('e2e key, renamed');
+    await keyCard('e2e key').getByRole('button', { name: 'Save name' }).click();
+    const card = keyCard('e2e key, renamed');
+    await card.getByRole('button', { name: 'Monthly limit' }).click();
+    await card.getByRole('button', { name: 'Remove limit' }).click();
+    await hasText(card.getByTestId('key-spend'), /^This month: \$0\.\d+ \(no limit\)$/);
+    await hasCount(card.getByTestId('key-limit-standing'), 0);
     await card.getByRole('button', { name: 'Revoke' }).click();
-    await card.getByRole('button', { name: 'Revoke e2e key now' }).click();
+    await card.getByRole('button', { name: 'Revoke e2e key, renamed now' }).click();
     await hasText(card.locator('.badge'), 'revoked');
     await card.getByRole('button', { name: 'Events' }).click();
-    await page.getByRole('list', { name: 'Events of e2e key' }).getByText('revoked').waitFor();
+    const events = page.getByRole('list', { name: 'Events of e2e key, renamed' });
+    for (const kind of ['renamed', 'revoked']) await events.getByText(kind, { exact: true }).waitFor();
+    const key = await graphql(t.url, 'query($id: ID!) { key(id: $id) { name monthlySpendLimitMicro revokedAt } }', { id: keyId }, demo.session_token);
+    expect(key.data.key).toMatchObject({ name: 'e2e key, renamed', monthlySpendLimitMicro: null });
+    expect(key.data.key.revokedAt).not.toBeNull();
     const refused = await call(`${t.url}/v1/models`, { token: secret });
     expect(refused.status).toBe(401);
   });
