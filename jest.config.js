@@ -3,6 +3,9 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
+  // The dashboard is browser code built by Vite: its own build and type check cover it.
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/dashboard/'],
+  modulePathIgnorePatterns: ['<rootDir>/dist/'],
   transform: {
     '^.+\\.ts$': [
       '@swc/jest',

@@ -1,4 +1,5 @@
 import express, { type Express, type RequestHandler, type Router } from 'express';
+import { dashboard } from './dashboard';
 import { errorHandler, jsonBody, requestContext, unknownPath, type RequestObservers } from './http';
 
 export interface RestAppParts {
@@ -32,6 +33,7 @@ export function createRestApp(parts: RestAppParts): Express {
   app.use('/graphql', jsonBody(parts.maxJsonBodyBytes), parts.graphql);
   for (const router of parts.root) app.use(router);
   for (const router of parts.v1) app.use('/v1', router);
+  app.use('/dashboard', dashboard());
   app.use(unknownPath);
   app.use(errorHandler(parts.observers.log));
   return app;

@@ -80,5 +80,6 @@ export const API_ROUTES: readonly ApiRoute[] = [
   { method: 'get', path: '/healthz', summary: 'Process alive', tag: 'Operations', auth: 'none', ok: { status: 200, description: 'Alive.', schema: 'Status' }, errors: [] },
   { method: 'get', path: '/readyz', summary: 'Database reachable and migrated (503 otherwise)', tag: 'Operations', auth: 'none', ok: { status: 200, description: 'Ready.', schema: 'Status' }, errors: [503] },
   { method: 'get', path: '/metrics', summary: 'Prometheus metrics (operator token)', tag: 'Operations', auth: 'operator', ok: { status: 200, description: 'Prometheus text exposition format.', contentType: 'text/plain; version=0.0.4' }, errors: [401, 404] },
+  { method: 'get', path: '/dashboard', summary: 'The browser dashboard (a web page over the GraphQL plane; its files and app routes live under this path)', tag: 'Operations', auth: 'none', ok: { status: 200, description: 'The dashboard page or one of its files.', contentType: 'text/html' }, errors: [404] },
   { method: 'post', path: '/graphql', summary: 'GraphQL (sessions and operator); also graphql-ws subscriptions on the same path', tag: 'Operations', auth: 'session', body: 'GraphqlRequest', ok: { status: 200, description: 'A GraphQL result.', schema: 'GraphqlResult' }, errors: [400, 415] },
 ];

@@ -1,0 +1,274 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import OpenAI from 'openai';
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import { seedDemoOnFirstStart, type DemoCredentials } from '../../src/infra/demo-seed';
+import { call, graphql, startTestTollgate, type TestTollgate } from '../support/tollgate';
+import { videoTestEnv } from '../support/videos';
+
+/**
+ * The dashboard in a real headless Chromium (Debian's package, never a downloaded browser)
+ * against a real Tollgate: sign in as the demo user, create a key, set its limit, see key events
+ * arrive live, spend with the key over REST and see it, watch a sandbox video run to the end,
+ * revoke the key, sign out. Screenshots of each page go to test-results/dashboard/; with
+ * DASHBOARD_README_SCREENSHOT=1 the Keys page is also written to docs/dashboard.png.
+ */
+
+const ROOT = join(__dirname, '..', '..');
+const CHROMIUM = '/usr/bin/chromium';
+const SHOTS = join(ROOT, 'test-results', 'dashboard');
+const haveChromium = existsSync(CHROMIUM);
+if (!haveChromium && !process.env.CI) {
+  console.warn(`\n\n*** SKIPPED the dashboard browser test: ${CHROMIUM} is missing. Install it: apt-get install -y chromium (CI installs it and fails without it). ***\n\n`);
+}
+const suite = haveChromium || process.env.CI ? describe : describe.skip;
+
+suite('the dashboard in a real browser', () => {
+  let t: TestTollgate;
+  let videos: ReturnType<typeof videoTestEnv>;
+  let dataDir: string;
+  let demo: DemoCredentials;
+  let browser: Browser;
+  let page: Page;
+  const problems: string[] = [];
+  let secret = '';
+  let keyId = '';
+
+  jest.setTimeout(60_000);
+
+  beforeAll(async () => {
+    if (!haveChromium) throw new Error(`${CHROMIUM} is missing: .ci/run installs Debian's chromium package before the tests`);
+    // The page under test is the current source: typed operations, then the Vite build into dist/dashboard.
+    execFileSync(process.execPath, ['scripts/dashboard-codegen.mjs'], { cwd: ROOT, stdio: 'inherit' });
+    execFileSync(process.execPath, ['node_modules/vite/bin/vite.js', 'build', '--config', 'dashboard/vite.config.ts', '--logLevel', 'error'], { cwd: ROOT, stdio: 'inherit' });
+    // The sandbox renders for a while, so the page can show the job queued or running first.
+    videos = videoTestEnv({ TOLLGATE_SANDBOX_VIDEO_RENDER_MS: '2500' });
+    t = await startTestTollgate({ env: videos.env });
+    dataDir = mkdtempSync(join(tmpdir(), 'tollgate-e2e-'));
+    demo = (await seedDemoOnFirstStart(t.tollgate.services, dataDir))!;
+    mkdirSync(SHOTS, { recursive: true });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    const context = await browser.newContext({ viewport: { width: 1100, height: 900 }, permissions: ['clipboard-read', 'clipboard-write'] });
+    page = await context.newPage();
+    // A policy violation or an uncaught error anywhere fails the run at the end.
+    page.on('console', (message) => {
+      if (message.type() === 'error' && !/status of 4\d\d/.test(message.text())) problems.push(`console: ${message.text()}`);
+    });
+    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await t?.stop();
+    videos?.cleanup();
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+  const nav = (name: string) => page.getByRole('navigation', { name: 'Dashboard' }).getByRole('link', { name }).click();
+  const keyCard = (name: string) => page.getByRole('listitem', { name: `Key ${name}` });
+
+  test('the page is served under the strict policy, and a refused sign-in shows the API message', async () => {
+    const response = await page.goto(`${t.url}/dashboard`);
+    expect(response!.status()).toBe(200);
+    expect(response!.headers()['content-security-policy']).toContain("script-src 'self'");
+    await page.getByLabel('Email').fill(demo.email);
+    await page.getByLabel('Password').fill('not the password');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await hasText(page.getByRole('alert'), 'The email or password is wrong.');
+    await shot('sign-in');
+  });
+
+  test('signs in as the demo user, shows the account, and sets automatic top-up in exact amounts', async () => {
+    // From the keyboard: Enter in the password field submits.
+    await page.getByLabel('Password').fill(demo.password);
+    await page.getByLabel('Password').press('Enter');
+    await page.getByRole('heading', { level: 1, name: 'Account' }).waitFor();
+    await hasText(page.getByTestId('balance'), '$25.00');
+    await page.getByText(`Signed in as ${demo.email}`).waitFor();
+    await hasText(page.getByTestId('auto-top-up'), 'Off.');
+    await shot('account');
+    // Automatic top-up: on with exact amounts, then off again.
+    await page.getByLabel('Threshold ($)').fill('2.5');
+    await page.getByLabel('Top-up amount ($)').fill('10');
+    await page.getByRole('button', { name: 'Turn automatic top-up on' }).click();
+    await hasText(page.getByTestId('auto-top-up'), 'On: when the balance falls below $2.50, add $10.00.');
+    const setting = await graphql(t.url, '{ autoTopUp { enabled thresholdMicro amountMicro } }', {}, demo.session_token);
+    expect(setting.data.autoTopUp).toEqual({ enabled: true, thresholdMicro: '2500000', amountMicro: '10000000' });
+    await page.getByRole('button', { name: 'Turn automatic top-up off' }).click();
+    await hasText(page.getByTestId('auto-top-up'), 'Off.');
+  });
+
+  test('creates a key (its secret shown once), refuses a bad limit by name, sets a limit, and shows key events live', async () => {
+    await nav('Keys');
+    await page.getByLabel('Key name').fill('e2e key');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    secret = (await page.getByTestId('new-secret').textContent())!;
+    expect(secret).toMatch(/^tgk_/);
+    await page.getByRole('button', { name: 'Copy secret' }).click();
+    await page.getByText('Copied to the clipboard.').waitFor();
+    expect(await page.evaluate('navigator.clipboard.readText()')).toBe(secret);
+    await page.getByRole('button', { name: 'I have saved it' }).click();
+    await hasCount(page.getByTestId('new-secret'), 0);
+
+    const card = keyCard('e2e key');
+    await card.getByRole('button', { name: 'Events' }).click();
+    const events = page.getByRole('list', { name: 'Events of e2e key' });
+    await events.getByText('created').waitFor();
+    await page.locator('[data-live="connected"]').waitFor();
+
+    await card.getByRole('button', { name: 'Monthly limit' }).click();
+    await card.getByLabel('Monthly limit ($)').fill('0.1234567');
+    await card.getByRole('button', { name: 'Set limit' }).click();
+    await hasText(card.getByRole('alert'), 'Monthly limit must be an amount in dollars with at most 6 decimals, like 25 or 12.50.');
+    // The API's own refusal is shown as it is.
+    await card.getByLabel('Monthly limit ($)').fill('0.50');
+    await card.getByRole('button', { name: 'Set limit' }).click();
+    await hasText(card.getByRole('alert'), 'input.monthlySpendLimitMicro must be from 1000000 ($1) to 100000000000 ($100,000) micro-dollars');
+    await card.getByLabel('Monthly limit ($)').fill('1.50');
+    await card.getByRole('button', { name: 'Set limit' }).click();
+    await hasText(card.getByTestId('key-spend'), 'This month: $0.00 of $1.50');
+    await hasText(card.getByTestId('key-limit-standing'), /^\$0\.00 counted against the limit \(\$0\.00 in flight\), \$1\.50 left until .+\.$/);
+
+    // The events list was loaded once: the change arrives through the subscription.
+    await events.getByText('spend_limit_changed').waitFor();
+    const keys = await graphql(t.url, '{ keys { id name monthlySpendLimitMicro } }', {}, demo.session_token);
+    const created = keys.data.keys.find((k: { name: string }) => k.name === 'e2e key');
+    expect(created.monthlySpendLimitMicro).toBe('1500000');
+    keyId = created.id;
+
+    // A change made elsewhere (the REST plane) shows up too, without reloading anything.
+    const outside = await call(`${t.url}/v1/keys/${keyId}`, { method: 'PATCH', token: demo.session_token, body: { monthly_spend_limit_micro: '2250000' } });
+    expect(outside.status).toBe(200);
+    await hasCount(events.getByText('spend_limit_changed'), 2);
+    await shot('keys');
+  });
+
+  test('a request with the new key through the REST plane shows up as spend', async () => {
+    const openai = new OpenAI({ apiKey: secret, baseURL: `${t.url}/v1`, maxRetries: 0 });
+    const answer = await openai.chat.completions.create({ model: 'sandbox/echo', messages: [{ role: 'user', content: 'Hello from the browser test' }] });
+    expect(answer.choices[0]!.message.content).toBeTruthy();
+
+    // Text requests are served out of a budget lease that settles shortly after: refresh, as a person would.
+    const refreshKeys = () => page.getByRole('button', { name: 'Refresh keys' }).click();
+    await hasText(keyCard('e2e key').getByTestId('key-spend'), /^This month: \$0\.0\d*[1-9]\d* of \$2\.25$/, refreshKeys);
+    await hasText(keyCard('e2e key').getByTestId('key-limit-standing'), /^\$0\.\d*[1-9]\d* counted against the limit \(\$0\.\d+ in flight\), \$2\.\d+ left until .+\.$/);
+    if (process.env.DASHBOARD_README_SCREENSHOT) await page.screenshot({ path: join(ROOT, 'docs', 'dashboard.png') });
+
+    // Navigation works from the keyboard too.
+    await page.getByRole('navigation', { name: 'Dashboard' }).getByRole('link', { name: 'Spend' }).focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { level: 1, name: 'Spend' }).waitFor();
+    await hasText(page.getByTestId('spend-total'), /^\$0\.\d+ over 1 request\.$/, () => page.getByRole('button', { name: 'Refresh usage' }).click());
+    await page.getByRole('radio', { name: 'key' }).check();
+    await page.getByRole('table', { name: 'Cost per key' }).getByRole('rowheader', { name: 'e2e key' }).waitFor();
+    await page.getByRole('radio', { name: 'model' }).check();
+    await page.getByRole('table', { name: 'Cost per model' }).getByRole('rowheader', { name: 'sandbox/echo' }).waitFor();
+    await page.getByRole('radio', { name: 'day' }).check();
+    await page.getByRole('table', { name: 'Cost per day' }).getByRole('rowheader', { name: new Date().toISOString().slice(0, 10) }).waitFor();
+    await page.getByRole('heading', { name: 'Holds in flight' }).waitFor();
+    await shot('spend');
+  });
+
+  test('a sandbox video appears and goes from queued to completed, live', async () => {
+    await nav('Videos');
+    await page.getByText('No video jobs yet.', { exact: false }).waitFor();
+    await page.locator('[data-live="connected"]').waitFor();
+    const created = await call(`${t.url}/v1/videos`, { token: secret, body: { model: 'sandbox/video', prompt: 'A lighthouse at dusk', seconds: 2 } });
+    expect(created.status).toBe(202);
+    const status = page.getByRole('listitem', { name: `Video ${created.body.id}` }).getByTestId('video-status');
+    const seen: string[] = [];
+    const deadline = Date.now() + 20_000;
+    while (Date.now() < deadline) {
+      const text = (await status.textContent({ timeout: 20_000 }))!;
+      if (seen[seen.length - 1] !== text) seen.push(text);
+      if (text === 'completed' || text === 'failed') break;
+      await page.waitForTimeout(50);
+    }
+    expect(seen[0]).toMatch(/^(queued|in progress)$/);
+    expect(seen[seen.length - 1]).toBe('completed');
+    const card = page.getByRole('listitem', { name: `Video ${created.body.id}` });
+    await hasCount(card.getByText('Progress 100%'), 1);
+    await card.getByText(`/v1/videos/${created.body.id}/content`).waitFor();
+    await shot('videos');
+  });
+
+  test('renames the key, removes its limit, and revokes it: the REST plane then refuses it', async () => {
+    await nav('Keys');
+    await keyCard('e2e key').getByRole('button', { name: 'Rename' }).click();
+    await keyCard('e2e key').getByLabel('New name').fill('e2e key, renamed');
+    await keyCard('e2e key').getByRole('button', { name: 'Save name' }).click();
+    const card = keyCard('e2e key, renamed');
+    await card.getByRole('button', { name: 'Monthly limit' }).click();
+    await card.getByRole('button', { name: 'Remove limit' }).click();
+    await hasText(card.getByTestId('key-spend'), /^This month: \$0\.\d+ \(no limit\)$/);
+    await hasCount(card.getByTestId('key-limit-standing'), 0);
+    await card.getByRole('button', { name: 'Revoke' }).click();
+    await card.getByRole('button', { name: 'Revoke e2e key, renamed now' }).click();
+    await hasText(card.locator('.badge'), 'revoked');
+    await card.getByRole('button', { name: 'Events' }).click();
+    const events = page.getByRole('list', { name: 'Events of e2e key, renamed' });
+    for (const kind of ['renamed', 'revoked']) await events.getByText(kind, { exact: true }).waitFor();
+    const key = await graphql(t.url, 'query($id: ID!) { key(id: $id) { name monthlySpendLimitMicro revokedAt } }', { id: keyId }, demo.session_token);
+    expect(key.data.key).toMatchObject({ name: 'e2e key, renamed', monthlySpendLimitMicro: null });
+    expect(key.data.key.revokedAt).not.toBeNull();
+    const refused = await call(`${t.url}/v1/models`, { token: secret });
+    expect(refused.status).toBe(401);
+  });
+
+  test('every page fits a phone screen, and signing out ends the session', async () => {
+    await page.setViewportSize({ width: 360, height: 780 });
+    for (const name of ['Account', 'Keys', 'Spend', 'Videos']) {
+      await nav(name);
+      await page.getByRole('heading', { level: 1, name }).waitFor();
+      const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
+      expect({ page: name, overflow }).toEqual({ page: name, overflow: 0 });
+    }
+    await shot('videos-phone');
+    const token = await page.evaluate<string | null>("sessionStorage.getItem('tollgate.session')");
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    const after = await graphql(t.url, '{ me { id } }', {}, token!);
+    expect(after.errors?.[0]?.extensions.code).toBe('invalid_token');
+    expect(problems).toEqual([]);
+  });
+});
+
+/**
+ * Waits until the element's text is (or matches) the expected one, doing `between` (a refresh)
+ * after each miss; fails with the last text seen and a screenshot.
+ */
+async function hasText(locator: Locator, expected: string | RegExp, between?: () => Promise<unknown>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last: string | null = null;
+  for (;;) {
+    last = (await locator.count()) === 1 ? ((await locator.textContent()) ?? '').trim() : `(${await locator.count()} elements)`;
+    if (typeof expected === 'string' ? last === expected : expected.test(last)) return;
+    if (Date.now() > deadline) {
+      await locator.page().screenshot({ path: join(SHOTS, 'failure.png'), fullPage: true });
+      throw new Error(`expected text ${String(expected)}, last seen ${JSON.stringify(last)} (screenshot: test-results/dashboard/failure.png)`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, between ? 250 : 50));
+    await between?.();
+  }
+}
+
+/** Waits until exactly `count` elements match. */
+async function hasCount(locator: Locator, count: number, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const seen = await locator.count();
+    if (seen === count) return;
+    if (Date.now() > deadline) {
+      await locator.page().screenshot({ path: join(SHOTS, 'failure.png'), fullPage: true });
+      throw new Error(`expected ${count} elements, last seen ${seen} (screenshot: test-results/dashboard/failure.png)`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
