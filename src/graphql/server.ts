@@ -7,7 +7,7 @@ import { useServer } from 'graphql-ws/use/ws';
 import { buildSchema } from 'type-graphql';
 import { WebSocketServer } from 'ws';
 import type { Logger } from 'pino';
-import { storageErrorAsApiError } from '../domain/shared/errors';
+import { ApiError, storageErrorAsApiError } from '../domain/shared/errors';
 import { subscribeIterator, type EventBus } from '../domain/shared/events';
 import { buildContext, type GraphqlServices } from './context';
 import { BillingResolver } from './billing';
@@ -28,11 +28,17 @@ export async function buildGraphqlSchema(bus: EventBus): Promise<GraphQLSchema> 
   });
 }
 
-/** Errors that are not the domain's own (`extensions.code` set) are defects: no internals leak. */
+/**
+ * The one place GraphQL errors get their wire form. A domain error (ApiError, or a storage
+ * failure that is the caller's input or an outage) keeps its message with `extensions.code`,
+ * `status` and `details`; GraphQL's own errors (syntax, validation) keep theirs; anything else
+ * is a defect: logged, answered without internals.
+ */
 function formatError(formatted: GraphQLFormattedError, error: unknown, log: Logger): GraphQLFormattedError {
+  const thrown = error instanceof GraphQLError && error.originalError ? error.originalError : error;
+  const known = thrown instanceof ApiError ? thrown : storageErrorAsApiError(thrown);
+  if (known) return { message: known.message, locations: formatted.locations, path: formatted.path, extensions: { code: known.code, status: known.status, details: known.details } };
   const code = formatted.extensions?.code;
-  const storageError = storageErrorAsApiError(error instanceof GraphQLError ? error.originalError : error);
-  if (storageError) return { message: storageError.message, path: formatted.path, extensions: { code: storageError.code, status: storageError.status, details: storageError.details } };
   if (code === 'INTERNAL_SERVER_ERROR' || code === undefined) {
     log.error({ err: error }, 'graphql internal error');
     return { message: 'Internal error.', path: formatted.path, extensions: { code: 'internal_error' } };

@@ -125,8 +125,8 @@ export function sessionsRouter(auth: AuthService, jsonBody: RequestHandler): Rou
   router.delete('/auth/sessions/current', async (req, res) => {
     const token = bearerToken(req);
     if (!token) throw invalidToken('Send the session token as Authorization: Bearer <token>.');
-    const principal = await auth.authenticateSessionOrOperator(token, false);
-    if (principal.type === 'session') await auth.signOut(principal.sessionId);
+    const session = await auth.authenticateSession(token);
+    await auth.signOut(session.sessionId);
     res.status(204).end();
   });
 

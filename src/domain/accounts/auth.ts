@@ -176,12 +176,8 @@ export class AuthService {
     await this.orm.em.fork().nativeUpdate(Session, { id: sessionId, revokedAt: null }, { revokedAt: this.clock.now() });
   }
 
-  /**
-   * The principal behind a bearer token on a session-only operation: a session, or the
-   * operator when `allowOperator`. A valid API key gets 403 `session_required`.
-   */
-  async authenticateSessionOrOperator(token: string, allowOperator: boolean): Promise<SessionPrincipal | OperatorPrincipal> {
-    if (allowOperator && this.isOperatorToken(token)) return { type: 'operator' };
+  /** The session behind a bearer token; a valid API key gets 403 `session_required`. */
+  async authenticateSession(token: string): Promise<SessionPrincipal> {
     if (token.startsWith(SESSION_TOKEN_PREFIX)) {
       const em = this.orm.em.fork();
       const session = await em.findOne(Session, { tokenHash: hashToken(token), revokedAt: null }, { populate: ['user'] });
@@ -195,6 +191,12 @@ export class AuthService {
       throw sessionRequired();
     }
     throw invalidToken('The token is not a valid session token.');
+  }
+
+  /** The operator when the token is `TOLLGATE_ADMIN_TOKEN`, else as authenticateSession. */
+  async authenticateSessionOrOperator(token: string): Promise<SessionPrincipal | OperatorPrincipal> {
+    if (this.isOperatorToken(token)) return { type: 'operator' };
+    return this.authenticateSession(token);
   }
 
   isOperatorToken(token: string): boolean {
