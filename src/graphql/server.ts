@@ -8,7 +8,6 @@ import { buildSchema } from 'type-graphql';
 import { WebSocketServer } from 'ws';
 import type { Logger } from 'pino';
 import { ApiError, storageErrorAsApiError } from '../domain/shared/errors';
-import { subscribeIterator, type EventBus } from '../domain/shared/events';
 import { buildContext, type GraphqlServices } from './context';
 import { BillingResolver } from './billing';
 import { GRAPHQL_LIMITS, graphqlValidationRules, validateWithLimits } from './query-limits';
@@ -16,15 +15,24 @@ import { LimitsResolver } from './limits';
 import { KeyResolver, KeySubscriptionResolver, OperatorResolver, SessionResolver } from './resolvers';
 import { VideoResolver, VideoSubscriptionResolver } from './videos';
 
-export async function buildGraphqlSchema(bus: EventBus): Promise<GraphQLSchema> {
+/**
+ * Every subscription subscribes on the domain's typed event bus itself (subscribeIterator), so
+ * type-graphql's string-keyed PubSub, which it requires to exist, is never used.
+ */
+const UNUSED_PUBSUB = {
+  publish(): never {
+    throw new Error('GraphQL subscriptions subscribe on the event bus themselves');
+  },
+  subscribe(): never {
+    throw new Error('GraphQL subscriptions subscribe on the event bus themselves');
+  },
+};
+
+export async function buildGraphqlSchema(): Promise<GraphQLSchema> {
   return buildSchema({
     resolvers: [SessionResolver, KeyResolver, KeySubscriptionResolver, OperatorResolver, BillingResolver, LimitsResolver, VideoResolver, VideoSubscriptionResolver],
     validate: false,
-    // Subscriptions run on the domain's event bus (in-process, or shared through Redis).
-    pubSub: {
-      publish: (topic: string, payload: unknown) => bus.publish(topic, payload),
-      subscribe: (topic: string) => subscribeIterator(bus, topic, () => true),
-    },
+    pubSub: UNUSED_PUBSUB,
   });
 }
 
@@ -34,7 +42,7 @@ export async function buildGraphqlSchema(bus: EventBus): Promise<GraphQLSchema> 
  * `status` and `details`; GraphQL's own errors (syntax, validation) keep theirs; anything else
  * is a defect: logged, answered without internals.
  */
-function formatError(formatted: GraphQLFormattedError, error: unknown, log: Logger): GraphQLFormattedError {
+export function formatError(formatted: GraphQLFormattedError, error: unknown, log: Logger): GraphQLFormattedError {
   const thrown = error instanceof GraphQLError && error.originalError ? error.originalError : error;
   const known = thrown instanceof ApiError ? thrown : storageErrorAsApiError(thrown);
   if (known) return { message: known.message, locations: formatted.locations, path: formatted.path, extensions: { code: known.code, status: known.status, details: known.details } };
@@ -51,7 +59,7 @@ function formatError(formatted: GraphQLFormattedError, error: unknown, log: Logg
  * both with the credential of the caller (HTTP header, or `connectionParams.authorization`).
  */
 export async function mountGraphql(httpServer: Server, services: GraphqlServices, log: Logger, options: { introspection: boolean }): Promise<{ middleware: RequestHandler; close(): Promise<void> }> {
-  const schema = await buildGraphqlSchema(services.bus);
+  const schema = await buildGraphqlSchema();
   const wsServer = new WebSocketServer({ server: httpServer, path: '/graphql', maxPayload: GRAPHQL_LIMITS.maxWebSocketPayloadBytes });
   const wsCleanup = useServer(
     {

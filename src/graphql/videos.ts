@@ -1,7 +1,6 @@
 import { Arg, Ctx, Field, ID, Int, ObjectType, Query, Resolver, Root, Subscription, type SubscribeResolverData } from 'type-graphql';
 import { ApiError, badRequest } from '../domain/shared/errors';
-import { subscribeIterator } from '../domain/shared/events';
-import { TOPIC_VIDEO_UPDATED, type VideoView } from '../domain/videos/view';
+import { subscribeIterator, TOPIC_VIDEO_UPDATED, type VideoView } from '../domain/shared/events';
 import { requireSession, type GraphqlContext } from './context';
 
 @ObjectType('VideoError')
@@ -89,7 +88,7 @@ export class VideoSubscriptionResolver {
       const session = requireSession(context);
       const id = args.id ?? null;
       if (id !== null) await context.services.videos.get(session.accountId, id);
-      return subscribeIterator<VideoView>(context.services.bus, TOPIC_VIDEO_UPDATED, (video) => video.accountId === session.accountId && (id === null || video.id === id));
+      return subscribeIterator(context.services.bus, TOPIC_VIDEO_UPDATED, (video) => video.accountId === session.accountId && (id === null || video.id === id));
     },
   })
   videoUpdated(@Root() video: VideoView, @Arg('id', () => ID, { nullable: true }) _id: string | null): VideoType {

@@ -1,8 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Clock } from '../shared/clock';
 import { invalidToken, sessionRequired } from '../shared/errors';
-import type { EventBus } from '../shared/events';
-import { TOPIC_KEY_EVENTS } from '../shared/events';
+import { TOPIC_KEY_EVENTS, type EventBus } from '../shared/events';
 import type { IdGenerator } from '../shared/ids';
 import { constantTimeEqual, hashToken, randomToken, verifyPassword } from '../shared/secrets';
 import { ApiKey, type KeyKind } from '../keys/entities';
@@ -74,7 +73,7 @@ export class AuthService {
     bus: EventBus,
     private readonly options: { adminToken: string | null; sessionTtlSeconds: number },
   ) {
-    this.unsubscribe = bus.subscribe(TOPIC_KEY_EVENTS, (payload) => this.forgetKey((payload as { keyId: string }).keyId));
+    this.unsubscribe = bus.subscribe(TOPIC_KEY_EVENTS, (event) => this.forgetKey(event.keyId));
     this.flushTimer = setInterval(() => void this.flushLastUsed().catch(() => undefined), LAST_USED_FLUSH_MS);
     this.flushTimer.unref();
   }

@@ -1,7 +1,6 @@
 import type { Clock } from '../shared/clock';
 import { utcMonthKey } from '../shared/clock';
-import type { EventBus } from '../shared/events';
-import { TOPIC_KEY_EVENTS } from '../shared/events';
+import { TOPIC_BUDGET_PRESSURE, TOPIC_KEY_EVENTS, type EventBus } from '../shared/events';
 import type { IdGenerator } from '../shared/ids';
 import { runAutoTopUp } from './auto-top-up';
 import type { HoldPurpose } from './entities';
@@ -45,10 +44,7 @@ const EXACT_AFTER_REFUSAL_MS = 10_000;
 const HOUSEKEEPING_MS = 500;
 const MAX_DEADLOCK_ATTEMPTS = 3;
 
-export const TOPIC_BUDGET_PRESSURE = 'budget-pressure';
-interface BudgetPressure {
-  accountId: string;
-}
+export { TOPIC_BUDGET_PRESSURE };
 
 /** The SQL the leases need: a named (prepared) statement per call, answered as rows. */
 export interface SqlRunner {
@@ -291,10 +287,9 @@ export class BudgetLeases {
     this.timer.unref();
     this.unsubscribe = [
       // Another instance was refused for lack of money: give back what we hold of that account.
-      bus.subscribe(TOPIC_BUDGET_PRESSURE, (payload) => void this.giveBackSlack((b) => b.accountId === (payload as BudgetPressure).accountId).catch(() => undefined)),
+      bus.subscribe(TOPIC_BUDGET_PRESSURE, (pressure) => void this.giveBackSlack((b) => b.accountId === pressure.accountId).catch(() => undefined)),
       // A key's limit changed or it was revoked: its leases were taken under the old rules.
-      bus.subscribe(TOPIC_KEY_EVENTS, (payload) => {
-        const event = payload as { keyId: string; kind: string };
+      bus.subscribe(TOPIC_KEY_EVENTS, (event) => {
         if (event.kind === 'spend_limit_changed' || event.kind === 'revoked') void this.giveBackSlack((b) => b.keyId === event.keyId, true).catch(() => undefined);
       }),
     ];
@@ -463,7 +458,7 @@ export class BudgetLeases {
       const reason = taken;
       await this.giveBackSlack((b) => sharesConstraint(b, budget, reason));
       await Promise.allSettled([...this.givingBack]);
-      this.bus.publish(TOPIC_BUDGET_PRESSURE, { accountId: budget.accountId } satisfies BudgetPressure);
+      this.bus.publish(TOPIC_BUDGET_PRESSURE, { accountId: budget.accountId });
       const toppedUp = reason === 'balance' && budget.planUserId === null && (await this.billing.topUpBeforeRefusing(budget.accountId));
       if (this.givenBack !== givenBackBefore || toppedUp) taken = await this.tryTake(budget, amount, amount);
       if (typeof taken === 'string') {
