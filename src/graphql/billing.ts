@@ -1,8 +1,8 @@
 import { Arg, Ctx, Field, ID, InputType, Int, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
 import type { AutoTopUpSettings } from '../domain/billing/auto-top-up';
 import type { BillingService } from '../domain/billing/service';
-import type { HoldView, KeyMonthSpendView, UsageRecordView } from '../domain/billing/usage';
-import { parseMonthKey } from '../domain/billing/usage';
+import type { HoldView, KeyMonthSpendView, UsageRecordView } from '../domain/billing/queries';
+import { parseMonthKey } from '../domain/billing/queries';
 import { badRequest } from '../domain/shared/errors';
 import { parseMicroString } from '../domain/shared/money';
 import { parseIsoTimestamp, requireSession, type GraphqlContext } from './context';

@@ -1,4 +1,4 @@
-import { DeadlockException, type EntityManager, type MikroORM } from '@mikro-orm/postgresql';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { KeyKind } from '../keys/entities';
 import { KeyEvent } from '../keys/entities';
 import { toEventView } from '../keys/service';
@@ -9,14 +9,14 @@ import type { IdGenerator } from '../shared/ids';
 import { runAutoTopUp, validateAutoTopUp, type AutoTopUpOutcome, type AutoTopUpSettings } from './auto-top-up';
 import type { HoldPurpose } from './entities';
 import type { PaymentPort } from './payments';
-import {
-  extendHoldExpiry, sqlRows, usageCount, type UsageCounts, type UsageMeta, type UsageStatus,
-} from './reservations';
+import { retryDeadlocks, sqlRows } from '../shared/sql';
+import { extendHoldExpiry } from './hold-rows';
+import { usageCount, type UsageCounts, type UsageMeta, type UsageStatus } from './usage-counts';
 import { releaseExpiredBatch, SWEEP_BATCH_SIZE } from './sweeper';
 import {
   auditAccount, findHold, getKeyMonthSpend, listActiveHolds, listUsageRecords,
   type AccountAudit, type HoldView, type KeyMonthSpendView, type UsageFilter, type UsageRecordPage,
-} from './usage';
+} from './queries';
 
 /** Who a hold is for; `KeyPrincipal` (accounts/auth.ts) fits as is. */
 export interface BillingPrincipal {
@@ -98,7 +98,6 @@ class Refusal extends Error {
   }
 }
 
-const MAX_DEADLOCK_ATTEMPTS = 3;
 
 /**
  * Money: holds before the provider call, exact settlement after, release on failure, sweeping
@@ -173,7 +172,7 @@ export class BillingService {
       createdAt: now,
     };
     // One round trip: the conditional UPDATEs run server-side in tollgate_take_hold (migration HoldFunctions).
-    const refusal = await this.retryDeadlocks(async () => {
+    const refusal = await retryDeadlocks(async () => {
       const [row] = await sqlRows<{ refusal: RefusalReason | null }>(
         this.orm.em.fork(),
         'select tollgate_take_hold(?, ?, ?, ?, ?, ?, ?, ?, ?, ?) as refusal',
@@ -307,7 +306,7 @@ export class BillingService {
    */
   private closeHold(holdId: string, status: 'settled' | 'released', chargeMicro: bigint, now: Date, usage: UsageMeta | null): Promise<ClosedHoldRow> {
     const u = usage?.usage ?? {};
-    return this.retryDeadlocks(async () => {
+    return retryDeadlocks(async () => {
       const [row] = await sqlRows<ClosedHoldRow>(
         this.orm.em.fork(),
         'select * from tollgate_close_hold(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
@@ -396,18 +395,7 @@ export class BillingService {
 
   /** One transaction; retried when PostgreSQL picks it as a deadlock victim (nothing of it was committed). */
   private transaction<T>(work: (tx: EntityManager) => Promise<T>): Promise<T> {
-    return this.retryDeadlocks(() => this.orm.em.fork().transactional(work));
-  }
-
-  /** A deadlock aborts the whole transaction, so running it again is safe. */
-  private async retryDeadlocks<T>(attemptOnce: () => Promise<T>): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await attemptOnce();
-      } catch (error) {
-        if (!(error instanceof DeadlockException) || attempt >= MAX_DEADLOCK_ATTEMPTS) throw error;
-      }
-    }
+    return retryDeadlocks(() => this.orm.em.fork().transactional(work));
   }
 }
 
