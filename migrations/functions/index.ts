@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 /*
  * The database functions of billing, each defined once: its current `create or replace
@@ -17,8 +17,19 @@ export type DatabaseFunction = (typeof DATABASE_FUNCTIONS)[number];
 
 /** The function's `create or replace function …` statement, read from its .sql file. */
 export function functionDefinition(name: DatabaseFunction): string {
-  const file = `${name}.sql`;
-  // Compiled to dist/migrations/functions, the .sql files stay in the source tree.
+  return readFileSync(definitionFile(`${name}.sql`), 'utf8');
+}
+
+/**
+ * Beside this module in the source tree. Compiled output (dist/, or a test's build) holds no
+ * .sql files: there it is the nearest migrations/functions/ up from the compiled module.
+ */
+function definitionFile(file: string): string {
   const beside = join(__dirname, file);
-  return readFileSync(existsSync(beside) ? beside : join(__dirname, '..', '..', '..', 'migrations', 'functions', file), 'utf8');
+  if (existsSync(beside)) return beside;
+  for (let dir = dirname(__dirname); dir !== dirname(dir); dir = dirname(dir)) {
+    const candidate = join(dir, 'migrations', 'functions', file);
+    if (existsSync(candidate)) return candidate;
+  }
+  throw new Error(`${file} not found beside ${__dirname} nor in a migrations/functions/ above it`);
 }

@@ -1,4 +1,5 @@
-import type { AuthService, OperatorPrincipal, SessionPrincipal } from '../domain/accounts/auth';
+import type { AuthService } from '../domain/accounts/auth';
+import type { OperatorPrincipal, SessionPrincipal } from '../domain/shared/principal';
 import type { AccountService } from '../domain/accounts/service';
 import type { BillingService } from '../domain/billing/service';
 import type { KeyService } from '../domain/keys/service';

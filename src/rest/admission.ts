@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { RequestHandler } from 'express';
-import type { KeyPrincipal } from '../domain/accounts/auth';
+import type { KeyPrincipal } from '../domain/shared/principal';
 import type { AdmissionService, AdmissionTicket } from '../domain/limits/admission';
 import { keyPrincipal } from './auth';
 import { setHeaders } from './http';

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestHandler, Response } from 'express';
-import type { AuthService, KeyPrincipal, OperatorPrincipal, SessionPrincipal } from '../domain/accounts/auth';
+import type { AuthService } from '../domain/accounts/auth';
+import type { KeyPrincipal, OperatorPrincipal, SessionPrincipal } from '../domain/shared/principal';
 import { invalidToken } from '../domain/shared/errors';
 import { accessLogRecord } from './http';
 

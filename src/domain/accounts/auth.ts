@@ -3,45 +3,16 @@ import type { Clock } from '../shared/clock';
 import { invalidToken, sessionRequired } from '../shared/errors';
 import { TOPIC_KEY_EVENTS, type EventBus } from '../shared/events';
 import type { IdGenerator } from '../shared/ids';
+import {
+  API_KEY_PREFIX, SESSION_TOKEN_PREFIX, type KeyPrincipal, type OperatorPrincipal, type PlanInfo, type Principal, type SessionPrincipal,
+} from '../shared/principal';
 import { constantTimeEqual, hashToken, randomToken, verifyPassword } from '../shared/secrets';
-import { ApiKey, type KeyKind } from '../keys/entities';
+import { ApiKey } from '../keys/entities';
 import { Session, User } from './entities';
 
-/** Secrets say what they are, so a session-only path can tell an API key apart (403, not 401). */
-export const API_KEY_PREFIX = 'tgk_';
-export const SESSION_TOKEN_PREFIX = 'tgs_';
-
-export interface PlanInfo {
-  id: string;
-  name: string;
-  models: readonly string[];
-  monthlyAllowanceMicro: bigint;
-  requestsPerMinute: number;
-}
-
-export interface KeyPrincipal {
-  type: 'key';
-  keyId: string;
-  accountId: string;
-  userId: string | null;
-  kind: KeyKind;
-  monthlySpendLimitMicro: bigint | null;
-  /** The plan of the key's user, for plan-billed keys. */
-  plan: PlanInfo | null;
-}
-
-export interface SessionPrincipal {
-  type: 'session';
-  sessionId: string;
-  userId: string;
-  accountId: string;
-}
-
-export interface OperatorPrincipal {
-  type: 'operator';
-}
-
-export type Principal = KeyPrincipal | SessionPrincipal | OperatorPrincipal;
+// Principals and secret prefixes are shared by every domain folder: they live in shared/principal.ts.
+export { API_KEY_PREFIX, SESSION_TOKEN_PREFIX };
+export type { KeyPrincipal, OperatorPrincipal, PlanInfo, Principal, SessionPrincipal };
 
 interface CachedKey {
   principal: KeyPrincipal;

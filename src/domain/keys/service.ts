@@ -1,6 +1,6 @@
 import { LockMode, type EntityManager, type MikroORM } from '@mikro-orm/postgresql';
 import { Account, User } from '../accounts/entities';
-import { API_KEY_PREFIX, type SessionPrincipal } from '../accounts/auth';
+import { API_KEY_PREFIX, type SessionPrincipal } from '../shared/principal';
 import { KeyMonthSpend } from '../billing/entities';
 import { utcMonthKey, type Clock } from '../shared/clock';
 import { badRequest, notFound } from '../shared/errors';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import type { KeyPrincipal } from '../accounts/auth';
+import type { KeyPrincipal } from '../shared/principal';
 import type { Clock } from '../shared/clock';
 import { ApiError, type ErrorDetails } from '../shared/errors';
 import { formatResetDuration, retryAfterSeconds } from './durations';

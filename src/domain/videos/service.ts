@@ -1,5 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { KeyPrincipal } from '../accounts/auth';
+import type { KeyPrincipal } from '../shared/principal';
 import { mediaCostMicro } from '../billing/pricing';
 import type { BillingService } from '../billing/service';
 import { resolveModelId } from '../catalog/resolve';
