@@ -16,17 +16,14 @@ import { SET_BASED_APPLY_LEASE_OPS } from './Migration20261125000000SetBasedSett
  * Two planner fixes:
  * - The settlements are read from their own array (jsonb_path_query_array), not filtered out of
  *   every operation: the planner estimated the filtered set at one row and joined it to itself
- *   by nested loops, about 10,000 text comparisons per 100-settlement batch.
+ *   by nested loops, comparing every pair of a batch.
  * - Now that it (rightly) expects about 100 settlements, every table is reached through
  *   `= any (array(...))` of the batch's few leases, accounts and keys, so it probes primary
- *   keys instead of scanning: without that it scanned `holds`, which grows with every lease
- *   (measured: 2.2 ms per statement with 200,000 rows in `holds`).
+ *   keys instead of scanning: without that it scanned `holds`, which grows with every lease.
  *
  * Lock order is unchanged: holds (leases, for update) → accounts → key_month_spend →
- * plan_month_usage. Measured with `npm run bench:billing` (its lease settlement batches) and
- * 200,000 closed holds, 20,000 accounts and keys in the tables, PostgreSQL CPU per settlement:
- * before, 530 µs alone, 97 µs in batches of 10, 63 µs in batches of 100; after, 447, 70 and
- * 27 µs (together with AppendOnlyAccountRefs).
+ * plan_month_usage. The function's text is migrations/functions/tollgate_apply_lease_ops.sql;
+ * what the change saved is in docs/billing.md (Measured figures).
  */
 export class Migration20261127000000UsageRecordClaim extends Migration {
   override async up(): Promise<void> {

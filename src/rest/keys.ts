@@ -58,7 +58,7 @@ function parseLimitQuery(value: unknown): number {
   return n;
 }
 
-/** Key management for signed-in sessions (decisions.md, Key management over REST). */
+/** Key management for signed-in sessions (docs/api.md, Sessions and key management). */
 export function keysRouter(auth: AuthService, keys: KeyService, jsonBody: RequestHandler): Router {
   const router = Router();
   router.use('/keys', requireSession(auth), jsonBody);
@@ -108,7 +108,7 @@ export function keysRouter(auth: AuthService, keys: KeyService, jsonBody: Reques
   return router;
 }
 
-/** Sign-in and sign-out (decisions.md, Sessions). */
+/** Sign-in and sign-out (docs/api.md, Sessions and key management). */
 export function sessionsRouter(auth: AuthService, jsonBody: RequestHandler): Router {
   const router = Router();
   router.use('/auth/sessions', jsonBody);

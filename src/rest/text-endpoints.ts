@@ -19,7 +19,7 @@ import { withFields } from '../domain/shared/objects';
  * POST /v1/chat/completions, /v1/responses and /v1/messages: the text endpoints, served on
  * node:http directly rather than through Express. They are the request path the latency bar
  * is about, and Express 5's router, its request/response prototypes and body-parser cost more
- * than the whole rest of a request here (README, "Why the text endpoints bypass Express").
+ * than the whole rest of a request here (docs/text.md, "Why the text endpoints bypass Express").
  * Everything else they need (request id and access log, JSON body, API key, admission, error
  * envelope) is the same code the Express routes use (http.ts, auth.ts, admission.ts).
  */
