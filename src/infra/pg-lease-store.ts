@@ -1,5 +1,5 @@
 import type { LeaseOp, LeaseOpResult, LeaseStore, LeaseTaken, LeaseTake } from '../domain/billing/lease-store';
-import type { RefusalReason } from '../domain/billing/service';
+import type { RefusalReason } from '../domain/billing/hold-requests';
 import type { SqlRunner } from './sql-runner';
 
 /** The batch format tollgate_apply_lease_ops reads (migrations/functions/tollgate_apply_lease_ops.sql). */

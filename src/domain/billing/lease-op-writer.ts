@@ -1,6 +1,6 @@
 import { storageErrorAsApiError } from '../shared/errors';
 import { retryDeadlocks } from '../shared/sql';
-import type { LeaseOp, LeaseOpResult, LeaseStore } from './lease-store';
+import type { LeaseOp, LeaseOpResult, LeaseStore, SettleOp } from './lease-store';
 
 interface QueuedOp {
   op: LeaseOp;
@@ -45,7 +45,17 @@ export class LeaseOpWriter {
     private readonly settlementDelayMs: number,
   ) {}
 
-  push(op: LeaseOp, settlement = false): Promise<LeaseOpResult> {
+  /** Queues an operation that is written with the next batch, at once (a give-back, a renewal). */
+  push(op: LeaseOp): Promise<LeaseOpResult> {
+    return this.queueOp(op, false);
+  }
+
+  /** Queues a settlement, which may wait up to settlementDelayMs for company. */
+  pushSettlement(op: SettleOp): Promise<LeaseOpResult> {
+    return this.queueOp(op, true);
+  }
+
+  private queueOp(op: LeaseOp, settlement: boolean): Promise<LeaseOpResult> {
     return new Promise((resolve, reject) => {
       this.queue.push({ op, settlement, queuedAtMs: performance.now(), resolve, reject });
       if (!settlement) this.urgent++;

@@ -1,4 +1,4 @@
-import type { RefusalReason } from './service';
+import type { RefusalReason } from './hold-requests';
 
 /*
  * What budget leases need of the database, as a port: take a lease, and apply a batch of

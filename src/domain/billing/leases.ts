@@ -7,8 +7,10 @@ import type { HoldPurpose } from './entities';
 import { usageCount } from './usage-counts';
 import { retryDeadlocks } from '../shared/sql';
 import { LeaseOpWriter } from './lease-op-writer';
-import type { LeaseOp, LeaseOpResult, LeaseStore } from './lease-store';
-import { DEFAULT_HOLD_TTL_MS, type BillingPrincipal, type BillingService, type ReleaseInput, type RefusalReason, type SettleInput } from './service';
+import { maxBig, sharesConstraint, type Budget, type Lease, type LeasedHold, type OpenHold } from './lease-budgets';
+import type { LeaseOp, LeaseOpResult, LeaseStore, SettleOp } from './lease-store';
+import { DEFAULT_HOLD_TTL_MS, type BillingPrincipal, type ReleaseInput, type RefusalReason, type SettleInput } from './hold-requests';
+import type { BillingService } from './service';
 
 /**
  * Budget leases: the request path's reservations without a database round trip.
@@ -54,44 +56,7 @@ export interface LeasedHoldRequest {
   amountMicro: bigint;
 }
 
-/** A request's hold, carved out of a lease; lives in memory until settled or released. */
-export interface LeasedHold {
-  readonly id: string;
-  readonly amountMicro: bigint;
-}
-
-interface Lease {
-  id: string;
-  /** What the lease still reserves in PostgreSQL (charges of settled requests moved out). */
-  remaining: bigint;
-  /** Σ amounts of the request holds carved out of it and still open. */
-  inFlight: bigint;
-  open: number;
-  /** No new request holds; given back once the last open one closes. */
-  retired: boolean;
-  lastUsedMs: number;
-}
-
-interface Budget {
-  key: string;
-  accountId: string;
-  keyId: string;
-  planUserId: string | null;
-  month: string;
-  leases: Lease[];
-  /** A lease being taken: concurrent requests wait for it instead of taking their own. */
-  taking: Promise<unknown> | null;
-  /** Σ amounts of requests waiting for `taking`: the lease is sized for them too. */
-  waiting: bigint;
-  exactUntilMs: number;
-}
-
-interface OpenHold extends LeasedHold {
-  lease: Lease;
-  budget: Budget;
-  model: string;
-  closed: boolean;
-}
+export type { LeasedHold };
 
 export interface BudgetLeasesOptions {
   /** Where batches are written; its own connection keeps give-backs from queueing behind lease takes. */
@@ -200,7 +165,7 @@ export class BudgetLeases {
     const payable = open.lease.remaining - open.lease.inFlight;
     const consumed = input.costMicro < payable ? input.costMicro : payable > 0n ? payable : 0n;
     open.lease.remaining -= consumed;
-    const result = await this.writer.push(this.settleOp(open, input.costMicro, consumed, { status: input.status ?? 'ok', usage: input.usage, latencyMs: input.latencyMs, requestId: input.requestId }), true);
+    const result = await this.writer.pushSettlement(this.settleOp(open, input.costMicro, consumed, { status: input.status ?? 'ok', usage: input.usage, latencyMs: input.latencyMs, requestId: input.requestId }));
     this.afterClose(open);
     const below = result.applied && !result.planBilled && result.thresholdMicro !== null && (result.balanceMicro ?? 0n) < result.thresholdMicro;
     if (below) await runAutoTopUp(this.billing.autoTopUpDeps(), result.accountId!);
@@ -213,7 +178,7 @@ export class BudgetLeases {
   async release(hold: LeasedHold, input: ReleaseInput = {}): Promise<void> {
     const open = this.claim(hold);
     if (!open) return;
-    if (input.recordFailure) await this.writer.push(this.settleOp(open, 0n, 0n, { status: 'failed', usage: input.usage, latencyMs: input.latencyMs, requestId: input.requestId }), true);
+    if (input.recordFailure) await this.writer.pushSettlement(this.settleOp(open, 0n, 0n, { status: 'failed', usage: input.usage, latencyMs: input.latencyMs, requestId: input.requestId }));
     this.afterClose(open);
   }
 
@@ -264,7 +229,7 @@ export class BudgetLeases {
     if (open.lease.retired && open.lease.open === 0) void this.releaseLease(open.budget, open.lease).catch(() => undefined);
   }
 
-  private settleOp(open: OpenHold, charge: bigint, consume: bigint, usage: { status: string; usage?: SettleInput['usage']; latencyMs?: number; requestId?: string | null }): LeaseOp {
+  private settleOp(open: OpenHold, charge: bigint, consume: bigint, usage: { status: string; usage?: SettleInput['usage']; latencyMs?: number; requestId?: string | null }): SettleOp {
     const u = usage.usage ?? {};
     return {
       op: 'settle',
@@ -400,12 +365,3 @@ export class BudgetLeases {
     await Promise.all(renew);
   }
 }
-
-/** Whether a refusal of `refused` for `reason` could be eased by slack in `budget`. */
-function sharesConstraint(budget: Budget, refused: Budget, reason: RefusalReason): boolean {
-  if (reason === 'balance') return budget.accountId === refused.accountId && budget.planUserId === null;
-  if (reason === 'key_limit') return budget.keyId === refused.keyId && budget.month === refused.month;
-  return budget.planUserId === refused.planUserId && budget.month === refused.month;
-}
-
-const maxBig = (a: bigint, b: bigint): bigint => (a > b ? a : b);
