@@ -7,7 +7,6 @@ import { ManualClock, unixSeconds } from '../../src/domain/shared/clock';
 import { ApiError } from '../../src/domain/shared/errors';
 import { TOPIC_KEY_EVENTS } from '../../src/domain/shared/events';
 import type { KeyEventView } from '../../src/domain/keys/service';
-import { BillingResolver } from '../../src/graphql/billing';
 import { buildContext } from '../../src/graphql/context';
 import { buildGraphqlSchema, formatError } from '../../src/graphql/server';
 import pino from 'pino';
