@@ -6,7 +6,7 @@ import { Migration } from '@mikro-orm/migrations';
  * closed holds are nearly all of the table: every settled request leaves one. The index now
  * stays the size of the active set (a few rows per lease) instead of growing by an entry per
  * request that no query reads. Per settlement it made no measurable difference in
- * `npm run bench` (database CPU per request 0.085–0.106 ms against 0.086–0.111).
+ * `npm run bench` (docs/billing.md, Measured figures).
  */
 export class Migration20261126000000ActiveHoldsIndex extends Migration {
   override async up(): Promise<void> {

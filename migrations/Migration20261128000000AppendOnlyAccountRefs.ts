@@ -6,8 +6,8 @@ import { Migration } from '@mikro-orm/migrations';
  * row the statement holds locked and whose account it updates in the same statement; the other
  * writers (tollgate_close_hold, top-ups) likewise take it from a hold or account row they have
  * just updated, and accounts are never deleted. The two foreign-key checks per request proved
- * nothing more and cost about a fifth of PostgreSQL's work per settlement: 36.5 → 29 µs of
- * PostgreSQL CPU per settlement in 100-settlement batches on this machine.
+ * nothing more and were a sizeable part of PostgreSQL's work per settlement (docs/billing.md,
+ * Measured figures).
  */
 export class Migration20261128000000AppendOnlyAccountRefs extends Migration {
   override async up(): Promise<void> {

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { loadCatalog, type Catalog } from './domain/catalog';
-import { SANDBOX_VENDOR } from './domain/catalog/types';
-import { vendorEnvName, type VendorSettings } from './domain/catalog/vendors';
+import { SANDBOX_VENDOR, type VendorProtocol } from './domain/catalog/types';
+import type { VendorEndpoint } from './domain/catalog/vendors';
 import { DEFAULT_LIMITS, parseLimits, unknownPlanModels, type LimitsConfig } from './domain/limits/limits-config';
 
 /** Configuration, read and validated once at start-up; a bad value stops the start naming the variable. */
@@ -217,6 +217,39 @@ function baseUrl(env: Record<string, string | undefined>, name: string): string 
   const url = new URL(raw);
   if (url.search || url.hash || url.username || url.password) throw new ConfigError(`${name} must have no query, fragment or credentials, got '${raw}'`);
   return raw.replace(/\/+$/, '');
+}
+
+/** One vendor's settings as configuration read them (`<VENDOR>_API_KEY`, `<VENDOR>_BASE_URL`), validated. */
+export interface VendorSettings {
+  apiKey: string | null;
+  /** Without trailing slashes; null: the vendor's official default. */
+  baseUrl: string | null;
+}
+
+/** Each vendor's official SDK default (OPENAI_ includes /v1, ANTHROPIC_ and GEMINI_ have no version). */
+const DEFAULT_BASE_URLS: Partial<Record<VendorProtocol, string>> = {
+  openai: 'https://api.openai.com/v1',
+  anthropic: 'https://api.anthropic.com',
+  gemini: 'https://generativelanguage.googleapis.com',
+};
+
+const vendorEnvName = (vendor: string): string => vendor.toUpperCase().replace(/[^A-Z0-9]/g, '_');
+
+/**
+ * The vendors of the catalog that are configured: OpenAI, Anthropic and Gemini need their API
+ * key; an OpenAI-compatible vendor needs a base URL (a local vLLM or Ollama may need no key);
+ * the sandbox always is.
+ */
+export function configuredVendorEndpoints(catalog: Catalog, settings: ReadonlyMap<string, VendorSettings>): Map<string, VendorEndpoint> {
+  const endpoints = new Map<string, VendorEndpoint>();
+  for (const [vendor, protocol] of catalog.vendors) {
+    const apiKey = settings.get(vendor)?.apiKey ?? null;
+    const baseUrl = settings.get(vendor)?.baseUrl ?? DEFAULT_BASE_URLS[protocol] ?? '';
+    const configured = protocol === 'sandbox' || (protocol === 'openai-compatible' ? baseUrl !== '' : apiKey !== null);
+    if (configured) endpoints.set(vendor, { vendor, protocol, apiKey, baseUrl });
+  }
+  if (!endpoints.has(SANDBOX_VENDOR)) endpoints.set(SANDBOX_VENDOR, { vendor: SANDBOX_VENDOR, protocol: 'sandbox', apiKey: null, baseUrl: '' });
+  return endpoints;
 }
 
 function vendorSettings(env: Record<string, string | undefined>, catalog: Catalog): Map<string, VendorSettings> {

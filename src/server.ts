@@ -3,7 +3,7 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import pino, { type Logger } from 'pino';
-import type { Config } from './config';
+import { configuredVendorEndpoints, type Config } from './config';
 import { AuthService } from './domain/accounts/auth';
 import { AccountService } from './domain/accounts/service';
 import { KeyService } from './domain/keys/service';
@@ -11,6 +11,7 @@ import { BillingService } from './domain/billing/service';
 import { SandboxPaymentPort, type PaymentPort } from './domain/billing/payments';
 import { HoldSweeper } from './domain/billing/sweeper';
 import { BudgetLeases } from './domain/billing/leases';
+import { pgLeaseStore } from './infra/pg-lease-store';
 import { pgSqlRunner } from './infra/sql-runner';
 import { systemClock, type Clock } from './domain/shared/clock';
 import { inProcessEventBus, type EventBus } from './domain/shared/events';
@@ -26,7 +27,7 @@ import { textEndpoints } from './rest/text-endpoints';
 import { TextPipeline } from './domain/generation/pipeline';
 import { createProviderRegistry } from './providers/registry';
 import type { Catalog } from './domain/catalog';
-import { configuredVendorEndpoints, type VendorEndpoint } from './domain/catalog/vendors';
+import type { VendorEndpoint } from './domain/catalog/vendors';
 import type { AdmissionService } from './domain/limits/admission';
 import { createAdmissionService } from './domain/limits/create-admission';
 import { admitApiKeyRequests } from './rest/admission';
@@ -56,7 +57,7 @@ import type { Express } from 'express';
 /** The version reported in traces (`service.version`). */
 const TOLLGATE_VERSION = '0.1.0';
 
-/** After-answer settlements wait this long (ms) to share a batch: at 500 req/s, ten per commit. */
+/** After-answer settlements wait this long (ms) to share a batch (a batch per delay, however busy). */
 const SETTLEMENT_BATCH_DELAY_MS = 20;
 
 export interface TollgateOptions {
@@ -131,7 +132,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   const billingSql = pgSqlRunner(options.databaseUrl, log, 4);
   const batchSql = pgSqlRunner(options.databaseUrl, log, 1);
   const settleBeforeAnswer = config.settlement === 'before-answer';
-  const budget = new BudgetLeases(billingSql, billing, clock, ids, bus, { writerSql: batchSql, settlementDelayMs: settleBeforeAnswer ? 0 : SETTLEMENT_BATCH_DELAY_MS, leaseTtlMs: config.leaseTtlMs });
+  const budget = new BudgetLeases(pgLeaseStore(billingSql), billing, clock, ids, bus, { writerStore: pgLeaseStore(batchSql), settlementDelayMs: settleBeforeAnswer ? 0 : SETTLEMENT_BATCH_DELAY_MS, leaseTtlMs: config.leaseTtlMs });
   // Metrics are served to the operator only: without an operator token, none are kept.
   const metrics = config.adminToken ? new PrometheusMetrics(budget) : null;
   const tracer: Tracer | null = config.otlpTracesUrl ? await startTracing({ tracesUrl: config.otlpTracesUrl, serviceName: config.otelServiceName, serviceVersion: TOLLGATE_VERSION }) : null;

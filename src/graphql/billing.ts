@@ -1,11 +1,11 @@
 import { Arg, Ctx, Field, ID, InputType, Int, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
 import type { AutoTopUpSettings } from '../domain/billing/auto-top-up';
 import type { BillingService } from '../domain/billing/service';
-import type { HoldView, KeyMonthSpendView, UsageRecordView } from '../domain/billing/usage';
-import { parseMonthKey } from '../domain/billing/usage';
+import type { HoldView, KeyMonthSpendView, UsageRecordView } from '../domain/billing/queries';
+import { parseMonthKey } from '../domain/billing/queries';
 import { badRequest } from '../domain/shared/errors';
 import { parseMicroString } from '../domain/shared/money';
-import { parseIsoTimestamp, requireSession, run, type GraphqlContext } from './context';
+import { parseIsoTimestamp, requireSession, type GraphqlContext } from './context';
 
 /**
  * Billing for the signed-in session: holds in flight, key month spend, usage records and the
@@ -148,26 +148,24 @@ function parseAutoTopUpInput(input: AutoTopUpInput | null): { thresholdMicro: bi
 @Resolver()
 export class BillingResolver {
   @Query(() => [HoldType], { description: 'Holds of the account in flight, newest first (at most 200)' })
-  holds(@Ctx() ctx: BillingGraphqlContext): Promise<HoldType[]> {
+  async holds(@Ctx() ctx: BillingGraphqlContext): Promise<HoldType[]> {
     const session = requireSession(ctx);
-    return run(async () => (await ctx.services.billing.listActiveHolds(session.accountId)).map(toHoldType));
+    return (await ctx.services.billing.listActiveHolds(session.accountId)).map(toHoldType);
   }
 
   @Query(() => KeyMonthSpendType, { description: 'Spend of one key in a UTC month (default: the current one)' })
-  keyMonthSpend(
+  async keyMonthSpend(
     @Arg('keyId', () => ID) keyId: string,
     @Arg('month', () => String, { nullable: true, description: 'YYYY-MM' }) month: string | null,
     @Ctx() ctx: BillingGraphqlContext,
   ): Promise<KeyMonthSpendType> {
     const session = requireSession(ctx);
-    return run(async () => {
-      const monthKey = month === null || month === undefined ? undefined : parseMonthKey(month, 'month');
-      return toKeyMonthSpendType(await ctx.services.billing.getKeyMonthSpend(session.accountId, keyId, monthKey));
-    });
+    const monthKey = month === null || month === undefined ? undefined : parseMonthKey(month, 'month');
+    return toKeyMonthSpendType(await ctx.services.billing.getKeyMonthSpend(session.accountId, keyId, monthKey));
   }
 
   @Query(() => UsageRecordPageType, { description: 'Usage records, newest first; after is a usage record id; from inclusive, to exclusive' })
-  usageRecords(
+  async usageRecords(
     @Arg('first', () => Int, { nullable: true }) first: number | null,
     @Arg('after', () => String, { nullable: true }) after: string | null,
     @Arg('keyId', () => ID, { nullable: true }) keyId: string | null,
@@ -176,33 +174,29 @@ export class BillingResolver {
     @Ctx() ctx: BillingGraphqlContext,
   ): Promise<UsageRecordPageType> {
     const session = requireSession(ctx);
-    return run(async () => {
-      const limit = first ?? 20;
-      if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw badRequest('first must be from 1 to 100');
-      const fromAt = parseIsoTimestamp(from, 'from');
-      const toAt = parseIsoTimestamp(to, 'to');
-      if (fromAt && toAt && fromAt > toAt) throw badRequest('from must not be after to');
-      const page = await ctx.services.billing.listUsageRecords(
-        session.accountId,
-        { limit, after: after ?? null, keyId: keyId ?? null, from: fromAt, to: toAt },
-        { after: 'after', keyId: 'keyId' },
-      );
-      return { data: page.data.map(toUsageRecordType), firstId: page.firstId, lastId: page.lastId, hasMore: page.hasMore };
-    });
+    const limit = first ?? 20;
+    if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw badRequest('first must be from 1 to 100');
+    const fromAt = parseIsoTimestamp(from, 'from');
+    const toAt = parseIsoTimestamp(to, 'to');
+    if (fromAt && toAt && fromAt > toAt) throw badRequest('from must not be after to');
+    const page = await ctx.services.billing.listUsageRecords(
+      session.accountId,
+      { limit, after: after ?? null, keyId: keyId ?? null, from: fromAt, to: toAt },
+      { after: 'after', keyId: 'keyId' },
+    );
+    return { data: page.data.map(toUsageRecordType), firstId: page.firstId, lastId: page.lastId, hasMore: page.hasMore };
   }
 
   @Query(() => AutoTopUpType, { description: 'Automatic top-up setting of the account' })
-  autoTopUp(@Ctx() ctx: BillingGraphqlContext): Promise<AutoTopUpType> {
+  async autoTopUp(@Ctx() ctx: BillingGraphqlContext): Promise<AutoTopUpType> {
     const session = requireSession(ctx);
-    return run(async () => toAutoTopUpType(await ctx.services.billing.getAutoTopUp(session.accountId)));
+    return toAutoTopUpType(await ctx.services.billing.getAutoTopUp(session.accountId));
   }
 
   @Mutation(() => AutoTopUpType, { description: 'Sets automatic top-up; input null (or both fields null) turns it off' })
-  setAutoTopUp(@Arg('input', () => AutoTopUpInput, { nullable: true }) input: AutoTopUpInput | null, @Ctx() ctx: BillingGraphqlContext): Promise<AutoTopUpType> {
+  async setAutoTopUp(@Arg('input', () => AutoTopUpInput, { nullable: true }) input: AutoTopUpInput | null, @Ctx() ctx: BillingGraphqlContext): Promise<AutoTopUpType> {
     const session = requireSession(ctx);
-    return run(async () => {
-      const settings = parseAutoTopUpInput(input ?? null);
-      return toAutoTopUpType(await ctx.services.billing.setAutoTopUp(session.accountId, settings, { threshold: 'input.thresholdMicro', amount: 'input.amountMicro' }));
-    });
+    const settings = parseAutoTopUpInput(input ?? null);
+    return toAutoTopUpType(await ctx.services.billing.setAutoTopUp(session.accountId, settings, { threshold: 'input.thresholdMicro', amount: 'input.amountMicro' }));
   }
 }

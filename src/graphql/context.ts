@@ -1,11 +1,11 @@
-import { GraphQLError } from 'graphql';
-import type { AuthService, OperatorPrincipal, SessionPrincipal } from '../domain/accounts/auth';
+import type { AuthService } from '../domain/accounts/auth';
+import type { OperatorPrincipal, SessionPrincipal } from '../domain/shared/principal';
 import type { AccountService } from '../domain/accounts/service';
 import type { BillingService } from '../domain/billing/service';
 import type { KeyService } from '../domain/keys/service';
 import type { KeyKind } from '../domain/keys/entities';
 import { parseKeyName, parseSpendLimit } from '../domain/keys/rules';
-import { ApiError, badRequest, invalidToken, sessionRequired, storageErrorAsApiError } from '../domain/shared/errors';
+import { ApiError, badRequest, invalidToken, sessionRequired } from '../domain/shared/errors';
 import type { EventBus } from '../domain/shared/events';
 import type { VideoService } from '../domain/videos/service';
 
@@ -32,42 +32,26 @@ export async function buildContext(services: GraphqlServices, authorization: unk
   if (!header) return { services, principal: null, authError: null };
   if (!match) return { services, principal: null, authError: invalidToken('Send the credential as Bearer <token>.') };
   try {
-    return { services, principal: await services.auth.authenticateSessionOrOperator(match[1], true), authError: null };
+    return { services, principal: await services.auth.authenticateSessionOrOperator(match[1]), authError: null };
   } catch (error) {
     if (error instanceof ApiError) return { services, principal: null, authError: error };
     throw error;
   }
 }
 
-export function toGraphqlError(error: ApiError): GraphQLError {
-  return new GraphQLError(error.message, { extensions: { code: error.code, status: error.status, details: error.details } });
-}
-
 /** Session operations: an API key gets `session_required`, no or a bad credential `invalid_token`. */
 export function requireSession(ctx: GraphqlContext): SessionPrincipal {
   if (ctx.principal?.type === 'session') return ctx.principal;
-  if (ctx.authError) throw toGraphqlError(ctx.authError);
-  if (ctx.principal?.type === 'operator') throw toGraphqlError(sessionRequired());
-  throw toGraphqlError(invalidToken('This operation needs a signed-in session: Authorization: Bearer <session token>.'));
+  if (ctx.authError) throw ctx.authError;
+  if (ctx.principal?.type === 'operator') throw sessionRequired();
+  throw invalidToken('This operation needs a signed-in session: Authorization: Bearer <session token>.');
 }
 
 /** Operator operations: only `TOLLGATE_ADMIN_TOKEN` (disabled when it is unset). */
 export function requireOperator(ctx: GraphqlContext): OperatorPrincipal {
   if (ctx.principal?.type === 'operator') return ctx.principal;
-  if (ctx.authError) throw toGraphqlError(ctx.authError);
-  throw toGraphqlError(new ApiError(401, 'invalid_token', 'This operation needs the operator token (TOLLGATE_ADMIN_TOKEN).'));
-}
-
-/** Runs domain work in a resolver: domain errors surface with `extensions.code` from the error table. */
-export async function run<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    if (error instanceof ApiError) throw toGraphqlError(error);
-    const storageError = storageErrorAsApiError(error);
-    if (storageError) throw toGraphqlError(storageError);
-    throw error;
-  }
+  if (ctx.authError) throw ctx.authError;
+  throw new ApiError(401, 'invalid_token', 'This operation needs the operator token (TOLLGATE_ADMIN_TOKEN).');
 }
 
 /** An optional ISO-8601 timestamp argument (GraphQL times are ISO strings), or 400 naming the field. */

@@ -1,5 +1,5 @@
 import { Arg, Ctx, Mutation, Query, Resolver } from 'type-graphql';
-import { KEY_CREATION_FIELDS, parseKeyCreation, requireOperator, run, type GraphqlContext } from './context';
+import { KEY_CREATION_FIELDS, parseKeyCreation, requireOperator, type GraphqlContext } from './context';
 import { toApiKeyType } from './mappers';
 import { CreateAccountKeyInput, CreatedKeyType, PlanType, TierType } from './types';
 
@@ -7,38 +7,32 @@ import { CreateAccountKeyInput, CreatedKeyType, PlanType, TierType } from './typ
 @Resolver()
 export class LimitsResolver {
   @Query(() => [PlanType], { description: 'Operator: every plan, by name' })
-  plans(@Ctx() ctx: GraphqlContext): Promise<PlanType[]> {
+  async plans(@Ctx() ctx: GraphqlContext): Promise<PlanType[]> {
     requireOperator(ctx);
-    return run(async () =>
-      (await ctx.services.accounts.listPlans()).map((p) => ({ name: p.name, models: p.models, monthlyAllowanceMicro: p.monthlyAllowanceMicro.toString(), requestsPerMinute: p.requestsPerMinute })),
-    );
+    return (await ctx.services.accounts.listPlans()).map((p) => ({ name: p.name, models: p.models, monthlyAllowanceMicro: p.monthlyAllowanceMicro.toString(), requestsPerMinute: p.requestsPerMinute }));
   }
 
   @Query(() => [TierType], { description: 'Operator: the rate-limit tiers, lowest first' })
-  tiers(@Ctx() ctx: GraphqlContext): Promise<TierType[]> {
+  async tiers(@Ctx() ctx: GraphqlContext): Promise<TierType[]> {
     requireOperator(ctx);
-    return run(async () =>
-      ctx.services.accounts.listTiers().map((t) => ({
-        tier: t.tier,
-        lifetimeTopUpsFromMicro: t.fromMicro.toString(),
-        requestsPerSecond: t.requestsPerSecond,
-        requestsPerMinute: t.requestsPerMinute,
-        tokensPerMinute: t.tokensPerMinute,
-        concurrentRequests: t.concurrentRequests,
-      })),
-    );
+    return ctx.services.accounts.listTiers().map((t) => ({
+      tier: t.tier,
+      lifetimeTopUpsFromMicro: t.fromMicro.toString(),
+      requestsPerSecond: t.requestsPerSecond,
+      requestsPerMinute: t.requestsPerMinute,
+      tokensPerMinute: t.tokensPerMinute,
+      concurrentRequests: t.concurrentRequests,
+    }));
   }
 
   @Mutation(() => CreatedKeyType, { description: 'Operator: creates a key for an account (optionally owned by one of its users); the secret is shown once' })
-  createAccountKey(@Arg('input') input: CreateAccountKeyInput, @Ctx() ctx: GraphqlContext): Promise<CreatedKeyType> {
+  async createAccountKey(@Arg('input') input: CreateAccountKeyInput, @Ctx() ctx: GraphqlContext): Promise<CreatedKeyType> {
     requireOperator(ctx);
-    return run(async () => {
-      const created = await ctx.services.keys.createKeyAsOperator(
-        { accountId: input.accountId, userId: input.userId ?? null },
-        parseKeyCreation(input),
-        KEY_CREATION_FIELDS,
-      );
-      return { key: toApiKeyType(created.key), secret: created.secret };
-    });
+    const created = await ctx.services.keys.createKeyAsOperator(
+      { accountId: input.accountId, userId: input.userId ?? null },
+      parseKeyCreation(input),
+      KEY_CREATION_FIELDS,
+    );
+    return { key: toApiKeyType(created.key), secret: created.secret };
   }
 }

@@ -4,7 +4,7 @@ import type { KeyEventView } from '../domain/keys/service';
 import { badRequest, ApiError } from '../domain/shared/errors';
 import { subscribeIterator, TOPIC_KEY_EVENTS } from '../domain/shared/events';
 import { parseMicroString } from '../domain/shared/money';
-import { KEY_CREATION_FIELDS, parseKeyCreation, requireOperator, requireSession, run, type GraphqlContext } from './context';
+import { KEY_CREATION_FIELDS, parseKeyCreation, requireOperator, requireSession, type GraphqlContext } from './context';
 import { toAccountType, toApiKeyType, toKeyEventType, toUserType } from './mappers';
 import {
   AccountType, AddFundsInput, ApiKeyType, CreateAccountInput, CreatedKeyType, CreateKeyInput, CreateUserInput,
@@ -14,151 +14,135 @@ import {
 @Resolver()
 export class SessionResolver {
   @Mutation(() => SessionType, { description: 'Signs in with email and password; no credential needed' })
-  signIn(@Arg('email') email: string, @Arg('password') password: string, @Ctx() ctx: GraphqlContext): Promise<SessionType> {
-    return run(async () => {
-      const session = await ctx.services.auth.signIn(email, password);
-      return { token: session.token, expiresAt: session.expiresAt.toISOString() };
-    });
+  async signIn(@Arg('email') email: string, @Arg('password') password: string, @Ctx() ctx: GraphqlContext): Promise<SessionType> {
+    const session = await ctx.services.auth.signIn(email, password);
+    return { token: session.token, expiresAt: session.expiresAt.toISOString() };
   }
 
   @Mutation(() => Boolean)
-  signOut(@Ctx() ctx: GraphqlContext): Promise<boolean> {
+  async signOut(@Ctx() ctx: GraphqlContext): Promise<boolean> {
     const session = requireSession(ctx);
-    return run(async () => {
-      await ctx.services.auth.signOut(session.sessionId);
-      return true;
-    });
+    await ctx.services.auth.signOut(session.sessionId);
+    return true;
   }
 
   @Query(() => UserType)
-  me(@Ctx() ctx: GraphqlContext): Promise<UserType> {
+  async me(@Ctx() ctx: GraphqlContext): Promise<UserType> {
     const session = requireSession(ctx);
-    return run(async () => toUserType(await ctx.services.accounts.getUser(session.userId)));
+    return toUserType(await ctx.services.accounts.getUser(session.userId));
   }
 
   @Query(() => AccountType)
-  account(@Ctx() ctx: GraphqlContext): Promise<AccountType> {
+  async account(@Ctx() ctx: GraphqlContext): Promise<AccountType> {
     const session = requireSession(ctx);
-    return run(async () => toAccountType(await ctx.services.accounts.getAccount(session.accountId)));
+    return toAccountType(await ctx.services.accounts.getAccount(session.accountId));
   }
 }
 
 @Resolver()
 export class KeyResolver {
   @Query(() => [ApiKeyType])
-  keys(@Ctx() ctx: GraphqlContext): Promise<ApiKeyType[]> {
+  async keys(@Ctx() ctx: GraphqlContext): Promise<ApiKeyType[]> {
     const session = requireSession(ctx);
-    return run(async () => (await ctx.services.keys.listKeys(session.accountId)).map(toApiKeyType));
+    return (await ctx.services.keys.listKeys(session.accountId)).map(toApiKeyType);
   }
 
   @Query(() => ApiKeyType, { nullable: true, description: 'null when the key does not exist in this account' })
-  key(@Arg('id', () => ID) id: string, @Ctx() ctx: GraphqlContext): Promise<ApiKeyType | null> {
+  async key(@Arg('id', () => ID) id: string, @Ctx() ctx: GraphqlContext): Promise<ApiKeyType | null> {
     const session = requireSession(ctx);
-    return run(async () => {
-      try {
-        return toApiKeyType(await ctx.services.keys.getKey(session.accountId, id));
-      } catch (error) {
-        if (error instanceof ApiError && error.code === 'not_found') return null;
-        throw error;
-      }
-    });
+    try {
+      return toApiKeyType(await ctx.services.keys.getKey(session.accountId, id));
+    } catch (error) {
+      if (error instanceof ApiError && error.code === 'not_found') return null;
+      throw error;
+    }
   }
 
   @Query(() => KeyEventPageType, { description: 'Newest first; after is an event id' })
-  keyEvents(
+  async keyEvents(
     @Arg('keyId', () => ID) keyId: string,
     @Arg('first', () => Int, { nullable: true }) first: number | null,
     @Arg('after', () => String, { nullable: true }) after: string | null,
     @Ctx() ctx: GraphqlContext,
   ): Promise<KeyEventPageType> {
     const session = requireSession(ctx);
-    return run(async () => {
-      const limit = first ?? 20;
-      if (limit < 1 || limit > 100) throw badRequest('first must be from 1 to 100');
-      const page = await ctx.services.keys.listEvents(session.accountId, keyId, { limit, after: after ?? null }, { after: 'after' });
-      return { data: page.data.map(toKeyEventType), firstId: page.firstId, lastId: page.lastId, hasMore: page.hasMore };
-    });
+    const limit = first ?? 20;
+    if (limit < 1 || limit > 100) throw badRequest('first must be from 1 to 100');
+    const page = await ctx.services.keys.listEvents(session.accountId, keyId, { limit, after: after ?? null }, { after: 'after' });
+    return { data: page.data.map(toKeyEventType), firstId: page.firstId, lastId: page.lastId, hasMore: page.hasMore };
   }
 
   @Mutation(() => CreatedKeyType)
-  createKey(@Arg('input') input: CreateKeyInput, @Ctx() ctx: GraphqlContext): Promise<CreatedKeyType> {
+  async createKey(@Arg('input') input: CreateKeyInput, @Ctx() ctx: GraphqlContext): Promise<CreatedKeyType> {
     const session = requireSession(ctx);
-    return run(async () => {
-      const created = await ctx.services.keys.createKey(
-        session,
-        parseKeyCreation(input),
-        KEY_CREATION_FIELDS,
-      );
-      return { key: toApiKeyType(created.key), secret: created.secret };
-    });
+    const created = await ctx.services.keys.createKey(
+      session,
+      parseKeyCreation(input),
+      KEY_CREATION_FIELDS,
+    );
+    return { key: toApiKeyType(created.key), secret: created.secret };
   }
 
   @Mutation(() => ApiKeyType)
-  updateKey(@Arg('id', () => ID) id: string, @Arg('input') input: UpdateKeyInput, @Ctx() ctx: GraphqlContext): Promise<ApiKeyType> {
+  async updateKey(@Arg('id', () => ID) id: string, @Arg('input') input: UpdateKeyInput, @Ctx() ctx: GraphqlContext): Promise<ApiKeyType> {
     const session = requireSession(ctx);
-    return run(async () => {
-      if (input.name === null) throw badRequest('input.name cannot be null');
-      const updated = await ctx.services.keys.updateKey(
-        session,
-        id,
-        {
-          name: input.name === undefined ? undefined : parseKeyName(input.name, 'input.name'),
-          monthlySpendLimitMicro: input.monthlySpendLimitMicro === undefined ? undefined : parseSpendLimit(input.monthlySpendLimitMicro, 'input.monthlySpendLimitMicro'),
-        },
-        { limit: 'input.monthlySpendLimitMicro' },
-      );
-      return toApiKeyType(updated);
-    });
+    if (input.name === null) throw badRequest('input.name cannot be null');
+    const updated = await ctx.services.keys.updateKey(
+      session,
+      id,
+      {
+        name: input.name === undefined ? undefined : parseKeyName(input.name, 'input.name'),
+        monthlySpendLimitMicro: input.monthlySpendLimitMicro === undefined ? undefined : parseSpendLimit(input.monthlySpendLimitMicro, 'input.monthlySpendLimitMicro'),
+      },
+      { limit: 'input.monthlySpendLimitMicro' },
+    );
+    return toApiKeyType(updated);
   }
 
   @Mutation(() => ApiKeyType)
-  revokeKey(@Arg('id', () => ID) id: string, @Ctx() ctx: GraphqlContext): Promise<ApiKeyType> {
+  async revokeKey(@Arg('id', () => ID) id: string, @Ctx() ctx: GraphqlContext): Promise<ApiKeyType> {
     const session = requireSession(ctx);
-    return run(async () => toApiKeyType(await ctx.services.keys.revokeKey(session, id)));
+    return toApiKeyType(await ctx.services.keys.revokeKey(session, id));
   }
 }
 
 @Resolver()
 export class OperatorResolver {
   @Mutation(() => AccountType, { description: 'Operator: creates an account' })
-  createAccount(@Arg('input') input: CreateAccountInput, @Ctx() ctx: GraphqlContext): Promise<AccountType> {
+  async createAccount(@Arg('input') input: CreateAccountInput, @Ctx() ctx: GraphqlContext): Promise<AccountType> {
     requireOperator(ctx);
-    return run(async () => toAccountType(await ctx.services.accounts.createAccount(input.name, 'input.name')));
+    return toAccountType(await ctx.services.accounts.createAccount(input.name, 'input.name'));
   }
 
   @Mutation(() => UserType, { description: 'Operator: creates a user of an account, optionally on a plan' })
-  createUser(@Arg('input') input: CreateUserInput, @Ctx() ctx: GraphqlContext): Promise<UserType> {
+  async createUser(@Arg('input') input: CreateUserInput, @Ctx() ctx: GraphqlContext): Promise<UserType> {
     requireOperator(ctx);
-    return run(async () =>
-      toUserType(
-        await ctx.services.accounts.createUser(
-          { accountId: input.accountId, email: input.email, password: input.password, plan: input.plan ?? null },
-          { email: 'input.email', password: 'input.password', plan: 'input.plan' },
-        ),
+    return toUserType(
+      await ctx.services.accounts.createUser(
+        { accountId: input.accountId, email: input.email, password: input.password, plan: input.plan ?? null },
+        { email: 'input.email', password: 'input.password', plan: 'input.plan' },
       ),
     );
   }
 
   @Mutation(() => AccountType, { description: 'Operator: records a top-up (raises lifetime top-ups and so the tier)' })
-  addFunds(@Arg('input') input: AddFundsInput, @Ctx() ctx: GraphqlContext): Promise<AccountType> {
+  async addFunds(@Arg('input') input: AddFundsInput, @Ctx() ctx: GraphqlContext): Promise<AccountType> {
     requireOperator(ctx);
-    return run(async () => {
-      const amount = parseMicroString(input.amountMicro);
-      if (amount === undefined) throw badRequest('input.amountMicro must be a decimal string of micro-dollars');
-      return toAccountType(await ctx.services.accounts.addFunds(input.accountId, amount, 'input.amountMicro'));
-    });
+    const amount = parseMicroString(input.amountMicro);
+    if (amount === undefined) throw badRequest('input.amountMicro must be a decimal string of micro-dollars');
+    return toAccountType(await ctx.services.accounts.addFunds(input.accountId, amount, 'input.amountMicro'));
   }
 
   @Mutation(() => AccountType, { description: 'Operator: pins the tier; tier null returns to automatic' })
-  setAccountTier(@Arg('input') input: SetAccountTierInput, @Ctx() ctx: GraphqlContext): Promise<AccountType> {
+  async setAccountTier(@Arg('input') input: SetAccountTierInput, @Ctx() ctx: GraphqlContext): Promise<AccountType> {
     requireOperator(ctx);
-    return run(async () => toAccountType(await ctx.services.accounts.setAccountTier(input.accountId, input.tier ?? null, 'input.tier')));
+    return toAccountType(await ctx.services.accounts.setAccountTier(input.accountId, input.tier ?? null, 'input.tier'));
   }
 
   @Query(() => AccountType, { description: 'Operator: any account by id' })
-  accountById(@Arg('id', () => ID) id: string, @Ctx() ctx: GraphqlContext): Promise<AccountType> {
+  async accountById(@Arg('id', () => ID) id: string, @Ctx() ctx: GraphqlContext): Promise<AccountType> {
     requireOperator(ctx);
-    return run(async () => toAccountType(await ctx.services.accounts.getAccount(id)));
+    return toAccountType(await ctx.services.accounts.getAccount(id));
   }
 }
 
@@ -169,8 +153,8 @@ export class KeySubscriptionResolver {
     description: 'Live key events of one key of the signed-in account',
     subscribe: async ({ args, context }: SubscribeResolverData<unknown, { keyId: string }, GraphqlContext>) => {
       const session = requireSession(context);
-      await run(() => context.services.keys.assertOwnKey(session.accountId, args.keyId));
-      return subscribeIterator<KeyEventView>(context.services.bus, TOPIC_KEY_EVENTS, (e) => e.keyId === args.keyId && e.accountId === session.accountId);
+      await context.services.keys.assertOwnKey(session.accountId, args.keyId);
+      return subscribeIterator(context.services.bus, TOPIC_KEY_EVENTS, (e) => e.keyId === args.keyId && e.accountId === session.accountId);
     },
   })
   keyEvents(@Root() event: KeyEventView, @Arg('keyId', () => ID) _keyId: string): KeyEventType {

@@ -7,8 +7,7 @@ import { useServer } from 'graphql-ws/use/ws';
 import { buildSchema } from 'type-graphql';
 import { WebSocketServer } from 'ws';
 import type { Logger } from 'pino';
-import { storageErrorAsApiError } from '../domain/shared/errors';
-import { subscribeIterator, type EventBus } from '../domain/shared/events';
+import { ApiError, storageErrorAsApiError } from '../domain/shared/errors';
 import { buildContext, type GraphqlServices } from './context';
 import { BillingResolver } from './billing';
 import { GRAPHQL_LIMITS, graphqlValidationRules, validateWithLimits } from './query-limits';
@@ -16,23 +15,38 @@ import { LimitsResolver } from './limits';
 import { KeyResolver, KeySubscriptionResolver, OperatorResolver, SessionResolver } from './resolvers';
 import { VideoResolver, VideoSubscriptionResolver } from './videos';
 
-export async function buildGraphqlSchema(bus: EventBus): Promise<GraphQLSchema> {
+/**
+ * Every subscription subscribes on the domain's typed event bus itself (subscribeIterator), so
+ * type-graphql's string-keyed PubSub, which it requires to exist, is never used.
+ */
+const UNUSED_PUBSUB = {
+  publish(): never {
+    throw new Error('GraphQL subscriptions subscribe on the event bus themselves');
+  },
+  subscribe(): never {
+    throw new Error('GraphQL subscriptions subscribe on the event bus themselves');
+  },
+};
+
+export async function buildGraphqlSchema(): Promise<GraphQLSchema> {
   return buildSchema({
     resolvers: [SessionResolver, KeyResolver, KeySubscriptionResolver, OperatorResolver, BillingResolver, LimitsResolver, VideoResolver, VideoSubscriptionResolver],
     validate: false,
-    // Subscriptions run on the domain's event bus (in-process, or shared through Redis).
-    pubSub: {
-      publish: (topic: string, payload: unknown) => bus.publish(topic, payload),
-      subscribe: (topic: string) => subscribeIterator(bus, topic, () => true),
-    },
+    pubSub: UNUSED_PUBSUB,
   });
 }
 
-/** Errors that are not the domain's own (`extensions.code` set) are defects: no internals leak. */
-function formatError(formatted: GraphQLFormattedError, error: unknown, log: Logger): GraphQLFormattedError {
+/**
+ * The one place GraphQL errors get their wire form. A domain error (ApiError, or a storage
+ * failure that is the caller's input or an outage) keeps its message with `extensions.code`,
+ * `status` and `details`; GraphQL's own errors (syntax, validation) keep theirs; anything else
+ * is a defect: logged, answered without internals.
+ */
+export function formatError(formatted: GraphQLFormattedError, error: unknown, log: Logger): GraphQLFormattedError {
+  const thrown = error instanceof GraphQLError && error.originalError ? error.originalError : error;
+  const known = thrown instanceof ApiError ? thrown : storageErrorAsApiError(thrown);
+  if (known) return { message: known.message, locations: formatted.locations, path: formatted.path, extensions: { code: known.code, status: known.status, details: known.details } };
   const code = formatted.extensions?.code;
-  const storageError = storageErrorAsApiError(error instanceof GraphQLError ? error.originalError : error);
-  if (storageError) return { message: storageError.message, path: formatted.path, extensions: { code: storageError.code, status: storageError.status, details: storageError.details } };
   if (code === 'INTERNAL_SERVER_ERROR' || code === undefined) {
     log.error({ err: error }, 'graphql internal error');
     return { message: 'Internal error.', path: formatted.path, extensions: { code: 'internal_error' } };
@@ -45,7 +59,7 @@ function formatError(formatted: GraphQLFormattedError, error: unknown, log: Logg
  * both with the credential of the caller (HTTP header, or `connectionParams.authorization`).
  */
 export async function mountGraphql(httpServer: Server, services: GraphqlServices, log: Logger, options: { introspection: boolean }): Promise<{ middleware: RequestHandler; close(): Promise<void> }> {
-  const schema = await buildGraphqlSchema(services.bus);
+  const schema = await buildGraphqlSchema();
   const wsServer = new WebSocketServer({ server: httpServer, path: '/graphql', maxPayload: GRAPHQL_LIMITS.maxWebSocketPayloadBytes });
   const wsCleanup = useServer(
     {

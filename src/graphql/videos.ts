@@ -1,8 +1,7 @@
 import { Arg, Ctx, Field, ID, Int, ObjectType, Query, Resolver, Root, Subscription, type SubscribeResolverData } from 'type-graphql';
 import { ApiError, badRequest } from '../domain/shared/errors';
-import { subscribeIterator } from '../domain/shared/events';
-import { TOPIC_VIDEO_UPDATED, type VideoView } from '../domain/videos/view';
-import { requireSession, run, type GraphqlContext } from './context';
+import { subscribeIterator, TOPIC_VIDEO_UPDATED, type VideoView } from '../domain/shared/events';
+import { requireSession, type GraphqlContext } from './context';
 
 @ObjectType('VideoError')
 export class VideoErrorType {
@@ -56,31 +55,27 @@ export function toVideoType(video: VideoView): VideoType {
 @Resolver()
 export class VideoResolver {
   @Query(() => VideoPageType, { description: 'Videos of the signed-in account, newest first; after is a video id' })
-  videos(
+  async videos(
     @Arg('first', () => Int, { nullable: true }) first: number | null,
     @Arg('after', () => String, { nullable: true }) after: string | null,
     @Ctx() ctx: GraphqlContext,
   ): Promise<VideoPageType> {
     const session = requireSession(ctx);
-    return run(async () => {
-      const limit = first ?? 20;
-      if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw badRequest('first must be from 1 to 100');
-      const page = await ctx.services.videos.list(session.accountId, { limit, order: 'desc', after: after ?? null }, { after: 'after' });
-      return { ...page, data: page.data.map(toVideoType) };
-    });
+    const limit = first ?? 20;
+    if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw badRequest('first must be from 1 to 100');
+    const page = await ctx.services.videos.list(session.accountId, { limit, order: 'desc', after: after ?? null }, { after: 'after' });
+    return { ...page, data: page.data.map(toVideoType) };
   }
 
   @Query(() => VideoType, { nullable: true, description: 'null when the video does not exist in this account' })
-  video(@Arg('id', () => ID) id: string, @Ctx() ctx: GraphqlContext): Promise<VideoType | null> {
+  async video(@Arg('id', () => ID) id: string, @Ctx() ctx: GraphqlContext): Promise<VideoType | null> {
     const session = requireSession(ctx);
-    return run(async () => {
-      try {
-        return toVideoType(await ctx.services.videos.get(session.accountId, id));
-      } catch (error) {
-        if (error instanceof ApiError && error.code === 'not_found') return null;
-        throw error;
-      }
-    });
+    try {
+      return toVideoType(await ctx.services.videos.get(session.accountId, id));
+    } catch (error) {
+      if (error instanceof ApiError && error.code === 'not_found') return null;
+      throw error;
+    }
   }
 }
 
@@ -92,8 +87,8 @@ export class VideoSubscriptionResolver {
     subscribe: async ({ args, context }: SubscribeResolverData<unknown, { id?: string | null }, GraphqlContext>) => {
       const session = requireSession(context);
       const id = args.id ?? null;
-      if (id !== null) await run(() => context.services.videos.get(session.accountId, id));
-      return subscribeIterator<VideoView>(context.services.bus, TOPIC_VIDEO_UPDATED, (video) => video.accountId === session.accountId && (id === null || video.id === id));
+      if (id !== null) await context.services.videos.get(session.accountId, id);
+      return subscribeIterator(context.services.bus, TOPIC_VIDEO_UPDATED, (video) => video.accountId === session.accountId && (id === null || video.id === id));
     },
   })
   videoUpdated(@Root() video: VideoView, @Arg('id', () => ID, { nullable: true }) _id: string | null): VideoType {

@@ -4,7 +4,7 @@ import type { Registry } from 'prom-client';
  * Counters and histograms for the request path, registered in a prom-client Registry and
  * exposed by it like its own. Each label set resolves once to a cell (a plain object holding
  * numbers); counting then is an addition, with no allocation, no label hashing and no label
- * validation, which prom-client's children do on every call (about 2 µs each, measured in
+ * validation, which prom-client's children do on every call (their cost is in
  * docs/performance-observability.md). Values are only turned into samples when scraped.
  */
 

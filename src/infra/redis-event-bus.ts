@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import Redis from 'ioredis';
 import type { Logger } from 'pino';
-import { inProcessEventBus, type EventBus } from '../domain/shared/events';
+import { inProcessEventBus, isTopic, type EventBus, type EventEnvelope, type Topic } from '../domain/shared/events';
 
 /**
  * The event bus across gateway instances (REDIS_URL set): every event is delivered locally at
@@ -14,15 +14,12 @@ export interface ClosableEventBus extends EventBus {
   close(): Promise<void>;
 }
 
-interface Envelope {
-  from: string;
-  topic: string;
-  payload: unknown;
-}
+/** An event on the channel: the sending instance (whose own events it ignores) and the event. */
+type Envelope = EventEnvelope & { from: string };
 
 /** JSON that keeps Dates and bigints (key events carry both). */
-function encode(envelope: Envelope): string {
-  return JSON.stringify(envelope, function replacer(this: Record<string, unknown>, key: string, value: unknown) {
+function encode(from: string, topic: Topic, payload: unknown): string {
+  return JSON.stringify({ from, topic, payload }, function replacer(this: Record<string, unknown>, key: string, value: unknown) {
     const raw = this[key];
     if (raw instanceof Date) return { $date: raw.toISOString() };
     if (typeof raw === 'bigint') return { $bigint: raw.toString() };
@@ -30,15 +27,18 @@ function encode(envelope: Envelope): string {
   });
 }
 
-function decode(text: string): Envelope {
-  return JSON.parse(text, (_key, value: unknown) => {
+/** The event in a message, or null when it names no topic of ours (an instance of another version). */
+function decode(text: string): Envelope | null {
+  const envelope: { from?: unknown; topic?: unknown } | null = JSON.parse(text, (_key, value: unknown) => {
     if (value && typeof value === 'object' && !Array.isArray(value)) {
       const tagged = value as { $date?: string; $bigint?: string };
       if (typeof tagged.$date === 'string' && Object.keys(tagged).length === 1) return new Date(tagged.$date);
       if (typeof tagged.$bigint === 'string' && Object.keys(tagged).length === 1) return BigInt(tagged.$bigint);
     }
     return value;
-  }) as Envelope;
+  });
+  // The payload is trusted as its topic's: only gateway instances of this deployment publish here.
+  return envelope !== null && typeof envelope.from === 'string' && isTopic(envelope.topic) ? (envelope as Envelope) : null;
 }
 
 export function createRedisEventBus(url: string, keyPrefix: string, log: Logger): ClosableEventBus {
@@ -60,7 +60,8 @@ export function createRedisEventBus(url: string, keyPrefix: string, log: Logger)
   subscriber.on('message', (_channel: string, text: string) => {
     try {
       const envelope = decode(text);
-      if (envelope.from !== instance) local.publish(envelope.topic, envelope.payload);
+      if (envelope === null) warn(new Error('unknown topic'), 'undecodable event');
+      else if (envelope.from !== instance) local.deliver(envelope);
     } catch (error) {
       warn(error, 'undecodable event');
     }
@@ -70,7 +71,7 @@ export function createRedisEventBus(url: string, keyPrefix: string, log: Logger)
   return {
     publish(topic, payload) {
       local.publish(topic, payload);
-      publisher.publish(channel, encode({ from: instance, topic, payload })).catch((error: unknown) => warn(error, 'publish failed'));
+      publisher.publish(channel, encode(instance, topic, payload)).catch((error: unknown) => warn(error, 'publish failed'));
     },
     subscribe: (topic, handler) => local.subscribe(topic, handler),
     async close() {

@@ -1,6 +1,10 @@
 import { Pool } from 'pg';
 import type { Logger } from 'pino';
-import type { SqlRunner } from '../domain/billing/leases';
+
+/** SQL as named (prepared) statements, answered as rows. */
+export interface SqlRunner {
+  rows<T>(name: string, text: string, values: unknown[]): Promise<T[]>;
+}
 
 /**
  * The request path's own small pool of plain `pg` connections (budget leases), beside

@@ -1,14 +1,14 @@
 import type { ServerResponse } from 'node:http';
 import type { RequestHandler } from 'express';
-import type { KeyPrincipal } from '../domain/accounts/auth';
-import { RateLimitRefusal, type AdmissionService, type AdmissionTicket } from '../domain/limits/admission';
-import type { RateLimitHeaders } from '../domain/limits/windows';
+import type { KeyPrincipal } from '../domain/shared/principal';
+import type { AdmissionService, AdmissionTicket } from '../domain/limits/admission';
 import { keyPrincipal } from './auth';
+import { setHeaders } from './http';
 
 /**
  * Admission for an API-key request, right after authentication: admits it (429 when over a
- * limit), puts the rate-limit headers on the answer before any body (successes, errors and
- * streams alike), and frees the concurrency slot when the response closes: finished, failed
+ * limit: the refusal carries its own headers, which the error envelope applies), puts the
+ * rate-limit headers on the answer before any body (successes and streams alike), and frees the concurrency slot when the response closes: finished, failed
  * or abandoned by the client. Null when the client left while it was being admitted.
  */
 export async function admitRequest(admission: AdmissionService, principal: KeyPrincipal, res: ServerResponse): Promise<AdmissionTicket | null> {
@@ -20,18 +20,13 @@ export async function admitRequest(admission: AdmissionService, principal: KeyPr
     // A slot that cannot be freed (store down) expires by its TTL; never an unhandled rejection.
     ticket?.release().catch(() => undefined);
   });
-  try {
-    ticket = await admission.admit(principal);
-  } catch (error) {
-    if (error instanceof RateLimitRefusal) applyRefusalHeaders(res, error);
-    throw error;
-  }
+  ticket = await admission.admit(principal);
   // `closed` misses a client that left before we listened (during authentication).
   if (closed || res.destroyed) {
     await ticket.release();
     return null;
   }
-  setRateLimitHeaders(res, ticket.headers());
+  setHeaders(res, ticket.headers());
   return ticket;
 }
 
@@ -43,19 +38,4 @@ export function admitApiKeyRequests(admission: AdmissionService): RequestHandler
     res.locals.admission = ticket;
     next();
   };
-}
-
-export function setRateLimitHeaders(res: ServerResponse, headers: RateLimitHeaders): void {
-  if (res.headersSent) return;
-  for (const name in headers) {
-    const value = headers[name as keyof RateLimitHeaders];
-    if (value !== undefined) res.setHeader(name, value);
-  }
-}
-
-/** The headers of a 429: the rate-limit state at refusal and `Retry-After` in seconds. */
-export function applyRefusalHeaders(res: ServerResponse, refusal: RateLimitRefusal): void {
-  if (res.headersSent) return;
-  if (refusal.rateLimitHeaders) setRateLimitHeaders(res, refusal.rateLimitHeaders);
-  res.setHeader('Retry-After', String(refusal.retryAfterSeconds));
 }

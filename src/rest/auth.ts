@@ -1,8 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestHandler, Response } from 'express';
-import type { AuthService, KeyPrincipal, OperatorPrincipal, SessionPrincipal } from '../domain/accounts/auth';
+import type { AuthService } from '../domain/accounts/auth';
+import type { KeyPrincipal, OperatorPrincipal, SessionPrincipal } from '../domain/shared/principal';
 import { invalidToken } from '../domain/shared/errors';
-import { facts } from './http';
+import { accessLogRecord } from './http';
 
 export function bearerToken(req: IncomingMessage): string | null {
   const header = req.headers.authorization;
@@ -17,9 +18,9 @@ export async function authenticateApiKey(auth: AuthService, req: IncomingMessage
   const token = bearerToken(req) ?? (options.allowXApiKey && typeof xApiKey === 'string' ? xApiKey : null);
   if (!token) throw invalidToken('Send the API key as Authorization: Bearer <key>.');
   const principal = await auth.authenticateApiKey(token);
-  const f = facts(res);
-  f.accountId = principal.accountId;
-  f.keyId = principal.keyId;
+  const record = accessLogRecord(res);
+  record.accountId = principal.accountId;
+  record.keyId = principal.keyId;
   return principal;
 }
 
@@ -36,9 +37,9 @@ export function requireSession(auth: AuthService): RequestHandler {
   return async (req, res, next) => {
     const token = bearerToken(req);
     if (!token) throw invalidToken('Send the session token as Authorization: Bearer <token>.');
-    const principal = await auth.authenticateSessionOrOperator(token, false);
+    const principal = await auth.authenticateSession(token);
     res.locals.principal = principal;
-    facts(res).accountId = (principal as SessionPrincipal).accountId;
+    accessLogRecord(res).accountId = principal.accountId;
     next();
   };
 }

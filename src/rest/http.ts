@@ -4,8 +4,6 @@ import type { Duplex, Readable } from 'node:stream';
 import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import { ApiError, badRequest, notFound, storageErrorAsApiError } from '../domain/shared/errors';
-import { RateLimitRefusal } from '../domain/limits/admission';
-import { applyRefusalHeaders } from './admission';
 import type { IdGenerator } from '../domain/shared/ids';
 import type { Metrics, RequestOutcome, TraceSpan, Tracer } from '../domain/shared/telemetry';
 
@@ -17,11 +15,11 @@ import type { Metrics, RequestOutcome, TraceSpan, Tracer } from '../domain/share
  */
 
 /**
- * Per-request facts the access log line reports (never a secret or a prompt). The same object
- * is what the metrics are told when the request ends (a RequestOutcome), so observing a
- * request allocates nothing more.
+ * The request's access-log record: what its log line reports (never a secret or a prompt),
+ * filled in as the request goes. The same object is what the metrics are told when the
+ * request ends (a RequestOutcome), so observing a request allocates nothing more.
  */
-export interface RequestFacts extends RequestOutcome {
+export interface AccessLogRecord extends RequestOutcome {
   requestId: string;
   accountId?: string;
   keyId?: string;
@@ -41,10 +39,11 @@ export interface RequestObservers {
   endpointOf(method: string, path: string): string;
 }
 
-const FACTS = Symbol('tollgate.requestFacts');
-type WithFacts = ServerResponse & { [FACTS]?: RequestFacts };
+const RECORD = Symbol('tollgate.accessLogRecord');
+type WithRecord = ServerResponse & { [RECORD]?: AccessLogRecord };
 
-export const facts = (res: ServerResponse): RequestFacts => (res as WithFacts)[FACTS]!;
+/** The access-log record beginRequest attached to the response. */
+export const accessLogRecord = (res: ServerResponse): AccessLogRecord => (res as WithRecord)[RECORD]!;
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -54,69 +53,69 @@ const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
  * (a vendor failure, say), with the error's code and message, so an operator sees why. A client
  * that leaves is no failure (its request is cancelled, no error answered): `info`, `aborted`.
  */
-export function beginRequest(req: IncomingMessage, res: ServerResponse, observers: RequestObservers, path: string, endpoint: string | null): RequestFacts {
+export function beginRequest(req: IncomingMessage, res: ServerResponse, observers: RequestObservers, path: string, endpoint: string | null): AccessLogRecord {
   const { log, tracer } = observers;
   const sent = req.headers['x-request-id'];
   const requestId = typeof sent === 'string' && SANE_REQUEST_ID.test(sent) ? sent : observers.ids.next('req');
   const method = req.method ?? 'GET';
-  const requestFacts: RequestFacts = { requestId, endpoint: endpoint ?? '', method, status: 0, seconds: 0 };
-  (res as WithFacts)[FACTS] = requestFacts;
+  const record: AccessLogRecord = { requestId, endpoint: endpoint ?? '', method, status: 0, seconds: 0 };
+  (res as WithRecord)[RECORD] = record;
   res.setHeader('x-request-id', requestId);
-  if (tracer !== null) requestFacts.span = startRequestSpan(tracer, requestFacts, path);
+  if (tracer !== null) record.span = startRequestSpan(tracer, record, path);
   const started = process.hrtime.bigint();
   res.on('close', () => {
-    requestFacts.status = res.statusCode;
-    requestFacts.seconds = Number(process.hrtime.bigint() - started) / 1e9;
-    if (endpoint === null) requestFacts.endpoint = observers.endpointOf(method, path);
-    observers.metrics.requestFinished(requestFacts);
-    if (requestFacts.span) endRequestSpan(requestFacts.span, requestFacts);
-    const failed = res.statusCode >= 500 || (requestFacts.error !== undefined && res.statusCode < 300);
+    record.status = res.statusCode;
+    record.seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    if (endpoint === null) record.endpoint = observers.endpointOf(method, path);
+    observers.metrics.requestFinished(record);
+    if (record.span) endRequestSpan(record.span, record);
+    const failed = res.statusCode >= 500 || (record.error !== undefined && res.statusCode < 300);
     const level = failed ? 'warn' : 'info';
     if (!log.isLevelEnabled(level)) return;
     log[level]({
-      request_id: requestFacts.requestId,
+      request_id: record.requestId,
       method,
       path,
       status: res.statusCode,
-      latency_ms: requestFacts.seconds * 1000,
-      account_id: requestFacts.accountId,
-      key_id: requestFacts.keyId,
-      model: requestFacts.model,
-      cost_micro: requestFacts.costMicro?.toString(),
+      latency_ms: record.seconds * 1000,
+      account_id: record.accountId,
+      key_id: record.keyId,
+      model: record.model,
+      cost_micro: record.costMicro?.toString(),
       aborted: !res.writableFinished || undefined,
-      error_code: requestFacts.error?.code,
-      error: requestFacts.error?.message,
+      error_code: record.error?.code,
+      error: record.error?.message,
     });
   });
-  return requestFacts;
+  return record;
 }
 
 /** The request's server span, named once its route is known (HTTP semantic conventions). */
-function startRequestSpan(tracer: Tracer, requestFacts: RequestFacts, path: string): TraceSpan {
-  return tracer.startRequest(requestFacts.endpoint ? `${requestFacts.method} ${requestFacts.endpoint}` : requestFacts.method, {
-    'http.request.method': requestFacts.method,
+function startRequestSpan(tracer: Tracer, record: AccessLogRecord, path: string): TraceSpan {
+  return tracer.startRequest(record.endpoint ? `${record.method} ${record.endpoint}` : record.method, {
+    'http.request.method': record.method,
     'url.path': path,
-    'tollgate.request_id': requestFacts.requestId,
+    'tollgate.request_id': record.requestId,
   });
 }
 
-function endRequestSpan(span: TraceSpan, requestFacts: RequestFacts): void {
-  span.setName(`${requestFacts.method} ${requestFacts.endpoint}`);
+function endRequestSpan(span: TraceSpan, record: AccessLogRecord): void {
+  span.setName(`${record.method} ${record.endpoint}`);
   span.setAttributes({
-    'http.route': requestFacts.endpoint,
-    'http.response.status_code': requestFacts.status,
-    'tollgate.model': requestFacts.model,
-    'tollgate.account_id': requestFacts.accountId,
-    'tollgate.cost_micro': requestFacts.costMicro?.toString(),
+    'http.route': record.endpoint,
+    'http.response.status_code': record.status,
+    'tollgate.model': record.model,
+    'tollgate.account_id': record.accountId,
+    'tollgate.cost_micro': record.costMicro?.toString(),
   });
-  if (requestFacts.error) span.fail(requestFacts.error.code, requestFacts.error.message);
+  if (record.error) span.fail(record.error.code, record.error.message);
   span.end();
 }
 
 /** Remembers the error answered for the request's log line (when the request has facts). */
 export function noteError(res: ServerResponse, error: ApiError): void {
-  const requestFacts = (res as WithFacts)[FACTS];
-  if (requestFacts) requestFacts.error = { code: error.code, message: error.message };
+  const record = (res as WithRecord)[RECORD];
+  if (record) record.error = { code: error.code, message: error.message };
 }
 
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {
@@ -127,12 +126,22 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
   res.end(text);
 }
 
+/** Sets headers while they can still be sent (an answer under way keeps the ones it has). */
+export function setHeaders<H extends { readonly [K in keyof H]?: string }>(res: ServerResponse, headers: H): void {
+  if (res.headersSent) return;
+  for (const name in headers) {
+    const value = headers[name];
+    if (value !== undefined) res.setHeader(name, value);
+  }
+}
+
 export function sendError(res: ServerResponse, error: ApiError): void {
   noteError(res, error);
   if (res.headersSent) {
     res.end();
     return;
   }
+  setHeaders(res, error.headers);
   sendJson(res, error.status, { error: { code: error.code, message: error.message, details: error.details } });
 }
 
@@ -218,11 +227,10 @@ export function rejectUnknownFields(body: Record<string, unknown>, known: readon
 /** The one place REST errors become the envelope. Defects are logged and answered 500 without internals. */
 export function answerError(res: ServerResponse, error: unknown, log: Logger): void {
   if (error instanceof RequestAborted) return;
-  if (error instanceof RateLimitRefusal) applyRefusalHeaders(res, error);
   if (error instanceof ApiError) return sendError(res, error);
   const storageError = storageErrorAsApiError(error);
   if (storageError) return sendError(res, storageError);
-  log.error({ err: error, request_id: facts(res)?.requestId }, 'unhandled error');
+  log.error({ err: error, request_id: accessLogRecord(res)?.requestId }, 'unhandled error');
   sendError(res, new ApiError(500, 'internal_error', 'Internal error.'));
 }
 

@@ -11,7 +11,7 @@ import { encodeImagesResponse } from '../protocols/openai-images/encode';
 import { admitApiKeyRequests } from './admission';
 import type { AdmissionService } from '../domain/limits/admission';
 import { keyPrincipal, requireApiKey } from './auth';
-import { facts } from './http';
+import { accessLogRecord } from './http';
 import { walletKeyRequired } from './models';
 import { discardRemainingBody, isMultipart, readMultipart, type MultipartLimits } from './multipart';
 import { ApiError } from '../domain/shared/errors';
@@ -64,15 +64,15 @@ function prepaidOnly(res: Response): void {
 async function answer(deps: ImagesRouterDeps, res: Response, input: ImageRequestInput): Promise<void> {
   const principal = keyPrincipal(res);
   const request = validateImageRequest(input, deps.catalog, modelAccessFor(principal, deps.configuredVendors));
-  const requestFacts = facts(res);
-  requestFacts.model = request.model.id;
+  const record = accessLogRecord(res);
+  record.model = request.model.id;
   if (request.routedFrom !== null) res.setHeader('x-service-model-routed-from', request.routedFrom);
   // A client that leaves before its answer stops the vendor calls still running.
   const signal = new Cancellation();
   res.once('close', () => {
     if (!res.writableFinished) signal.cancel();
   });
-  const result = await deps.images.run(principal, request, { signal, requestId: requestFacts.requestId });
-  requestFacts.costMicro = result.chargedMicro;
+  const result = await deps.images.run(principal, request, { signal, requestId: record.requestId });
+  record.costMicro = result.chargedMicro;
   res.json(encodeImagesResponse(result, { created: unixSeconds(deps.clock.now()), size: request.sizeLabel, quality: request.quality }));
 }

@@ -58,7 +58,7 @@ function parseLimitQuery(value: unknown): number {
   return n;
 }
 
-/** Key management for signed-in sessions (decisions.md, Key management over REST). */
+/** Key management for signed-in sessions (docs/api.md, Sessions and key management). */
 export function keysRouter(auth: AuthService, keys: KeyService, jsonBody: RequestHandler): Router {
   const router = Router();
   router.use('/keys', requireSession(auth), jsonBody);
@@ -108,7 +108,7 @@ export function keysRouter(auth: AuthService, keys: KeyService, jsonBody: Reques
   return router;
 }
 
-/** Sign-in and sign-out (decisions.md, Sessions). */
+/** Sign-in and sign-out (docs/api.md, Sessions and key management). */
 export function sessionsRouter(auth: AuthService, jsonBody: RequestHandler): Router {
   const router = Router();
   router.use('/auth/sessions', jsonBody);
@@ -125,8 +125,8 @@ export function sessionsRouter(auth: AuthService, jsonBody: RequestHandler): Rou
   router.delete('/auth/sessions/current', async (req, res) => {
     const token = bearerToken(req);
     if (!token) throw invalidToken('Send the session token as Authorization: Bearer <token>.');
-    const principal = await auth.authenticateSessionOrOperator(token, false);
-    if (principal.type === 'session') await auth.signOut(principal.sessionId);
+    const session = await auth.authenticateSession(token);
+    await auth.signOut(session.sessionId);
     res.status(204).end();
   });
 

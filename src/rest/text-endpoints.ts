@@ -10,16 +10,16 @@ import { collectStream, type AnswerMeta, type CollectedResult } from '../protoco
 import { ChatStreamEncoder, decodeChatIngress, encodeChatResponse } from '../protocols/openai-chat/ingress';
 import { decodeResponsesIngress, encodeResponsesResponse, ResponsesStreamEncoder } from '../protocols/openai-responses/ingress';
 import { SSE_HEADERS } from '../protocols/sse-write';
-import { admitRequest, setRateLimitHeaders } from './admission';
+import { admitRequest } from './admission';
 import { authenticateApiKey } from './auth';
-import { answerError, beginRequest, bodyObject, facts, noteError, readJsonBody, sendJson, type RequestObservers } from './http';
+import { accessLogRecord, answerError, beginRequest, bodyObject, noteError, readJsonBody, sendJson, setHeaders, type RequestObservers } from './http';
 import { withFields } from '../domain/shared/objects';
 
 /**
  * POST /v1/chat/completions, /v1/responses and /v1/messages: the text endpoints, served on
  * node:http directly rather than through Express. They are the request path the latency bar
  * is about, and Express 5's router, its request/response prototypes and body-parser cost more
- * than the whole rest of a request here (README, "Why the text endpoints bypass Express").
+ * than the whole rest of a request here (docs/text.md, "Why the text endpoints bypass Express").
  * Everything else they need (request id and access log, JSON body, API key, admission, error
  * envelope) is the same code the Express routes use (http.ts, auth.ts, admission.ts).
  */
@@ -141,17 +141,17 @@ async function serveText<Extra>(format: TextFormat<Extra>, deps: TextEndpointDep
   // The client may have gone while authentication and admission ran: 'close' has then
   // already been emitted, and nobody is left to receive (or pay for) the answer.
   if (res.destroyed) cancellation.cancel();
-  const requestFacts = facts(res);
+  const record = accessLogRecord(res);
   const generation = await deps.pipeline.start(principal, decoded, {
     signal: cancellation,
     requestId,
     tokens: ticket,
-    onCharged: (costMicro) => (requestFacts.costMicro = costMicro),
-    outcome: requestFacts,
-    span: requestFacts.span,
+    onCharged: (costMicro) => (record.costMicro = costMicro),
+    outcome: record,
+    span: record.span,
   });
   // The token window now holds this request's reservation: headers before the first byte.
-  setRateLimitHeaders(res, ticket.headers());
+  setHeaders(res, ticket.headers());
   if (generation.routedFrom !== null) res.setHeader('x-service-model-routed-from', generation.routedFrom);
   if (generation.clampedTo !== null) res.setHeader('x-service-max-output-clamped', String(generation.clampedTo));
   const meta: AnswerMeta = { model: generation.model.id, created: unixSeconds(new Date()), ...(generation.clampedTo !== null ? { clampedOutputLimit: generation.clampedTo } : {}) };

@@ -11,7 +11,7 @@ import { toVideoListObject, toVideoObject } from '../protocols/openai-videos/cli
 import { keyPrincipal, requireApiKey } from './auth';
 import { admitApiKeyRequests } from './admission';
 import type { AdmissionService } from '../domain/limits/admission';
-import { bodyObject, facts, readJsonBody, rejectUnknownFields } from './http';
+import { accessLogRecord, bodyObject, readJsonBody, rejectUnknownFields } from './http';
 import { fieldValues, isMultipart, readMultipart, type MultipartLimits } from './multipart';
 
 export interface VideosRouterDeps {
@@ -35,7 +35,7 @@ export function videosRouter(deps: VideosRouterDeps): Router {
     const idempotencyKey = parseIdempotencyKey(req.headers['idempotency-key']);
     const { fields, inputs } = isMultipart(req) ? await readForm(req, deps.uploads) : await readJson(req, deps.maxJsonBodyBytes);
     const created = await deps.videos.create(keyPrincipal(res), { fields, inputs, idempotencyKey });
-    facts(res).model = created.video.model;
+    accessLogRecord(res).model = created.video.model;
     if (created.routedFrom !== null) res.setHeader('x-service-model-routed-from', created.routedFrom);
     if (created.replayed) res.setHeader('x-service-idempotent-replay', 'true');
     res.status(created.replayed ? 200 : 202).json(toVideoObject(created.video));

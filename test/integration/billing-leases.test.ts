@@ -7,7 +7,9 @@ import { BillingService, type BillingPrincipal } from '../../src/domain/billing/
 import { systemClock, utcMonthKey } from '../../src/domain/shared/clock';
 import { ApiError } from '../../src/domain/shared/errors';
 import { ulidIds } from '../../src/domain/shared/ids';
+import { pgLeaseStore } from '../../src/infra/pg-lease-store';
 import { pgSqlRunner } from '../../src/infra/sql-runner';
+import type { LeaseStore } from '../../src/domain/billing/lease-store';
 import type { LeaseFireRequest, LeaseFireResult, LeaseWorkerAnswer, LeaseWorkerCommand } from '../support/lease-worker';
 import { call, createKey, provisionAccount, startTestTollgate, type TestTollgate } from '../support/tollgate';
 
@@ -118,7 +120,7 @@ afterAll(async () => {
 function newLeases(): { leases: BudgetLeases; runner: ReturnType<typeof pgSqlRunner> } {
   const runner = pgSqlRunner(t.databaseUrl, pino({ level: 'silent' }));
   runners.push(runner);
-  const leases = new BudgetLeases(runner, billing, systemClock, ulidIds(), t.tollgate.services.bus);
+  const leases = new BudgetLeases(pgLeaseStore(runner), billing, systemClock, ulidIds(), t.tollgate.services.bus);
   instances.push(leases);
   return { leases, runner };
 }
@@ -502,7 +504,7 @@ test('a spend limit change gives the key\'s slack back at once, and the new limi
 
 /**
  * Focused reproduction of the exactness failure: a refusal answered while this instance is
- * still giving back (committing the trim of) slack that covers the request. The SQL runner
+ * still giving back (committing the trim of) slack that covers the request. The lease store
  * delays give-back batches by 200 ms, as a pool queue or slow commit does under load.
  */
 test('a refusal waits for slack this instance is already giving back (two keys, one balance)', async () => {
@@ -513,10 +515,12 @@ test('a refusal waits for slack this instance is already giving back (two keys, 
 
   const raw = pgSqlRunner(t.databaseUrl, pino({ level: 'silent' }));
   runners.push(raw);
-  const slowGiveBacks = {
-    rows: async <T,>(name: string, text: string, values: unknown[]): Promise<T[]> => {
-      if (name === 'tollgate_apply_lease_ops' && /"op":"(trim|release)"/.test(String(values[0]))) await new Promise((r) => setTimeout(r, 200));
-      return raw.rows<T>(name, text, values);
+  const store = pgLeaseStore(raw);
+  const slowGiveBacks: LeaseStore = {
+    takeLease: (take) => store.takeLease(take),
+    applyOps: async (ops) => {
+      if (ops.some((op) => op.op === 'trim' || op.op === 'release')) await new Promise((r) => setTimeout(r, 200));
+      return store.applyOps(ops);
     },
   };
   const leases = new BudgetLeases(slowGiveBacks, billing, systemClock, ulidIds(), t.tollgate.services.bus);
@@ -613,18 +617,18 @@ test('crash: a killed instance\'s settled charges stay booked; its lease is swep
   for (const row of rows) expect(row).toMatchObject({ status: 'ok', usage_cost: A.toString(), ledger_rows: 1 });
 });
 
-/** A runner that records how many settlements each batch statement carries (and can make each batch `slowMs` slower). */
+/** A lease store that records how many settlements each batch statement carries (and can make each batch `slowMs` slower). */
 function recordingBatches(slowMs = 0) {
   const raw = pgSqlRunner(t.databaseUrl, pino({ level: 'silent' }));
   runners.push(raw);
   const settlementsPerStatement: number[] = [];
-  const recording = {
-    rows: async <T,>(name: string, text: string, values: unknown[]): Promise<T[]> => {
-      if (name === 'tollgate_apply_lease_ops') {
-        settlementsPerStatement.push((JSON.parse(String(values[0])) as { op: string }[]).filter((op) => op.op === 'settle').length);
-        if (slowMs > 0) await new Promise((resolve) => setTimeout(resolve, slowMs));
-      }
-      return raw.rows<T>(name, text, values);
+  const store = pgLeaseStore(raw);
+  const recording: LeaseStore = {
+    takeLease: (take) => store.takeLease(take),
+    applyOps: async (ops) => {
+      settlementsPerStatement.push(ops.filter((op) => op.op === 'settle').length);
+      if (slowMs > 0) await new Promise((resolve) => setTimeout(resolve, slowMs));
+      return store.applyOps(ops);
     },
   };
   return { recording, settlementsPerStatement };
@@ -687,7 +691,7 @@ test('a give-back, and shutdown, do not wait for the settlement delay: waiting s
   const raw = pgSqlRunner(t.databaseUrl, pino({ level: 'silent' }));
   runners.push(raw);
   const delayMs = 20_000;
-  const leases = new BudgetLeases(raw, billing, systemClock, ulidIds(), t.tollgate.services.bus, { settlementDelayMs: delayMs });
+  const leases = new BudgetLeases(pgLeaseStore(raw), billing, systemClock, ulidIds(), t.tollgate.services.bus, { settlementDelayMs: delayMs });
   instances.push(leases);
   // Three requests: the third stays open through shutdown, so the lease is not given back then.
   const holds = holdsOf(await fireLocal(leases, principal, 3, A));

@@ -1,5 +1,4 @@
 import { graphql as executeGraphql, type GraphQLSchema } from 'graphql';
-import { buildSchema } from 'type-graphql';
 import { BillingService, type BillingPrincipal } from '../../src/domain/billing/service';
 import { SandboxPaymentPort, type PaymentPort } from '../../src/domain/billing/payments';
 import { mediaCostMicro, textChargeMicro, textHoldMicro } from '../../src/domain/billing/pricing';
@@ -8,8 +7,9 @@ import { ManualClock, unixSeconds } from '../../src/domain/shared/clock';
 import { ApiError } from '../../src/domain/shared/errors';
 import { TOPIC_KEY_EVENTS } from '../../src/domain/shared/events';
 import type { KeyEventView } from '../../src/domain/keys/service';
-import { BillingResolver } from '../../src/graphql/billing';
 import { buildContext } from '../../src/graphql/context';
+import { buildGraphqlSchema, formatError } from '../../src/graphql/server';
+import pino from 'pino';
 import { call, createKey, graphql, provisionAccount, startTestTollgate, type TestTollgate } from '../support/tollgate';
 
 const clock = new ManualClock(new Date('2026-11-15T12:00:00.000Z'));
@@ -387,14 +387,16 @@ describe('automatic top-up', () => {
 describe('GraphQL', () => {
   let schema: GraphQLSchema;
   beforeAll(async () => {
-    schema = await buildSchema({ resolvers: [BillingResolver], validate: false });
+    schema = await buildGraphqlSchema();
   });
 
   async function gql(query: string, variables: Record<string, unknown>, sessionToken: string | null) {
     const s = t.tollgate.services;
     const services = { auth: s.auth, accounts: s.accounts, keys: s.keys, bus: s.bus, billing, videos: s.videos };
     const contextValue = await buildContext(services, sessionToken ? `Bearer ${sessionToken}` : undefined);
-    return executeGraphql({ schema, source: query, variableValues: variables, contextValue });
+    const result = await executeGraphql({ schema, source: query, variableValues: variables, contextValue });
+    // Errors take their wire form as the server gives it to them.
+    return { ...result, errors: result.errors?.map((error) => formatError(error.toJSON(), error, pino({ level: 'silent' }))) };
   }
 
   test('holds, key month spend, paginated and filtered usage, auto top-up', async () => {

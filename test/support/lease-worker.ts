@@ -23,6 +23,7 @@ import { ApiError } from '../../src/domain/shared/errors';
 import { inProcessEventBus } from '../../src/domain/shared/events';
 import { ulidIds } from '../../src/domain/shared/ids';
 import { ormOptions } from '../../src/infra/database';
+import { pgLeaseStore } from '../../src/infra/pg-lease-store';
 import { pgSqlRunner } from '../../src/infra/sql-runner';
 
 export interface LeaseFireRequest {
@@ -54,7 +55,7 @@ async function main(): Promise<void> {
   const bus = inProcessEventBus();
   const billing = new BillingService(orm, systemClock, ids, bus, new SandboxPaymentPort());
   const runner = pgSqlRunner(databaseUrl, pino({ level: 'silent' }));
-  const leases = new BudgetLeases(runner, billing, systemClock, ids, bus);
+  const leases = new BudgetLeases(pgLeaseStore(runner), billing, systemClock, ids, bus);
   const open: LeasedHold[] = [];
   const send = (message: LeaseWorkerAnswer) => process.send?.(message);
 

@@ -1,8 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, loadConfig } from '../../src/config';
-import { configuredVendorEndpoints } from '../../src/domain/catalog/vendors';
+import { ConfigError, configuredVendorEndpoints, loadConfig } from '../../src/config';
 import { DEFAULT_TIERS } from '../../src/domain/limits/tiers';
 
 test('defaults serve the embedded setup', () => {

@@ -1,48 +1,18 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Clock } from '../shared/clock';
 import { invalidToken, sessionRequired } from '../shared/errors';
-import type { EventBus } from '../shared/events';
-import { TOPIC_KEY_EVENTS } from '../shared/events';
+import { TOPIC_KEY_EVENTS, type EventBus } from '../shared/events';
 import type { IdGenerator } from '../shared/ids';
+import {
+  API_KEY_PREFIX, SESSION_TOKEN_PREFIX, type KeyPrincipal, type OperatorPrincipal, type PlanInfo, type Principal, type SessionPrincipal,
+} from '../shared/principal';
 import { constantTimeEqual, hashToken, randomToken, verifyPassword } from '../shared/secrets';
-import { ApiKey, type KeyKind } from '../keys/entities';
+import { ApiKey } from '../keys/entities';
 import { Session, User } from './entities';
 
-/** Secrets say what they are, so a session-only path can tell an API key apart (403, not 401). */
-export const API_KEY_PREFIX = 'tgk_';
-export const SESSION_TOKEN_PREFIX = 'tgs_';
-
-export interface PlanInfo {
-  id: string;
-  name: string;
-  models: readonly string[];
-  monthlyAllowanceMicro: bigint;
-  requestsPerMinute: number;
-}
-
-export interface KeyPrincipal {
-  type: 'key';
-  keyId: string;
-  accountId: string;
-  userId: string | null;
-  kind: KeyKind;
-  monthlySpendLimitMicro: bigint | null;
-  /** The plan of the key's user, for plan-billed keys. */
-  plan: PlanInfo | null;
-}
-
-export interface SessionPrincipal {
-  type: 'session';
-  sessionId: string;
-  userId: string;
-  accountId: string;
-}
-
-export interface OperatorPrincipal {
-  type: 'operator';
-}
-
-export type Principal = KeyPrincipal | SessionPrincipal | OperatorPrincipal;
+// Principals and secret prefixes are shared by every domain folder: they live in shared/principal.ts.
+export { API_KEY_PREFIX, SESSION_TOKEN_PREFIX };
+export type { KeyPrincipal, OperatorPrincipal, PlanInfo, Principal, SessionPrincipal };
 
 interface CachedKey {
   principal: KeyPrincipal;
@@ -74,7 +44,7 @@ export class AuthService {
     bus: EventBus,
     private readonly options: { adminToken: string | null; sessionTtlSeconds: number },
   ) {
-    this.unsubscribe = bus.subscribe(TOPIC_KEY_EVENTS, (payload) => this.forgetKey((payload as { keyId: string }).keyId));
+    this.unsubscribe = bus.subscribe(TOPIC_KEY_EVENTS, (event) => this.forgetKey(event.keyId));
     this.flushTimer = setInterval(() => void this.flushLastUsed().catch(() => undefined), LAST_USED_FLUSH_MS);
     this.flushTimer.unref();
   }
@@ -176,12 +146,8 @@ export class AuthService {
     await this.orm.em.fork().nativeUpdate(Session, { id: sessionId, revokedAt: null }, { revokedAt: this.clock.now() });
   }
 
-  /**
-   * The principal behind a bearer token on a session-only operation: a session, or the
-   * operator when `allowOperator`. A valid API key gets 403 `session_required`.
-   */
-  async authenticateSessionOrOperator(token: string, allowOperator: boolean): Promise<SessionPrincipal | OperatorPrincipal> {
-    if (allowOperator && this.isOperatorToken(token)) return { type: 'operator' };
+  /** The session behind a bearer token; a valid API key gets 403 `session_required`. */
+  async authenticateSession(token: string): Promise<SessionPrincipal> {
     if (token.startsWith(SESSION_TOKEN_PREFIX)) {
       const em = this.orm.em.fork();
       const session = await em.findOne(Session, { tokenHash: hashToken(token), revokedAt: null }, { populate: ['user'] });
@@ -195,6 +161,12 @@ export class AuthService {
       throw sessionRequired();
     }
     throw invalidToken('The token is not a valid session token.');
+  }
+
+  /** The operator when the token is `TOLLGATE_ADMIN_TOKEN`, else as authenticateSession. */
+  async authenticateSessionOrOperator(token: string): Promise<SessionPrincipal | OperatorPrincipal> {
+    if (this.isOperatorToken(token)) return { type: 'operator' };
+    return this.authenticateSession(token);
   }
 
   isOperatorToken(token: string): boolean {

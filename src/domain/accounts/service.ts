@@ -6,7 +6,7 @@ import type { Clock } from '../shared/clock';
 import { ApiError, badRequest, notFound } from '../shared/errors';
 import type { EventBus } from '../shared/events';
 import type { IdGenerator } from '../shared/ids';
-import { TOPIC_ACCOUNT_CHANGED, type AccountChangedEvent } from '../limits/tier-lookup';
+import { TOPIC_ACCOUNT_CHANGED } from '../shared/events';
 import { hashPassword } from '../shared/secrets';
 import { Account, Plan, User } from './entities';
 import type { PlanDefinition } from './plans';
@@ -89,7 +89,7 @@ export class AccountService {
 
   /** Tiers are cached by admission control; a change to what drives them drops the cache at once. */
   private publishAccountChanged(accountId: string): void {
-    this.bus?.publish(TOPIC_ACCOUNT_CHANGED, { accountId } satisfies AccountChangedEvent);
+    this.bus?.publish(TOPIC_ACCOUNT_CHANGED, { accountId });
   }
 
   async getAccount(accountId: string): Promise<AccountView> {

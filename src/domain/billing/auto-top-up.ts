@@ -4,7 +4,7 @@ import type { Clock } from '../shared/clock';
 import { badRequest } from '../shared/errors';
 import type { IdGenerator } from '../shared/ids';
 import type { PaymentPort } from './payments';
-import { sqlRows } from './reservations';
+import { sqlRows } from '../shared/sql';
 
 /** Account setting; both null means automatic top-up is off. */
 export interface AutoTopUpSettings {

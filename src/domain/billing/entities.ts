@@ -3,7 +3,7 @@ import { Account, User } from '../accounts/entities';
 import { ApiKey } from '../keys/entities';
 
 /**
- * The money tables follow the reservation scheme (GUIDE.md, Money and concurrency):
+ * The money tables follow the reservation scheme (docs/billing.md):
  * a Hold is taken with conditional UPDATEs on `accounts.reserved_micro`,
  * `key_month_spend.reserved_micro` and `plan_month_usage.reserved_micro` before a provider
  * is called, and settled once into a ledger row + usage record afterwards.
@@ -65,8 +65,8 @@ export class Hold {
  * AppendOnlyAccountRefs). Both tables are append-only, and every writer takes the account id
  * from a row it has just locked or updated: a lease or hold (tollgate_apply_lease_ops,
  * tollgate_close_hold) or the account itself (creditAccount, which answers 404 first);
- * accounts are never deleted. The foreign-key checks proved nothing more, and cost about a
- * fifth of PostgreSQL's work per settlement (measured: 36.5 → 29 µs).
+ * accounts are never deleted. The foreign-key checks proved nothing more, and were a sizeable
+ * part of PostgreSQL's work per settlement (docs/billing.md has the figures).
  */
 const ACCOUNT_REF_WITHOUT_FK = { ref: true, createForeignKeyConstraint: false } as const;
 

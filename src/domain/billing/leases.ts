@@ -1,13 +1,16 @@
 import type { Clock } from '../shared/clock';
 import { utcMonthKey } from '../shared/clock';
-import type { EventBus } from '../shared/events';
-import { TOPIC_KEY_EVENTS } from '../shared/events';
+import { TOPIC_BUDGET_PRESSURE, TOPIC_KEY_EVENTS, type EventBus } from '../shared/events';
 import type { IdGenerator } from '../shared/ids';
 import { runAutoTopUp } from './auto-top-up';
 import type { HoldPurpose } from './entities';
-import { usageCount } from './reservations';
-import { storageErrorAsApiError } from '../shared/errors';
-import { DEFAULT_HOLD_TTL_MS, type BillingPrincipal, type BillingService, type ReleaseInput, type RefusalReason, type SettleInput } from './service';
+import { usageCount } from './usage-counts';
+import { retryDeadlocks } from '../shared/sql';
+import { LeaseOpWriter } from './lease-op-writer';
+import { maxBig, sharesConstraint, type Budget, type Lease, type LeasedHold, type OpenHold } from './lease-budgets';
+import type { LeaseOp, LeaseOpResult, LeaseStore, SettleOp } from './lease-store';
+import { DEFAULT_HOLD_TTL_MS, type BillingPrincipal, type ReleaseInput, type RefusalReason, type SettleInput } from './hold-requests';
+import type { BillingService } from './service';
 
 /**
  * Budget leases: the request path's reservations without a database round trip.
@@ -43,17 +46,8 @@ export const LEASE_IDLE_MS = 1_000;
 /** After a refusal, leases of the account are taken exactly (no slack) for this long (ms). */
 const EXACT_AFTER_REFUSAL_MS = 10_000;
 const HOUSEKEEPING_MS = 500;
-const MAX_DEADLOCK_ATTEMPTS = 3;
 
-export const TOPIC_BUDGET_PRESSURE = 'budget-pressure';
-interface BudgetPressure {
-  accountId: string;
-}
-
-/** The SQL the leases need: a named (prepared) statement per call, answered as rows. */
-export interface SqlRunner {
-  rows<T>(name: string, text: string, values: unknown[]): Promise<T[]>;
-}
+export { TOPIC_BUDGET_PRESSURE };
 
 export interface LeasedHoldRequest {
   principal: BillingPrincipal;
@@ -62,197 +56,11 @@ export interface LeasedHoldRequest {
   amountMicro: bigint;
 }
 
-/** A request's hold, carved out of a lease; lives in memory until settled or released. */
-export interface LeasedHold {
-  readonly id: string;
-  readonly amountMicro: bigint;
-}
-
-interface Lease {
-  id: string;
-  /** What the lease still reserves in PostgreSQL (charges of settled requests moved out). */
-  remaining: bigint;
-  /** Σ amounts of the request holds carved out of it and still open. */
-  inFlight: bigint;
-  open: number;
-  /** No new request holds; given back once the last open one closes. */
-  retired: boolean;
-  lastUsedMs: number;
-}
-
-interface Budget {
-  key: string;
-  accountId: string;
-  keyId: string;
-  planUserId: string | null;
-  month: string;
-  leases: Lease[];
-  /** A lease being taken: concurrent requests wait for it instead of taking their own. */
-  taking: Promise<unknown> | null;
-  /** Σ amounts of requests waiting for `taking`: the lease is sized for them too. */
-  waiting: bigint;
-  exactUntilMs: number;
-}
-
-interface OpenHold extends LeasedHold {
-  lease: Lease;
-  budget: Budget;
-  model: string;
-  closed: boolean;
-}
-
-type LeaseOp =
-  | { op: 'settle'; lease_id: string; hold_id: string; charge: string; consume: string; model: string; now: string; ledger_id: string;
-      usage_id: string; usage_status: string; request_id: string | null; input: number; cached: number; output: number; reasoning: number; latency: number }
-  | { op: 'trim'; lease_id: string; by_micro: string }
-  | { op: 'release'; lease_id: string; now: string }
-  | { op: 'renew'; lease_id: string; expires_at: string };
-
-interface OpResult {
-  seq: number;
-  applied: boolean;
-  account_id: string | null;
-  plan_billed: boolean | null;
-  balance_micro: string | null;
-  threshold_micro: string | null;
-}
-
-interface QueuedOp {
-  op: LeaseOp;
-  /** A settlement may wait for company (settlementDelayMs); anything else is written at once. */
-  settlement: boolean;
-  queuedAtMs: number;
-  resolve(result: OpResult): void;
-  reject(error: unknown): void;
-}
-
-/**
- * Most operations one statement carries. A statement holds the row locks of its leases,
- * accounts and key months until it commits, and requests taking a lease on them wait that
- * long: 100 settlements keep it to about 3 ms. Cost per settlement is flat beyond that
- * (measured: 30 µs at 100, 23 µs at 3,000), so a larger cap would buy little.
- */
-const MAX_BATCH_OPS = 100;
-/** How long a batch waits for a database that went away, serving and shutting down. */
-const OUTAGE_PATIENCE_MS = 10 * 60_000;
-const OUTAGE_PATIENCE_CLOSING_MS = 10_000;
-
-const isDeadlock = (error: unknown) => (error as { code?: string } | null)?.code === '40P01';
-
-/**
- * Lease operations of this instance, written in order, one batch at a time (group commit).
- *
- * A batch is due when its oldest settlement has waited settlementDelayMs, at once when it holds
- * anything else (a give-back, a renewal), is full, or the writer is asked to finish; never
- * before the previous batch is committed. The wait is what makes batches: a statement costs
- * PostgreSQL about 0.8 ms of CPU however few settlements it carries, plus about 0.1 ms per
- * settlement (measured), so writing whatever queued during the previous commit (a batch or two
- * per millisecond) would cost several times what one batch per delay does.
- */
-class LeaseOpWriter {
-  private queue: QueuedOp[] = [];
-  private writing: Promise<void> | null = null;
-  /** Queued operations that are not settlements: the next batch is due at once. */
-  private urgent = 0;
-  private finishing = false;
-  /** Ends the wait for the next batch (set while waiting). */
-  private wake: (() => void) | null = null;
-
-  /** `settlementDelayMs`: how long settlements alone may wait to share a batch (see BudgetLeasesOptions). */
-  constructor(
-    private readonly sql: SqlRunner,
-    private readonly settlementDelayMs: number,
-  ) {}
-
-  push(op: LeaseOp, settlement = false): Promise<OpResult> {
-    return new Promise((resolve, reject) => {
-      this.queue.push({ op, settlement, queuedAtMs: performance.now(), resolve, reject });
-      if (!settlement) this.urgent++;
-      if (!this.writing) this.writing = this.run();
-      else if (this.wake && this.dueInMs() <= 0) this.wake();
-    });
-  }
-
-  /** Resolves when everything queued so far is written (shutdown: written at once). */
-  async idle(): Promise<void> {
-    this.finishing = true;
-    try {
-      while (this.writing) {
-        this.wake?.();
-        await this.writing;
-      }
-    } finally {
-      this.finishing = false;
-    }
-  }
-
-  private dueInMs(): number {
-    if (this.urgent > 0 || this.finishing || this.queue.length >= MAX_BATCH_OPS) return 0;
-    return this.queue[0]!.queuedAtMs + this.settlementDelayMs - performance.now();
-  }
-
-  private async run(): Promise<void> {
-    try {
-      while (this.queue.length > 0) {
-        await this.nextBatchDue();
-        const batch = this.queue.length <= MAX_BATCH_OPS ? this.queue : this.queue.slice(0, MAX_BATCH_OPS);
-        this.queue = batch === this.queue ? [] : this.queue.slice(MAX_BATCH_OPS);
-        for (const queued of batch) if (!queued.settlement) this.urgent--;
-        await this.write(batch);
-      }
-    } finally {
-      this.writing = null;
-    }
-  }
-
-  /**
-   * Even when due at once the batch starts on the next turn of the event loop: the answer whose
-   * settlement this is goes out first, and whatever else finishes in this turn joins the batch.
-   */
-  private nextBatchDue(): Promise<void> {
-    return new Promise((resolve) => {
-      let timer: NodeJS.Timeout | undefined;
-      const go = () => {
-        this.wake = null;
-        clearTimeout(timer);
-        setImmediate(resolve);
-      };
-      const waitMs = this.dueInMs();
-      if (waitMs <= 0) return go();
-      timer = setTimeout(go, waitMs);
-      this.wake = go;
-    });
-  }
-
-  private async write(batch: QueuedOp[]): Promise<void> {
-    const ops = JSON.stringify(batch.map((q, seq) => ({ seq, ...q.op })));
-    const started = performance.now();
-    for (let attempt = 1; ; attempt++) {
-      try {
-        // One statement, one transaction: a deadlock (with a sweeper, say) rolls all of it back.
-        const rows = await this.sql.rows<OpResult>('tollgate_apply_lease_ops', 'select * from tollgate_apply_lease_ops($1::jsonb)', [ops]);
-        for (const row of rows) batch[row.seq]!.resolve(row);
-        return;
-      } catch (error) {
-        if (isDeadlock(error) && attempt < MAX_DEADLOCK_ATTEMPTS) continue;
-        // The database is away (restarting, say): these charges were answered already, so the
-        // batch waits for it instead of being lost; later batches queue behind it, in order.
-        // A replayed settlement changes nothing (its usage record is its claim).
-        const patience = this.finishing ? OUTAGE_PATIENCE_CLOSING_MS : OUTAGE_PATIENCE_MS;
-        if (storageErrorAsApiError(error)?.status === 503 && performance.now() - started < patience) {
-          await new Promise((r) => setTimeout(r, Math.min(100 * 2 ** Math.min(attempt, 5), 2_000)));
-          continue;
-        }
-        for (const queued of batch) queued.reject(error);
-        return;
-      }
-    }
-  }
-}
+export type { LeasedHold };
 
 export interface BudgetLeasesOptions {
   /** Where batches are written; its own connection keeps give-backs from queueing behind lease takes. */
-  writerSql?: SqlRunner;
+  writerStore?: LeaseStore;
   /**
    * How long a settlement may wait for others to share its batch (ms; default 0: the next turn
    * of the event loop). Worth it only when nobody awaits the commit (TOLLGATE_SETTLEMENT =
@@ -273,28 +81,27 @@ export class BudgetLeases {
   private lastRenewMs: number;
   private closing = false;
   /** Trims and releases being written, and how many were ever issued (a refusal checks both). */
-  private readonly givingBack = new Set<Promise<OpResult>>();
+  private readonly givingBack = new Set<Promise<LeaseOpResult>>();
   private givenBack = 0;
 
   constructor(
-    private readonly sql: SqlRunner,
+    private readonly store: LeaseStore,
     private readonly billing: BillingService,
     private readonly clock: Clock,
     private readonly ids: IdGenerator,
     private readonly bus: EventBus,
     options: BudgetLeasesOptions = {},
   ) {
-    this.writer = new LeaseOpWriter(options.writerSql ?? sql, options.settlementDelayMs ?? 0);
+    this.writer = new LeaseOpWriter(options.writerStore ?? store, options.settlementDelayMs ?? 0);
     this.leaseTtlMs = options.leaseTtlMs ?? DEFAULT_HOLD_TTL_MS.lease;
     this.lastRenewMs = clock.now().getTime();
     this.timer = setInterval(() => void this.housekeeping().catch(() => undefined), HOUSEKEEPING_MS);
     this.timer.unref();
     this.unsubscribe = [
       // Another instance was refused for lack of money: give back what we hold of that account.
-      bus.subscribe(TOPIC_BUDGET_PRESSURE, (payload) => void this.giveBackSlack((b) => b.accountId === (payload as BudgetPressure).accountId).catch(() => undefined)),
+      bus.subscribe(TOPIC_BUDGET_PRESSURE, (pressure) => void this.giveBackSlack((b) => b.accountId === pressure.accountId).catch(() => undefined)),
       // A key's limit changed or it was revoked: its leases were taken under the old rules.
-      bus.subscribe(TOPIC_KEY_EVENTS, (payload) => {
-        const event = payload as { keyId: string; kind: string };
+      bus.subscribe(TOPIC_KEY_EVENTS, (event) => {
         if (event.kind === 'spend_limit_changed' || event.kind === 'revoked') void this.giveBackSlack((b) => b.keyId === event.keyId, true).catch(() => undefined);
       }),
     ];
@@ -358,10 +165,10 @@ export class BudgetLeases {
     const payable = open.lease.remaining - open.lease.inFlight;
     const consumed = input.costMicro < payable ? input.costMicro : payable > 0n ? payable : 0n;
     open.lease.remaining -= consumed;
-    const result = await this.writer.push(this.settleOp(open, input.costMicro, consumed, { status: input.status ?? 'ok', usage: input.usage, latencyMs: input.latencyMs, requestId: input.requestId }), true);
+    const result = await this.writer.pushSettlement(this.settleOp(open, input.costMicro, consumed, { status: input.status ?? 'ok', usage: input.usage, latencyMs: input.latencyMs, requestId: input.requestId }));
     this.afterClose(open);
-    const below = result.applied && !result.plan_billed && result.threshold_micro !== null && BigInt(result.balance_micro ?? '0') < BigInt(result.threshold_micro);
-    if (below) await runAutoTopUp(this.billing.autoTopUpDeps(), result.account_id!);
+    const below = result.applied && !result.planBilled && result.thresholdMicro !== null && (result.balanceMicro ?? 0n) < result.thresholdMicro;
+    if (below) await runAutoTopUp(this.billing.autoTopUpDeps(), result.accountId!);
   }
 
   /**
@@ -371,7 +178,7 @@ export class BudgetLeases {
   async release(hold: LeasedHold, input: ReleaseInput = {}): Promise<void> {
     const open = this.claim(hold);
     if (!open) return;
-    if (input.recordFailure) await this.writer.push(this.settleOp(open, 0n, 0n, { status: 'failed', usage: input.usage, latencyMs: input.latencyMs, requestId: input.requestId }), true);
+    if (input.recordFailure) await this.writer.pushSettlement(this.settleOp(open, 0n, 0n, { status: 'failed', usage: input.usage, latencyMs: input.latencyMs, requestId: input.requestId }));
     this.afterClose(open);
   }
 
@@ -422,25 +229,25 @@ export class BudgetLeases {
     if (open.lease.retired && open.lease.open === 0) void this.releaseLease(open.budget, open.lease).catch(() => undefined);
   }
 
-  private settleOp(open: OpenHold, charge: bigint, consume: bigint, usage: { status: string; usage?: SettleInput['usage']; latencyMs?: number; requestId?: string | null }): LeaseOp {
+  private settleOp(open: OpenHold, charge: bigint, consume: bigint, usage: { status: string; usage?: SettleInput['usage']; latencyMs?: number; requestId?: string | null }): SettleOp {
     const u = usage.usage ?? {};
     return {
       op: 'settle',
-      lease_id: open.lease.id,
-      hold_id: open.id,
-      charge: charge.toString(),
-      consume: consume.toString(),
+      leaseId: open.lease.id,
+      holdId: open.id,
+      chargeMicro: charge,
+      consumeMicro: consume,
       model: open.model,
-      now: this.clock.now().toISOString(),
-      ledger_id: this.ids.next('led'),
-      usage_id: this.ids.next('use'),
-      usage_status: usage.status,
-      request_id: usage.requestId ?? null,
-      input: usageCount(u.inputTokens, 'inputTokens'),
-      cached: usageCount(u.cachedInputTokens, 'cachedInputTokens'),
-      output: usageCount(u.outputTokens, 'outputTokens'),
-      reasoning: usageCount(u.reasoningTokens, 'reasoningTokens'),
-      latency: usageCount(Math.round(usage.latencyMs ?? 0), 'latencyMs'),
+      at: this.clock.now(),
+      ledgerId: this.ids.next('led'),
+      usageId: this.ids.next('use'),
+      usageStatus: usage.status,
+      requestId: usage.requestId ?? null,
+      inputTokens: usageCount(u.inputTokens, 'inputTokens'),
+      cachedInputTokens: usageCount(u.cachedInputTokens, 'cachedInputTokens'),
+      outputTokens: usageCount(u.outputTokens, 'outputTokens'),
+      reasoningTokens: usageCount(u.reasoningTokens, 'reasoningTokens'),
+      latencyMs: usageCount(Math.round(usage.latencyMs ?? 0), 'latencyMs'),
     };
   }
 
@@ -463,7 +270,7 @@ export class BudgetLeases {
       const reason = taken;
       await this.giveBackSlack((b) => sharesConstraint(b, budget, reason));
       await Promise.allSettled([...this.givingBack]);
-      this.bus.publish(TOPIC_BUDGET_PRESSURE, { accountId: budget.accountId } satisfies BudgetPressure);
+      this.bus.publish(TOPIC_BUDGET_PRESSURE, { accountId: budget.accountId });
       const toppedUp = reason === 'balance' && budget.planUserId === null && (await this.billing.topUpBeforeRefusing(budget.accountId));
       if (this.givenBack !== givenBackBefore || toppedUp) taken = await this.tryTake(budget, amount, amount);
       if (typeof taken === 'string') {
@@ -480,20 +287,11 @@ export class BudgetLeases {
   private async tryTake(budget: Budget, min: bigint, want: bigint): Promise<Lease | RefusalReason> {
     const now = this.clock.now();
     const id = this.ids.next('lease');
-    for (let attempt = 1; ; attempt++) {
-      try {
-        const [row] = await this.sql.rows<{ refusal: RefusalReason | null; granted: string }>(
-          'tollgate_take_lease',
-          'select * from tollgate_take_lease($1, $2, $3, $4, $5, $6, $7, $8, $9)',
-          [id, budget.accountId, budget.keyId, budget.planUserId, budget.month, min.toString(), want.toString(),
-            new Date(now.getTime() + this.leaseTtlMs).toISOString(), now.toISOString()],
-        );
-        if (row!.refusal !== null) return row!.refusal;
-        return { id, remaining: BigInt(row!.granted), inFlight: 0n, open: 0, retired: false, lastUsedMs: now.getTime() };
-      } catch (error) {
-        if (!isDeadlock(error) || attempt >= MAX_DEADLOCK_ATTEMPTS) throw error;
-      }
-    }
+    const taken = await retryDeadlocks(() =>
+      this.store.takeLease({ id, accountId: budget.accountId, keyId: budget.keyId, planUserId: budget.planUserId, month: budget.month, minMicro: min, wantMicro: want, expiresAt: new Date(now.getTime() + this.leaseTtlMs), now }),
+    );
+    if (taken.refusal !== null) return taken.refusal;
+    return { id, remaining: taken.grantedMicro, inFlight: 0n, open: 0, retired: false, lastUsedMs: now.getTime() };
   }
 
   /**
@@ -501,7 +299,7 @@ export class BudgetLeases {
    * exactly for a while. `retire`: the leases take no new requests either (rules changed).
    */
   private async giveBackSlack(matches: (budget: Budget) => boolean, retire = false): Promise<void> {
-    const trims: Promise<OpResult>[] = [];
+    const trims: Promise<LeaseOpResult>[] = [];
     for (const budget of this.budgets.values()) {
       if (!matches(budget)) continue;
       budget.exactUntilMs = this.clock.now().getTime() + EXACT_AFTER_REFUSAL_MS;
@@ -511,7 +309,7 @@ export class BudgetLeases {
         if (lease.open === 0) trims.push(this.releaseLease(budget, lease));
         else if (slack > 0n) {
           lease.remaining -= slack;
-          trims.push(this.giveBack({ op: 'trim', lease_id: lease.id, by_micro: slack.toString() }));
+          trims.push(this.giveBack({ op: 'trim', leaseId: lease.id, byMicro: slack }));
         }
       }
     }
@@ -523,15 +321,15 @@ export class BudgetLeases {
     if (lease.open === 0) void this.releaseLease(budget, lease).catch(() => undefined);
   }
 
-  private releaseLease(budget: Budget, lease: Lease): Promise<OpResult> {
+  private releaseLease(budget: Budget, lease: Lease): Promise<LeaseOpResult> {
     const index = budget.leases.indexOf(lease);
-    if (index < 0) return Promise.resolve({ seq: -1, applied: false, account_id: null, plan_billed: null, balance_micro: null, threshold_micro: null });
+    if (index < 0) return Promise.resolve({ applied: false, accountId: null, planBilled: null, balanceMicro: null, thresholdMicro: null });
     budget.leases.splice(index, 1);
     lease.retired = true;
-    return this.giveBack({ op: 'release', lease_id: lease.id, now: this.clock.now().toISOString() });
+    return this.giveBack({ op: 'release', leaseId: lease.id, at: this.clock.now() });
   }
 
-  private giveBack(op: LeaseOp): Promise<OpResult> {
+  private giveBack(op: LeaseOp): Promise<LeaseOpResult> {
     this.givenBack++;
     const written = this.writer.push(op);
     this.givingBack.add(written);
@@ -545,17 +343,17 @@ export class BudgetLeases {
     if (this.closing) return;
     const nowMs = this.clock.now().getTime();
     const month = utcMonthKey(this.clock.now());
-    const renew: Promise<OpResult>[] = [];
+    const renew: Promise<LeaseOpResult>[] = [];
     const renewDue = nowMs - this.lastRenewMs >= this.leaseTtlMs / 3;
     if (renewDue) this.lastRenewMs = nowMs;
-    const expiresAt = new Date(nowMs + this.leaseTtlMs).toISOString();
+    const expiresAt = new Date(nowMs + this.leaseTtlMs);
     for (const budget of [...this.budgets.values()]) {
       for (const lease of [...budget.leases]) {
         // A month that ended takes no new requests; idle leases go back.
         if (budget.month !== month) lease.retired = true;
         if (lease.open === 0 && (lease.retired || nowMs - lease.lastUsedMs >= LEASE_IDLE_MS)) void this.releaseLease(budget, lease).catch(() => undefined);
         else if (renewDue) {
-          renew.push(this.writer.push({ op: 'renew', lease_id: lease.id, expires_at: expiresAt }).then((result) => {
+          renew.push(this.writer.push({ op: 'renew', leaseId: lease.id, expiresAt }).then((result) => {
             // Swept (this instance stalled past the TTL): its requests are charged directly; take no more on it.
             if (!result.applied) lease.retired = true;
             return result;
@@ -567,12 +365,3 @@ export class BudgetLeases {
     await Promise.all(renew);
   }
 }
-
-/** Whether a refusal of `refused` for `reason` could be eased by slack in `budget`. */
-function sharesConstraint(budget: Budget, refused: Budget, reason: RefusalReason): boolean {
-  if (reason === 'balance') return budget.accountId === refused.accountId && budget.planUserId === null;
-  if (reason === 'key_limit') return budget.keyId === refused.keyId && budget.month === refused.month;
-  return budget.planUserId === refused.planUserId && budget.month === refused.month;
-}
-
-const maxBig = (a: bigint, b: bigint): bigint => (a > b ? a : b);

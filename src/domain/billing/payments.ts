@@ -9,7 +9,7 @@ export interface PaymentResult {
 }
 
 /**
- * How automatic top-ups take money (decisions.md, Funding). A real implementation charges
+ * How automatic top-ups take money (docs/api.md, Billing facts the API shows). A real implementation charges
  * the account's stored payment method; it must answer within a bounded time, because the
  * account's top-up decision is serialised while the call runs.
  */

@@ -13,7 +13,7 @@ export interface TokenPrices {
   readonly outputPerMTokMicro: bigint;
 }
 
-/** What a provider reported (spec 2.8), normalised. */
+/** What a provider reported, normalised (docs/api.md, Billing facts the API shows). */
 export interface TokenUsage {
   /** All prompt tokens, cached ones included. */
   readonly inputTokens: number;

@@ -1,86 +1,26 @@
-import { DeadlockException, type EntityManager, type MikroORM } from '@mikro-orm/postgresql';
-import type { KeyKind } from '../keys/entities';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { KeyEvent } from '../keys/entities';
 import { toEventView } from '../keys/service';
 import { nextUtcMonthStart, unixSeconds, utcMonthKey, type Clock } from '../shared/clock';
 import { ApiError, notFound } from '../shared/errors';
 import { TOPIC_KEY_EVENTS, type EventBus } from '../shared/events';
 import type { IdGenerator } from '../shared/ids';
-import { runAutoTopUp, validateAutoTopUp, type AutoTopUpOutcome, type AutoTopUpSettings } from './auto-top-up';
-import type { HoldPurpose } from './entities';
+import { runAutoTopUp, validateAutoTopUp, type AutoTopUpSettings } from './auto-top-up';
 import type { PaymentPort } from './payments';
+import { retryDeadlocks, sqlRows } from '../shared/sql';
+import { extendHoldExpiry } from './hold-rows';
 import {
-  extendHoldExpiry, sqlRows, usageCount, type UsageCounts, type UsageMeta, type UsageStatus,
-} from './reservations';
+  DEFAULT_HOLD_TTL_MS, type BillingPrincipal, type HoldOutcome, type HoldRequest, type RefusalReason, type ReleaseInput, type SettleInput,
+} from './hold-requests';
+import { usageCount, type UsageMeta } from './usage-counts';
 import { releaseExpiredBatch, SWEEP_BATCH_SIZE } from './sweeper';
 import {
   auditAccount, findHold, getKeyMonthSpend, listActiveHolds, listUsageRecords,
   type AccountAudit, type HoldView, type KeyMonthSpendView, type UsageFilter, type UsageRecordPage,
-} from './usage';
+} from './queries';
 
-/** Who a hold is for; `KeyPrincipal` (accounts/auth.ts) fits as is. */
-export interface BillingPrincipal {
-  accountId: string;
-  keyId: string;
-  kind: KeyKind;
-  /** The key's user; required for plan-billed keys (whose plan allowance is drawn on). */
-  userId: string | null;
-}
-
-export interface HoldRequest {
-  principal: BillingPrincipal;
-  purpose: HoldPurpose;
-  /** Service model id, recorded on the hold, ledger and usage record. */
-  model: string;
-  /** The largest the request can cost (pricing.ts: textHoldMicro, mediaCostMicro). */
-  amountMicro: bigint;
-  /** How long the hold lives without settlement before the sweeper releases it. */
-  ttlMs?: number;
-}
-
-/**
- * Default hold lifetimes: longer than any request of the kind can run (a text stream, a
- * synchronous image batch, a video job); a video job may also `extendHold` while it runs.
- * A hold swept while its request still runs cannot be charged afterwards (settlement finds it
- * released): the TTL errs long.
- */
-export const DEFAULT_HOLD_TTL_MS: Readonly<Record<HoldPurpose, number>> = {
-  text: 10 * 60_000,
-  image: 15 * 60_000,
-  video: 60 * 60_000,
-  /** Renewed every third of it while the instance lives (leases.ts). */
-  lease: 60_000,
-};
-
-export interface SettleInput {
-  /** Exactly the provider-reported cost (pricing.ts: textChargeMicro, mediaCostMicro of what was delivered). */
-  costMicro: bigint;
-  usage?: UsageCounts;
-  /** `partial`: a cut stream, some of n images; charged for what was delivered. Default `ok`. */
-  status?: Exclude<UsageStatus, 'failed'>;
-  latencyMs?: number;
-  requestId?: string | null;
-}
-
-export interface ReleaseInput {
-  /** Writes a usage record with status `failed` and cost 0 (for the usage report). */
-  recordFailure?: boolean;
-  usage?: UsageCounts;
-  latencyMs?: number;
-  requestId?: string | null;
-}
-
-export interface HoldOutcome {
-  holdId: string;
-  /** false when the hold was already settled or released: nothing changed (idempotent). */
-  applied: boolean;
-  status: 'settled' | 'released';
-  chargedMicro: bigint;
-  /** Set when this settlement left the balance below the auto top-up threshold. */
-  autoTopUp: AutoTopUpOutcome | null;
-}
-
-export type RefusalReason = 'balance' | 'key_limit' | 'plan_allowance';
+export { DEFAULT_HOLD_TTL_MS };
+export type { BillingPrincipal, HoldOutcome, HoldRequest, RefusalReason, ReleaseInput, SettleInput };
 
 /** What tollgate_close_hold answers (bigints as strings). */
 interface ClosedHoldRow {
@@ -98,7 +38,6 @@ class Refusal extends Error {
   }
 }
 
-const MAX_DEADLOCK_ATTEMPTS = 3;
 
 /**
  * Money: holds before the provider call, exact settlement after, release on failure, sweeping
@@ -173,7 +112,7 @@ export class BillingService {
       createdAt: now,
     };
     // One round trip: the conditional UPDATEs run server-side in tollgate_take_hold (migration HoldFunctions).
-    const refusal = await this.retryDeadlocks(async () => {
+    const refusal = await retryDeadlocks(async () => {
       const [row] = await sqlRows<{ refusal: RefusalReason | null }>(
         this.orm.em.fork(),
         'select tollgate_take_hold(?, ?, ?, ?, ?, ?, ?, ?, ?, ?) as refusal',
@@ -307,7 +246,7 @@ export class BillingService {
    */
   private closeHold(holdId: string, status: 'settled' | 'released', chargeMicro: bigint, now: Date, usage: UsageMeta | null): Promise<ClosedHoldRow> {
     const u = usage?.usage ?? {};
-    return this.retryDeadlocks(async () => {
+    return retryDeadlocks(async () => {
       const [row] = await sqlRows<ClosedHoldRow>(
         this.orm.em.fork(),
         'select * from tollgate_close_hold(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
@@ -396,18 +335,7 @@ export class BillingService {
 
   /** One transaction; retried when PostgreSQL picks it as a deadlock victim (nothing of it was committed). */
   private transaction<T>(work: (tx: EntityManager) => Promise<T>): Promise<T> {
-    return this.retryDeadlocks(() => this.orm.em.fork().transactional(work));
-  }
-
-  /** A deadlock aborts the whole transaction, so running it again is safe. */
-  private async retryDeadlocks<T>(attemptOnce: () => Promise<T>): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await attemptOnce();
-      } catch (error) {
-        if (!(error instanceof DeadlockException) || attempt >= MAX_DEADLOCK_ATTEMPTS) throw error;
-      }
-    }
+    return retryDeadlocks(() => this.orm.em.fork().transactional(work));
   }
 }
 

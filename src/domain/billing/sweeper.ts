@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { type ClosedHold, closeExpiredHolds, isPlanBilled, sqlRows } from './reservations';
+import { sqlRows } from '../shared/sql';
+import { type ClosedHold, closeExpiredHolds, isPlanBilled } from './hold-rows';
 
 /**
  * Crash safety: a process that dies mid-request leaves its hold active. Once the hold's

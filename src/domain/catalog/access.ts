@@ -1,7 +1,7 @@
 import { type Catalog, type CatalogModel, type ImageModel, type ModelAccess, SANDBOX_VENDOR, type TextModel, type VideoModel } from './types';
 
 /**
- * Whether a key may use a model (spec 4.8 rule 3, decisions "Configuration"): its vendor is
+ * Whether a key may use a model (docs/api.md, Model ids, rule 3): its vendor is
  * configured (the sandbox always is), it has a published price, and a plan key's plan
  * includes it. Listing and id resolution both ask this, so they can never disagree.
  */

@@ -237,7 +237,7 @@ export const BUILTIN_CATALOG_SOURCE: CatalogSource = {
     },
   ],
 
-  // Retired ids keep resolving to the successor the vendor recommends (spec 4.8 rule 4).
+  // Retired ids keep resolving to the successor the vendor recommends (docs/api.md, Model ids, rule 4).
   retired: [
     {
       id: 'anthropic/claude-3-5-sonnet',

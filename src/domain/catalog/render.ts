@@ -5,7 +5,7 @@ import type { Catalog, ImageMode, ModelAccess, VideoMode } from './types';
 /**
  * Model list bodies for `GET /models`, `/images/models` and `/videos/models`, as plain JSON.
  * Prices are exact decimal strings of USD (per token, per image, per second), and appear
- * only for prepaid keys (spec 2.1): plan keys are not billed per token.
+ * only for prepaid keys: plan keys are not billed per token (docs/api.md, Billing facts the API shows).
  */
 
 export interface ModelList<T> {

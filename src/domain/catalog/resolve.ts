@@ -3,7 +3,7 @@ import { isModelUsable } from './access';
 import type { Catalog, CatalogModel, ModelAccess, ModelByKind, ModelKind } from './types';
 
 /**
- * Model id resolution (spec 4.8). A sent id is reduced to a canonical name by a fixed chain
+ * Model id resolution (docs/api.md, Model ids). A sent id is reduced to a canonical name by a fixed chain
  * of rewrites (case, `models/` and vendor prefixes, cloud forms, separators, date and
  * release suffixes); every name the catalog knows for a model is reduced the same way once
  * per catalog into a Map. A request then costs a handful of string operations and one Map

@@ -89,7 +89,7 @@ export interface ModelByKind {
   video: VideoModel;
 }
 
-/** A retired id that keeps resolving to its successor (spec 4.8 rule 4, 9). */
+/** A retired id that keeps resolving to its successor (docs/api.md, Model ids, rule 4). */
 export interface RetiredModel {
   readonly id: string;
   readonly namespace: string;

@@ -5,7 +5,7 @@ import { modelAccessFor } from '../catalog/vendors';
 import { estimateInputTokens, type PromptForEstimate } from '../billing/estimate';
 import { textChargeMicro, textHoldMicro, type TokenPrices, type TokenUsage } from '../billing/pricing';
 import type { BudgetLeases, LeasedHold } from '../billing/leases';
-import type { UsageCounts } from '../billing/reservations';
+import type { UsageCounts } from '../billing/usage-counts';
 import type { Clock } from '../shared/clock';
 import { modelNotAvailable } from '../shared/errors';
 import type { CanonicalEvent, CanonicalRequest, CanonicalUsage, FinishReason, TextProviderRegistry } from './canonical';

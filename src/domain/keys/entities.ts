@@ -1,7 +1,8 @@
 import { BigIntType, Entity, Index, ManyToOne, PrimaryKey, Property, type Ref } from '@mikro-orm/core';
 import { Account, User } from '../accounts/entities';
+import type { KeyKind } from '../shared/principal';
 
-export type KeyKind = 'prepaid' | 'plan';
+export type { KeyKind };
 export const KEY_KINDS: readonly KeyKind[] = ['prepaid', 'plan'];
 
 @Entity({ tableName: 'api_keys' })

@@ -1,10 +1,10 @@
 import { LockMode, type EntityManager, type MikroORM } from '@mikro-orm/postgresql';
 import { Account, User } from '../accounts/entities';
-import { API_KEY_PREFIX, type SessionPrincipal } from '../accounts/auth';
+import { API_KEY_PREFIX, type SessionPrincipal } from '../shared/principal';
 import { KeyMonthSpend } from '../billing/entities';
 import { utcMonthKey, type Clock } from '../shared/clock';
 import { badRequest, notFound } from '../shared/errors';
-import { TOPIC_KEY_EVENTS, type EventBus } from '../shared/events';
+import { TOPIC_KEY_EVENTS, type EventBus, type KeyEventView } from '../shared/events';
 import { isWellFormedId, type IdGenerator } from '../shared/ids';
 import { hashToken, randomToken } from '../shared/secrets';
 import { ApiKey, KeyEvent, type KeyEventKind, type KeyKind } from './entities';
@@ -24,15 +24,7 @@ export interface KeyView {
   monthSpentMicro: bigint;
 }
 
-export interface KeyEventView {
-  id: string;
-  keyId: string;
-  accountId: string;
-  kind: KeyEventKind;
-  createdAt: Date;
-  actorUserId: string | null;
-  data: Record<string, unknown>;
-}
+export type { KeyEventView };
 
 export interface KeyEventPage {
   data: KeyEventView[];

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import type { KeyPrincipal } from '../accounts/auth';
+import type { KeyPrincipal } from '../shared/principal';
 import type { Clock } from '../shared/clock';
 import { ApiError, type ErrorDetails } from '../shared/errors';
 import { formatResetDuration, retryAfterSeconds } from './durations';
@@ -57,7 +57,7 @@ export class RateLimitRefusal extends ApiError {
     /** The rate-limit headers at the moment of refusal; null for a long job's slot. */
     readonly rateLimitHeaders: RateLimitHeaders | null,
   ) {
-    super(429, code, message, details);
+    super(429, code, message, details, { ...rateLimitHeaders, 'Retry-After': String(retryAfterSeconds) });
     this.name = 'RateLimitRefusal';
   }
 }

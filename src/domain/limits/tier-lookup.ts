@@ -1,18 +1,14 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { Account } from '../accounts/entities';
 import type { Clock } from '../shared/clock';
-import type { EventBus } from '../shared/events';
+import { TOPIC_ACCOUNT_CHANGED, type EventBus } from '../shared/events';
 import { DEFAULT_TIERS, tierFor, type Tier } from './tiers';
 
 /**
  * Published (payload `{ accountId }`) when an account's tier inputs change: a top-up or an
  * operator pinning a tier. Tier caches on every instance sharing the bus drop the account.
  */
-export const TOPIC_ACCOUNT_CHANGED = 'account-changed';
-
-export interface AccountChangedEvent {
-  accountId: string;
-}
+export { TOPIC_ACCOUNT_CHANGED, type AccountChangedEvent } from '../shared/events';
 
 export interface AccountTierInputs {
   lifetimeTopUpsMicro: bigint;
@@ -68,7 +64,7 @@ export class TierLookup {
     this.tiers = options.tiers ?? DEFAULT_TIERS;
     this.maxEntries = options.maxEntries ?? 100_000;
     this.unsubscribe = options.bus
-      ? options.bus.subscribe(TOPIC_ACCOUNT_CHANGED, (payload) => this.forget((payload as AccountChangedEvent).accountId))
+      ? options.bus.subscribe(TOPIC_ACCOUNT_CHANGED, (event) => this.forget(event.accountId))
       : () => undefined;
   }
 

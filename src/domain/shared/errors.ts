@@ -1,8 +1,14 @@
 /**
  * The one error type of Tollgate. Domain code throws it; each plane maps it to its wire form
- * (REST: the `{error: {code, message, details}}` envelope; GraphQL: `extensions.code`).
+ * in one place (REST: the `{error: {code, message, details}}` envelope with the error's own
+ * headers; GraphQL: `extensions.code`, in the server's formatError).
  */
 export type ErrorDetails = Record<string, unknown>;
+
+/** HTTP headers an error's answer carries (a rate-limit refusal's `Retry-After`, say). */
+export type ErrorHeaders = Readonly<Record<string, string>>;
+
+const NO_HEADERS: ErrorHeaders = Object.freeze({});
 
 export class ApiError extends Error {
   constructor(
@@ -10,6 +16,8 @@ export class ApiError extends Error {
     readonly code: string,
     message: string,
     readonly details: ErrorDetails = {},
+    /** Put on the REST answer when its headers are not yet sent; GraphQL has no use for them. */
+    readonly headers: ErrorHeaders = NO_HEADERS,
   ) {
     super(message);
     this.name = 'ApiError';

@@ -1,20 +1,92 @@
 import { EventEmitter } from 'node:events';
+import type { KeyEventKind } from '../keys/entities';
+import type { VideoStatus } from '../videos/entities';
 
-/**
- * Publish/subscribe between parts of Tollgate (and, with a Redis implementation, between
- * instances): key events for GraphQL subscriptions and key-cache invalidation, video updates.
+/*
+ * Publish/subscribe between parts of Tollgate (and, with the Redis adapter, between instances).
+ * Every topic and the payload it carries is declared once, here, so a publisher and its
+ * subscribers cannot disagree about a payload's shape. Payloads are plain data: they cross
+ * instances as JSON (Dates and bigints are kept by the Redis adapter).
  */
-export interface EventBus {
-  publish(topic: string, payload: unknown): void;
-  /** Returns the function that unsubscribes. */
-  subscribe(topic: string, handler: (payload: unknown) => void): () => void;
+
+/** A key's change, as both planes show it: GraphQL subscriptions, key-cache invalidation, leases. */
+export interface KeyEventView {
+  id: string;
+  keyId: string;
+  accountId: string;
+  kind: KeyEventKind;
+  createdAt: Date;
+  actorUserId: string | null;
+  data: Record<string, unknown>;
 }
 
-export function inProcessEventBus(): EventBus {
+/** A video job as both planes show it. */
+export interface VideoView {
+  id: string;
+  accountId: string;
+  status: VideoStatus;
+  model: string;
+  prompt: string;
+  seconds: number;
+  resolution: string;
+  ratio: string;
+  progress: number;
+  /** Epoch milliseconds. */
+  createdAt: number;
+  completedAt: number | null;
+  expiresAt: number | null;
+  error: { code: string; message: string } | null;
+}
+
+/** An account's tier inputs changed (top-up, pinned tier): cached tiers of it are stale. */
+export interface AccountChangedEvent {
+  accountId: string;
+}
+
+/** An instance was refused for lack of an account's money: every instance gives back its slack. */
+export interface BudgetPressureEvent {
+  accountId: string;
+}
+
+/** Every topic and its payload. */
+export interface EventTopics {
+  'key-events': KeyEventView;
+  'video-updated': VideoView;
+  'account-changed': AccountChangedEvent;
+  'budget-pressure': BudgetPressureEvent;
+}
+
+export type Topic = keyof EventTopics;
+
+export const TOPIC_KEY_EVENTS = 'key-events' satisfies Topic;
+export const TOPIC_VIDEO_UPDATED = 'video-updated' satisfies Topic;
+export const TOPIC_ACCOUNT_CHANGED = 'account-changed' satisfies Topic;
+export const TOPIC_BUDGET_PRESSURE = 'budget-pressure' satisfies Topic;
+
+const TOPICS: ReadonlySet<string> = new Set<Topic>([TOPIC_KEY_EVENTS, TOPIC_VIDEO_UPDATED, TOPIC_ACCOUNT_CHANGED, TOPIC_BUDGET_PRESSURE]);
+
+export const isTopic = (topic: unknown): topic is Topic => typeof topic === 'string' && TOPICS.has(topic);
+
+/** One event: a topic with its payload (what crosses instances). */
+export type EventEnvelope = { [T in Topic]: { topic: T; payload: EventTopics[T] } }[Topic];
+
+export interface EventBus {
+  publish<T extends Topic>(topic: T, payload: EventTopics[T]): void;
+  /** Returns the function that unsubscribes. */
+  subscribe<T extends Topic>(topic: T, handler: (payload: EventTopics[T]) => void): () => void;
+}
+
+/** The bus of one process; `deliver` hands it an event that arrived from elsewhere (another instance). */
+export interface LocalEventBus extends EventBus {
+  deliver(event: EventEnvelope): void;
+}
+
+export function inProcessEventBus(): LocalEventBus {
   const emitter = new EventEmitter();
   emitter.setMaxListeners(0);
   return {
     publish: (topic, payload) => void emitter.emit(topic, payload),
+    deliver: (event) => void emitter.emit(event.topic, event.payload),
     subscribe: (topic, handler) => {
       emitter.on(topic, handler);
       return () => void emitter.off(topic, handler);
@@ -23,12 +95,12 @@ export function inProcessEventBus(): EventBus {
 }
 
 /** An async iterator over a topic's payloads (for GraphQL subscriptions); ends when returned. */
-export function subscribeIterator<T>(bus: EventBus, topic: string, accept: (payload: T) => boolean): AsyncIterableIterator<T> {
-  const queue: T[] = [];
-  let waiting: ((result: IteratorResult<T>) => void) | null = null;
+export function subscribeIterator<T extends Topic>(bus: EventBus, topic: T, accept: (payload: EventTopics[T]) => boolean): AsyncIterableIterator<EventTopics[T]> {
+  type Payload = EventTopics[T];
+  const queue: Payload[] = [];
+  let waiting: ((result: IteratorResult<Payload>) => void) | null = null;
   let done = false;
-  const unsubscribe = bus.subscribe(topic, (payload) => {
-    const value = payload as T;
+  const unsubscribe = bus.subscribe(topic, (value) => {
     if (done || !accept(value)) return;
     if (waiting) {
       const resolve = waiting;
@@ -36,7 +108,7 @@ export function subscribeIterator<T>(bus: EventBus, topic: string, accept: (payl
       resolve({ value, done: false });
     } else queue.push(value);
   });
-  const finish = async (): Promise<IteratorResult<T>> => {
+  const finish = async (): Promise<IteratorResult<Payload>> => {
     done = true;
     unsubscribe();
     queue.length = 0;
@@ -46,7 +118,7 @@ export function subscribeIterator<T>(bus: EventBus, topic: string, accept: (payl
   };
   return {
     next: () => {
-      if (queue.length > 0) return Promise.resolve({ value: queue.shift() as T, done: false });
+      if (queue.length > 0) return Promise.resolve({ value: queue.shift()!, done: false });
       if (done) return Promise.resolve({ value: undefined, done: true });
       return new Promise((resolve) => (waiting = resolve));
     },
@@ -60,5 +132,3 @@ export function subscribeIterator<T>(bus: EventBus, topic: string, accept: (payl
     },
   };
 }
-
-export const TOPIC_KEY_EVENTS = 'key-events';

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { sqlRows } from '../billing/reservations';
+import { sqlRows } from '../shared/sql';
 import type { VideoStatus } from './entities';
 import type { VendorJobHandle } from './ports';
 

@@ -4,13 +4,13 @@ import type { BillingService } from '../billing/service';
 import type { Catalog, VideoModel } from '../catalog/types';
 import { ProviderError } from '../generation/errors';
 import type { Clock } from '../shared/clock';
-import type { EventBus } from '../shared/events';
 import type { VendorJobHandle, VideoInputImage, VideoInputRole, VideoJobQueue, VideoJobStep, VideoProviders, VideoStorage } from './ports';
 import { findVideo, markCompleted, markFailed, markStarted, raiseProgress, saveVendorJob, type VideoRow } from './repository';
 import { VIDEO_RETENTION_MS } from './rules';
 import { contentKey } from './service';
 import type { VideoJobSlots } from './slots';
-import { toVideoView, TOPIC_VIDEO_UPDATED } from './view';
+import { TOPIC_VIDEO_UPDATED, type EventBus } from '../shared/events';
+import { toVideoView } from './view';
 
 /** The few logger methods the runner uses (pino's Logger fits). */
 export interface RunnerLogger {

@@ -1,5 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { KeyPrincipal } from '../accounts/auth';
+import type { KeyPrincipal } from '../shared/principal';
 import { mediaCostMicro } from '../billing/pricing';
 import type { BillingService } from '../billing/service';
 import { resolveModelId } from '../catalog/resolve';
@@ -7,7 +7,6 @@ import type { Catalog, VideoModel } from '../catalog/types';
 import { modelAccessFor } from '../catalog/vendors';
 import type { Clock } from '../shared/clock';
 import { ApiError, badRequest, notFound } from '../shared/errors';
-import type { EventBus } from '../shared/events';
 import type { IdGenerator } from '../shared/ids';
 import type { VideoInputImage, VideoJobQueue, VideoStorage } from './ports';
 import {
@@ -16,7 +15,8 @@ import {
 } from './repository';
 import { IDEMPOTENCY_KEY_TTL_MS, isVideoId, requestHash, requireModelField, validateVideoRequest, type ValidVideoRequest, type VideoCreateFields } from './rules';
 import type { VideoJobSlots } from './slots';
-import { toVideoView, TOPIC_VIDEO_UPDATED, type VideoView } from './view';
+import { TOPIC_VIDEO_UPDATED, type EventBus, type VideoView } from '../shared/events';
+import { toVideoView } from './view';
 
 export interface VideoServiceDeps {
   orm: MikroORM;

@@ -1,25 +1,7 @@
-import type { VideoStatus } from './entities';
+import type { VideoView } from '../shared/events';
 import type { VideoRow } from './repository';
 
-/** A video job as both planes show it; plain JSON (it also crosses instances on the event bus). */
-export interface VideoView {
-  id: string;
-  accountId: string;
-  status: VideoStatus;
-  model: string;
-  prompt: string;
-  seconds: number;
-  resolution: string;
-  ratio: string;
-  progress: number;
-  /** Epoch milliseconds. */
-  createdAt: number;
-  completedAt: number | null;
-  expiresAt: number | null;
-  error: { code: string; message: string } | null;
-}
-
-export const TOPIC_VIDEO_UPDATED = 'video-updated';
+export type { VideoView };
 
 const ms = (at: Date | string | null): number | null => (at === null ? null : new Date(at).getTime());
 

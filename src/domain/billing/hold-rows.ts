@@ -1,22 +1,17 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { sqlRows } from '../shared/sql';
 
-/**
- * SQL helpers of the reservation scheme (GUIDE.md, Money and concurrency). Reservation and
- * settlement themselves run server-side in tollgate_take_hold / tollgate_close_hold
- * (migrations/Migration20261123000000HoldFunctions.ts): every constraint is one conditional
- * UPDATE whose WHERE clause is the check, so check and deduction are one atomic step under the
- * row lock, on any number of instances. Row locks are taken in one global order, which rules
- * out deadlocks:
+/*
+ * Statements on hold rows outside the database functions. Reservation and settlement run
+ * server-side (tollgate_take_hold, tollgate_close_hold: migrations/functions/): every
+ * constraint is one conditional UPDATE whose WHERE clause is the check, so check and deduction
+ * are one atomic step under the row lock, on any number of instances. Row locks are taken in
+ * one global order, which rules out deadlocks:
  *
  *   holds → accounts → key_month_spend → plan_month_usage
  *
  * Money travels as decimal strings (bigint columns), never as JS numbers.
  */
-type SqlParam = string | number | null;
-
-export async function sqlRows<T>(tx: EntityManager, sql: string, params: SqlParam[]): Promise<T[]> {
-  return (await tx.execute(sql, params, 'all')) as unknown as T[];
-}
 
 /** A hold this transaction just moved out of `active`: what its counters must give back. */
 export interface ClosedHold {
@@ -68,31 +63,6 @@ export async function closeExpiredHolds(tx: EntityManager, now: Date, limit: num
  * is plan-billed exactly when it names the plan user.
  */
 export const isPlanBilled = (hold: Pick<ClosedHold, 'planUserId'>): boolean => hold.planUserId !== null;
-
-export type UsageStatus = 'ok' | 'partial' | 'failed';
-
-/** Counts as the provider reported them (spec 2.8); all optional, default 0. */
-export interface UsageCounts {
-  inputTokens?: number;
-  cachedInputTokens?: number;
-  outputTokens?: number;
-  reasoningTokens?: number;
-  images?: number;
-  videoSeconds?: number;
-}
-
-export interface UsageMeta {
-  usage?: UsageCounts;
-  status: UsageStatus;
-  latencyMs: number;
-  requestId: string | null;
-}
-
-export const usageCount = (value: number | undefined, field: string): number => {
-  const n = value ?? 0;
-  if (!Number.isSafeInteger(n) || n < 0 || n > 2_147_483_647) throw new RangeError(`${field} must be a non-negative 32-bit integer, got ${n}`);
-  return n;
-};
 
 /** Pushes an active hold's expiry out (long video jobs, long streams); false when it is no longer active. */
 export async function extendHoldExpiry(tx: EntityManager, holdId: string, expiresAt: Date): Promise<boolean> {

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { badRequest, notFound } from '../shared/errors';
 import type { HoldPurpose, HoldStatus } from './entities';
-import { sqlRows } from './reservations';
+import { sqlRows } from '../shared/sql';
 
 /** Read side of billing: holds in flight, key month spend, usage records, the money audit. */
 export interface HoldView {

@@ -1,0 +1,54 @@
+import type { RefusalReason } from './hold-requests';
+
+/*
+ * The in-memory bookkeeping of budget leases (leases.ts): per key and month, its leases, and
+ * the request holds carved out of them.
+ */
+
+/** A request's hold, carved out of a lease; lives in memory until settled or released. */
+export interface LeasedHold {
+  readonly id: string;
+  readonly amountMicro: bigint;
+}
+
+export interface Lease {
+  id: string;
+  /** What the lease still reserves in PostgreSQL (charges of settled requests moved out). */
+  remaining: bigint;
+  /** Σ amounts of the request holds carved out of it and still open. */
+  inFlight: bigint;
+  open: number;
+  /** No new request holds; given back once the last open one closes. */
+  retired: boolean;
+  lastUsedMs: number;
+}
+
+export interface Budget {
+  key: string;
+  accountId: string;
+  keyId: string;
+  planUserId: string | null;
+  month: string;
+  leases: Lease[];
+  /** A lease being taken: concurrent requests wait for it instead of taking their own. */
+  taking: Promise<unknown> | null;
+  /** Σ amounts of requests waiting for `taking`: the lease is sized for them too. */
+  waiting: bigint;
+  exactUntilMs: number;
+}
+
+export interface OpenHold extends LeasedHold {
+  lease: Lease;
+  budget: Budget;
+  model: string;
+  closed: boolean;
+}
+
+/** Whether a refusal of `refused` for `reason` could be eased by slack in `budget`. */
+export function sharesConstraint(budget: Budget, refused: Budget, reason: RefusalReason): boolean {
+  if (reason === 'balance') return budget.accountId === refused.accountId && budget.planUserId === null;
+  if (reason === 'key_limit') return budget.keyId === refused.keyId && budget.month === refused.month;
+  return budget.planUserId === refused.planUserId && budget.month === refused.month;
+}
+
+export const maxBig = (a: bigint, b: bigint): bigint => (a > b ? a : b);

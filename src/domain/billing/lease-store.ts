@@ -1,0 +1,69 @@
+import type { RefusalReason } from './hold-requests';
+
+/*
+ * What budget leases need of the database, as a port: take a lease, and apply a batch of
+ * lease operations in one transaction. The PostgreSQL adapter (src/infra/pg-lease-store.ts)
+ * knows the functions that do it and their wire format; the leases know neither.
+ */
+
+/** A lease to take: at least `minMicro`, up to `wantMicro`, under the same checks as a hold. */
+export interface LeaseTake {
+  id: string;
+  accountId: string;
+  keyId: string;
+  planUserId: string | null;
+  month: string;
+  minMicro: bigint;
+  wantMicro: bigint;
+  expiresAt: Date;
+  now: Date;
+}
+
+/** Granted (what the lease reserves), or why not even `minMicro` fits. */
+export type LeaseTaken = { refusal: null; grantedMicro: bigint } | { refusal: RefusalReason };
+
+/** Books one settled (or failed) request out of its lease: its charge, usage record and ledger row. */
+export interface SettleOp {
+  op: 'settle';
+  leaseId: string;
+  holdId: string;
+  /** What the request costs. */
+  chargeMicro: bigint;
+  /** The part of the charge the lease still reserves (the rest is drawn from the balance directly). */
+  consumeMicro: bigint;
+  model: string;
+  at: Date;
+  ledgerId: string;
+  usageId: string;
+  usageStatus: string;
+  requestId: string | null;
+  inputTokens: number;
+  cachedInputTokens: number;
+  outputTokens: number;
+  reasoningTokens: number;
+  latencyMs: number;
+}
+
+export type LeaseOp =
+  | SettleOp
+  /** Gives back part of a lease that still has requests open. */
+  | { op: 'trim'; leaseId: string; byMicro: bigint }
+  /** Gives a whole lease back. */
+  | { op: 'release'; leaseId: string; at: Date }
+  | { op: 'renew'; leaseId: string; expiresAt: Date };
+
+export interface LeaseOpResult {
+  /** False when the lease was no longer active (swept) or the settlement was already booked. */
+  applied: boolean;
+  accountId: string | null;
+  planBilled: boolean | null;
+  /** After a settlement: the balance and the automatic top-up threshold, to top up when below. */
+  balanceMicro: bigint | null;
+  thresholdMicro: bigint | null;
+}
+
+export interface LeaseStore {
+  takeLease(take: LeaseTake): Promise<LeaseTaken>;
+  /** One transaction for the whole batch; one result per operation, in order. */
+  applyOps(ops: readonly LeaseOp[]): Promise<LeaseOpResult[]>;
+}

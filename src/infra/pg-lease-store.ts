@@ -1,0 +1,54 @@
+import type { LeaseOp, LeaseOpResult, LeaseStore, LeaseTaken, LeaseTake } from '../domain/billing/lease-store';
+import type { RefusalReason } from '../domain/billing/hold-requests';
+import type { SqlRunner } from './sql-runner';
+
+/** The batch format tollgate_apply_lease_ops reads (migrations/functions/tollgate_apply_lease_ops.sql). */
+function wireOp(op: LeaseOp, seq: number): Record<string, unknown> {
+  switch (op.op) {
+    case 'settle':
+      return {
+        seq, op: 'settle', lease_id: op.leaseId, hold_id: op.holdId, charge: op.chargeMicro.toString(), consume: op.consumeMicro.toString(),
+        model: op.model, now: op.at.toISOString(), ledger_id: op.ledgerId, usage_id: op.usageId, usage_status: op.usageStatus, request_id: op.requestId,
+        input: op.inputTokens, cached: op.cachedInputTokens, output: op.outputTokens, reasoning: op.reasoningTokens, latency: op.latencyMs,
+      };
+    case 'trim':
+      return { seq, op: 'trim', lease_id: op.leaseId, by_micro: op.byMicro.toString() };
+    case 'release':
+      return { seq, op: 'release', lease_id: op.leaseId, now: op.at.toISOString() };
+    case 'renew':
+      return { seq, op: 'renew', lease_id: op.leaseId, expires_at: op.expiresAt.toISOString() };
+  }
+}
+
+interface OpResultRow {
+  seq: number;
+  applied: boolean;
+  account_id: string | null;
+  plan_billed: boolean | null;
+  balance_micro: string | null;
+  threshold_micro: string | null;
+}
+
+const bigOrNull = (value: string | null): bigint | null => (value === null ? null : BigInt(value));
+
+/** Budget leases on PostgreSQL: tollgate_take_lease and tollgate_apply_lease_ops, as prepared statements. */
+export function pgLeaseStore(sql: SqlRunner): LeaseStore {
+  return {
+    async takeLease(take: LeaseTake): Promise<LeaseTaken> {
+      const [row] = await sql.rows<{ refusal: RefusalReason | null; granted: string }>(
+        'tollgate_take_lease',
+        'select * from tollgate_take_lease($1, $2, $3, $4, $5, $6, $7, $8, $9)',
+        [take.id, take.accountId, take.keyId, take.planUserId, take.month, take.minMicro.toString(), take.wantMicro.toString(), take.expiresAt.toISOString(), take.now.toISOString()],
+      );
+      return row!.refusal !== null ? { refusal: row!.refusal } : { refusal: null, grantedMicro: BigInt(row!.granted) };
+    },
+    async applyOps(ops: readonly LeaseOp[]): Promise<LeaseOpResult[]> {
+      const rows = await sql.rows<OpResultRow>('tollgate_apply_lease_ops', 'select * from tollgate_apply_lease_ops($1::jsonb)', [JSON.stringify(ops.map(wireOp))]);
+      const results = new Array<LeaseOpResult>(ops.length);
+      for (const row of rows) {
+        results[row.seq] = { applied: row.applied, accountId: row.account_id, planBilled: row.plan_billed, balanceMicro: bigOrNull(row.balance_micro), thresholdMicro: bigOrNull(row.threshold_micro) };
+      }
+      return results;
+    },
+  };
+}
