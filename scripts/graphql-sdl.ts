@@ -5,14 +5,13 @@ import 'reflect-metadata';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { lexicographicSortSchema, printSchema } from 'graphql';
-import { inProcessEventBus } from '../src/domain/shared/events';
 import { buildGraphqlSchema } from '../src/graphql/server';
 
 export const SDL_FILE = join(__dirname, '..', 'dashboard', 'schema.graphql');
 
 /** The schema as served, in a stable order, as SDL. */
 export async function graphqlSdl(): Promise<string> {
-  return printSchema(lexicographicSortSchema(await buildGraphqlSchema(inProcessEventBus()))) + '\n';
+  return printSchema(lexicographicSortSchema(await buildGraphqlSchema())) + '\n';
 }
 
 if (require.main === module) {
