@@ -4,7 +4,7 @@ import type { KeyPrincipal } from '../../src/domain/accounts/auth';
 import { AdmissionService, RateLimitRefusal, type AdmissionTicket } from '../../src/domain/limits/admission';
 import type { LimitStore } from '../../src/domain/limits/store';
 import { InMemoryLimitStore } from '../../src/domain/limits/store-memory';
-import { RedisLimitStore } from '../../src/domain/limits/store-redis';
+import { RedisLimitStore } from '../../src/infra/redis-limit-store';
 import { TierLookup, TOPIC_ACCOUNT_CHANGED, type AccountTierInputs } from '../../src/domain/limits/tier-lookup';
 import { ManualClock } from '../../src/domain/shared/clock';
 import { inProcessEventBus } from '../../src/domain/shared/events';
@@ -364,5 +364,22 @@ describe('in-memory store housekeeping', () => {
     expect(store.trackedSubjects).toBe(1);
     store.sweep(T0 + 60_000);
     expect(store.trackedSubjects).toBe(0);
+  });
+});
+
+describe('ports and adapters', () => {
+  test('the domain declares the store and never imports a Redis client (adapters live in src/infra)', () => {
+    const { readdirSync, readFileSync } = require('node:fs') as typeof import('node:fs');
+    const { join } = require('node:path') as typeof import('node:path');
+    const offenders: string[] = [];
+    const walk = (dir: string) => {
+      for (const entry of readdirSync(dir, { withFileTypes: true })) {
+        const path = join(dir, entry.name);
+        if (entry.isDirectory()) walk(path);
+        else if (path.endsWith('.ts') && /from '(ioredis|.*\/infra\/[^']*)'/.test(readFileSync(path, 'utf8'))) offenders.push(path);
+      }
+    };
+    walk(join(__dirname, '..', '..', 'src', 'domain'));
+    expect(offenders).toEqual([]);
   });
 });

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import type { HeldSlotRef, LimitName, LimitStore, RequestAdmission, StoreOutcome, TokenReservation, TokenSettlement } from './store';
-import { MINUTE_WINDOW_MS, SECOND_WINDOW_MS, type WindowSnapshot } from './windows';
+import type { HeldSlotRef, LimitName, LimitStore, RequestAdmission, StoreOutcome, TokenReservation, TokenSettlement } from '../domain/limits/store';
+import { MINUTE_WINDOW_MS, SECOND_WINDOW_MS, type WindowSnapshot } from '../domain/limits/windows';
 
 /**
  * Limits shared by every instance through one Redis. rate-limiter-flexible's fixed windows
