@@ -136,6 +136,36 @@ describe.each(['memory', 'redis'] as const)('admission with the %s store', (kind
     expect(admitted.headers()['x-ratelimit-remaining-requests']).toBe('94');
   });
 
+  test('a refusal known from an earlier one is the one the store would give: same error, details and headers', async () => {
+    const { clock, admission, account, request, secondInstance } = setup();
+    const other = secondInstance(); // never refused anything: asks the store every time
+    const key = account();
+    // 100 RPM: a full minute, with settled tokens and a request in flight holding a reservation.
+    const inFlight = await admission.admit(key);
+    await inFlight.reserveTokens(40_000);
+    for (let i = 0; i < 99; i++) {
+      clock.advance(300);
+      const ticket = await admission.admit(key);
+      await ticket.settleTokens(i);
+      await ticket.release();
+    }
+    clock.advance(1_000);
+    const first = await refusal(admission.admit(key)); // from the store: now known here
+    expect(first.details).toMatchObject({ limit: 'requests_per_minute' });
+    for (const step of [1, 250, 4_000, 9_000]) {
+      clock.advance(step);
+      const known = await refusal(admission.admit(key));
+      const asked = await refusal(other.admit(key));
+      expect({ ...known, message: known.message }).toEqual({ ...asked, message: asked.message });
+      expect(known.rateLimitHeaders).toEqual(asked.rateLimitHeaders);
+    }
+    await inFlight.release(); // this instance changed the windows: the next answer comes from the store again
+    const afterRelease = await refusal(admission.admit(key));
+    expect(afterRelease.rateLimitHeaders?.['x-ratelimit-remaining-tokens']).toBe(String(200_000 - (99 * 98) / 2));
+    clock.advance(60_000);
+    await request(key); // the window moved on: admitted
+  });
+
   test('RPM is a rolling minute: the oldest request leaving frees one, reset counts to it', async () => {
     const { clock, admission, account, request } = setup();
     const key = account();
