@@ -23,6 +23,9 @@ export async function openRedisLimitStore(url: string, options: { keyPrefix?: st
     disconnectTimeout: 200,
     // Keep reconnecting in the background (capped backoff) so the shared limits come back by themselves.
     retryStrategy: (attempt) => Math.min(50 * attempt, 1_000),
+    // The script calls of every request started in one tick leave in one write: under load, a
+    // socket write per call costs the gateway more CPU than the call itself.
+    enableAutoPipelining: true,
   });
   let lastErrorLogAt = -Infinity;
   redis.on('error', (error: Error) => {
