@@ -58,7 +58,15 @@
  *  BENCH_FLOOR        0: no floor slices (default: on).
  *  BENCH_LOG_LEVEL    the gateway's log level, to stderr (default silent; "info" logs every request
  *                     and slows the gateway).
- *  REDIS_URL          set: the gateway keeps its limits in Redis.
+ *  REDIS_URL          set: the gateway keeps its limits in Redis. The sharing comparison uses
+ *                     it too (default redis://127.0.0.1:6379).
+ *  BENCH_SHARING      0: no sharing comparison; "only": the sharing comparison alone.
+ *  BENCH_SHARING_SECONDS      measured seconds per side and scenario there (default 6).
+ *  BENCH_SHARING_CONNECTIONS  closed-loop connections there (default 64).
+ *
+ * Last, the cost of sharing limits (bench/sharing.ts): the compiled build (built first) as one
+ * instance with in-process limits, one with Redis limits and two on one Redis, side by side,
+ * with each scenario's throughput, added latency, CPU per request and peak resident memory.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -68,6 +76,8 @@ import { Client } from 'pg';
 import { measureHop } from './hop';
 import { CLOCK_TICKS_PER_SECOND, cpuMs } from './proc';
 import { mergeLoadResults, runLoad, type LoadResult } from './load';
+import { ADMIN_TOKEN, provisionKey } from './provision';
+import { buildGateway, runSharingComparison, sharingTable, sharingTextRow, type SharingRow } from './sharing';
 
 const SERVER_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
@@ -78,12 +88,16 @@ const SLICES = Number(process.env.BENCH_SLICES ?? 4);
 const SLICE_WARMUP_MS = 300;
 const BODIES = (process.env.BENCH_BODIES ?? 'json,stream').split(',') as ('json' | 'stream')[];
 const WITH_FLOOR = process.env.BENCH_FLOOR !== '0';
+const WITH_SHARING = process.env.BENCH_SHARING !== '0';
+const SHARING_ONLY = process.env.BENCH_SHARING === 'only';
+const SHARING_SECONDS = Number(process.env.BENCH_SHARING_SECONDS ?? 6);
+const SHARING_CONNECTIONS = Number(process.env.BENCH_SHARING_CONNECTIONS ?? 64);
+const SHARING_REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const RATE_FRACTIONS = [0.25, 0.5, 0.75, 0.9];
 const OPEN_LOOP_CONNECTIONS = 64;
 const BAR = { p50: 1, p99: 5 };
 /** Round trips of the per-row machine check (the calibration at the start makes 10,000). */
 const HOP_ROUND_TRIPS_PER_ROW = 2_000;
-const ADMIN_TOKEN = 'bench-operator-token-0123456789';
 const REGISTER = join(__dirname, '..', 'test', 'support', 'swc-register.js');
 
 /** BENCH_PROFILE: CPU profiles in /tmp/prof; BENCH_NODE_FLAGS: more flags (`--trace-gc`, say). For the gateway and the floor proxy alike. */
@@ -121,31 +135,8 @@ function peakRssMb(pid: number): number {
   return match ? Number(match[1]) / 1024 : NaN;
 }
 
-async function json(url: string, body: unknown, token?: string): Promise<any> {
-  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: JSON.stringify(body) });
-  return response.json();
-}
-
-/**
- * A fresh tier-5 account and key. Each through-Tollgate run gets ACCOUNTS of them, used in
- * rotation: tier 5 allows 1,000 requests a second and 30,000 a minute per account, which this
- * machine can exceed, and the bench is about the latency of serving requests, not of refusing
- * them (limits are still checked on every request).
- */
+/** Tier-5 accounts (one key each) per through-Tollgate run, in rotation (see bench/provision.ts). */
 const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS ?? 8);
-
-async function provisionKey(gateway: string): Promise<string> {
-  const email = `bench-${randomBytes(6).toString('hex')}@example.com`;
-  const gql = (query: string, variables: Record<string, unknown>) => json(`${gateway}/graphql`, { query, variables }, ADMIN_TOKEN);
-  const account = await gql('mutation{createAccount(input:{name:"bench"}){id}}', {});
-  const accountId = account.data.createAccount.id;
-  await gql('mutation($a:ID!){addFunds(input:{accountId:$a,amountMicro:"900000000000"}){id}}', { a: accountId });
-  await gql('mutation($a:ID!){setAccountTier(input:{accountId:$a,tier:5}){tier}}', { a: accountId });
-  await gql('mutation($a:ID!,$e:String!){createUser(input:{accountId:$a,email:$e,password:"bench-password"}){id}}', { a: accountId, e: email });
-  const session = await json(`${gateway}/v1/auth/sessions`, { email, password: 'bench-password' });
-  const key = await json(`${gateway}/v1/keys`, { name: 'bench' }, session.token);
-  return key.secret;
-}
 
 interface Target {
   url: string;
@@ -319,7 +310,7 @@ async function main(): Promise<void> {
     const hop = await measureHop();
     const hopLine = `machine: a loopback round trip between two processes takes ${hop.roundTripUs.toFixed(0)} µs (${hop.cpuUsPerRoundTrip.toFixed(0)} µs of the sender's CPU); a request through Tollgate makes one such round trip more than a direct one`;
     console.log(hopLine);
-    for (const bodyType of BODIES) {
+    for (const bodyType of SHARING_ONLY ? [] : BODIES) {
       const stream = bodyType === 'stream';
       const extra = stream ? { stream: true, stream_options: { include_usage: true } } : {};
       const direct: Target = { url: `${upstream.message.url}/chat/completions`, tokens: ['sk-bench'], body: { model: 'gpt-4o-mini', messages, ...extra } };
@@ -384,14 +375,29 @@ async function main(): Promise<void> {
         console.log(bars.at(-1));
       }
     }
-    const rss = `tollgate peak RSS ${peakRssMb(gatewayPid).toFixed(0)} MB`;
-    console.log(rss);
+    const rss = `tollgate peak RSS ${peakRssMb(gatewayPid).toFixed(0)} MB (from source, over every scenario above)`;
+    if (!SHARING_ONLY) console.log(rss);
+    let sharing: SharingRow[] = [];
+    if (WITH_SHARING) {
+      console.log(`\nThe cost of sharing limits, compiled build, closed loop at ${SHARING_CONNECTIONS} connections, ${SHARING_SECONDS}s per side:`);
+      if (process.env.BENCH_SHARING_BUILD !== "0") buildGateway();
+      sharing = await runSharingComparison(
+        { databaseUrl: dbUrl.toString(), upstreamUrl: upstream.message.url, redisUrl: SHARING_REDIS_URL, seconds: SHARING_SECONDS, connections: SHARING_CONNECTIONS, accounts: ACCOUNTS, bodies: BODIES },
+        (row) => console.log(sharingTextRow(row)),
+      );
+    }
     console.log('');
-    console.log(markdownTable(rows));
-    console.log('');
+    if (!SHARING_ONLY) {
+      console.log(markdownTable(rows));
+      console.log('');
+    }
+    if (sharing.length > 0) {
+      console.log(sharingTable(sharing, SHARING_CONNECTIONS));
+      console.log('');
+    }
     for (const bar of bars) console.log(`- ${bar}`);
     console.log(`- ${hopLine}`);
-    console.log(`- ${rss}`);
+    if (!SHARING_ONLY) console.log(`- ${rss}`);
   } finally {
     gateway.child.disconnect();
     floor?.child.disconnect();

@@ -47,6 +47,7 @@ import { createImageProviders } from './providers/images/registry';
 import { noMetrics, type Tracer } from './domain/shared/telemetry';
 import { PrometheusMetrics } from './infra/metrics';
 import { startTracing } from './infra/tracing';
+import { openRedisLimitStore } from './infra/redis-limits-client';
 import { metricsRouter } from './rest/metrics';
 import { openApiRouter } from './rest/openapi/route';
 import { API_ROUTES } from './rest/openapi/routes';
@@ -148,7 +149,8 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
     onSettlementFailed: (err, requestId) => log.error({ err, request_id: requestId }, 'settlement could not be written'),
     metrics: metrics ?? undefined,
   });
-  const admission = await createAdmissionService({ orm, clock, bus, log, redisUrl: config.redisUrl, redisKeyPrefix: config.redisKeyPrefix, tiers: config.limits.tiers });
+  const sharedLimits = config.redisUrl ? await openRedisLimitStore(config.redisUrl, { keyPrefix: config.redisKeyPrefix, log }) : null;
+  const admission = createAdmissionService({ orm, clock, bus, log, sharedStore: sharedLimits, tiers: config.limits.tiers });
   // Video jobs: durable steps on pg-boss in this database, files behind the storage port. Steps
   // queued here wake a worker at once; the 5 s poll only finds those queued by other instances.
   const videoStorage = new LocalVideoStorage(config.videos.dir);

@@ -32,7 +32,7 @@
  * message's text + 3 per message + 3 per request (OpenAI's chat framing). The output limit
  * counts reasoning first: reaching it ends the answer with finish `length`.
  */
-import { countTokens } from 'gpt-tokenizer';
+import { countTokensExactly } from '../domain/billing/estimate';
 import type { Cancellation } from '../domain/generation/cancellation';
 import type { CanonicalEvent, CanonicalRequest, CanonicalTool, JsonSchema, ReasoningEffort, TextProvider } from '../domain/generation/canonical';
 import { ProviderError } from '../domain/generation/errors';
@@ -44,7 +44,6 @@ export const SANDBOX_FALLBACK_ANSWER = 'This is the Tollgate sandbox: a determin
 export const SANDBOX_REFUSAL = "I can't help with that request.";
 
 const REASONING_WORDS = ['Let', ' me', ' think', ' about', ' this', ' step', ' by', ' step', '.'];
-const NO_SPECIAL_TOKENS = { disallowedSpecial: new Set<string>() };
 const MAGIC = /\[sandbox:([a-z-]+)(?:=([^\]\s]*))?\]/gi;
 
 export interface SandboxOptions {
@@ -102,7 +101,7 @@ export function parseDirectives(text: string): { directives: SandboxDirectives; 
   return { directives, rest: text.replace(MAGIC, ' ').replace(/\s+/g, ' ').trim() };
 }
 
-export const sandboxTokens = (text: string): number => (text === '' ? 0 : text.length > 1_000_000 ? Math.ceil(text.length / 4) : countTokens(text, NO_SPECIAL_TOKENS));
+export const sandboxTokens = (text: string): number => (text === '' ? 0 : text.length > 1_000_000 ? Math.ceil(text.length / 4) : countTokensExactly(text));
 
 export function sandboxInputTokens(request: CanonicalRequest): number {
   let total = 3;

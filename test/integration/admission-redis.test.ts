@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { AdmissionService } from '../../src/domain/limits/admission';
-import { RedisLimitStore } from '../../src/domain/limits/store-redis';
+import { RedisLimitStore } from '../../src/infra/redis-limit-store';
 import { TierLookup } from '../../src/domain/limits/tier-lookup';
 import { ManualClock } from '../../src/domain/shared/clock';
 import { startTcpProxy } from '../support/tcp-proxy';

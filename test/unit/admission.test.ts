@@ -4,7 +4,7 @@ import type { KeyPrincipal } from '../../src/domain/accounts/auth';
 import { AdmissionService, RateLimitRefusal, type AdmissionTicket } from '../../src/domain/limits/admission';
 import type { LimitStore } from '../../src/domain/limits/store';
 import { InMemoryLimitStore } from '../../src/domain/limits/store-memory';
-import { RedisLimitStore } from '../../src/domain/limits/store-redis';
+import { RedisLimitStore } from '../../src/infra/redis-limit-store';
 import { TierLookup, TOPIC_ACCOUNT_CHANGED, type AccountTierInputs } from '../../src/domain/limits/tier-lookup';
 import { ManualClock } from '../../src/domain/shared/clock';
 import { inProcessEventBus } from '../../src/domain/shared/events';
@@ -134,6 +134,36 @@ describe.each(['memory', 'redis'] as const)('admission with the %s store', (kind
     clock.advance(1);
     const admitted = await request(key);
     expect(admitted.headers()['x-ratelimit-remaining-requests']).toBe('94');
+  });
+
+  test('a refusal known from an earlier one is the one the store would give: same error, details and headers', async () => {
+    const { clock, admission, account, request, secondInstance } = setup();
+    const other = secondInstance(); // never refused anything: asks the store every time
+    const key = account();
+    // 100 RPM: a full minute, with settled tokens and a request in flight holding a reservation.
+    const inFlight = await admission.admit(key);
+    await inFlight.reserveTokens(40_000);
+    for (let i = 0; i < 99; i++) {
+      clock.advance(300);
+      const ticket = await admission.admit(key);
+      await ticket.settleTokens(i);
+      await ticket.release();
+    }
+    clock.advance(1_000);
+    const first = await refusal(admission.admit(key)); // from the store: now known here
+    expect(first.details).toMatchObject({ limit: 'requests_per_minute' });
+    for (const step of [1, 250, 4_000, 9_000]) {
+      clock.advance(step);
+      const known = await refusal(admission.admit(key));
+      const asked = await refusal(other.admit(key));
+      expect({ ...known, message: known.message }).toEqual({ ...asked, message: asked.message });
+      expect(known.rateLimitHeaders).toEqual(asked.rateLimitHeaders);
+    }
+    await inFlight.release(); // this instance changed the windows: the next answer comes from the store again
+    const afterRelease = await refusal(admission.admit(key));
+    expect(afterRelease.rateLimitHeaders?.['x-ratelimit-remaining-tokens']).toBe(String(200_000 - (99 * 98) / 2));
+    clock.advance(60_000);
+    await request(key); // the window moved on: admitted
   });
 
   test('RPM is a rolling minute: the oldest request leaving frees one, reset counts to it', async () => {
@@ -364,5 +394,22 @@ describe('in-memory store housekeeping', () => {
     expect(store.trackedSubjects).toBe(1);
     store.sweep(T0 + 60_000);
     expect(store.trackedSubjects).toBe(0);
+  });
+});
+
+describe('ports and adapters', () => {
+  test('the domain declares the store and never imports a Redis client (adapters live in src/infra)', () => {
+    const { readdirSync, readFileSync } = require('node:fs') as typeof import('node:fs');
+    const { join } = require('node:path') as typeof import('node:path');
+    const offenders: string[] = [];
+    const walk = (dir: string) => {
+      for (const entry of readdirSync(dir, { withFileTypes: true })) {
+        const path = join(dir, entry.name);
+        if (entry.isDirectory()) walk(path);
+        else if (path.endsWith('.ts') && /from '(ioredis|.*\/infra\/[^']*)'/.test(readFileSync(path, 'utf8'))) offenders.push(path);
+      }
+    };
+    walk(join(__dirname, '..', '..', 'src', 'domain'));
+    expect(offenders).toEqual([]);
   });
 });

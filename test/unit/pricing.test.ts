@@ -1,6 +1,6 @@
 import { countTokens } from 'gpt-tokenizer';
 import {
-  estimateInputTokens, LARGE_PROMPT_CHARS, TOKENIZER_MARGIN_PERCENT, TOKENS_PER_MESSAGE, TOKENS_PER_REQUEST,
+  countTokensExactly, estimateInputTokens, TOKENS_PER_MESSAGE, TOKENS_PER_REQUEST,
 } from '../../src/domain/billing/estimate';
 import { divideRounded, mediaCostMicro, textChargeMicro, textCostMicro, textHoldMicro, type TokenPrices } from '../../src/domain/billing/pricing';
 
@@ -104,11 +104,12 @@ describe('divideRounded', () => {
 describe('estimateInputTokens', () => {
   const text = 'The quick brown fox jumps over the lazy dog. '.repeat(20);
 
-  test('tokenizer count with the vendor margin and per-message overhead', () => {
-    const counted = countTokens(text);
-    const expected = Math.ceil((counted * TOKENIZER_MARGIN_PERCENT) / 100) + 2 * TOKENS_PER_MESSAGE + TOKENS_PER_REQUEST;
+  test('bounded by the UTF-8 size plus the per-message and per-request framing, never below the real count', () => {
+    const expected = Buffer.byteLength(text) + 2 * TOKENS_PER_MESSAGE + TOKENS_PER_REQUEST;
     expect(estimateInputTokens({ texts: [text], messages: 2 })).toBe(expected);
-    expect(estimateInputTokens({ texts: [text], messages: 2 })).toBeGreaterThan(counted);
+    for (const sample of [text, 'é'.repeat(300), '日本語のテキスト'.repeat(40), '🦊'.repeat(100), 'x\u0000y <|endoftext|> \u202e', '{"a":[1,2,3]}'.repeat(50)]) {
+      expect(estimateInputTokens({ texts: [sample], messages: 0 })).toBeGreaterThan(countTokensExactly(sample));
+    }
   });
 
   test('an empty prompt still reserves the framing', () => {
@@ -118,14 +119,18 @@ describe('estimateInputTokens', () => {
 
   test('special-token lookalikes in user text are counted, not refused', () => {
     expect(estimateInputTokens({ texts: ['hi <|endoftext|> there'], messages: 1 })).toBeGreaterThan(TOKENS_PER_REQUEST + TOKENS_PER_MESSAGE);
+    expect(countTokensExactly('hi <|endoftext|> there')).toBeGreaterThan(1);
   });
 
   test('capped by the context length', () => {
     expect(estimateInputTokens({ texts: [text], messages: 1 }, { contextLength: 50 })).toBe(50);
   });
+});
 
-  test('huge prompts are bounded by their UTF-8 size instead of tokenized', () => {
-    const huge = 'é'.repeat(LARGE_PROMPT_CHARS + 1);
-    expect(estimateInputTokens({ texts: [huge], messages: 1 })).toBe(Buffer.byteLength(huge) + TOKENS_PER_MESSAGE + TOKENS_PER_REQUEST);
+describe('countTokensExactly', () => {
+  test('the o200k count, loaded on first use', () => {
+    expect(countTokensExactly('')).toBe(0);
+    expect(countTokensExactly(text())).toBe(countTokens(text()));
   });
+  const text = () => 'Say something about foxes, in two sentences.';
 });

@@ -1,8 +1,7 @@
-import { countTokens } from 'gpt-tokenizer';
 import type { KeyPrincipal } from '../accounts/auth';
 import { resolveModelId, type Catalog, type TextModel } from '../catalog';
 import { modelAccessFor } from '../catalog/vendors';
-import { estimateInputTokens, type PromptForEstimate } from '../billing/estimate';
+import { countTokensExactly, estimateInputTokens, type PromptForEstimate } from '../billing/estimate';
 import { textChargeMicro, textHoldMicro, type TokenPrices, type TokenUsage } from '../billing/pricing';
 import type { BudgetLeases, LeasedHold } from '../billing/leases';
 import type { UsageCounts } from '../billing/usage-counts';
@@ -35,8 +34,7 @@ export interface TextPipelineDeps {
   metrics?: Metrics;
 }
 
-const NO_SPECIAL_TOKENS = { disallowedSpecial: new Set<string>() };
-const count = (text: string): number => (text ? countTokens(text, NO_SPECIAL_TOKENS) : 0);
+const count = countTokensExactly;
 
 /** Every text the model reads, for the reservation estimate. */
 export function promptForEstimate(request: CanonicalRequest): PromptForEstimate {

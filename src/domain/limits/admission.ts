@@ -4,10 +4,10 @@ import type { KeyPrincipal } from '../shared/principal';
 import type { Clock } from '../shared/clock';
 import { ApiError, type ErrorDetails } from '../shared/errors';
 import { formatResetDuration, retryAfterSeconds } from './durations';
-import type { HeldSlotRef, LimitStore, StoreOutcome, StoreRefusal } from './store';
+import type { HeldSlotRef, LimitStore, SettledUsage, StoreOutcome, StoreRefusal } from './store';
 import type { TierLookup } from './tier-lookup';
 import type { Tier } from './tiers';
-import { rateLimitHeaders, remainingTokens, type AppliedLimits, type RateLimitHeaders, type WindowSnapshot } from './windows';
+import { MINUTE_WINDOW_MS, rateLimitHeaders, remainingTokens, requestsResetMs, SECOND_WINDOW_MS, type AppliedLimits, type RateLimitHeaders, type WindowSnapshot } from './windows';
 
 /**
  * Admission control (GUIDE: the pipeline step "admit under rate and concurrency limits").
@@ -21,6 +21,13 @@ import { rateLimitHeaders, remainingTokens, type AppliedLimits, type RateLimitHe
  * flowing and each instance still enforces the tier limits on what it sees (so the account
  * can get up to N× its limits across N instances while Redis is down), never a 500. Ticket
  * operations on a broken store are skipped (slots then expire by their TTL).
+ *
+ * Round trips to a shared store: one to admit (every check and the take), one to reserve the
+ * request's tokens once its body is read, and one at the end, where the settlement is recorded
+ * with the release of the slot. While a request window is known to be full (a refusal said
+ * until when), further requests of that subject are refused here without asking the store:
+ * request windows only fill up until their entries leave at known times, so the answer,
+ * headers included, is the one the store would give, unless another instance changes it.
  */
 
 /** The few logger methods admission uses (pino's Logger fits). */
@@ -125,6 +132,20 @@ interface HeldSlot extends HeldSlotRef {
   store: LimitStore;
 }
 
+interface KnownRefusal {
+  limits: AppliedLimits;
+  /** The store's refusal, as of `outcome.snapshot.at`. */
+  outcome: StoreOutcome;
+  /** Epoch ms: from then on, ask the store again. */
+  until: number;
+}
+
+/** Bounds the memory of known refusals (one entry per refused subject). */
+const MAX_KNOWN_REFUSALS = 10_000;
+
+const sameRequestLimits = (a: AppliedLimits, b: AppliedLimits): boolean =>
+  a.requestsPerSecond === b.requestsPerSecond && a.requestsPerMinute === b.requestsPerMinute && a.tokensPerMinute === b.tokensPerMinute && a.concurrentRequests === b.concurrentRequests;
+
 export class AdmissionService {
   private readonly store: LimitStore;
   private readonly fallback: LimitStore | null;
@@ -137,7 +158,14 @@ export class AdmissionService {
    * answers again, before anything else is asked of it. Left there, each would count against
    * its account until its TTL, refusing requests for no reason after the store came back.
    */
-  private readonly pendingReleases = new Map<string, { subject: string; slotId: string }>();
+  private readonly pendingReleases = new Map<string, { subject: string; slotId: string; settled?: SettledUsage }>();
+  /**
+   * Subjects whose request window (RPS or RPM) a store refusal showed full, with the refusal,
+   * until the first moment the answer could differ: refused again here without a round trip.
+   * Any change this instance makes to the subject's windows (a reservation, settlement or
+   * release) drops the entry, so what it says stays what the store would say.
+   */
+  private readonly knownRefusals = new Map<string, KnownRefusal>();
   private readonly heartbeat: NodeJS.Timeout;
   private readonly idPrefix = randomBytes(5).toString('hex');
   private sequence = 0;
@@ -167,13 +195,18 @@ export class AdmissionService {
   async admit(principal: KeyPrincipal, now: Date = this.options.clock.now()): Promise<AdmissionTicket> {
     const limits = await this.limitsFor(principal);
     const subject = subjectOf(principal);
-    const id = this.nextId();
     const at = now.getTime();
+    const known = this.knownRefusal(subject, limits, at);
+    if (known) throw refusalFor(limits, known);
+    const id = this.nextId();
     const slot = limits.concurrentRequests === null ? null : { id, limit: limits.concurrentRequests, expiresAt: at + this.slotTtlMs };
     const { value: outcome, store } = await this.withStore((s) =>
       s.admit({ subject, now: at, requestId: id, requestsPerSecond: limits.requestsPerSecond, requestsPerMinute: limits.requestsPerMinute, slot }),
     );
-    if (outcome.refusal) throw refusalFor(limits, outcome);
+    if (outcome.refusal) {
+      this.rememberRefusal(subject, limits, outcome);
+      throw refusalFor(limits, outcome);
+    }
     if (slot) this.held.set(id, { subject, slotId: id, store });
     return new Ticket(this, store, subject, limits, slot ? id : null, outcome.snapshot);
   }
@@ -188,6 +221,7 @@ export class AdmissionService {
     const subject = subjectOfAccount(accountId);
     const slotId = options.slotId ?? this.nextId();
     const at = this.options.clock.now().getTime();
+    this.windowsChanged(subject);
     const { value: outcome, store } = await this.withStore((s) =>
       s.admit({ subject, now: at, requestId: null, requestsPerSecond: null, requestsPerMinute: null, slot: { id: slotId, limit: limits.concurrentRequests ?? 0, expiresAt: at + this.slotTtlMs } }),
     );
@@ -248,23 +282,67 @@ export class AdmissionService {
     await this.fallback?.close();
   }
 
-  /** @internal for tickets */
-  async releaseHeld(store: LimitStore, subject: string, slotId: string): Promise<void> {
+  /** @internal for tickets: frees a slot, recording the request's settled usage with it when given. */
+  async releaseHeld(store: LimitStore, subject: string, slotId: string, settled?: SettledUsage): Promise<void> {
     this.held.delete(slotId);
+    this.windowsChanged(subject);
     try {
-      await store.releaseSlot(subject, slotId);
+      await store.releaseSlot(subject, slotId, settled);
     } catch (error) {
       if (store === this.fallback || !this.fallback) throw error;
       this.noteStoreFailure(error);
-      this.pendingReleases.set(slotId, { subject, slotId });
+      this.pendingReleases.set(slotId, { subject, slotId, settled });
     }
   }
 
   private async releasePending(): Promise<void> {
     for (const [slotId, slot] of this.pendingReleases) {
-      await this.store.releaseSlot(slot.subject, slot.slotId);
+      await this.store.releaseSlot(slot.subject, slot.slotId, slot.settled);
       this.pendingReleases.delete(slotId);
     }
+  }
+
+  /** @internal for tickets: this instance changed the subject's windows, so a known refusal may no longer hold. */
+  windowsChanged(subject: string): void {
+    if (this.knownRefusals.size > 0) this.knownRefusals.delete(subject);
+  }
+
+  /** The refusal the store would give now, when a recent one still answers for it; else null (ask the store). */
+  private knownRefusal(subject: string, limits: AppliedLimits, at: number): StoreOutcome | null {
+    const known = this.knownRefusals.get(subject);
+    if (!known) return null;
+    const elapsed = at - known.outcome.snapshot.at;
+    if (elapsed < 0 || at >= known.until || !sameRequestLimits(known.limits, limits)) {
+      this.knownRefusals.delete(subject);
+      return null;
+    }
+    const refusal = known.outcome.refusal as StoreRefusal;
+    return { refusal: { limit: refusal.limit, retryAfterMs: refusal.retryAfterMs - elapsed }, snapshot: { ...known.outcome.snapshot, at } };
+  }
+
+  /**
+   * Keeps a request-window refusal for as long as the store's answer is sure to be the same:
+   * until the refused request would fit, and no longer than the moment an entry leaves a window
+   * the headers show (the oldest request, the oldest settled usage). When the concurrency limit
+   * was also reached, only while the window's wait is the longer one (a full slot table asks
+   * for a one-second retry, and the longest wait is the one reported).
+   */
+  private rememberRefusal(subject: string, limits: AppliedLimits, outcome: StoreOutcome): void {
+    const refusal = outcome.refusal as StoreRefusal;
+    if (refusal.limit !== 'requests_per_second' && refusal.limit !== 'requests_per_minute') return;
+    const s = outcome.snapshot;
+    let lasts = Math.min(refusal.retryAfterMs, requestsResetMs(s));
+    if (s.oldestSettledAt !== null) lasts = Math.min(lasts, s.oldestSettledAt + MINUTE_WINDOW_MS - s.at);
+    if (limits.concurrentRequests !== null && s.slotsInUse >= limits.concurrentRequests) lasts = Math.min(lasts, refusal.retryAfterMs - SECOND_WINDOW_MS);
+    if (lasts <= 0) return;
+    if (this.knownRefusals.size >= MAX_KNOWN_REFUSALS) this.forgetStaleRefusals(s.at);
+    this.knownRefusals.set(subject, { limits, outcome, until: s.at + lasts });
+  }
+
+  private forgetStaleRefusals(now: number): void {
+    for (const [subject, known] of this.knownRefusals) if (known.until <= now) this.knownRefusals.delete(subject);
+    // Still full (a flood of distinct subjects): start over; the store answers meanwhile.
+    if (this.knownRefusals.size >= MAX_KNOWN_REFUSALS) this.knownRefusals.clear();
   }
 
   /** @internal for tickets */
@@ -314,6 +392,10 @@ export class AdmissionService {
 class Ticket implements AdmissionTicket {
   private released = false;
   private settled = false;
+  /** Tokens this ticket has in flight in the store (its accepted reservations). */
+  private reserved = 0;
+  /** Usage settled before the release: recorded by the store with the release, in one step. */
+  private settledUsage: SettledUsage | undefined;
 
   constructor(
     private readonly service: AdmissionService,
@@ -334,12 +416,14 @@ class Ticket implements AdmissionTicket {
     if (tokensPerMinute === null || this.slotId === null || this.released || this.settled) return this.headers();
     const slotId = this.slotId;
     const now = this.service.nowMs();
+    this.service.windowsChanged(this.subject);
     const outcome = await this.service.guard(this.store, () =>
       this.store.reserveTokens({ subject: this.subject, now, slotId, slotExpiresAt: now + this.service.slotTtlMs, tokens, tokensPerMinute }),
     );
     if (!outcome) return this.headers();
     this.snapshot = outcome.snapshot;
     if (outcome.refusal) throw refusalFor(this.limits, outcome, { requested_tokens: tokens, remaining_tokens: remainingTokens(tokensPerMinute, outcome.snapshot) });
+    this.reserved += tokens;
     return this.headers();
   }
 
@@ -349,6 +433,15 @@ class Ticket implements AdmissionTicket {
     this.settled = true;
     const slotId = this.slotId;
     const now = this.service.nowMs();
+    if (!this.released) {
+      // The release follows (the answer's last byte): the store records both in one step. Until
+      // then the reservation stands for the usage, and it is the larger of the two (an estimate
+      // from above), so the window errs on the safe side for those milliseconds.
+      this.settledUsage = { tokens, at: now };
+      this.snapshot = settledLocally(this.snapshot, now, this.reserved, tokens);
+      return this.headers();
+    }
+    this.service.windowsChanged(this.subject);
     const snapshot = await this.service.guard(this.store, () => this.store.settleTokens({ subject: this.subject, now, slotId, tokens }));
     if (snapshot) this.snapshot = snapshot;
     return this.headers();
@@ -357,8 +450,19 @@ class Ticket implements AdmissionTicket {
   async release(): Promise<void> {
     if (this.released || this.slotId === null) return;
     this.released = true;
-    await this.service.releaseHeld(this.store, this.subject, this.slotId);
+    await this.service.releaseHeld(this.store, this.subject, this.slotId, this.settledUsage);
   }
+}
+
+/** The windows as this ticket last saw them, with its reservation replaced by its settled usage at `now`. */
+function settledLocally(s: WindowSnapshot, now: number, reserved: number, tokens: number): WindowSnapshot {
+  return {
+    ...s,
+    at: now,
+    inFlightTokens: Math.max(0, s.inFlightTokens - reserved),
+    settledTokens: s.settledTokens + tokens,
+    oldestSettledAt: tokens > 0 && s.oldestSettledAt === null ? now : s.oldestSettledAt,
+  };
 }
 
 function assertTokenCount(tokens: number): void {

@@ -1,4 +1,4 @@
-import { tokenRetryAfterMs, type HeldSlotRef, type LimitStore, type RequestAdmission, type StoreOutcome, type StoreRefusal, type TokenReservation, type TokenSettlement } from './store';
+import { tokenRetryAfterMs, type HeldSlotRef, type LimitStore, type RequestAdmission, type SettledUsage, type StoreOutcome, type StoreRefusal, type TokenReservation, type TokenSettlement } from './store';
 import { MINUTE_WINDOW_MS, SECOND_WINDOW_MS, type WindowSnapshot } from './windows';
 
 /**
@@ -217,7 +217,8 @@ export class InMemoryLimitStore implements LimitStore {
     return w.snapshot(input.now);
   }
 
-  async releaseSlot(subject: string, slotId: string): Promise<void> {
+  async releaseSlot(subject: string, slotId: string, settled?: SettledUsage): Promise<void> {
+    if (settled && settled.tokens > 0) await this.settleTokens({ subject, now: settled.at, slotId, tokens: settled.tokens });
     this.subjects.get(subject)?.slots.delete(slotId);
   }
 

@@ -14,8 +14,12 @@ export interface LimitStore {
   reserveTokens(input: TokenReservation): Promise<StoreOutcome>;
   /** Drops the slot's reservation and records `tokens` as settled usage at `now`. */
   settleTokens(input: TokenSettlement): Promise<WindowSnapshot>;
-  /** Frees a slot and its reservation; freeing a slot that is gone is fine. */
-  releaseSlot(subject: string, slotId: string): Promise<void>;
+  /**
+   * Frees a slot and its reservation; freeing a slot that is gone is fine. With `settled`, also
+   * records that usage as settled at `settled.at`, in the same step: a request's settlement and
+   * release cost one operation (one round trip to a shared store), not two.
+   */
+  releaseSlot(subject: string, slotId: string, settled?: SettledUsage): Promise<void>;
   /** Pushes the expiry of held slots (heartbeat); slots already gone stay gone. */
   refreshSlots(slots: readonly HeldSlotRef[], now: number, expiresAt: number): Promise<void>;
   /** The subject's windows now, recording nothing. */
@@ -64,6 +68,12 @@ export interface TokenReservation {
   slotExpiresAt: number;
   tokens: number;
   tokensPerMinute: number;
+}
+
+export interface SettledUsage {
+  tokens: number;
+  /** When the request settled (epoch ms): the usage counts in the token window until a minute after. */
+  at: number;
 }
 
 export interface TokenSettlement {

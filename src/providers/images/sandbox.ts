@@ -11,7 +11,7 @@ import { badRequest } from '../../domain/shared/errors';
  *   [sandbox:size=WxH]      answers WxH instead of the size asked (the service then fits it)
  */
 import { createHash } from 'node:crypto';
-import sharp from 'sharp';
+import { sharp } from '../../domain/images/sharp';
 import type { GeneratedImage, ImageProvider, ImageProviderRequest, PixelSize } from '../../domain/images/ports';
 import { ProviderError } from '../../domain/generation/errors';
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import type { HeldSlotRef, LimitName, LimitStore, RequestAdmission, StoreOutcome, TokenReservation, TokenSettlement } from './store';
-import { MINUTE_WINDOW_MS, SECOND_WINDOW_MS, type WindowSnapshot } from './windows';
+import type { HeldSlotRef, LimitName, LimitStore, RequestAdmission, SettledUsage, StoreOutcome, TokenReservation, TokenSettlement } from '../domain/limits/store';
+import { MINUTE_WINDOW_MS, SECOND_WINDOW_MS, type WindowSnapshot } from '../domain/limits/windows';
 
 /**
  * Limits shared by every instance through one Redis. rate-limiter-flexible's fixed windows
@@ -171,10 +171,21 @@ prune()
 return reply(1, '', 0)
 `;
 
-/** ARGV: now (unused), slotId. */
+/**
+ * ARGV: now (unused), slotId, settled tokens (0: none), settled at. A settlement recorded here
+ * rather than by SETTLE needs no pruning: entries are trimmed, and the sum with them, whenever
+ * a later script prunes.
+ */
 const RELEASE = `${PRELUDE}
-redis.call('ZREM', KEYS[2], ARGV[2])
-redis.call('HDEL', KEYS[3], ARGV[2])
+local slotId, tokens, settledAt = ARGV[2], tonumber(ARGV[3]), ARGV[4]
+redis.call('ZREM', KEYS[2], slotId)
+redis.call('HDEL', KEYS[3], slotId)
+if tokens > 0 then
+  redis.call('ZADD', KEYS[4], settledAt, slotId .. '|' .. tokens)
+  redis.call('INCRBY', KEYS[5], tokens)
+  redis.call('PEXPIRE', KEYS[4], MINUTE + SECOND)
+  redis.call('PEXPIRE', KEYS[5], MINUTE + SECOND)
+end
 return 1
 `;
 
@@ -272,8 +283,8 @@ export class RedisLimitStore implements LimitStore {
     return (await this.outcome(SCRIPTS.snapshot, subject, now, [])).snapshot;
   }
 
-  async releaseSlot(subject: string, slotId: string): Promise<void> {
-    await this.run(SCRIPTS.release, subject, [0, slotId]);
+  async releaseSlot(subject: string, slotId: string, settled?: SettledUsage): Promise<void> {
+    await this.run(SCRIPTS.release, subject, [0, slotId, settled?.tokens ?? 0, settled?.at ?? 0]);
   }
 
   async refreshSlots(slots: readonly HeldSlotRef[], now: number, expiresAt: number): Promise<void> {

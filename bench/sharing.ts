@@ -1,0 +1,252 @@
+/**
+ * The cost of sharing limits, side by side in one run of `npm run bench`, for the COMPILED
+ * build (`npm run build`, then `node dist/src/main.js`, as an operator runs it):
+ *   - one instance with in-process limits,
+ *   - one instance with its limits in Redis,
+ *   - two instances on one Redis and one PostgreSQL, the load generator splitting its
+ *     connections between them (what a load balancer would do),
+ * each under SHARING_CONNECTIONS closed-loop connections of JSON chat and of streamed chat
+ * against the mock upstream. Slices of direct (upstream only) and through-Tollgate load
+ * alternate, as in the main bench, so both sides see the same machine. Every scenario starts
+ * fresh gateway processes, so each one's peak resident memory (VmHWM) is that scenario's.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { mergeLoadResults, runLoad, type LoadResult } from './load';
+import { cpuMs } from './proc';
+import { ADMIN_TOKEN, provisionKey } from './provision';
+
+const ROOT = join(__dirname, '..');
+
+export interface SharingOptions {
+  databaseUrl: string;
+  upstreamUrl: string;
+  redisUrl: string;
+  /** Measured seconds per side (direct, through) and scenario, over all slices. */
+  seconds: number;
+  connections: number;
+  accounts: number;
+  bodies: ('json' | 'stream')[];
+}
+
+interface Scenario {
+  name: string;
+  instances: number;
+  redis: boolean;
+}
+
+const SCENARIOS: Scenario[] = [
+  { name: '1 instance, in-process limits', instances: 1, redis: false },
+  { name: '1 instance, limits in Redis', instances: 1, redis: true },
+  { name: '2 instances, limits in Redis', instances: 2, redis: true },
+];
+const SLICES = 2;
+const WARMUP_MS = 300;
+
+export interface SharingRow {
+  body: 'json' | 'stream';
+  scenario: string;
+  direct: LoadResult;
+  through: LoadResult;
+  /** Gateway CPU (all instances, user + system) per request served, ms. */
+  cpuPerRequest: number;
+  /** Peak resident memory of each instance while serving the load (after start-up and provisioning), MB. */
+  peakRssMb: number[];
+}
+
+/** `npm run build`: the scenarios run what an operator runs. */
+export function buildGateway(): void {
+  const built = spawnSync('npx', ['tsc', '-p', 'tsconfig.json'], { cwd: ROOT, stdio: 'inherit' });
+  if (built.status !== 0) throw new Error(`npm run build failed (${built.status})`);
+}
+
+interface Gateway {
+  child: ChildProcess;
+  url: string;
+}
+
+/** `node dist/src/main.js` on a free port; resolves once it prints that it listens. */
+function startCompiledGateway(env: Record<string, string>): Promise<Gateway> {
+  const flags = (process.env.BENCH_SHARING_NODE_FLAGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...flags, join(ROOT, 'dist', 'src', 'main.js')], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let output = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /listening on http:\/\/localhost:(\d+)/.exec(output);
+      if (match) resolve({ child, url: `http://127.0.0.1:${match[1]}` });
+    });
+    child.once('exit', (code) => reject(new Error(`compiled gateway exited with ${code}: ${output}`)));
+  });
+}
+
+function stopGateway(gateway: Gateway): Promise<void> {
+  return new Promise((resolve) => {
+    if (gateway.child.exitCode !== null) return resolve();
+    gateway.child.once('exit', () => resolve());
+    gateway.child.kill('SIGTERM');
+  });
+}
+
+/** Linux: writing 5 to clear_refs starts the peak (VmHWM) over from the current resident size. */
+function resetPeakRss(pid: number): void {
+  writeFileSync(`/proc/${pid}/clear_refs`, '5');
+}
+
+function peakRssMb(pid: number): number {
+  const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? Number(match[1]) / 1024 : NaN;
+}
+
+function gatewayEnv(options: SharingOptions, redisPrefix: string | null): Record<string, string> {
+  // The runner's environment (NODE_OPTIONS, MALLOC_* …) minus what each scenario sets itself.
+  const inherited = Object.fromEntries(Object.entries(process.env).filter((entry): entry is [string, string] => entry[1] !== undefined && !/^(REDIS_URL|TOLLGATE_|DATABASE_URL|OPENAI_|ANTHROPIC_|GOOGLE_|PORT$|HOST$)/.test(entry[0])));
+  const env: Record<string, string> = {
+    ...inherited,
+    NODE_ENV: 'production',
+    DATABASE_URL: options.databaseUrl,
+    OPENAI_API_KEY: 'sk-bench',
+    OPENAI_BASE_URL: options.upstreamUrl,
+    TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN,
+    LOG_LEVEL: 'silent',
+    PORT: '0',
+    HOST: '127.0.0.1',
+  };
+  if (redisPrefix) Object.assign(env, { REDIS_URL: options.redisUrl, TOLLGATE_REDIS_KEY_PREFIX: redisPrefix });
+  return env;
+}
+
+/** Closed loop over several targets at once (one per instance), the connections split between them. */
+async function loadAcross(urls: string[], tokens: string[], body: string, connections: number, durationMs: number): Promise<LoadResult> {
+  const headerSets = tokens.map((token) => ({ 'content-type': 'application/json', authorization: `Bearer ${token}` }));
+  const parts = await Promise.all(
+    urls.map((url, i) =>
+      runLoad({
+        url,
+        headers: headerSets[0]!,
+        headerSets,
+        body,
+        connections: Math.floor(connections / urls.length) + (i < connections % urls.length ? 1 : 0),
+        durationMs,
+        warmupMs: WARMUP_MS,
+      }),
+    ),
+  );
+  // The parts ran at the same time: their rates add up (mergeLoadResults adds durations).
+  return { ...mergeLoadResults(parts), requestsPerSecond: parts.reduce((sum, part) => sum + part.requestsPerSecond, 0), durationMs };
+}
+
+async function runScenario(options: SharingOptions, bodyType: 'json' | 'stream', scenario: Scenario): Promise<SharingRow> {
+  const prefix = scenario.redis ? `tollgate:bench-${randomBytes(4).toString('hex')}:` : null;
+  const gateways: Gateway[] = [];
+  try {
+    // One after the other: the first applies the migrations the others then find done.
+    for (let i = 0; i < scenario.instances; i++) gateways.push(await startCompiledGateway(gatewayEnv(options, prefix)));
+    const tokens = await Promise.all(Array.from({ length: options.accounts }, () => provisionKey(gateways[0]!.url)));
+    // The peak from here on: serving chat, not start-up (migrations) or provisioning (password hashing).
+    for (const g of gateways) resetPeakRss(g.child.pid!);
+    const extra = bodyType === 'stream' ? { stream: true, stream_options: { include_usage: true } } : {};
+    const messages = [{ role: 'user', content: 'Say something about foxes.' }];
+    const directBody = JSON.stringify({ model: 'gpt-4o-mini', messages, ...extra });
+    const throughBody = JSON.stringify({ model: 'openai/gpt-4o-mini', messages, ...extra });
+    const sliceMs = (options.seconds * 1000) / SLICES;
+    const directParts: LoadResult[] = [];
+    const throughParts: LoadResult[] = [];
+    let cpu = 0;
+    for (let slice = 0; slice < SLICES; slice++) {
+      directParts.push(await loadAcross([`${options.upstreamUrl}/chat/completions`], ['sk-bench'], directBody, options.connections, sliceMs));
+      const before = gateways.map((g) => cpuMs(g.child.pid!));
+      throughParts.push(await loadAcross(gateways.map((g) => `${g.url}/v1/chat/completions`), tokens, throughBody, options.connections, sliceMs));
+      gateways.forEach((g, i) => {
+        const after = cpuMs(g.child.pid!);
+        cpu += after.user - before[i]!.user + after.system - before[i]!.system;
+      });
+    }
+    const through = mergeSlices(throughParts);
+    return {
+      body: bodyType,
+      scenario: scenario.name,
+      direct: mergeSlices(directParts),
+      through,
+      cpuPerRequest: cpu / Math.max(1, through.totalRequests),
+      peakRssMb: gateways.map((g) => peakRssMb(g.child.pid!)),
+    };
+  } finally {
+    await Promise.all(gateways.map(stopGateway));
+    if (prefix) await dropKeys(options.redisUrl, prefix);
+  }
+}
+
+/** Slices run one after the other: their rate is requests over their summed durations. */
+function mergeSlices(slices: LoadResult[]): LoadResult {
+  const merged = mergeLoadResults(slices);
+  return { ...merged, requestsPerSecond: merged.requests / (merged.durationMs / 1000) };
+}
+
+async function dropKeys(redisUrl: string, prefix: string): Promise<void> {
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
+  try {
+    const keys = await redis.keys(`${prefix}*`);
+    if (keys.length > 0) await redis.del(...keys);
+  } finally {
+    redis.disconnect();
+  }
+}
+
+export async function runSharingComparison(options: SharingOptions, onRow: (row: SharingRow) => void): Promise<SharingRow[]> {
+  const rows: SharingRow[] = [];
+  for (const body of options.bodies) {
+    for (const scenario of SCENARIOS) {
+      const row = await runScenario(options, body, scenario);
+      rows.push(row);
+      onRow(row);
+    }
+  }
+  return rows;
+}
+
+const f2 = (n: number) => n.toFixed(2);
+
+/** " (HTTP 429 rate_limited ×3)" when Tollgate answered errors. */
+const errorKinds = (r: LoadResult) => (r.errors ? ` (${Object.entries(r.errorKinds).map(([kind, n]) => `${kind} ×${n}`).join(', ')})` : '');
+
+export function sharingTextRow(row: SharingRow): string {
+  const { direct, through } = row;
+  return [
+    row.body.padEnd(6),
+    row.scenario.padEnd(30),
+    `tollgate ${through.requestsPerSecond.toFixed(0).padStart(6)} req/s p50 ${f2(through.p50).padStart(7)} p99 ${f2(through.p99).padStart(7)} ms`,
+    `direct ${direct.requestsPerSecond.toFixed(0).padStart(6)} req/s`,
+    `added p50 ${f2(through.p50 - direct.p50).padStart(6)} p99 ${f2(through.p99 - direct.p99).padStart(6)} ms`,
+    `cpu ${row.cpuPerRequest.toFixed(3)} ms/req`,
+    `peak RSS ${row.peakRssMb.map((mb) => mb.toFixed(0)).join(' + ')} MB`,
+    `errors ${through.errors}/${direct.errors}${errorKinds(through)}`,
+  ].join(' | ');
+}
+
+export function sharingTable(rows: SharingRow[], connections: number): string {
+  const header = ['body', 'scenario (compiled build)', `req/s (c=${connections})`, 'p50 ms', 'p99 ms', 'added p50', 'added p99', 'direct req/s', 'CPU ms/req', 'peak RSS MB', 'errors (tollgate/direct)'];
+  const lines = [`| ${header.join(' | ')} |`, `|${header.map((_, i) => (i < 2 ? '---|' : '--:|')).join('')}`];
+  for (const row of rows) {
+    const { direct, through } = row;
+    lines.push(
+      `| ${[
+        row.body,
+        row.scenario,
+        through.requestsPerSecond.toFixed(0),
+        f2(through.p50),
+        f2(through.p99),
+        f2(through.p50 - direct.p50),
+        f2(through.p99 - direct.p99),
+        direct.requestsPerSecond.toFixed(0),
+        row.cpuPerRequest.toFixed(3),
+        row.peakRssMb.map((mb) => mb.toFixed(0)).join(' + '),
+        `${through.errors}/${direct.errors}`,
+      ].join(' | ')} |`,
+    );
+  }
+  return lines.join('\n');
+}

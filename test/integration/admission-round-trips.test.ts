@@ -1,0 +1,132 @@
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { ManualClock } from '../../src/domain/shared/clock';
+import { ADMIN_TOKEN, call, createKey, graphql, provisionAccount, startTestTollgate, type TestTollgate } from '../support/tollgate';
+
+/**
+ * What sharing limits through Redis costs, in commands: a MONITOR connection sees every command
+ * a client sends (and, tagged "lua", those its scripts run), so counting the gateway's commands
+ * on this run's keys around N requests gives the round trips per request. Counts, not timings.
+ */
+
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const KEY_PREFIX = `tollgate:test-${randomBytes(4).toString('hex')}:`;
+const clock = new ManualClock(new Date());
+let gateway: TestTollgate;
+let client: Redis;
+let monitor: Redis;
+/** The gateway's own commands (not those run inside scripts) on this run's limit keys. */
+const seen: string[][] = [];
+
+beforeAll(async () => {
+  gateway = await startTestTollgate({ clock, env: { REDIS_URL, TOLLGATE_REDIS_KEY_PREFIX: KEY_PREFIX } });
+  client = new Redis(REDIS_URL);
+  monitor = await client.monitor();
+  monitor.on('monitor', (_time: string, args: string[], source: string) => {
+    if (source !== 'lua' && args.some((arg) => arg.startsWith(`${KEY_PREFIX}limits:`))) seen.push(args);
+  });
+});
+afterAll(async () => {
+  monitor?.disconnect();
+  client?.disconnect();
+  await gateway?.stop();
+  const redis = new Redis(REDIS_URL);
+  const keys = await redis.keys(`${KEY_PREFIX}*`);
+  if (keys.length > 0) await redis.del(...keys);
+  await redis.quit();
+});
+
+/** Commands seen once the ones sent so far have reached MONITOR (a PING of ours, on the limit keys' connection order, marks the end). */
+async function commandsDuring(work: () => Promise<void>): Promise<string[][]> {
+  await settle();
+  seen.length = 0;
+  await work();
+  await settle();
+  return seen.splice(0);
+}
+
+/** Waits until MONITOR has reported everything sent before: our own marker command comes back through it. */
+async function settle(): Promise<void> {
+  const marker = `${KEY_PREFIX}marker:${randomBytes(4).toString('hex')}`;
+  const arrived = new Promise<void>((resolve) => {
+    const onCommand = (_time: string, args: string[]) => {
+      if (!args.includes(marker)) return;
+      monitor.off('monitor', onCommand);
+      resolve();
+    };
+    monitor.on('monitor', onCommand);
+  });
+  const redis = new Redis(REDIS_URL);
+  await redis.exists(marker);
+  await arrived;
+  await redis.quit();
+}
+
+async function account(tier: number) {
+  const provisioned = await provisionAccount(gateway.url, { fundsMicro: '5000000' });
+  const pinned = await graphql(gateway.url, 'mutation($a:ID!,$t:Int!){setAccountTier(input:{accountId:$a,tier:$t}){tier}}', { a: provisioned.accountId, t: tier }, ADMIN_TOKEN);
+  expect(pinned.data.setAccountTier.tier).toBe(tier);
+  return (await createKey(gateway.url, provisioned.sessionToken)).secret;
+}
+
+const chat = (token: string, stream: boolean) =>
+  call(`${gateway.url}/v1/chat/completions`, { token, body: { model: 'sandbox/echo', messages: [{ role: 'user', content: 'Say something about foxes.' }], stream } });
+
+const scriptCalls = (commands: string[][]) => commands.filter(([name]) => /^eval(sha)?$/i.test(name!));
+
+test.each([false, true])('a served chat completion (stream: %s) costs three round trips: admit, reserve its tokens, settle with the release', async (stream) => {
+  const key = await account(5);
+  // One request first: a Redis that has not seen a script yet answers NOSCRIPT once, and it is sent whole.
+  expect((await chat(key, stream)).status).toBe(200);
+  const N = 10;
+  const commands = await commandsDuring(async () => {
+    for (let i = 0; i < N; i++) {
+      const r = await chat(key, stream);
+      expect(r.status).toBe(200);
+      // The release is sent when the response closes, after the client has the answer.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  });
+  // Each command is one script call (its checks and writes run inside Redis in one step).
+  expect(scriptCalls(commands)).toHaveLength(commands.length);
+  expect(commands).toHaveLength(3 * N);
+  // The settled usage reached the shared window with the release: the minute's usage is there,
+  // and nothing is left in flight (a window with reservations only reads a full minute to reset).
+  clock.advance(1_000);
+  const headers = (await call(`${gateway.url}/v1/models`, { token: key })).headers;
+  const limit = Number(headers.get('x-ratelimit-limit-tokens'));
+  expect(Number(headers.get('x-ratelimit-remaining-tokens'))).toBeLessThan(limit);
+  expect(headers.get('x-ratelimit-reset-tokens')).toBe('59s');
+});
+
+test('while a request window is known full, refusals are answered without Redis', async () => {
+  const key = await account(1); // 5 requests per second
+  const admitted = await commandsDuring(async () => {
+    for (let i = 0; i < 5; i++) expect((await call(`${gateway.url}/v1/models`, { token: key })).status).toBe(200);
+  });
+  expect(admitted).toHaveLength(10); // admit + release each (no tokens on /v1/models)
+
+  const refusals: Awaited<ReturnType<typeof call>>[] = [];
+  const refused = await commandsDuring(async () => {
+    for (let i = 0; i < 20; i++) {
+      refusals.push(await call(`${gateway.url}/v1/models`, { token: key }));
+      clock.advance(10);
+    }
+  });
+  expect(refused).toHaveLength(1); // the first refusal asked Redis; the other 19 did not
+  for (const r of refusals) expect(r.status).toBe(429);
+  const first = refusals[0]!;
+  const last = refusals.at(-1)!;
+  expect(first.body.error).toMatchObject({ code: 'rate_limited', details: { limit: 'requests_per_second', limit_value: 5 } });
+  // Told as the store would: the wait counts down (the unit tests compare both answers field by field).
+  expect(last.body.error).toMatchObject({ code: 'rate_limited', details: { limit: 'requests_per_second', reset: '810ms', retry_after_seconds: 1 } });
+  expect(last.headers.get('retry-after')).toBe('1');
+  expect(last.headers.get('x-ratelimit-remaining-requests')).toBe(first.headers.get('x-ratelimit-remaining-requests'));
+
+  // Once the second has passed, Redis is asked again and admits.
+  clock.advance(1_000);
+  const after = await commandsDuring(async () => {
+    expect((await call(`${gateway.url}/v1/models`, { token: key })).status).toBe(200);
+  });
+  expect(after).toHaveLength(2);
+});
