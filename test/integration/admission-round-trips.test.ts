@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { ManualClock } from '../../src/domain/shared/clock';
-import { ADMIN_TOKEN, call, createKey, graphql, provisionAccount, startTestTollgate, type TestTollgate } from '../support/tollgate';
+import { ADMIN_TOKEN, call, createKey, graphql, provisionAccount, startTestTollgate, type JsonResponse, type TestTollgate } from '../support/tollgate';
 
 /**
  * What sharing limits through Redis costs, in commands: a MONITOR connection sees every command
@@ -106,7 +106,7 @@ test('while a request window is known full, refusals are answered without Redis'
   });
   expect(admitted).toHaveLength(10); // admit + release each (no tokens on /v1/models)
 
-  const refusals: Awaited<ReturnType<typeof call>>[] = [];
+  const refusals: JsonResponse[] = [];
   const refused = await commandsDuring(async () => {
     for (let i = 0; i < 20; i++) {
       refusals.push(await call(`${gateway.url}/v1/models`, { token: key }));
