@@ -1,7 +1,9 @@
 import type { Cancellation } from '../domain/generation/cancellation';
 import type { CanonicalEvent, CanonicalRequest, TextProvider } from '../domain/generation/canonical';
 import type { VendorEndpoint } from '../domain/catalog/vendors';
-import { ANTHROPIC_VERSION, MessagesStreamDecoder, toMessagesRequest, type AnthropicRequestPlan } from '../protocols/anthropic-messages/egress';
+import { MessagesStreamDecoder } from '../protocols/anthropic-messages/stream-decoder';
+import { ANTHROPIC_VERSION, toMessagesRequest } from '../protocols/anthropic-messages/vendor-request';
+import type { AnthropicRequestPlan } from '../protocols/anthropic-messages/vendor-types';
 import { assertToolsSupported, callVendor, type VendorHttpClient } from './http';
 
 /** Anthropic Messages (`POST {ANTHROPIC_BASE_URL}/v1/messages`, streamed). */

@@ -1,7 +1,8 @@
 import type { Cancellation } from '../domain/generation/cancellation';
 import type { CanonicalEvent, CanonicalRequest, TextProvider } from '../domain/generation/canonical';
 import type { VendorEndpoint } from '../domain/catalog/vendors';
-import { GenerateContentStreamDecoder, generateContentPath, toGenerateContentRequest } from '../protocols/gemini/egress';
+import { GenerateContentStreamDecoder } from '../protocols/gemini/stream-decoder';
+import { generateContentPath, toGenerateContentRequest } from '../protocols/gemini/vendor-request';
 import { assertToolsSupported, callVendor, type VendorCall, type VendorHttpClient } from './http';
 
 /**

@@ -6,6 +6,7 @@ import type { CanonicalEvent, CanonicalMcpItem, CanonicalRequest } from '../doma
 import { badRequest } from '../domain/shared/errors';
 import type { VendorErrorKind } from '../domain/shared/telemetry';
 import { parseSseBatches, type SseEvent } from '../protocols/sse-parse';
+import type { StreamDecoder } from '../protocols/streams';
 
 /**
  * Outbound HTTP shared by the vendor adapters: one keep-alive undici `Pool` per origin (not
@@ -318,17 +319,6 @@ export function assertToolsSupported(request: CanonicalRequest, supports: ToolSu
 
 /** The Responses item type of each canonical MCP item. */
 export const MCP_ITEM_TYPES = { list_tools: 'mcp_list_tools', call: 'mcp_call', approval_request: 'mcp_approval_request', approval_response: 'mcp_approval_response' } as const;
-
-/** An egress stream codec: SSE `data` payloads in, canonical events out (see src/protocols). */
-export interface StreamDecoder {
-  /** True once the `finish` event was produced. */
-  readonly done: boolean;
-  push(data: string): CanonicalEvent[];
-  /** End of stream; throws ProviderError when the answer was cut before its finish. */
-  end(): CanonicalEvent[];
-  /** A whole (non-streamed) answer: the same mapping as its stream, in one go. */
-  pushWhole(answer: unknown): CanonicalEvent[];
-}
 
 /**
  * Runs one vendor call through its codec's decoder: streamed, or (the client reads the answer

@@ -1,7 +1,8 @@
 import type { Cancellation } from '../domain/generation/cancellation';
 import type { CanonicalEvent, CanonicalRequest, TextProvider } from '../domain/generation/canonical';
 import type { VendorEndpoint } from '../domain/catalog/vendors';
-import { ChatStreamDecoder, toChatRequest, type ChatEgressOptions } from '../protocols/openai-chat/egress';
+import { ChatStreamDecoder } from '../protocols/openai-chat/stream-decoder';
+import { toChatRequest, type ChatEgressOptions } from '../protocols/openai-chat/vendor-request';
 import { assertToolsSupported, callVendor, type VendorHttpClient } from './http';
 
 /**

@@ -1,8 +1,10 @@
 import type { Cancellation } from '../domain/generation/cancellation';
 import type { CanonicalEvent, CanonicalRequest, TextProvider } from '../domain/generation/canonical';
 import type { VendorEndpoint } from '../domain/catalog/vendors';
-import { ChatStreamDecoder, OPENAI_CHAT_OPTIONS, toChatRequest } from '../protocols/openai-chat/egress';
-import { ResponsesStreamDecoder, toResponsesRequest } from '../protocols/openai-responses/egress';
+import { ChatStreamDecoder } from '../protocols/openai-chat/stream-decoder';
+import { OPENAI_CHAT_OPTIONS, toChatRequest } from '../protocols/openai-chat/vendor-request';
+import { ResponsesStreamDecoder } from '../protocols/openai-responses/stream-decoder';
+import { toResponsesRequest } from '../protocols/openai-responses/vendor-request';
 import { assertToolsSupported, callVendor, type VendorCall, type VendorHttpClient } from './http';
 
 /**

@@ -4,7 +4,7 @@ import { builtinCatalog, findModel, type TextModel } from '../../src/domain/cata
 import type { CanonicalRequest, TextProvider } from '../../src/domain/generation/canonical';
 import { ProviderError } from '../../src/domain/generation/errors';
 import { ApiError } from '../../src/domain/shared/errors';
-import { GEMINI_REFUSAL_TEXT } from '../../src/protocols/gemini/egress';
+import { GEMINI_REFUSAL_TEXT } from '../../src/protocols/gemini/stream-decoder';
 import { createProviderRegistry, type ProviderRegistry } from '../../src/providers/registry';
 import { startFakeGemini, type FakeGeminiReply } from '../fakes/gemini';
 import type { FakeVendor } from '../fakes/openai';

@@ -5,7 +5,9 @@ import { ProviderError } from '../../src/domain/generation/errors';
 import { clampOutputLimit } from '../../src/domain/generation/rules';
 import { ApiError } from '../../src/domain/shared/errors';
 import { collectEvents } from '../../src/protocols/collect';
-import { ChatStreamEncoder, decodeChatIngress, decodeChatRequest, encodeChatResponse } from '../../src/protocols/openai-chat/ingress';
+import { decodeChatIngress, decodeChatRequest } from '../../src/protocols/openai-chat/decode-request';
+import { encodeChatResponse } from '../../src/protocols/openai-chat/encode-answer';
+import { ChatStreamEncoder } from '../../src/protocols/openai-chat/stream-encoder';
 import { SseDecoder } from '../../src/protocols/sse-parse';
 
 const catalog = builtinCatalog();

@@ -4,12 +4,9 @@ import type { CanonicalEvent, CanonicalRequest, CanonicalUsage, FinishReason } f
 import { ProviderError } from '../../src/domain/generation/errors';
 import { clampOutputLimit } from '../../src/domain/generation/rules';
 import { ApiError } from '../../src/domain/shared/errors';
-import {
-  MessagesStreamEncoder,
-  decodeMessagesRequest,
-  encodeMessagesResponse,
-  messagesErrorType,
-} from '../../src/protocols/anthropic-messages/ingress';
+import { decodeMessagesRequest } from '../../src/protocols/anthropic-messages/decode-request';
+import { encodeMessagesResponse, messagesErrorType } from '../../src/protocols/anthropic-messages/encode-answer';
+import { MessagesStreamEncoder } from '../../src/protocols/anthropic-messages/stream-encoder';
 import { collectEvents } from '../../src/protocols/collect';
 import { SseDecoder } from '../../src/protocols/sse-parse';
 

@@ -5,15 +5,10 @@ import { ProviderError } from '../../src/domain/generation/errors';
 import { clampOutputLimit } from '../../src/domain/generation/rules';
 import { ApiError } from '../../src/domain/shared/errors';
 import { type IdFactory, collectEvents } from '../../src/protocols/collect';
-import {
-  REDACTED_REASONING_PREFIX,
-  type ResponsesEcho,
-  type ResponsesMeta,
-  ResponsesStreamEncoder,
-  decodeResponsesIngress,
-  decodeResponsesRequest,
-  encodeResponsesResponse,
-} from '../../src/protocols/openai-responses/ingress';
+import { REDACTED_REASONING_PREFIX } from '../../src/protocols/openai-responses/decode-input';
+import { type ResponsesEcho, decodeResponsesIngress, decodeResponsesRequest } from '../../src/protocols/openai-responses/decode-request';
+import { type ResponsesMeta, encodeResponsesResponse } from '../../src/protocols/openai-responses/encode-answer';
+import { ResponsesStreamEncoder } from '../../src/protocols/openai-responses/stream-encoder';
 import { SseDecoder } from '../../src/protocols/sse-parse';
 
 const catalog = builtinCatalog();

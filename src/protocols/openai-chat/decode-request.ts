@@ -1,16 +1,12 @@
 import type {
-  CanonicalEvent,
   CanonicalMessage,
   CanonicalResponseFormat,
   CanonicalTool,
   CanonicalToolCall,
   CanonicalToolChoice,
-  CanonicalUsage,
 } from '../../domain/generation/canonical';
 import { DEFAULT_OUTPUT_TOKENS, mapReasoningEffort } from '../../domain/generation/rules';
 import type { DecodedTextRequest } from '../../domain/generation/service';
-import type { ApiError } from '../../domain/shared/errors';
-import { type AnswerMeta, type CollectedResult, randomWireId, reportedReasoningTokens } from '../collect';
 import {
   Fields,
   checkSchemaSize,
@@ -24,25 +20,11 @@ import {
   preferFirst,
   refuseField,
 } from '../ingress-common';
-import { SSE_DONE, sseData } from '../sse-write';
-import type {
-  ChatChunkChoice,
-  ChatChunkDelta,
-  ChatCompletion,
-  ChatCompletionChunk,
-  ChatCompletionUsage,
-  ChatFinishReason,
-  ChatFunctionToolCall,
-} from './types';
 
 /**
- * Ingress codec of `POST /v1/chat/completions` (spec 4.4): the request body → canonical
- * request, canonical events → `chat.completion` or `chat.completion.chunk` SSE.
+ * Client side of `POST /v1/chat/completions`: the request body → canonical request. Every refusal
+ * is a 400 naming the field (docs/api.md).
  */
-
-// ---------------------------------------------------------------------------------------------
-// Decoding
-// ---------------------------------------------------------------------------------------------
 
 /** Every top-level field the decoder reads (others are refused); the API document is built from this list. */
 export const KNOWN_FIELDS = [
@@ -272,139 +254,4 @@ function decodeStop(req: Fields): string[] | undefined {
     if (s === '') refuseField(fieldPath('stop', i), 'must not be empty');
   });
   return list.length > 0 ? list : undefined;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Encoding
-// ---------------------------------------------------------------------------------------------
-
-/** A safety refusal is `content_filter` with the model's short message as content (spec 7). */
-export function chatFinishReason(finish: CollectedResult['finish']): ChatFinishReason {
-  return finish.refusal ? 'content_filter' : finish.reason;
-}
-
-/** Spec 2.8: cached input in prompt_tokens_details, reasoning (or its estimate) in completion_tokens_details. */
-export function chatUsage(usage: CanonicalUsage): ChatCompletionUsage {
-  return {
-    prompt_tokens: usage.inputTokens,
-    completion_tokens: usage.outputTokens,
-    total_tokens: usage.inputTokens + usage.outputTokens,
-    prompt_tokens_details: { cached_tokens: usage.cachedInputTokens },
-    completion_tokens_details: { reasoning_tokens: reportedReasoningTokens(usage) },
-  };
-}
-
-/** Chat ingress declares function tools only, so every call is sent as a function call. */
-function wireToolCall(call: CanonicalToolCall): ChatFunctionToolCall {
-  return { id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } };
-}
-
-/** The non-streaming answer. Reasoning is not shown (Chat Completions has no field for it); it is counted in usage. */
-export function encodeChatResponse(result: CollectedResult, meta: AnswerMeta): ChatCompletion {
-  const toolCalls = result.toolCalls.map(wireToolCall);
-  return {
-    id: meta.id ?? randomWireId('chatcmpl-'),
-    object: 'chat.completion',
-    created: meta.created,
-    model: meta.model,
-    choices: [
-      {
-        index: 0,
-        message: {
-          role: 'assistant',
-          content: result.text === '' && toolCalls.length > 0 ? null : result.text,
-          refusal: null,
-          annotations: [],
-          ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
-        },
-        logprobs: null,
-        finish_reason: chatFinishReason(result.finish),
-      },
-    ],
-    usage: chatUsage(result.finish.usage),
-  };
-}
-
-export interface ChatStreamMeta extends AnswerMeta {
-  /** From `decodeChatIngress`: add the final usage chunk (and `usage: null` on every other chunk). */
-  includeUsage: boolean;
-}
-
-/**
- * Canonical events → `chat.completion.chunk` SSE frames, as the OpenAI SDK's ChatCompletionStream
- * accumulates them: a first chunk with the assistant role, content and tool-call deltas (tool
- * calls numbered from 0 in start order), a chunk with `finish_reason`, the usage chunk when
- * asked, then `data: [DONE]`. A failure ends the stream with `data: {"error": {...}}` and no
- * `[DONE]`: the answer did not complete (the SDK throws on that frame).
- */
-export class ChatStreamEncoder {
-  private readonly id: string;
-  private started = false;
-  private ended = false;
-  /** Canonical tool-call index → position in the message's `tool_calls`. */
-  private readonly toolPositions = new Map<number, number>();
-
-  constructor(private readonly meta: ChatStreamMeta) {
-    this.id = meta.id ?? randomWireId('chatcmpl-');
-  }
-
-  /** The role chunk; emitted by the first `encode` when not called before. */
-  start(): string {
-    if (this.started || this.ended) return '';
-    this.started = true;
-    return this.chunk([{ index: 0, delta: { role: 'assistant', content: '', refusal: null }, logprobs: null, finish_reason: null }]);
-  }
-
-  encode(event: CanonicalEvent): string {
-    if (this.ended) return '';
-    const head = this.start();
-    switch (event.type) {
-      case 'text-delta':
-        return event.text === '' ? head : head + this.delta({ content: event.text });
-      case 'reasoning-delta':
-      case 'reasoning-end':
-      case 'tool-call-end':
-      case 'mcp-item': // Chat declares no MCP servers, so only a cross-format answer has these: nowhere to show them
-        return head;
-      case 'tool-call-start': {
-        const position = this.toolPositions.size;
-        this.toolPositions.set(event.index, position);
-        return head + this.delta({ tool_calls: [{ index: position, id: event.id, type: 'function', function: { name: event.name, arguments: '' } }] });
-      }
-      case 'tool-call-delta': {
-        const position = this.toolPositions.get(event.index);
-        if (position === undefined || event.argumentsDelta === '') return head;
-        return head + this.delta({ tool_calls: [{ index: position, function: { arguments: event.argumentsDelta } }] });
-      }
-      case 'finish': {
-        this.ended = true;
-        const last = this.chunk([{ index: 0, delta: {}, logprobs: null, finish_reason: chatFinishReason(event) }]);
-        const usage = this.meta.includeUsage ? this.chunk([], chatUsage(event.usage)) : '';
-        return head + last + usage + SSE_DONE;
-      }
-    }
-  }
-
-  /** The stream error frame (decisions.md, Streamed failures): the error envelope's fields. */
-  encodeError(error: ApiError): string {
-    if (this.ended) return '';
-    this.ended = true;
-    return sseData({ error: { code: error.code, message: error.message, details: error.details } });
-  }
-
-  private delta(delta: ChatChunkDelta): string {
-    return this.chunk([{ index: 0, delta, logprobs: null, finish_reason: null }]);
-  }
-
-  private chunk(choices: ChatChunkChoice[], usage?: ChatCompletionUsage): string {
-    const chunk: ChatCompletionChunk = {
-      id: this.id,
-      object: 'chat.completion.chunk',
-      created: this.meta.created,
-      model: this.meta.model,
-      choices,
-      ...(this.meta.includeUsage ? { usage: usage ?? null } : {}),
-    };
-    return sseData(chunk);
-  }
 }
