@@ -1,6 +1,5 @@
-import type { TextModel } from '../domain/catalog';
-import type { CanonicalRequest, JsonSchema } from '../domain/generation/canonical';
-import { MAX_FUNCTION_TOOLS, MAX_SCHEMA_BYTES } from '../domain/generation/rules';
+import type { JsonSchema } from '../domain/generation/canonical';
+import { MAX_FUNCTION_TOOLS } from '../domain/generation/rules';
 import { badRequest } from '../domain/shared/errors';
 
 /**
@@ -216,30 +215,11 @@ export function checkToolCount(tools: readonly unknown[], field: string): void {
   if (tools.length > MAX_FUNCTION_TOOLS) refuseField(field, `must hold at most ${MAX_FUNCTION_TOOLS} tools (got ${tools.length})`);
 }
 
-/** Spec 8: a structured-output schema is at most 32 KiB of JSON. */
-export function checkSchemaSize(schema: JsonSchema, field: string): JsonSchema {
-  const bytes = Buffer.byteLength(JSON.stringify(schema), 'utf8');
-  if (bytes > MAX_SCHEMA_BYTES) refuseField(field, `is ${bytes} bytes; structured-output schemas are limited to ${MAX_SCHEMA_BYTES} bytes (32 KiB)`);
-  return schema;
-}
-
 /** Parameters of a function declared without any: an object with no properties (a fresh one, as egress may adapt it). */
 export const emptyParameters = (): JsonSchema => ({ type: 'object', properties: {} });
 
 /** Several text parts of one message become one canonical string, a line apart. */
 export const joinTextParts = (parts: readonly string[]): string => parts.join('\n');
-
-/**
- * Spec 4.4: reasoning effort is ignored by models without an effort setting. For such a model
- * every reasoning setting is dropped (Messages `thinking` too: the model cannot think, so the
- * thinking budget has nothing to constrain).
- */
-export function dropReasoningForModel(model: TextModel, request: CanonicalRequest): CanonicalRequest {
-  if (model.effort !== 'none') return request;
-  if (request.reasoning.mode === 'default' && request.reasoning.effort === undefined && request.reasoning.budgetTokens === undefined) return request;
-  return { ...request, reasoning: { mode: 'default' } };
-}
-
 
 /** Drops keys whose value is undefined, so decoded requests hold only what was set. */
 export function compact<T extends object>(value: T): T {

@@ -5,7 +5,7 @@ import type { DecodedTextRequest, TextGenerationService } from '../domain/genera
 import type { AdmissionService } from '../domain/limits/admission';
 import { ApiError } from '../domain/shared/errors';
 import { unixSeconds } from '../domain/shared/clock';
-import { finalizeMessagesRequest, decodeMessagesRequest } from '../protocols/anthropic-messages/decode-request';
+import { decodeMessagesRequest } from '../protocols/anthropic-messages/decode-request';
 import { encodeMessagesResponse } from '../protocols/anthropic-messages/encode-answer';
 import { MessagesStreamEncoder } from '../protocols/anthropic-messages/stream-encoder';
 import { collectStream, type AnswerMeta, type CollectedResult } from '../protocols/collect';
@@ -67,7 +67,7 @@ const responsesFormat: TextFormat<ReturnType<typeof decodeResponsesIngress>['ech
 const messagesFormat: TextFormat<null> = {
   path: '/v1/messages',
   allowXApiKey: true,
-  decode: (body) => ({ decoded: withFields(decodeMessagesRequest(body), { finalize: finalizeMessagesRequest }), extra: null }),
+  decode: (body) => ({ decoded: decodeMessagesRequest(body), extra: null }),
   encodeResponse: (result, meta) => encodeMessagesResponse(result, meta),
   streamEncoder: (meta) => new MessagesStreamEncoder(meta),
 };

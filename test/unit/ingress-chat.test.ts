@@ -3,12 +3,16 @@ import { builtinCatalog, findModel, type TextModel } from '../../src/domain/cata
 import type { CanonicalEvent, CanonicalRequest, CanonicalUsage } from '../../src/domain/generation/canonical';
 import { ProviderError } from '../../src/domain/generation/errors';
 import { clampOutputLimit } from '../../src/domain/generation/rules';
+import { validateCanonicalRequest } from '../../src/domain/generation/validate';
 import { ApiError } from '../../src/domain/shared/errors';
 import { collectEvents } from '../../src/protocols/collect';
 import { decodeChatIngress, decodeChatRequest } from '../../src/protocols/openai-chat/decode-request';
 import { encodeChatResponse } from '../../src/protocols/openai-chat/encode-answer';
 import { ChatStreamEncoder } from '../../src/protocols/openai-chat/stream-encoder';
 import { SseDecoder } from '../../src/protocols/sse-parse';
+
+/** A vendor that serves every tool kind: these tests are about the format, not a vendor's limits. */
+const EVERY_CAPABILITY = { customTools: true, mcpServers: true, mcpCalls: true, mcpApprovals: true };
 
 const catalog = builtinCatalog();
 const model = (id: string): TextModel => findModel(catalog, id, 'text')!;
@@ -39,7 +43,7 @@ function finalize(raw: unknown, m: TextModel): CanonicalRequest {
   const decoded = decodeChatRequest(raw);
   const { maxOutputTokens } = clampOutputLimit(m, decoded.outputLimit.value, decoded.outputLimit.field, decoded.outputLimit.fallback);
   const request: CanonicalRequest = { ...decoded.request, model: m, maxOutputTokens };
-  return decoded.finalize ? decoded.finalize(m, request) : request;
+  return validateCanonicalRequest(request, decoded, EVERY_CAPABILITY);
 }
 
 const usage: CanonicalUsage = { inputTokens: 1200, cachedInputTokens: 1000, outputTokens: 300, reasoningTokens: 200 };
@@ -214,7 +218,14 @@ describe('decodeChatRequest: refusals name the field', () => {
     ['unknown stream_options field', body({ stream: true, stream_options: { chunked: true } }), 'stream_options.chunked'],
     ['stream not boolean', body({ stream: 'yes' }), 'stream'],
   ])('%s → 400 naming the field', (_name, raw, field) => {
-    expectRefused(() => decodeChatRequest(raw), field);
+    // Decoded, clamped and checked by the canonical rules, as the pipeline does.
+    expectRefused(() => finalize(raw, O4_MINI), field);
+  });
+
+  test('the canonical rules word their refusals in Chat terms', () => {
+    expect(refusal(() => finalize(body({ tool_choice: 'required' }), O4_MINI))).toMatchObject({ message: "tool_choice 'required' needs at least one tool in tools", details: { field: 'tool_choice' } });
+    const named = body({ tools: [{ type: 'function', function: { name: 'a' } }], tool_choice: { type: 'function', function: { name: 'b' } } });
+    expect(refusal(() => finalize(named, O4_MINI)).message).toBe("tool_choice.function.name 'b' does not name a function in tools");
   });
 
   test('the refusal carries the field in details', () => {

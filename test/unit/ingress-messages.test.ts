@@ -3,12 +3,16 @@ import { builtinCatalog, findModel, type TextModel } from '../../src/domain/cata
 import type { CanonicalEvent, CanonicalRequest, CanonicalUsage, FinishReason } from '../../src/domain/generation/canonical';
 import { ProviderError } from '../../src/domain/generation/errors';
 import { clampOutputLimit } from '../../src/domain/generation/rules';
+import { validateCanonicalRequest } from '../../src/domain/generation/validate';
 import { ApiError } from '../../src/domain/shared/errors';
 import { decodeMessagesRequest } from '../../src/protocols/anthropic-messages/decode-request';
 import { encodeMessagesResponse, messagesErrorType } from '../../src/protocols/anthropic-messages/encode-answer';
 import { MessagesStreamEncoder } from '../../src/protocols/anthropic-messages/stream-encoder';
 import { collectEvents } from '../../src/protocols/collect';
 import { SseDecoder } from '../../src/protocols/sse-parse';
+
+/** A vendor that serves every tool kind: these tests are about the format, not a vendor's limits. */
+const EVERY_CAPABILITY = { customTools: true, mcpServers: true, mcpCalls: true, mcpApprovals: true };
 
 const catalog = builtinCatalog();
 const model = (id: string): TextModel => findModel(catalog, id, 'text')!;
@@ -32,7 +36,7 @@ function finalize(raw: unknown, m: TextModel): CanonicalRequest {
   const decoded = decodeMessagesRequest(raw);
   const { maxOutputTokens } = clampOutputLimit(m, decoded.outputLimit.value, decoded.outputLimit.field, decoded.outputLimit.fallback);
   const request: CanonicalRequest = { ...decoded.request, model: m, maxOutputTokens };
-  return decoded.finalize ? decoded.finalize(m, request) : request;
+  return validateCanonicalRequest(request, decoded, EVERY_CAPABILITY);
 }
 
 /** 2,000 input tokens of which 1,500 read from cache and 300 written to it. */
@@ -225,7 +229,8 @@ describe('decodeMessagesRequest: refusals name the field', () => {
     ['mcp_tool_use without server_name', body({ messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: [{ type: 'mcp_tool_use', id: 'm1', name: 's', input: {} }] }] }), 'messages[1].content[0].server_name'],
     ['mcp_tool_use in a user turn', body({ messages: [{ role: 'user', content: [{ type: 'mcp_tool_use', id: 'm1', name: 's', server_name: 'd', input: {} }] }] }), 'messages[0].content[0].type'],
   ])('%s → 400 naming the field', (_name, raw, field) => {
-    const error = refusal(() => decodeMessagesRequest(raw));
+    // Decoded, clamped and checked by the canonical rules, as the pipeline does.
+    const error = refusal(() => finalize(raw, SONNET));
     expect(error).toMatchObject({ status: 400, code: 'bad_request' });
     expect(error.message).toContain(field);
   });

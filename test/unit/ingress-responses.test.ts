@@ -3,6 +3,7 @@ import { builtinCatalog, findModel, type TextModel } from '../../src/domain/cata
 import type { CanonicalEvent, CanonicalRequest, CanonicalUsage } from '../../src/domain/generation/canonical';
 import { ProviderError } from '../../src/domain/generation/errors';
 import { clampOutputLimit } from '../../src/domain/generation/rules';
+import { validateCanonicalRequest } from '../../src/domain/generation/validate';
 import { ApiError } from '../../src/domain/shared/errors';
 import { type IdFactory, collectEvents } from '../../src/protocols/collect';
 import { REDACTED_REASONING_PREFIX } from '../../src/protocols/openai-responses/decode-input';
@@ -10,6 +11,9 @@ import { type ResponsesEcho, decodeResponsesIngress, decodeResponsesRequest } fr
 import { type ResponsesMeta, encodeResponsesResponse } from '../../src/protocols/openai-responses/encode-answer';
 import { ResponsesStreamEncoder } from '../../src/protocols/openai-responses/stream-encoder';
 import { SseDecoder } from '../../src/protocols/sse-parse';
+
+/** A vendor that serves every tool kind: these tests are about the format, not a vendor's limits. */
+const EVERY_CAPABILITY = { customTools: true, mcpServers: true, mcpCalls: true, mcpApprovals: true };
 
 const catalog = builtinCatalog();
 const model = (id: string): TextModel => findModel(catalog, id, 'text')!;
@@ -33,7 +37,7 @@ function finalize(raw: unknown, m: TextModel): CanonicalRequest {
   const decoded = decodeResponsesRequest(raw);
   const { maxOutputTokens } = clampOutputLimit(m, decoded.outputLimit.value, decoded.outputLimit.field, decoded.outputLimit.fallback);
   const request: CanonicalRequest = { ...decoded.request, model: m, maxOutputTokens };
-  return decoded.finalize ? decoded.finalize(m, request) : request;
+  return validateCanonicalRequest(request, decoded, EVERY_CAPABILITY);
 }
 
 const usage: CanonicalUsage = { inputTokens: 900, cachedInputTokens: 512, outputTokens: 400, reasoningTokens: 250 };
@@ -264,9 +268,15 @@ describe('decodeResponsesRequest: refusals name the field', () => {
     ['metadata value not a string', body({ metadata: { a: 1 } }), 'metadata.a'],
     ['max_tool_calls', body({ max_tool_calls: 3 }), 'max_tool_calls'],
   ])('%s → 400 naming the field', (_name, raw, field) => {
-    const error = refusal(() => decodeResponsesRequest(raw));
+    // Decoded, clamped and checked by the canonical rules, as the pipeline does.
+    const error = refusal(() => finalize(raw, O4_MINI));
     expect(error).toMatchObject({ status: 400, code: 'bad_request' });
     expect(error.message).toContain(field);
+  });
+
+  test('a named tool_choice must name a declared tool of its own kind', () => {
+    const raw = body({ tools: [{ type: 'function', name: 'c' }], tool_choice: { type: 'custom', name: 'c' } });
+    expect(refusal(() => finalize(raw, O4_MINI))).toMatchObject({ message: "tool_choice.name 'c' does not name a custom tool in tools", details: { field: 'tool_choice.name' } });
   });
 
   test('a negative max_output_tokens is refused by the clamp, naming it', () => {

@@ -15,6 +15,7 @@ import type { DecodedTextRequest, TextGeneration, TextGenerationContext, TextGen
 import { withFields } from '../shared/objects';
 import type { Metrics, TraceSpan } from '../shared/telemetry';
 import { usageSpanAttributes, vendorSpanAttributes, vendorSpanName } from './trace-attributes';
+import { validateCanonicalRequest } from './validate';
 
 export interface TextPipelineDeps {
   catalog: Catalog;
@@ -124,10 +125,10 @@ export class TextPipeline implements TextGenerationService {
     }
     const limit = clampOutputLimit(model, decoded.outputLimit.value, decoded.outputLimit.field, decoded.outputLimit.fallback);
     let request: CanonicalRequest = withFields(decoded.request, { model, maxOutputTokens: limit.maxOutputTokens, stream: decoded.stream });
-    if (decoded.finalize) request = decoded.finalize(model, request);
-    const prices = pricesOf(model);
     const provider = deps.providers.forModel(model);
+    request = validateCanonicalRequest(request, decoded, provider.capabilities);
     provider.validate?.(request);
+    const prices = pricesOf(model);
 
     const inputEstimate = estimateInputTokens(promptForEstimate(request), { contextLength: model.contextLength });
     await context.tokens?.reserveTokens(inputEstimate + request.maxOutputTokens);

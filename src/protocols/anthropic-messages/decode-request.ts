@@ -1,29 +1,17 @@
-import type { TextModel } from '../../domain/catalog';
 import type {
   CanonicalMcpCall,
   CanonicalMessage,
   CanonicalReasoning,
-  CanonicalRequest,
   CanonicalResponseFormat,
   CanonicalTool,
   CanonicalToolCall,
   CanonicalToolChoice,
   ReasoningEffort,
 } from '../../domain/generation/canonical';
-import { MIN_THINKING_HEADROOM, mapReasoningEffort } from '../../domain/generation/rules';
+import { mapReasoningEffort } from '../../domain/generation/rules';
 import type { DecodedTextRequest } from '../../domain/generation/service';
-import { badRequest } from '../../domain/shared/errors';
-import {
-  Fields,
-  checkSchemaSize,
-  checkToolCount,
-  compact,
-  dropReasoningForModel,
-  fieldPath,
-  joinTextParts,
-  nameAt,
-  refuseField,
-} from '../ingress-common';
+import type { WireFieldNames } from '../../domain/generation/validate';
+import { Fields, checkToolCount, compact, fieldPath, joinTextParts, nameAt, refuseField } from '../ingress-common';
 
 /**
  * Client side of `POST /v1/messages` (Anthropic Messages format): the request body → canonical
@@ -39,6 +27,15 @@ export const KNOWN_FIELDS = [
 
 const MEDIA_BLOCKS = ['image', 'document', 'search_result'];
 const MIN_THINKING_BUDGET = 1024;
+
+/** Where the canonical rules' refusals point in a Messages request. */
+const MESSAGES_FIELDS: WireFieldNames = {
+  requiredToolChoice: { field: 'tool_choice.type', value: "'any'" },
+  namedToolChoice: { field: 'tool_choice.name', noun: 'a tool' },
+  schema: 'output_config.format.schema',
+  thinkingBudget: 'thinking.budget_tokens',
+};
+const MESSAGES_BETA_FORMAT_FIELDS: WireFieldNames = { ...MESSAGES_FIELDS, schema: 'output_format.schema' };
 
 /** The canonical name of a Messages structured-output schema (Anthropic's format has none). */
 export const MESSAGES_SCHEMA_NAME = 'output';
@@ -60,8 +57,9 @@ export function decodeMessagesRequest(body: unknown): DecodedTextRequest {
   const system = decodeSystem(req);
   const messages = [...(system !== undefined ? [{ role: 'system' as const, content: system }] : []), ...decodeMessages(req)];
   const tools = [...decodeTools(req), ...decodeMcpServers(req)];
-  const choice = decodeToolChoice(req, tools);
+  const choice = decodeToolChoice(req);
   const metadata = req.object('metadata')?.allowOnly(['user_id']);
+  const responseFormat = decodeOutputFormat(req);
 
   return {
     modelId,
@@ -72,7 +70,7 @@ export function decodeMessagesRequest(body: unknown): DecodedTextRequest {
       tools,
       toolChoice: choice?.toolChoice,
       parallelToolCalls: choice?.parallelToolCalls,
-      responseFormat: decodeOutputFormat(req),
+      responseFormat,
       stop: decodeStopSequences(req),
       temperature: req.number('temperature', { min: 0, max: 1 }),
       topP: req.number('top_p', { min: 0, max: 1 }),
@@ -80,25 +78,9 @@ export function decodeMessagesRequest(body: unknown): DecodedTextRequest {
       user: metadata?.string('user_id'),
     }),
     stream: req.boolean('stream') ?? false,
-    finalize: finalizeMessagesRequest,
+    // Which of the two fields carried the schema, for a refusal to name it.
+    fields: req.object('output_format') ? MESSAGES_BETA_FORMAT_FIELDS : MESSAGES_FIELDS,
   };
-}
-
-/**
- * Checks after the output limit was clamped: thinking needs at least 1,024 tokens above its
- * budget (spec 7). Models without an effort setting drop reasoning first (spec 4.4), so a
- * thinking budget sent to them has nothing to constrain.
- */
-export function finalizeMessagesRequest(model: TextModel, request: CanonicalRequest): CanonicalRequest {
-  const adjusted = dropReasoningForModel(model, request);
-  const { mode, budgetTokens } = adjusted.reasoning;
-  if (mode === 'enabled' && budgetTokens !== undefined && adjusted.maxOutputTokens - budgetTokens < MIN_THINKING_HEADROOM) {
-    throw badRequest(
-      `max_tokens (${adjusted.maxOutputTokens} as used for ${model.id}) must exceed thinking.budget_tokens (${budgetTokens}) by at least ${MIN_THINKING_HEADROOM}`,
-      { field: 'max_tokens', max_tokens: adjusted.maxOutputTokens, budget_tokens: budgetTokens },
-    );
-  }
-  return adjusted;
 }
 
 function decodeSystem(req: Fields): string | undefined {
@@ -293,7 +275,7 @@ function decodeMcpServers(req: Fields): CanonicalTool[] {
   });
 }
 
-function decodeToolChoice(req: Fields, tools: readonly CanonicalTool[]): { toolChoice: CanonicalToolChoice; parallelToolCalls?: boolean } | undefined {
+function decodeToolChoice(req: Fields): { toolChoice: CanonicalToolChoice; parallelToolCalls?: boolean } | undefined {
   const choice = req.object('tool_choice');
   if (!choice) return undefined;
   const type = choice.requiredOneOf('type', ['auto', 'any', 'tool', 'none']);
@@ -306,10 +288,8 @@ function decodeToolChoice(req: Fields, tools: readonly CanonicalTool[]): { toolC
   let toolChoice: CanonicalToolChoice;
   if (type === 'tool') {
     const name = choice.requiredString('name');
-    if (!tools.some((t) => t.type === 'function' && t.name === name)) refuseField(choice.field('name'), `'${name}' does not name a tool in tools`);
     toolChoice = { name };
   } else {
-    if (type === 'any' && tools.length === 0) refuseField(choice.field('type'), "'any' needs at least one tool in tools");
     toolChoice = type === 'any' ? 'required' : 'auto';
   }
   return compact({ toolChoice, parallelToolCalls: disableParallel === undefined ? undefined : !disableParallel });
@@ -354,7 +334,7 @@ function decodeOutputFormat(req: Fields): CanonicalResponseFormat | undefined {
   const schema = format.jsonObject('schema');
   if (!schema) refuseField(format.field('schema'), 'is required');
   // Anthropic constrains decoding to the schema: strict by construction.
-  return { type: 'json_schema', name: MESSAGES_SCHEMA_NAME, schema: checkSchemaSize(schema, format.field('schema')), strict: true };
+  return { type: 'json_schema', name: MESSAGES_SCHEMA_NAME, schema, strict: true };
 }
 
 function decodeStopSequences(req: Fields): string[] | undefined {

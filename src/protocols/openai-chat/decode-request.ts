@@ -7,12 +7,11 @@ import type {
 } from '../../domain/generation/canonical';
 import { DEFAULT_OUTPUT_TOKENS, mapReasoningEffort } from '../../domain/generation/rules';
 import type { DecodedTextRequest } from '../../domain/generation/service';
+import type { WireFieldNames } from '../../domain/generation/validate';
 import {
   Fields,
-  checkSchemaSize,
   checkToolCount,
   compact,
-  dropReasoningForModel,
   emptyParameters,
   fieldPath,
   joinTextParts,
@@ -39,6 +38,13 @@ export const KNOWN_FIELDS = [
 const MEDIA_PARTS = ['image_url', 'input_audio', 'file'];
 
 const MAX_STOP_SEQUENCES = 4;
+
+/** Where the canonical rules' refusals point in a Chat request. */
+const CHAT_FIELDS: WireFieldNames = {
+  requiredToolChoice: { field: 'tool_choice', value: "'required'" },
+  namedToolChoice: { field: 'tool_choice.function.name', noun: 'a function' },
+  schema: 'response_format.json_schema.schema',
+};
 
 /** What the Chat decoder yields besides the canonical request. */
 export interface ChatIngress {
@@ -71,7 +77,7 @@ export function decodeChatIngress(body: unknown): ChatIngress {
     request: compact({
       messages,
       tools,
-      toolChoice: decodeToolChoice(req, tools),
+      toolChoice: decodeToolChoice(req),
       parallelToolCalls: req.boolean('parallel_tool_calls'),
       responseFormat: decodeResponseFormat(req),
       stop: decodeStop(req),
@@ -84,7 +90,7 @@ export function decodeChatIngress(body: unknown): ChatIngress {
       user: preferFirst(req.string('safety_identifier'), req.string('user')),
     }),
     stream: req.boolean('stream') ?? false,
-    finalize: dropReasoningForModel,
+    fields: CHAT_FIELDS,
   };
   return { decoded, includeUsage: streamOptions?.boolean('include_usage') ?? false };
 }
@@ -205,7 +211,7 @@ function decodeTools(req: Fields): CanonicalTool[] {
   });
 }
 
-function decodeToolChoice(req: Fields, tools: readonly CanonicalTool[]): CanonicalToolChoice | undefined {
+function decodeToolChoice(req: Fields): CanonicalToolChoice | undefined {
   const value = req.raw('tool_choice');
   if (value === undefined) return undefined;
   let choice: CanonicalToolChoice;
@@ -217,10 +223,8 @@ function decodeToolChoice(req: Fields, tools: readonly CanonicalTool[]): Canonic
     if (type !== 'function') refuseField(named.field('type'), "must be 'function' (or tool_choice one of 'none', 'auto', 'required')");
     const fn = named.requiredObject('function').allowOnly(['name']);
     const name = fn.requiredString('name');
-    if (!tools.some((t) => t.type === 'function' && t.name === name)) refuseField(fn.field('name'), `'${name}' does not name a function in tools`);
     choice = { name };
   }
-  if (choice === 'required' && tools.length === 0) refuseField('tool_choice', "'required' needs at least one tool in tools");
   return choice;
 }
 
@@ -238,7 +242,7 @@ function decodeResponseFormat(req: Fields): CanonicalResponseFormat | undefined 
   return compact<CanonicalResponseFormat>({
     type: 'json_schema',
     name: nameAt(spec, 'name'),
-    schema: checkSchemaSize(schema, spec.field('schema')),
+    schema,
     strict: spec.boolean('strict'),
     description: spec.string('description'),
   });

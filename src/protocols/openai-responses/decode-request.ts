@@ -1,7 +1,8 @@
 import type { CanonicalMessage } from '../../domain/generation/canonical';
 import { DEFAULT_OUTPUT_TOKENS, mapReasoningEffort } from '../../domain/generation/rules';
 import type { DecodedTextRequest } from '../../domain/generation/service';
-import { Fields, compact, dropReasoningForModel, fieldPath, preferFirst, refuseField } from '../ingress-common';
+import type { WireFieldNames } from '../../domain/generation/validate';
+import { Fields, compact, fieldPath, preferFirst, refuseField } from '../ingress-common';
 import type {
   ResponseFormatTextConfig,
   ResponseObject,
@@ -33,6 +34,14 @@ const STATELESS = 'is not supported: /v1/responses is stateless; send the whole 
 const ENCRYPTED_REASONING = 'reasoning.encrypted_content';
 
 const MAX_METADATA_PAIRS = 16;
+
+/** Where the canonical rules' refusals point in a Responses request. */
+const RESPONSES_FIELDS: WireFieldNames = {
+  requiredToolChoice: { field: 'tool_choice', value: "'required'" },
+  namedToolChoice: { field: 'tool_choice.name', noun: 'a function tool' },
+  schema: 'text.format.schema',
+};
+const RESPONSES_CUSTOM_CHOICE_FIELDS: WireFieldNames = { ...RESPONSES_FIELDS, namedToolChoice: { field: 'tool_choice.name', noun: 'a custom tool' } };
 
 /** Request fields the `response` object repeats back (the SDK types them as always present). */
 export interface ResponsesEcho {
@@ -67,7 +76,7 @@ export function decodeResponsesIngress(body: unknown): ResponsesIngress {
   const instructions = req.string('instructions');
   const messages: CanonicalMessage[] = [...(instructions !== undefined ? [{ role: 'system' as const, content: instructions }] : []), ...decodeInput(req)];
   const tools = decodeTools(req);
-  const toolChoice = decodeToolChoice(req, tools.map((t) => t.canonical));
+  const toolChoice = decodeToolChoice(req);
   const text = req.object('text')?.allowOnly(['format', 'verbosity']).refuseIfSet(['verbosity']);
   const format = text?.object('format');
   const reasoning = req.object('reasoning')?.allowOnly(['effort', 'summary', 'generate_summary']);
@@ -106,7 +115,7 @@ export function decodeResponsesIngress(body: unknown): ResponsesIngress {
       user,
     }),
     stream: req.boolean('stream') ?? false,
-    finalize: dropReasoningForModel,
+    fields: typeof toolChoice?.canonical === 'object' && toolChoice.canonical.kind === 'custom' ? RESPONSES_CUSTOM_CHOICE_FIELDS : RESPONSES_FIELDS,
   };
   const echo: ResponsesEcho = {
     instructions: instructions ?? null,

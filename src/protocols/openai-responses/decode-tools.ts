@@ -1,5 +1,5 @@
 import type { CanonicalResponseFormat, CanonicalTool, CanonicalToolChoice, McpApprovalRule, McpToolFilter } from '../../domain/generation/canonical';
-import { Fields, checkSchemaSize, checkToolCount, compact, emptyParameters, fieldPath, nameAt, refuseField } from '../ingress-common';
+import { Fields, checkToolCount, compact, emptyParameters, fieldPath, nameAt, refuseField } from '../ingress-common';
 import type { ResponseCustomToolFormat, ResponseMcpTool, ResponseTool, ResponseToolChoice } from './types';
 
 /**
@@ -114,12 +114,11 @@ function decodeRequireApproval(tool: Fields): McpApprovalRule | undefined {
   return compact({ always: filter('always'), never: filter('never') });
 }
 
-export function decodeToolChoice(req: Fields, tools: readonly CanonicalTool[]): { canonical: CanonicalToolChoice; echo: ResponseToolChoice } | undefined {
+export function decodeToolChoice(req: Fields): { canonical: CanonicalToolChoice; echo: ResponseToolChoice } | undefined {
   const value = req.raw('tool_choice');
   if (value === undefined) return undefined;
   if (typeof value === 'string') {
     const choice = req.oneOf('tool_choice', ['none', 'auto', 'required'])!;
-    if (choice === 'required' && tools.length === 0) refuseField('tool_choice', "'required' needs at least one tool in tools");
     return { canonical: choice, echo: choice };
   }
   const named = req.requiredObject('tool_choice');
@@ -129,8 +128,7 @@ export function decodeToolChoice(req: Fields, tools: readonly CanonicalTool[]): 
   }
   named.allowOnly(['type', 'name']);
   const name = named.requiredString('name');
-  if (!tools.some((t) => t.type === type && t.name === name)) refuseField(named.field('name'), `'${name}' does not name a ${type} tool in tools`);
-  return { canonical: { name }, echo: { type, name } };
+  return { canonical: type === 'custom' ? { name, kind: 'custom' } : { name }, echo: { type, name } };
 }
 
 export function decodeTextFormat(format: Fields): CanonicalResponseFormat {
@@ -145,7 +143,7 @@ export function decodeTextFormat(format: Fields): CanonicalResponseFormat {
   return compact<CanonicalResponseFormat>({
     type: 'json_schema',
     name: nameAt(format, 'name'),
-    schema: checkSchemaSize(schema, format.field('schema')),
+    schema,
     strict: format.boolean('strict'),
     description: format.string('description'),
   });
