@@ -11,19 +11,20 @@ import type {
 import { mapReasoningEffort } from '../../domain/generation/rules';
 import type { DecodedTextRequest } from '../../domain/generation/service';
 import type { WireFieldNames } from '../../domain/generation/validate';
-import { Fields, checkToolCount, compact, fieldPath, joinTextParts, nameAt, refuseField } from '../ingress-common';
+import { Fields, checkToolCount, compact, fieldListOf, fieldPath, joinTextParts, nameAt, refuseField } from '../ingress-common';
+import type { MessageCreateParams } from './types';
 
 /**
  * Client side of `POST /v1/messages` (Anthropic Messages format): the request body → canonical
  * request. Every refusal is a 400 naming the field (docs/api.md).
  */
 
-/** Every top-level field the decoder reads (others are refused); the API document is built from this list. */
-export const KNOWN_FIELDS = [
+/** Every top-level field the decoder reads (others are refused), exactly the request type's; the API document is built from this list. */
+export const KNOWN_FIELDS = fieldListOf<MessageCreateParams>()([
   'model', 'max_tokens', 'messages', 'system', 'tools', 'tool_choice', 'thinking', 'output_config', 'output_format',
   'stop_sequences', 'temperature', 'top_p', 'top_k', 'stream', 'metadata', 'mcp_servers', 'service_tier',
   'cache_control', 'container', 'context_management', 'inference_geo', 'speed', 'diagnostics',
-] as const;
+]);
 
 const MEDIA_BLOCKS = ['image', 'document', 'search_result'];
 const MIN_THINKING_BUDGET = 1024;

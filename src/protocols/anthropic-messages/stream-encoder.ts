@@ -5,7 +5,7 @@ import { compact } from '../ingress-common';
 import { withFields } from '../../domain/shared/objects';
 import type { StreamEncoder } from '../streams';
 import { sseEvent } from '../sse-write';
-import type { ContentBlock, MessagesStreamEvent } from './types';
+import type { ContentBlock, MessagesErrorBody, MessagesStreamEvent } from './types';
 import { mcpCallContent, messagesErrorType, messagesStopReason, messagesUsage } from './encode-answer';
 
 export interface MessagesStreamMeta extends AnswerMeta {
@@ -119,7 +119,8 @@ export class MessagesStreamEncoder implements StreamEncoder {
   encodeError(error: ApiError): string {
     if (this.ended) return '';
     this.ended = true;
-    return sseEvent('error', { type: 'error', error: { type: messagesErrorType(error.status), message: error.message } });
+    const body: MessagesErrorBody = { type: 'error', error: { type: messagesErrorType(error.status), message: error.message } };
+    return sseEvent('error', body);
   }
 
   private finish(event: FinishEvent): string {

@@ -13,26 +13,28 @@ import {
   checkToolCount,
   compact,
   emptyParameters,
+  fieldListOf,
   fieldPath,
   joinTextParts,
   nameAt,
   preferFirst,
   refuseField,
 } from '../ingress-common';
+import type { ChatCompletionCreateParams } from './types';
 
 /**
  * Client side of `POST /v1/chat/completions`: the request body → canonical request. Every refusal
  * is a 400 naming the field (docs/api.md).
  */
 
-/** Every top-level field the decoder reads (others are refused); the API document is built from this list. */
-export const KNOWN_FIELDS = [
+/** Every top-level field the decoder reads (others are refused), exactly the request type's; the API document is built from this list. */
+export const KNOWN_FIELDS = fieldListOf<ChatCompletionCreateParams>()([
   'model', 'messages', 'audio', 'frequency_penalty', 'function_call', 'functions', 'logit_bias', 'logprobs',
   'max_completion_tokens', 'max_tokens', 'metadata', 'modalities', 'n', 'parallel_tool_calls', 'prediction',
   'presence_penalty', 'prompt_cache_key', 'prompt_cache_retention', 'reasoning_effort', 'response_format',
   'safety_identifier', 'seed', 'service_tier', 'stop', 'store', 'stream', 'stream_options', 'temperature',
   'tool_choice', 'tools', 'top_logprobs', 'top_p', 'user', 'verbosity', 'web_search_options',
-] as const;
+]);
 
 /** Content part types of the API that carry media: refused, chat endpoints take text only (spec 1). */
 const MEDIA_PARTS = ['image_url', 'input_audio', 'file'];

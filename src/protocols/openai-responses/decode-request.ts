@@ -2,7 +2,8 @@ import type { CanonicalMessage } from '../../domain/generation/canonical';
 import { DEFAULT_OUTPUT_TOKENS, mapReasoningEffort } from '../../domain/generation/rules';
 import type { DecodedTextRequest } from '../../domain/generation/service';
 import type { WireFieldNames } from '../../domain/generation/validate';
-import { Fields, compact, fieldPath, preferFirst, refuseField } from '../ingress-common';
+import { Fields, compact, fieldListOf, fieldPath, preferFirst, refuseField } from '../ingress-common';
+import type { ResponseCreateParams } from './types';
 import type {
   ResponseFormatTextConfig,
   ResponseObject,
@@ -20,13 +21,13 @@ import { decodeTextFormat, decodeToolChoice, decodeTools } from './decode-tools'
  * (docs/api.md).
  */
 
-/** Every top-level field the decoder reads (others are refused); the API document is built from this list. */
-export const KNOWN_FIELDS = [
+/** Every top-level field the decoder reads (others are refused), exactly the request type's; the API document is built from this list. */
+export const KNOWN_FIELDS = fieldListOf<ResponseCreateParams>()([
   'model', 'input', 'instructions', 'tools', 'tool_choice', 'parallel_tool_calls', 'text', 'max_output_tokens',
   'max_tool_calls', 'reasoning', 'stream', 'stream_options', 'store', 'include', 'temperature', 'top_p',
   'top_logprobs', 'user', 'safety_identifier', 'metadata', 'truncation', 'service_tier', 'prompt_cache_key',
   'prompt_cache_retention', 'previous_response_id', 'conversation', 'prompt', 'background', 'context_management',
-] as const;
+]);
 
 const STATELESS = 'is not supported: /v1/responses is stateless; send the whole conversation in input with store: false';
 

@@ -4,7 +4,8 @@ import { type FinishEvent, type IdFactory, randomWireId } from '../collect';
 import { compact } from '../ingress-common';
 import type { StreamEncoder } from '../streams';
 import { sseEvent } from '../sse-write';
-import type { ResponseItemStatus, ResponseOutputItem, ResponseStreamEvent } from './types';
+import type { ResponseStreamEvent } from './stream-events';
+import type { ResponseItemStatus, ResponseOutputItem } from './types';
 import { withFields } from '../../domain/shared/objects';
 import {
   ResponsesMeta,
