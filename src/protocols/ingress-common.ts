@@ -220,7 +220,7 @@ export function nameAt(fields: Fields, key: string): string {
   return name;
 }
 
-/** Spec 8: up to 64 tool schemas per request. */
+/** Up to 64 tools per request (the common limit of the vendors behind Tollgate). */
 export function checkToolCount(tools: readonly unknown[], field: string): void {
   if (tools.length > MAX_FUNCTION_TOOLS) refuseField(field, `must hold at most ${MAX_FUNCTION_TOOLS} tools (got ${tools.length})`);
 }

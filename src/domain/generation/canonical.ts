@@ -9,7 +9,7 @@ import type { VendorCapabilities } from './capabilities';
  * format encodes those events back. N formats × M vendors cost N + M codecs.
  */
 
-/** Effort after the spec's mapping (`none`/`minimal` → low, `xhigh` → extra_high). */
+/** Effort on one scale for every format (`none`/`minimal` → low, `xhigh` → extra_high). */
 export type ReasoningEffort = 'low' | 'medium' | 'high' | 'extra_high';
 
 export interface CanonicalReasoning {

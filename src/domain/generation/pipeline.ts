@@ -88,8 +88,8 @@ class DeliveryTally {
 }
 
 /**
- * spec 2.8: when the vendor reports no reasoning count but bills output the answer does not
- * show, report billed output minus the visible answer as the (estimated) reasoning count.
+ * When the vendor reports no reasoning count but bills output the answer does not show, the
+ * reported reasoning count is billed output minus the visible answer (an estimate).
  */
 export function withReasoningEstimate(usage: CanonicalUsage, visibleAnswerTokens: () => number): CanonicalUsage {
   if (usage.reasoningTokens !== null) return usage; // counted only when needed: tokenizing a long answer costs
@@ -105,7 +105,7 @@ const billedUsage = (usage: CanonicalUsage): TokenUsage & UsageCounts => ({
 });
 
 /**
- * The text generation pipeline (GUIDE.md): resolve model id → validate and clamp the output
+ * The text generation pipeline (docs/text.md): resolve model id → validate and clamp the output
  * limit → admit the tokens → reserve the price → call the provider → deliver events → settle
  * the exact cost and release the rest. Every path after the reservation ends in exactly one
  * settlement or release: finish (exact usage), provider failure or abandonment by the client
@@ -162,8 +162,8 @@ type Outcome = { usage: CanonicalUsage; status: 'ok' | 'partial' } | null;
  * generator method rather than an `async function*` declared inside start(): V8 gives every
  * generator function object its own initial map, allocated in old space and pointing back at
  * the function; a per-request generator closure therefore kept its whole request (body,
- * response, signal) alive across young-generation GCs until the next full GC (about 10 KB
- * promoted per request, the scavenge pauses behind the p99).
+ * response, signal) alive across young-generation GCs until the next full GC (promoted memory
+ * and longer scavenge pauses; docs/performance.md).
  */
 class OpenGeneration {
   private readonly tally = new DeliveryTally();

@@ -15,7 +15,7 @@ import type {
  * reason, usage and error types that its stream shares.
  */
 
-/** Spec 7: a safety refusal (or a vendor content filter) is `refusal`; a matched stop sequence is `stop_sequence`. */
+/** A safety refusal (or a vendor content filter) is `refusal`; a matched stop sequence is `stop_sequence`. */
 export function messagesStopReason(finish: CollectedResult['finish']): MessagesStopReason {
   if (finish.refusal || finish.reason === 'content_filter') return 'refusal';
   switch (finish.reason) {
@@ -31,7 +31,7 @@ export function messagesStopReason(finish: CollectedResult['finish']): MessagesS
 /**
  * Anthropic counts `input_tokens` without cache reads and cache writes; the canonical
  * `inputTokens` includes both, so they are taken out here. Thinking tokens (or the pipeline's
- * estimate) go in `output_tokens_details.thinking_tokens` (spec 2.8).
+ * estimate, docs/text.md) go in `output_tokens_details.thinking_tokens`.
  */
 export function messagesUsage(usage: CanonicalUsage): MessagesUsage {
   const cacheCreation = usage.cacheCreationInputTokens ?? 0;

@@ -115,7 +115,7 @@ export class MessagesStreamEncoder implements StreamEncoder {
     }
   }
 
-  /** The Anthropic stream error event (decisions.md, Streamed failures). */
+  /** A stream that fails after it began ends with Anthropic's `event: error` (docs/text.md, Faults). */
   encodeError(error: ApiError): string {
     if (this.ended) return '';
     this.ended = true;

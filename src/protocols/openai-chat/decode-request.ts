@@ -36,7 +36,7 @@ export const KNOWN_FIELDS = fieldListOf<ChatCompletionCreateParams>()([
   'tool_choice', 'tools', 'top_logprobs', 'top_p', 'user', 'verbosity', 'web_search_options',
 ]);
 
-/** Content part types of the API that carry media: refused, chat endpoints take text only (spec 1). */
+/** Content part types of the API that carry media: refused, the text endpoints take text only. */
 const MEDIA_PARTS = ['image_url', 'input_audio', 'file'];
 
 const MAX_STOP_SEQUENCES = 4;
@@ -51,7 +51,7 @@ const CHAT_FIELDS: WireFieldNames = {
 /** What the Chat decoder yields besides the canonical request. */
 export interface ChatIngress {
   decoded: DecodedTextRequest;
-  /** `stream_options.include_usage`: end the stream with a usage chunk (spec 2.8). */
+  /** `stream_options.include_usage`: end the stream with a usage chunk. */
   includeUsage: boolean;
 }
 

@@ -7,12 +7,12 @@ import type { ChatCompletion, ChatCompletionUsage, ChatFinishReason, ChatFunctio
  * object, and the finish reason and usage that its stream shares.
  */
 
-/** A safety refusal is `content_filter` with the model's short message as content (spec 7). */
+/** A model's safety refusal is `content_filter`, with its short message as the content. */
 export function chatFinishReason(finish: CollectedResult['finish']): ChatFinishReason {
   return finish.refusal ? 'content_filter' : finish.reason;
 }
 
-/** Spec 2.8: cached input in prompt_tokens_details, reasoning (or its estimate) in completion_tokens_details. */
+/** Cached input in prompt_tokens_details; reasoning (or its estimate, docs/text.md) in completion_tokens_details. */
 export function chatUsage(usage: CanonicalUsage): ChatCompletionUsage {
   return {
     prompt_tokens: usage.inputTokens,

@@ -66,7 +66,7 @@ export class ChatStreamEncoder implements StreamEncoder {
     }
   }
 
-  /** The stream error frame (decisions.md, Streamed failures): the error envelope's fields. */
+  /** A stream that fails after it began ends with the error envelope's fields as its last frame, and no `[DONE]` (docs/text.md, Faults). */
   encodeError(error: ApiError): string {
     if (this.ended) return '';
     this.ended = true;

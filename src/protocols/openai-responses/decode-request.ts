@@ -143,7 +143,7 @@ export function decodeResponsesRequest(body: unknown): DecodedTextRequest {
 function refuseUnsupported(req: Fields): void {
   req.refuseIfSet(['previous_response_id', 'conversation', 'prompt'], STATELESS);
   req.refuseIfEnabled(['background'], 'is not supported: responses are answered synchronously');
-  // OpenAI's default is store: true; a stateless gateway reads absent as false (spec 4.5).
+  // OpenAI's default is store: true; a stateless gateway stores nothing, so absent means false.
   if (req.raw('store') === true) refuseField('store', 'must be false: /v1/responses is stateless and stores nothing');
   req.boolean('store');
   req.refuseIfSet(['context_management', 'max_tool_calls', 'top_logprobs']);

@@ -27,7 +27,7 @@ export interface ResponsesMeta extends AnswerMeta {
   echo: ResponsesEcho;
 }
 
-/** Spec 2.8: cached input in input_tokens_details, reasoning (or its estimate) in output_tokens_details. */
+/** Cached input in input_tokens_details; reasoning (or its estimate, docs/text.md) in output_tokens_details. */
 export function responsesUsage(usage: CanonicalUsage): ResponseUsage {
   return {
     input_tokens: usage.inputTokens,

@@ -119,7 +119,7 @@ export class ResponsesStreamEncoder implements StreamEncoder {
     }
   }
 
-  /** The stream failure (decisions.md): an `error` event, then `response.failed` with what was delivered. */
+  /** A stream that fails after it began: an `error` event, then `response.failed` with what was delivered (docs/text.md, Faults). */
   encodeError(error: ApiError): string {
     if (this.ended) return '';
     const out = this.start();
