@@ -7,7 +7,7 @@ import { toChatRequest, type ChatEgressOptions } from '../protocols/openai-chat/
 import { callVendor, type VendorHttpClient } from './http';
 
 /**
- * An OpenAI-compatible vendor is configuration, not code: the Chat Completions egress codec
+ * An OpenAI-compatible vendor is configuration, not code: the Chat Completions vendor codec
  * with a base URL (`<VENDOR>_BASE_URL`, including its version path, e.g. `.../v1`), extra
  * headers, the output-limit field it reads and the body fields it rejects.
  */

@@ -33,7 +33,7 @@ function refusal(run: () => unknown): ApiError {
   throw new Error('expected a 400 refusal');
 }
 
-function finalize(raw: unknown, m: TextModel): CanonicalRequest {
+function decodeForModel(raw: unknown, m: TextModel): CanonicalRequest {
   const decoded = decodeResponsesRequest(raw);
   const { maxOutputTokens } = clampOutputLimit(m, decoded.outputLimit.value, decoded.outputLimit.field, decoded.outputLimit.fallback);
   const request: CanonicalRequest = { ...decoded.request, model: m, maxOutputTokens };
@@ -269,25 +269,25 @@ describe('decodeResponsesRequest: refusals name the field', () => {
     ['max_tool_calls', body({ max_tool_calls: 3 }), 'max_tool_calls'],
   ])('%s → 400 naming the field', (_name, raw, field) => {
     // Decoded, clamped and checked by the canonical rules, as the pipeline does.
-    const error = refusal(() => finalize(raw, O4_MINI));
+    const error = refusal(() => decodeForModel(raw, O4_MINI));
     expect(error).toMatchObject({ status: 400, code: 'bad_request' });
     expect(error.message).toContain(field);
   });
 
   test('a named tool_choice must name a declared tool of its own kind', () => {
     const raw = body({ tools: [{ type: 'function', name: 'c' }], tool_choice: { type: 'custom', name: 'c' } });
-    expect(refusal(() => finalize(raw, O4_MINI))).toMatchObject({ message: "tool_choice.name 'c' does not name a custom tool in tools", details: { field: 'tool_choice.name' } });
+    expect(refusal(() => decodeForModel(raw, O4_MINI))).toMatchObject({ message: "tool_choice.name 'c' does not name a custom tool in tools", details: { field: 'tool_choice.name' } });
   });
 
   test('a negative max_output_tokens is refused by the clamp, naming it', () => {
-    expect(refusal(() => finalize(body({ max_output_tokens: -1 }), O4_MINI)).message).toContain('max_output_tokens');
+    expect(refusal(() => decodeForModel(body({ max_output_tokens: -1 }), O4_MINI)).message).toContain('max_output_tokens');
   });
 });
 
-describe('finalize', () => {
+describe('canonical rules for a model', () => {
   test('reasoning.effort is dropped for a model without an effort setting, kept otherwise', () => {
-    expect(finalize(body({ reasoning: { effort: 'high' } }), GPT_41).reasoning).toEqual({ mode: 'default' });
-    expect(finalize(body({ reasoning: { effort: 'high' } }), O4_MINI).reasoning).toEqual({ mode: 'default', effort: 'high' });
+    expect(decodeForModel(body({ reasoning: { effort: 'high' } }), GPT_41).reasoning).toEqual({ mode: 'default' });
+    expect(decodeForModel(body({ reasoning: { effort: 'high' } }), O4_MINI).reasoning).toEqual({ mode: 'default', effort: 'high' });
   });
 });
 

@@ -95,7 +95,7 @@ export type CanonicalResponseFormat =
 
 export interface CanonicalRequest {
   model: TextModel;
-  /** In conversation order; `system` messages may appear anywhere (egress codecs hoist them). */
+  /** In conversation order; `system` messages may appear anywhere (vendor requests hoist them). */
   messages: CanonicalMessage[];
   tools: CanonicalTool[];
   toolChoice?: CanonicalToolChoice;

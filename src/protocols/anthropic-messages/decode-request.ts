@@ -11,7 +11,7 @@ import type {
 import { mapReasoningEffort } from '../../domain/generation/rules';
 import type { DecodedTextRequest } from '../../domain/generation/service';
 import type { WireFieldNames } from '../../domain/generation/validate';
-import { Fields, checkToolCount, compact, fieldListOf, fieldPath, joinTextParts, nameAt, refuseField } from '../ingress-common';
+import { Fields, checkToolCount, compact, fieldListOf, fieldPath, joinTextParts, nameAt, refuseField } from '../decode-fields';
 import type { MessageCreateParams } from './types';
 
 /**

@@ -1,7 +1,7 @@
 import type { CanonicalEvent } from '../../domain/generation/canonical';
 import { type ApiError } from '../../domain/shared/errors';
 import { type AnswerMeta, type FinishEvent, randomWireId } from '../collect';
-import { compact } from '../ingress-common';
+import { compact } from '../decode-fields';
 import { withFields } from '../../domain/shared/objects';
 import type { StreamEncoder } from '../streams';
 import { sseEvent } from '../sse-write';

@@ -121,7 +121,7 @@ export function toAnthropicMessages(input: readonly CanonicalMessage[]): { syste
         break;
       case 'mcp':
         // An MCP call of an earlier turn, as Anthropic's own answer carried it. Only listings
-        // get here besides (assertToolsSupported refuses approvals): Anthropic lists tools itself.
+        // get here besides (Anthropic's capabilities refuse approvals): Anthropic lists tools itself.
         if (message.item.kind === 'call') append('assistant', mcpCallBlocks(message.item));
         break;
     }

@@ -119,7 +119,7 @@ export function toGeminiContents(messages: readonly CanonicalMessage[]): { syste
         append('user', [{ functionResponse: { name: callNames.get(message.toolCallId) ?? message.toolCallId, response: toolResponse(message.content, message.isError) } }]);
         break;
       case 'mcp':
-        // Only tool listings get here (assertToolsSupported refuses the rest), and they need no server.
+        // Only tool listings get here (Gemini's capabilities refuse the rest), and they need no server.
         break;
     }
   }

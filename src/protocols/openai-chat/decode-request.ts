@@ -19,7 +19,7 @@ import {
   nameAt,
   preferFirst,
   refuseField,
-} from '../ingress-common';
+} from '../decode-fields';
 import type { ChatCompletionCreateParams } from './types';
 
 /**

@@ -67,7 +67,7 @@ export function toChatRequest(request: CanonicalRequest, options: ChatEgressOpti
 
 /**
  * Chat has no field for reasoning blocks of earlier turns: they are dropped. So are MCP tool
- * listings (the only MCP items a Chat upstream is given: see assertToolsSupported).
+ * listings (the only MCP items a Chat upstream is given: see src/domain/generation/capabilities.ts).
  */
 export function toChatMessages(messages: readonly CanonicalMessage[]): ChatWireMessage[] {
   return messages.flatMap((message): ChatWireMessage[] => (message.role === 'mcp' ? [] : [toChatMessage(message)]));

@@ -5,7 +5,7 @@ import type {
   CanonicalToolCall,
   McpToolListing,
 } from '../../domain/generation/canonical';
-import { Fields, compact, fieldPath, joinTextParts, refuseField } from '../ingress-common';
+import { Fields, compact, fieldPath, joinTextParts, refuseField } from '../decode-fields';
 
 /**
  * The `input` items of a Responses request → canonical messages.

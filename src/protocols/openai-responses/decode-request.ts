@@ -2,7 +2,7 @@ import type { CanonicalMessage } from '../../domain/generation/canonical';
 import { DEFAULT_OUTPUT_TOKENS, mapReasoningEffort } from '../../domain/generation/rules';
 import type { DecodedTextRequest } from '../../domain/generation/service';
 import type { WireFieldNames } from '../../domain/generation/validate';
-import { Fields, compact, fieldListOf, fieldPath, preferFirst, refuseField } from '../ingress-common';
+import { Fields, compact, fieldListOf, fieldPath, preferFirst, refuseField } from '../decode-fields';
 import type { ResponseCreateParams } from './types';
 import type {
   ResponseFormatTextConfig,

@@ -1,5 +1,5 @@
 import type { CanonicalResponseFormat, CanonicalTool, CanonicalToolChoice, McpApprovalRule, McpToolFilter } from '../../domain/generation/canonical';
-import { Fields, checkToolCount, compact, emptyParameters, fieldPath, nameAt, refuseField } from '../ingress-common';
+import { Fields, checkToolCount, compact, emptyParameters, fieldPath, nameAt, refuseField } from '../decode-fields';
 import type { ResponseCustomToolFormat, ResponseMcpTool, ResponseTool, ResponseToolChoice } from './types';
 
 /**

@@ -1,5 +1,5 @@
 import type { CanonicalMcpItem, McpToolListing } from '../../domain/generation/canonical';
-import { compact } from '../ingress-common';
+import { compact } from '../decode-fields';
 import type { ResponseMcpApprovalRequest, ResponseMcpApprovalResponse, ResponseMcpCall, ResponseMcpListTools } from './types';
 import type { ResponsesWireItem } from './vendor-types';
 

@@ -1,7 +1,7 @@
 import type { CanonicalEvent, CanonicalToolCall } from '../../domain/generation/canonical';
 import type { ApiError } from '../../domain/shared/errors';
 import { type FinishEvent, type IdFactory, randomWireId } from '../collect';
-import { compact } from '../ingress-common';
+import { compact } from '../decode-fields';
 import type { StreamEncoder } from '../streams';
 import { sseEvent } from '../sse-write';
 import type { ResponseStreamEvent } from './stream-events';

@@ -3,9 +3,10 @@ import { MAX_FUNCTION_TOOLS } from '../domain/generation/rules';
 import { badRequest } from '../domain/shared/errors';
 
 /**
- * Edge validation shared by the three ingress decoders. Every refusal is a 400 `bad_request`
- * whose message starts with the offending field's path (`messages[2].content[0].type`) and
- * whose `details.field` repeats it, so clients can point at the exact spot.
+ * The field reader and rules shared by the three request decoders. Every refusal is a 400
+ * `bad_request` whose message starts with the offending field's path
+ * (`messages[2].content[0].type`) and whose `details.field` repeats it, so clients can point at
+ * the exact spot.
  *
  * `null` counts as absent for optional fields: the official SDKs' types allow `null` for
  * most optional parameters, and some clients send it for "not set".
