@@ -106,7 +106,7 @@ const billedUsage = (usage: CanonicalUsage): TokenUsage & UsageCounts => ({
 
 /**
  * The text generation pipeline (docs/text.md): resolve model id → validate and clamp the output
- * limit → admit the tokens → reserve the price → call the provider → deliver events → settle
+ * limit → the canonical rules (validateCanonicalRequest) → admit the tokens → reserve the price → call the provider → deliver events → settle
  * the exact cost and release the rest. Every path after the reservation ends in exactly one
  * settlement or release: finish (exact usage), provider failure or abandonment by the client
  * (partial charge for what a stream delivered; release when nothing was, which is always the
@@ -124,9 +124,9 @@ export class TextPipeline implements TextGenerationService {
       context.outcome.vendor = model.vendor;
     }
     const limit = clampOutputLimit(model, decoded.outputLimit.value, decoded.outputLimit.field, decoded.outputLimit.fallback);
-    let request: CanonicalRequest = withFields(decoded.request, { model, maxOutputTokens: limit.maxOutputTokens, stream: decoded.stream });
     const provider = deps.providers.forModel(model);
-    request = validateCanonicalRequest(request, decoded, provider.capabilities);
+    const clamped: CanonicalRequest = withFields(decoded.request, { model, maxOutputTokens: limit.maxOutputTokens, stream: decoded.stream });
+    const request = validateCanonicalRequest(clamped, decoded, provider.capabilities);
     provider.validate?.(request);
     const prices = pricesOf(model);
 

@@ -72,7 +72,7 @@ export interface TextGenerationContext {
 export interface TextGenerationService {
   /**
    * Runs the pipeline up to the provider's first event: resolve model → clamp output limit →
-   * admit (token window) → reserve → call provider. Throws ApiError before anything is sent
+   * canonical rules (validateCanonicalRequest) → admit (token window) → reserve → call provider. Throws ApiError before anything is sent
    * (400, 402, 404, 429, 502 when the provider failed before delivering anything).
    */
   start(principal: KeyPrincipal, decoded: DecodedTextRequest, context: TextGenerationContext): Promise<TextGeneration>;

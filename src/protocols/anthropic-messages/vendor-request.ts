@@ -1,6 +1,6 @@
 import type { CanonicalMcpCall, CanonicalMessage, CanonicalRequest, CanonicalTool, CanonicalToolChoice } from '../../domain/generation/canonical';
 import { badRequest } from '../../domain/shared/errors';
-import {
+import type {
   AnthropicRequestPlan,
   AnthropicWireBlock,
   AnthropicWireMcpServer,
