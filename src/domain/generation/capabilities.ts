@@ -25,6 +25,8 @@ const MCP_ITEM_TYPES = { list_tools: 'mcp_list_tools', call: 'mcp_call', approva
  * never refused: a vendor that does not read them back is not sent them.
  */
 export function checkVendorCapabilities(request: CanonicalRequest, can: VendorCapabilities): void {
+  // A vendor that serves everything refuses nothing (the common case: checked without allocating).
+  if (can.customTools && can.mcpServers && can.mcpCalls && can.mcpApprovals) return;
   const model = request.model.id;
   const unsupported: string[] = [];
   for (const tool of request.tools) {

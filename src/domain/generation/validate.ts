@@ -1,6 +1,6 @@
 import { badRequest } from '../shared/errors';
 import { checkVendorCapabilities, type VendorCapabilities } from './capabilities';
-import type { CanonicalRequest } from './canonical';
+import type { CanonicalRequest, CanonicalTool } from './canonical';
 import { MAX_SCHEMA_BYTES, MIN_THINKING_HEADROOM } from './rules';
 import type { DecodedTextRequest } from './service';
 
@@ -37,9 +37,8 @@ export function validateCanonicalRequest(request: CanonicalRequest, decoded: Pic
   const limitField = decoded.outputLimit.field;
   const { toolChoice, tools } = request;
   if (toolChoice === 'required' && tools.length === 0) refuse(fields.requiredToolChoice.field, `${fields.requiredToolChoice.value} needs at least one tool in tools`);
-  if (typeof toolChoice === 'object') {
-    const kind = toolChoice.kind ?? 'function';
-    if (!tools.some((tool) => tool.type === kind && tool.name === toolChoice.name)) refuse(fields.namedToolChoice.field, `'${toolChoice.name}' does not name ${fields.namedToolChoice.noun} in tools`);
+  if (typeof toolChoice === 'object' && !declares(tools, toolChoice.kind ?? 'function', toolChoice.name)) {
+    refuse(fields.namedToolChoice.field, `'${toolChoice.name}' does not name ${fields.namedToolChoice.noun} in tools`);
   }
   if (request.responseFormat?.type === 'json_schema') {
     const bytes = Buffer.byteLength(JSON.stringify(request.responseFormat.schema), 'utf8');
@@ -66,4 +65,9 @@ function withReasoningForModel(request: CanonicalRequest): CanonicalRequest {
   const { reasoning } = request;
   if (reasoning.mode === 'default' && reasoning.effort === undefined && reasoning.budgetTokens === undefined) return request;
   return { ...request, reasoning: { mode: 'default' } };
+}
+
+function declares(tools: readonly CanonicalTool[], kind: 'function' | 'custom', name: string): boolean {
+  for (const tool of tools) if (tool.type === kind && tool.name === name) return true;
+  return false;
 }
