@@ -36,7 +36,7 @@ export const randomWireId: IdFactory = (prefix) => `${prefix}${randomHex(12)}`;
 export interface AnswerMeta {
   /** Id of the answer object (`chatcmpl-…`, `resp_…`, `msg_…`); generated when absent. */
   id?: string;
-  /** The service model id (`openai/o4-mini`), never the id the client sent (spec 4.8). */
+  /** The service model id (`openai/o4-mini`), never the id the client sent (which `x-service-model-routed-from` reports; docs/text.md). */
   model: string;
   /** Unix seconds. */
   created: number;

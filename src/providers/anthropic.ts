@@ -1,8 +1,11 @@
 import type { Cancellation } from '../domain/generation/cancellation';
+import type { VendorCapabilities } from '../domain/generation/capabilities';
 import type { CanonicalEvent, CanonicalRequest, TextProvider } from '../domain/generation/canonical';
 import type { VendorEndpoint } from '../domain/catalog/vendors';
-import { ANTHROPIC_VERSION, MessagesStreamDecoder, toMessagesRequest, type AnthropicRequestPlan } from '../protocols/anthropic-messages/egress';
-import { assertToolsSupported, callVendor, type VendorHttpClient } from './http';
+import { MessagesStreamDecoder } from '../protocols/anthropic-messages/stream-decoder';
+import { ANTHROPIC_VERSION, toMessagesRequest } from '../protocols/anthropic-messages/vendor-request';
+import type { AnthropicRequestPlan } from '../protocols/anthropic-messages/vendor-types';
+import { callVendor, type VendorHttpClient } from './http';
 
 /** Anthropic Messages (`POST {ANTHROPIC_BASE_URL}/v1/messages`, streamed). */
 export class AnthropicProvider implements TextProvider {
@@ -11,13 +14,15 @@ export class AnthropicProvider implements TextProvider {
     private readonly http: VendorHttpClient,
   ) {}
 
-  /** Throws 400 for what Anthropic cannot serve (custom tools, unforwardable MCP settings); returns the request plan. Pure. */
+  /** MCP servers run by Anthropic (`mcp_servers`), calling them without asking; no freeform custom tools. */
+  readonly capabilities: VendorCapabilities = { customTools: false, mcpServers: true, mcpCalls: true, mcpApprovals: false };
+
+  /** Throws 400 for MCP settings the Anthropic request cannot carry (headers other than authorization). Pure. */
   validate(request: CanonicalRequest): AnthropicRequestPlan {
-    assertToolsSupported(request, { mcp: true, custom: false, mcpCalls: true });
     return toMessagesRequest(request);
   }
 
-  /** Validates synchronously (a 400 is thrown by this call, before any upstream request), then calls Anthropic. */
+  /** Encodes synchronously (a 400 is thrown by this call, before any upstream request), then calls Anthropic. */
   generate(request: CanonicalRequest, signal: Cancellation): AsyncIterable<CanonicalEvent> {
     const { body, betas } = this.validate(request);
     const headers: Record<string, string> = { 'anthropic-version': ANTHROPIC_VERSION };

@@ -1,8 +1,10 @@
 import type { Cancellation } from '../domain/generation/cancellation';
+import type { VendorCapabilities } from '../domain/generation/capabilities';
 import type { CanonicalEvent, CanonicalRequest, TextProvider } from '../domain/generation/canonical';
 import type { VendorEndpoint } from '../domain/catalog/vendors';
-import { GenerateContentStreamDecoder, generateContentPath, toGenerateContentRequest } from '../protocols/gemini/egress';
-import { assertToolsSupported, callVendor, type VendorCall, type VendorHttpClient } from './http';
+import { GenerateContentStreamDecoder } from '../protocols/gemini/stream-decoder';
+import { generateContentPath, toGenerateContentRequest } from '../protocols/gemini/vendor-request';
+import { callVendor, type VendorCall, type VendorHttpClient } from './http';
 
 /**
  * Gemini API (`POST {GEMINI_BASE_URL}/v1beta/models/{model}:streamGenerateContent?alt=sse`, or
@@ -15,14 +17,10 @@ export class GeminiProvider implements TextProvider {
     private readonly http: VendorHttpClient,
   ) {}
 
-  /** Throws 400 for MCP and custom tools, which Gemini cannot serve. Pure. */
-  validate(request: CanonicalRequest): void {
-    assertToolsSupported(request, { mcp: false, custom: false });
-  }
+  /** Function tools only: Gemini runs no MCP server and has no freeform tools. */
+  readonly capabilities: VendorCapabilities = { customTools: false, mcpServers: false, mcpCalls: false, mcpApprovals: false };
 
-  /** Validates synchronously (a 400 is thrown by this call, before any upstream request), then calls Gemini. */
   generate(request: CanonicalRequest, signal: Cancellation): AsyncIterable<CanonicalEvent> {
-    this.validate(request);
     const stream = request.stream !== false;
     const call: VendorCall = {
       vendor: this.endpoint.vendor,

@@ -1,11 +1,13 @@
 import type { Cancellation } from '../domain/generation/cancellation';
+import type { VendorCapabilities } from '../domain/generation/capabilities';
 import type { CanonicalEvent, CanonicalRequest, TextProvider } from '../domain/generation/canonical';
 import type { VendorEndpoint } from '../domain/catalog/vendors';
-import { ChatStreamDecoder, toChatRequest, type ChatEgressOptions } from '../protocols/openai-chat/egress';
-import { assertToolsSupported, callVendor, type VendorHttpClient } from './http';
+import { ChatStreamDecoder } from '../protocols/openai-chat/stream-decoder';
+import { toChatRequest, type ChatEgressOptions } from '../protocols/openai-chat/vendor-request';
+import { callVendor, type VendorHttpClient } from './http';
 
 /**
- * An OpenAI-compatible vendor is configuration, not code: the Chat Completions egress codec
+ * An OpenAI-compatible vendor is configuration, not code: the Chat Completions vendor codec
  * with a base URL (`<VENDOR>_BASE_URL`, including its version path, e.g. `.../v1`), extra
  * headers, the output-limit field it reads and the body fields it rejects.
  */
@@ -41,14 +43,10 @@ export class OpenAICompatibleProvider implements TextProvider {
     this.config = { ...DEFAULT_COMPATIBLE_CONFIG, ...KNOWN_COMPATIBLE_VENDORS[endpoint.vendor], ...config };
   }
 
-  /** Throws 400 for MCP and custom tools (no compatible server runs them). Pure. */
-  validate(request: CanonicalRequest): void {
-    assertToolsSupported(request, { mcp: false, custom: false });
-  }
+  /** Function tools only: no compatible server runs MCP servers or freeform tools. */
+  readonly capabilities: VendorCapabilities = { customTools: false, mcpServers: false, mcpCalls: false, mcpApprovals: false };
 
-  /** Validates synchronously (a 400 is thrown by this call, before any upstream request), then streams. */
   generate(request: CanonicalRequest, signal: Cancellation): AsyncIterable<CanonicalEvent> {
-    this.validate(request);
     const headers: Record<string, string> = { ...this.config.headers };
     if (this.endpoint.apiKey) headers.authorization = `Bearer ${this.endpoint.apiKey}`;
     const body = toChatRequest(request, {

@@ -1,9 +1,12 @@
 import type { Cancellation } from '../domain/generation/cancellation';
+import type { VendorCapabilities } from '../domain/generation/capabilities';
 import type { CanonicalEvent, CanonicalRequest, TextProvider } from '../domain/generation/canonical';
 import type { VendorEndpoint } from '../domain/catalog/vendors';
-import { ChatStreamDecoder, OPENAI_CHAT_OPTIONS, toChatRequest } from '../protocols/openai-chat/egress';
-import { ResponsesStreamDecoder, toResponsesRequest } from '../protocols/openai-responses/egress';
-import { assertToolsSupported, callVendor, type VendorCall, type VendorHttpClient } from './http';
+import { ChatStreamDecoder } from '../protocols/openai-chat/stream-decoder';
+import { OPENAI_CHAT_OPTIONS, toChatRequest } from '../protocols/openai-chat/vendor-request';
+import { ResponsesStreamDecoder } from '../protocols/openai-responses/stream-decoder';
+import { toResponsesRequest } from '../protocols/openai-responses/vendor-request';
+import { callVendor, type VendorCall, type VendorHttpClient } from './http';
 
 /**
  * Which OpenAI API serves a request. `auto` (default): the Responses API for models with an
@@ -24,10 +27,8 @@ export class OpenAIProvider implements TextProvider {
     private readonly options: OpenAIProviderOptions = {},
   ) {}
 
-  /** OpenAI serves every tool kind, MCP approvals included. Pure, no I/O. */
-  validate(request: CanonicalRequest): void {
-    assertToolsSupported(request, { mcp: true, custom: true, mcpCalls: true, mcpApprovals: true });
-  }
+  /** OpenAI serves every tool kind, MCP approvals included. */
+  readonly capabilities: VendorCapabilities = { customTools: true, mcpServers: true, mcpCalls: true, mcpApprovals: true };
 
   upstreamFor(request: CanonicalRequest): 'chat' | 'responses' {
     if (request.tools.some((tool) => tool.type === 'mcp') || request.messages.some((message) => message.role === 'mcp')) return 'responses';
@@ -36,9 +37,7 @@ export class OpenAIProvider implements TextProvider {
     return request.model.effort === 'openai-effort' ? 'responses' : 'chat';
   }
 
-  /** Validates synchronously (a 400 is thrown by this call, before any upstream request), then calls the vendor. */
   generate(request: CanonicalRequest, signal: Cancellation): AsyncIterable<CanonicalEvent> {
-    this.validate(request);
     const vendor = this.endpoint.vendor;
     const useResponses = this.upstreamFor(request) === 'responses';
     const call: VendorCall = {

@@ -34,9 +34,9 @@
  */
 import { countTokensExactly } from '../domain/billing/estimate';
 import type { Cancellation } from '../domain/generation/cancellation';
+import type { VendorCapabilities } from '../domain/generation/capabilities';
 import type { CanonicalEvent, CanonicalRequest, CanonicalTool, JsonSchema, ReasoningEffort, TextProvider } from '../domain/generation/canonical';
 import { ProviderError } from '../domain/generation/errors';
-import { assertToolsSupported } from './http';
 import { withFields } from '../domain/shared/objects';
 
 export const SANDBOX_REASONING_TOKENS: Readonly<Record<ReasoningEffort, number>> = { low: 16, medium: 64, high: 256, extra_high: 1024 };
@@ -144,14 +144,10 @@ type OfferedTool = Exclude<CanonicalTool, { type: 'mcp' }>;
 export class SandboxProvider implements TextProvider {
   constructor(private readonly options: SandboxOptions = {}) {}
 
-  /** MCP servers need a vendor that calls them; the sandbox calls nothing. Pure. */
-  validate(request: CanonicalRequest): void {
-    assertToolsSupported(request, { mcp: false, custom: true });
-  }
+  /** Custom tools are answered like function tools; MCP servers need a vendor that calls them, and the sandbox calls nothing. */
+  readonly capabilities: VendorCapabilities = { customTools: true, mcpServers: false, mcpCalls: false, mcpApprovals: false };
 
-  /** Validates synchronously (a 400 is thrown by this call), then streams. */
   generate(request: CanonicalRequest, signal: Cancellation): AsyncIterable<CanonicalEvent> {
-    this.validate(request);
     return this.stream(request, signal);
   }
 

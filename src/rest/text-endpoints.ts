@@ -5,11 +5,18 @@ import type { DecodedTextRequest, TextGenerationService } from '../domain/genera
 import type { AdmissionService } from '../domain/limits/admission';
 import { ApiError } from '../domain/shared/errors';
 import { unixSeconds } from '../domain/shared/clock';
-import { finalizeMessagesRequest, decodeMessagesRequest, encodeMessagesResponse, MessagesStreamEncoder } from '../protocols/anthropic-messages/ingress';
+import { decodeMessagesRequest } from '../protocols/anthropic-messages/decode-request';
+import { encodeMessagesResponse } from '../protocols/anthropic-messages/encode-answer';
+import { MessagesStreamEncoder } from '../protocols/anthropic-messages/stream-encoder';
 import { collectStream, type AnswerMeta, type CollectedResult } from '../protocols/collect';
-import { ChatStreamEncoder, decodeChatIngress, encodeChatResponse } from '../protocols/openai-chat/ingress';
-import { decodeResponsesIngress, encodeResponsesResponse, ResponsesStreamEncoder } from '../protocols/openai-responses/ingress';
+import { decodeChatIngress } from '../protocols/openai-chat/decode-request';
+import { encodeChatResponse } from '../protocols/openai-chat/encode-answer';
+import { ChatStreamEncoder } from '../protocols/openai-chat/stream-encoder';
+import { decodeResponsesIngress } from '../protocols/openai-responses/decode-request';
+import { encodeResponsesResponse } from '../protocols/openai-responses/encode-answer';
+import { ResponsesStreamEncoder } from '../protocols/openai-responses/stream-encoder';
 import { SSE_HEADERS } from '../protocols/sse-write';
+import type { StreamEncoder } from '../protocols/streams';
 import { admitRequest } from './admission';
 import { authenticateApiKey } from './auth';
 import { accessLogRecord, answerError, beginRequest, bodyObject, noteError, readJsonBody, sendJson, setHeaders, type RequestObservers } from './http';
@@ -32,7 +39,7 @@ interface TextFormat<Extra> {
   allowXApiKey: boolean;
   decode(body: unknown): { decoded: DecodedTextRequest; extra: Extra };
   encodeResponse(result: CollectedResult, meta: AnswerMeta, extra: Extra): unknown;
-  streamEncoder(meta: AnswerMeta, extra: Extra): { encode(event: Parameters<ChatStreamEncoder['encode']>[0]): string; encodeError(error: ApiError): string };
+  streamEncoder(meta: AnswerMeta, extra: Extra): StreamEncoder;
 }
 
 const chatFormat: TextFormat<{ includeUsage: boolean }> = {
@@ -60,7 +67,7 @@ const responsesFormat: TextFormat<ReturnType<typeof decodeResponsesIngress>['ech
 const messagesFormat: TextFormat<null> = {
   path: '/v1/messages',
   allowXApiKey: true,
-  decode: (body) => ({ decoded: withFields(decodeMessagesRequest(body), { finalize: finalizeMessagesRequest }), extra: null }),
+  decode: (body) => ({ decoded: decodeMessagesRequest(body), extra: null }),
   encodeResponse: (result, meta) => encodeMessagesResponse(result, meta),
   streamEncoder: (meta) => new MessagesStreamEncoder(meta),
 };

@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
-import { KNOWN_FIELDS as MESSAGES_FIELDS } from '../../src/protocols/anthropic-messages/ingress';
-import { KNOWN_FIELDS as CHAT_FIELDS } from '../../src/protocols/openai-chat/ingress';
-import { KNOWN_FIELDS as RESPONSES_FIELDS } from '../../src/protocols/openai-responses/ingress';
+import { KNOWN_FIELDS as MESSAGES_FIELDS } from '../../src/protocols/anthropic-messages/decode-request';
+import { KNOWN_FIELDS as CHAT_FIELDS } from '../../src/protocols/openai-chat/decode-request';
+import { KNOWN_FIELDS as RESPONSES_FIELDS } from '../../src/protocols/openai-responses/decode-request';
 import { KEY_CREATE_FIELDS, KEY_UPDATE_FIELDS } from '../../src/rest/keys';
 import { TEXT_ENDPOINT_PATHS } from '../../src/rest/text-endpoints';
 import { call, startTestTollgate, type TestTollgate } from '../support/tollgate';

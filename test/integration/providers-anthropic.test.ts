@@ -4,11 +4,13 @@ import { builtinCatalog, findModel } from '../../src/domain/catalog';
 import type { CanonicalRequest, McpApprovalRule, TextProvider } from '../../src/domain/generation/canonical';
 import { ProviderError } from '../../src/domain/generation/errors';
 import { ApiError } from '../../src/domain/shared/errors';
-import { JSON_OBJECT_INSTRUCTION, REFUSAL_TEXT } from '../../src/protocols/anthropic-messages/egress';
+import { REFUSAL_TEXT } from '../../src/protocols/anthropic-messages/stream-decoder';
+import { JSON_OBJECT_INSTRUCTION } from '../../src/protocols/anthropic-messages/vendor-request';
 import { createProviderRegistry, type ProviderRegistry } from '../../src/providers/registry';
 import { startFakeAnthropic, type FakeAnthropicReply } from '../fakes/anthropic';
 import type { FakeVendor } from '../fakes/openai';
 import { finishOf, runProvider, textOf } from '../support/provider-events';
+import { checkVendorCapabilities } from '../../src/domain/generation/capabilities';
 
 /** Anthropic Messages over real HTTP against the fake. */
 
@@ -282,7 +284,7 @@ describe('Anthropic provider', () => {
   it('refuses custom tools and unforwardable MCP headers before any upstream call', () => {
     const before = fake.requests.length;
     const signal = new Cancellation();
-    expect(() => claude.generate(request({ tools: [{ type: 'custom', name: 'grep' }] }), signal)).toThrow(ApiError);
+    expect(() => checkVendorCapabilities(request({ tools: [{ type: 'custom', name: 'grep' }] }), claude.capabilities)).toThrow(ApiError);
     expect(() => claude.generate(request({ tools: [{ type: 'mcp', serverLabel: 'd', serverUrl: 'https://x', headers: { 'X-Team': 'a' } }] }), signal)).toThrow(/X-Team/);
     expect(fake.requests.length).toBe(before);
   });
@@ -292,12 +294,12 @@ describe('Anthropic provider', () => {
     const signal = new Cancellation();
     const rules: McpApprovalRule[] = ['always', { always: { toolNames: ['search'] } }];
     for (const requireApproval of rules) {
-      expect(() => claude.generate(request({ tools: [{ type: 'mcp', serverLabel: 'docs', serverUrl: 'https://x', requireApproval }] }), signal)).toThrow(/docs.*require_approval to 'never'/);
+      expect(() => checkVendorCapabilities(request({ tools: [{ type: 'mcp', serverLabel: 'docs', serverUrl: 'https://x', requireApproval }] }), claude.capabilities)).toThrow(/docs.*require_approval to 'never'/);
     }
     const ask = { role: 'mcp' as const, item: { kind: 'approval_request' as const, id: 'mcpr_1', serverLabel: 'docs', name: 'search', arguments: '{}' } };
     let refused: unknown;
     try {
-      claude.generate(request({ messages: [{ role: 'user', content: 'Hi' }, ask] }), signal);
+      checkVendorCapabilities(request({ messages: [{ role: 'user', content: 'Hi' }, ask] }), claude.capabilities);
     } catch (error) {
       refused = error;
     }

@@ -4,11 +4,12 @@ import { builtinCatalog, findModel, type TextModel } from '../../src/domain/cata
 import type { CanonicalRequest, TextProvider } from '../../src/domain/generation/canonical';
 import { ProviderError } from '../../src/domain/generation/errors';
 import { ApiError } from '../../src/domain/shared/errors';
-import { GEMINI_REFUSAL_TEXT } from '../../src/protocols/gemini/egress';
+import { GEMINI_REFUSAL_TEXT } from '../../src/protocols/gemini/stream-decoder';
 import { createProviderRegistry, type ProviderRegistry } from '../../src/providers/registry';
 import { startFakeGemini, type FakeGeminiReply } from '../fakes/gemini';
 import type { FakeVendor } from '../fakes/openai';
 import { finishOf, runProvider, textOf } from '../support/provider-events';
+import { checkVendorCapabilities } from '../../src/domain/generation/capabilities';
 
 /** Gemini over real HTTP against the fake (SSE with CRLF line ends, as Google sends it). */
 
@@ -219,14 +220,14 @@ describe('Gemini provider', () => {
 
   it('refuses MCP and custom tools before any upstream call', () => {
     const before = fake.requests.length;
-    expect(() => gemini.generate(request({ tools: [{ type: 'mcp', serverLabel: 'docs', serverUrl: 'https://x' }] }), new Cancellation())).toThrow(ApiError);
+    expect(() => checkVendorCapabilities(request({ tools: [{ type: 'mcp', serverLabel: 'docs', serverUrl: 'https://x' }, { type: 'custom', name: 'grep' }] }), gemini.capabilities)).toThrow(ApiError);
     expect(fake.requests.length).toBe(before);
   });
 
   it('refuses MCP calls of an earlier turn, naming both of their forms; drops MCP tool listings', async () => {
     const before = fake.requests.length;
     const call = { role: 'mcp' as const, item: { kind: 'call' as const, id: 'mcptoolu_1', serverLabel: 'docs', name: 'search', arguments: '{}', output: 'x' } };
-    expect(() => gemini.generate(request({ messages: [{ role: 'user', content: 'Hi' }, call] }), new Cancellation())).toThrow(
+    expect(() => checkVendorCapabilities(request({ messages: [{ role: 'user', content: 'Hi' }, call] }), gemini.capabilities)).toThrow(
       "input: MCP calls of an earlier turn ('mcp_call' items, or mcp_tool_use blocks in messages) can be sent back only to a vendor that runs MCP servers (OpenAI, Anthropic)",
     );
     expect(fake.requests.length).toBe(before);

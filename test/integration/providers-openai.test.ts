@@ -8,6 +8,7 @@ import { ApiError } from '../../src/domain/shared/errors';
 import { createProviderRegistry, type ProviderRegistry } from '../../src/providers/registry';
 import { startFakeOpenAI, type FakeOpenAIReply, type FakeVendor } from '../fakes/openai';
 import { finishOf, runProvider, textOf } from '../support/provider-events';
+import { checkVendorCapabilities } from '../../src/domain/generation/capabilities';
 
 /** OpenAI over real HTTP against the fake: Chat Completions and Responses upstreams, plus an OpenAI-compatible vendor. */
 
@@ -577,7 +578,8 @@ describe('OpenAI-compatible provider', () => {
     const provider = registry.forModel(local);
     let thrown: unknown;
     try {
-      provider.generate(request(local, { tools: [{ type: 'mcp', serverLabel: 'docs', serverUrl: 'https://x' }, { type: 'custom', name: 'grep' }] }), signal);
+      // Refused by the vendor's capability table, which the pipeline checks before anything is reserved.
+      checkVendorCapabilities(request(local, { tools: [{ type: 'mcp', serverLabel: 'docs', serverUrl: 'https://x' }, { type: 'custom', name: 'grep' }] }), provider.capabilities);
     } catch (error) {
       thrown = error;
     }

@@ -6,6 +6,7 @@ import { ApiError } from '../../src/domain/shared/errors';
 import { createProviderRegistry } from '../../src/providers/registry';
 import { SANDBOX_FALLBACK_ANSWER, SANDBOX_REASONING_TOKENS, SANDBOX_REFUSAL, SandboxProvider, sandboxTokens } from '../../src/providers/sandbox';
 import { finishOf, runProvider, textOf } from '../support/provider-events';
+import { checkVendorCapabilities } from '../../src/domain/generation/capabilities';
 
 /** The sandbox vendor: deterministic, offline, streaming, driven by magic words. No HTTP. */
 
@@ -165,7 +166,7 @@ describe('sandbox provider', () => {
     expect(Date.now() - started).toBeLessThan(1000);
   });
 
-  it('refuses MCP tools synchronously', () => {
-    expect(() => sandbox.generate(request('hi', { tools: [{ type: 'mcp', serverLabel: 'm', serverUrl: 'https://x' }] }), new Cancellation())).toThrow(ApiError);
+  it('declares that it cannot serve MCP tools', () => {
+    expect(() => checkVendorCapabilities(request('hi', { tools: [{ type: 'mcp', serverLabel: 'm', serverUrl: 'https://x' }] }), sandbox.capabilities)).toThrow(ApiError);
   });
 });

@@ -3,10 +3,16 @@ import { builtinCatalog, findModel, type TextModel } from '../../src/domain/cata
 import type { CanonicalEvent, CanonicalRequest, CanonicalUsage } from '../../src/domain/generation/canonical';
 import { ProviderError } from '../../src/domain/generation/errors';
 import { clampOutputLimit } from '../../src/domain/generation/rules';
+import { validateCanonicalRequest } from '../../src/domain/generation/validate';
 import { ApiError } from '../../src/domain/shared/errors';
 import { collectEvents } from '../../src/protocols/collect';
-import { ChatStreamEncoder, decodeChatIngress, decodeChatRequest, encodeChatResponse } from '../../src/protocols/openai-chat/ingress';
+import { decodeChatIngress, decodeChatRequest } from '../../src/protocols/openai-chat/decode-request';
+import { encodeChatResponse } from '../../src/protocols/openai-chat/encode-answer';
+import { ChatStreamEncoder } from '../../src/protocols/openai-chat/stream-encoder';
 import { SseDecoder } from '../../src/protocols/sse-parse';
+
+/** A vendor that serves every tool kind: these tests are about the format, not a vendor's limits. */
+const EVERY_CAPABILITY = { customTools: true, mcpServers: true, mcpCalls: true, mcpApprovals: true };
 
 const catalog = builtinCatalog();
 const model = (id: string): TextModel => findModel(catalog, id, 'text')!;
@@ -32,12 +38,12 @@ function expectRefused(run: () => unknown, field: string): void {
   expect(error.message).toContain(field);
 }
 
-/** What the pipeline does before encoding: clamp, then finalize. */
-function finalize(raw: unknown, m: TextModel): CanonicalRequest {
+/** What the pipeline does before calling the vendor: decode, clamp, then the canonical rules. */
+function decodeForModel(raw: unknown, m: TextModel): CanonicalRequest {
   const decoded = decodeChatRequest(raw);
   const { maxOutputTokens } = clampOutputLimit(m, decoded.outputLimit.value, decoded.outputLimit.field, decoded.outputLimit.fallback);
   const request: CanonicalRequest = { ...decoded.request, model: m, maxOutputTokens };
-  return decoded.finalize ? decoded.finalize(m, request) : request;
+  return validateCanonicalRequest(request, decoded, EVERY_CAPABILITY);
 }
 
 const usage: CanonicalUsage = { inputTokens: 1200, cachedInputTokens: 1000, outputTokens: 300, reasoningTokens: 200 };
@@ -212,7 +218,14 @@ describe('decodeChatRequest: refusals name the field', () => {
     ['unknown stream_options field', body({ stream: true, stream_options: { chunked: true } }), 'stream_options.chunked'],
     ['stream not boolean', body({ stream: 'yes' }), 'stream'],
   ])('%s → 400 naming the field', (_name, raw, field) => {
-    expectRefused(() => decodeChatRequest(raw), field);
+    // Decoded, clamped and checked by the canonical rules, as the pipeline does.
+    expectRefused(() => decodeForModel(raw, O4_MINI), field);
+  });
+
+  test('the canonical rules word their refusals in Chat terms', () => {
+    expect(refusal(() => decodeForModel(body({ tool_choice: 'required' }), O4_MINI))).toMatchObject({ message: "tool_choice 'required' needs at least one tool in tools", details: { field: 'tool_choice' } });
+    const named = body({ tools: [{ type: 'function', function: { name: 'a' } }], tool_choice: { type: 'function', function: { name: 'b' } } });
+    expect(refusal(() => decodeForModel(named, O4_MINI)).message).toBe("tool_choice.function.name 'b' does not name a function in tools");
   });
 
   test('the refusal carries the field in details', () => {
@@ -220,22 +233,22 @@ describe('decodeChatRequest: refusals name the field', () => {
   });
 
   test('an output limit of 0 is refused by the clamp, naming the field sent', () => {
-    expectRefused(() => finalize(body({ max_tokens: 0 }), O4_MINI), 'max_tokens');
-    expectRefused(() => finalize(body({ max_completion_tokens: 1.5 }), O4_MINI), 'max_completion_tokens');
+    expectRefused(() => decodeForModel(body({ max_tokens: 0 }), O4_MINI), 'max_tokens');
+    expectRefused(() => decodeForModel(body({ max_completion_tokens: 1.5 }), O4_MINI), 'max_completion_tokens');
   });
 });
 
-describe('finalize', () => {
+describe('canonical rules for a model', () => {
   test('reasoning effort is dropped for a model without an effort setting', () => {
-    expect(finalize(body({ reasoning_effort: 'high' }), GPT_4O_MINI).reasoning).toEqual({ mode: 'default' });
+    expect(decodeForModel(body({ reasoning_effort: 'high' }), GPT_4O_MINI).reasoning).toEqual({ mode: 'default' });
   });
 
   test('reasoning effort is kept for a model with one', () => {
-    expect(finalize(body({ reasoning_effort: 'high' }), O4_MINI).reasoning).toEqual({ mode: 'default', effort: 'high' });
+    expect(decodeForModel(body({ reasoning_effort: 'high' }), O4_MINI).reasoning).toEqual({ mode: 'default', effort: 'high' });
   });
 
   test('the default output limit applies when none is sent', () => {
-    expect(finalize(base, O4_MINI).maxOutputTokens).toBe(4096);
+    expect(decodeForModel(base, O4_MINI).maxOutputTokens).toBe(4096);
   });
 });
 

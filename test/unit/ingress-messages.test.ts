@@ -3,15 +3,16 @@ import { builtinCatalog, findModel, type TextModel } from '../../src/domain/cata
 import type { CanonicalEvent, CanonicalRequest, CanonicalUsage, FinishReason } from '../../src/domain/generation/canonical';
 import { ProviderError } from '../../src/domain/generation/errors';
 import { clampOutputLimit } from '../../src/domain/generation/rules';
+import { validateCanonicalRequest } from '../../src/domain/generation/validate';
 import { ApiError } from '../../src/domain/shared/errors';
-import {
-  MessagesStreamEncoder,
-  decodeMessagesRequest,
-  encodeMessagesResponse,
-  messagesErrorType,
-} from '../../src/protocols/anthropic-messages/ingress';
+import { decodeMessagesRequest } from '../../src/protocols/anthropic-messages/decode-request';
+import { encodeMessagesResponse, messagesErrorType } from '../../src/protocols/anthropic-messages/encode-answer';
+import { MessagesStreamEncoder } from '../../src/protocols/anthropic-messages/stream-encoder';
 import { collectEvents } from '../../src/protocols/collect';
 import { SseDecoder } from '../../src/protocols/sse-parse';
+
+/** A vendor that serves every tool kind: these tests are about the format, not a vendor's limits. */
+const EVERY_CAPABILITY = { customTools: true, mcpServers: true, mcpCalls: true, mcpApprovals: true };
 
 const catalog = builtinCatalog();
 const model = (id: string): TextModel => findModel(catalog, id, 'text')!;
@@ -31,11 +32,11 @@ function refusal(run: () => unknown): ApiError {
   throw new Error('expected a 400 refusal');
 }
 
-function finalize(raw: unknown, m: TextModel): CanonicalRequest {
+function decodeForModel(raw: unknown, m: TextModel): CanonicalRequest {
   const decoded = decodeMessagesRequest(raw);
   const { maxOutputTokens } = clampOutputLimit(m, decoded.outputLimit.value, decoded.outputLimit.field, decoded.outputLimit.fallback);
   const request: CanonicalRequest = { ...decoded.request, model: m, maxOutputTokens };
-  return decoded.finalize ? decoded.finalize(m, request) : request;
+  return validateCanonicalRequest(request, decoded, EVERY_CAPABILITY);
 }
 
 /** 2,000 input tokens of which 1,500 read from cache and 300 written to it. */
@@ -228,37 +229,38 @@ describe('decodeMessagesRequest: refusals name the field', () => {
     ['mcp_tool_use without server_name', body({ messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: [{ type: 'mcp_tool_use', id: 'm1', name: 's', input: {} }] }] }), 'messages[1].content[0].server_name'],
     ['mcp_tool_use in a user turn', body({ messages: [{ role: 'user', content: [{ type: 'mcp_tool_use', id: 'm1', name: 's', server_name: 'd', input: {} }] }] }), 'messages[0].content[0].type'],
   ])('%s → 400 naming the field', (_name, raw, field) => {
-    const error = refusal(() => decodeMessagesRequest(raw));
+    // Decoded, clamped and checked by the canonical rules, as the pipeline does.
+    const error = refusal(() => decodeForModel(raw, SONNET));
     expect(error).toMatchObject({ status: 400, code: 'bad_request' });
     expect(error.message).toContain(field);
   });
 
   test('max_tokens of 0 is refused by the clamp, naming max_tokens', () => {
-    expect(refusal(() => finalize(body({ max_tokens: 0 }), SONNET)).message).toContain('max_tokens');
+    expect(refusal(() => decodeForModel(body({ max_tokens: 0 }), SONNET)).message).toContain('max_tokens');
   });
 });
 
-describe('finalize: thinking headroom after clamping', () => {
+describe('canonical rules: thinking headroom after clamping', () => {
   test('a lowered max_tokens that leaves less than 1,024 above the budget is refused', () => {
     // 100,000 is lowered to the model's 64,000: 64,000 − 63,500 = 500 < 1,024.
-    const error = refusal(() => finalize(body({ max_tokens: 100_000, thinking: { type: 'enabled', budget_tokens: 63_500 } }), SONNET));
+    const error = refusal(() => decodeForModel(body({ max_tokens: 100_000, thinking: { type: 'enabled', budget_tokens: 63_500 } }), SONNET));
     expect(error).toMatchObject({ status: 400, code: 'bad_request', details: { field: 'max_tokens', max_tokens: 64_000, budget_tokens: 63_500 } });
     expect(error.message).toContain('max_tokens');
     expect(error.message).toContain('thinking.budget_tokens');
   });
 
   test('exactly 1,024 of headroom is enough', () => {
-    const request = finalize(body({ max_tokens: 100_000, thinking: { type: 'enabled', budget_tokens: 64_000 - 1024 } }), SONNET);
+    const request = decodeForModel(body({ max_tokens: 100_000, thinking: { type: 'enabled', budget_tokens: 64_000 - 1024 } }), SONNET);
     expect(request.maxOutputTokens).toBe(64_000);
     expect(request.reasoning).toEqual({ mode: 'enabled', budgetTokens: 62_976 });
   });
 
   test('an unlowered max_tokens too close to the budget is refused too', () => {
-    expect(refusal(() => finalize(body({ max_tokens: 2000, thinking: { type: 'enabled', budget_tokens: 1024 } }), SONNET)).message).toContain('max_tokens');
+    expect(refusal(() => decodeForModel(body({ max_tokens: 2000, thinking: { type: 'enabled', budget_tokens: 1024 } }), SONNET)).message).toContain('max_tokens');
   });
 
   test('a model without an effort setting drops thinking and effort (nothing to constrain)', () => {
-    const request = finalize(body({ max_tokens: 2000, thinking: { type: 'enabled', budget_tokens: 1500 }, output_config: { effort: 'high' } }), GPT_4O_MINI);
+    const request = decodeForModel(body({ max_tokens: 2000, thinking: { type: 'enabled', budget_tokens: 1500 }, output_config: { effort: 'high' } }), GPT_4O_MINI);
     expect(request.reasoning).toEqual({ mode: 'default' });
   });
 });

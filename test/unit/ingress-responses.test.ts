@@ -3,18 +3,17 @@ import { builtinCatalog, findModel, type TextModel } from '../../src/domain/cata
 import type { CanonicalEvent, CanonicalRequest, CanonicalUsage } from '../../src/domain/generation/canonical';
 import { ProviderError } from '../../src/domain/generation/errors';
 import { clampOutputLimit } from '../../src/domain/generation/rules';
+import { validateCanonicalRequest } from '../../src/domain/generation/validate';
 import { ApiError } from '../../src/domain/shared/errors';
 import { type IdFactory, collectEvents } from '../../src/protocols/collect';
-import {
-  REDACTED_REASONING_PREFIX,
-  type ResponsesEcho,
-  type ResponsesMeta,
-  ResponsesStreamEncoder,
-  decodeResponsesIngress,
-  decodeResponsesRequest,
-  encodeResponsesResponse,
-} from '../../src/protocols/openai-responses/ingress';
+import { REDACTED_REASONING_PREFIX } from '../../src/protocols/openai-responses/decode-input';
+import { type ResponsesEcho, decodeResponsesIngress, decodeResponsesRequest } from '../../src/protocols/openai-responses/decode-request';
+import { type ResponsesMeta, encodeResponsesResponse } from '../../src/protocols/openai-responses/encode-answer';
+import { ResponsesStreamEncoder } from '../../src/protocols/openai-responses/stream-encoder';
 import { SseDecoder } from '../../src/protocols/sse-parse';
+
+/** A vendor that serves every tool kind: these tests are about the format, not a vendor's limits. */
+const EVERY_CAPABILITY = { customTools: true, mcpServers: true, mcpCalls: true, mcpApprovals: true };
 
 const catalog = builtinCatalog();
 const model = (id: string): TextModel => findModel(catalog, id, 'text')!;
@@ -34,11 +33,11 @@ function refusal(run: () => unknown): ApiError {
   throw new Error('expected a 400 refusal');
 }
 
-function finalize(raw: unknown, m: TextModel): CanonicalRequest {
+function decodeForModel(raw: unknown, m: TextModel): CanonicalRequest {
   const decoded = decodeResponsesRequest(raw);
   const { maxOutputTokens } = clampOutputLimit(m, decoded.outputLimit.value, decoded.outputLimit.field, decoded.outputLimit.fallback);
   const request: CanonicalRequest = { ...decoded.request, model: m, maxOutputTokens };
-  return decoded.finalize ? decoded.finalize(m, request) : request;
+  return validateCanonicalRequest(request, decoded, EVERY_CAPABILITY);
 }
 
 const usage: CanonicalUsage = { inputTokens: 900, cachedInputTokens: 512, outputTokens: 400, reasoningTokens: 250 };
@@ -269,20 +268,26 @@ describe('decodeResponsesRequest: refusals name the field', () => {
     ['metadata value not a string', body({ metadata: { a: 1 } }), 'metadata.a'],
     ['max_tool_calls', body({ max_tool_calls: 3 }), 'max_tool_calls'],
   ])('%s → 400 naming the field', (_name, raw, field) => {
-    const error = refusal(() => decodeResponsesRequest(raw));
+    // Decoded, clamped and checked by the canonical rules, as the pipeline does.
+    const error = refusal(() => decodeForModel(raw, O4_MINI));
     expect(error).toMatchObject({ status: 400, code: 'bad_request' });
     expect(error.message).toContain(field);
   });
 
+  test('a named tool_choice must name a declared tool of its own kind', () => {
+    const raw = body({ tools: [{ type: 'function', name: 'c' }], tool_choice: { type: 'custom', name: 'c' } });
+    expect(refusal(() => decodeForModel(raw, O4_MINI))).toMatchObject({ message: "tool_choice.name 'c' does not name a custom tool in tools", details: { field: 'tool_choice.name' } });
+  });
+
   test('a negative max_output_tokens is refused by the clamp, naming it', () => {
-    expect(refusal(() => finalize(body({ max_output_tokens: -1 }), O4_MINI)).message).toContain('max_output_tokens');
+    expect(refusal(() => decodeForModel(body({ max_output_tokens: -1 }), O4_MINI)).message).toContain('max_output_tokens');
   });
 });
 
-describe('finalize', () => {
+describe('canonical rules for a model', () => {
   test('reasoning.effort is dropped for a model without an effort setting, kept otherwise', () => {
-    expect(finalize(body({ reasoning: { effort: 'high' } }), GPT_41).reasoning).toEqual({ mode: 'default' });
-    expect(finalize(body({ reasoning: { effort: 'high' } }), O4_MINI).reasoning).toEqual({ mode: 'default', effort: 'high' });
+    expect(decodeForModel(body({ reasoning: { effort: 'high' } }), GPT_41).reasoning).toEqual({ mode: 'default' });
+    expect(decodeForModel(body({ reasoning: { effort: 'high' } }), O4_MINI).reasoning).toEqual({ mode: 'default', effort: 'high' });
   });
 });
 

@@ -1,5 +1,6 @@
 import type { TextModel } from '../catalog';
 import type { Cancellation } from './cancellation';
+import type { VendorCapabilities } from './capabilities';
 
 /**
  * The canonical form of a text generation: every ingress format (Chat Completions, Responses,
@@ -8,7 +9,7 @@ import type { Cancellation } from './cancellation';
  * format encodes those events back. N formats × M vendors cost N + M codecs.
  */
 
-/** Effort after the spec's mapping (`none`/`minimal` → low, `xhigh` → extra_high). */
+/** Effort on one scale for every format (`none`/`minimal` → low, `xhigh` → extra_high). */
 export type ReasoningEffort = 'low' | 'medium' | 'high' | 'extra_high';
 
 export interface CanonicalReasoning {
@@ -84,7 +85,8 @@ export type CanonicalTool =
   /** Remote MCP server the vendor itself calls (OpenAI Responses `mcp`, Anthropic `mcp_servers`). */
   | { type: 'mcp'; serverLabel: string; serverUrl: string; allowedTools?: string[]; headers?: Record<string, string>; authorization?: string; requireApproval?: McpApprovalRule };
 
-export type CanonicalToolChoice = 'auto' | 'none' | 'required' | { name: string };
+/** A named choice forces that tool: a function tool unless `kind` says custom. */
+export type CanonicalToolChoice = 'auto' | 'none' | 'required' | { name: string; kind?: 'custom' };
 
 export type CanonicalResponseFormat =
   | { type: 'text' }
@@ -93,7 +95,7 @@ export type CanonicalResponseFormat =
 
 export interface CanonicalRequest {
   model: TextModel;
-  /** In conversation order; `system` messages may appear anywhere (egress codecs hoist them). */
+  /** In conversation order; `system` messages may appear anywhere (vendor requests hoist them). */
   messages: CanonicalMessage[];
   tools: CanonicalTool[];
   toolChoice?: CanonicalToolChoice;
@@ -148,7 +150,9 @@ export type CanonicalEvent =
 
 /** The provider port: one call, one stream of canonical events; throws ProviderError on failure. */
 export interface TextProvider {
-  /** Refuses (400) what this vendor cannot serve (e.g. MCP tools), before anything is reserved. */
+  /** What the vendor serves beyond function tools; the pipeline refuses the rest before anything is reserved. */
+  readonly capabilities: VendorCapabilities;
+  /** Refuses (400) what the vendor's request format cannot carry (beyond its capabilities), before anything is reserved. */
   validate?(request: CanonicalRequest): void;
   generate(request: CanonicalRequest, signal: Cancellation): AsyncIterable<CanonicalEvent>;
 }

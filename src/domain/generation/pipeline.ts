@@ -14,6 +14,7 @@ import type { DecodedTextRequest, TextGeneration, TextGenerationContext, TextGen
 import { withFields } from '../shared/objects';
 import type { Metrics, TraceSpan } from '../shared/telemetry';
 import { usageSpanAttributes, vendorSpanAttributes, vendorSpanName } from './trace-attributes';
+import { validateCanonicalRequest } from './validate';
 
 export interface TextPipelineDeps {
   catalog: Catalog;
@@ -85,8 +86,8 @@ class DeliveryTally {
 }
 
 /**
- * spec 2.8: when the vendor reports no reasoning count but bills output the answer does not
- * show, report billed output minus the visible answer as the (estimated) reasoning count.
+ * When the vendor reports no reasoning count but bills output the answer does not show, the
+ * reported reasoning count is billed output minus the visible answer (an estimate).
  */
 export function withReasoningEstimate(usage: CanonicalUsage, visibleAnswerTokens: () => number): CanonicalUsage {
   if (usage.reasoningTokens !== null) return usage; // counted only when needed: tokenizing a long answer costs
@@ -102,8 +103,8 @@ const billedUsage = (usage: CanonicalUsage): TokenUsage & UsageCounts => ({
 });
 
 /**
- * The text generation pipeline (GUIDE.md): resolve model id → validate and clamp the output
- * limit → admit the tokens → reserve the price → call the provider → deliver events → settle
+ * The text generation pipeline (docs/text.md): resolve model id → validate and clamp the output
+ * limit → the canonical rules (validateCanonicalRequest) → admit the tokens → reserve the price → call the provider → deliver events → settle
  * the exact cost and release the rest. Every path after the reservation ends in exactly one
  * settlement or release: finish (exact usage), provider failure or abandonment by the client
  * (partial charge for what a stream delivered; release when nothing was, which is always the
@@ -121,11 +122,11 @@ export class TextPipeline implements TextGenerationService {
       context.outcome.vendor = model.vendor;
     }
     const limit = clampOutputLimit(model, decoded.outputLimit.value, decoded.outputLimit.field, decoded.outputLimit.fallback);
-    let request: CanonicalRequest = withFields(decoded.request, { model, maxOutputTokens: limit.maxOutputTokens, stream: decoded.stream });
-    if (decoded.finalize) request = decoded.finalize(model, request);
-    const prices = pricesOf(model);
     const provider = deps.providers.forModel(model);
+    const clamped: CanonicalRequest = withFields(decoded.request, { model, maxOutputTokens: limit.maxOutputTokens, stream: decoded.stream });
+    const request = validateCanonicalRequest(clamped, decoded, provider.capabilities);
     provider.validate?.(request);
+    const prices = pricesOf(model);
 
     const inputEstimate = estimateInputTokens(promptForEstimate(request), { contextLength: model.contextLength });
     await context.tokens?.reserveTokens(inputEstimate + request.maxOutputTokens);
@@ -159,8 +160,8 @@ type Outcome = { usage: CanonicalUsage; status: 'ok' | 'partial' } | null;
  * generator method rather than an `async function*` declared inside start(): V8 gives every
  * generator function object its own initial map, allocated in old space and pointing back at
  * the function; a per-request generator closure therefore kept its whole request (body,
- * response, signal) alive across young-generation GCs until the next full GC (about 10 KB
- * promoted per request, the scavenge pauses behind the p99).
+ * response, signal) alive across young-generation GCs until the next full GC (promoted memory
+ * and longer scavenge pauses; docs/performance.md).
  */
 class OpenGeneration {
   private readonly tally = new DeliveryTally();

@@ -2,7 +2,7 @@ import { badRequest } from '../shared/errors';
 import type { TextModel } from '../catalog';
 import type { ReasoningEffort } from './canonical';
 
-/** Limits of spec section 8 shared by all text formats. */
+/** Limits shared by all text formats (docs/text.md, Limits). */
 export const DEFAULT_OUTPUT_TOKENS = 4096;
 export const MAX_FUNCTION_TOOLS = 64;
 export const MAX_SCHEMA_BYTES = 32 * 1024;
@@ -30,7 +30,7 @@ export function clampOutputLimit(model: TextModel, requested: unknown, field: st
   return { maxOutputTokens: requested, clampedTo: null };
 }
 
-/** The spec's effort mapping: none and minimal mean low, xhigh means extra_high. */
+/** One effort scale for every format: none and minimal mean low, xhigh means extra_high. */
 export function mapReasoningEffort(value: unknown, field: string): ReasoningEffort | undefined {
   if (value === undefined || value === null) return undefined;
   switch (value) {

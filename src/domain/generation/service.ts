@@ -2,12 +2,13 @@ import type { KeyPrincipal } from '../accounts/auth';
 import type { TextModel } from '../catalog';
 import type { Cancellation } from './cancellation';
 import type { CanonicalEvent, CanonicalRequest } from './canonical';
+import type { WireFieldNames } from './validate';
 import type { RequestOutcome, TraceSpan } from '../shared/telemetry';
 
 /**
- * What an ingress decoder produces from a request body, before the model is known. The
+ * What a format's decoder produces from a request body, before the model is known. The
  * pipeline resolves `modelId`, validates and clamps the output limit for that model, then
- * calls `finalize` (if any) for checks that need both (Messages: thinking budget headroom).
+ * applies the canonical rules (`validateCanonicalRequest`), citing the fields as `fields` names them.
  */
 export interface DecodedTextRequest {
   /** The id exactly as the client sent it. */
@@ -24,8 +25,8 @@ export interface DecodedTextRequest {
   request: Omit<CanonicalRequest, 'model' | 'maxOutputTokens'>;
   /** Whether the client asked for a stream. */
   stream: boolean;
-  /** Model-dependent checks after clamping; throws ApiError 400. May adjust the request (e.g. drop effort for models without one). */
-  finalize?(model: TextModel, request: CanonicalRequest): CanonicalRequest;
+  /** How the format names the fields the canonical rules may refuse. */
+  fields: WireFieldNames;
 }
 
 /** A started generation: admitted, reserved and with the provider's first event in hand. */
@@ -71,7 +72,7 @@ export interface TextGenerationContext {
 export interface TextGenerationService {
   /**
    * Runs the pipeline up to the provider's first event: resolve model → clamp output limit →
-   * admit (token window) → reserve → call provider. Throws ApiError before anything is sent
+   * canonical rules (validateCanonicalRequest) → admit (token window) → reserve → call provider. Throws ApiError before anything is sent
    * (400, 402, 404, 429, 502 when the provider failed before delivering anything).
    */
   start(principal: KeyPrincipal, decoded: DecodedTextRequest, context: TextGenerationContext): Promise<TextGeneration>;

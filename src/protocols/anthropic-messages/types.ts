@@ -1,9 +1,9 @@
 /**
- * Wire types of the Anthropic Messages API (`POST /v1/messages`): request body, content
- * blocks, the `message` answer, its SSE stream events and the error body. Names and
- * nullability follow the real API (and `@anthropic-ai/sdk`). The text subset Tollgate serves
- * is declared in full; media blocks and server tools are declared by name so codecs can
- * refuse them precisely.
+ * Client-side wire types of the Anthropic Messages API (`POST /v1/messages`): request body,
+ * content blocks, the `message` answer, its SSE stream events and the error body. Names and
+ * nullability follow the real API (and `@anthropic-ai/sdk`). The request type's top-level
+ * fields are tied to the decoder's field list; the answer and event types type what the
+ * encoders write. What Tollgate sends Anthropic is in `vendor-types.ts`.
  */
 
 export type MessagesRole = 'user' | 'assistant';
@@ -71,22 +71,6 @@ export interface RedactedThinkingBlockParam {
   type: 'redacted_thinking';
   data: string;
 }
-
-/** Block types of the API that Tollgate refuses (media, search results, server tools, MCP blocks). */
-export type UnsupportedBlockType =
-  | 'image'
-  | 'document'
-  | 'search_result'
-  | 'server_tool_use'
-  | 'web_search_tool_result'
-  | 'web_fetch_tool_result'
-  | 'code_execution_tool_result'
-  | 'bash_code_execution_tool_result'
-  | 'text_editor_code_execution_tool_result'
-  | 'tool_search_tool_result'
-  | 'container_upload'
-  | 'mcp_tool_use'
-  | 'mcp_tool_result';
 
 export type ContentBlockParam =
   | TextBlockParam
@@ -171,6 +155,13 @@ export interface MessageCreateParams {
   mcp_servers?: McpServerUrlDefinition[];
   service_tier?: 'auto' | 'standard_only';
   cache_control?: CacheControlEphemeral | null;
+  /** Defined by the API, refused here unless null (server-side containers and context editing, data residency, diagnostics). */
+  container?: unknown;
+  context_management?: unknown;
+  inference_geo?: unknown;
+  diagnostics?: unknown;
+  /** `fast` is refused. */
+  speed?: 'standard' | 'fast';
 }
 
 // ---------------------------------------------------------------------------------------------

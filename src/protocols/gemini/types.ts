@@ -104,7 +104,3 @@ export interface GeminiGenerateContentResponse {
   modelVersion?: string;
   responseId?: string;
 }
-
-export interface GeminiErrorBody {
-  error: { code: number; message: string; status: string };
-}

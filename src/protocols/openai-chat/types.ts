@@ -1,14 +1,11 @@
 /**
- * Wire types of the OpenAI Chat Completions API (`POST /v1/chat/completions`): the request
- * body, the `chat.completion` answer, the `chat.completion.chunk` stream and the error body.
- * Field names, optionality and nullability follow the real API (and the `openai` v6 SDK's
- * declarations), so both the ingress codec (what clients send us) and the egress codec (what
- * we send OpenAI and OpenAI-compatible vendors) can rely on them. Parts of the API Tollgate
- * refuses (audio, images, legacy functions...) are declared too: egress may need them, and
- * ingress names them in its refusals.
+ * Client-side wire types of the OpenAI Chat Completions API (`POST /v1/chat/completions`): the
+ * request body, the `chat.completion` answer and the `chat.completion.chunk` stream. Field
+ * names, optionality and nullability follow the real API (and the `openai` v6 SDK). The request
+ * type's top-level fields are tied to the decoder's field list (parts Tollgate refuses are
+ * declared too, as the decoder reads them to refuse them); the answer types type what the
+ * encoders write. What Tollgate sends vendors is in `vendor-types.ts`.
  */
-
-export type ChatRole = 'developer' | 'system' | 'user' | 'assistant' | 'tool' | 'function';
 
 export type ChatReasoningEffort = 'none' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh';
 
@@ -355,18 +352,4 @@ export interface ChatCompletionChunk {
   usage?: ChatCompletionUsage | null;
   service_tier?: ChatServiceTier | null;
   system_fingerprint?: string;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Errors
-// ---------------------------------------------------------------------------------------------
-
-/** OpenAI's error body (`{error: {...}}`), as OpenAI itself answers (egress reads it). */
-export interface OpenAIErrorBody {
-  error: {
-    message: string;
-    type: string;
-    param: string | null;
-    code: string | null;
-  };
 }

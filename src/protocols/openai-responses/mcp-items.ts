@@ -1,5 +1,7 @@
-import type { CanonicalMcpItem } from '../../domain/generation/canonical';
+import type { CanonicalMcpItem, McpToolListing } from '../../domain/generation/canonical';
+import { compact } from '../decode-fields';
 import type { ResponseMcpApprovalRequest, ResponseMcpApprovalResponse, ResponseMcpCall, ResponseMcpListTools } from './types';
+import type { ResponsesWireItem } from './vendor-types';
 
 export type ResponseMcpItem = ResponseMcpListTools | ResponseMcpCall | ResponseMcpApprovalRequest | ResponseMcpApprovalResponse;
 
@@ -34,5 +36,43 @@ export function responsesMcpItem(item: CanonicalMcpItem): ResponseMcpItem {
       return { type: 'mcp_approval_request', id: item.id, server_label: item.serverLabel, name: item.name, arguments: item.arguments };
     case 'approval_response':
       return { type: 'mcp_approval_response', id: item.id ?? null, approval_request_id: item.approvalRequestId, approve: item.approve, reason: item.reason ?? null };
+  }
+}
+
+/**
+ * A finished MCP item of OpenAI's output → canonical; null for anything else, or for an item
+ * too malformed to send back (it would be refused on the next turn).
+ */
+export function fromWireMcpItem(item: ResponsesWireItem): CanonicalMcpItem | null {
+  const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
+  const id = text(item.id);
+  const serverLabel = text(item.server_label);
+  if (id === undefined || serverLabel === undefined) return null;
+  switch (item.type) {
+    case 'mcp_list_tools':
+      return compact<CanonicalMcpItem>({
+        kind: 'list_tools',
+        id,
+        serverLabel,
+        tools: (Array.isArray(item.tools) ? item.tools : []).flatMap((tool) =>
+          typeof tool?.name === 'string' ? [compact<McpToolListing>({ name: tool.name, description: text(tool.description), inputSchema: tool.input_schema ?? {}, annotations: tool.annotations ?? undefined })] : [],
+        ),
+        error: text(item.error),
+      });
+    case 'mcp_call':
+      return compact<CanonicalMcpItem>({
+        kind: 'call',
+        id,
+        serverLabel,
+        name: text(item.name) ?? '',
+        arguments: text(item.arguments) ?? '',
+        output: text(item.output),
+        error: text(item.error),
+        approvalRequestId: text(item.approval_request_id),
+      });
+    case 'mcp_approval_request':
+      return { kind: 'approval_request', id, serverLabel, name: text(item.name) ?? '', arguments: text(item.arguments) ?? '' };
+    default:
+      return null;
   }
 }

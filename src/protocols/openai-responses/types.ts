@@ -1,9 +1,9 @@
 /**
- * Wire types of the OpenAI Responses API (`POST /v1/responses`): request body, input and
- * output items, the `response` object and its stream events. Names and nullability follow
- * the real API (and the `openai` v6 SDK). The text subset Tollgate serves is declared in
- * full; hosted tools and stored-state features are declared by name so codecs can refuse
- * them precisely.
+ * Client-side wire types of the OpenAI Responses API (`POST /v1/responses`): request body,
+ * input and output items and the `response` object (its stream events are in
+ * `stream-events.ts`). Names and nullability follow the real API (and the `openai` v6 SDK).
+ * The request type's top-level fields are tied to the decoder's field list; the answer types
+ * type what the encoders write.
  */
 
 export type ResponsesReasoningEffort = 'none' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh';
@@ -178,24 +178,6 @@ export interface ResponseMcpApprovalResponse {
   id?: string | null;
   reason?: string | null;
 }
-
-/** Item types of the API that Tollgate neither accepts nor produces (hosted tools, stored state). */
-export type ResponseUnsupportedItemType =
-  | 'file_search_call'
-  | 'computer_call'
-  | 'computer_call_output'
-  | 'web_search_call'
-  | 'image_generation_call'
-  | 'code_interpreter_call'
-  | 'local_shell_call'
-  | 'local_shell_call_output'
-  | 'shell_call'
-  | 'shell_call_output'
-  | 'apply_patch_call'
-  | 'apply_patch_call_output'
-  | 'tool_search_call'
-  | 'compaction'
-  | 'item_reference';
 
 export type ResponseInputItem =
   | ResponseEasyInputMessage
@@ -403,160 +385,3 @@ export interface ResponseObject {
   user: string | null;
   metadata: Record<string, string>;
 }
-
-// ---------------------------------------------------------------------------------------------
-// Stream events (SSE: `event: <type>` + `data: <json>`; every event has `sequence_number`)
-// ---------------------------------------------------------------------------------------------
-
-interface Sequenced {
-  sequence_number: number;
-}
-
-export interface ResponseLifecycleEvent extends Sequenced {
-  type: 'response.created' | 'response.in_progress' | 'response.completed' | 'response.incomplete' | 'response.failed';
-  response: ResponseObject;
-}
-
-export interface ResponseOutputItemEvent extends Sequenced {
-  type: 'response.output_item.added' | 'response.output_item.done';
-  output_index: number;
-  item: ResponseOutputItem;
-}
-
-export interface ResponseContentPartEvent extends Sequenced {
-  type: 'response.content_part.added' | 'response.content_part.done';
-  item_id: string;
-  output_index: number;
-  content_index: number;
-  part: ResponseOutputText | ResponseOutputRefusal | ResponseReasoningText;
-}
-
-export interface ResponseTextDeltaEvent extends Sequenced {
-  type: 'response.output_text.delta';
-  item_id: string;
-  output_index: number;
-  content_index: number;
-  delta: string;
-  logprobs: unknown[];
-}
-
-export interface ResponseTextDoneEvent extends Sequenced {
-  type: 'response.output_text.done';
-  item_id: string;
-  output_index: number;
-  content_index: number;
-  text: string;
-  logprobs: unknown[];
-}
-
-export interface ResponseRefusalDeltaEvent extends Sequenced {
-  type: 'response.refusal.delta';
-  item_id: string;
-  output_index: number;
-  content_index: number;
-  delta: string;
-}
-
-export interface ResponseRefusalDoneEvent extends Sequenced {
-  type: 'response.refusal.done';
-  item_id: string;
-  output_index: number;
-  content_index: number;
-  refusal: string;
-}
-
-export interface ResponseFunctionCallArgumentsDeltaEvent extends Sequenced {
-  type: 'response.function_call_arguments.delta';
-  item_id: string;
-  output_index: number;
-  delta: string;
-}
-
-export interface ResponseFunctionCallArgumentsDoneEvent extends Sequenced {
-  type: 'response.function_call_arguments.done';
-  item_id: string;
-  output_index: number;
-  name: string;
-  arguments: string;
-}
-
-export interface ResponseCustomToolCallInputDeltaEvent extends Sequenced {
-  type: 'response.custom_tool_call_input.delta';
-  item_id: string;
-  output_index: number;
-  delta: string;
-}
-
-export interface ResponseCustomToolCallInputDoneEvent extends Sequenced {
-  type: 'response.custom_tool_call_input.done';
-  item_id: string;
-  output_index: number;
-  input: string;
-}
-
-export interface ResponseReasoningSummaryPartEvent extends Sequenced {
-  type: 'response.reasoning_summary_part.added' | 'response.reasoning_summary_part.done';
-  item_id: string;
-  output_index: number;
-  summary_index: number;
-  part: ResponseSummaryText;
-}
-
-export interface ResponseReasoningSummaryTextDeltaEvent extends Sequenced {
-  type: 'response.reasoning_summary_text.delta';
-  item_id: string;
-  output_index: number;
-  summary_index: number;
-  delta: string;
-}
-
-export interface ResponseReasoningSummaryTextDoneEvent extends Sequenced {
-  type: 'response.reasoning_summary_text.done';
-  item_id: string;
-  output_index: number;
-  summary_index: number;
-  text: string;
-}
-
-export interface ResponseReasoningTextDeltaEvent extends Sequenced {
-  type: 'response.reasoning_text.delta';
-  item_id: string;
-  output_index: number;
-  content_index: number;
-  delta: string;
-}
-
-export interface ResponseReasoningTextDoneEvent extends Sequenced {
-  type: 'response.reasoning_text.done';
-  item_id: string;
-  output_index: number;
-  content_index: number;
-  text: string;
-}
-
-/** A failure mid-stream; followed by `response.failed`. */
-export interface ResponseErrorEvent extends Sequenced {
-  type: 'error';
-  code: string | null;
-  message: string;
-  param: string | null;
-}
-
-export type ResponseStreamEvent =
-  | ResponseLifecycleEvent
-  | ResponseOutputItemEvent
-  | ResponseContentPartEvent
-  | ResponseTextDeltaEvent
-  | ResponseTextDoneEvent
-  | ResponseRefusalDeltaEvent
-  | ResponseRefusalDoneEvent
-  | ResponseFunctionCallArgumentsDeltaEvent
-  | ResponseFunctionCallArgumentsDoneEvent
-  | ResponseCustomToolCallInputDeltaEvent
-  | ResponseCustomToolCallInputDoneEvent
-  | ResponseReasoningSummaryPartEvent
-  | ResponseReasoningSummaryTextDeltaEvent
-  | ResponseReasoningSummaryTextDoneEvent
-  | ResponseReasoningTextDeltaEvent
-  | ResponseReasoningTextDoneEvent
-  | ResponseErrorEvent;

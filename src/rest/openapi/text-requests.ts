@@ -1,6 +1,6 @@
-import { KNOWN_FIELDS as MESSAGES_FIELDS } from '../../protocols/anthropic-messages/ingress';
-import { KNOWN_FIELDS as CHAT_FIELDS } from '../../protocols/openai-chat/ingress';
-import { KNOWN_FIELDS as RESPONSES_FIELDS } from '../../protocols/openai-responses/ingress';
+import { KNOWN_FIELDS as MESSAGES_FIELDS } from '../../protocols/anthropic-messages/decode-request';
+import { KNOWN_FIELDS as CHAT_FIELDS } from '../../protocols/openai-chat/decode-request';
+import { KNOWN_FIELDS as RESPONSES_FIELDS } from '../../protocols/openai-responses/decode-request';
 import { any, arrayOf, bool, int, num, object, oneOf, str, type JsonSchema } from './schema';
 
 /*

@@ -1,12 +1,12 @@
-import type { TextModel } from '../domain/catalog';
-import type { CanonicalRequest, JsonSchema } from '../domain/generation/canonical';
-import { MAX_FUNCTION_TOOLS, MAX_SCHEMA_BYTES } from '../domain/generation/rules';
+import type { JsonSchema } from '../domain/generation/canonical';
+import { MAX_FUNCTION_TOOLS } from '../domain/generation/rules';
 import { badRequest } from '../domain/shared/errors';
 
 /**
- * Edge validation shared by the three ingress decoders. Every refusal is a 400 `bad_request`
- * whose message starts with the offending field's path (`messages[2].content[0].type`) and
- * whose `details.field` repeats it, so clients can point at the exact spot.
+ * The field reader and rules shared by the three request decoders. Every refusal is a 400
+ * `bad_request` whose message starts with the offending field's path
+ * (`messages[2].content[0].type`) and whose `details.field` repeats it, so clients can point at
+ * the exact spot.
  *
  * `null` counts as absent for optional fields: the official SDKs' types allow `null` for
  * most optional parameters, and some clients send it for "not set".
@@ -28,6 +28,16 @@ export function fieldPath(parent: string, key: string | number): string {
 export function refuseField(field: string, problem: string): never {
   throw badRequest(`${field} ${problem}`, { field });
 }
+
+/**
+ * A decoder's list of the top-level fields it reads, tied to the format's request type: a field
+ * that one has and the other lacks fails to compile, so the list (which also builds the API
+ * document) and the type cannot drift apart.
+ */
+export const fieldListOf =
+  <T>() =>
+  <const K extends readonly (keyof T & string)[]>(fields: K & ([Exclude<keyof T, K[number]>] extends [never] ? unknown : { missing: Exclude<keyof T, K[number]> })): K =>
+    fields;
 
 const describeList = (values: readonly string[]) => values.map((v) => `'${v}'`).join(', ');
 
@@ -211,16 +221,9 @@ export function nameAt(fields: Fields, key: string): string {
   return name;
 }
 
-/** Spec 8: up to 64 tool schemas per request. */
+/** Up to 64 tools per request (the common limit of the vendors behind Tollgate). */
 export function checkToolCount(tools: readonly unknown[], field: string): void {
   if (tools.length > MAX_FUNCTION_TOOLS) refuseField(field, `must hold at most ${MAX_FUNCTION_TOOLS} tools (got ${tools.length})`);
-}
-
-/** Spec 8: a structured-output schema is at most 32 KiB of JSON. */
-export function checkSchemaSize(schema: JsonSchema, field: string): JsonSchema {
-  const bytes = Buffer.byteLength(JSON.stringify(schema), 'utf8');
-  if (bytes > MAX_SCHEMA_BYTES) refuseField(field, `is ${bytes} bytes; structured-output schemas are limited to ${MAX_SCHEMA_BYTES} bytes (32 KiB)`);
-  return schema;
 }
 
 /** Parameters of a function declared without any: an object with no properties (a fresh one, as egress may adapt it). */
@@ -228,18 +231,6 @@ export const emptyParameters = (): JsonSchema => ({ type: 'object', properties: 
 
 /** Several text parts of one message become one canonical string, a line apart. */
 export const joinTextParts = (parts: readonly string[]): string => parts.join('\n');
-
-/**
- * Spec 4.4: reasoning effort is ignored by models without an effort setting. For such a model
- * every reasoning setting is dropped (Messages `thinking` too: the model cannot think, so the
- * thinking budget has nothing to constrain).
- */
-export function dropReasoningForModel(model: TextModel, request: CanonicalRequest): CanonicalRequest {
-  if (model.effort !== 'none') return request;
-  if (request.reasoning.mode === 'default' && request.reasoning.effort === undefined && request.reasoning.budgetTokens === undefined) return request;
-  return { ...request, reasoning: { mode: 'default' } };
-}
-
 
 /** Drops keys whose value is undefined, so decoded requests hold only what was set. */
 export function compact<T extends object>(value: T): T {

@@ -1,55 +1,42 @@
-import type { TextModel } from '../../domain/catalog';
 import type {
-  CanonicalEvent,
   CanonicalMcpCall,
   CanonicalMessage,
   CanonicalReasoning,
-  CanonicalReasoningBlock,
-  CanonicalRequest,
   CanonicalResponseFormat,
   CanonicalTool,
   CanonicalToolCall,
   CanonicalToolChoice,
-  CanonicalUsage,
   ReasoningEffort,
 } from '../../domain/generation/canonical';
-import { MIN_THINKING_HEADROOM, mapReasoningEffort } from '../../domain/generation/rules';
+import { mapReasoningEffort } from '../../domain/generation/rules';
 import type { DecodedTextRequest } from '../../domain/generation/service';
-import { type ApiError, badRequest } from '../../domain/shared/errors';
-import { type AnswerMeta, type CollectedResult, type FinishEvent, parseToolArguments, randomWireId, reportedReasoningTokens } from '../collect';
-import { Fields, checkSchemaSize, checkToolCount, compact, dropReasoningForModel, fieldPath, joinTextParts, nameAt, refuseField } from '../ingress-common';
-import { withFields } from '../../domain/shared/objects';
-import { sseEvent } from '../sse-write';
-import type {
-  ContentBlock,
-  McpToolResultBlock,
-  McpToolUseBlock,
-  MessagesErrorType,
-  MessagesMessage,
-  MessagesStopReason,
-  MessagesStreamEvent,
-  MessagesUsage,
-} from './types';
+import type { WireFieldNames } from '../../domain/generation/validate';
+import { Fields, checkToolCount, compact, fieldListOf, fieldPath, joinTextParts, nameAt, refuseField } from '../decode-fields';
+import type { MessageCreateParams } from './types';
 
 /**
- * Ingress codec of `POST /v1/messages` (Anthropic Messages format; spec 4.6, decisions.md):
- * the request body → canonical request, canonical events → the `message` object or
- * Anthropic's SSE events.
+ * Client side of `POST /v1/messages` (Anthropic Messages format): the request body → canonical
+ * request. Every refusal is a 400 naming the field (docs/api.md).
  */
 
-// ---------------------------------------------------------------------------------------------
-// Decoding
-// ---------------------------------------------------------------------------------------------
-
-/** Every top-level field the decoder reads (others are refused); the API document is built from this list. */
-export const KNOWN_FIELDS = [
+/** Every top-level field the decoder reads (others are refused), exactly the request type's; the API document is built from this list. */
+export const KNOWN_FIELDS = fieldListOf<MessageCreateParams>()([
   'model', 'max_tokens', 'messages', 'system', 'tools', 'tool_choice', 'thinking', 'output_config', 'output_format',
   'stop_sequences', 'temperature', 'top_p', 'top_k', 'stream', 'metadata', 'mcp_servers', 'service_tier',
   'cache_control', 'container', 'context_management', 'inference_geo', 'speed', 'diagnostics',
-] as const;
+]);
 
 const MEDIA_BLOCKS = ['image', 'document', 'search_result'];
 const MIN_THINKING_BUDGET = 1024;
+
+/** Where the canonical rules' refusals point in a Messages request. */
+const MESSAGES_FIELDS: WireFieldNames = {
+  requiredToolChoice: { field: 'tool_choice.type', value: "'any'" },
+  namedToolChoice: { field: 'tool_choice.name', noun: 'a tool' },
+  schema: 'output_config.format.schema',
+  thinkingBudget: 'thinking.budget_tokens',
+};
+const MESSAGES_BETA_FORMAT_FIELDS: WireFieldNames = { ...MESSAGES_FIELDS, schema: 'output_format.schema' };
 
 /** The canonical name of a Messages structured-output schema (Anthropic's format has none). */
 export const MESSAGES_SCHEMA_NAME = 'output';
@@ -71,8 +58,9 @@ export function decodeMessagesRequest(body: unknown): DecodedTextRequest {
   const system = decodeSystem(req);
   const messages = [...(system !== undefined ? [{ role: 'system' as const, content: system }] : []), ...decodeMessages(req)];
   const tools = [...decodeTools(req), ...decodeMcpServers(req)];
-  const choice = decodeToolChoice(req, tools);
+  const choice = decodeToolChoice(req);
   const metadata = req.object('metadata')?.allowOnly(['user_id']);
+  const responseFormat = decodeOutputFormat(req);
 
   return {
     modelId,
@@ -83,7 +71,7 @@ export function decodeMessagesRequest(body: unknown): DecodedTextRequest {
       tools,
       toolChoice: choice?.toolChoice,
       parallelToolCalls: choice?.parallelToolCalls,
-      responseFormat: decodeOutputFormat(req),
+      responseFormat,
       stop: decodeStopSequences(req),
       temperature: req.number('temperature', { min: 0, max: 1 }),
       topP: req.number('top_p', { min: 0, max: 1 }),
@@ -91,25 +79,9 @@ export function decodeMessagesRequest(body: unknown): DecodedTextRequest {
       user: metadata?.string('user_id'),
     }),
     stream: req.boolean('stream') ?? false,
-    finalize: finalizeMessagesRequest,
+    // Which of the two fields carried the schema, for a refusal to name it.
+    fields: req.object('output_format') ? MESSAGES_BETA_FORMAT_FIELDS : MESSAGES_FIELDS,
   };
-}
-
-/**
- * Checks after the output limit was clamped: thinking needs at least 1,024 tokens above its
- * budget (spec 7). Models without an effort setting drop reasoning first (spec 4.4), so a
- * thinking budget sent to them has nothing to constrain.
- */
-export function finalizeMessagesRequest(model: TextModel, request: CanonicalRequest): CanonicalRequest {
-  const adjusted = dropReasoningForModel(model, request);
-  const { mode, budgetTokens } = adjusted.reasoning;
-  if (mode === 'enabled' && budgetTokens !== undefined && adjusted.maxOutputTokens - budgetTokens < MIN_THINKING_HEADROOM) {
-    throw badRequest(
-      `max_tokens (${adjusted.maxOutputTokens} as used for ${model.id}) must exceed thinking.budget_tokens (${budgetTokens}) by at least ${MIN_THINKING_HEADROOM}`,
-      { field: 'max_tokens', max_tokens: adjusted.maxOutputTokens, budget_tokens: budgetTokens },
-    );
-  }
-  return adjusted;
 }
 
 function decodeSystem(req: Fields): string | undefined {
@@ -304,7 +276,7 @@ function decodeMcpServers(req: Fields): CanonicalTool[] {
   });
 }
 
-function decodeToolChoice(req: Fields, tools: readonly CanonicalTool[]): { toolChoice: CanonicalToolChoice; parallelToolCalls?: boolean } | undefined {
+function decodeToolChoice(req: Fields): { toolChoice: CanonicalToolChoice; parallelToolCalls?: boolean } | undefined {
   const choice = req.object('tool_choice');
   if (!choice) return undefined;
   const type = choice.requiredOneOf('type', ['auto', 'any', 'tool', 'none']);
@@ -317,10 +289,8 @@ function decodeToolChoice(req: Fields, tools: readonly CanonicalTool[]): { toolC
   let toolChoice: CanonicalToolChoice;
   if (type === 'tool') {
     const name = choice.requiredString('name');
-    if (!tools.some((t) => t.type === 'function' && t.name === name)) refuseField(choice.field('name'), `'${name}' does not name a tool in tools`);
     toolChoice = { name };
   } else {
-    if (type === 'any' && tools.length === 0) refuseField(choice.field('type'), "'any' needs at least one tool in tools");
     toolChoice = type === 'any' ? 'required' : 'auto';
   }
   return compact({ toolChoice, parallelToolCalls: disableParallel === undefined ? undefined : !disableParallel });
@@ -365,7 +335,7 @@ function decodeOutputFormat(req: Fields): CanonicalResponseFormat | undefined {
   const schema = format.jsonObject('schema');
   if (!schema) refuseField(format.field('schema'), 'is required');
   // Anthropic constrains decoding to the schema: strict by construction.
-  return { type: 'json_schema', name: MESSAGES_SCHEMA_NAME, schema: checkSchemaSize(schema, format.field('schema')), strict: true };
+  return { type: 'json_schema', name: MESSAGES_SCHEMA_NAME, schema, strict: true };
 }
 
 function decodeStopSequences(req: Fields): string[] | undefined {
@@ -374,248 +344,4 @@ function decodeStopSequences(req: Fields): string[] | undefined {
     if (s === '') refuseField(fieldPath('stop_sequences', i), 'must not be empty');
   });
   return list && list.length > 0 ? list : undefined;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Encoding
-// ---------------------------------------------------------------------------------------------
-
-/** Spec 7: a safety refusal (or a vendor content filter) is `refusal`; a matched stop sequence is `stop_sequence`. */
-export function messagesStopReason(finish: CollectedResult['finish']): MessagesStopReason {
-  if (finish.refusal || finish.reason === 'content_filter') return 'refusal';
-  switch (finish.reason) {
-    case 'length':
-      return 'max_tokens';
-    case 'tool_calls':
-      return 'tool_use';
-    case 'stop':
-      return finish.stopSequence !== undefined ? 'stop_sequence' : 'end_turn';
-  }
-}
-
-/**
- * Anthropic counts `input_tokens` without cache reads and cache writes; the canonical
- * `inputTokens` includes both, so they are taken out here. Thinking tokens (or the pipeline's
- * estimate) go in `output_tokens_details.thinking_tokens` (spec 2.8).
- */
-export function messagesUsage(usage: CanonicalUsage): MessagesUsage {
-  const cacheCreation = usage.cacheCreationInputTokens ?? 0;
-  return {
-    input_tokens: Math.max(0, usage.inputTokens - usage.cachedInputTokens - cacheCreation),
-    cache_creation_input_tokens: cacheCreation,
-    cache_read_input_tokens: usage.cachedInputTokens,
-    output_tokens: usage.outputTokens,
-    output_tokens_details: { thinking_tokens: reportedReasoningTokens(usage) },
-  };
-}
-
-/** ApiError status → Anthropic's error `type`, so the Anthropic SDK raises its matching class. */
-export function messagesErrorType(status: number): MessagesErrorType {
-  switch (status) {
-    case 400:
-    case 409:
-    case 415:
-    case 422:
-      return 'invalid_request_error';
-    case 401:
-      return 'authentication_error';
-    case 402:
-      return 'billing_error';
-    case 403:
-      return 'permission_error';
-    case 404:
-    case 410:
-      return 'not_found_error';
-    case 413:
-      return 'request_too_large';
-    case 429:
-      return 'rate_limit_error';
-    case 503:
-    case 529:
-      return 'overloaded_error';
-    case 504:
-      return 'timeout_error';
-    default:
-      return status >= 500 ? 'api_error' : 'invalid_request_error';
-  }
-}
-
-/** A reasoning block as Anthropic shows it (a block from a vendor without signatures gets an empty one). */
-function reasoningContent(block: CanonicalReasoningBlock): ContentBlock {
-  return block.redactedData !== undefined ? { type: 'redacted_thinking', data: block.redactedData } : { type: 'thinking', thinking: block.text, signature: block.signature ?? '' };
-}
-
-/** An MCP call as Anthropic's answer shows it: the use, then the server's result. */
-function mcpCallContent(call: CanonicalMcpCall): [McpToolUseBlock, McpToolResultBlock] {
-  const failed = call.error !== undefined;
-  return [
-    { type: 'mcp_tool_use', id: call.id, name: call.name, server_name: call.serverLabel, input: parseToolArguments(call.arguments) },
-    { type: 'mcp_tool_result', tool_use_id: call.id, is_error: failed, content: [{ type: 'text', text: (failed ? call.error : call.output) ?? '' }] },
-  ];
-}
-
-/** The non-streaming answer: thinking blocks, MCP calls, then the text, then the tool uses. */
-export function encodeMessagesResponse(result: CollectedResult, meta: AnswerMeta): MessagesMessage {
-  const content: ContentBlock[] = [
-    ...result.reasoning.map(reasoningContent),
-    ...result.mcpItems.flatMap((item) => (item.kind === 'call' ? mcpCallContent(item) : [])),
-    ...(result.text !== '' ? [{ type: 'text' as const, text: result.text }] : []),
-    ...result.toolCalls.map((call): ContentBlock => ({ type: 'tool_use', id: call.id, name: call.name, input: parseToolArguments(call.arguments) })),
-  ];
-  return {
-    id: meta.id ?? randomWireId('msg_'),
-    type: 'message',
-    role: 'assistant',
-    model: meta.model,
-    content,
-    stop_reason: messagesStopReason(result.finish),
-    stop_sequence: result.finish.stopSequence ?? null,
-    usage: messagesUsage(result.finish.usage),
-  };
-}
-
-export interface MessagesStreamMeta extends AnswerMeta {
-  /**
-   * Input tokens for `message_start` (for example the reservation's estimate). Canonical usage
-   * arrives only with the finish, so the exact counts are sent in `message_delta`, whose
-   * counters the Anthropic SDK takes as the message's totals. Default 0.
-   */
-  inputTokens?: number;
-}
-
-type OpenBlock = { index: number; kind: 'text' | 'thinking' | 'tool' | 'mcp'; toolIndex?: number };
-
-/**
- * Canonical events → Anthropic SSE, as the SDK's MessageStream accumulates them:
- * `message_start`, per content block `content_block_start` … deltas (text_delta,
- * thinking_delta, signature_delta, input_json_delta) … `content_block_stop`, then
- * `message_delta` (stop reason and usage) and `message_stop`. Every frame has an `event:` line
- * (the SDK skips frames without one). A failure sends `event: error`.
- */
-export class MessagesStreamEncoder {
-  private readonly id: string;
-  private started = false;
-  private ended = false;
-  private nextIndex = 0;
-  private open: OpenBlock | null = null;
-  /** Canonical tool index → block index, for tool blocks not yet stopped. */
-  private readonly toolBlocks = new Map<number, number>();
-
-  constructor(private readonly meta: MessagesStreamMeta) {
-    this.id = meta.id ?? randomWireId('msg_');
-  }
-
-  /** `message_start`; emitted by the first `encode` when not called before. */
-  start(): string {
-    if (this.started || this.ended) return '';
-    this.started = true;
-    return this.emit({
-      type: 'message_start',
-      message: {
-        id: this.id,
-        type: 'message',
-        role: 'assistant',
-        model: this.meta.model,
-        content: [],
-        stop_reason: null,
-        stop_sequence: null,
-        usage: { input_tokens: this.meta.inputTokens ?? 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 0 },
-      },
-    });
-  }
-
-  encode(event: CanonicalEvent): string {
-    if (this.ended) return '';
-    let out = this.start();
-    switch (event.type) {
-      case 'reasoning-delta':
-        if (this.open?.kind !== 'thinking') out += this.closeOpen() + this.openBlock('thinking', { type: 'thinking', thinking: '', signature: '' });
-        return out + this.delta(this.open!.index, { type: 'thinking_delta', thinking: event.text });
-      case 'reasoning-end': {
-        if (this.open?.kind === 'thinking') {
-          const index = this.open.index;
-          if (event.signature !== undefined) out += this.delta(index, { type: 'signature_delta', signature: event.signature });
-          out += this.closeOpen();
-          if (event.redactedData === undefined) return out;
-        }
-        if (event.redactedData !== undefined) {
-          out += this.closeOpen() + this.openBlock('thinking', { type: 'redacted_thinking', data: event.redactedData });
-          return out + this.closeOpen();
-        }
-        if (event.signature !== undefined) {
-          // A signed block with no visible text.
-          out += this.closeOpen() + this.openBlock('thinking', { type: 'thinking', thinking: '', signature: '' });
-          return out + this.delta(this.open!.index, { type: 'signature_delta', signature: event.signature }) + this.closeOpen();
-        }
-        return out;
-      }
-      case 'text-delta':
-        if (event.text === '') return out;
-        if (this.open?.kind !== 'text') out += this.closeOpen() + this.openBlock('text', { type: 'text', text: '' });
-        return out + this.delta(this.open!.index, { type: 'text_delta', text: event.text });
-      case 'tool-call-start':
-        out += this.closeOpen() + this.openBlock('tool', { type: 'tool_use', id: event.id, name: event.name, input: {} }, event.index);
-        this.toolBlocks.set(event.index, this.open!.index);
-        return out;
-      case 'tool-call-delta': {
-        // Providers deliver calls one after another; a late delta still goes to its own block.
-        const index = this.toolBlocks.get(event.index);
-        if (index === undefined || event.argumentsDelta === '') return out;
-        return out + this.delta(index, { type: 'input_json_delta', partial_json: event.argumentsDelta });
-      }
-      case 'tool-call-end':
-        if (this.open?.kind === 'tool' && this.open.toolIndex === event.index) out += this.closeOpen();
-        this.toolBlocks.delete(event.index);
-        return out;
-      case 'mcp-item': {
-        // A call as Anthropic shows it: the use (its input streamed like a tool's), then the result.
-        // Listings and approval requests have no Anthropic form (mcp_servers never ask).
-        if (event.item.kind !== 'call') return out;
-        const [use, result] = mcpCallContent(event.item);
-        out += this.closeOpen() + this.openBlock('mcp', withFields(use, { input: {} }));
-        if (event.item.arguments !== '{}') out += this.delta(this.open!.index, { type: 'input_json_delta', partial_json: event.item.arguments });
-        return out + this.closeOpen() + this.openBlock('mcp', result) + this.closeOpen();
-      }
-      case 'finish':
-        return out + this.finish(event);
-    }
-  }
-
-  /** The Anthropic stream error event (decisions.md, Streamed failures). */
-  encodeError(error: ApiError): string {
-    if (this.ended) return '';
-    this.ended = true;
-    return sseEvent('error', { type: 'error', error: { type: messagesErrorType(error.status), message: error.message } });
-  }
-
-  private finish(event: FinishEvent): string {
-    this.ended = true;
-    const usage = messagesUsage(event.usage);
-    return (
-      this.closeOpen() +
-      this.emit({ type: 'message_delta', delta: { stop_reason: messagesStopReason(event), stop_sequence: event.stopSequence ?? null }, usage }) +
-      this.emit({ type: 'message_stop' })
-    );
-  }
-
-  private openBlock(kind: OpenBlock['kind'], contentBlock: ContentBlock, toolIndex?: number): string {
-    const index = this.nextIndex++;
-    this.open = compact({ index, kind, toolIndex });
-    return this.emit({ type: 'content_block_start', index, content_block: contentBlock });
-  }
-
-  private closeOpen(): string {
-    if (!this.open) return '';
-    const { index } = this.open;
-    this.open = null;
-    return this.emit({ type: 'content_block_stop', index });
-  }
-
-  private delta(index: number, delta: Extract<MessagesStreamEvent, { type: 'content_block_delta' }>['delta']): string {
-    return this.emit({ type: 'content_block_delta', index, delta });
-  }
-
-  private emit(event: MessagesStreamEvent): string {
-    return sseEvent(event.type, event);
-  }
 }

@@ -1,67 +1,57 @@
 import type {
-  CanonicalEvent,
   CanonicalMessage,
   CanonicalResponseFormat,
   CanonicalTool,
   CanonicalToolCall,
   CanonicalToolChoice,
-  CanonicalUsage,
 } from '../../domain/generation/canonical';
 import { DEFAULT_OUTPUT_TOKENS, mapReasoningEffort } from '../../domain/generation/rules';
 import type { DecodedTextRequest } from '../../domain/generation/service';
-import type { ApiError } from '../../domain/shared/errors';
-import { type AnswerMeta, type CollectedResult, randomWireId, reportedReasoningTokens } from '../collect';
+import type { WireFieldNames } from '../../domain/generation/validate';
 import {
   Fields,
-  checkSchemaSize,
   checkToolCount,
   compact,
-  dropReasoningForModel,
   emptyParameters,
+  fieldListOf,
   fieldPath,
   joinTextParts,
   nameAt,
   preferFirst,
   refuseField,
-} from '../ingress-common';
-import { SSE_DONE, sseData } from '../sse-write';
-import type {
-  ChatChunkChoice,
-  ChatChunkDelta,
-  ChatCompletion,
-  ChatCompletionChunk,
-  ChatCompletionUsage,
-  ChatFinishReason,
-  ChatFunctionToolCall,
-} from './types';
+} from '../decode-fields';
+import type { ChatCompletionCreateParams } from './types';
 
 /**
- * Ingress codec of `POST /v1/chat/completions` (spec 4.4): the request body → canonical
- * request, canonical events → `chat.completion` or `chat.completion.chunk` SSE.
+ * Client side of `POST /v1/chat/completions`: the request body → canonical request. Every refusal
+ * is a 400 naming the field (docs/api.md).
  */
 
-// ---------------------------------------------------------------------------------------------
-// Decoding
-// ---------------------------------------------------------------------------------------------
-
-/** Every top-level field the decoder reads (others are refused); the API document is built from this list. */
-export const KNOWN_FIELDS = [
+/** Every top-level field the decoder reads (others are refused), exactly the request type's; the API document is built from this list. */
+export const KNOWN_FIELDS = fieldListOf<ChatCompletionCreateParams>()([
   'model', 'messages', 'audio', 'frequency_penalty', 'function_call', 'functions', 'logit_bias', 'logprobs',
   'max_completion_tokens', 'max_tokens', 'metadata', 'modalities', 'n', 'parallel_tool_calls', 'prediction',
   'presence_penalty', 'prompt_cache_key', 'prompt_cache_retention', 'reasoning_effort', 'response_format',
   'safety_identifier', 'seed', 'service_tier', 'stop', 'store', 'stream', 'stream_options', 'temperature',
   'tool_choice', 'tools', 'top_logprobs', 'top_p', 'user', 'verbosity', 'web_search_options',
-] as const;
+]);
 
-/** Content part types of the API that carry media: refused, chat endpoints take text only (spec 1). */
+/** Content part types of the API that carry media: refused, the text endpoints take text only. */
 const MEDIA_PARTS = ['image_url', 'input_audio', 'file'];
 
 const MAX_STOP_SEQUENCES = 4;
 
+/** Where the canonical rules' refusals point in a Chat request. */
+const CHAT_FIELDS: WireFieldNames = {
+  requiredToolChoice: { field: 'tool_choice', value: "'required'" },
+  namedToolChoice: { field: 'tool_choice.function.name', noun: 'a function' },
+  schema: 'response_format.json_schema.schema',
+};
+
 /** What the Chat decoder yields besides the canonical request. */
 export interface ChatIngress {
   decoded: DecodedTextRequest;
-  /** `stream_options.include_usage`: end the stream with a usage chunk (spec 2.8). */
+  /** `stream_options.include_usage`: end the stream with a usage chunk. */
   includeUsage: boolean;
 }
 
@@ -89,7 +79,7 @@ export function decodeChatIngress(body: unknown): ChatIngress {
     request: compact({
       messages,
       tools,
-      toolChoice: decodeToolChoice(req, tools),
+      toolChoice: decodeToolChoice(req),
       parallelToolCalls: req.boolean('parallel_tool_calls'),
       responseFormat: decodeResponseFormat(req),
       stop: decodeStop(req),
@@ -102,7 +92,7 @@ export function decodeChatIngress(body: unknown): ChatIngress {
       user: preferFirst(req.string('safety_identifier'), req.string('user')),
     }),
     stream: req.boolean('stream') ?? false,
-    finalize: dropReasoningForModel,
+    fields: CHAT_FIELDS,
   };
   return { decoded, includeUsage: streamOptions?.boolean('include_usage') ?? false };
 }
@@ -223,7 +213,7 @@ function decodeTools(req: Fields): CanonicalTool[] {
   });
 }
 
-function decodeToolChoice(req: Fields, tools: readonly CanonicalTool[]): CanonicalToolChoice | undefined {
+function decodeToolChoice(req: Fields): CanonicalToolChoice | undefined {
   const value = req.raw('tool_choice');
   if (value === undefined) return undefined;
   let choice: CanonicalToolChoice;
@@ -235,10 +225,8 @@ function decodeToolChoice(req: Fields, tools: readonly CanonicalTool[]): Canonic
     if (type !== 'function') refuseField(named.field('type'), "must be 'function' (or tool_choice one of 'none', 'auto', 'required')");
     const fn = named.requiredObject('function').allowOnly(['name']);
     const name = fn.requiredString('name');
-    if (!tools.some((t) => t.type === 'function' && t.name === name)) refuseField(fn.field('name'), `'${name}' does not name a function in tools`);
     choice = { name };
   }
-  if (choice === 'required' && tools.length === 0) refuseField('tool_choice', "'required' needs at least one tool in tools");
   return choice;
 }
 
@@ -256,7 +244,7 @@ function decodeResponseFormat(req: Fields): CanonicalResponseFormat | undefined 
   return compact<CanonicalResponseFormat>({
     type: 'json_schema',
     name: nameAt(spec, 'name'),
-    schema: checkSchemaSize(schema, spec.field('schema')),
+    schema,
     strict: spec.boolean('strict'),
     description: spec.string('description'),
   });
@@ -272,139 +260,4 @@ function decodeStop(req: Fields): string[] | undefined {
     if (s === '') refuseField(fieldPath('stop', i), 'must not be empty');
   });
   return list.length > 0 ? list : undefined;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Encoding
-// ---------------------------------------------------------------------------------------------
-
-/** A safety refusal is `content_filter` with the model's short message as content (spec 7). */
-export function chatFinishReason(finish: CollectedResult['finish']): ChatFinishReason {
-  return finish.refusal ? 'content_filter' : finish.reason;
-}
-
-/** Spec 2.8: cached input in prompt_tokens_details, reasoning (or its estimate) in completion_tokens_details. */
-export function chatUsage(usage: CanonicalUsage): ChatCompletionUsage {
-  return {
-    prompt_tokens: usage.inputTokens,
-    completion_tokens: usage.outputTokens,
-    total_tokens: usage.inputTokens + usage.outputTokens,
-    prompt_tokens_details: { cached_tokens: usage.cachedInputTokens },
-    completion_tokens_details: { reasoning_tokens: reportedReasoningTokens(usage) },
-  };
-}
-
-/** Chat ingress declares function tools only, so every call is sent as a function call. */
-function wireToolCall(call: CanonicalToolCall): ChatFunctionToolCall {
-  return { id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } };
-}
-
-/** The non-streaming answer. Reasoning is not shown (Chat Completions has no field for it); it is counted in usage. */
-export function encodeChatResponse(result: CollectedResult, meta: AnswerMeta): ChatCompletion {
-  const toolCalls = result.toolCalls.map(wireToolCall);
-  return {
-    id: meta.id ?? randomWireId('chatcmpl-'),
-    object: 'chat.completion',
-    created: meta.created,
-    model: meta.model,
-    choices: [
-      {
-        index: 0,
-        message: {
-          role: 'assistant',
-          content: result.text === '' && toolCalls.length > 0 ? null : result.text,
-          refusal: null,
-          annotations: [],
-          ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
-        },
-        logprobs: null,
-        finish_reason: chatFinishReason(result.finish),
-      },
-    ],
-    usage: chatUsage(result.finish.usage),
-  };
-}
-
-export interface ChatStreamMeta extends AnswerMeta {
-  /** From `decodeChatIngress`: add the final usage chunk (and `usage: null` on every other chunk). */
-  includeUsage: boolean;
-}
-
-/**
- * Canonical events → `chat.completion.chunk` SSE frames, as the OpenAI SDK's ChatCompletionStream
- * accumulates them: a first chunk with the assistant role, content and tool-call deltas (tool
- * calls numbered from 0 in start order), a chunk with `finish_reason`, the usage chunk when
- * asked, then `data: [DONE]`. A failure ends the stream with `data: {"error": {...}}` and no
- * `[DONE]`: the answer did not complete (the SDK throws on that frame).
- */
-export class ChatStreamEncoder {
-  private readonly id: string;
-  private started = false;
-  private ended = false;
-  /** Canonical tool-call index → position in the message's `tool_calls`. */
-  private readonly toolPositions = new Map<number, number>();
-
-  constructor(private readonly meta: ChatStreamMeta) {
-    this.id = meta.id ?? randomWireId('chatcmpl-');
-  }
-
-  /** The role chunk; emitted by the first `encode` when not called before. */
-  start(): string {
-    if (this.started || this.ended) return '';
-    this.started = true;
-    return this.chunk([{ index: 0, delta: { role: 'assistant', content: '', refusal: null }, logprobs: null, finish_reason: null }]);
-  }
-
-  encode(event: CanonicalEvent): string {
-    if (this.ended) return '';
-    const head = this.start();
-    switch (event.type) {
-      case 'text-delta':
-        return event.text === '' ? head : head + this.delta({ content: event.text });
-      case 'reasoning-delta':
-      case 'reasoning-end':
-      case 'tool-call-end':
-      case 'mcp-item': // Chat declares no MCP servers, so only a cross-format answer has these: nowhere to show them
-        return head;
-      case 'tool-call-start': {
-        const position = this.toolPositions.size;
-        this.toolPositions.set(event.index, position);
-        return head + this.delta({ tool_calls: [{ index: position, id: event.id, type: 'function', function: { name: event.name, arguments: '' } }] });
-      }
-      case 'tool-call-delta': {
-        const position = this.toolPositions.get(event.index);
-        if (position === undefined || event.argumentsDelta === '') return head;
-        return head + this.delta({ tool_calls: [{ index: position, function: { arguments: event.argumentsDelta } }] });
-      }
-      case 'finish': {
-        this.ended = true;
-        const last = this.chunk([{ index: 0, delta: {}, logprobs: null, finish_reason: chatFinishReason(event) }]);
-        const usage = this.meta.includeUsage ? this.chunk([], chatUsage(event.usage)) : '';
-        return head + last + usage + SSE_DONE;
-      }
-    }
-  }
-
-  /** The stream error frame (decisions.md, Streamed failures): the error envelope's fields. */
-  encodeError(error: ApiError): string {
-    if (this.ended) return '';
-    this.ended = true;
-    return sseData({ error: { code: error.code, message: error.message, details: error.details } });
-  }
-
-  private delta(delta: ChatChunkDelta): string {
-    return this.chunk([{ index: 0, delta, logprobs: null, finish_reason: null }]);
-  }
-
-  private chunk(choices: ChatChunkChoice[], usage?: ChatCompletionUsage): string {
-    const chunk: ChatCompletionChunk = {
-      id: this.id,
-      object: 'chat.completion.chunk',
-      created: this.meta.created,
-      model: this.meta.model,
-      choices,
-      ...(this.meta.includeUsage ? { usage: usage ?? null } : {}),
-    };
-    return sseData(chunk);
-  }
 }

@@ -1,0 +1,42 @@
+import type { CanonicalEvent } from '../domain/generation/canonical';
+import { ProviderError } from '../domain/generation/errors';
+import type { ApiError } from '../domain/shared/errors';
+
+/**
+ * The two stream codecs every wire format may have: a vendor's answer decoded into canonical
+ * events (the vendor side), and canonical events encoded into a client's stream (the client
+ * side). Providers and the REST plane depend on these, not on a format's classes.
+ */
+
+/** A vendor's answer → canonical events: SSE `data` payloads in, canonical events out. */
+export interface StreamDecoder {
+  /** True once the `finish` event was produced. */
+  readonly done: boolean;
+  push(data: string): CanonicalEvent[];
+  /** End of stream; throws ProviderError when the answer was cut before its finish. */
+  end(): CanonicalEvent[];
+  /** A whole (non-streamed) answer: the same mapping as its stream, in one go. */
+  pushWhole(answer: unknown): CanonicalEvent[];
+}
+
+/** Canonical events → a client's SSE text; both return '' once the stream has ended. */
+export interface StreamEncoder {
+  encode(event: CanonicalEvent): string;
+  /** The format's stream failure, after which nothing more is written. */
+  encodeError(error: ApiError): string;
+}
+
+/**
+ * One SSE payload a vendor sent, parsed as a JSON object. Anything else is the vendor's fault
+ * (a ProviderError), named as the format calls its frames (`chunk` or `event`).
+ */
+export function parseSsePayload<T extends object>(vendor: string, data: string, frame: 'chunk' | 'event'): T {
+  let value: unknown;
+  try {
+    value = JSON.parse(data);
+  } catch {
+    throw new ProviderError(`${vendor} sent a stream ${frame} that is not JSON.`, vendor);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new ProviderError(`${vendor} sent a stream ${frame} that is not a JSON object.`, vendor);
+  return value as T;
+}
