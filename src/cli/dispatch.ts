@@ -9,6 +9,7 @@ import { runMigrate } from './migrate';
  * The gateway's modules (both planes, Apollo, Express) load only for `start`, so admin
  * commands start quickly. A require, not import(): the compiled output is CommonJS.
  */
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on demand, see above
 const loadStart = (): typeof import('./start') => require('./start') as typeof import('./start');
 
 export const USAGE = `Usage: tollgate [command]

@@ -72,7 +72,7 @@ const messagesFormat: TextFormat<null> = {
   streamEncoder: (meta) => new MessagesStreamEncoder(meta),
 };
 
-const FORMATS = new Map<string, TextFormat<any>>([chatFormat, responsesFormat, messagesFormat].map((format) => [format.path, format]));
+const FORMATS = new Map<string, TextFormat<unknown>>([chatFormat, responsesFormat, messagesFormat].map((format) => [format.path, format]));
 
 /** The paths these endpoints serve (POST), for the API document's completeness check. */
 export const TEXT_ENDPOINT_PATHS: readonly string[] = [...FORMATS.keys()];

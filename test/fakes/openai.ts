@@ -19,7 +19,7 @@ export interface RecordedRequest {
   query: Record<string, string>;
   headers: IncomingHttpHeaders;
   /** Parsed JSON body (or the raw text when it is not JSON). */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests inspect arbitrary vendor bodies
+   
   body: any;
   /** True when the client went away before the answer was complete. */
   aborted: boolean;

@@ -291,7 +291,6 @@ describe('Anthropic provider', () => {
 
   it('refuses MCP approvals and approval items of an earlier turn (Anthropic has no approvals); drops tool listings; sends calls back as its blocks', async () => {
     const before = fake.requests.length;
-    const signal = new Cancellation();
     const rules: McpApprovalRule[] = ['always', { always: { toolNames: ['search'] } }];
     for (const requireApproval of rules) {
       expect(() => checkVendorCapabilities(request({ tools: [{ type: 'mcp', serverLabel: 'docs', serverUrl: 'https://x', requireApproval }] }), claude.capabilities)).toThrow(/docs.*require_approval to 'never'/);

@@ -574,7 +574,6 @@ describe('OpenAI-compatible provider', () => {
 
   it('refuses MCP and custom tools before any upstream call', () => {
     const before = fake.requests.length;
-    const signal = new Cancellation();
     const provider = registry.forModel(local);
     let thrown: unknown;
     try {

@@ -9,7 +9,7 @@ import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../src/infra/em
  * database on that server (test/support/database.ts), so files can run in parallel.
  */
 declare global {
-  // eslint-disable-next-line no-var
+   
   var __embeddedPostgres: EmbeddedDatabase | undefined;
 }
 

@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { KeyPrincipal } from '../../src/domain/accounts/auth';
@@ -399,8 +401,6 @@ describe('in-memory store housekeeping', () => {
 
 describe('ports and adapters', () => {
   test('the domain declares the store and never imports a Redis client (adapters live in src/infra)', () => {
-    const { readdirSync, readFileSync } = require('node:fs') as typeof import('node:fs');
-    const { join } = require('node:path') as typeof import('node:path');
     const offenders: string[] = [];
     const walk = (dir: string) => {
       for (const entry of readdirSync(dir, { withFileTypes: true })) {

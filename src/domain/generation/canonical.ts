@@ -1,6 +1,5 @@
 import type { TextModel } from '../catalog';
 import type { Cancellation } from './cancellation';
-import type { VendorCapabilities } from './capabilities';
 
 /**
  * The canonical form of a text generation: every ingress format (Chat Completions, Responses,
@@ -160,4 +159,20 @@ export interface TextProvider {
 export interface TextProviderRegistry {
   /** The provider that serves this model (by its vendor). */
   forModel(model: TextModel): TextProvider;
+}
+
+/**
+ * What a vendor can serve beyond plain function tools, declared once by each provider. The
+ * pipeline refuses what the serving vendor lacks (400 naming it) before anything is reserved.
+ * Reasoning effort is not here: whether a model has one is the catalog's `effort` (per model).
+ */
+export interface VendorCapabilities {
+  /** Freeform custom tools (OpenAI). */
+  customTools: boolean;
+  /** Remote MCP servers the vendor calls itself (OpenAI Responses, Anthropic `mcp_servers`). */
+  mcpServers: boolean;
+  /** Reads the MCP calls of earlier turns back (OpenAI Responses, Anthropic). */
+  mcpCalls: boolean;
+  /** Asks the client before an MCP call, and reads approval items back (OpenAI Responses). */
+  mcpApprovals: boolean;
 }

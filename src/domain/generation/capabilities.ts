@@ -1,21 +1,8 @@
 import { badRequest } from '../shared/errors';
-import type { CanonicalMcpItem, CanonicalRequest } from './canonical';
+import type { CanonicalMcpItem, CanonicalRequest, VendorCapabilities } from './canonical';
 
-/**
- * What a vendor can serve beyond plain function tools, declared once by each provider. The
- * pipeline refuses what the serving vendor lacks (400 naming it) before anything is reserved.
- * Reasoning effort is not here: whether a model has one is the catalog's `effort` (per model).
- */
-export interface VendorCapabilities {
-  /** Freeform custom tools (OpenAI). */
-  customTools: boolean;
-  /** Remote MCP servers the vendor calls itself (OpenAI Responses, Anthropic `mcp_servers`). */
-  mcpServers: boolean;
-  /** Reads the MCP calls of earlier turns back (OpenAI Responses, Anthropic). */
-  mcpCalls: boolean;
-  /** Asks the client before an MCP call, and reads approval items back (OpenAI Responses). */
-  mcpApprovals: boolean;
-}
+export type { VendorCapabilities } from './canonical';
+
 
 /** How a client sends each MCP item back: Responses item types (the only format with all four). */
 const MCP_ITEM_TYPES = { list_tools: 'mcp_list_tools', call: 'mcp_call', approval_request: 'mcp_approval_request', approval_response: 'mcp_approval_response' } as const;

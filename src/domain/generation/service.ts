@@ -2,7 +2,6 @@ import type { KeyPrincipal } from '../accounts/auth';
 import type { TextModel } from '../catalog';
 import type { Cancellation } from './cancellation';
 import type { CanonicalEvent, CanonicalRequest } from './canonical';
-import type { WireFieldNames } from './validate';
 import type { RequestOutcome, TraceSpan } from '../shared/telemetry';
 
 /**
@@ -76,4 +75,20 @@ export interface TextGenerationService {
    * (400, 402, 404, 429, 502 when the provider failed before delivering anything).
    */
   start(principal: KeyPrincipal, decoded: DecodedTextRequest, context: TextGenerationContext): Promise<TextGeneration>;
+}
+
+/**
+ * How the client's format names the settings the canonical rules may refuse, so that a refusal
+ * cites the field the client sent (`tool_choice.function.name` in Chat, `tool_choice.name` in
+ * Responses and Messages). Set by the format's decoder.
+ */
+export interface WireFieldNames {
+  /** Where a choice that demands a tool is refused when none is declared, and how the format spells that choice. */
+  requiredToolChoice: { field: string; value: string };
+  /** Where a tool named by the choice is refused when not declared, and what kind of tool it must be. */
+  namedToolChoice: { field: string; noun: string };
+  /** The structured-output schema, when one was sent. */
+  schema?: string;
+  /** The thinking budget, in formats that have one. */
+  thinkingBudget?: string;
 }

@@ -4,21 +4,7 @@ import type { CanonicalRequest, CanonicalTool } from './canonical';
 import { MAX_SCHEMA_BYTES, MIN_THINKING_HEADROOM } from './rules';
 import type { DecodedTextRequest } from './service';
 
-/**
- * How the client's format names the settings the canonical rules may refuse, so that a refusal
- * cites the field the client sent (`tool_choice.function.name` in Chat, `tool_choice.name` in
- * Responses and Messages). Set by the format's decoder.
- */
-export interface WireFieldNames {
-  /** Where a choice that demands a tool is refused when none is declared, and how the format spells that choice. */
-  requiredToolChoice: { field: string; value: string };
-  /** Where a tool named by the choice is refused when not declared, and what kind of tool it must be. */
-  namedToolChoice: { field: string; noun: string };
-  /** The structured-output schema, when one was sent. */
-  schema?: string;
-  /** The thinking budget, in formats that have one. */
-  thinkingBudget?: string;
-}
+export type { WireFieldNames } from './service';
 
 const refuse = (field: string, problem: string): never => {
   throw badRequest(`${field} ${problem}`, { field });

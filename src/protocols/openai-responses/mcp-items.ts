@@ -1,9 +1,9 @@
 import type { CanonicalMcpItem, McpToolListing } from '../../domain/generation/canonical';
 import { compact } from '../decode-fields';
-import type { ResponseMcpApprovalRequest, ResponseMcpApprovalResponse, ResponseMcpCall, ResponseMcpListTools } from './types';
-import type { ResponsesWireItem } from './vendor-types';
+import type { ResponseMcpItem } from './types';
 
-export type ResponseMcpItem = ResponseMcpListTools | ResponseMcpCall | ResponseMcpApprovalRequest | ResponseMcpApprovalResponse;
+export type { ResponseMcpItem } from './types';
+import type { ResponsesWireItem } from './vendor-types';
 
 /**
  * A canonical MCP item as a Responses item: what a client is shown in `output`, and what

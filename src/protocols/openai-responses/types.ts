@@ -385,3 +385,6 @@ export interface ResponseObject {
   user: string | null;
   metadata: Record<string, string>;
 }
+
+/** The four MCP items of the Responses format. */
+export type ResponseMcpItem = ResponseMcpListTools | ResponseMcpCall | ResponseMcpApprovalRequest | ResponseMcpApprovalResponse;

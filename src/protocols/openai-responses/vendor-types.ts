@@ -1,4 +1,4 @@
-import { type ResponseMcpItem } from './mcp-items';
+import type { ResponseMcpItem } from './types';
 import { type OpenAIEffort } from '../openai-effort';
 
 /**
