@@ -2,15 +2,15 @@ import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { KeyPrincipal } from '../shared/principal';
 import type { Clock } from '../shared/clock';
-import { ApiError, type ErrorDetails } from '../shared/errors';
-import { formatResetDuration, retryAfterSeconds } from './durations';
 import type { HeldSlotRef, LimitStore, SettledUsage, StoreOutcome, StoreRefusal } from './store';
+import { concurrencyRefusal, refusalFor } from './refusals';
+import { Ticket, type AdmissionTicket } from './ticket';
 import type { TierLookup } from './tier-lookup';
 import type { Tier } from './tiers';
-import { MINUTE_WINDOW_MS, rateLimitHeaders, remainingTokens, requestsResetMs, SECOND_WINDOW_MS, type AppliedLimits, type RateLimitHeaders, type WindowSnapshot } from './windows';
+import { MINUTE_WINDOW_MS, rateLimitHeaders, requestsResetMs, SECOND_WINDOW_MS, type AppliedLimits, type RateLimitHeaders } from './windows';
 
 /**
- * Admission control (GUIDE: the pipeline step "admit under rate and concurrency limits").
+ * Admission control: the pipeline step that admits a request under its rate and concurrency limits.
  *
  * Prepaid keys are limited per ACCOUNT by its tier: requests per second and per minute,
  * tokens per minute and concurrent requests. Plan-billed keys are limited per USER by their
@@ -29,6 +29,9 @@ import { MINUTE_WINDOW_MS, rateLimitHeaders, remainingTokens, requestsResetMs, S
  * request windows only fill up until their entries leave at known times, so the answer,
  * headers included, is the one the store would give, unless another instance changes it.
  */
+
+export { RateLimitRefusal } from './refusals';
+export type { AdmissionTicket } from './ticket';
 
 /** The few logger methods admission uses (pino's Logger fits). */
 export interface AdmissionLogger {
@@ -51,41 +54,6 @@ export interface AdmissionServiceOptions {
   heartbeatIntervalMs?: number;
   /** After a store failure, how long to admit locally before trying the store again (default 1 s). */
   storeRetryMs?: number;
-}
-
-/** A refusal: 429 `rate_limited` or `api_concurrency_limit`, with what the REST plane sends as headers. */
-export class RateLimitRefusal extends ApiError {
-  constructor(
-    code: 'rate_limited' | 'api_concurrency_limit',
-    message: string,
-    details: ErrorDetails,
-    /** For `Retry-After`: whole seconds, rounded up, at least 1. */
-    readonly retryAfterSeconds: number,
-    /** The rate-limit headers at the moment of refusal; null for a long job's slot. */
-    readonly rateLimitHeaders: RateLimitHeaders | null,
-  ) {
-    super(429, code, message, details, { ...rateLimitHeaders, 'Retry-After': String(retryAfterSeconds) });
-    this.name = 'RateLimitRefusal';
-  }
-}
-
-/** One admitted request: its concurrency slot, its token reservation and its header values. */
-export interface AdmissionTicket {
-  readonly subject: string;
-  readonly limits: AppliedLimits;
-  /** The current header values (as of the last admit/reserve/settle). */
-  headers(): RateLimitHeaders;
-  /**
-   * Adds `tokens` (an estimate: prompt + output limit) to the in-flight part of the token
-   * window. Refuses (429 `rate_limited`, limit `tokens_per_minute`) when they do not fit in
-   * limit − (settled in the last 60 s + in flight); an estimate above the whole limit needs
-   * an otherwise empty window. Nothing for plan keys, or after release or settlement.
-   */
-  reserveTokens(tokens: number): Promise<RateLimitHeaders>;
-  /** Replaces the reservation by the actual usage, counted from now. Once per ticket; later calls do nothing. */
-  settleTokens(tokens: number): Promise<RateLimitHeaders>;
-  /** Frees the concurrency slot and any unsettled reservation; idempotent. */
-  release(): Promise<void>;
 }
 
 /** A concurrency slot held by a long job (e.g. a running video), released when the job ends. */
@@ -387,127 +355,4 @@ export class AdmissionService {
   private nextId(): string {
     return `${this.idPrefix}.${(this.sequence++).toString(36)}`;
   }
-}
-
-class Ticket implements AdmissionTicket {
-  private released = false;
-  private settled = false;
-  /** Tokens this ticket has in flight in the store (its accepted reservations). */
-  private reserved = 0;
-  /** Usage settled before the release: recorded by the store with the release, in one step. */
-  private settledUsage: SettledUsage | undefined;
-
-  constructor(
-    private readonly service: AdmissionService,
-    private readonly store: LimitStore,
-    readonly subject: string,
-    readonly limits: AppliedLimits,
-    private readonly slotId: string | null,
-    private snapshot: WindowSnapshot,
-  ) {}
-
-  headers(): RateLimitHeaders {
-    return rateLimitHeaders(this.limits, this.snapshot);
-  }
-
-  async reserveTokens(tokens: number): Promise<RateLimitHeaders> {
-    assertTokenCount(tokens);
-    const tokensPerMinute = this.limits.tokensPerMinute;
-    if (tokensPerMinute === null || this.slotId === null || this.released || this.settled) return this.headers();
-    const slotId = this.slotId;
-    const now = this.service.nowMs();
-    this.service.windowsChanged(this.subject);
-    const outcome = await this.service.guard(this.store, () =>
-      this.store.reserveTokens({ subject: this.subject, now, slotId, slotExpiresAt: now + this.service.slotTtlMs, tokens, tokensPerMinute }),
-    );
-    if (!outcome) return this.headers();
-    this.snapshot = outcome.snapshot;
-    if (outcome.refusal) throw refusalFor(this.limits, outcome, { requested_tokens: tokens, remaining_tokens: remainingTokens(tokensPerMinute, outcome.snapshot) });
-    this.reserved += tokens;
-    return this.headers();
-  }
-
-  async settleTokens(tokens: number): Promise<RateLimitHeaders> {
-    assertTokenCount(tokens);
-    if (this.limits.tokensPerMinute === null || this.slotId === null || this.settled) return this.headers();
-    this.settled = true;
-    const slotId = this.slotId;
-    const now = this.service.nowMs();
-    if (!this.released) {
-      // The release follows (the answer's last byte): the store records both in one step. Until
-      // then the reservation stands for the usage, and it is the larger of the two (an estimate
-      // from above), so the window errs on the safe side for those milliseconds.
-      this.settledUsage = { tokens, at: now };
-      this.snapshot = settledLocally(this.snapshot, now, this.reserved, tokens);
-      return this.headers();
-    }
-    this.service.windowsChanged(this.subject);
-    const snapshot = await this.service.guard(this.store, () => this.store.settleTokens({ subject: this.subject, now, slotId, tokens }));
-    if (snapshot) this.snapshot = snapshot;
-    return this.headers();
-  }
-
-  async release(): Promise<void> {
-    if (this.released || this.slotId === null) return;
-    this.released = true;
-    await this.service.releaseHeld(this.store, this.subject, this.slotId, this.settledUsage);
-  }
-}
-
-/** The windows as this ticket last saw them, with its reservation replaced by its settled usage at `now`. */
-function settledLocally(s: WindowSnapshot, now: number, reserved: number, tokens: number): WindowSnapshot {
-  return {
-    ...s,
-    at: now,
-    inFlightTokens: Math.max(0, s.inFlightTokens - reserved),
-    settledTokens: s.settledTokens + tokens,
-    oldestSettledAt: tokens > 0 && s.oldestSettledAt === null ? now : s.oldestSettledAt,
-  };
-}
-
-function assertTokenCount(tokens: number): void {
-  if (!Number.isSafeInteger(tokens) || tokens < 0) throw new RangeError(`token count must be a non-negative integer, got ${tokens}`);
-}
-
-function limitValue(limits: AppliedLimits, refusal: StoreRefusal): number {
-  switch (refusal.limit) {
-    case 'requests_per_second':
-      return limits.requestsPerSecond ?? 0;
-    case 'requests_per_minute':
-      return limits.requestsPerMinute;
-    case 'tokens_per_minute':
-      return limits.tokensPerMinute ?? 0;
-    case 'concurrent_requests':
-      return limits.concurrentRequests ?? 0;
-  }
-}
-
-const whose = (limits: AppliedLimits): string => (limits.kind === 'plan' ? "this user's plan" : `this account (tier ${limits.tier})`);
-
-function concurrencyRefusal(limits: AppliedLimits, headers: RateLimitHeaders | null): RateLimitRefusal {
-  const seconds = retryAfterSeconds(1_000);
-  return new RateLimitRefusal(
-    'api_concurrency_limit',
-    `Concurrent-request limit reached: ${limits.concurrentRequests} requests in flight for ${whose(limits)}. Retry after ${seconds} s or when an active request finishes.`,
-    { limit: 'concurrent_requests', limit_value: limits.concurrentRequests, retry_after_seconds: seconds },
-    seconds,
-    headers,
-  );
-}
-
-function refusalFor(limits: AppliedLimits, outcome: StoreOutcome, extra: ErrorDetails = {}): RateLimitRefusal {
-  const refusal = outcome.refusal as StoreRefusal;
-  const headers = rateLimitHeaders(limits, outcome.snapshot);
-  if (refusal.limit === 'concurrent_requests') return concurrencyRefusal(limits, headers);
-  const value = limitValue(limits, refusal);
-  const seconds = retryAfterSeconds(refusal.retryAfterMs);
-  const what =
-    refusal.limit === 'requests_per_second' ? `${value} requests per second` : refusal.limit === 'requests_per_minute' ? `${value} requests per minute` : `${value} tokens per minute`;
-  return new RateLimitRefusal(
-    'rate_limited',
-    `Rate limit reached: ${what} for ${whose(limits)}. Retry after ${seconds} s.`,
-    { limit: refusal.limit, limit_value: value, reset: formatResetDuration(refusal.retryAfterMs), retry_after_seconds: seconds, ...extra },
-    seconds,
-    headers,
-  );
 }

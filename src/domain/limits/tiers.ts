@@ -1,4 +1,4 @@
-/** Rate-limit tiers (decisions.md, Tiers); the tier follows lifetime top-ups unless pinned. */
+/** Rate-limit tiers (docs/limits.md); the tier follows lifetime top-ups unless pinned. */
 export interface Tier {
   tier: number;
   /** Lifetime top-ups from which the tier applies. */

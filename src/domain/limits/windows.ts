@@ -1,7 +1,7 @@
 import { formatResetDuration } from './durations';
 
 /**
- * Rolling windows (decisions.md, Tiers): an entry recorded at `t` counts while
+ * Rolling windows (docs/limits.md): an entry recorded at `t` counts while
  * `now - t < window`, i.e. it leaves the window at exactly `t + window`. Nothing is
  * aligned to clock seconds or minutes.
  */
@@ -38,7 +38,7 @@ export interface WindowSnapshot {
 }
 
 
-/** The rate-limit headers of spec section 8; token headers only for prepaid accounts. */
+/** The `x-ratelimit-*` headers every answer to an API key carries (docs/limits.md); token headers only for prepaid accounts. */
 export interface RateLimitHeaders {
   'x-ratelimit-limit-requests': string;
   'x-ratelimit-remaining-requests': string;
