@@ -25,6 +25,7 @@ import { inProcessEventBus } from '../src/domain/shared/events';
 import { ulidIds } from '../src/domain/shared/ids';
 import { openDatabase } from '../src/infra/database';
 import { cpuMs } from './proc';
+import { pgHoldStore } from '../src/infra/pg-hold-store';
 
 const SERVER_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const OPS = Number(process.env.BENCH_OPS ?? 2000);
@@ -177,7 +178,7 @@ async function main(): Promise<void> {
   await withScratchDatabase(async (url) => {
     const orm = await openDatabase(url, 20);
     try {
-      const billing = new BillingService(orm, systemClock, ulidIds(), inProcessEventBus(), new SandboxPaymentPort());
+      const billing = new BillingService(orm, systemClock, ulidIds(), inProcessEventBus(), new SandboxPaymentPort(), pgHoldStore(orm));
       await scenario('spread: 200 accounts, one key each, no limit', billing, await provision(orm, 200, null));
       await scenario('hot: one account, one key with a monthly limit', billing, await provision(orm, 1, 100_000_000_000n));
       const [leaseAccount] = await provision(orm, 1, null);

@@ -54,6 +54,7 @@ import { API_ROUTES } from './rest/openapi/routes';
 import { routePatterns } from './rest/route-patterns';
 import type { RequestObservers } from './rest/http';
 import type { Express } from 'express';
+import { pgHoldStore } from './infra/pg-hold-store';
 
 /** The version reported in traces (`service.version`). */
 const TOLLGATE_VERSION = '0.1.0';
@@ -118,7 +119,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   const auth = new AuthService(orm, clock, ids, bus, { adminToken: config.adminToken, sessionTtlSeconds: config.sessionTtlSeconds });
   const accounts = new AccountService(orm, clock, ids, bus, config.limits);
   const keys = new KeyService(orm, clock, ids, bus);
-  const billing = new BillingService(orm, clock, ids, bus, options.payments ?? new SandboxPaymentPort());
+  const billing = new BillingService(orm, clock, ids, bus, options.payments ?? new SandboxPaymentPort(), pgHoldStore(orm));
   await accounts.syncPlans();
   // Releases holds whose request died with its process (crash safety); safe on every instance.
   const sweeper = new HoldSweeper(billing, {

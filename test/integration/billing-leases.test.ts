@@ -12,6 +12,7 @@ import { pgSqlRunner } from '../../src/infra/sql-runner';
 import type { LeaseStore } from '../../src/domain/billing/lease-store';
 import type { LeaseFireRequest, LeaseFireResult, LeaseWorkerAnswer, LeaseWorkerCommand } from '../support/lease-worker';
 import { call, createKey, provisionAccount, startTestTollgate, type TestTollgate } from '../support/tollgate';
+import { pgHoldStore } from '../../src/infra/pg-hold-store';
 
 /**
  * Budget leases (src/domain/billing/leases.ts): request holds carved in memory out of leases
@@ -106,7 +107,7 @@ class LeaseWorker {
 beforeAll(async () => {
   t = await startTestTollgate();
   const s = t.tollgate.services;
-  billing = new BillingService(s.orm, systemClock, s.ids, s.bus, new SandboxPaymentPort());
+  billing = new BillingService(s.orm, systemClock, s.ids, s.bus, new SandboxPaymentPort(), pgHoldStore(s.orm));
 });
 
 afterAll(async () => {

@@ -11,6 +11,7 @@ import { buildContext } from '../../src/graphql/context';
 import { buildGraphqlSchema, formatError } from '../../src/graphql/server';
 import pino from 'pino';
 import { call, createKey, graphql, provisionAccount, startTestTollgate, type TestTollgate } from '../support/tollgate';
+import { pgHoldStore } from '../../src/infra/pg-hold-store';
 
 const clock = new ManualClock(new Date('2026-11-15T12:00:00.000Z'));
 let t: TestTollgate;
@@ -22,7 +23,7 @@ beforeAll(async () => {
   t = await startTestTollgate({ clock });
   const s = t.tollgate.services;
   payments = new SandboxPaymentPort();
-  billing = new BillingService(s.orm, clock, s.ids, s.bus, payments);
+  billing = new BillingService(s.orm, clock, s.ids, s.bus, payments, pgHoldStore(s.orm));
 });
 afterAll(async () => t?.stop());
 
@@ -373,7 +374,7 @@ describe('automatic top-up', () => {
   test('a declined payment credits nothing', async () => {
     const declining: PaymentPort = { charge: async () => ({ ok: false, reference: null, message: 'card declined' }) };
     const s = t.tollgate.services;
-    const strictBilling = new BillingService(s.orm, clock, s.ids, s.bus, declining);
+    const strictBilling = new BillingService(s.orm, clock, s.ids, s.bus, declining, pgHoldStore(s.orm));
     const { principal } = await prepaid({ fundsMicro: '2000000' });
     await strictBilling.setAutoTopUp(principal.accountId, { thresholdMicro: 1_500_000n, amountMicro: 5_000_000n });
     const hold = await strictBilling.reserveHold({ principal, purpose: 'text', model: 'm', amountMicro: 1_000_000n });

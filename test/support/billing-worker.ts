@@ -15,6 +15,7 @@ import { ApiError } from '../../src/domain/shared/errors';
 import { inProcessEventBus } from '../../src/domain/shared/events';
 import { ulidIds } from '../../src/domain/shared/ids';
 import { ormOptions } from '../../src/infra/database';
+import { pgHoldStore } from '../../src/infra/pg-hold-store';
 
 export interface FireRequest {
   principal: BillingPrincipal;
@@ -30,7 +31,7 @@ async function main(): Promise<void> {
   const databaseUrl = process.env.BILLING_WORKER_DATABASE_URL;
   if (!databaseUrl || !process.send) throw new Error('run me with child_process.fork and BILLING_WORKER_DATABASE_URL');
   const orm = await MikroORM.init(ormOptions(databaseUrl, 20));
-  const billing = new BillingService(orm, systemClock, ulidIds(), inProcessEventBus(), new SandboxPaymentPort());
+  const billing = new BillingService(orm, systemClock, ulidIds(), inProcessEventBus(), new SandboxPaymentPort(), pgHoldStore(orm));
   const send = (message: unknown) => process.send?.(message);
 
   process.on('message', (message: ParentMessage) => {

@@ -25,6 +25,7 @@ import { ulidIds } from '../../src/domain/shared/ids';
 import { ormOptions } from '../../src/infra/database';
 import { pgLeaseStore } from '../../src/infra/pg-lease-store';
 import { pgSqlRunner } from '../../src/infra/sql-runner';
+import { pgHoldStore } from '../../src/infra/pg-hold-store';
 
 export interface LeaseFireRequest {
   principal: BillingPrincipal;
@@ -53,7 +54,7 @@ async function main(): Promise<void> {
   const orm = await MikroORM.init(ormOptions(databaseUrl, 10));
   const ids = ulidIds();
   const bus = inProcessEventBus();
-  const billing = new BillingService(orm, systemClock, ids, bus, new SandboxPaymentPort());
+  const billing = new BillingService(orm, systemClock, ids, bus, new SandboxPaymentPort(), pgHoldStore(orm));
   const runner = pgSqlRunner(databaseUrl, pino({ level: 'silent' }));
   const leases = new BudgetLeases(pgLeaseStore(runner), billing, systemClock, ids, bus);
   const open: LeasedHold[] = [];

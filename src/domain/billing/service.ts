@@ -6,6 +6,7 @@ import { ApiError, notFound } from '../shared/errors';
 import { TOPIC_KEY_EVENTS, type EventBus } from '../shared/events';
 import type { IdGenerator } from '../shared/ids';
 import { runAutoTopUp, validateAutoTopUp, type AutoTopUpSettings } from './auto-top-up';
+import type { HoldClosed, HoldStore } from './hold-store';
 import type { PaymentPort } from './payments';
 import { retryDeadlocks, sqlRows } from '../shared/sql';
 import { extendHoldExpiry } from './hold-rows';
@@ -21,15 +22,6 @@ import {
 
 export { DEFAULT_HOLD_TTL_MS };
 export type { BillingPrincipal, HoldOutcome, HoldRequest, RefusalReason, ReleaseInput, SettleInput };
-
-/** What tollgate_close_hold answers (bigints as strings). */
-interface ClosedHoldRow {
-  applied: boolean;
-  account_id: string | null;
-  plan_billed: boolean | null;
-  balance_micro: string | null;
-  threshold_micro: string | null;
-}
 
 /** Thrown inside the reservation transaction to roll it back; mapped to a 402 outside. */
 class Refusal extends Error {
@@ -59,6 +51,7 @@ export class BillingService {
     private readonly ids: IdGenerator,
     private readonly bus: EventBus,
     private readonly payments: PaymentPort,
+    private readonly holds: HoldStore,
   ) {}
 
   /**
@@ -111,15 +104,7 @@ export class BillingService {
       expiresAt: new Date(now.getTime() + ttlMs),
       createdAt: now,
     };
-    // One round trip: the conditional UPDATEs run server-side in tollgate_take_hold (migration HoldFunctions).
-    const refusal = await retryDeadlocks(async () => {
-      const [row] = await sqlRows<{ refusal: RefusalReason | null }>(
-        this.orm.em.fork(),
-        'select tollgate_take_hold(?, ?, ?, ?, ?, ?, ?, ?, ?, ?) as refusal',
-        [hold.id, hold.accountId, hold.keyId, hold.planUserId, hold.month, hold.purpose, hold.model, hold.amountMicro.toString(), hold.expiresAt.toISOString(), hold.createdAt.toISOString()],
-      );
-      return row?.refusal ?? null;
-    });
+    const refusal = await this.holds.takeHold(hold);
     if (refusal !== null) throw new Refusal(refusal);
     return { ...hold, status: 'active', chargedMicro: null, closedAt: null };
   }
@@ -225,8 +210,8 @@ export class BillingService {
     const charge = input.costMicro;
     const closed = await this.closeHold(holdId, 'settled', charge, now, { usage: input.usage, status: input.status ?? 'ok', latencyMs: input.latencyMs ?? 0, requestId: input.requestId ?? null });
     if (!closed.applied) return this.alreadyClosed(holdId);
-    const belowThreshold = !closed.plan_billed && closed.threshold_micro !== null && BigInt(closed.balance_micro ?? '0') < BigInt(closed.threshold_micro);
-    const autoTopUp = belowThreshold ? await runAutoTopUp(this.autoTopUpDeps(), closed.account_id!) : null;
+    const belowThreshold = !closed.planBilled && closed.thresholdMicro !== null && (closed.balanceMicro ?? 0n) < closed.thresholdMicro;
+    const autoTopUp = belowThreshold ? await runAutoTopUp(this.autoTopUpDeps(), closed.accountId!) : null;
     return { holdId, applied: true, status: 'settled', chargedMicro: charge, autoTopUp };
   }
 
@@ -240,25 +225,27 @@ export class BillingService {
     return { holdId, applied: true, status: 'released', chargedMicro: 0n, autoTopUp: null };
   }
 
-  /**
-   * One round trip (tollgate_close_hold): claims the hold, gives back what it reserved, books
-   * the charge, writes the ledger row (prepaid, charge above zero) and the usage record.
-   */
-  private closeHold(holdId: string, status: 'settled' | 'released', chargeMicro: bigint, now: Date, usage: UsageMeta | null): Promise<ClosedHoldRow> {
+  /** Settles or releases the hold in one step (see HoldStore); the usage record when there is one. */
+  private closeHold(holdId: string, status: 'settled' | 'released', chargeMicro: bigint, now: Date, usage: UsageMeta | null): Promise<HoldClosed> {
     const u = usage?.usage ?? {};
-    return retryDeadlocks(async () => {
-      const [row] = await sqlRows<ClosedHoldRow>(
-        this.orm.em.fork(),
-        'select * from tollgate_close_hold(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-        [
-          holdId, status, chargeMicro.toString(), now.toISOString(), this.ids.next('led'), this.ids.next('use'),
-          usage?.status ?? null, usage?.requestId ?? null,
-          usageCount(u.inputTokens, 'inputTokens'), usageCount(u.cachedInputTokens, 'cachedInputTokens'), usageCount(u.outputTokens, 'outputTokens'),
-          usageCount(u.reasoningTokens, 'reasoningTokens'), usageCount(u.images, 'images'), usageCount(u.videoSeconds, 'videoSeconds'),
-          usageCount(Math.round(usage?.latencyMs ?? 0), 'latencyMs'),
-        ],
-      );
-      return row;
+    return this.holds.closeHold({
+      holdId,
+      status,
+      chargeMicro,
+      at: now,
+      ledgerId: this.ids.next('led'),
+      usage: usage && {
+        id: this.ids.next('use'),
+        status: usage.status,
+        requestId: usage.requestId,
+        inputTokens: usageCount(u.inputTokens, 'inputTokens'),
+        cachedInputTokens: usageCount(u.cachedInputTokens, 'cachedInputTokens'),
+        outputTokens: usageCount(u.outputTokens, 'outputTokens'),
+        reasoningTokens: usageCount(u.reasoningTokens, 'reasoningTokens'),
+        images: usageCount(u.images, 'images'),
+        videoSeconds: usageCount(u.videoSeconds, 'videoSeconds'),
+        latencyMs: usageCount(Math.round(usage.latencyMs ?? 0), 'latencyMs'),
+      },
     });
   }
 

@@ -1,0 +1,63 @@
+import type { RefusalReason } from './hold-requests';
+
+/*
+ * What exact holds need of the database, as a port: take a hold under every check at once, and
+ * close one (settle or release) with its ledger row and usage record. The PostgreSQL adapter
+ * (src/infra/pg-hold-store.ts) knows the functions that do it; the billing service does not.
+ */
+
+/** A hold to take: all of `amountMicro` or nothing. */
+export interface HoldTake {
+  id: string;
+  accountId: string;
+  keyId: string;
+  planUserId: string | null;
+  month: string;
+  purpose: string;
+  model: string;
+  amountMicro: bigint;
+  expiresAt: Date;
+  createdAt: Date;
+}
+
+/** The usage record a closed hold writes. */
+export interface HoldUsageRecord {
+  id: string;
+  status: string;
+  requestId: string | null;
+  inputTokens: number;
+  cachedInputTokens: number;
+  outputTokens: number;
+  reasoningTokens: number;
+  images: number;
+  videoSeconds: number;
+  latencyMs: number;
+}
+
+/** Settles (charging `chargeMicro`) or releases a hold; gives back what it reserved either way. */
+export interface HoldClose {
+  holdId: string;
+  status: 'settled' | 'released';
+  chargeMicro: bigint;
+  at: Date;
+  /** The ledger row's id, used when a prepaid charge is above zero. */
+  ledgerId: string;
+  /** Null: no usage record (a release that is not a failure to report). */
+  usage: HoldUsageRecord | null;
+}
+
+export interface HoldClosed {
+  /** False when the hold was already closed (by this call earlier, or by the sweeper). */
+  applied: boolean;
+  accountId: string | null;
+  planBilled: boolean | null;
+  /** After a settlement: the balance and the automatic top-up threshold, to top up when below. */
+  balanceMicro: bigint | null;
+  thresholdMicro: bigint | null;
+}
+
+export interface HoldStore {
+  /** Null when taken; otherwise why not (nothing was taken). */
+  takeHold(take: HoldTake): Promise<RefusalReason | null>;
+  closeHold(close: HoldClose): Promise<HoldClosed>;
+}

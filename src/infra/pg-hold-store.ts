@@ -1,0 +1,49 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { HoldClose, HoldClosed, HoldStore, HoldTake } from '../domain/billing/hold-store';
+import type { RefusalReason } from '../domain/billing/hold-requests';
+import { retryDeadlocks, sqlRows } from '../domain/shared/sql';
+
+/** What tollgate_close_hold answers (bigints as strings). */
+interface ClosedHoldRow {
+  applied: boolean;
+  account_id: string | null;
+  plan_billed: boolean | null;
+  balance_micro: string | null;
+  threshold_micro: string | null;
+}
+
+const bigOrNull = (value: string | null): bigint | null => (value === null ? null : BigInt(value));
+
+/**
+ * Exact holds on PostgreSQL, one round trip each: tollgate_take_hold runs every conditional
+ * UPDATE server-side, tollgate_close_hold claims the hold, gives back what it reserved and books
+ * the charge, ledger row and usage record (migrations/functions/).
+ */
+export function pgHoldStore(orm: MikroORM): HoldStore {
+  return {
+    takeHold: (hold: HoldTake): Promise<RefusalReason | null> =>
+      retryDeadlocks(async () => {
+        const [row] = await sqlRows<{ refusal: RefusalReason | null }>(
+          orm.em.fork(),
+          'select tollgate_take_hold(?, ?, ?, ?, ?, ?, ?, ?, ?, ?) as refusal',
+          [hold.id, hold.accountId, hold.keyId, hold.planUserId, hold.month, hold.purpose, hold.model, hold.amountMicro.toString(), hold.expiresAt.toISOString(), hold.createdAt.toISOString()],
+        );
+        return row?.refusal ?? null;
+      }),
+
+    closeHold: (close: HoldClose): Promise<HoldClosed> =>
+      retryDeadlocks(async () => {
+        const u = close.usage;
+        const [row] = await sqlRows<ClosedHoldRow>(
+          orm.em.fork(),
+          'select * from tollgate_close_hold(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+          [
+            close.holdId, close.status, close.chargeMicro.toString(), close.at.toISOString(), close.ledgerId, u?.id ?? null,
+            u?.status ?? null, u?.requestId ?? null,
+            u?.inputTokens ?? 0, u?.cachedInputTokens ?? 0, u?.outputTokens ?? 0, u?.reasoningTokens ?? 0, u?.images ?? 0, u?.videoSeconds ?? 0, u?.latencyMs ?? 0,
+          ],
+        );
+        return { applied: row!.applied, accountId: row!.account_id, planBilled: row!.plan_billed, balanceMicro: bigOrNull(row!.balance_micro), thresholdMicro: bigOrNull(row!.threshold_micro) };
+      }),
+  };
+}
