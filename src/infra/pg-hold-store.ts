@@ -3,8 +3,8 @@ import type { HoldClose, HoldClosed, HoldStore, HoldTake } from '../domain/billi
 import type { RefusalReason } from '../domain/billing/hold-requests';
 import { retryDeadlocks, sqlRows } from '../domain/shared/sql';
 
-/** What tollgate_close_hold answers (bigints as strings). */
-interface ClosedHoldRow {
+/** What tollgate_close_hold answers for a hold, and tollgate_apply_lease_ops for each operation (bigints as strings). */
+export interface ClosedHoldRow {
   applied: boolean;
   account_id: string | null;
   plan_billed: boolean | null;
@@ -13,6 +13,14 @@ interface ClosedHoldRow {
 }
 
 const bigOrNull = (value: string | null): bigint | null => (value === null ? null : BigInt(value));
+
+export const fromClosedHoldRow = (row: ClosedHoldRow): HoldClosed => ({
+  applied: row.applied,
+  accountId: row.account_id,
+  planBilled: row.plan_billed,
+  balanceMicro: bigOrNull(row.balance_micro),
+  thresholdMicro: bigOrNull(row.threshold_micro),
+});
 
 /**
  * Exact holds on PostgreSQL, one round trip each: tollgate_take_hold runs every conditional
@@ -43,7 +51,7 @@ export function pgHoldStore(orm: MikroORM): HoldStore {
             u?.inputTokens ?? 0, u?.cachedInputTokens ?? 0, u?.outputTokens ?? 0, u?.reasoningTokens ?? 0, u?.images ?? 0, u?.videoSeconds ?? 0, u?.latencyMs ?? 0,
           ],
         );
-        return { applied: row!.applied, accountId: row!.account_id, planBilled: row!.plan_billed, balanceMicro: bigOrNull(row!.balance_micro), thresholdMicro: bigOrNull(row!.threshold_micro) };
+        return fromClosedHoldRow(row!);
       }),
   };
 }

@@ -1,5 +1,6 @@
 import type { LeaseOp, LeaseOpResult, LeaseStore, LeaseTaken, LeaseTake } from '../domain/billing/lease-store';
 import type { RefusalReason } from '../domain/billing/hold-requests';
+import { fromClosedHoldRow, type ClosedHoldRow } from './pg-hold-store';
 import type { SqlRunner } from './sql-runner';
 
 /** The batch format tollgate_apply_lease_ops reads (migrations/functions/tollgate_apply_lease_ops.sql). */
@@ -20,16 +21,9 @@ function wireOp(op: LeaseOp, seq: number): Record<string, unknown> {
   }
 }
 
-interface OpResultRow {
+interface OpResultRow extends ClosedHoldRow {
   seq: number;
-  applied: boolean;
-  account_id: string | null;
-  plan_billed: boolean | null;
-  balance_micro: string | null;
-  threshold_micro: string | null;
 }
-
-const bigOrNull = (value: string | null): bigint | null => (value === null ? null : BigInt(value));
 
 /** Budget leases on PostgreSQL: tollgate_take_lease and tollgate_apply_lease_ops, as prepared statements. */
 export function pgLeaseStore(sql: SqlRunner): LeaseStore {
@@ -46,7 +40,7 @@ export function pgLeaseStore(sql: SqlRunner): LeaseStore {
       const rows = await sql.rows<OpResultRow>('tollgate_apply_lease_ops', 'select * from tollgate_apply_lease_ops($1::jsonb)', [JSON.stringify(ops.map(wireOp))]);
       const results = new Array<LeaseOpResult>(ops.length);
       for (const row of rows) {
-        results[row.seq] = { applied: row.applied, accountId: row.account_id, planBilled: row.plan_billed, balanceMicro: bigOrNull(row.balance_micro), thresholdMicro: bigOrNull(row.threshold_micro) };
+        results[row.seq] = fromClosedHoldRow(row);
       }
       return results;
     },
