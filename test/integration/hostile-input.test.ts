@@ -116,6 +116,17 @@ describe('authentication before any body work', () => {
     expect(envelope(answer).error.code).toBe('invalid_token');
   });
 
+  test('a large body the gateway refuses unread still gets its answer, also on a connection the client closes', async () => {
+    const large = Buffer.alloc(32 * 1024 * 1024, 0x20);
+    for (const path of ['/v1/chat/completions', '/v1/keys', '/v1/images/edits']) {
+      for (const connection of ['close', 'keep-alive']) {
+        const contentType = path === '/v1/images/edits' ? 'multipart/form-data; boundary=x' : 'application/json';
+        const answer = await raw(path, { headers: { authorization: 'Bearer tgk_wrong', 'content-type': contentType, connection }, body: large });
+        expect([path, connection, answer.status]).toEqual([path, connection, 401]);
+      }
+    }
+  });
+
   test('invalid JSON with a bad key is a 401, not a 400: the key is checked first', async () => {
     for (const path of ['/v1/chat/completions', '/v1/keys']) {
       const answer = await raw(path, { headers: { authorization: 'Bearer tgk_wrong', 'content-type': 'application/json' }, body: '{not json' });
