@@ -75,6 +75,15 @@ local function keepSlotKeys(expiresAt)
   if redis.call('EXISTS', KEYS[3]) == 1 then redis.call('PEXPIRE', KEYS[3], ttl) end
 end
 
+-- A slot's settled usage in the token window: its log entry and the running sum, kept a minute.
+local function recordSettled(slotId, tokens, at)
+  if tokens <= 0 then return end
+  redis.call('ZADD', KEYS[4], at, slotId .. '|' .. tokens)
+  redis.call('INCRBY', KEYS[5], tokens)
+  redis.call('PEXPIRE', KEYS[4], MINUTE + SECOND)
+  redis.call('PEXPIRE', KEYS[5], MINUTE + SECOND)
+end
+
 local function reply(admitted, limit, retryMs)
   local s = snapshot()
   return { admitted, limit, retryMs, s[1], s[2], s[3], s[4], s[5], s[6] }
@@ -156,12 +165,7 @@ const SETTLE = `${PRELUDE}
 local slotId, tokens = ARGV[2], tonumber(ARGV[3])
 redis.call('HDEL', KEYS[3], slotId)
 prune()
-if tokens > 0 then
-  redis.call('ZADD', KEYS[4], now, slotId .. '|' .. tokens)
-  redis.call('INCRBY', KEYS[5], tokens)
-  redis.call('PEXPIRE', KEYS[4], MINUTE + SECOND)
-  redis.call('PEXPIRE', KEYS[5], MINUTE + SECOND)
-end
+recordSettled(slotId, tokens, now)
 return reply(1, '', 0)
 `;
 
@@ -180,12 +184,7 @@ const RELEASE = `${PRELUDE}
 local slotId, tokens, settledAt = ARGV[2], tonumber(ARGV[3]), ARGV[4]
 redis.call('ZREM', KEYS[2], slotId)
 redis.call('HDEL', KEYS[3], slotId)
-if tokens > 0 then
-  redis.call('ZADD', KEYS[4], settledAt, slotId .. '|' .. tokens)
-  redis.call('INCRBY', KEYS[5], tokens)
-  redis.call('PEXPIRE', KEYS[4], MINUTE + SECOND)
-  redis.call('PEXPIRE', KEYS[5], MINUTE + SECOND)
-end
+recordSettled(slotId, tokens, settledAt)
 return 1
 `;
 

@@ -3,8 +3,7 @@ import type { VendorEndpoint } from '../../domain/catalog/vendors';
 import { ProviderError } from '../../domain/generation/errors';
 import type { ImageProvider, ImageProviderRegistry } from '../../domain/images/ports';
 import { VendorHttpClient, type VendorHttpOptions } from '../http';
-import { GeminiImageProvider } from './gemini';
-import { ImagenProvider } from './imagen';
+import { GEMINI_GENERATE_CONTENT, GoogleImageProvider, IMAGEN_PREDICT } from './google';
 import { OpenAIImageProvider } from './openai';
 import { SandboxImageProvider } from './sandbox';
 
@@ -33,7 +32,7 @@ export function createImageProviders(endpoints: ReadonlyMap<string, VendorEndpoi
       case 'openai-compatible':
         return new OpenAIImageProvider(endpoint, http);
       case 'gemini':
-        return isImagen(model) ? new ImagenProvider(endpoint, http) : new GeminiImageProvider(endpoint, http);
+        return new GoogleImageProvider(endpoint, http, isImagen(model) ? IMAGEN_PREDICT : GEMINI_GENERATE_CONTENT);
       default:
         throw new ProviderError(`Model '${model.id}' speaks '${model.protocol}', which has no image API.`, model.vendor);
     }
