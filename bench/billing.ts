@@ -25,6 +25,7 @@ import { inProcessEventBus } from '../src/domain/shared/events';
 import { ulidIds } from '../src/domain/shared/ids';
 import { openDatabase } from '../src/infra/database';
 import { cpuMs } from './proc';
+import { scratchDatabase } from './provision';
 import { pgHoldStore } from '../src/infra/pg-hold-store';
 
 const SERVER_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -33,20 +34,11 @@ const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
 const HOLD_MICRO = 5_000n;
 
 async function withScratchDatabase<T>(work: (url: string) => Promise<T>): Promise<T> {
-  const name = `tollgate_bench_${randomBytes(5).toString('hex')}`;
-  const admin = new Client({ connectionString: SERVER_URL });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const url = new URL(SERVER_URL);
-  url.pathname = `/${name}`;
+  const database = await scratchDatabase(SERVER_URL);
   try {
-    return await work(url.toString());
+    return await work(database.url);
   } finally {
-    const drop = new Client({ connectionString: SERVER_URL });
-    await drop.connect();
-    await drop.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await drop.end();
+    await database.drop();
   }
 }
 

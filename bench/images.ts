@@ -10,18 +10,16 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Client } from 'pg';
 import sharp from 'sharp';
-import { cpuMs } from './proc';
+import { cpuMs, residentMb } from './proc';
+import { ADMIN_TOKEN, provisionKey, scratchDatabase } from './provision';
 
 const SERVER_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 20);
 const UPLOAD_MB = Number(process.env.BENCH_UPLOAD_MB ?? 4);
 const IMAGES_PER_REQUEST = 4;
-const ADMIN_TOKEN = 'bench-operator-token-0123456789';
 const REGISTER = join(__dirname, '..', 'test', 'support', 'swc-register.js');
 
 function spawnChild<T>(script: string, env: Record<string, string>): Promise<{ child: ChildProcess; message: T }> {
@@ -30,28 +28,6 @@ function spawnChild<T>(script: string, env: Record<string, string>): Promise<{ c
     child.once('message', (message) => resolve({ child, message: message as T }));
     child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
   });
-}
-
-function rssMb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
-  const match = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return match ? Number(match[1]) / 1024 : NaN;
-}
-
-async function json(url: string, body: unknown, token?: string): Promise<any> {
-  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: JSON.stringify(body) });
-  return response.json();
-}
-
-async function provisionKey(gateway: string): Promise<string> {
-  const email = `bench-${randomBytes(6).toString('hex')}@example.com`;
-  const gql = (query: string, variables: Record<string, unknown>) => json(`${gateway}/graphql`, { query, variables }, ADMIN_TOKEN);
-  const account = await gql('mutation{createAccount(input:{name:"bench"}){id}}', {});
-  const accountId = account.data.createAccount.id;
-  await gql('mutation($a:ID!){addFunds(input:{accountId:$a,amountMicro:"900000000000"}){id}}', { a: accountId });
-  await gql('mutation($a:ID!){setAccountTier(input:{accountId:$a,tier:5}){tier}}', { a: accountId });
-  await gql('mutation($a:ID!,$e:String!){createUser(input:{accountId:$a,email:$e,password:"bench-password"}){id}}', { a: accountId, e: email });
-  const session = await json(`${gateway}/v1/auth/sessions`, { email, password: 'bench-password' });
-  return (await json(`${gateway}/v1/keys`, { name: 'bench' }, session.token)).secret;
 }
 
 /** A PNG of about `mb` MB: noise does not compress, so the file is as large as its pixels. */
@@ -81,15 +57,10 @@ async function timed(send: () => Promise<Response>): Promise<number> {
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 
 async function main(): Promise<void> {
-  const dbName = `tollgate_bench_${randomBytes(5).toString('hex')}`;
-  const admin = new Client({ connectionString: SERVER_URL });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${dbName}`);
-  const dbUrl = new URL(SERVER_URL);
-  dbUrl.pathname = `/${dbName}`;
+  const database = await scratchDatabase(SERVER_URL);
   const upstream = await spawnChild<{ url: string }>('images-upstream-process.ts', {});
   const gateway = await spawnChild<{ port: number }>('gateway-process.ts', {
-    DATABASE_URL: dbUrl.toString(),
+    DATABASE_URL: database.url,
     OPENAI_API_KEY: 'sk-bench',
     OPENAI_BASE_URL: upstream.message.url,
     TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN,
@@ -105,7 +76,7 @@ async function main(): Promise<void> {
     // and the same bytes from the client). Through Tollgate, the 4 images are 4 such calls in
     // parallel, each sending the upload upstream again: that fan-out is part of what is added.
     const direct = () => () => fetch(`${upstream.message.url}/images/edits`, { method: 'POST', headers: { authorization: 'Bearer sk-bench' }, body: editForm('gpt-image-1', 1, upload) });
-    const rssBefore = rssMb(pid, 'VmRSS');
+    const rssBefore = residentMb(pid, 'VmRSS');
     const samples = { direct: [] as number[], through: [] as number[] };
     await Promise.all(Array.from({ length: CONCURRENCY }, (_, i) => timed(through(i)))); // warm-up
     const cpu = { gateway: 0, upstream: 0 };
@@ -120,7 +91,7 @@ async function main(): Promise<void> {
       cpu.gateway += cpuOf(gateway.child) - before.gateway;
       cpu.upstream += cpuOf(upstream.child) - before.upstream;
     }
-    const peak = rssMb(pid, 'VmHWM');
+    const peak = residentMb(pid, 'VmHWM');
     const d = samples.direct.sort((x, y) => x - y);
     const t = samples.through.sort((x, y) => x - y);
     const row = (p: number) => `| p${p} | ${percentile(d, p).toFixed(0)} ms | ${percentile(t, p).toFixed(0)} ms | ${(percentile(t, p) - percentile(d, p)).toFixed(0)} ms |`;
@@ -134,8 +105,7 @@ async function main(): Promise<void> {
     gateway.child.disconnect();
     upstream.child.disconnect();
     await new Promise((r) => gateway.child.once('exit', r));
-    await admin.query(`DROP DATABASE ${dbName} WITH (FORCE)`);
-    await admin.end();
+    await database.drop();
   }
 }
 void main().catch((error) => {

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
 
 /** The operator token every bench gateway is started with. */
 export const ADMIN_TOKEN = 'bench-operator-token-0123456789';
@@ -25,4 +26,24 @@ export async function provisionKey(gateway: string): Promise<string> {
   const session = await postJson(`${gateway}/v1/auth/sessions`, { email, password: 'bench-password' });
   const key = await postJson(`${gateway}/v1/keys`, { name: 'bench' }, session.token);
   return key.secret;
+}
+
+/** A fresh database on the server of `serverUrl` for one bench run, and how to drop it. */
+export async function scratchDatabase(serverUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `tollgate_bench_${randomBytes(5).toString('hex')}`;
+  const admin = new Client({ connectionString: serverUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const client = new Client({ connectionString: serverUrl });
+      await client.connect();
+      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await client.end();
+    },
+  };
 }

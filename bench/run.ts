@@ -69,14 +69,12 @@
  * with each scenario's throughput, added latency, CPU per request and peak resident memory.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Client } from 'pg';
 import { measureHop } from './hop';
-import { CLOCK_TICKS_PER_SECOND, cpuMs } from './proc';
+import { CLOCK_TICKS_PER_SECOND, cpuMs, residentMb } from './proc';
 import { mergeLoadResults, runLoad, type LoadResult } from './load';
-import { ADMIN_TOKEN, provisionKey } from './provision';
+import { ADMIN_TOKEN, provisionKey, scratchDatabase } from './provision';
 import { buildGateway, runSharingComparison, sharingTable, sharingTextRow, type SharingRow } from './sharing';
 
 const SERVER_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -128,11 +126,6 @@ function postgresCpuMs(): number {
     }
   }
   return total;
-}
-
-function peakRssMb(pid: number): number {
-  const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return match ? Number(match[1]) / 1024 : NaN;
 }
 
 /** Tier-5 accounts (one key each) per through-Tollgate run, in rotation (see bench/provision.ts). */
@@ -281,16 +274,11 @@ function barLine(body: string, sweep: { rate: number; row: Row }[], side: 'throu
 }
 
 async function main(): Promise<void> {
-  const dbName = `tollgate_bench_${randomBytes(5).toString('hex')}`;
-  const admin = new Client({ connectionString: SERVER_URL });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${dbName}`);
-  const dbUrl = new URL(SERVER_URL);
-  dbUrl.pathname = `/${dbName}`;
+  const database = await scratchDatabase(SERVER_URL);
 
   const upstream = await spawnChild<{ url: string }>('upstream-process.ts', {});
   const gateway = await spawnChild<{ port: number }>('gateway-process.ts', {
-    DATABASE_URL: dbUrl.toString(),
+    DATABASE_URL: database.url,
     OPENAI_API_KEY: 'sk-bench',
     OPENAI_BASE_URL: upstream.message.url,
     TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN,
@@ -375,14 +363,14 @@ async function main(): Promise<void> {
         console.log(bars.at(-1));
       }
     }
-    const rss = `tollgate peak RSS ${peakRssMb(gatewayPid).toFixed(0)} MB (from source, over every scenario above)`;
+    const rss = `tollgate peak RSS ${residentMb(gatewayPid).toFixed(0)} MB (from source, over every scenario above)`;
     if (!SHARING_ONLY) console.log(rss);
     let sharing: SharingRow[] = [];
     if (WITH_SHARING) {
       console.log(`\nThe cost of sharing limits, compiled build, closed loop at ${SHARING_CONNECTIONS} connections, ${SHARING_SECONDS}s per side:`);
       if (process.env.BENCH_SHARING_BUILD !== "0") buildGateway();
       sharing = await runSharingComparison(
-        { databaseUrl: dbUrl.toString(), upstreamUrl: upstream.message.url, redisUrl: SHARING_REDIS_URL, seconds: SHARING_SECONDS, connections: SHARING_CONNECTIONS, accounts: ACCOUNTS, bodies: BODIES },
+        { databaseUrl: database.url, upstreamUrl: upstream.message.url, redisUrl: SHARING_REDIS_URL, seconds: SHARING_SECONDS, connections: SHARING_CONNECTIONS, accounts: ACCOUNTS, bodies: BODIES },
         (row) => console.log(sharingTextRow(row)),
       );
     }
@@ -403,8 +391,7 @@ async function main(): Promise<void> {
     floor?.child.disconnect();
     upstream.child.disconnect();
     await new Promise((r) => setTimeout(r, 2500));
-    await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-    await admin.end();
+    await database.drop();
   }
 }
 

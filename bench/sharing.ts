@@ -12,11 +12,10 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { mergeLoadResults, runLoad, type LoadResult } from './load';
-import { cpuMs } from './proc';
+import { cpuMs, resetPeakRss, residentMb } from './proc';
 import { ADMIN_TOKEN, provisionKey } from './provision';
 
 const ROOT = join(__dirname, '..');
@@ -91,16 +90,6 @@ function stopGateway(gateway: Gateway): Promise<void> {
   });
 }
 
-/** Linux: writing 5 to clear_refs starts the peak (VmHWM) over from the current resident size. */
-function resetPeakRss(pid: number): void {
-  writeFileSync(`/proc/${pid}/clear_refs`, '5');
-}
-
-function peakRssMb(pid: number): number {
-  const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return match ? Number(match[1]) / 1024 : NaN;
-}
-
 function gatewayEnv(options: SharingOptions, redisPrefix: string | null): Record<string, string> {
   // The runner's environment (NODE_OPTIONS, MALLOC_* …) minus what each scenario sets itself.
   const inherited = Object.fromEntries(Object.entries(process.env).filter((entry): entry is [string, string] => entry[1] !== undefined && !/^(REDIS_URL|TOLLGATE_|DATABASE_URL|OPENAI_|ANTHROPIC_|GOOGLE_|PORT$|HOST$)/.test(entry[0])));
@@ -172,7 +161,7 @@ async function runScenario(options: SharingOptions, bodyType: 'json' | 'stream',
       direct: mergeSlices(directParts),
       through,
       cpuPerRequest: cpu / Math.max(1, through.totalRequests),
-      peakRssMb: gateways.map((g) => peakRssMb(g.child.pid!)),
+      peakRssMb: gateways.map((g) => residentMb(g.child.pid!)),
     };
   } finally {
     await Promise.all(gateways.map(stopGateway));
