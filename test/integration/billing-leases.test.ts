@@ -196,24 +196,29 @@ const costOf = (i: number) => (i % 3 === 0 ? A : A - BigInt(i % 1000) - 1n);
 
 async function state(accountId: string, keyId: string, planUserId: string | null = null) {
   const month = utcMonthKey(new Date());
-  const [account] = await sql<{ balance_micro: string; reserved_micro: string }>('select balance_micro, reserved_micro from accounts where id = ?', [accountId]);
-  const [spend] = await sql<{ settled_micro: string; reserved_micro: string }>('select settled_micro, reserved_micro from key_month_spend where key_id = ? and month = ?', [keyId, month]);
-  const [plan] = await sql<{ used_micro: string; reserved_micro: string }>('select used_micro, reserved_micro from plan_month_usage where user_id = ? and month = ?', [planUserId, month]);
-  const [holds] = await sql<{ n: number }>(`select count(*)::int as n from holds where account_id = ? and status = 'active'`, [accountId]);
-  const [ledger] = await sql<{ sum: string; charges: number }>(
-    `select coalesce(sum(amount_micro), 0) as sum, count(*) filter (where kind = 'charge')::int as charges from ledger_entries where account_id = ?`,
-    [accountId],
+  // One statement, so one snapshot: a give-back committing between separate reads would show the key and the balance disagreeing.
+  const [row] = await sql<{ balance_micro: string; reserved_micro: string; key_settled: string | null; key_reserved: string | null; plan_used: string | null; plan_reserved: string | null; active_holds: number; ledger_sum: string; ledger_charges: number }>(
+    `select a.balance_micro, a.reserved_micro,
+            (select settled_micro from key_month_spend where key_id = ? and month = ?) as key_settled,
+            (select reserved_micro from key_month_spend where key_id = ? and month = ?) as key_reserved,
+            (select used_micro from plan_month_usage where user_id = ? and month = ?) as plan_used,
+            (select reserved_micro from plan_month_usage where user_id = ? and month = ?) as plan_reserved,
+            (select count(*)::int from holds where account_id = a.id and status = 'active') as active_holds,
+            (select coalesce(sum(amount_micro), 0) from ledger_entries where account_id = a.id) as ledger_sum,
+            (select count(*)::int from ledger_entries where account_id = a.id and kind = 'charge') as ledger_charges
+       from accounts a where a.id = ?`,
+    [keyId, month, keyId, month, planUserId, month, planUserId, month, accountId],
   );
   return {
-    balance: BigInt(account.balance_micro),
-    reserved: BigInt(account.reserved_micro),
-    keySettled: BigInt(spend?.settled_micro ?? '0'),
-    keyReserved: BigInt(spend?.reserved_micro ?? '0'),
-    planUsed: BigInt(plan?.used_micro ?? '0'),
-    planReserved: BigInt(plan?.reserved_micro ?? '0'),
-    activeHolds: holds.n,
-    ledgerSum: BigInt(ledger.sum),
-    ledgerCharges: ledger.charges,
+    balance: BigInt(row.balance_micro),
+    reserved: BigInt(row.reserved_micro),
+    keySettled: BigInt(row.key_settled ?? '0'),
+    keyReserved: BigInt(row.key_reserved ?? '0'),
+    planUsed: BigInt(row.plan_used ?? '0'),
+    planReserved: BigInt(row.plan_reserved ?? '0'),
+    activeHolds: row.active_holds,
+    ledgerSum: BigInt(row.ledger_sum),
+    ledgerCharges: row.ledger_charges,
   };
 }
 
