@@ -84,16 +84,39 @@ local function recordSettled(slotId, tokens, at)
   redis.call('PEXPIRE', KEYS[5], MINUTE + SECOND)
 end
 
+-- How long until that many more tokens fit the token window (-1: they fit now). An estimate above the
+-- whole limit needs the whole (empty) window, not forever. Waits until enough settled usage has
+-- left, oldest first (paged: refusals stop early).
+local function tokenWait(tokens, tpm)
+  local remaining = tpm - tonumber(redis.call('GET', KEYS[5]) or '0') - inFlight()
+  local required = math.min(tokens, tpm)
+  if required <= remaining then return -1 end
+  local needed, freed, offset = required - remaining, 0, 0
+  while true do
+    local page = redis.call('ZRANGE', KEYS[4], offset, offset + 127, 'WITHSCORES')
+    if #page == 0 then return MINUTE end
+    for i = 1, #page, 2 do
+      freed = freed + tonumber(string.match(page[i], '|(%d+)$'))
+      if freed >= needed then return math.max(tonumber(page[i + 1]) + MINUTE - now, 0) end
+    end
+    offset = offset + 128
+  end
+end
+
 local function reply(admitted, limit, retryMs)
   local s = snapshot()
   return { admitted, limit, retryMs, s[1], s[2], s[3], s[4], s[5], s[6] }
 end
 `;
 
-/** ARGV: now, requestId ('' = record none), rps (-1 = none), rpm (-1 = none), slotId ('' = none), slotLimit, slotExpiresAt. */
+/**
+ * ARGV: now, requestId ('' = record none), rps (-1 = none), rpm (-1 = none), slotId ('' = none),
+ * slotLimit, slotExpiresAt, tokens to reserve on the slot (0 = none), tokens per minute.
+ */
 const ADMIT = `${PRELUDE}
 local requestId, rps, rpm = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
 local slotId, slotLimit, slotExpiresAt = ARGV[5], tonumber(ARGV[6]), tonumber(ARGV[7])
+local tokens, tpm = tonumber(ARGV[8]), tonumber(ARGV[9])
 prune()
 local refused, wait = '', -1
 local function consider(limit, ms) if ms > wait then refused, wait = limit, ms end end
@@ -118,6 +141,10 @@ local alreadyHeld = slotId ~= '' and redis.call('ZSCORE', KEYS[2], slotId) ~= fa
 if slotId ~= '' and not alreadyHeld and redis.call('ZCARD', KEYS[2]) >= slotLimit then
   consider('concurrent_requests', SECOND)
 end
+if slotId ~= '' and tokens > 0 then
+  local tokensWait = tokenWait(tokens, tpm)
+  if tokensWait >= 0 then consider('tokens_per_minute', tokensWait) end
+end
 if refused ~= '' then return reply(0, refused, wait) end
 if requestId ~= '' then
   redis.call('ZADD', KEYS[1], now, requestId)
@@ -125,6 +152,7 @@ if requestId ~= '' then
 end
 if slotId ~= '' then
   redis.call('ZADD', KEYS[2], 'GT', slotExpiresAt, slotId)
+  if tokens > 0 then redis.call('HINCRBY', KEYS[3], slotId, tokens) end
   keepSlotKeys(slotExpiresAt)
 end
 return reply(1, '', 0)
@@ -135,23 +163,8 @@ const RESERVE = `${PRELUDE}
 local slotId, tokens, tpm, slotExpiresAt = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 prune()
 if tokens > 0 then
-  local remaining = tpm - tonumber(redis.call('GET', KEYS[5]) or '0') - inFlight()
-  -- An estimate above the whole limit needs the whole (empty) window, not forever.
-  local required = math.min(tokens, tpm)
-  if required > remaining then
-    -- Wait until enough settled usage has left, oldest first (paged: refusals stop early).
-    local needed, freed, wait, offset, found = required - remaining, 0, MINUTE, 0, false
-    while not found do
-      local page = redis.call('ZRANGE', KEYS[4], offset, offset + 127, 'WITHSCORES')
-      if #page == 0 then break end
-      for i = 1, #page, 2 do
-        freed = freed + tonumber(string.match(page[i], '|(%d+)$'))
-        if freed >= needed then wait, found = tonumber(page[i + 1]) + MINUTE - now, true break end
-      end
-      offset = offset + 128
-    end
-    return reply(0, 'tokens_per_minute', math.max(wait, 0))
-  end
+  local wait = tokenWait(tokens, tpm)
+  if wait >= 0 then return reply(0, 'tokens_per_minute', wait) end
 end
 -- Re-take a slot that expired while held (a stalled heartbeat): it is in use.
 if redis.call('ZSCORE', KEYS[2], slotId) == false then redis.call('ZADD', KEYS[2], slotExpiresAt, slotId) end
@@ -214,9 +227,26 @@ export interface RedisLimitStoreOptions {
   quitOnClose?: boolean;
 }
 
+/**
+ * How long a release may wait for another script call to travel with. A release is not on any
+ * request's latency path (it is sent once the answer is out), and until it lands the slot and
+ * its reservation count a few milliseconds longer, on the safe side: so releases wait for the
+ * next admission (or each other) and share its write and round trip, rather than cost their own.
+ */
+export const RELEASE_BATCH_MS = 5;
+
+interface QueuedRelease {
+  subject: string;
+  args: (string | number)[];
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
 export class RedisLimitStore implements LimitStore {
   private readonly keyPrefix: string;
   private readonly quitOnClose: boolean;
+  private queuedReleases: QueuedRelease[] = [];
+  private releaseTimer: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly redis: Redis,
@@ -233,8 +263,13 @@ export class RedisLimitStore implements LimitStore {
     return [`${base}req`, `${base}slots`, `${base}slottok`, `${base}tok`, `${base}toksum`];
   }
 
-  /** EVALSHA, loading the script on the first NOSCRIPT (a restarted or new Redis). */
+  /**
+   * EVALSHA, loading the script on the first NOSCRIPT (a restarted or new Redis). Queued
+   * releases go first, in the same tick: the client's auto-pipelining sends them in the same
+   * write, and Redis runs them before this call, so it sees the slots they free.
+   */
   private async run(script: LuaScript, subject: string, args: (string | number)[]): Promise<unknown> {
+    this.flushReleases();
     const keys = this.keys(subject);
     try {
       return await this.redis.evalsha(script.sha, keys.length, ...keys, ...args);
@@ -267,6 +302,8 @@ export class RedisLimitStore implements LimitStore {
       input.slot?.id ?? '',
       input.slot?.limit ?? -1,
       input.slot?.expiresAt ?? 0,
+      input.tokens?.count ?? 0,
+      input.tokens?.perMinute ?? -1,
     ]);
   }
 
@@ -282,12 +319,26 @@ export class RedisLimitStore implements LimitStore {
     return (await this.outcome(SCRIPTS.snapshot, subject, now, [])).snapshot;
   }
 
-  async releaseSlot(subject: string, slotId: string, settled?: SettledUsage): Promise<void> {
-    await this.run(SCRIPTS.release, subject, [0, slotId, settled?.tokens ?? 0, settled?.at ?? 0]);
+  /** Resolves once Redis has run the release, which waits for the next call to travel with (RELEASE_BATCH_MS at most). */
+  releaseSlot(subject: string, slotId: string, settled?: SettledUsage): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.queuedReleases.push({ subject, args: [0, slotId, settled?.tokens ?? 0, settled?.at ?? 0], resolve, reject });
+      this.releaseTimer ??= setTimeout(() => this.flushReleases(), RELEASE_BATCH_MS);
+    });
+  }
+
+  private flushReleases(): void {
+    if (this.releaseTimer) clearTimeout(this.releaseTimer);
+    this.releaseTimer = null;
+    if (this.queuedReleases.length === 0) return;
+    const releases = this.queuedReleases;
+    this.queuedReleases = [];
+    for (const release of releases) this.run(SCRIPTS.release, release.subject, release.args).then(() => release.resolve(), release.reject);
   }
 
   async refreshSlots(slots: readonly HeldSlotRef[], now: number, expiresAt: number): Promise<void> {
     if (slots.length === 0) return;
+    this.flushReleases();
     const ttl = Math.max(0, expiresAt - now) + MINUTE_WINDOW_MS;
     const pipeline = this.redis.pipeline();
     for (const ref of slots) {
@@ -303,6 +354,7 @@ export class RedisLimitStore implements LimitStore {
   }
 
   async close(): Promise<void> {
+    this.flushReleases();
     if (!this.quitOnClose) return;
     if (this.redis.status === 'ready') await this.redis.quit().catch(() => this.redis.disconnect());
     else this.redis.disconnect();

@@ -1,7 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AuthService } from '../domain/accounts/auth';
 import { Cancellation } from '../domain/generation/cancellation';
-import type { DecodedTextRequest, TextGenerationService } from '../domain/generation/service';
+import type { DecodedTextRequest, TextGeneration, TextGenerationContext, TextGenerationService } from '../domain/generation/service';
+import type { KeyPrincipal } from '../domain/shared/principal';
 import type { AdmissionService } from '../domain/limits/admission';
 import { ApiError } from '../domain/shared/errors';
 import { unixSeconds } from '../domain/shared/clock';
@@ -17,7 +18,6 @@ import { encodeResponsesResponse } from '../protocols/openai-responses/encode-an
 import { ResponsesStreamEncoder } from '../protocols/openai-responses/stream-encoder';
 import { SSE_HEADERS } from '../protocols/sse-write';
 import type { StreamEncoder } from '../protocols/streams';
-import { admitRequest } from './admission';
 import { authenticateApiKey } from './auth';
 import { accessLogRecord, answerError, beginRequest, bodyObject, noteError, readJsonBody, sendJson, setHeaders, type RequestObservers } from './http';
 import { withFields } from '../domain/shared/objects';
@@ -128,35 +128,58 @@ export interface TextEndpointDeps {
   maxJsonBodyBytes: number;
 }
 
+interface Started<Extra> {
+  generation: TextGeneration;
+  decoded: DecodedTextRequest;
+  extra: Extra;
+}
+
+/** Body → decode → pipeline.start (which admits the request with its token estimate). */
+async function decodeAndStart<Extra>(format: TextFormat<Extra>, deps: TextEndpointDeps, req: IncomingMessage, principal: KeyPrincipal, context: TextGenerationContext): Promise<Started<Extra>> {
+  const body = await readJsonBody(req, deps.maxJsonBodyBytes);
+  const { decoded, extra } = format.decode(bodyObject(body));
+  return { generation: await deps.pipeline.start(principal, decoded, context), decoded, extra };
+}
+
 /**
- * Serves one text request in any format: API key → admission → body → decode → pipeline
- * (resolve, clamp, admit tokens, reserve, provider) → encode. Everything before the first byte
+ * Serves one text request in any format: API key → body → decode → pipeline (resolve, clamp,
+ * admit with the token estimate, reserve, provider) → encode. Everything before the first byte
  * is an ordinary error envelope; a failure once a stream has begun is the format's stream
  * error event.
  */
 async function serveText<Extra>(format: TextFormat<Extra>, deps: TextEndpointDeps, req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> {
   // The key first: an unauthenticated client must not make the gateway read, inflate or parse its body.
   const principal = await authenticateApiKey(deps.auth, req, res, { allowXApiKey: format.allowXApiKey });
-  const ticket = await admitRequest(deps.admission, principal, res);
-  if (!ticket) return; // the client left while it was being admitted
-  const body = await readJsonBody(req, deps.maxJsonBodyBytes);
-  const { decoded, extra } = format.decode(bodyObject(body));
+  // Admission happens in the pipeline, with the token estimate (one store operation); a subject
+  // known to be over its request windows is refused here, before its body is read.
+  const ticket = await deps.admission.deferred(principal);
   const cancellation = new Cancellation();
-  res.on('close', () => {
+  res.once('close', () => {
     if (!res.writableFinished) cancellation.cancel();
+    // A slot that cannot be freed (store down) expires by its TTL; never an unhandled rejection.
+    ticket.release().catch(() => undefined);
   });
-  // The client may have gone while authentication and admission ran: 'close' has then
-  // already been emitted, and nobody is left to receive (or pay for) the answer.
-  if (res.destroyed) cancellation.cancel();
+  // The client may have gone during authentication: 'close' has then already been emitted,
+  // and nobody is left to receive (or pay for) the answer.
+  if (res.destroyed) return;
   const record = accessLogRecord(res);
-  const generation = await deps.pipeline.start(principal, decoded, {
-    signal: cancellation,
-    requestId,
-    tokens: ticket,
-    onCharged: (costMicro) => (record.costMicro = costMicro),
-    outcome: record,
-    span: record.span,
-  });
+  let started: Started<Extra>;
+  try {
+    started = await decodeAndStart(format, deps, req, principal, {
+      signal: cancellation,
+      requestId,
+      tokens: ticket,
+      onCharged: (costMicro) => (record.costMicro = costMicro),
+      outcome: record,
+      span: record.span,
+    });
+  } catch (error) {
+    // Answered without being served: still counted, and its answer carries the headers (a full request window makes it that 429).
+    const headers = await ticket.recordUnserved();
+    if (headers) setHeaders(res, headers);
+    throw error;
+  }
+  const { generation, decoded, extra } = started;
   // The token window now holds this request's reservation: headers before the first byte.
   setHeaders(res, ticket.headers());
   if (generation.routedFrom !== null) res.setHeader('x-service-model-routed-from', generation.routedFrom);

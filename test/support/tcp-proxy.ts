@@ -5,6 +5,9 @@ export async function startTcpProxy(host: string, targetPort: number) {
   const sockets = new Set<Socket>();
   const clients = new Set<Socket>();
   let hanging = false;
+  /** What clients sent, one entry per read (a client's write arrives as one read unless it is large). */
+  const received: Buffer[] = [];
+  let recording = false;
   let server: Server | null = null;
   let port = 0;
   const listen = () =>
@@ -22,6 +25,9 @@ export async function startTcpProxy(host: string, targetPort: number) {
           upstream.destroy();
         });
         upstream.on('close', () => client.destroy());
+        client.on('data', (chunk: Buffer) => {
+          if (recording) received.push(chunk);
+        });
         if (hanging) client.pause();
         client.pipe(upstream);
         upstream.pipe(client);
@@ -44,6 +50,13 @@ export async function startTcpProxy(host: string, targetPort: number) {
     drop: close,
     restore: listen,
     stop: close,
+    /** Starts keeping what clients send (readable with `reads()`), forgetting what was kept. */
+    record: () => {
+      recording = true;
+      received.length = 0;
+    },
+    /** What clients sent since `record()`, one entry per read. */
+    reads: (): readonly Buffer[] => received,
     /** Stops reading what clients send (it waits, in order, until unhang). */
     hang: () => {
       hanging = true;

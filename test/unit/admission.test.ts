@@ -271,6 +271,74 @@ describe.each(['memory', 'redis'] as const)('admission with the %s store', (kind
     await big.release();
   });
 
+  test('a deferred admission checks and takes the request windows, a slot and the token estimate in one step', async () => {
+    const { admission, account } = setup();
+    const key = account(); // 5 RPS, 100 RPM, 200,000 TPM, 5 concurrent
+    const first = await admission.deferred(key);
+    const headers = await first.reserveTokens(150_000);
+    expect(headers).toMatchObject({ 'x-ratelimit-remaining-requests': '99', 'x-ratelimit-remaining-tokens': '50000' });
+    expect(await admission.slotsInUse(key.accountId)).toBe(1);
+
+    // Over the token window: refused with the token details, and nothing recorded (no request, no slot).
+    const second = await admission.deferred(key);
+    const refused = await refusal(second.reserveTokens(60_000));
+    expect(refused.details).toMatchObject({ limit: 'tokens_per_minute', requested_tokens: 60_000, remaining_tokens: 50_000 });
+    expect(refused.rateLimitHeaders).toMatchObject({ 'x-ratelimit-remaining-requests': '99' });
+    expect(await admission.slotsInUse(key.accountId)).toBe(1);
+    expect(await second.recordUnserved()).toBeNull(); // its answer is the refusal, which carries the headers
+
+    // The settled usage replaces the estimate at the release.
+    await first.settleTokens(1_000);
+    await first.release();
+    expect(await admission.slotsInUse(key.accountId)).toBe(0);
+    expect((await admission.currentHeaders(key))['x-ratelimit-remaining-tokens']).toBe('199000');
+  });
+
+  test('a deferred admission refused by several limits reports the longest wait', async () => {
+    const { clock, admission, account } = setup();
+    const key = account();
+    const big = await admission.deferred(key);
+    await big.reserveTokens(190_000);
+    await big.settleTokens(190_000);
+    await big.release(); // 10,000 tokens left until +60 s
+    for (let i = 0; i < 4; i++) await (await admission.deferred(key)).recordUnserved();
+    clock.advance(100);
+    // 5 requests in the second (the 6th waits ~900 ms) and 20,000 tokens more than fit (~60 s).
+    const refused = await refusal((await admission.deferred(key)).reserveTokens(30_000));
+    expect(refused.details).toMatchObject({ limit: 'tokens_per_minute', retry_after_seconds: 60 });
+  });
+
+  test('a request answered before its estimate is counted, holds no slot, and gets headers', async () => {
+    const { admission, account } = setup();
+    const key = account();
+    const ticket = await admission.deferred(key);
+    const headers = await ticket.recordUnserved();
+    expect(headers).toMatchObject({ 'x-ratelimit-remaining-requests': '99', 'x-ratelimit-remaining-tokens': '200000' });
+    expect(await admission.slotsInUse(key.accountId)).toBe(0);
+    expect(await ticket.recordUnserved()).toEqual(headers); // once
+    await ticket.release();
+  });
+
+  test('a request whose client left while it was being admitted frees its slot', async () => {
+    const { admission, account } = setup();
+    const key = account();
+    const ticket = await admission.deferred(key);
+    const admitted = ticket.reserveTokens(10);
+    await ticket.release(); // the client went away meanwhile
+    await admitted;
+    expect(await admission.slotsInUse(key.accountId)).toBe(0);
+  });
+
+  test('a subject known to be over its request window is refused before anything is read or asked', async () => {
+    const { admission, account } = setup();
+    const key = account();
+    for (let i = 0; i < 5; i++) await (await admission.deferred(key)).recordUnserved();
+    const fromStore = await refusal((await admission.deferred(key)).reserveTokens(10));
+    expect(fromStore.details).toMatchObject({ limit: 'requests_per_second' });
+    const known = await refusal(admission.deferred(key));
+    expect(known.details).toEqual(fromStore.details);
+  });
+
   test('concurrency: a slot per request in flight, freed by release (idempotent); refusal records nothing', async () => {
     const { clock, admission, account } = setup();
     const key = account(); // 5 concurrent, 5 RPS: space the requests out

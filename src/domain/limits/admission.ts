@@ -4,10 +4,10 @@ import type { KeyPrincipal } from '../shared/principal';
 import type { Clock } from '../shared/clock';
 import type { HeldSlotRef, LimitStore, SettledUsage, StoreOutcome, StoreRefusal } from './store';
 import { concurrencyRefusal, refusalFor } from './refusals';
-import { Ticket, type AdmissionTicket } from './ticket';
+import { DeferredTicket, Ticket, type AdmissionTicket } from './ticket';
 import type { TierLookup } from './tier-lookup';
 import type { Tier } from './tiers';
-import { MINUTE_WINDOW_MS, rateLimitHeaders, requestsResetMs, SECOND_WINDOW_MS, type AppliedLimits, type RateLimitHeaders } from './windows';
+import { MINUTE_WINDOW_MS, rateLimitHeaders, remainingTokens, requestsResetMs, SECOND_WINDOW_MS, type AppliedLimits, type RateLimitHeaders } from './windows';
 
 /**
  * Admission control: the pipeline step that admits a request under its rate and concurrency limits.
@@ -22,16 +22,18 @@ import { MINUTE_WINDOW_MS, rateLimitHeaders, requestsResetMs, SECOND_WINDOW_MS, 
  * can get up to N× its limits across N instances while Redis is down), never a 500. Ticket
  * operations on a broken store are skipped (slots then expire by their TTL).
  *
- * Round trips to a shared store: one to admit (every check and the take), one to reserve the
- * request's tokens once its body is read, and one at the end, where the settlement is recorded
- * with the release of the slot. While a request window is known to be full (a refusal said
+ * Round trips to a shared store: a text request is admitted once its body is decoded, with its
+ * token estimate, so every check and the take (request windows, slot, tokens in flight) are one
+ * store operation (DeferredTicket); other requests are admitted before their body. The end of a
+ * request records its settled usage with the release of its slot in one operation, which the
+ * Redis store batches with the next operation it sends (redis-limit-store.ts). While a request window is known to be full (a refusal said
  * until when), further requests of that subject are refused here without asking the store:
  * request windows only fill up until their entries leave at known times, so the answer,
  * headers included, is the one the store would give, unless another instance changes it.
  */
 
 export { RateLimitRefusal } from './refusals';
-export type { AdmissionTicket } from './ticket';
+export type { AdmissionTicket, DeferredTicket } from './ticket';
 
 /** The few logger methods admission uses (pino's Logger fits). */
 export interface AdmissionLogger {
@@ -160,23 +162,43 @@ export class AdmissionService {
    * Admits one API request: checks RPS, RPM and concurrency atomically, then records the
    * request and takes a slot. Refusal: RateLimitRefusal, and nothing recorded.
    */
-  async admit(principal: KeyPrincipal, now: Date = this.options.clock.now()): Promise<AdmissionTicket> {
+  async admit(principal: KeyPrincipal): Promise<AdmissionTicket> {
+    const limits = await this.limitsFor(principal);
+    return this.admitSubject(subjectOf(principal), limits, { tokens: null, slot: true });
+  }
+
+  /**
+   * A ticket for a request whose admission waits for its token estimate (DeferredTicket): no
+   * store operation now. What is answered here, before the request's body is read, is the
+   * refusal of a subject known to be over its request windows (RateLimitRefusal).
+   */
+  async deferred(principal: KeyPrincipal): Promise<DeferredTicket> {
     const limits = await this.limitsFor(principal);
     const subject = subjectOf(principal);
-    const at = now.getTime();
+    const known = this.knownRefusal(subject, limits, this.options.clock.now().getTime());
+    if (known) throw refusalFor(limits, known);
+    return new DeferredTicket(this, subject, limits);
+  }
+
+  /** @internal for tickets (TicketIssuer.admitSubject). */
+  async admitSubject(subject: string, limits: AppliedLimits, take: { tokens: number | null; slot: boolean }): Promise<Ticket> {
+    const at = this.options.clock.now().getTime();
     const known = this.knownRefusal(subject, limits, at);
     if (known) throw refusalFor(limits, known);
     const id = this.nextId();
-    const slot = limits.concurrentRequests === null ? null : { id, limit: limits.concurrentRequests, expiresAt: at + this.slotTtlMs };
+    const slot = !take.slot || limits.concurrentRequests === null ? null : { id, limit: limits.concurrentRequests, expiresAt: at + this.slotTtlMs };
+    const tokens = slot && take.tokens !== null && limits.tokensPerMinute !== null ? { count: take.tokens, perMinute: limits.tokensPerMinute } : undefined;
+    if (tokens) this.windowsChanged(subject);
     const { value: outcome, store } = await this.withStore((s) =>
-      s.admit({ subject, now: at, requestId: id, requestsPerSecond: limits.requestsPerSecond, requestsPerMinute: limits.requestsPerMinute, slot }),
+      s.admit({ subject, now: at, requestId: id, requestsPerSecond: limits.requestsPerSecond, requestsPerMinute: limits.requestsPerMinute, slot, tokens }),
     );
     if (outcome.refusal) {
       this.rememberRefusal(subject, limits, outcome);
-      throw refusalFor(limits, outcome);
+      const byTokens = tokens && outcome.refusal.limit === 'tokens_per_minute';
+      throw refusalFor(limits, outcome, byTokens ? { requested_tokens: tokens.count, remaining_tokens: remainingTokens(tokens.perMinute, outcome.snapshot) } : undefined);
     }
     if (slot) this.held.set(id, { subject, slotId: id, store });
-    return new Ticket(this, store, subject, limits, slot ? id : null, outcome.snapshot);
+    return new Ticket(this, store, subject, limits, slot ? id : null, outcome.snapshot, tokens?.count ?? 0);
   }
 
   /**

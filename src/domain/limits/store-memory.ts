@@ -112,6 +112,15 @@ class SubjectWindows {
   }
 }
 
+/** The token window's refusal of `tokens` more in flight, or null when they fit. */
+function refusalByTokens(w: SubjectWindows, tokens: number, tokensPerMinute: number, now: number): StoreRefusal | null {
+  const remaining = tokensPerMinute - w.settled.total - w.inFlightTokens();
+  // An estimate above the whole limit needs the whole (empty) window, not forever.
+  const required = Math.min(tokens, tokensPerMinute);
+  if (required <= remaining) return null;
+  return { limit: 'tokens_per_minute', retryAfterMs: tokenRetryAfterMs(w.settled.entries(), required - remaining, now, MINUTE_WINDOW_MS) };
+}
+
 /** Idle subjects are swept after this many operations, so memory follows active accounts only. */
 const SWEEP_EVERY_OPERATIONS = 10_000;
 
@@ -176,13 +185,20 @@ export class InMemoryLimitStore implements LimitStore {
       // When a slot frees is unknown (a request finishing); one second is the polite poll.
       consider({ limit: 'concurrent_requests', retryAfterMs: SECOND_WINDOW_MS });
     }
+    const tokens = slot && input.tokens ? input.tokens.count : 0;
+    if (tokens > 0) {
+      const tokenRefusal = refusalByTokens(w, tokens, input.tokens!.perMinute, now);
+      if (tokenRefusal) consider(tokenRefusal);
+    }
     if (refusal) return { refusal, snapshot: w.snapshot(now) };
 
     if (input.requestId !== null) w.requests.add(now, 1);
     if (slot) {
       const held = w.slots.get(slot.id);
-      if (held) held.expiresAt = Math.max(held.expiresAt, slot.expiresAt);
-      else w.slots.set(slot.id, { expiresAt: slot.expiresAt, reservedTokens: 0 });
+      if (held) {
+        held.expiresAt = Math.max(held.expiresAt, slot.expiresAt);
+        held.reservedTokens += tokens;
+      } else w.slots.set(slot.id, { expiresAt: slot.expiresAt, reservedTokens: tokens });
     }
     return { refusal: null, snapshot: w.snapshot(now) };
   }
@@ -191,13 +207,8 @@ export class InMemoryLimitStore implements LimitStore {
     const { now } = input;
     const w = this.windows(input.subject, now);
     if (input.tokens > 0) {
-      const remaining = input.tokensPerMinute - w.settled.total - w.inFlightTokens();
-      // An estimate above the whole limit needs the whole (empty) window, not forever.
-      const required = Math.min(input.tokens, input.tokensPerMinute);
-      if (required > remaining) {
-        const retryAfterMs = tokenRetryAfterMs(w.settled.entries(), required - remaining, now, MINUTE_WINDOW_MS);
-        return { refusal: { limit: 'tokens_per_minute', retryAfterMs }, snapshot: w.snapshot(now) };
-      }
+      const refusal = refusalByTokens(w, input.tokens, input.tokensPerMinute, now);
+      if (refusal) return { refusal, snapshot: w.snapshot(now) };
     }
     let held = w.slots.get(input.slotId);
     if (!held) {

@@ -8,7 +8,7 @@ import type { WindowSnapshot } from './windows';
  * Times are epoch milliseconds from the caller's clock.
  */
 export interface LimitStore {
-  /** Checks the request windows and the concurrency limit; records and takes a slot only when admitted. */
+  /** Checks the request windows, the concurrency limit and (with `tokens`) the token window; records, takes a slot and reserves only when admitted. */
   admit(input: RequestAdmission): Promise<StoreOutcome>;
   /** Adds in-flight tokens to a held slot when they fit the token window. */
   reserveTokens(input: TokenReservation): Promise<StoreOutcome>;
@@ -58,6 +58,12 @@ export interface RequestAdmission {
   requestsPerMinute: number | null;
   /** The concurrency slot to take; null: no concurrency limit (plan users). */
   slot: { id: string; limit: number; expiresAt: number } | null;
+  /**
+   * Tokens to reserve on the new slot, when the request's estimate is known at admission:
+   * checked against the token window with the other limits, in the same step (one round trip
+   * to a shared store instead of two). Needs `slot`.
+   */
+  tokens?: { count: number; perMinute: number };
 }
 
 export interface TokenReservation {

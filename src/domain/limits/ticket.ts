@@ -23,6 +23,11 @@ export interface AdmissionTicket {
 
 /** What a ticket needs of the admission service that issued it. */
 export interface TicketIssuer {
+  /**
+   * Admits a request of `subject` now: with `tokens`, its estimate is reserved in the same store
+   * operation; with `slot: false`, it is only counted in the request windows (no slot taken).
+   */
+  admitSubject(subject: string, limits: AppliedLimits, take: { tokens: number | null; slot: boolean }): Promise<Ticket>;
   readonly slotTtlMs: number;
   nowMs(): number;
   windowsChanged(subject: string): void;
@@ -45,7 +50,11 @@ export class Ticket implements AdmissionTicket {
     readonly limits: AppliedLimits,
     private readonly slotId: string | null,
     private snapshot: WindowSnapshot,
-  ) {}
+    /** Tokens the admission reserved on the slot already (admitted with the request's estimate). */
+    reservedAtAdmission = 0,
+  ) {
+    this.reserved = reservedAtAdmission;
+  }
 
   headers(): RateLimitHeaders {
     return rateLimitHeaders(this.limits, this.snapshot);
@@ -92,6 +101,84 @@ export class Ticket implements AdmissionTicket {
     if (this.released || this.slotId === null) return;
     this.released = true;
     await this.service.releaseHeld(this.store, this.subject, this.slotId, this.settledUsage);
+  }
+}
+
+/**
+ * A ticket whose admission waits for the request's token estimate (the text endpoints, once
+ * the body is decoded): the request windows, the concurrency slot and the token window are
+ * then checked and taken in ONE store operation, which for Redis is one round trip instead
+ * of two. Before that it holds nothing. A request that fails before its estimate (a bad body,
+ * an unknown model) is still counted in the request windows, by `recordUnserved`, and its
+ * answer carries the headers; a subject already known to be refused was refused before the
+ * body was read (AdmissionService.deferred).
+ */
+export class DeferredTicket {
+  private ticket: Ticket | null = null;
+  private admitting: Promise<Ticket> | null = null;
+  private released = false;
+  private refused = false;
+
+  constructor(
+    private readonly service: TicketIssuer,
+    readonly subject: string,
+    readonly limits: AppliedLimits,
+  ) {}
+
+  headers(): RateLimitHeaders {
+    if (!this.ticket) throw new Error('headers of a request not admitted yet');
+    return this.ticket.headers();
+  }
+
+  /** Admits the request with `tokens` in flight (429 when a limit refuses); later calls add to the reservation. */
+  async reserveTokens(tokens: number): Promise<RateLimitHeaders> {
+    assertTokenCount(tokens);
+    if (this.ticket) return this.ticket.reserveTokens(tokens);
+    if (this.admitting) throw new Error('a request is admitted once');
+    this.admitting = this.service.admitSubject(this.subject, this.limits, { tokens: this.limits.tokensPerMinute === null ? null : tokens, slot: true });
+    try {
+      this.ticket = await this.admitting;
+    } catch (error) {
+      this.refused = true;
+      throw error;
+    }
+    // The client left while it was being admitted: free what the admission took.
+    if (this.released) await this.ticket.release();
+    return this.ticket.headers();
+  }
+
+  /** Replaces the reservation by the actual usage (nothing before admission: nothing is reserved). */
+  async settleTokens(tokens: number): Promise<void> {
+    await this.ticket?.settleTokens(tokens);
+  }
+
+  /**
+   * For a request answered without being served (it failed before its token estimate): counts
+   * it in the request windows, as every request is, and gives the headers for its answer.
+   * Throws the refusal when the request windows are full (the answer is then that 429). Null
+   * when there is nothing to add: already admitted (its headers stand) or refused (the refusal
+   * carries them).
+   */
+  async recordUnserved(): Promise<RateLimitHeaders | null> {
+    if (this.refused) return null;
+    if (this.admitting) {
+      await this.admitting.catch(() => undefined);
+      return this.ticket ? this.ticket.headers() : null;
+    }
+    this.admitting = this.service.admitSubject(this.subject, this.limits, { tokens: null, slot: false });
+    try {
+      this.ticket = await this.admitting;
+    } catch (error) {
+      this.refused = true;
+      throw error;
+    }
+    return this.ticket.headers();
+  }
+
+  async release(): Promise<void> {
+    this.released = true;
+    if (this.ticket) return this.ticket.release();
+    // Admission in flight: reserveTokens frees what it took once it lands.
   }
 }
 

@@ -131,24 +131,33 @@ export class VideoJobRunner {
       // A completing step charged it, so its file is stored: the job completed (that step may have died before saying so).
       return this.markDone(row, (await storage.size(contentKey(row.id))) ?? 0);
     }
+    await this.freeSlot(row);
     const failed = await markFailed(orm.em.fork(), row.id, clock.now(), code, message);
     if (failed) {
       this.publish(failed);
       this.deps.log?.info({ video_id: row.id, account_id: row.account_id, model: row.model, status: 'failed', error_code: code }, 'video job ended');
     }
-    await this.deps.slots.release(row.account_id, row.id);
     await this.deleteInputs(row);
   }
 
   private async markDone(row: VideoRow, bytes: number): Promise<void> {
     const now = this.deps.clock.now();
+    await this.freeSlot(row);
     const done = await markCompleted(this.deps.orm.em.fork(), row.id, now, new Date(now.getTime() + VIDEO_RETENTION_MS), bytes);
     if (done) {
       this.publish(done);
       this.deps.log?.info({ video_id: row.id, account_id: row.account_id, model: row.model, status: 'completed', bytes }, 'video job ended');
     }
-    await this.deps.slots.release(row.account_id, row.id);
     await this.deleteInputs(row);
+  }
+
+  /**
+   * Frees the job's concurrency slot before the job is said to have ended, so a client told it
+   * ended may start the next one at once. A slot that cannot be freed (the limit store is away)
+   * expires by its TTL: it never keeps the job from ending.
+   */
+  private async freeSlot(row: VideoRow): Promise<void> {
+    await this.deps.slots.release(row.account_id, row.id).catch(() => undefined);
   }
 
   /** For the sweeper: a job whose steps were lost still fails at its deadline. */
