@@ -14,7 +14,7 @@ let secret: string;
 beforeAll(async () => {
   t = await startTestTollgate();
   owner = await provisionAccount(t.url, { fundsMicro: '5000000' });
-  // The key is admitted before its body is read: tier 5's rate limits let every case through.
+  // Every case counts in the request windows, bad bodies included: tier 5's rate limits let them all through.
   await graphql(t.url, 'mutation($a:ID!){setAccountTier(input:{accountId:$a,tier:5}){tier}}', { a: owner.accountId }, ADMIN_TOKEN);
   secret = (await createKey(t.url, owner.sessionToken)).secret;
 });
