@@ -155,9 +155,9 @@ export class DeferredTicket {
   /**
    * For a request answered without being served (it failed before its token estimate): counts
    * it in the request windows, as every request is, and gives the headers for its answer.
-   * Throws the refusal when the request windows are full (the answer is then that 429). Null
-   * when there is nothing to add: already admitted (its headers stand) or refused (the refusal
-   * carries them).
+   * Throws the refusal when the request windows are full (the answer is then that 429). Once
+   * admitted, nothing more is recorded and the headers are the admission's; null when the
+   * admission was refused (the refusal carries them).
    */
   async recordUnserved(): Promise<RateLimitHeaders | null> {
     if (this.refused) return null;
