@@ -63,10 +63,16 @@
  *  BENCH_SHARING      0: no sharing comparison; "only": the sharing comparison alone.
  *  BENCH_SHARING_SECONDS      measured seconds per side and scenario there (default 6).
  *  BENCH_SHARING_CONNECTIONS  closed-loop connections there (default 64).
+ *  BENCH_SHARING_NODE_FLAGS   node flags added there through NODE_OPTIONS (experiments).
+ *  BENCH_SHARING_START        a script to start the instances with instead of bin/tollgate (to
+ *                             compare memory settings: a copy of it with others).
+ *  BENCH_SHARING_BUILD        0: use dist/ as it is (no build first).
  *
  * Last, the cost of sharing limits (bench/sharing.ts): the compiled build (built first) as one
  * instance with in-process limits, one with Redis limits and two on one Redis, side by side,
- * with each scenario's throughput, added latency, CPU per request and peak resident memory.
+ * with each scenario's throughput, added latency, CPU per request and peak resident memory; then
+ * the footprint of one instance (issue #19: at most 150 MB), started by bin/tollgate with
+ * the memory settings an operator gets.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -75,7 +81,7 @@ import { measureHop } from './hop';
 import { CLOCK_TICKS_PER_SECOND, cpuMs, residentMb } from './proc';
 import { mergeLoadResults, runLoad, type LoadResult } from './load';
 import { ADMIN_TOKEN, provisionKey, scratchDatabase } from './provision';
-import { buildGateway, runSharingComparison, sharingTable, sharingTextRow, type SharingRow } from './sharing';
+import { buildGateway, footprintLines, runSharingComparison, sharingTable, sharingTextRow, type SharingRow } from './sharing';
 
 const SERVER_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
@@ -381,6 +387,8 @@ async function main(): Promise<void> {
     }
     if (sharing.length > 0) {
       console.log(sharingTable(sharing, SHARING_CONNECTIONS));
+      console.log('');
+      for (const line of footprintLines(sharing, SHARING_CONNECTIONS)) console.log(line);
       console.log('');
     }
     for (const bar of bars) console.log(`- ${bar}`);

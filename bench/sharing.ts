@@ -12,13 +12,21 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { Redis } from 'ioredis';
 import { mergeLoadResults, runLoad, type LoadResult } from './load';
 import { cpuMs, resetPeakRss, residentMb } from './proc';
 import { ADMIN_TOKEN, provisionKey } from './provision';
 
 const ROOT = join(__dirname, '..');
+/**
+ * The package's bin, which `npm start` execs with `start`: node with the gateway's memory
+ * settings. BENCH_SHARING_START: another script to start instead, to compare settings.
+ */
+const BIN = process.env.BENCH_SHARING_START ?? join(ROOT, 'bin', 'tollgate');
+/** Issue #19: one instance serving 64 connections of JSON or streamed chat stays at or under this. */
+export const FOOTPRINT_LIMIT_MB = 150;
 
 export interface SharingOptions {
   databaseUrl: string;
@@ -52,14 +60,23 @@ export interface SharingRow {
   through: LoadResult;
   /** Gateway CPU (all instances, user + system) per request served, ms. */
   cpuPerRequest: number;
-  /** Peak resident memory of each instance while serving the load (after start-up and provisioning), MB. */
+  /**
+   * Peak resident memory of each instance while serving the load (after start-up and
+   * provisioning), MB. The first instance hashed the bench users' passwords (scrypt) while
+   * provisioning, and the first of the first scenario also ran the migrations; the others did neither.
+   */
   peakRssMb: number[];
 }
 
-/** `npm run build`: the scenarios run what an operator runs. */
+/** `npm run build` (the server part): the scenarios run what an operator runs. */
 export function buildGateway(): void {
   const built = spawnSync('npx', ['tsc', '-p', 'tsconfig.json'], { cwd: ROOT, stdio: 'inherit' });
   if (built.status !== 0) throw new Error(`npm run build failed (${built.status})`);
+}
+
+/** The lines of the start script that set node's environment and flags, for the report (their settings are what is measured). */
+export function startLine(): string {
+  return readFileSync(BIN, 'utf8').split('\n').filter((line) => /^(exec |GLIBC_TUNABLES=|export )/.test(line)).join('; ') || '(no exec line)';
 }
 
 interface Gateway {
@@ -67,10 +84,12 @@ interface Gateway {
   url: string;
 }
 
-/** `node dist/src/main.js` on a free port; resolves once it prints that it listens. */
+/**
+ * `bin/tollgate start`, as `npm start` runs it, on a free port; resolves once it prints that it
+ * listens. The script execs node, so the child's pid is node's (for /proc).
+ */
 function startCompiledGateway(env: Record<string, string>): Promise<Gateway> {
-  const flags = (process.env.BENCH_SHARING_NODE_FLAGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...flags, join(ROOT, 'dist', 'src', 'main.js')], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(BIN, ['start'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     let output = '';
     child.stdout!.on('data', (chunk: Buffer) => {
@@ -91,10 +110,13 @@ function stopGateway(gateway: Gateway): Promise<void> {
 }
 
 function gatewayEnv(options: SharingOptions, redisPrefix: string | null): Record<string, string> {
-  // The runner's environment (NODE_OPTIONS, MALLOC_* …) minus what each scenario sets itself.
+  // The runner's environment (NODE_OPTIONS, GLIBC_TUNABLES …) minus what each scenario sets itself.
   const inherited = Object.fromEntries(Object.entries(process.env).filter((entry): entry is [string, string] => entry[1] !== undefined && !/^(REDIS_URL|TOLLGATE_|DATABASE_URL|OPENAI_|ANTHROPIC_|GOOGLE_|PORT$|HOST$)/.test(entry[0])));
+  // BENCH_SHARING_NODE_FLAGS: more node flags, for experiments (those NODE_OPTIONS accepts).
+  const nodeOptions = [inherited.NODE_OPTIONS, process.env.BENCH_SHARING_NODE_FLAGS].filter(Boolean).join(' ');
   const env: Record<string, string> = {
     ...inherited,
+    ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}),
     NODE_ENV: 'production',
     DATABASE_URL: options.databaseUrl,
     OPENAI_API_KEY: 'sk-bench',
@@ -214,6 +236,24 @@ export function sharingTextRow(row: SharingRow): string {
     `peak RSS ${row.peakRssMb.map((mb) => mb.toFixed(0)).join(' + ')} MB`,
     `errors ${through.errors}/${direct.errors}${errorKinds(through)}`,
   ].join(' | ');
+}
+
+/**
+ * Issue #19's question, from the rows of one body: the highest peak of each kind of instance
+ * (the one that hashed passwords, and a plain one) over the scenarios, against the limit.
+ */
+export function footprintLines(rows: SharingRow[], connections: number): string[] {
+  const lines = [`Footprint: peak RSS of one instance at ${connections} connections, the compiled build started by ${relative(ROOT, BIN)}: \`${startLine()}\` (limit ${FOOTPRINT_LIMIT_MB} MB):`];
+  for (const body of [...new Set(rows.map((row) => row.body))]) {
+    const ofBody = rows.filter((row) => row.body === body);
+    const hashed = Math.max(...ofBody.map((row) => row.peakRssMb[0]!));
+    const plain = ofBody.flatMap((row) => row.peakRssMb.slice(1));
+    const worst = Math.max(hashed, ...plain);
+    const verdict = worst <= FOOTPRINT_LIMIT_MB ? `within ${FOOTPRINT_LIMIT_MB} MB` : `OVER ${FOOTPRINT_LIMIT_MB} MB`;
+    const plainText = plain.length > 0 ? `, a plain instance ${Math.max(...plain).toFixed(0)} MB` : '';
+    lines.push(`- ${body}: the instance that hashed the bench users' passwords (scrypt) ${hashed.toFixed(0)} MB${plainText}: ${verdict}`);
+  }
+  return lines;
 }
 
 export function sharingTable(rows: SharingRow[], connections: number): string {

@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import { ApolloServer } from '@apollo/server';
+import { ApolloServerPluginInlineTraceDisabled } from '@apollo/server/plugin/disabled';
 import { expressMiddleware } from '@as-integrations/express5';
 import type { RequestHandler } from 'express';
 import { GraphQLError, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
@@ -81,7 +82,12 @@ export async function mountGraphql(httpServer: Server, services: GraphqlServices
     // close() before Apollo stops, so Apollo's drain plugin (which would then wait forever for
     // the 'close' of a server already closed) is not used.
     stopOnTerminationSignals: false,
-    plugins: [{ async serverWillStart() { return { async drainServer() { await wsCleanup.dispose(); } }; } }],
+    plugins: [
+      { async serverWillStart() { return { async drainServer() { await wsCleanup.dispose(); } }; } },
+      // Inline traces are for federated subgraphs, which this schema is not: Apollo installs the
+      // plugin anyway (inactive), and it loads Apollo's usage-report protobuf code (~1 MB resident).
+      ApolloServerPluginInlineTraceDisabled(),
+    ],
     introspection: options.introspection,
     validationRules: graphqlValidationRules,
     parseOptions: { maxTokens: GRAPHQL_LIMITS.maxTokens },

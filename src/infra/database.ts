@@ -1,8 +1,25 @@
-import { MikroORM, type Options } from '@mikro-orm/postgresql';
-import { Migrator } from '@mikro-orm/migrations';
-import { ReflectMetadataProvider } from '@mikro-orm/core';
+import { MikroORM, type EntityManager, type Options } from '@mikro-orm/postgresql';
+import { ReflectMetadataProvider, type MikroORM as AnyMikroORM } from '@mikro-orm/core';
 import { ENTITIES } from '../domain/entities';
-import { MIGRATIONS } from '../../migrations';
+import { MIGRATION_NAMES } from '../../migrations/names';
+
+/**
+ * MikroORM's migrator (`@mikro-orm/migrations`, with umzug and its command-line parser) and the
+ * migration classes, which import it, load on the first `orm.getMigrator()`: an instance whose
+ * database is already migrated never needs them (openDatabase and databaseReady ask with one
+ * query), and a module once loaded stays in memory for the life of the process.
+ */
+const migratorOnFirstUse = {
+  register(orm: AnyMikroORM): void {
+    orm.config.registerExtension('@mikro-orm/migrator', () => {
+      /* eslint-disable @typescript-eslint/no-require-imports -- loaded on demand, see above */
+      const { Migrator } = require('@mikro-orm/migrations') as typeof import('@mikro-orm/migrations');
+      orm.config.get('migrations').migrationsList ??= (require('../../migrations') as typeof import('../../migrations')).MIGRATIONS;
+      /* eslint-enable @typescript-eslint/no-require-imports */
+      return new Migrator(orm.em as EntityManager); // this driver's: PostgreSQL
+    });
+  },
+};
 
 export function ormOptions(databaseUrl: string, poolMax = 10): Options {
   return {
@@ -10,8 +27,8 @@ export function ormOptions(databaseUrl: string, poolMax = 10): Options {
     entities: ENTITIES,
     metadataProvider: ReflectMetadataProvider,
     discovery: { disableDynamicFileAccess: true },
-    extensions: [Migrator],
-    migrations: { migrationsList: MIGRATIONS, transactional: true, allOrNothing: true, snapshot: false, silent: true },
+    extensions: [migratorOnFirstUse],
+    migrations: { transactional: true, allOrNothing: true, snapshot: false, silent: true },
     pool: { min: 0, max: poolMax },
     // Entities carry bigint money; let MikroORM map bigint columns to JS bigint.
     forceEntityConstructor: false,
@@ -40,8 +57,30 @@ export function redactDatabaseUrl(databaseUrl: string): string {
  */
 export async function openDatabase(databaseUrl: string, poolMax?: number): Promise<MikroORM> {
   const orm = await connectDatabase(databaseUrl, poolMax);
-  await orm.getMigrator().up();
+  if ((await pendingMigrations(orm)).length > 0) await orm.getMigrator().up();
   return orm;
+}
+
+/** PostgreSQL's SQLSTATE for a table that does not exist. */
+const UNDEFINED_TABLE = '42P01';
+
+/**
+ * The committed migrations (migrations/names.ts) that the database has not applied, from
+ * MikroORM's own table of applied ones, as the migrator would list them, without loading it.
+ */
+export async function pendingMigrations(orm: MikroORM): Promise<string[]> {
+  const { tableName = 'mikro_orm_migrations' } = orm.config.get('migrations');
+  const schema = orm.config.get('schema') ?? orm.em.getPlatform().getDefaultSchemaName();
+  let rows: { name: string }[];
+  try {
+    rows = await orm.em.getConnection().execute(`select name from ${tableName.includes('.') ? tableName : `${schema}.${tableName}`}`);
+  } catch (error) {
+    if ((error as { code?: unknown }).code === UNDEFINED_TABLE) return [...MIGRATION_NAMES]; // never migrated
+    throw error;
+  }
+  // Read as the migrator reads them: a name recorded with its file's extension counts without it.
+  const applied = new Set(rows.map((row) => row.name.replace(/\.[jt]s$/, '')));
+  return MIGRATION_NAMES.filter((name) => !applied.has(name));
 }
 
 /** Connects without migrating (`tollgate migrate` reports what it applies). */
@@ -57,8 +96,7 @@ export async function connectDatabase(databaseUrl: string, poolMax?: number): Pr
 /** True when the database answers and no migration is pending (for /readyz). */
 export async function databaseReady(orm: MikroORM): Promise<boolean> {
   try {
-    const pending = await orm.getMigrator().getPendingMigrations();
-    return pending.length === 0;
+    return (await pendingMigrations(orm)).length === 0;
   } catch {
     return false;
   }
