@@ -8,7 +8,7 @@ import { join } from 'node:path';
  * whose dist/src/main.js prints what node was started with: the memory settings, the caller's
  * arguments, and through a symbolic link as npm installs bins.
  */
-test('bin/tollgate starts node with the memory settings, the caller\'s glibc tunables last, and passes the arguments', () => {
+test('bin/tollgate starts node with the memory settings, the caller\'s glibc tunables last, TOLLGATE_NODE_FLAGS in place of ours, and passes the arguments', () => {
   const root = mkdtempSync(join(tmpdir(), 'tollgate-bin-'));
   try {
     mkdirSync(join(root, 'bin'));
@@ -22,6 +22,10 @@ test('bin/tollgate starts node with the memory settings, the caller\'s glibc tun
       args: ['admin', 'list-plans'],
       tunables: 'glibc.malloc.mmap_threshold=4194304:glibc.malloc.trim_threshold=33554432:glibc.malloc.hugetlb=1:glibc.malloc.arena_max=2',
     });
+    // The operator's own V8 flags replace ours; empty: V8's defaults.
+    const run = (flags: string) => JSON.parse(execFileSync(join(root, 'linked'), ['start'], { env: { PATH: process.env.PATH, TOLLGATE_NODE_FLAGS: flags }, encoding: 'utf8' })) as { execArgv: string[] };
+    expect(run('').execArgv).toEqual([]);
+    expect(run('--max-semi-space-size=16 --max-old-space-size=512').execArgv).toEqual(['--max-semi-space-size=16', '--max-old-space-size=512']);
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
