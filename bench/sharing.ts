@@ -111,7 +111,7 @@ function stopGateway(gateway: Gateway): Promise<void> {
 
 function gatewayEnv(options: SharingOptions, redisPrefix: string | null): Record<string, string> {
   // The runner's environment (NODE_OPTIONS, GLIBC_TUNABLES …) minus what each scenario sets itself.
-  const inherited = Object.fromEntries(Object.entries(process.env).filter((entry): entry is [string, string] => entry[1] !== undefined && !/^(REDIS_URL|TOLLGATE_|DATABASE_URL|OPENAI_|ANTHROPIC_|GOOGLE_|PORT$|HOST$)/.test(entry[0])));
+  const inherited = Object.fromEntries(Object.entries(process.env).filter((entry): entry is [string, string] => entry[1] !== undefined && !/^(REDIS_URL|TOLLGATE_(?!NODE_FLAGS)|DATABASE_URL|OPENAI_|ANTHROPIC_|GOOGLE_|PORT$|HOST$)/.test(entry[0])));
   // BENCH_SHARING_NODE_FLAGS: more node flags, for experiments (those NODE_OPTIONS accepts).
   const nodeOptions = [inherited.NODE_OPTIONS, process.env.BENCH_SHARING_NODE_FLAGS].filter(Boolean).join(' ');
   const env: Record<string, string> = {
