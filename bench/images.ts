@@ -4,7 +4,8 @@
  * upload sent directly to the upstream as one edit of one image (its vendor time). Reports the latency Tollgate adds (through − direct, per percentile) and the gateway's
  * resident memory: before, and its peak (VmHWM). Billing and admission limits are on.
  *
- * Knobs: DATABASE_URL (a scratch database is created and dropped), BENCH_ROUNDS (rounds of 20
+ * Run by `npm run bench` after the text scenarios (BENCH_IMAGES=0: not), or alone with
+ * `npm run bench:images`. Knobs: DATABASE_URL (a scratch database is created and dropped), BENCH_ROUNDS (rounds of 20
  * concurrent requests per side, default 5), BENCH_CONCURRENCY (default 20), BENCH_UPLOAD_MB
  * (default 4), BENCH_IMAGE_VENDOR_MS (the fake's time per image, default 200).
  */
@@ -57,6 +58,8 @@ async function timed(send: () => Promise<Response>): Promise<number> {
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 
 async function main(): Promise<void> {
+  // `npm run bench` ends with this scenario; BENCH_IMAGES=0 leaves it out.
+  if (process.env.BENCH_IMAGES === '0') return;
   const database = await scratchDatabase(SERVER_URL);
   const upstream = await spawnChild<{ url: string }>('images-upstream-process.ts', {});
   const gateway = await spawnChild<{ port: number }>('gateway-process.ts', {
