@@ -25,7 +25,7 @@ import { inProcessEventBus } from '../src/domain/shared/events';
 import { ulidIds } from '../src/domain/shared/ids';
 import { openDatabase } from '../src/infra/database';
 import { cpuMs } from './proc';
-import { scratchDatabase } from './provision';
+import { benchDatabase } from './provision';
 import { pgHoldStore } from '../src/infra/pg-hold-store';
 
 const SERVER_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -34,7 +34,7 @@ const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
 const HOLD_MICRO = 5_000n;
 
 async function withScratchDatabase<T>(work: (url: string) => Promise<T>): Promise<T> {
-  const database = await scratchDatabase(SERVER_URL);
+  const database = await benchDatabase(SERVER_URL);
   try {
     return await work(database.url);
   } finally {

@@ -14,7 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { cpuMs, residentMb } from './proc';
-import { ADMIN_TOKEN, provisionKey, scratchDatabase } from './provision';
+import { ADMIN_TOKEN, benchDatabase, provisionKey } from './provision';
 
 const SERVER_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
@@ -60,7 +60,7 @@ const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.lengt
 async function main(): Promise<void> {
   // `npm run bench` ends with this scenario; BENCH_IMAGES=0 leaves it out.
   if (process.env.BENCH_IMAGES === '0') return;
-  const database = await scratchDatabase(SERVER_URL);
+  const database = await benchDatabase(SERVER_URL);
   const upstream = await spawnChild<{ url: string }>('images-upstream-process.ts', {});
   const gateway = await spawnChild<{ port: number }>('gateway-process.ts', {
     DATABASE_URL: database.url,

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { Client } from 'pg';
+import { scratchDatabase } from '../test/support/database';
 
 /** The operator token every bench gateway is started with. */
 export const ADMIN_TOKEN = 'bench-operator-token-0123456789';
@@ -29,21 +29,4 @@ export async function provisionKey(gateway: string): Promise<string> {
 }
 
 /** A fresh database on the server of `serverUrl` for one bench run, and how to drop it. */
-export async function scratchDatabase(serverUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
-  const name = `tollgate_bench_${randomBytes(5).toString('hex')}`;
-  const admin = new Client({ connectionString: serverUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    drop: async () => {
-      const client = new Client({ connectionString: serverUrl });
-      await client.connect();
-      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await client.end();
-    },
-  };
-}
+export const benchDatabase = (serverUrl: string) => scratchDatabase(serverUrl, 'tollgate_bench');

@@ -80,7 +80,7 @@ import { join } from 'node:path';
 import { measureHop } from './hop';
 import { CLOCK_TICKS_PER_SECOND, cpuMs, residentMb } from './proc';
 import { mergeLoadResults, runLoad, type LoadResult } from './load';
-import { ADMIN_TOKEN, provisionKey, scratchDatabase } from './provision';
+import { ADMIN_TOKEN, benchDatabase, provisionKey } from './provision';
 import { buildGateway, footprintLines, runSharingComparison, sharingTable, sharingTextRow, type SharingRow } from './sharing';
 
 const SERVER_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -280,7 +280,7 @@ function barLine(body: string, sweep: { rate: number; row: Row }[], side: 'throu
 }
 
 async function main(): Promise<void> {
-  const database = await scratchDatabase(SERVER_URL);
+  const database = await benchDatabase(SERVER_URL);
 
   const upstream = await spawnChild<{ url: string }>('upstream-process.ts', {});
   const gateway = await spawnChild<{ port: number }>('gateway-process.ts', {

@@ -5,7 +5,12 @@ import { Client } from 'pg';
 export async function createTestDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
   const serverUrl = process.env.DATABASE_URL;
   if (!serverUrl) throw new Error('DATABASE_URL is not set: the jest globalSetup provides it');
-  const name = `tollgate_test_${randomBytes(6).toString('hex')}`;
+  return scratchDatabase(serverUrl, 'tollgate_test');
+}
+
+/** A fresh, empty database `<prefix>_<random>` on the server of `serverUrl` (tests, benches), and how to drop it. */
+export async function scratchDatabase(serverUrl: string, prefix: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `${prefix}_${randomBytes(6).toString('hex')}`;
   const admin = new Client({ connectionString: serverUrl });
   await admin.connect();
   await admin.query(`CREATE DATABASE ${name}`);

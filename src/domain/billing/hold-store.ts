@@ -1,4 +1,5 @@
 import type { RefusalReason } from './hold-requests';
+import type { UsageCounts } from './usage-counts';
 
 /*
  * What exact holds need of the database, as a port: take a hold under every check at once, and
@@ -21,16 +22,10 @@ export interface HoldTake {
 }
 
 /** The usage record a closed hold writes. */
-export interface HoldUsageRecord {
+export interface HoldUsageRecord extends Required<UsageCounts> {
   id: string;
   status: string;
   requestId: string | null;
-  inputTokens: number;
-  cachedInputTokens: number;
-  outputTokens: number;
-  reasoningTokens: number;
-  images: number;
-  videoSeconds: number;
   latencyMs: number;
 }
 

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { badRequest, notFound } from '../shared/errors';
 import type { HoldPurpose, HoldStatus } from './entities';
+import type { UsageCounts } from './usage-counts';
 import { sqlRows } from '../shared/sql';
 
 /** Read side of billing: holds in flight, key month spend, usage records, the money audit. */
@@ -35,18 +36,12 @@ export interface KeyMonthSpendView {
   resetsAt: Date;
 }
 
-export interface UsageRecordView {
+export interface UsageRecordView extends Required<UsageCounts> {
   id: string;
   keyId: string | null;
   holdId: string;
   requestId: string | null;
   model: string;
-  inputTokens: number;
-  cachedInputTokens: number;
-  outputTokens: number;
-  reasoningTokens: number;
-  images: number;
-  videoSeconds: number;
   costMicro: bigint;
   status: string;
   latencyMs: number;
