@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { ManualClock } from '../../src/domain/shared/clock';
-import { RELEASE_BATCH_MS } from '../../src/infra/redis-limit-store';
+import { RedisLimitStore, RELEASE_BATCH_MS } from '../../src/infra/redis-limit-store';
 import { startTcpProxy } from '../support/tcp-proxy';
 import { ADMIN_TOKEN, call, createKey, graphql, provisionAccount, startTestTollgate, type JsonResponse, type TestTollgate } from '../support/tollgate';
 
@@ -139,6 +139,34 @@ test('64 concurrent chat completions cost fewer round trips than requests', asyn
   expect(commands).toHaveLength(2 * N);
   console.log(`[round-trips] ${N} concurrent: ${writes} writes`);
   expect(writes).toBeLessThan(N);
+});
+
+test('a release waits for the next call and leaves in its write; alone, it leaves within the batch wait', async () => {
+  const redis = new Redis(`redis://127.0.0.1:${proxy.port}`, { enableAutoPipelining: true });
+  const store = new RedisLimitStore(redis, { keyPrefix: KEY_PREFIX });
+  const subject = `acct:release-batch-${randomBytes(3).toString('hex')}`;
+  const admission = (slotId: string) => ({ subject, now: Date.now(), requestId: slotId, requestsPerSecond: null, requestsPerMinute: null, slot: { id: slotId, limit: 1, expiresAt: Date.now() + 30_000 } });
+  const ours = () => proxy.reads().filter((read) => read.includes(subject));
+  try {
+    expect((await store.admit(admission('first'))).refusal).toBeNull();
+    proxy.record();
+    const released = store.releaseSlot(subject, 'first', { tokens: 10, at: Date.now() });
+    // A tick later (a request sent alone would have left by now), the next admission: one write for both,
+    // and Redis runs the release first, so the one slot is free for it.
+    await new Promise((resolve) => setImmediate(resolve));
+    const next = await store.admit(admission('second'));
+    await released;
+    expect(next.refusal).toBeNull();
+    expect(next.snapshot).toMatchObject({ slotsInUse: 1, settledTokens: 10 });
+    expect(ours()).toHaveLength(1);
+
+    proxy.record();
+    await store.releaseSlot(subject, 'second');
+    expect(ours()).toHaveLength(1);
+    expect((await store.snapshot(subject, Date.now())).slotsInUse).toBe(0);
+  } finally {
+    redis.disconnect();
+  }
 });
 
 test('a text request that fails before its estimate is counted with one call and answered with the headers', async () => {
