@@ -219,6 +219,8 @@ async function serveText<Extra>(format: TextFormat<Extra>, deps: TextEndpointDep
     await writeChunk(res, encoder.encodeError(failure));
     if (!(error instanceof ApiError)) deps.observers.log.error({ err: error, request_id: requestId }, 'stream failed on a defect');
   }
+  // Node 22 drops what is still corked when end() is called: the last events leave first.
+  while (res.writableCorked > 0) res.uncork();
   res.end();
 }
 
