@@ -26,6 +26,7 @@ import { modelsRouter } from './rest/models';
 import { textEndpoints } from './rest/text-endpoints';
 import { TextPipeline } from './domain/generation/pipeline';
 import { createProviderRegistry } from './providers/registry';
+import { TokenCounter } from './domain/generation/count-tokens';
 import type { Catalog } from './domain/catalog';
 import type { VendorEndpoint } from './domain/catalog/vendors';
 import type { AdmissionService } from './domain/limits/admission';
@@ -201,7 +202,8 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
     ],
     root: [metricsRouter(auth, metrics)],
   });
-  const text = textEndpoints({ auth, admission, pipeline: textPipeline, observers, maxJsonBodyBytes: config.maxJsonBodyBytes }, track);
+  const tokenCounter = new TokenCounter({ catalog, configuredVendors, providers });
+  const text = textEndpoints({ auth, admission, pipeline: textPipeline, tokenCounter, observers, maxJsonBodyBytes: config.maxJsonBodyBytes }, track);
   httpServer.on('clientError', answerClientError);
   httpServer.on('request', (req, res) => {
     if (!text(req, res)) void app(req, res);

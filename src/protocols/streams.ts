@@ -1,4 +1,4 @@
-import type { CanonicalEvent } from '../domain/generation/canonical';
+import type { CanonicalEvent, ProviderEvent } from '../domain/generation/canonical';
 import { ProviderError } from '../domain/generation/errors';
 import type { ApiError } from '../domain/shared/errors';
 
@@ -12,11 +12,11 @@ import type { ApiError } from '../domain/shared/errors';
 export interface StreamDecoder {
   /** True once the `finish` event was produced. */
   readonly done: boolean;
-  push(data: string): CanonicalEvent[];
+  push(data: string): ProviderEvent[];
   /** End of stream; throws ProviderError when the answer was cut before its finish. */
-  end(): CanonicalEvent[];
+  end(): ProviderEvent[];
   /** A whole (non-streamed) answer: the same mapping as its stream, in one go. */
-  pushWhole(answer: unknown): CanonicalEvent[];
+  pushWhole(answer: unknown): ProviderEvent[];
 }
 
 /** Canonical events → a client's SSE text; both return '' once the stream has ended. */

@@ -1,6 +1,6 @@
 import type { Cancellation } from '../domain/generation/cancellation';
 import type { VendorCapabilities } from '../domain/generation/capabilities';
-import type { CanonicalEvent, CanonicalRequest, TextProvider } from '../domain/generation/canonical';
+import type { CanonicalRequest, ProviderEvent, TextProvider } from '../domain/generation/canonical';
 import type { VendorEndpoint } from '../domain/catalog/vendors';
 import { GenerateContentStreamDecoder } from '../protocols/gemini/stream-decoder';
 import { generateContentPath, toGenerateContentRequest } from '../protocols/gemini/vendor-request';
@@ -20,7 +20,7 @@ export class GeminiProvider implements TextProvider {
   /** Function tools only: Gemini runs no MCP server and has no freeform tools. */
   readonly capabilities: VendorCapabilities = { customTools: false, mcpServers: false, mcpCalls: false, mcpApprovals: false };
 
-  generate(request: CanonicalRequest, signal: Cancellation): AsyncIterable<CanonicalEvent> {
+  generate(request: CanonicalRequest, signal: Cancellation): AsyncIterable<ProviderEvent> {
     const stream = request.stream !== false;
     const call: VendorCall = {
       vendor: this.endpoint.vendor,

@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { Pool, type Dispatcher } from 'undici';
 import type { Cancellation } from '../domain/generation/cancellation';
 import { ProviderError } from '../domain/generation/errors';
-import type { CanonicalEvent } from '../domain/generation/canonical';
+import type { ProviderEvent } from '../domain/generation/canonical';
 import type { VendorErrorKind } from '../domain/shared/telemetry';
 import { parseSseBatches, type SseEvent } from '../protocols/sse-parse';
 import type { StreamDecoder } from '../protocols/streams';
@@ -267,11 +267,11 @@ const isRecord = (value: unknown): value is Record<string, unknown> => typeof va
  * whole, and the request body says so) one JSON answer, which costs the gateway less CPU than
  * decoding an event per few characters (docs/text.md).
  */
-export function callVendor(http: VendorHttpClient, call: VendorCall, decoder: StreamDecoder, streamed: boolean): AsyncIterable<CanonicalEvent> {
+export function callVendor(http: VendorHttpClient, call: VendorCall, decoder: StreamDecoder, streamed: boolean): AsyncIterable<ProviderEvent> {
   return streamed ? streamCanonical(http, call, decoder) : wholeAnswerCanonical(http, call, decoder);
 }
 
-async function* wholeAnswerCanonical(http: VendorHttpClient, call: VendorCall, decoder: StreamDecoder): AsyncGenerator<CanonicalEvent, void, undefined> {
+async function* wholeAnswerCanonical(http: VendorHttpClient, call: VendorCall, decoder: StreamDecoder): AsyncGenerator<ProviderEvent, void, undefined> {
   if (call.signal.aborted) throw new ProviderError(`The request to ${call.vendor} was cancelled by the client.`, call.vendor, null, 'client_cancelled');
   yield* decoder.pushWhole(await http.postJson(call));
 }
@@ -281,7 +281,7 @@ async function* wholeAnswerCanonical(http: VendorHttpClient, call: VendorCall, d
  * still read (so the keep-alive socket is reused) but ignored, and a transport error past
  * that point no longer matters: the answer is complete.
  */
-async function* streamCanonical(http: VendorHttpClient, call: VendorCall, decoder: StreamDecoder): AsyncGenerator<CanonicalEvent, void, undefined> {
+async function* streamCanonical(http: VendorHttpClient, call: VendorCall, decoder: StreamDecoder): AsyncGenerator<ProviderEvent, void, undefined> {
   if (call.signal.aborted) throw new ProviderError(`The request to ${call.vendor} was cancelled by the client.`, call.vendor, null, 'client_cancelled');
   try {
     for await (const events of http.streamSse(call)) {

@@ -1,6 +1,6 @@
 import type { Cancellation } from '../domain/generation/cancellation';
 import type { VendorCapabilities } from '../domain/generation/capabilities';
-import type { CanonicalEvent, CanonicalRequest, TextProvider } from '../domain/generation/canonical';
+import type { CanonicalRequest, ProviderEvent, TextProvider } from '../domain/generation/canonical';
 import type { VendorEndpoint } from '../domain/catalog/vendors';
 import { ChatStreamDecoder } from '../protocols/openai-chat/stream-decoder';
 import { toChatRequest, type ChatEgressOptions } from '../protocols/openai-chat/vendor-request';
@@ -46,7 +46,7 @@ export class OpenAICompatibleProvider implements TextProvider {
   /** Function tools only: no compatible server runs MCP servers or freeform tools. */
   readonly capabilities: VendorCapabilities = { customTools: false, mcpServers: false, mcpCalls: false, mcpApprovals: false };
 
-  generate(request: CanonicalRequest, signal: Cancellation): AsyncIterable<CanonicalEvent> {
+  generate(request: CanonicalRequest, signal: Cancellation): AsyncIterable<ProviderEvent> {
     const headers: Record<string, string> = { ...this.config.headers };
     if (this.endpoint.apiKey) headers.authorization = `Bearer ${this.endpoint.apiKey}`;
     const body = toChatRequest(request, {

@@ -1,6 +1,6 @@
 import type { Cancellation } from '../domain/generation/cancellation';
 import type { VendorCapabilities } from '../domain/generation/capabilities';
-import type { CanonicalEvent, CanonicalRequest, TextProvider } from '../domain/generation/canonical';
+import type { CanonicalRequest, ProviderEvent, TextProvider } from '../domain/generation/canonical';
 import type { VendorEndpoint } from '../domain/catalog/vendors';
 import { ChatStreamDecoder } from '../protocols/openai-chat/stream-decoder';
 import { OPENAI_CHAT_OPTIONS, toChatRequest } from '../protocols/openai-chat/vendor-request';
@@ -37,7 +37,7 @@ export class OpenAIProvider implements TextProvider {
     return request.model.effort === 'openai-effort' ? 'responses' : 'chat';
   }
 
-  generate(request: CanonicalRequest, signal: Cancellation): AsyncIterable<CanonicalEvent> {
+  generate(request: CanonicalRequest, signal: Cancellation): AsyncIterable<ProviderEvent> {
     const vendor = this.endpoint.vendor;
     const useResponses = this.upstreamFor(request) === 'responses';
     const call: VendorCall = {

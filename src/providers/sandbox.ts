@@ -35,7 +35,7 @@
 import { countTokensExactly } from '../domain/billing/estimate';
 import type { Cancellation } from '../domain/generation/cancellation';
 import type { VendorCapabilities } from '../domain/generation/capabilities';
-import type { CanonicalEvent, CanonicalRequest, CanonicalTool, JsonSchema, ReasoningEffort, TextProvider } from '../domain/generation/canonical';
+import type { CanonicalRequest, CanonicalTool, JsonSchema, ProviderEvent, ReasoningEffort, TextProvider } from '../domain/generation/canonical';
 import { ProviderError } from '../domain/generation/errors';
 import { withFields } from '../domain/shared/objects';
 
@@ -147,11 +147,16 @@ export class SandboxProvider implements TextProvider {
   /** Custom tools are answered like function tools; MCP servers need a vendor that calls them, and the sandbox calls nothing. */
   readonly capabilities: VendorCapabilities = { customTools: true, mcpServers: false, mcpCalls: false, mcpApprovals: false };
 
-  generate(request: CanonicalRequest, signal: Cancellation): AsyncIterable<CanonicalEvent> {
+  generate(request: CanonicalRequest, signal: Cancellation): AsyncIterable<ProviderEvent> {
     return this.stream(request, signal);
   }
 
-  private async *stream(request: CanonicalRequest, signal: Cancellation): AsyncGenerator<CanonicalEvent, void, undefined> {
+  /** The sandbox's own count: the input tokens its answer would report. */
+  countTokens(request: CanonicalRequest): Promise<number> {
+    return Promise.resolve(sandboxInputTokens(request));
+  }
+
+  private async *stream(request: CanonicalRequest, signal: Cancellation): AsyncGenerator<ProviderEvent, void, undefined> {
     const lastUser = [...request.messages].reverse().find((message) => message.role === 'user');
     const { directives, rest } = parseDirectives(lastUser?.content ?? '');
     const last = request.messages[request.messages.length - 1];
@@ -167,6 +172,8 @@ export class SandboxProvider implements TextProvider {
       if (delayMs > 0) await signal.delay(delayMs, cancelled);
     };
 
+    // Like Anthropic, the prompt's usage comes before the answer.
+    yield { type: 'input-usage', usage: usageBase };
     await pace();
     if (directives.fail) throw new ProviderError('The sandbox vendor failed (simulated by [sandbox:fail]).', 'sandbox', 500);
 

@@ -135,14 +135,19 @@ export function setHeaders<H extends { readonly [K in keyof H]?: string }>(res: 
   }
 }
 
-export function sendError(res: ServerResponse, error: ApiError): void {
+/** An endpoint's own error body (the Messages endpoints answer in Anthropic's shape); by default the envelope. */
+export type ErrorBody = (error: ApiError) => unknown;
+
+const envelope: ErrorBody = (error) => ({ error: { code: error.code, message: error.message, details: error.details } });
+
+export function sendError(res: ServerResponse, error: ApiError, body: ErrorBody = envelope): void {
   noteError(res, error);
   if (res.headersSent) {
     res.end();
     return;
   }
   setHeaders(res, error.headers);
-  sendJson(res, error.status, { error: { code: error.code, message: error.message, details: error.details } });
+  sendJson(res, error.status, body(error));
 }
 
 /** Whether the request declares a multipart/form-data body (read by multipart.ts, not here). */
@@ -224,14 +229,14 @@ export function rejectUnknownFields(body: Record<string, unknown>, known: readon
   if (unknown.length > 0) throw badRequest(`Unsupported field${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}`, { fields: unknown });
 }
 
-/** The one place REST errors become the envelope. Defects are logged and answered 500 without internals. */
-export function answerError(res: ServerResponse, error: unknown, log: Logger): void {
+/** The one place REST errors become the envelope (or an endpoint's own `body`). Defects are logged and answered 500 without internals. */
+export function answerError(res: ServerResponse, error: unknown, log: Logger, body?: ErrorBody): void {
   if (error instanceof RequestAborted) return;
-  if (error instanceof ApiError) return sendError(res, error);
+  if (error instanceof ApiError) return sendError(res, error, body);
   const storageError = storageErrorAsApiError(error);
-  if (storageError) return sendError(res, storageError);
+  if (storageError) return sendError(res, storageError, body);
   log.error({ err: error, request_id: accessLogRecord(res)?.requestId }, 'unhandled error');
-  sendError(res, new ApiError(500, 'internal_error', 'Internal error.'));
+  sendError(res, new ApiError(500, 'internal_error', 'Internal error.'), body);
 }
 
 /**

@@ -6,8 +6,8 @@ import type { KeyPrincipal } from '../domain/shared/principal';
 import type { AdmissionService } from '../domain/limits/admission';
 import { ApiError } from '../domain/shared/errors';
 import { unixSeconds } from '../domain/shared/clock';
-import { decodeMessagesRequest } from '../protocols/anthropic-messages/decode-request';
-import { encodeMessagesResponse } from '../protocols/anthropic-messages/encode-answer';
+import { decodeMessagesIngress } from '../protocols/anthropic-messages/decode-request';
+import { encodeMessagesResponse, messagesErrorBody } from '../protocols/anthropic-messages/encode-answer';
 import { MessagesStreamEncoder } from '../protocols/anthropic-messages/stream-encoder';
 import { collectStream, type AnswerMeta, type CollectedResult } from '../protocols/collect';
 import { decodeChatIngress } from '../protocols/openai-chat/decode-request';
@@ -19,7 +19,9 @@ import { ResponsesStreamEncoder } from '../protocols/openai-responses/stream-enc
 import { SSE_HEADERS } from '../protocols/sse-write';
 import type { StreamEncoder } from '../protocols/streams';
 import { authenticateApiKey } from './auth';
-import { accessLogRecord, answerError, beginRequest, bodyObject, noteError, readJsonBody, sendJson, setHeaders, type RequestObservers } from './http';
+import { accessLogRecord, answerError, beginRequest, bodyObject, noteError, readJsonBody, sendJson, setHeaders, type ErrorBody, type RequestObservers } from './http';
+import { COUNT_TOKENS_PATH, messagesHeaders, serveCountTokens } from './count-tokens';
+import type { TokenCounter } from '../domain/generation/count-tokens';
 import { withFields } from '../domain/shared/objects';
 
 /**
@@ -37,9 +39,11 @@ interface TextFormat<Extra> {
   path: string;
   /** The Anthropic SDK sends its key as `x-api-key`. */
   allowXApiKey: boolean;
-  decode(body: unknown): { decoded: DecodedTextRequest; extra: Extra };
+  decode(body: unknown, req: IncomingMessage): { decoded: DecodedTextRequest; extra: Extra };
   encodeResponse(result: CollectedResult, meta: AnswerMeta, extra: Extra): unknown;
-  streamEncoder(meta: AnswerMeta, extra: Extra): StreamEncoder;
+  streamEncoder(meta: AnswerMeta, extra: Extra, generation: TextGeneration): StreamEncoder;
+  /** The format's own error body (default: the envelope). */
+  errorBody?(error: ApiError, requestId: string): unknown;
 }
 
 const chatFormat: TextFormat<{ includeUsage: boolean }> = {
@@ -64,27 +68,32 @@ const responsesFormat: TextFormat<ReturnType<typeof decodeResponsesIngress>['ech
   streamEncoder: (meta, echo) => new ResponsesStreamEncoder(withFields(meta, { echo })),
 };
 
-const messagesFormat: TextFormat<null> = {
+/** Messages: Anthropic's request headers go with the body, its errors answer in Anthropic's shape, its stream starts with the prompt's usage. */
+const messagesFormat: TextFormat<{ omitThinking: boolean }> = {
   path: '/v1/messages',
   allowXApiKey: true,
-  decode: (body) => ({ decoded: decodeMessagesRequest(body), extra: null }),
-  encodeResponse: (result, meta) => encodeMessagesResponse(result, meta),
-  streamEncoder: (meta) => new MessagesStreamEncoder(meta),
+  decode: (body, req) => {
+    const { decoded, omitThinking } = decodeMessagesIngress(body, messagesHeaders(req));
+    return { decoded, extra: { omitThinking } };
+  },
+  encodeResponse: (result, meta, extra) => encodeMessagesResponse(result, meta, extra.omitThinking),
+  streamEncoder: (meta, extra, generation) => new MessagesStreamEncoder(withFields(meta, { inputUsage: generation.inputUsage(), omitThinking: extra.omitThinking })),
+  errorBody: (error, requestId) => messagesErrorBody(error, requestId),
 };
 
-const FORMATS = new Map<string, TextFormat<unknown>>([chatFormat, responsesFormat, messagesFormat].map((format) => [format.path, format]));
+const FORMATS = new Map<string, TextFormat<unknown>>([chatFormat, responsesFormat, messagesFormat].map((format) => [format.path, format as TextFormat<unknown>]));
 
 /** The paths these endpoints serve (POST), for the API document's completeness check. */
-export const TEXT_ENDPOINT_PATHS: readonly string[] = [...FORMATS.keys()];
+export const TEXT_ENDPOINT_PATHS: readonly string[] = [...FORMATS.keys(), COUNT_TOKENS_PATH];
 
-/** The route a POST goes to, matched as Express did (case-insensitive, one trailing slash allowed, query ignored). */
-function formatOf(req: IncomingMessage): TextFormat<unknown> | undefined {
+/** The path of a POST, matched as Express did (case-insensitive, one trailing slash allowed, query ignored). */
+function postPathOf(req: IncomingMessage): string | undefined {
   if (req.method !== 'POST') return undefined;
   const url = req.url ?? '';
   const query = url.indexOf('?');
   let path = (query === -1 ? url : url.slice(0, query)).toLowerCase();
   if (path.length > 1 && path.endsWith('/')) path = path.slice(0, -1);
-  return FORMATS.get(path);
+  return path;
 }
 
 /** Writes a chunk and waits when the client reads slower than the vendor writes. */
@@ -124,6 +133,8 @@ export interface TextEndpointDeps {
   auth: AuthService;
   admission: AdmissionService;
   pipeline: TextGenerationService;
+  /** Messages count_tokens. */
+  tokenCounter: TokenCounter;
   observers: RequestObservers;
   maxJsonBodyBytes: number;
 }
@@ -137,7 +148,7 @@ interface Started<Extra> {
 /** Body → decode → pipeline.start (which admits the request with its token estimate). */
 async function decodeAndStart<Extra>(format: TextFormat<Extra>, deps: TextEndpointDeps, req: IncomingMessage, principal: KeyPrincipal, context: TextGenerationContext): Promise<Started<Extra>> {
   const body = await readJsonBody(req, deps.maxJsonBodyBytes);
-  const { decoded, extra } = format.decode(bodyObject(body));
+  const { decoded, extra } = format.decode(bodyObject(body), req);
   return { generation: await deps.pipeline.start(principal, decoded, context), decoded, extra };
 }
 
@@ -184,6 +195,7 @@ async function serveText<Extra>(format: TextFormat<Extra>, deps: TextEndpointDep
   setHeaders(res, ticket.headers());
   if (generation.routedFrom !== null) res.setHeader('x-service-model-routed-from', generation.routedFrom);
   if (generation.clampedTo !== null) res.setHeader('x-service-max-output-clamped', String(generation.clampedTo));
+  if (generation.droppedHints.length > 0) res.setHeader('x-service-dropped-hints', generation.droppedHints.join(', '));
   const meta: AnswerMeta = { model: generation.model.id, created: unixSeconds(new Date()), ...(generation.clampedTo !== null ? { clampedOutputLimit: generation.clampedTo } : {}) };
 
   if (!decoded.stream) {
@@ -193,7 +205,7 @@ async function serveText<Extra>(format: TextFormat<Extra>, deps: TextEndpointDep
   }
   res.writeHead(200, SSE_HEADERS);
   res.flushHeaders();
-  const encoder = format.streamEncoder(meta, extra);
+  const encoder = format.streamEncoder(meta, extra, generation);
   const coalesce = coalescedWrites(res);
   try {
     for await (const event of generation.events) {
@@ -207,6 +219,8 @@ async function serveText<Extra>(format: TextFormat<Extra>, deps: TextEndpointDep
     await writeChunk(res, encoder.encodeError(failure));
     if (!(error instanceof ApiError)) deps.observers.log.error({ err: error, request_id: requestId }, 'stream failed on a defect');
   }
+  // Node 22 drops what is still corked when end() is called: the last events leave first.
+  while (res.writableCorked > 0) res.uncork();
   res.end();
 }
 
@@ -216,12 +230,23 @@ async function serveText<Extra>(format: TextFormat<Extra>, deps: TextEndpointDep
  * flight (drain on shutdown).
  */
 export function textEndpoints(deps: TextEndpointDeps, track: (res: ServerResponse) => void): (req: IncomingMessage, res: ServerResponse) => boolean {
+  // count_tokens answers errors as /v1/messages does.
+  const messagesError = (requestId: string): ErrorBody => (error) => messagesErrorBody(error, requestId);
+  const counting = { auth: deps.auth, admission: deps.admission, counter: deps.tokenCounter, maxJsonBodyBytes: deps.maxJsonBodyBytes };
   return (req, res) => {
-    const format = formatOf(req);
+    const path = postPathOf(req);
+    if (path === COUNT_TOKENS_PATH) {
+      track(res);
+      const { requestId } = beginRequest(req, res, deps.observers, req.url!.split('?')[0]!, COUNT_TOKENS_PATH);
+      serveCountTokens(counting, req, res).catch((error: unknown) => answerError(res, error, deps.observers.log, messagesError(requestId)));
+      return true;
+    }
+    const format = path === undefined ? undefined : FORMATS.get(path);
     if (!format) return false;
     track(res);
     const { requestId } = beginRequest(req, res, deps.observers, req.url!.split('?')[0]!, format.path);
-    serveText(format, deps, req, res, requestId).catch((error: unknown) => answerError(res, error, deps.observers.log));
+    const errorBody = format.errorBody ? (error: ApiError) => format.errorBody!(error, requestId) : undefined;
+    serveText(format, deps, req, res, requestId).catch((error: unknown) => answerError(res, error, deps.observers.log, errorBody));
     return true;
   };
 }

@@ -1,4 +1,4 @@
-import { pieces, sendCompletionPaced, startFakeVendor, type FakeReplyControls, type FakeVendor, type SseOut } from './openai';
+import { pieces, sendCompletionPaced, startFakeVendor, type FakeReplyControls, type FakeVendor, type Send, type SseOut } from './openai';
 
 /**
  * A fake Anthropic Messages API over real HTTP (`POST /v1/messages`, JSON and SSE). It checks
@@ -27,6 +27,20 @@ export interface FakeAnthropicReply extends FakeReplyControls {
   midStreamError?: string;
   /** Characters per delta (default 5). */
   chunkSize?: number;
+  /** What count_tokens answers (default: a quarter of the prompt's JSON length, rounded up). */
+  countTokens?: number;
+}
+
+/** The fields `POST /v1/messages/count_tokens` takes; others are refused as the real API refuses extra inputs. */
+const COUNT_TOKENS_FIELDS = ['model', 'messages', 'system', 'tools', 'tool_choice', 'thinking', 'output_config', 'mcp_servers', 'context_management', 'cache_control', 'output_format', 'speed'];
+
+/** Anthropic's count_tokens: `{input_tokens}` for the prompt, nothing generated. */
+function countTokens(body: Record<string, any>, reply: FakeAnthropicReply, json: Send, error: (status: number, type: string, message: string) => void): void {
+  const extra = Object.keys(body).find((key) => !COUNT_TOKENS_FIELDS.includes(key));
+  if (extra) return error(400, 'invalid_request_error', `${extra}: Extra inputs are not permitted`);
+  if (typeof body.model !== 'string' || !Array.isArray(body.messages)) return error(400, 'invalid_request_error', 'model and messages: Field required');
+  const prompt = JSON.stringify({ system: body.system, messages: body.messages, tools: body.tools });
+  return json(200, { input_tokens: reply.countTokens ?? Math.ceil(prompt.length / 4) });
 }
 
 export interface FakeAnthropicOptions {
@@ -38,9 +52,11 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
   return startFakeVendor<FakeAnthropicReply>({ apiKey, basePath: '', defaultReply: {} }, async (exchange) => {
     const { request, reply, json, sse } = exchange;
     const error = (status: number, type: string, message: string) => json(status, { type: 'error', error: { type, message }, request_id: 'req_fake' });
-    if (request.path !== '/v1/messages' || request.method !== 'POST') return error(404, 'not_found_error', 'Not Found');
+    const counting = request.path === '/v1/messages/count_tokens';
+    if ((request.path !== '/v1/messages' && !counting) || request.method !== 'POST') return error(404, 'not_found_error', 'Not Found');
     if (request.headers['x-api-key'] !== apiKey) return error(401, 'authentication_error', 'invalid x-api-key');
     if (!request.headers['anthropic-version']) return error(400, 'invalid_request_error', 'anthropic-version: header is required');
+    if (counting) return countTokens(request.body ?? {}, reply, json, error);
     if (reply.status && reply.status >= 400) {
       const type = reply.status === 529 ? 'overloaded_error' : reply.status === 429 ? 'rate_limit_error' : reply.status >= 500 ? 'api_error' : 'invalid_request_error';
       return error(reply.status, type, reply.errorMessage ?? 'The fake vendor failed.');

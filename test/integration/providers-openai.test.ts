@@ -2,7 +2,7 @@ import { Cancellation } from '../../src/domain/generation/cancellation';
 import { createServer } from 'node:net';
 import { builtinCatalog, findModel, type TextModel } from '../../src/domain/catalog';
 import type { VendorEndpoint } from '../../src/domain/catalog/vendors';
-import type { CanonicalEvent, CanonicalRequest, TextProvider } from '../../src/domain/generation/canonical';
+import type { CanonicalEvent, CanonicalRequest, ProviderEvent, TextProvider } from '../../src/domain/generation/canonical';
 import { ProviderError } from '../../src/domain/generation/errors';
 import { ApiError } from '../../src/domain/shared/errors';
 import { createProviderRegistry, type ProviderRegistry } from '../../src/providers/registry';
@@ -506,7 +506,7 @@ describe('OpenAI provider', () => {
     it('aborts the upstream request when the client goes away', async () => {
       fake.script({ text: 'A slow answer in many pieces', chunkDelayMs: 150 });
       const cancellation = new Cancellation();
-      const events: CanonicalEvent[] = [];
+      const events: ProviderEvent[] = [];
       let error: unknown = null;
       try {
         for await (const event of openai.generate(request(gpt4oMini), cancellation)) {

@@ -506,7 +506,7 @@ describe('refusals of bad input: 4xx envelopes naming the field, nothing reserve
     ['/v1/chat/completions', JSON.stringify({ model: 'openai/gpt-4o-mini', messages: 'Hi' }), 'messages'],
     ['/v1/chat/completions', JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }], max_tokens: '100' }), 'max_tokens'],
     ['/v1/responses', JSON.stringify({ model: 'openai/gpt-4o-mini', input: 'Hi', tools: [{ type: 'web_search' }] }), 'tools[0].type'],
-    ['/v1/messages', JSON.stringify({ model: 'openai/gpt-4o-mini', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }], top_k: 5 }), 'top_k'],
+    ['/v1/messages', JSON.stringify({ model: 'openai/gpt-4o-mini', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }], top_k: -5 }), 'top_k'],
     ['/v1/messages', '[]', null],
   ])('malformed or mistyped body on %s → 400 envelope (%#)', async (path, rawBody, field) => {
     const before = fake.requests.length;

@@ -1,11 +1,11 @@
 import { Cancellation } from '../../src/domain/generation/cancellation';
 import type { CanonicalEvent, CanonicalRequest, TextProvider } from '../../src/domain/generation/canonical';
 
-/** Runs a provider to the end: the events it yielded and the error it threw (or null). */
+/** Runs a provider to the end: the canonical events it yielded (not the prompt usage it reported first) and the error it threw (or null). */
 export async function runProvider(provider: TextProvider, req: CanonicalRequest, signal: Cancellation = new Cancellation()): Promise<{ events: CanonicalEvent[]; error: unknown }> {
   const events: CanonicalEvent[] = [];
   try {
-    for await (const event of provider.generate(req, signal)) events.push(event);
+    for await (const event of provider.generate(req, signal)) if (event.type !== 'input-usage') events.push(event);
     return { events, error: null };
   } catch (error) {
     return { events, error };

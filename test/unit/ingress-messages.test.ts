@@ -135,6 +135,8 @@ describe('decodeMessagesRequest: valid requests', () => {
       topP: 0.9,
       reasoning: { mode: 'enabled', budgetTokens: 4000, effort: 'extra_high' },
       user: 'user-9',
+      // service_tier is Anthropic's alone: kept for it, and a hint the others drop.
+      vendorOnly: { protocol: 'anthropic', body: { service_tier: 'auto' }, toolFields: {}, headers: {}, contextEdits: [], deferredTools: [], hints: ['service_tier'] },
     });
   });
 
@@ -196,7 +198,17 @@ describe('decodeMessagesRequest: refusals name the field', () => {
     ['missing model', { max_tokens: 10, messages: base.messages }, 'model'],
     ['missing messages', { model: 'x', max_tokens: 10 }, 'messages'],
     ['unknown field', body({ frequency_penalty: 1 }), 'frequency_penalty'],
-    ['top_k', body({ top_k: 5 }), 'top_k'],
+    ['top_k negative', body({ top_k: -1 }), 'top_k'],
+    ['inference_geo', body({ inference_geo: 'us' }), 'inference_geo'],
+    ['thread', body({ thread: { type: 'create' } }), 'thread'],
+    ['fallbacks', body({ fallbacks: ['claude-haiku-4-5'] }), 'fallbacks'],
+    ['compaction', body({ compaction: { type: 'compact' } }), 'compaction'],
+    ['speed fast', body({ speed: 'fast' }), 'speed'],
+    ['billing to a user profile', body({ billing_policy: { type: 'billing_policy', bill_to: 'user_profile' } }), 'billing_policy.bill_to'],
+    ['unknown tool field', body({ tools: [{ name: 't', input_schema: { type: 'object' }, eager: true }] }), 'tools[0].eager'],
+    ['eager_input_streaming not a boolean', body({ tools: [{ name: 't', input_schema: { type: 'object' }, eager_input_streaming: 'yes' }] }), 'tools[0].eager_input_streaming'],
+    ['unknown context edit', body({ context_management: { edits: [{ type: 'forget_everything' }] } }), 'context_management.edits[0].type'],
+    ['context edit keep malformed', body({ context_management: { edits: [{ type: 'clear_thinking_20251015', keep: { type: 'thinking_turns' } }] } }), 'context_management.edits[0].keep.value'],
     ['container', body({ container: 'c' }), 'container'],
     ['bad role', body({ messages: [{ role: 'tool', content: 'x' }] }), 'messages[0].role'],
     ['image block', body({ messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }, { role: 'user', content: [{ type: 'image', source: { type: 'url', url: 'http://x' } }] }] }), 'messages[2].content[0].type'],
@@ -216,7 +228,7 @@ describe('decodeMessagesRequest: refusals name the field', () => {
     ['thinking budget below 1024', body({ thinking: { type: 'enabled', budget_tokens: 1000 } }), 'thinking.budget_tokens'],
     ['thinking budget missing', body({ thinking: { type: 'enabled' } }), 'thinking.budget_tokens'],
     ['thinking type', body({ thinking: { type: 'deep' } }), 'thinking.type'],
-    ['thinking display omitted', body({ thinking: { type: 'adaptive', display: 'omitted' } }), 'thinking.display'],
+    ['thinking display unknown', body({ thinking: { type: 'adaptive', display: 'hidden' } }), 'thinking.display'],
     ['effort invalid', body({ output_config: { effort: 'none' } }), 'output_config.effort'],
     ['schema over 32 KiB', body({ output_config: { format: { type: 'json_schema', schema: { description: 'x'.repeat(33_000) } } } }), 'output_config.format.schema'],
     ['both output formats', body({ output_format: { type: 'json_schema', schema: {} }, output_config: { format: { type: 'json_schema', schema: {} } } }), 'output_format'],
@@ -346,7 +358,7 @@ describe('encodeMessagesResponse', () => {
 });
 
 function encodeAll(events: CanonicalEvent[], inputTokens?: number): string {
-  const encoder = new MessagesStreamEncoder({ ...meta, ...(inputTokens !== undefined ? { inputTokens } : {}) });
+  const encoder = new MessagesStreamEncoder({ ...meta, ...(inputTokens !== undefined ? { inputUsage: { inputTokens, cachedInputTokens: 0 } } : {}) });
   return events.map((e) => encoder.encode(e)).join('');
 }
 
@@ -403,7 +415,9 @@ describe('MessagesStreamEncoder', () => {
     const encoder = new MessagesStreamEncoder(meta);
     const text = encoder.encode({ type: 'text-delta', text: 'Hel' }) + encoder.encodeError(new ProviderError('The provider failed.', 'anthropic', 529));
     const frames = sse(text);
-    expect(frames.at(-1)).toEqual({ event: 'error', data: JSON.stringify({ type: 'error', error: { type: 'api_error', message: 'The provider failed.' } }) });
+    // Anthropic's type and message, Tollgate's code and details beside them.
+    expect(JSON.parse(frames.at(-1)!.data)).toEqual({ type: 'error', error: { type: 'api_error', message: 'The provider failed.', code: 'provider_error', details: { vendor: 'anthropic', vendor_status: 529 } } });
+    expect(frames.at(-1)!.event).toBe('error');
     expect(encoder.encode({ type: 'finish', reason: 'stop', refusal: false, usage })).toBe('');
   });
 

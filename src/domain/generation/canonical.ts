@@ -115,7 +115,41 @@ export interface CanonicalRequest {
    * streaming (every vendor adapter does). Absent: stream.
    */
   stream?: boolean;
+  /** Settings only one vendor protocol carries; absent when the client sent none. */
+  vendorOnly?: VendorOnlySettings;
 }
+
+/**
+ * Settings of one vendor's protocol with no canonical meaning (docs/api.md, "Field policy"). A
+ * model served over that protocol gets them as sent; for any other, the pipeline applies the
+ * context edits where that is exact (refusing an edit it cannot apply), leaves deferred tools out
+ * until the conversation calls them, and drops the hints, naming them on the answer
+ * (vendor-only.ts).
+ */
+export interface VendorOnlySettings {
+  protocol: 'anthropic';
+  /** Top-level body fields as sent (`context_management`, `top_k`, `service_tier`…). */
+  body: Record<string, unknown>;
+  /** Extra fields per tool name (`eager_input_streaming`, `defer_loading`…). */
+  toolFields: Record<string, Record<string, unknown>>;
+  /** Request headers for that vendor (`anthropic-beta`, `anthropic-version`). */
+  headers: Record<string, string>;
+  contextEdits: CanonicalContextEdit[];
+  /** Tools offered only once a tool search names them (Anthropic `defer_loading`). */
+  deferredTools: string[];
+  /** What a vendor without these settings ignores, as the client named it. */
+  hints: string[];
+}
+
+/**
+ * A context edit (Anthropic `context_management.edits[]`) in canonical terms. `field` names it in
+ * the request, for a refusal. Triggers count input tokens (or tool uses); `keep` counts the most
+ * recent tool uses (or assistant turns with thinking) left alone.
+ */
+export type CanonicalContextEdit =
+  | { kind: 'clear_thinking'; field: string; keepTurns: number | 'all' }
+  | { kind: 'clear_tool_uses'; field: string; trigger: { unit: 'input_tokens' | 'tool_uses'; value: number }; keep: number; excludeTools: readonly string[] }
+  | { kind: 'compact'; field: string; trigger: { unit: 'input_tokens'; value: number } };
 
 /** Usage as the vendor reported it; `outputTokens` includes reasoning tokens. */
 export interface CanonicalUsage {
@@ -147,13 +181,21 @@ export type CanonicalEvent =
    */
   | { type: 'finish'; reason: FinishReason; refusal: boolean; usage: CanonicalUsage; stopSequence?: string };
 
+/** The prompt's usage as a vendor reports it before its answer (Anthropic's `message_start`). */
+export type InputUsage = Pick<CanonicalUsage, 'inputTokens' | 'cachedInputTokens' | 'cacheCreationInputTokens'>;
+
+/** What a provider yields: the canonical events, and first, when its vendor reports it, the prompt's usage (kept by the pipeline for the answer's start). */
+export type ProviderEvent = CanonicalEvent | { type: 'input-usage'; usage: InputUsage };
+
 /** The provider port: one call, one stream of canonical events; throws ProviderError on failure. */
 export interface TextProvider {
   /** What the vendor serves beyond function tools; the pipeline refuses the rest before anything is reserved. */
   readonly capabilities: VendorCapabilities;
   /** Refuses (400) what the vendor's request format cannot carry (beyond its capabilities), before anything is reserved. */
   validate?(request: CanonicalRequest): void;
-  generate(request: CanonicalRequest, signal: Cancellation): AsyncIterable<CanonicalEvent>;
+  generate(request: CanonicalRequest, signal: Cancellation): AsyncIterable<ProviderEvent>;
+  /** The prompt's input tokens as the vendor counts them (its token-counting endpoint), where it has one; free. */
+  countTokens?(request: CanonicalRequest, signal: Cancellation): Promise<number>;
 }
 
 export interface TextProviderRegistry {

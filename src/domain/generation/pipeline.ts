@@ -7,7 +7,7 @@ import type { BudgetLeases, LeasedHold } from '../billing/leases';
 import type { UsageCounts } from '../billing/usage-counts';
 import type { Clock } from '../shared/clock';
 import { modelNotAvailable } from '../shared/errors';
-import type { CanonicalEvent, CanonicalRequest, CanonicalUsage, FinishReason, TextProviderRegistry } from './canonical';
+import type { CanonicalEvent, CanonicalRequest, CanonicalUsage, FinishReason, InputUsage, ProviderEvent, TextProviderRegistry } from './canonical';
 import { ProviderError } from './errors';
 import { clampOutputLimit } from './rules';
 import type { DecodedTextRequest, TextGeneration, TextGenerationContext, TextGenerationService } from './service';
@@ -15,6 +15,7 @@ import { withFields } from '../shared/objects';
 import type { Metrics, TraceSpan } from '../shared/telemetry';
 import { usageSpanAttributes, vendorSpanAttributes, vendorSpanName } from './trace-attributes';
 import { validateCanonicalRequest } from './validate';
+import { settleVendorOnly } from './vendor-only';
 
 export interface TextPipelineDeps {
   catalog: Catalog;
@@ -124,7 +125,7 @@ export class TextPipeline implements TextGenerationService {
     const limit = clampOutputLimit(model, decoded.outputLimit.value, decoded.outputLimit.field, decoded.outputLimit.fallback);
     const provider = deps.providers.forModel(model);
     const clamped: CanonicalRequest = withFields(decoded.request, { model, maxOutputTokens: limit.maxOutputTokens, stream: decoded.stream });
-    const request = validateCanonicalRequest(clamped, decoded, provider.capabilities);
+    const { request, droppedHints } = settleVendorOnly(validateCanonicalRequest(clamped, decoded, provider.capabilities), (r) => estimateInputTokens(promptForEstimate(r)));
     provider.validate?.(request);
     const prices = pricesOf(model);
 
@@ -149,7 +150,7 @@ export class TextPipeline implements TextGenerationService {
     const upstream = provider.generate(request, context.signal)[Symbol.asyncIterator]();
     const generation = new OpenGeneration(deps, context, request, prices, hold, upstream, model, started, vendorStarted, span);
     await generation.begin();
-    return { model, routedFrom, clampedTo: limit.clampedTo, events: generation.events() };
+    return { model, routedFrom, clampedTo: limit.clampedTo, events: generation.events(), droppedHints, inputUsage: () => generation.inputUsage() };
   }
 }
 
@@ -166,6 +167,8 @@ type Outcome = { usage: CanonicalUsage; status: 'ok' | 'partial' } | null;
 class OpenGeneration {
   private readonly tally = new DeliveryTally();
   private first: IteratorResult<CanonicalEvent> | null = null;
+  /** The prompt's usage, when the vendor reported it before its answer. */
+  private reportedInput: InputUsage | null = null;
   private closed = false;
   /** performance.now() when the vendor's first event arrived (0: none yet). */
   private firstEventAt = 0;
@@ -178,7 +181,7 @@ class OpenGeneration {
     private readonly request: CanonicalRequest,
     private readonly prices: TokenPrices,
     private readonly hold: LeasedHold,
-    private readonly upstream: AsyncIterator<CanonicalEvent>,
+    private readonly upstream: AsyncIterator<ProviderEvent>,
     private readonly model: TextModel,
     /** When the pipeline began (Date.now()): the usage record's latency. */
     private readonly started: number,
@@ -192,7 +195,7 @@ class OpenGeneration {
   /** Waits for the provider's first event: a failure before it is an ordinary error (nothing was delivered). */
   async begin(): Promise<void> {
     try {
-      this.first = await this.upstream.next();
+      this.first = await this.next();
       this.firstEventAt = performance.now();
       if (this.first.done) throw new ProviderError('The provider ended the answer without a result.', this.vendor, null, undefined, 'invalid_answer');
     } catch (error) {
@@ -216,7 +219,7 @@ class OpenGeneration {
         }
         this.tally.note(event);
         yield event;
-        current = await this.upstream.next();
+        current = await this.next();
       }
       throw new ProviderError('The provider stream ended without a result.', this.vendor, null, undefined, 'invalid_answer');
     } catch (error) {
@@ -229,6 +232,20 @@ class OpenGeneration {
         await this.closeAfterFailure();
       }
     }
+  }
+
+  /** The vendor's next canonical event; the prompt's usage it reports on the way is kept, not delivered. */
+  private async next(): Promise<IteratorResult<CanonicalEvent>> {
+    for (;;) {
+      const result = await this.upstream.next();
+      if (result.done || result.value.type !== 'input-usage') return result as IteratorResult<CanonicalEvent>;
+      this.reportedInput = result.value.usage;
+    }
+  }
+
+  /** The prompt's input usage: the vendor's figure when it sent one before its answer, else Tollgate's count of the prompt. */
+  inputUsage(): InputUsage {
+    return this.reportedInput ?? { inputTokens: estimateInputTokensExact(this.request), cachedInputTokens: 0 };
   }
 
   /** A non-streamed answer reaches the client only whole: when it fails, nothing was delivered. */

@@ -1,7 +1,7 @@
 import type { KeyPrincipal } from '../accounts/auth';
 import type { TextModel } from '../catalog';
 import type { Cancellation } from './cancellation';
-import type { CanonicalEvent, CanonicalRequest } from './canonical';
+import type { CanonicalEvent, CanonicalRequest, InputUsage } from './canonical';
 import type { RequestOutcome, TraceSpan } from '../shared/telemetry';
 
 /**
@@ -39,6 +39,10 @@ export interface TextGeneration {
    *  when the vendor reported none. Settlement happens when the iteration ends, throws (the
    *  error is a ProviderError: encode it as the format's stream error) or is abandoned. */
   events: AsyncIterable<CanonicalEvent>;
+  /** Hints the serving vendor cannot take, dropped by the field policy's rule, as the client named them. */
+  droppedHints: readonly string[];
+  /** The prompt's input usage for a stream's start: the vendor's figure when it reported one before its answer, else Tollgate's count. */
+  inputUsage(): InputUsage;
 }
 
 /**

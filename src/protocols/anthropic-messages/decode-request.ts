@@ -11,20 +11,30 @@ import type {
 import { mapReasoningEffort } from '../../domain/generation/rules';
 import type { DecodedTextRequest } from '../../domain/generation/service';
 import type { WireFieldNames } from '../../domain/generation/validate';
-import { Fields, checkToolCount, compact, fieldListOf, fieldPath, joinTextParts, nameAt, refuseField } from '../decode-fields';
-import type { MessageCreateParams } from './types';
+import { Fields, checkToolCount, compact, fieldPath, joinTextParts, nameAt, refuseField } from '../decode-fields';
+import { type MessagesRequestHeaders, VendorOnlyCollector } from './decode-vendor-only';
+import { MESSAGES_FIELD_POLICY, MESSAGES_REFUSALS, NESTED_FIELD_POLICIES, TOOL_FIELD_POLICY, fieldsWith, knownFields } from './field-policy';
 
 /**
  * Client side of `POST /v1/messages` (Anthropic Messages format): the request body → canonical
  * request. Every refusal is a 400 naming the field (docs/api.md).
  */
 
-/** Every top-level field the decoder reads (others are refused), exactly the request type's; the API document is built from this list. */
-export const KNOWN_FIELDS = fieldListOf<MessageCreateParams>()([
-  'model', 'max_tokens', 'messages', 'system', 'tools', 'tool_choice', 'thinking', 'output_config', 'output_format',
-  'stop_sequences', 'temperature', 'top_p', 'top_k', 'stream', 'metadata', 'mcp_servers', 'service_tier',
-  'cache_control', 'container', 'context_management', 'inference_geo', 'speed', 'diagnostics',
-]);
+/** Every top-level field the decoder reads (others are refused): the field policy's, tied to the request type there; the API document is built from it. */
+export const KNOWN_FIELDS = knownFields(MESSAGES_FIELD_POLICY);
+const REFUSED_FIELDS = fieldsWith(MESSAGES_FIELD_POLICY, 'refused') as readonly (keyof typeof MESSAGES_REFUSALS)[];
+const TOOL_FIELDS = knownFields(TOOL_FIELD_POLICY);
+const TOOL_PASSED_FIELDS = fieldsWith(TOOL_FIELD_POLICY, 'passed-to-vendor');
+const BLOCK = {
+  text: knownFields(NESTED_FIELD_POLICIES.text),
+  toolUse: knownFields(NESTED_FIELD_POLICIES.tool_use),
+  toolResult: knownFields(NESTED_FIELD_POLICIES.tool_result),
+  thinking: knownFields(NESTED_FIELD_POLICIES.thinking_block),
+  redacted: knownFields(NESTED_FIELD_POLICIES.redacted_thinking),
+  mcpUse: knownFields(NESTED_FIELD_POLICIES.mcp_tool_use),
+  mcpResult: knownFields(NESTED_FIELD_POLICIES.mcp_tool_result),
+  message: knownFields(NESTED_FIELD_POLICIES.message),
+};
 
 const MEDIA_BLOCKS = ['image', 'document', 'search_result'];
 const MIN_THINKING_BUDGET = 1024;
@@ -43,26 +53,40 @@ export const MESSAGES_SCHEMA_NAME = 'output';
 
 type AssistantMessage = Extract<CanonicalMessage, { role: 'assistant' }>;
 
-/** Validates a Messages body; throws 400 `bad_request` naming the field. */
-export function decodeMessagesRequest(body: unknown): DecodedTextRequest {
+/** A decoded Messages request, and what its answer's encoding needs to know. */
+export interface MessagesIngress {
+  decoded: DecodedTextRequest;
+  /** `thinking.display: 'omitted'`: thinking blocks are answered with their signature and no text. */
+  omitThinking: boolean;
+}
+
+/** Validates a Messages body (field policy: field-policy.ts); throws 400 `bad_request` naming the field. */
+export function decodeMessagesIngress(body: unknown, headers: MessagesRequestHeaders = {}): MessagesIngress {
   const req = Fields.body(body).allowOnly(KNOWN_FIELDS);
-  req.refuseIfSet(['top_k'], 'is not supported: not every vendor behind Tollgate offers top-k sampling');
-  req.refuseIfSet(['container', 'context_management', 'inference_geo', 'diagnostics']);
-  if (req.oneOf('speed', ['standard', 'fast']) === 'fast') refuseField('speed', "'fast' is not supported");
-  // Accepted and ignored: routing and prompt-caching hints with no effect on the answer.
-  req.oneOf('service_tier', ['auto', 'standard_only']);
-  req.object('cache_control');
+  for (const field of REFUSED_FIELDS) if (req.isSet(field)) refuseField(field, MESSAGES_REFUSALS[field]);
+  if (req.oneOf('speed', ['standard', 'fast']) === 'fast') refuseField('speed', "'fast' is not supported: fast mode is billed at a premium the catalog price does not cover; send 'standard' or leave it out");
+  const billing = req.object('billing_policy')?.allowOnly(['type', 'bill_to']);
+  billing?.oneOf('type', ['billing_policy']);
+  if (billing?.oneOf('bill_to', ['self', 'user_profile']) === 'user_profile') refuseField('billing_policy.bill_to', "'user_profile' is not supported: the account of the API key pays; send 'self' or leave it out");
+  req.object('diagnostics')?.allowOnly(['previous_message_id']).string('previous_message_id');
+
+  const vendorOnly = new VendorOnlyCollector(headers);
+  vendorOnly.pass(req, 'top_k', (r, key) => r.integer(key, { min: 0 }));
+  vendorOnly.pass(req, 'service_tier', (r, key) => r.oneOf(key, ['auto', 'standard_only']));
+  vendorOnly.pass(req, 'cache_control', (r, key) => r.jsonObject(key));
+  vendorOnly.contextManagement(req);
 
   const modelId = req.requiredString('model', { nonEmpty: true });
   if (!req.isSet('max_tokens')) refuseField('max_tokens', 'is required');
   const system = decodeSystem(req);
   const messages = [...(system !== undefined ? [{ role: 'system' as const, content: system }] : []), ...decodeMessages(req)];
-  const tools = [...decodeTools(req), ...decodeMcpServers(req)];
+  const tools = [...decodeTools(req, vendorOnly), ...decodeMcpServers(req)];
   const choice = decodeToolChoice(req);
-  const metadata = req.object('metadata')?.allowOnly(['user_id']);
+  const metadata = req.object('metadata')?.allowOnly(knownFields(NESTED_FIELD_POLICIES.metadata));
   const responseFormat = decodeOutputFormat(req);
+  const thinking = decodeReasoning(req, vendorOnly);
 
-  return {
+  const decoded: DecodedTextRequest = {
     modelId,
     // Required above, so the fallback is never used.
     outputLimit: { value: req.raw('max_tokens'), field: 'max_tokens', fallback: 0 },
@@ -75,14 +99,19 @@ export function decodeMessagesRequest(body: unknown): DecodedTextRequest {
       stop: decodeStopSequences(req),
       temperature: req.number('temperature', { min: 0, max: 1 }),
       topP: req.number('top_p', { min: 0, max: 1 }),
-      reasoning: decodeReasoning(req),
+      reasoning: thinking.reasoning,
       user: metadata?.string('user_id'),
+      vendorOnly: vendorOnly.settings(),
     }),
     stream: req.boolean('stream') ?? false,
     // Which of the two fields carried the schema, for a refusal to name it.
     fields: req.object('output_format') ? MESSAGES_BETA_FORMAT_FIELDS : MESSAGES_FIELDS,
   };
+  return { decoded, omitThinking: thinking.omitted };
 }
+
+/** The canonical request of a Messages body (see decodeMessagesIngress). */
+export const decodeMessagesRequest = (body: unknown, headers: MessagesRequestHeaders = {}): DecodedTextRequest => decodeMessagesIngress(body, headers).decoded;
 
 function decodeSystem(req: Fields): string | undefined {
   const value = req.raw('system');
@@ -94,14 +123,14 @@ function decodeSystem(req: Fields): string | undefined {
 function textBlock(block: Fields): string {
   const type = block.requiredString('type');
   if (type !== 'text') refuseBlock(block, type, "'text'");
-  block.allowOnly(['type', 'text', 'cache_control', 'citations']);
+  block.allowOnly(BLOCK.text);
   return block.requiredString('text');
 }
 
 function decodeMessages(req: Fields): CanonicalMessage[] {
   const out: CanonicalMessage[] = [];
   req.requiredArray('messages', { nonEmpty: true }).forEach((raw, i) => {
-    const message = Fields.at(raw, fieldPath('messages', i)).allowOnly(['role', 'content']);
+    const message = Fields.at(raw, fieldPath('messages', i)).allowOnly(BLOCK.message);
     const role = message.requiredOneOf('role', ['user', 'assistant', 'system']);
     const content = message.raw('content');
     const field = message.field('content');
@@ -136,7 +165,8 @@ function userMessages(text: string | null, blocks: Fields[]): CanonicalMessage[]
 }
 
 function toolResult(block: Fields): CanonicalMessage {
-  block.allowOnly(['type', 'tool_use_id', 'content', 'is_error', 'cache_control']);
+  block.allowOnly(BLOCK.toolResult);
+  block.string('toolset_name');
   const value = block.raw('content');
   const field = block.field('content');
   let content = '';
@@ -197,11 +227,11 @@ function assistantMessages(text: string | null, blocks: Fields[]): CanonicalMess
         message.toolCalls.push(toolUse(block));
         break;
       case 'thinking':
-        block.allowOnly(['type', 'thinking', 'signature']);
+        block.allowOnly(BLOCK.thinking);
         message.reasoning.push({ text: block.requiredString('thinking'), signature: block.requiredString('signature') });
         break;
       case 'redacted_thinking':
-        block.allowOnly(['type', 'data']);
+        block.allowOnly(BLOCK.redacted);
         message.reasoning.push({ text: '', redactedData: block.requiredString('data') });
         break;
       default:
@@ -214,14 +244,14 @@ function assistantMessages(text: string | null, blocks: Fields[]): CanonicalMess
 }
 
 function mcpToolUse(block: Fields): CanonicalMcpCall {
-  block.allowOnly(['type', 'id', 'name', 'server_name', 'input', 'cache_control']);
+  block.allowOnly(BLOCK.mcpUse);
   const input = block.raw('input');
   if (input === undefined || typeof input !== 'object' || Array.isArray(input)) refuseField(block.field('input'), 'must be an object');
   return { kind: 'call', id: block.requiredString('id', { nonEmpty: true }), serverLabel: block.requiredString('server_name', { nonEmpty: true }), name: block.requiredString('name'), arguments: JSON.stringify(input) };
 }
 
 function mcpToolResult(block: Fields): { toolUseId: string; content: string; isError: boolean } {
-  block.allowOnly(['type', 'tool_use_id', 'content', 'is_error', 'cache_control']);
+  block.allowOnly(BLOCK.mcpResult);
   const value = block.raw('content');
   const field = block.field('content');
   let content = '';
@@ -233,13 +263,14 @@ function mcpToolResult(block: Fields): { toolUseId: string; content: string; isE
 
 function toolUse(block: Fields): CanonicalToolCall {
   // `caller` is what newer Anthropic answers attach; a client echoing an answer back sends it.
-  block.allowOnly(['type', 'id', 'name', 'input', 'cache_control', 'caller']);
+  block.allowOnly(BLOCK.toolUse);
+  block.string('toolset_name');
   const input = block.raw('input');
   if (input === undefined || typeof input !== 'object' || Array.isArray(input)) refuseField(block.field('input'), 'must be an object');
   return { id: block.requiredString('id', { nonEmpty: true }), name: block.requiredString('name'), arguments: JSON.stringify(input), kind: 'function' };
 }
 
-function decodeTools(req: Fields): CanonicalTool[] {
+function decodeTools(req: Fields, vendorOnly: VendorOnlyCollector): CanonicalTool[] {
   const list = req.array('tools') ?? [];
   checkToolCount(list, 'tools');
   return list.map((raw, i) => {
@@ -248,11 +279,28 @@ function decodeTools(req: Fields): CanonicalTool[] {
     if (type !== undefined && type !== 'custom') {
       refuseField(tool.field('type'), `'${type}' is not supported: server tools are not available; declare client tools with input_schema`);
     }
-    tool.allowOnly(['type', 'name', 'description', 'input_schema', 'strict', 'cache_control']);
+    tool.allowOnly(TOOL_FIELDS);
     const schema = tool.jsonObject('input_schema');
     if (!schema) refuseField(tool.field('input_schema'), 'is required');
-    return compact<CanonicalTool>({ type: 'function', name: nameAt(tool, 'name'), description: tool.string('description'), parameters: schema, strict: tool.boolean('strict') });
+    const name = nameAt(tool, 'name');
+    for (const key of TOOL_PASSED_FIELDS) vendorOnly.passToolField(tool, name, key, readToolField(tool, key));
+    return compact<CanonicalTool>({ type: 'function', name, description: tool.string('description'), parameters: schema, strict: tool.boolean('strict') });
   });
+}
+
+/** A tool's passed-to-vendor field, type-checked as Anthropic types it. */
+function readToolField(tool: Fields, key: (typeof TOOL_PASSED_FIELDS)[number]): unknown {
+  switch (key) {
+    case 'eager_input_streaming':
+    case 'defer_loading':
+      return tool.boolean(key);
+    case 'cache_control':
+      return tool.jsonObject(key);
+    case 'input_examples':
+      return tool.objects(key)?.map((example) => example.value);
+    case 'allowed_callers':
+      return tool.strings(key);
+  }
 }
 
 /**
@@ -296,28 +344,31 @@ function decodeToolChoice(req: Fields): { toolChoice: CanonicalToolChoice; paral
   return compact({ toolChoice, parallelToolCalls: disableParallel === undefined ? undefined : !disableParallel });
 }
 
-/** `thinking` and `output_config.effort` together make the canonical reasoning setting. */
-function decodeReasoning(req: Fields): CanonicalReasoning {
-  const effort = decodeEffort(req);
+/**
+ * `thinking` and `output_config.effort` together make the canonical reasoning setting;
+ * `display: 'omitted'` is emulated by the answer's encoding (thinking blocks without their text).
+ */
+function decodeReasoning(req: Fields, vendorOnly: VendorOnlyCollector): { reasoning: CanonicalReasoning; omitted: boolean } {
+  const effort = decodeEffort(req, vendorOnly);
   const thinking = req.object('thinking');
-  if (!thinking) return compact({ mode: 'default', effort });
+  if (!thinking) return { reasoning: compact({ mode: 'default', effort }), omitted: false };
   const type = thinking.requiredOneOf('type', ['disabled', 'enabled', 'adaptive']);
   if (type === 'disabled') {
     thinking.allowOnly(['type']);
-    return compact({ mode: 'disabled', effort });
+    return { reasoning: compact({ mode: 'disabled', effort }), omitted: false };
   }
   thinking.allowOnly(type === 'enabled' ? ['type', 'budget_tokens', 'display'] : ['type', 'display']);
-  // Showing thinking is what Tollgate does; hiding it is not offered.
-  if (thinking.oneOf('display', ['summarized', 'omitted']) === 'omitted') refuseField(thinking.field('display'), "'omitted' is not supported");
-  if (type === 'adaptive') return compact({ mode: 'adaptive', effort });
+  const omitted = thinking.oneOf('display', ['summarized', 'omitted']) === 'omitted';
+  if (type === 'adaptive') return { reasoning: compact({ mode: 'adaptive', effort }), omitted };
   if (!thinking.isSet('budget_tokens')) refuseField(thinking.field('budget_tokens'), 'is required when thinking is enabled');
   const budgetTokens = thinking.integer('budget_tokens', { min: MIN_THINKING_BUDGET });
-  return compact({ mode: 'enabled', budgetTokens, effort });
+  return { reasoning: compact({ mode: 'enabled', budgetTokens, effort }), omitted };
 }
 
 /** Anthropic's effort levels; `max` (and `xhigh`) mean the canonical `extra_high`. */
-function decodeEffort(req: Fields): ReasoningEffort | undefined {
-  const config = req.object('output_config')?.allowOnly(['effort', 'format']);
+function decodeEffort(req: Fields, vendorOnly: VendorOnlyCollector): ReasoningEffort | undefined {
+  const config = req.object('output_config')?.allowOnly(knownFields(NESTED_FIELD_POLICIES.output_config));
+  if (config) vendorOnly.passNested(config, 'output_config', 'task_budget', config.jsonObject('task_budget'));
   const effort = config?.oneOf('effort', ['low', 'medium', 'high', 'xhigh', 'max']);
   return effort === 'max' ? 'extra_high' : mapReasoningEffort(effort, 'output_config.effort');
 }

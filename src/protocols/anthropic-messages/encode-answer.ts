@@ -1,9 +1,11 @@
 import type { CanonicalMcpCall, CanonicalReasoningBlock, CanonicalUsage } from '../../domain/generation/canonical';
+import type { ApiError } from '../../domain/shared/errors';
 import { type AnswerMeta, type CollectedResult, parseToolArguments, randomWireId, reportedReasoningTokens } from '../collect';
 import type {
   ContentBlock,
   McpToolResultBlock,
   McpToolUseBlock,
+  MessagesErrorBody,
   MessagesErrorType,
   MessagesMessage,
   MessagesStopReason,
@@ -75,6 +77,20 @@ export function messagesErrorType(status: number): MessagesErrorType {
   }
 }
 
+/**
+ * An error in Anthropic's shape (docs/api.md, Errors): `type` and `message` where the Anthropic
+ * SDK reads them, and Tollgate's `code` and `details` beside them, so a reader of Tollgate's
+ * envelope finds `error.code`, `error.message` and `error.details` too. The JSON answer and the
+ * stream's `event: error` alike.
+ */
+export function messagesErrorBody(error: ApiError, requestId?: string): MessagesErrorBody {
+  return {
+    type: 'error',
+    error: { type: messagesErrorType(error.status), message: error.message, code: error.code, details: error.details },
+    ...(requestId !== undefined ? { request_id: requestId } : {}),
+  };
+}
+
 /** A reasoning block as Anthropic shows it (a block from a vendor without signatures gets an empty one). */
 function reasoningContent(block: CanonicalReasoningBlock): ContentBlock {
   return block.redactedData !== undefined ? { type: 'redacted_thinking', data: block.redactedData } : { type: 'thinking', thinking: block.text, signature: block.signature ?? '' };
@@ -89,10 +105,13 @@ export function mcpCallContent(call: CanonicalMcpCall): [McpToolUseBlock, McpToo
   ];
 }
 
-/** The non-streaming answer: thinking blocks, MCP calls, then the text, then the tool uses. */
-export function encodeMessagesResponse(result: CollectedResult, meta: AnswerMeta): MessagesMessage {
+/**
+ * The non-streaming answer: thinking blocks, MCP calls, then the text, then the tool uses. With
+ * `omitThinking` (thinking `display: 'omitted'`), thinking blocks keep their signature and lose their text.
+ */
+export function encodeMessagesResponse(result: CollectedResult, meta: AnswerMeta, omitThinking = false): MessagesMessage {
   const content: ContentBlock[] = [
-    ...result.reasoning.map(reasoningContent),
+    ...result.reasoning.map((block) => reasoningContent(omitThinking ? { ...block, text: '' } : block)),
     ...result.mcpItems.flatMap((item) => (item.kind === 'call' ? mcpCallContent(item) : [])),
     ...(result.text !== '' ? [{ type: 'text' as const, text: result.text }] : []),
     ...result.toolCalls.map((call): ContentBlock => ({ type: 'tool_use', id: call.id, name: call.name, input: parseToolArguments(call.arguments) })),

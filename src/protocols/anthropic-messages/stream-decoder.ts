@@ -1,4 +1,4 @@
-import type { CanonicalEvent, CanonicalMcpCall, CanonicalUsage, FinishReason } from '../../domain/generation/canonical';
+import type { CanonicalEvent, CanonicalMcpCall, CanonicalUsage, FinishReason, ProviderEvent } from '../../domain/generation/canonical';
 import { ProviderError } from '../../domain/generation/errors';
 import { parseSsePayload, type StreamDecoder } from '../streams';
 import { withFields } from '../../domain/shared/objects';
@@ -70,7 +70,7 @@ export class MessagesStreamDecoder implements StreamDecoder {
     return this.finished;
   }
 
-  push(data: string): CanonicalEvent[] {
+  push(data: string): ProviderEvent[] {
     return this.pushEvent(parseSsePayload<AnthropicWireStreamEvent>(this.vendor, data, 'event'));
   }
 
@@ -78,10 +78,10 @@ export class MessagesStreamDecoder implements StreamDecoder {
    * A non-streamed answer (`type: message`), replayed as the events of the stream that would
    * have carried it, so it goes through the same mapping.
    */
-  pushWhole(answer: unknown): CanonicalEvent[] {
+  pushWhole(answer: unknown): ProviderEvent[] {
     const message = answer as { content?: unknown; usage?: AnthropicWireUsage; stop_reason?: string | null; stop_sequence?: string | null } | null;
     if (typeof message !== 'object' || message === null || !Array.isArray(message.content)) throw new ProviderError(`${this.vendor} answered without content.`, this.vendor);
-    const events: CanonicalEvent[] = [];
+    const events: ProviderEvent[] = [];
     const replay = (event: AnthropicWireStreamEvent) => events.push(...this.pushEvent(event));
     replay({ type: 'message_start', message: { usage: message.usage } });
     (message.content as AnthropicWireAnswerBlock[]).forEach((block, index) => {
@@ -99,13 +99,18 @@ export class MessagesStreamDecoder implements StreamDecoder {
     return events;
   }
 
-  private pushEvent(event: AnthropicWireStreamEvent): CanonicalEvent[] {
+  private pushEvent(event: AnthropicWireStreamEvent): ProviderEvent[] {
     if (this.finished) return [];
-    const events: CanonicalEvent[] = [];
+    const events: ProviderEvent[] = [];
     switch (event.type) {
-      case 'message_start':
+      case 'message_start': {
         this.mergeUsage(event.message?.usage);
+        // The prompt's usage, known before the answer: a Messages client sees it in its own message_start.
+        if (typeof this.usage.input_tokens !== 'number') break;
+        const { inputTokens, cachedInputTokens, cacheCreationInputTokens } = anthropicUsageToCanonical(this.usage, false);
+        events.push({ type: 'input-usage', usage: { inputTokens, cachedInputTokens, cacheCreationInputTokens } });
         break;
+      }
       case 'content_block_start':
         this.startBlock(event.index ?? 0, event.content_block ?? {}, events);
         break;
@@ -158,7 +163,7 @@ export class MessagesStreamDecoder implements StreamDecoder {
     }
   }
 
-  private startBlock(index: number, block: NonNullable<AnthropicWireStreamEvent['content_block']>, events: CanonicalEvent[]): void {
+  private startBlock(index: number, block: NonNullable<AnthropicWireStreamEvent['content_block']>, events: ProviderEvent[]): void {
     switch (block.type) {
       case 'text':
         this.blocks.set(index, { kind: 'text' });
@@ -198,7 +203,7 @@ export class MessagesStreamDecoder implements StreamDecoder {
     }
   }
 
-  private blockDelta(index: number, delta: NonNullable<AnthropicWireStreamEvent['delta']>, events: CanonicalEvent[]): void {
+  private blockDelta(index: number, delta: NonNullable<AnthropicWireStreamEvent['delta']>, events: ProviderEvent[]): void {
     const block = this.blocks.get(index);
     if (!block) return;
     if (block.kind === 'text' && delta.type === 'text_delta' && delta.text) this.text(delta.text, events);
@@ -210,7 +215,7 @@ export class MessagesStreamDecoder implements StreamDecoder {
     } else if (block.kind === 'mcp-use' && delta.type === 'input_json_delta' && delta.partial_json) block.json += delta.partial_json;
   }
 
-  private stopBlock(index: number, events: CanonicalEvent[]): void {
+  private stopBlock(index: number, events: ProviderEvent[]): void {
     const block = this.blocks.get(index);
     if (!block) return;
     this.blocks.delete(index);
@@ -224,7 +229,7 @@ export class MessagesStreamDecoder implements StreamDecoder {
     }
   }
 
-  private text(text: string, events: CanonicalEvent[]): void {
+  private text(text: string, events: ProviderEvent[]): void {
     this.wroteText = true;
     events.push({ type: 'text-delta', text });
   }

@@ -1,23 +1,35 @@
-import type { CanonicalEvent } from '../../domain/generation/canonical';
+import type { CanonicalEvent, InputUsage } from '../../domain/generation/canonical';
 import { type ApiError } from '../../domain/shared/errors';
 import { type AnswerMeta, type FinishEvent, randomWireId } from '../collect';
 import { compact } from '../decode-fields';
 import { withFields } from '../../domain/shared/objects';
 import type { StreamEncoder } from '../streams';
 import { sseEvent } from '../sse-write';
-import type { ContentBlock, MessagesErrorBody, MessagesStreamEvent } from './types';
-import { mcpCallContent, messagesErrorType, messagesStopReason, messagesUsage } from './encode-answer';
+import type { ContentBlock, MessagesMessage, MessagesStreamEvent } from './types';
+import { mcpCallContent, messagesErrorBody, messagesStopReason, messagesUsage } from './encode-answer';
 
 export interface MessagesStreamMeta extends AnswerMeta {
   /**
-   * Input tokens for `message_start` (for example the reservation's estimate). Canonical usage
-   * arrives only with the finish, so the exact counts are sent in `message_delta`, whose
-   * counters the Anthropic SDK takes as the message's totals. Default 0.
+   * The prompt's usage for `message_start` (the vendor's figure when it reported one before its
+   * answer, else Tollgate's count): clients that read the input tokens there (LangChain) see
+   * them. The exact counts of the finish are sent again in `message_delta`, whose counters the
+   * Anthropic SDK takes as the message's totals. Absent: zeros.
    */
-  inputTokens?: number;
+  inputUsage?: InputUsage;
+  /** `thinking.display: 'omitted'`: thinking blocks carry their signature and no text. */
+  omitThinking?: boolean;
+  /** The request's id, in `event: error`. */
+  requestId?: string;
 }
 
 type OpenBlock = { index: number; kind: 'text' | 'thinking' | 'tool' | 'mcp'; toolIndex?: number };
+
+/** `message_start` usage in Anthropic's split (input without cache reads and writes); output comes with the finish. */
+function startUsage(input: InputUsage | undefined): MessagesMessage['usage'] {
+  if (!input) return { input_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 0 };
+  const { input_tokens, cache_creation_input_tokens, cache_read_input_tokens } = messagesUsage({ ...input, outputTokens: 0, reasoningTokens: 0 });
+  return { input_tokens, cache_creation_input_tokens, cache_read_input_tokens, output_tokens: 0 };
+}
 
 /**
  * Canonical events → Anthropic SSE, as the SDK's MessageStream accumulates them:
@@ -53,7 +65,7 @@ export class MessagesStreamEncoder implements StreamEncoder {
         content: [],
         stop_reason: null,
         stop_sequence: null,
-        usage: { input_tokens: this.meta.inputTokens ?? 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 0 },
+        usage: startUsage(this.meta.inputUsage),
       },
     });
   }
@@ -64,6 +76,7 @@ export class MessagesStreamEncoder implements StreamEncoder {
     switch (event.type) {
       case 'reasoning-delta':
         if (this.open?.kind !== 'thinking') out += this.closeOpen() + this.openBlock('thinking', { type: 'thinking', thinking: '', signature: '' });
+        if (this.meta.omitThinking) return out;
         return out + this.delta(this.open!.index, { type: 'thinking_delta', thinking: event.text });
       case 'reasoning-end': {
         if (this.open?.kind === 'thinking') {
@@ -119,8 +132,7 @@ export class MessagesStreamEncoder implements StreamEncoder {
   encodeError(error: ApiError): string {
     if (this.ended) return '';
     this.ended = true;
-    const body: MessagesErrorBody = { type: 'error', error: { type: messagesErrorType(error.status), message: error.message } };
-    return sseEvent('error', body);
+    return sseEvent('error', messagesErrorBody(error, this.meta.requestId));
   }
 
   private finish(event: FinishEvent): string {

@@ -98,6 +98,14 @@ export interface MessagesTool {
   input_schema: JsonSchemaObject & { type: 'object' };
   strict?: boolean;
   cache_control?: CacheControlEphemeral | null;
+  /** Stream the tool's input without buffering it (fine-grained tool streaming). */
+  eager_input_streaming?: boolean | null;
+  /** Left out of the prompt until a tool search finds it. */
+  defer_loading?: boolean | null;
+  /** Example inputs shown to the model. */
+  input_examples?: Array<Record<string, unknown>> | null;
+  /** Who may call the tool (the model directly, or code execution). */
+  allowed_callers?: string[] | null;
 }
 
 export type MessagesToolChoice =
@@ -134,6 +142,11 @@ export interface McpServerUrlDefinition {
 // Request body
 // ---------------------------------------------------------------------------------------------
 
+/**
+ * The request body: every top-level field of Anthropic's current Messages schema (GA and beta,
+ * plus the sampling fields older models still take and clients still send). What Tollgate does
+ * with each is its field policy (`field-policy.ts`), keyed by exactly these names.
+ */
 export interface MessageCreateParams {
   model: string;
   /** Required. Includes thinking tokens. */
@@ -144,7 +157,7 @@ export interface MessageCreateParams {
   tool_choice?: MessagesToolChoice;
   thinking?: ThinkingConfigParam;
   output_config?: OutputConfig;
-  /** Beta structured-outputs spelling of `output_config.format`. */
+  /** Beta structured-outputs spelling of `output_config.format` (deprecated by Anthropic). */
   output_format?: JsonOutputFormat | null;
   stop_sequences?: string[];
   temperature?: number;
@@ -155,13 +168,24 @@ export interface MessageCreateParams {
   mcp_servers?: McpServerUrlDefinition[];
   service_tier?: 'auto' | 'standard_only';
   cache_control?: CacheControlEphemeral | null;
-  /** Defined by the API, refused here unless null (server-side containers and context editing, data residency, diagnostics). */
+  /** Beta context editing: `{edits: [...]}` (clear_tool_uses_*, clear_thinking_*, compact_*). */
+  context_management?: { edits?: Array<Record<string, unknown>> } | null;
+  /** Server-side code-execution container (refused). */
   container?: unknown;
-  context_management?: unknown;
-  inference_geo?: unknown;
-  diagnostics?: unknown;
-  /** `fast` is refused. */
-  speed?: 'standard' | 'fast';
+  /** Data residency (refused: priced differently). */
+  inference_geo?: string | null;
+  /** Prompt-cache diagnostics request. */
+  diagnostics?: { previous_message_id?: string | null } | null;
+  speed?: 'standard' | 'fast' | null;
+  /** Beta: who is billed (`{type: 'billing_policy', bill_to: 'self' | 'user_profile'}`). */
+  billing_policy?: { type?: string; bill_to?: string } | null;
+  /** Beta: a compaction request (the answer is a summary block). */
+  compaction?: unknown;
+  /** Beta: server-side fallback to other models after a refusal. */
+  fallbacks?: unknown;
+  fallback_credit_token?: unknown;
+  /** Beta: server-held conversation state. */
+  thread?: unknown;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -301,7 +325,8 @@ export type MessagesErrorType =
 /** The error body, both as a JSON answer and as the data of `event: error`. */
 export interface MessagesErrorBody {
   type: 'error';
-  error: { type: MessagesErrorType; message: string };
+  /** Anthropic's `type` and `message`, with Tollgate's own `code` and `details` beside them (docs/api.md, Errors). */
+  error: { type: MessagesErrorType; message: string; code: string; details: Record<string, unknown> };
   request_id?: string;
 }
 

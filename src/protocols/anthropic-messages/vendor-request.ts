@@ -1,4 +1,4 @@
-import type { CanonicalMcpCall, CanonicalMessage, CanonicalRequest, CanonicalTool, CanonicalToolChoice } from '../../domain/generation/canonical';
+import type { CanonicalMcpCall, CanonicalMessage, CanonicalRequest, CanonicalTool, CanonicalToolChoice, VendorOnlySettings } from '../../domain/generation/canonical';
 import { badRequest } from '../../domain/shared/errors';
 import type {
   AnthropicRequestPlan,
@@ -9,6 +9,7 @@ import type {
   AnthropicWireTool,
   AnthropicWireToolChoice,
 } from './vendor-types';
+import { CONTEXT_MANAGEMENT_BETA } from './decode-vendor-only';
 
 /**
  * Vendor side of the Anthropic Messages API: canonical request → request body and the betas it
@@ -25,9 +26,12 @@ import type {
  *   the 4.5 models have no adaptive mode. The budget always stays below `max_tokens` (a
  *   budget under 1,024 is impossible, so then thinking is left off). A forced tool choice
  *   cannot be combined with thinking: the tool choice wins and thinking is left off.
- * - Sampling: temperature clamped to Anthropic's 0..1; with thinking, temperature and top_p
- *   are dropped (Anthropic refuses them); when both are set only temperature is sent (the
+ * - Sampling: temperature clamped to Anthropic's 0..1; with thinking, temperature, top_p and
+ *   top_k are dropped (Anthropic refuses them); when both are set only temperature is sent (the
  *   4.5 models refuse both). Penalties do not exist at Anthropic and are dropped.
+ * - What a Messages client sent for Anthropic alone (the field policy's `passed-to-vendor`:
+ *   `context_management`, `top_k`, `service_tier`, `cache_control`, tools' own fields, the
+ *   `anthropic-beta` and `anthropic-version` headers) goes as sent.
  */
 
 export const ANTHROPIC_VERSION = '2023-06-01';
@@ -48,8 +52,9 @@ export function toMessagesRequest(request: CanonicalRequest): AnthropicRequestPl
   const budget = forcedTool ? null : thinkingBudget(request);
   if (budget !== null) body.thinking = { type: 'enabled', budget_tokens: budget };
 
+  const vendorOnly = request.vendorOnly?.protocol === 'anthropic' ? request.vendorOnly : undefined;
   if (functionTools.length > 0) {
-    body.tools = functionTools.map(toAnthropicTool);
+    body.tools = functionTools.map((tool) => ({ ...toAnthropicTool(tool), ...vendorOnly?.toolFields[tool.name] }));
     const choice = toAnthropicToolChoice(request.toolChoice, request.parallelToolCalls);
     if (choice) body.tool_choice = choice;
   }
@@ -70,7 +75,21 @@ export function toMessagesRequest(request: CanonicalRequest): AnthropicRequestPl
     else if (request.topP !== undefined) body.top_p = request.topP;
   }
   if (request.user !== undefined) body.metadata = { user_id: request.user };
-  return { body, betas };
+  if (!vendorOnly) return { body, betas };
+  return withVendorOnly({ body, betas }, vendorOnly, budget !== null);
+}
+
+/** The client's Anthropic-only fields and headers on top of the body Tollgate built. */
+function withVendorOnly(plan: AnthropicRequestPlan, settings: VendorOnlySettings, thinking: boolean): AnthropicRequestPlan {
+  const { body } = plan;
+  const { output_config: outputConfig, top_k: topK, ...rest } = settings.body;
+  Object.assign(body, rest);
+  if (topK !== undefined && !thinking) body.top_k = topK as number;
+  if (outputConfig !== undefined) body.output_config = { ...body.output_config, ...(outputConfig as Record<string, unknown>) };
+  const betas = [...(settings.headers['anthropic-beta']?.split(',') ?? []), ...plan.betas];
+  if (body.context_management !== undefined) betas.push(CONTEXT_MANAGEMENT_BETA);
+  const version = settings.headers['anthropic-version'];
+  return { body, betas: [...new Set(betas)], ...(version !== undefined ? { version } : {}) };
 }
 
 /** A canonical MCP call → Anthropic's pair of blocks (the use, then the server's result). */

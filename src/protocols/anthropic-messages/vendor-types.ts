@@ -48,17 +48,23 @@ export interface AnthropicWireRequest {
   tool_choice?: AnthropicWireToolChoice;
   mcp_servers?: AnthropicWireMcpServer[];
   thinking?: { type: 'enabled'; budget_tokens: number };
-  output_config?: { format: { type: 'json_schema'; schema: Record<string, unknown> } };
+  output_config?: { format?: { type: 'json_schema'; schema: Record<string, unknown> }; [setting: string]: unknown };
   stop_sequences?: string[];
   temperature?: number;
   top_p?: number;
+  top_k?: number;
   metadata?: { user_id: string };
+  /** Passed as the client sent them (field policy `passed-to-vendor`). */
+  context_management?: unknown;
+  service_tier?: unknown;
+  cache_control?: unknown;
 }
 
-/** The body plus the `anthropic-beta` features it needs. */
+/** The body plus the `anthropic-beta` features it needs and the client's `anthropic-version`, if it sent one. */
 export interface AnthropicRequestPlan {
   body: AnthropicWireRequest;
   betas: string[];
+  version?: string;
 }
 
 

@@ -3,6 +3,7 @@ import { KEY_CREATE_FIELDS, KEY_UPDATE_FIELDS, SIGN_IN_FIELDS } from '../keys';
 import { answer, any, arrayOf, int, micro, nullable, object, oneOf, ref, str, type JsonSchema } from './schema';
 import { MEDIA_SCHEMAS } from './media';
 import { chatRequestSchema, messagesRequestSchema, responsesRequestSchema } from './text-requests';
+import { MESSAGES_SCHEMAS } from './messages-request';
 
 /** Named schemas of the document (`#/components/schemas/<name>`). */
 
@@ -109,4 +110,5 @@ export const SCHEMAS: Readonly<Record<string, JsonSchema>> = {
   OpenAiAnswer: any('An answer in the OpenAI format of the endpoint (chat.completion, or response), or its server-sent events when stream is true.'),
   MessagesAnswer: any('An answer in the Anthropic Messages format, or its server-sent events when stream is true.'),
   ...MEDIA_SCHEMAS,
+  ...MESSAGES_SCHEMAS,
 };

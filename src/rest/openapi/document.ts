@@ -56,7 +56,7 @@ function headersOf(route: ApiRoute, status: number): Record<string, JsonSchema> 
 const errorResponse = (route: ApiRoute, status: number) => ({
   description: ERROR_DESCRIPTIONS[status] ?? 'Error.',
   headers: headersOf(route, status),
-  content: { 'application/json': { schema: ref('Error') } },
+  content: { 'application/json': { schema: ref(route.errorSchema ?? 'Error') } },
 });
 
 function operation(route: ApiRoute): Record<string, unknown> {
@@ -75,7 +75,7 @@ function operation(route: ApiRoute): Record<string, unknown> {
     operationId: `${route.method}${route.path.replace(/[{}]/g, '').replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
     summary: route.summary,
     tags: [route.tag],
-    security: route.auth === 'none' ? [] : [{ [route.auth]: [] }, ...(route.path === '/v1/messages' ? [{ anthropicKey: [] }] : [])],
+    security: route.auth === 'none' ? [] : [{ [route.auth]: [] }, ...(route.path.startsWith('/v1/messages') ? [{ anthropicKey: [] }] : [])],
     ...(parameters.length > 0 ? { parameters } : {}),
     ...(route.body ? { requestBody: { required: true, content: Object.fromEntries((route.bodyTypes ?? ['application/json']).map((type) => [type, { schema: ref(route.body!) }])) } } : {}),
     responses,

@@ -28,6 +28,8 @@ export interface ApiRoute {
   errors: readonly number[];
   /** The answer streams as server-sent events when the body asks for it. */
   streams?: boolean;
+  /** The component schema of its errors, when not the envelope (`Error`). */
+  errorSchema?: string;
 }
 
 const KEY_ERRORS = [400, 401, 403, 404];
@@ -37,7 +39,8 @@ export const API_ROUTES: readonly ApiRoute[] = [
   // Text generation (API key)
   { method: 'post', path: '/v1/chat/completions', summary: 'Chat Completions (OpenAI format)', tag: 'Text', auth: 'apiKey', body: 'ChatCompletionRequest', ok: { status: 200, description: 'A chat.completion, or chat.completion.chunk events when streaming.', schema: 'OpenAiAnswer' }, errors: TEXT_ERRORS, streams: true },
   { method: 'post', path: '/v1/responses', summary: 'Responses, stateless (OpenAI format)', tag: 'Text', auth: 'apiKey', body: 'ResponsesRequest', ok: { status: 200, description: 'A response object, or its events when streaming.', schema: 'OpenAiAnswer' }, errors: TEXT_ERRORS, streams: true },
-  { method: 'post', path: '/v1/messages', summary: 'Messages (Anthropic format; the key may come as x-api-key)', tag: 'Text', auth: 'apiKey', body: 'MessagesRequest', ok: { status: 200, description: 'A message, or Anthropic stream events when streaming.', schema: 'MessagesAnswer' }, errors: TEXT_ERRORS, streams: true },
+  { method: 'post', path: '/v1/messages', summary: 'Messages (Anthropic format; the key may come as x-api-key; errors in Anthropic\'s shape)', tag: 'Text', auth: 'apiKey', body: 'MessagesRequest', ok: { status: 200, description: 'A message, or Anthropic stream events when streaming.', schema: 'MessagesAnswer' }, errors: TEXT_ERRORS, streams: true, errorSchema: 'MessagesError' },
+  { method: 'post', path: '/v1/messages/count_tokens', summary: "Count a Messages prompt's input tokens (Anthropic format; free, rate-limited like any request)", tag: 'Text', auth: 'apiKey', body: 'MessagesCountTokensRequest', ok: { status: 200, description: 'The input tokens: the vendor\'s own count where it has one, else Tollgate\'s.', schema: 'MessagesTokenCount' }, errors: [400, 401, 404, 413, 415, 429, 502], errorSchema: 'MessagesError' },
 
   // Model lists (API key)
   { method: 'get', path: '/v1/models', summary: 'Text models the key can use (prices for prepaid keys)', tag: 'Models', auth: 'apiKey', ok: { status: 200, description: 'Model list.', schema: 'TextModelList' }, errors: [401, 429] },

@@ -1,4 +1,3 @@
-import { KNOWN_FIELDS as MESSAGES_FIELDS } from '../../protocols/anthropic-messages/decode-request';
 import { KNOWN_FIELDS as CHAT_FIELDS } from '../../protocols/openai-chat/decode-request';
 import { KNOWN_FIELDS as RESPONSES_FIELDS } from '../../protocols/openai-responses/decode-request';
 import { any, arrayOf, bool, int, num, object, oneOf, str, type JsonSchema } from './schema';
@@ -96,35 +95,10 @@ const RESPONSES: FieldTable<typeof RESPONSES_FIELDS> = {
   context_management: refused('not offered by every vendor behind Tollgate'),
 };
 
-const MESSAGES: FieldTable<typeof MESSAGES_FIELDS> = {
-  model,
-  max_tokens: outputLimit(' Required.'),
-  messages: arrayOf(any('A message: role user or assistant; content a string or text, tool_use, tool_result and thinking blocks.')),
-  system: any('A string or text blocks.'),
-  tools: arrayOf(any('A tool with name, description and input_schema.')),
-  tool_choice: any('`{type: "auto" | "any" | "tool" | "none"}`.'),
-  thinking: any('`{type: "disabled"}`, `{type: "enabled", budget_tokens}` (at least 1,024 below max_tokens) or `{type: "adaptive"}`.'),
-  output_config: object({ effort: any('Reasoning effort.'), format: any('Structured output format.') }),
-  output_format: any('Structured output format (older placement).'),
-  stop_sequences: arrayOf(str()),
-  temperature: num('0 to 1.'),
-  top_p: topP,
-  top_k: refused('not every vendor behind Tollgate offers top-k sampling'),
-  stream,
-  metadata: object({ user_id: str() }),
-  mcp_servers: arrayOf(any('A remote MCP server the vendor calls.')),
-  service_tier: ignored(oneOf(['auto', 'standard_only'])),
-  cache_control: ignored({ type: 'object' }),
-  container: refused('not offered'),
-  context_management: refused('not offered by every vendor behind Tollgate'),
-  inference_geo: refused('not offered'),
-  speed: oneOf(['standard', 'fast'], "Only 'standard'."),
-  diagnostics: refused('not offered'),
-};
-
 /** A request body schema: exactly the fields of the table. */
 const bodyOf = (table: Readonly<Record<string, JsonSchema>>, required: readonly string[], description: string) => object(table, required, description);
 
 export const chatRequestSchema = bodyOf(CHAT, ['model', 'messages'], 'Chat Completions request (OpenAI format).');
 export const responsesRequestSchema = bodyOf(RESPONSES, ['model', 'input'], 'Responses request (OpenAI format, stateless).');
-export const messagesRequestSchema = bodyOf(MESSAGES, ['model', 'max_tokens', 'messages'], 'Messages request (Anthropic format).');
+/** The Messages bodies are built from the Messages field policy (messages-request.ts). */
+export { messagesRequestSchema } from './messages-request';

@@ -1,0 +1,51 @@
+import type { KeyPrincipal } from '../accounts/auth';
+import { resolveModelId, type Catalog, type TextModel } from '../catalog';
+import { modelAccessFor } from '../catalog/vendors';
+import { countTokensExactly, estimateInputTokens } from '../billing/estimate';
+import { withFields } from '../shared/objects';
+import type { Cancellation } from './cancellation';
+import type { CanonicalRequest, TextProviderRegistry } from './canonical';
+import { promptForEstimate } from './pipeline';
+import { clampOutputLimit } from './rules';
+import type { DecodedTextRequest } from './service';
+import { validateCanonicalRequest } from './validate';
+import { settleVendorOnly } from './vendor-only';
+
+export interface TokenCountDeps {
+  catalog: Catalog;
+  configuredVendors: ReadonlySet<string>;
+  providers: TextProviderRegistry;
+}
+
+export interface TokenCount {
+  model: TextModel;
+  /** The id the client sent, when it differs from the service id. */
+  routedFrom: string | null;
+  inputTokens: number;
+}
+
+/** Tollgate's own count of a prompt (OpenAI's o200k tokenizer, no margin): every text the model reads. */
+export function countPromptTokens(request: CanonicalRequest): number {
+  return promptForEstimate(request).texts.reduce((sum, text) => sum + countTokensExactly(text), 0);
+}
+
+/**
+ * Counts a prompt's input tokens (`POST /v1/messages/count_tokens`): the model is resolved and
+ * the request checked as a generation would be (same access, same refusals), then counted by
+ * the vendor where it has a counting endpoint, else by Tollgate's tokenizer. Free: nothing is
+ * reserved or charged; admission (rate limits) is the plane's, as for any request.
+ */
+export class TokenCounter {
+  constructor(private readonly deps: TokenCountDeps) {}
+
+  async count(principal: KeyPrincipal, decoded: DecodedTextRequest, signal: Cancellation): Promise<TokenCount> {
+    const { deps } = this;
+    const { model, routedFrom } = resolveModelId(deps.catalog, decoded.modelId, 'text', modelAccessFor(principal, deps.configuredVendors));
+    const { maxOutputTokens } = clampOutputLimit(model, decoded.outputLimit.value, decoded.outputLimit.field, decoded.outputLimit.fallback);
+    const provider = deps.providers.forModel(model);
+    const checked = validateCanonicalRequest(withFields(decoded.request, { model, maxOutputTokens, stream: false }), decoded, provider.capabilities);
+    const { request } = settleVendorOnly(checked, (r) => estimateInputTokens(promptForEstimate(r)));
+    const inputTokens = provider.countTokens ? await provider.countTokens(request, signal) : countPromptTokens(request);
+    return { model, routedFrom, inputTokens };
+  }
+}

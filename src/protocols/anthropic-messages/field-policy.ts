@@ -1,0 +1,101 @@
+import type { FieldDisposition, FieldPolicy } from '../field-policy';
+import type { MessageCreateParams, MessagesTool } from './types';
+
+/**
+ * The Messages format's field policy (docs/api.md, "Field policy: Messages"): what Tollgate does
+ * with every top-level field of Anthropic's current request schema, and with the nested fields
+ * real clients send. The decoder reads its known fields from these tables, so a field in no
+ * table is unknown (400 naming it), and the request type ties the top-level table to the schema:
+ * a field one has and the other lacks fails to compile.
+ *
+ * `passed-to-vendor` fields go to Anthropic as sent. For any other vendor, Tollgate applies
+ * `context_management` edits itself where that is exact (and refuses an edit it cannot apply
+ * exactly), offers a deferred tool only once a tool search named it, and drops the rest by
+ * the hint rule: they change neither the bill nor the answer's validity, so the answer says
+ * which were dropped (`x-service-dropped-hints`) instead of refusing the request.
+ */
+export const MESSAGES_FIELD_POLICY = {
+  model: 'honoured',
+  max_tokens: 'honoured',
+  messages: 'honoured',
+  system: 'honoured',
+  tools: 'honoured',
+  tool_choice: 'honoured',
+  thinking: 'honoured',
+  output_config: 'honoured',
+  output_format: 'honoured',
+  stop_sequences: 'honoured',
+  temperature: 'honoured',
+  top_p: 'honoured',
+  stream: 'honoured',
+  mcp_servers: 'honoured',
+  speed: 'honoured',
+  billing_policy: 'honoured',
+  top_k: 'passed-to-vendor',
+  service_tier: 'passed-to-vendor',
+  cache_control: 'passed-to-vendor',
+  context_management: 'passed-to-vendor',
+  metadata: 'metadata',
+  diagnostics: 'metadata',
+  container: 'refused',
+  inference_geo: 'refused',
+  compaction: 'refused',
+  fallbacks: 'refused',
+  fallback_credit_token: 'refused',
+  thread: 'refused',
+} as const satisfies FieldPolicy<keyof MessageCreateParams>;
+
+export type MessagesField = keyof typeof MESSAGES_FIELD_POLICY;
+
+/** What the client should change, for each refused top-level field. */
+export const MESSAGES_REFUSALS: Readonly<Record<RefusedIn<typeof MESSAGES_FIELD_POLICY>, string>> = {
+  container: 'is not supported: containers belong to server-side code execution, which Tollgate does not offer; remove it and run code with client tools',
+  inference_geo: 'is not supported: data residency is priced differently from the catalog price Tollgate charges; remove it (the vendor account default applies)',
+  compaction: 'is not supported: compaction requests are answered by a summary only Anthropic writes; compact the conversation client-side, or use context_management',
+  fallbacks: "is not supported: Tollgate serves and bills the model it resolved; remove it and retry with another model yourself",
+  fallback_credit_token: "is not supported: Tollgate serves and bills the model it resolved; remove it and retry with another model yourself",
+  thread: 'is not supported: Tollgate is stateless; remove it and send the whole conversation in messages',
+};
+
+/** Nested fields real clients send, per object, by the same dispositions. */
+export const TOOL_FIELD_POLICY = {
+  type: 'honoured',
+  name: 'honoured',
+  description: 'honoured',
+  input_schema: 'honoured',
+  strict: 'honoured',
+  cache_control: 'passed-to-vendor',
+  eager_input_streaming: 'passed-to-vendor',
+  defer_loading: 'passed-to-vendor',
+  input_examples: 'passed-to-vendor',
+  allowed_callers: 'passed-to-vendor',
+} as const satisfies FieldPolicy<keyof MessagesTool>;
+
+/**
+ * Content blocks, the system prompt's blocks, `thinking` and `output_config`. Block
+ * `cache_control` markers are accepted but not forwarded: Tollgate rebuilds the vendor's content
+ * blocks from its canonical conversation, which has no cache breakpoints (docs/api.md).
+ */
+export const NESTED_FIELD_POLICIES = {
+  message: { role: 'honoured', content: 'honoured' },
+  text: { type: 'honoured', text: 'honoured', cache_control: 'metadata', citations: 'metadata' },
+  tool_use: { type: 'honoured', id: 'honoured', name: 'honoured', input: 'honoured', cache_control: 'metadata', caller: 'metadata', toolset_name: 'metadata' },
+  tool_result: { type: 'honoured', tool_use_id: 'honoured', content: 'honoured', is_error: 'honoured', cache_control: 'metadata', toolset_name: 'metadata' },
+  thinking_block: { type: 'honoured', thinking: 'honoured', signature: 'honoured' },
+  redacted_thinking: { type: 'honoured', data: 'honoured' },
+  mcp_tool_use: { type: 'honoured', id: 'honoured', name: 'honoured', server_name: 'honoured', input: 'honoured', cache_control: 'metadata' },
+  mcp_tool_result: { type: 'honoured', tool_use_id: 'honoured', content: 'honoured', is_error: 'honoured', cache_control: 'metadata' },
+  /** `display: 'omitted'` is emulated: the answer's thinking blocks carry their signature and no text. */
+  thinking: { type: 'honoured', budget_tokens: 'honoured', display: 'emulated' },
+  output_config: { effort: 'honoured', format: 'honoured', task_budget: 'passed-to-vendor' },
+  metadata: { user_id: 'metadata' },
+} as const satisfies Readonly<Record<string, FieldPolicy>>;
+
+type RefusedIn<P extends FieldPolicy> = { [K in keyof P]: P[K] extends 'refused' ? K : never }[keyof P] & string;
+
+/** The names a policy table knows (the decoder's allow-list). */
+export const knownFields = <P extends FieldPolicy>(policy: P): readonly (keyof P & string)[] => Object.keys(policy) as (keyof P & string)[];
+
+/** The fields of a table that have a given disposition. */
+export const fieldsWith = <P extends FieldPolicy>(policy: P, disposition: FieldDisposition): readonly (keyof P & string)[] =>
+  knownFields(policy).filter((key) => policy[key] === disposition);

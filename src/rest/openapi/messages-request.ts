@@ -1,0 +1,92 @@
+import type { FieldDisposition } from '../../protocols/field-policy';
+import { KNOWN_FIELDS as MESSAGES_FIELDS } from '../../protocols/anthropic-messages/decode-request';
+import { COUNT_TOKENS_FIELDS } from '../../protocols/anthropic-messages/count-tokens';
+import { MESSAGES_FIELD_POLICY, MESSAGES_REFUSALS } from '../../protocols/anthropic-messages/field-policy';
+import { answer, any, arrayOf, bool, int, num, object, oneOf, str, type JsonSchema } from './schema';
+
+/*
+ * The Messages request bodies (`/v1/messages` and its `count_tokens`) and the Anthropic-shaped
+ * error. Each field's description starts from its field-policy disposition, and the table is
+ * keyed by the decoder's field list, so a field added to the policy does not compile until it
+ * is documented here.
+ */
+
+type FieldTable<Fields extends readonly string[]> = Readonly<Record<Fields[number], JsonSchema>>;
+
+const DISPOSITION: Readonly<Record<FieldDisposition, string>> = {
+  honoured: '',
+  'passed-to-vendor': 'Passed to Anthropic models as sent; other vendors: see docs/api.md (hints are dropped and named in x-service-dropped-hints).',
+  metadata: 'Accepted as metadata; changes neither the answer nor the bill.',
+  emulated: 'Done by Tollgate itself.',
+  refused: 'Refused with 400 when set:',
+};
+
+const describe = (field: keyof typeof MESSAGES_FIELD_POLICY, schema: JsonSchema): JsonSchema => {
+  const disposition = MESSAGES_FIELD_POLICY[field];
+  const why = disposition === 'refused' ? ` ${MESSAGES_REFUSALS[field as keyof typeof MESSAGES_REFUSALS]}.` : '';
+  const own = typeof schema.description === 'string' ? schema.description : '';
+  return { ...schema, description: [DISPOSITION[disposition] + why, own].filter((part) => part.trim() !== '').join(' ') };
+};
+
+const refused: JsonSchema = {};
+
+const MESSAGES: FieldTable<typeof MESSAGES_FIELDS> = {
+  model: str('Model id: a catalog id (`<vendor>/<model>`) or a vendor id that names exactly one model the key can use.', { minLength: 1 }),
+  max_tokens: int("Output limit (reasoning included), at least 1. Required. Above the model's largest it is lowered (answer header x-service-max-output-clamped), not refused.", { minimum: 1 }),
+  messages: arrayOf(any('A message: role user, assistant or system; content a string or text, tool_use, tool_result and thinking blocks.')),
+  system: any('A string or text blocks.'),
+  tools: arrayOf(any('A client tool: name, description, input_schema, strict; its eager_input_streaming, defer_loading, input_examples, allowed_callers and cache_control go to Anthropic models.')),
+  tool_choice: any('`{type: "auto" | "any" | "tool" | "none"}`.'),
+  thinking: any('`{type: "disabled"}`, `{type: "enabled", budget_tokens}` (at least 1,024 below max_tokens) or `{type: "adaptive"}`; `display: "omitted"` answers thinking blocks with their signature and no text.'),
+  output_config: object({ effort: any('Reasoning effort.'), format: any('Structured output format.'), task_budget: any('Passed to Anthropic models.') }),
+  output_format: any('Structured output format (older placement).'),
+  stop_sequences: arrayOf(str()),
+  temperature: num('0 to 1.'),
+  top_p: num('Nucleus sampling, 0 to 1.'),
+  top_k: int('Top-k sampling.', { minimum: 0 }),
+  stream: bool('Answer as server-sent events.'),
+  metadata: object({ user_id: str('End-user identifier passed to the vendor.') }),
+  mcp_servers: arrayOf(any('A remote MCP server the vendor calls.')),
+  service_tier: oneOf(['auto', 'standard_only']),
+  cache_control: { type: 'object', description: 'Automatic prompt caching.' },
+  context_management: any('`{edits: [...]}`: clear_thinking_*, clear_tool_uses_*, compact_* edits; applied by Tollgate for other vendors where exact, refused where not.'),
+  container: refused,
+  inference_geo: refused,
+  diagnostics: object({ previous_message_id: str() }),
+  speed: oneOf(['standard', 'fast'], "Only 'standard': fast mode is priced differently."),
+  billing_policy: any("Only `bill_to: 'self'` (the key's account pays)."),
+  compaction: refused,
+  fallbacks: refused,
+  fallback_credit_token: refused,
+  thread: refused,
+};
+
+const documented = Object.fromEntries(MESSAGES_FIELDS.map((field) => [field, describe(field, MESSAGES[field])]));
+
+export const messagesRequestSchema = object(documented, ['model', 'max_tokens', 'messages'], 'Messages request (Anthropic format).');
+
+/** count_tokens takes the Messages fields that shape the prompt (no max_tokens, no sampling). */
+export const countTokensRequestSchema = object(
+  Object.fromEntries(COUNT_TOKENS_FIELDS.map((field) => [field, documented[field]])),
+  ['model', 'messages'],
+  'A Messages prompt to count (Anthropic format).',
+);
+
+export const MESSAGES_SCHEMAS: Readonly<Record<string, JsonSchema>> = {
+  MessagesCountTokensRequest: countTokensRequestSchema,
+  MessagesTokenCount: answer({ input_tokens: int('Input tokens of the prompt: the vendor’s own count where it has one, else Tollgate’s.') }),
+  MessagesError: answer(
+    {
+      type: oneOf(['error']),
+      error: answer({
+        type: str("Anthropic's error type (invalid_request_error, authentication_error, billing_error, permission_error, not_found_error, request_too_large, rate_limit_error, api_error, overloaded_error, timeout_error)."),
+        message: str(),
+        code: str("Tollgate's error code."),
+        details: { type: 'object' },
+      }),
+      request_id: str(),
+    },
+    ['type', 'error'],
+    'Errors of the Messages endpoints, in Anthropic’s shape with Tollgate’s code and details inside.',
+  ),
+};
