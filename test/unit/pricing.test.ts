@@ -1,6 +1,6 @@
 import { countTokens } from 'gpt-tokenizer';
 import {
-  countTokensExactly, estimateInputTokens, TOKENS_PER_MESSAGE, TOKENS_PER_REQUEST,
+  countTokensExactly, ENCODER_RUN_CHARS, estimateInputTokens, promptTokensOver, TOKENS_PER_MESSAGE, TOKENS_PER_REQUEST,
 } from '../../src/domain/billing/estimate';
 import { divideRounded, mediaCostMicro, textChargeMicro, textCostMicro, textHoldMicro, type TokenPrices } from '../../src/domain/billing/pricing';
 
@@ -133,4 +133,36 @@ describe('countTokensExactly', () => {
     expect(countTokensExactly(text())).toBe(countTokens(text()));
   });
   const text = () => 'Say something about foxes, in two sentences.';
+
+  test('a long run of one character is counted in slices: a megabyte of one letter in moments, not hours', () => {
+    // o200k makes 8 tokens of 64 x's: the slices of a run add up to the whole run's count.
+    expect(countTokensExactly('x'.repeat(4 * ENCODER_RUN_CHARS))).toBe(countTokens('x'.repeat(4 * ENCODER_RUN_CHARS)));
+    expect(countTokensExactly('x'.repeat(1_000_000))).toBe(125_000);
+    expect(countTokensExactly(' '.repeat(2_000_000) + 'end')).toBeGreaterThan(0);
+    // Text around the runs is counted as it is; an emoji is never cut in half.
+    expect(countTokensExactly(`Hello ${'y'.repeat(3 * ENCODER_RUN_CHARS)} world`)).toBe(countTokens('Hello ') + countTokensExactly('y'.repeat(3 * ENCODER_RUN_CHARS)) + countTokens(' world'));
+    const emoji = '🦊'.repeat(1_000);
+    expect(countTokensExactly(emoji)).toBeGreaterThanOrEqual(countTokens(emoji));
+  });
+});
+
+describe('promptTokensOver', () => {
+  const framing = TOKENS_PER_MESSAGE + TOKENS_PER_REQUEST;
+
+  test('a prompt within its bound fits without counting; one over it is counted against the limit', async () => {
+    expect(await promptTokensOver({ texts: ['hello'], messages: 1 }, 5 + framing)).toBe(false);
+    // 600,000 x's are 75,000 tokens: 600,040 by the bound, within a 128,000 context when counted.
+    const long = 'x'.repeat(600_000);
+    expect(await promptTokensOver({ texts: [long], messages: 1 }, 128_000)).toBe(false);
+    expect(await promptTokensOver({ texts: [long], messages: 1 }, 75_000 + framing)).toBe(false);
+    expect(await promptTokensOver({ texts: [long], messages: 1 }, 75_000 + framing - 1)).toBe(true);
+    expect(await promptTokensOver({ texts: [long, long], messages: 2 }, 128_000)).toBe(true);
+  });
+
+  test('prose over the limit, across several texts', async () => {
+    const prose = 'The quick brown fox jumps over the lazy dog. '.repeat(20_000); // 10 tokens a sentence
+    const tokens = countTokensExactly(prose);
+    expect(await promptTokensOver({ texts: [prose, prose, 'tail'], messages: 3 }, 2 * tokens)).toBe(true);
+    expect(await promptTokensOver({ texts: [prose, prose], messages: 2 }, 2 * tokens + 2 * TOKENS_PER_MESSAGE + TOKENS_PER_REQUEST + 16)).toBe(false);
+  });
 });

@@ -1,7 +1,7 @@
 import type { KeyPrincipal } from '../accounts/auth';
 import { resolveModelId, type Catalog, type TextModel } from '../catalog';
 import { modelAccessFor } from '../catalog/vendors';
-import { countTokensExactly, estimateInputTokens, type PromptForEstimate } from '../billing/estimate';
+import { countTokensExactly } from '../billing/estimate';
 import { textChargeMicro, textHoldMicro, type TokenPrices, type TokenUsage } from '../billing/pricing';
 import type { BudgetLeases, LeasedHold } from '../billing/leases';
 import type { UsageCounts } from '../billing/usage-counts';
@@ -15,6 +15,7 @@ import { withFields } from '../shared/objects';
 import type { Metrics, TraceSpan } from '../shared/telemetry';
 import { usageSpanAttributes, vendorSpanAttributes, vendorSpanName } from './trace-attributes';
 import { validateCanonicalRequest } from './validate';
+import { countPromptTokens, inputTokensWithinContext } from './prompt-size';
 
 export interface TextPipelineDeps {
   catalog: Catalog;
@@ -36,22 +37,6 @@ export interface TextPipelineDeps {
 }
 
 const count = countTokensExactly;
-
-/** Every text the model reads, for the reservation estimate. */
-export function promptForEstimate(request: CanonicalRequest): PromptForEstimate {
-  const texts: string[] = [];
-  for (const message of request.messages) {
-    if (message.role === 'mcp') {
-      texts.push(JSON.stringify(message.item));
-      continue;
-    }
-    texts.push(message.content);
-    if (message.role === 'assistant') for (const call of message.toolCalls) texts.push(call.name, call.arguments);
-  }
-  for (const tool of request.tools) texts.push(JSON.stringify(tool));
-  if (request.responseFormat?.type === 'json_schema') texts.push(JSON.stringify(request.responseFormat.schema));
-  return { texts, messages: request.messages.length };
-}
 
 function pricesOf(model: TextModel): TokenPrices {
   if (!model.pricing) throw modelNotAvailable(model.id); // unpriced models never resolve; defensive
@@ -128,7 +113,7 @@ export class TextPipeline implements TextGenerationService {
     provider.validate?.(request);
     const prices = pricesOf(model);
 
-    const inputEstimate = estimateInputTokens(promptForEstimate(request), { contextLength: model.contextLength });
+    const inputEstimate = await inputTokensWithinContext(request, decoded.fields.prompt ?? 'messages');
     await context.tokens?.reserveTokens(inputEstimate + request.maxOutputTokens);
     let hold;
     try {
@@ -240,7 +225,7 @@ class OpenGeneration {
   /** A cut stream: the prompt was read (uncached input, counted without the hold's margin) and what was delivered is charged. */
   private partialUsage(): CanonicalUsage {
     return {
-      inputTokens: estimateInputTokensExact(this.request),
+      inputTokens: countPromptTokens(this.request),
       cachedInputTokens: 0,
       outputTokens: this.tally.deliveredOutputTokens(),
       reasoningTokens: count(this.tally.reasoningText),
@@ -295,10 +280,4 @@ class OpenGeneration {
  */
 function reportSettlementFailure(written: Promise<void>, report: TextPipelineDeps['onSettlementFailed'], requestId: string): void {
   written.catch((error: unknown) => report?.(error, requestId));
-}
-
-/** Input tokens of the prompt as best counted (no safety margin): charged when a stream is cut. */
-function estimateInputTokensExact(request: CanonicalRequest): number {
-  const prompt = promptForEstimate(request);
-  return prompt.texts.reduce((sum, text) => sum + count(text), 0);
 }
