@@ -117,13 +117,20 @@ export interface CanonicalRequest {
   stream?: boolean;
 }
 
-/** Usage as the vendor reported it; `outputTokens` includes reasoning tokens. */
+/**
+ * Usage as the vendor reported it, in one shape whatever the vendor counts: `inputTokens` is the
+ * whole prompt (uncached, cache reads and cache writes), `outputTokens` includes reasoning.
+ */
 export interface CanonicalUsage {
   inputTokens: number;
-  /** Part of `inputTokens` billed at the cached-input price. */
+  /** Part of `inputTokens` read from the vendor's prompt cache, billed at the cached-input price. */
   cachedInputTokens: number;
-  /** Anthropic cache writes, part of `inputTokens` (billed at the input price here). */
-  cacheCreationInputTokens?: number;
+  /**
+   * Parts of `inputTokens` written to the vendor's prompt cache (Anthropic), by how long the entry
+   * lives, billed at the cache-write prices; absent: none.
+   */
+  cacheWrite5mInputTokens?: number;
+  cacheWrite1hInputTokens?: number;
   outputTokens: number;
   /** null when the vendor does not report a reasoning count (the pipeline then estimates it). */
   reasoningTokens: number | null;

@@ -2,7 +2,7 @@ import type { KeyPrincipal } from '../accounts/auth';
 import { resolveModelId, type Catalog, type TextModel } from '../catalog';
 import { modelAccessFor } from '../catalog/vendors';
 import { countTokensExactly } from '../billing/estimate';
-import { textChargeMicro, textHoldMicro, type TokenPrices, type TokenUsage } from '../billing/pricing';
+import { chargeWithinHold, textChargeMicro, textHoldMicro, type TokenPrices, type TokenUsage } from '../billing/pricing';
 import type { BudgetLeases, LeasedHold } from '../billing/leases';
 import type { UsageCounts } from '../billing/usage-counts';
 import type { Clock } from '../shared/clock';
@@ -83,6 +83,8 @@ export function withReasoningEstimate(usage: CanonicalUsage, visibleAnswerTokens
 const billedUsage = (usage: CanonicalUsage): TokenUsage & UsageCounts => ({
   inputTokens: usage.inputTokens,
   cachedInputTokens: usage.cachedInputTokens,
+  cacheWrite5mInputTokens: usage.cacheWrite5mInputTokens ?? 0,
+  cacheWrite1hInputTokens: usage.cacheWrite1hInputTokens ?? 0,
   outputTokens: usage.outputTokens,
   reasoningTokens: usage.reasoningTokens ?? 0,
 });
@@ -248,8 +250,10 @@ class OpenGeneration {
       const usage = billedUsage(outcome.usage);
       const costMicro = textChargeMicro(this.prices, usage);
       written = deps.budget.settle(hold, { costMicro, usage, status: outcome.status, latencyMs, requestId: context.requestId });
-      context.onCharged?.(costMicro);
-      deps.metrics?.charged(this.vendor, this.model.id, usage, costMicro);
+      // Charged up to the hold: a vendor reporting more usage than the hold covers is an overage, not a charge.
+      const { chargedMicro } = chargeWithinHold(costMicro, hold.amountMicro);
+      context.onCharged?.(chargedMicro);
+      deps.metrics?.charged(this.vendor, this.model.id, usage, chargedMicro);
     }
     // The charge is already fixed: settle() claimed the hold and counted it in the lease.
     if (deps.settleBeforeAnswer) await written;
