@@ -2,12 +2,14 @@ import { countTokens } from 'gpt-tokenizer';
 import {
   countTokensExactly, ENCODER_RUN_CHARS, estimateInputTokens, promptTokensOver, TOKENS_PER_MESSAGE, TOKENS_PER_REQUEST,
 } from '../../src/domain/billing/estimate';
-import { divideRounded, mediaCostMicro, textChargeMicro, textCostMicro, textHoldMicro, type TokenPrices } from '../../src/domain/billing/pricing';
+import { chargeWithinHold, divideRounded, mediaCostMicro, textChargeMicro, textCostMicro, textHoldMicro, type TokenPrices } from '../../src/domain/billing/pricing';
 
 // Published prices, micro-dollars per million tokens.
 const GPT_4O_MINI: TokenPrices = { inputPerMTokMicro: 150_000n, cachedInputPerMTokMicro: 75_000n, outputPerMTokMicro: 600_000n };
 const SONNET: TokenPrices = { inputPerMTokMicro: 3_000_000n, cachedInputPerMTokMicro: 300_000n, outputPerMTokMicro: 15_000_000n };
 const O4_MINI: TokenPrices = { inputPerMTokMicro: 1_100_000n, cachedInputPerMTokMicro: 275_000n, outputPerMTokMicro: 4_400_000n };
+/** Sonnet with Anthropic's cache-write prices: 1.25x input for 5-minute entries, 2x for 1-hour ones. */
+const SONNET_WRITES: TokenPrices = { ...SONNET, cacheWrite5mPerMTokMicro: 3_750_000n, cacheWrite1hPerMTokMicro: 6_000_000n };
 const HALF: TokenPrices = { inputPerMTokMicro: 500_000n, cachedInputPerMTokMicro: 500_000n, outputPerMTokMicro: 500_000n };
 
 describe('textCostMicro', () => {
@@ -26,6 +28,11 @@ describe('textCostMicro', () => {
     ['reasoning is part of output, billed once', O4_MINI, { inputTokens: 123, cachedInputTokens: 0, outputTokens: 4_567, reasoningTokens: 4_000 }, 20_230n, 20_231n],
     ['same without a reasoning count', O4_MINI, { inputTokens: 123, cachedInputTokens: 0, outputTokens: 4_567 }, 20_230n, 20_231n],
     ['nothing used costs nothing', SONNET, { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 }, 0n, 0n],
+    // 1,000 uncached × 3 + 8,000 read × 0.30 + 2,000 5-minute writes × 3.75 + 1,000 1-hour writes × 6 + 400 × 15.
+    ['cache writes at their prices, by lifetime', SONNET_WRITES, { inputTokens: 12_000, cachedInputTokens: 8_000, cacheWrite5mInputTokens: 2_000, cacheWrite1hInputTokens: 1_000, outputTokens: 400 }, 24_900n, 24_900n],
+    ['cache writes without their prices cost the input price', SONNET, { inputTokens: 3_000, cachedInputTokens: 0, cacheWrite5mInputTokens: 2_000, cacheWrite1hInputTokens: 1_000, outputTokens: 0 }, 9_000n, 9_000n],
+    // 100 input: 60 read first, then 40 of the 50 5-minute writes; the 1-hour writes are beyond the input.
+    ['parts beyond the input are dropped, reads first', SONNET_WRITES, { inputTokens: 100, cachedInputTokens: 60, cacheWrite5mInputTokens: 50, cacheWrite1hInputTokens: 50, outputTokens: 0 }, 168n, 168n],
     ['beyond 2^53 stays exact', SONNET, { inputTokens: 0, cachedInputTokens: 0, outputTokens: 2_000_000_000 }, 30_000_000_000n, 30_000_000_000n],
   ])('%s', (_name, prices, usage, nearest, up) => {
     expect(textCostMicro(prices, usage, 'nearest')).toBe(nearest);
@@ -39,6 +46,7 @@ describe('textCostMicro', () => {
     [{ inputTokens: 1, cachedInputTokens: -2, outputTokens: 0 }, /cachedInputTokens/],
     [{ inputTokens: 1, cachedInputTokens: 0, outputTokens: Number.NaN }, /outputTokens/],
     [{ inputTokens: 1, cachedInputTokens: 0, outputTokens: 1, reasoningTokens: -1 }, /reasoningTokens/],
+    [{ inputTokens: 1, cachedInputTokens: 0, cacheWrite1hInputTokens: 0.5, outputTokens: 0 }, /cacheWrite1hInputTokens/],
   ])('refuses impossible usage %j', (usage, message) => {
     expect(() => textCostMicro(GPT_4O_MINI, usage, 'nearest')).toThrow(message);
   });
@@ -56,17 +64,27 @@ describe('textHoldMicro', () => {
     ['nothing to reserve', GPT_4O_MINI, 0, 0, 0n],
     // A cached price above the input price (odd, but possible in a catalog) is the one reserved.
     ['dearer input price is reserved', { inputPerMTokMicro: 100_000n, cachedInputPerMTokMicro: 200_000n, outputPerMTokMicro: 0n }, 10, 0, 2n],
+    // Every input token may be a 1-hour cache write: 1,000 × 6 + 1,000 × 15.
+    ['a 1-hour cache write is the dearest input', SONNET_WRITES, 1000, 1000, 21_000n],
   ])('%s', (_name, prices, inputTokens, maxOutputTokens, expected) => {
     expect(textHoldMicro(prices, { inputTokens, maxOutputTokens })).toBe(expected);
   });
 
   test('a hold covers every charge the same request can produce', () => {
-    const hold = textHoldMicro(SONNET, { inputTokens: 777, maxOutputTokens: 333 });
+    const hold = textHoldMicro(SONNET_WRITES, { inputTokens: 777, maxOutputTokens: 333 });
     for (const cached of [0, 100, 777]) {
-      for (const output of [0, 1, 332, 333]) {
-        expect(textChargeMicro(SONNET, { inputTokens: 777, cachedInputTokens: cached, outputTokens: output })).toBeLessThanOrEqual(hold);
+      for (const [write5m, write1h] of [[0, 0], [677 - Math.min(cached, 677), 0], [0, 777 - cached], [50, 50]]) {
+        for (const output of [0, 1, 332, 333]) {
+          expect(textChargeMicro(SONNET_WRITES, { inputTokens: 777, cachedInputTokens: cached, cacheWrite5mInputTokens: write5m, cacheWrite1hInputTokens: write1h, outputTokens: output })).toBeLessThanOrEqual(hold);
+        }
       }
     }
+  });
+
+  test('a charge never exceeds its hold: the excess is overage', () => {
+    expect(chargeWithinHold(900n, 1_000n)).toEqual({ chargedMicro: 900n, overageMicro: 0n });
+    expect(chargeWithinHold(1_000n, 1_000n)).toEqual({ chargedMicro: 1_000n, overageMicro: 0n });
+    expect(chargeWithinHold(1_500n, 1_000n)).toEqual({ chargedMicro: 1_000n, overageMicro: 500n });
   });
 });
 
