@@ -36,7 +36,7 @@ export function estimateInputTokens(prompt: PromptForEstimate, options: { contex
 }
 
 /** Characters encoded between two turns of the event loop (tens of milliseconds of work at worst). */
-const CHARS_PER_TURN = 16 * 1024;
+const CHARS_PER_TURN = 4 * 1024;
 
 /**
  * Whether a prompt has more than `limit` tokens: its texts counted exactly (countTokensExactly)
