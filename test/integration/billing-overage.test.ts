@@ -108,7 +108,7 @@ async function overageMetrics(url: string) {
 }
 
 test('one instance: a $1 key is charged its holds and no more; the excess is overage, a metric and a warning', async () => {
-  const { accountId, key } = await account(a.url, 5_000_000n, 1_000_000n);
+  const { accountId, key, sessionToken } = await account(a.url, 5_000_000n, 1_000_000n);
   const before = await overageMetrics(a.url);
   const ids = Array.from({ length: 6 }, (_, i) => `over-one-${i}`);
   const answers = await Promise.all(ids.map((id) => ask(a.url, key.secret, id)));
@@ -125,6 +125,11 @@ test('one instance: a $1 key is charged its holds and no more; the excess is ove
   expect(money.keySettled).toBeLessThanOrEqual(1_000_000n);
   expect(money.usage).toHaveLength(3);
   for (const record of money.usage) expect(record).toMatchObject({ cost_micro: HOLD.toString(), overage_micro: OVERAGE.toString(), input_tokens: 10_000_000 });
+
+  // The usage records show it: charged the hold, the rest as overage.
+  const records = await graphql(a.url, '{ usageRecords { data { requestId costMicro overageMicro inputTokens } } }', {}, sessionToken);
+  expect(records.data.usageRecords.data).toHaveLength(3);
+  for (const record of records.data.usageRecords.data) expect(record).toMatchObject({ costMicro: HOLD.toString(), overageMicro: OVERAGE.toString(), inputTokens: 10_000_000 });
 
   const after = await overageMetrics(a.url);
   expect(after.count - before.count).toBe(3);
@@ -178,15 +183,24 @@ test('two processes on one database: the key limit and the balance hold; every o
   const poorResult = await check(poor, poorAnswers, 2, 'api_insufficient_balance');
   expect(poorResult.money.balance).toBe(600_000n - BigInt(poorResult.served) * HOLD);
 
+  // And one request that only the second process serves, so its settlement path is certain to be taken.
+  const lone = await account(a.url, 5_000_000n);
+  expect((await ask(bUrl, lone.key.secret, 'over-two-lone')).status).toBe(200);
+  const loneMoney = await settledMoney(lone.accountId, lone.key.id, 1);
+  expect(loneMoney).toMatchObject({ balance: 5_000_000n - HOLD, ledgerSum: 5_000_000n - HOLD, reserved: 0n, usage: [{ request_id: 'over-two-lone', cost_micro: HOLD.toString(), overage_micro: OVERAGE.toString() }] });
+
   // Each instance counted and logged the overages it settled; together, every one.
   const total = limitedResult.served + poorResult.served;
   const servedBy = (url: string) => [...limitedAnswers, ...poorAnswers].filter((r, i) => r.status === 200 && (i % 8 < 4) === (url === a.url)).length;
   const metricsA = await overageMetrics(a.url);
   const metricsB = await overageMetrics(bUrl);
-  expect(metricsB.count).toBe(servedBy(bUrl));
+  expect(metricsB.count).toBe(servedBy(bUrl) + 1);
   expect(metricsA.count - 3).toBe(servedBy(a.url)); // the first test's three are on A too
-  expect(metricsA.count - 3 + metricsB.count).toBe(total);
-  const bLines = bStderr.split('\n').filter((line) => line.includes('"over-two-')).map((line) => JSON.parse(line) as Record<string, unknown>);
-  expect(bLines).toHaveLength(servedBy(bUrl));
+  expect(metricsA.count - 3 + metricsB.count).toBe(total + 1);
+  const bLinesNow = () => bStderr.split('\n').filter((line) => line.includes('"over-two-')).map((line) => JSON.parse(line) as Record<string, unknown>);
+  // Written before each answer ended; read here through the pipe, so waited for with a bound.
+  for (const deadline = Date.now() + 5_000; bLinesNow().length < servedBy(bUrl) + 1 && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 25));
+  const bLines = bLinesNow();
+  expect(bLines).toHaveLength(servedBy(bUrl) + 1);
   for (const line of bLines) expect(line).toMatchObject({ level: 40, vendor: 'openai', model: MODEL, overage_micro: OVERAGE.toString() });
 });
