@@ -141,9 +141,9 @@ async function settlementBatches(url: string, principal: BillingPrincipal): Prom
     const batch = async (size: number) => {
       const at = new Date().toISOString();
       const ops = Array.from({ length: size }, (_, seq) => ({
-        seq, op: 'settle', lease_id: leaseId, hold_id: ids.next('hold'), charge: '4321', consume: '4321', model: 'bench/model', now: at,
+        seq, op: 'settle', lease_id: leaseId, hold_id: ids.next('hold'), cost: '4321', hold: '5000', model: 'bench/model', now: at,
         ledger_id: ids.next('led'), usage_id: ids.next('use'), usage_status: 'ok', request_id: `req_${randomBytes(8).toString('hex')}`,
-        input: 100, cached: 0, output: 50, reasoning: 0, latency: 3,
+        input: 100, cached: 0, cache_write_5m: 0, cache_write_1h: 0, output: 50, reasoning: 0, latency: 3,
       }));
       const { rows } = await client.query({ name: 'apply', text: 'select * from tollgate_apply_lease_ops($1::jsonb)', values: [JSON.stringify(ops)] });
       if (rows.length !== size || !rows.every((row: { applied: boolean }) => row.applied)) throw new Error('a settlement was not applied');

@@ -50,6 +50,7 @@ function promClientMetrics(): Metrics {
       output.inc(u.outputTokens);
       spend.inc(Number(cost));
     },
+    overage: () => undefined, // not on the request path: a vendor anomaly
   };
 }
 

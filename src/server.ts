@@ -7,7 +7,7 @@ import { configuredVendorEndpoints, type Config } from './config';
 import { AuthService } from './domain/accounts/auth';
 import { AccountService } from './domain/accounts/service';
 import { KeyService } from './domain/keys/service';
-import { BillingService } from './domain/billing/service';
+import { BillingService, type Overage } from './domain/billing/service';
 import { SandboxPaymentPort, type PaymentPort } from './domain/billing/payments';
 import { HoldSweeper } from './domain/billing/sweeper';
 import { BudgetLeases } from './domain/billing/leases';
@@ -120,7 +120,20 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   const auth = new AuthService(orm, clock, ids, bus, { adminToken: config.adminToken, sessionTtlSeconds: config.sessionTtlSeconds });
   const accounts = new AccountService(orm, clock, ids, bus, config.limits);
   const keys = new KeyService(orm, clock, ids, bus);
-  const billing = new BillingService(orm, clock, ids, bus, options.payments ?? new SandboxPaymentPort(), pgHoldStore(orm));
+  // Metrics are served to the operator only: without an operator token, none are kept. What the
+  // budget leases (below) hold in flight is read when metrics are scraped.
+  const metrics = config.adminToken ? new PrometheusMetrics({ inFlight: () => budget.inFlight() }) : null;
+  // A vendor reported usage costing more than the request's hold: charged up to the hold, the
+  // excess recorded on the usage record as overage (docs/billing.md, Overage). Rare, and worth a look.
+  const onOverage = (o: Overage): void => {
+    const vendor = catalog.byId.get(o.model)?.vendor ?? '';
+    metrics?.overage(vendor, o.model, o.overageMicro);
+    log.warn(
+      { request_id: o.requestId, account_id: o.accountId, key_id: o.keyId, model: o.model, vendor, hold_micro: String(o.holdMicro), cost_micro: String(o.costMicro), charged_micro: String(o.chargedMicro), overage_micro: String(o.overageMicro) },
+      'vendor usage cost more than the hold: charged the hold, the excess recorded as overage',
+    );
+  };
+  const billing = new BillingService(orm, clock, ids, bus, options.payments ?? new SandboxPaymentPort(), pgHoldStore(orm), onOverage);
   await accounts.syncPlans();
   // Releases holds whose request died with its process (crash safety); safe on every instance.
   const sweeper = new HoldSweeper(billing, {
@@ -136,8 +149,6 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   const batchSql = pgSqlRunner(options.databaseUrl, log, 1);
   const settleBeforeAnswer = config.settlement === 'before-answer';
   const budget = new BudgetLeases(pgLeaseStore(billingSql), billing, clock, ids, bus, { writerStore: pgLeaseStore(batchSql), settlementDelayMs: settleBeforeAnswer ? 0 : SETTLEMENT_BATCH_DELAY_MS, leaseTtlMs: config.leaseTtlMs });
-  // Metrics are served to the operator only: without an operator token, none are kept.
-  const metrics = config.adminToken ? new PrometheusMetrics(budget) : null;
   const tracer: Tracer | null = config.otlpTracesUrl ? await startTracing({ tracesUrl: config.otlpTracesUrl, serviceName: config.otelServiceName, serviceVersion: TOLLGATE_VERSION }) : null;
   const observers: RequestObservers = { ids, log, metrics: metrics ?? noMetrics, tracer, endpointOf: routePatterns(API_ROUTES) };
   const textPipeline = new TextPipeline({

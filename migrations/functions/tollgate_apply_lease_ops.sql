@@ -10,31 +10,35 @@ declare
 begin
   if jsonb_array_length(settles) > 0 then
     return query
+    -- A settlement is charged its cost up to its request hold; the excess is the usage record's
+    -- overage, charged to no one (docs/billing.md, Overage).
     with ops as (
-      select x.* from jsonb_to_recordset(settles) as x(
-        seq int, lease_id text, hold_id text, charge bigint, consume bigint, model text, now timestamptz, ledger_id text, usage_id text,
-        usage_status text, request_id text, input int, cached int, output int, reasoning int, latency int)
+      select x.*, least(x.cost, x.hold) as charge from jsonb_to_recordset(settles) as x(
+        seq int, lease_id text, hold_id text, cost bigint, hold bigint, model text, now timestamptz, ledger_id text, usage_id text,
+        usage_status text, request_id text, input int, cached int, cache_write_5m int, cache_write_1h int, output int, reasoning int, latency int)
     ),
     leases as (
       select h.id, h.account_id, h.key_id, h.plan_user_id, h.month, h.status, h.amount_micro
         from holds h where h.id = any (array(select distinct o.lease_id from ops o)) order by h.id for update
     ),
     claimed as (
-      insert into usage_records (id, account_id, key_id, hold_id, request_id, model, input_tokens, cached_input_tokens, output_tokens,
-        reasoning_tokens, images, video_seconds, cost_micro, status, latency_ms, created_at)
-      select o.usage_id, l.account_id, l.key_id, o.hold_id, o.request_id, o.model, o.input, o.cached, o.output,
-        o.reasoning, 0, 0, o.charge, o.usage_status, o.latency, o.now
+      insert into usage_records (id, account_id, key_id, hold_id, request_id, model, input_tokens, cached_input_tokens,
+        cache_write_5m_input_tokens, cache_write_1h_input_tokens, output_tokens, reasoning_tokens, images, video_seconds,
+        cost_micro, overage_micro, status, latency_ms, created_at)
+      select o.usage_id, l.account_id, l.key_id, o.hold_id, o.request_id, o.model, o.input, o.cached,
+        o.cache_write_5m, o.cache_write_1h, o.output, o.reasoning, 0, 0,
+        o.charge, o.cost - o.charge, o.usage_status, o.latency, o.now
         from ops o join leases l on l.id = o.lease_id
       on conflict (hold_id) do nothing
       returning hold_id
     ),
     running as (
       select o.*, l.account_id, l.key_id, l.plan_user_id, l.month, l.status = 'active' as lease_active, l.amount_micro as lease_amount,
-             coalesce(sum(o.consume) over (partition by o.lease_id order by o.seq rows between unbounded preceding and 1 preceding), 0) as consumed_before
+             coalesce(sum(o.charge) over (partition by o.lease_id order by o.seq rows between unbounded preceding and 1 preceding), 0) as consumed_before
         from ops o join leases l on l.id = o.lease_id join claimed c on c.hold_id = o.hold_id
     ),
     moves as (
-      select r.*, case when r.lease_active then greatest(0, least(r.consume, r.lease_amount - r.consumed_before)) else 0 end as moved
+      select r.*, case when r.lease_active then greatest(0, least(r.charge, r.lease_amount - r.consumed_before)) else 0 end as moved
         from running r
     ),
     lease_updates as (

@@ -47,13 +47,16 @@ export class UsageRecordType {
   @Field(() => ID, { nullable: true }) keyId!: string | null;
   @Field(() => String, { nullable: true }) requestId!: string | null;
   @Field() model!: string;
-  @Field(() => Int) inputTokens!: number;
-  @Field(() => Int) cachedInputTokens!: number;
+  @Field(() => Int, { description: 'The whole prompt: cache reads and writes included' }) inputTokens!: number;
+  @Field(() => Int, { description: 'Read from the vendor\'s prompt cache' }) cachedInputTokens!: number;
+  @Field(() => Int, { description: 'Written to the vendor\'s prompt cache, entries that live 5 minutes' }) cacheWrite5mInputTokens!: number;
+  @Field(() => Int, { description: 'Written to the vendor\'s prompt cache, entries that live 1 hour' }) cacheWrite1hInputTokens!: number;
   @Field(() => Int, { description: 'Reasoning included' }) outputTokens!: number;
   @Field(() => Int) reasoningTokens!: number;
   @Field(() => Int) images!: number;
   @Field(() => Int) videoSeconds!: number;
-  @Field({ description: 'Charged, micro-dollars' }) costMicro!: string;
+  @Field({ description: 'Charged, micro-dollars: the usage\'s cost, at most the request\'s hold' }) costMicro!: string;
+  @Field({ description: 'What the vendor-reported usage cost beyond the hold, micro-dollars: charged to no one' }) overageMicro!: string;
   @Field({ description: 'ok, partial or failed' }) status!: string;
   @Field(() => Int) latencyMs!: number;
   @Field() createdAt!: string;
@@ -113,11 +116,14 @@ const toUsageRecordType = (u: UsageRecordView): UsageRecordType => ({
   model: u.model,
   inputTokens: u.inputTokens,
   cachedInputTokens: u.cachedInputTokens,
+  cacheWrite5mInputTokens: u.cacheWrite5mInputTokens,
+  cacheWrite1hInputTokens: u.cacheWrite1hInputTokens,
   outputTokens: u.outputTokens,
   reasoningTokens: u.reasoningTokens,
   images: u.images,
   videoSeconds: u.videoSeconds,
   costMicro: u.costMicro.toString(),
+  overageMicro: u.overageMicro.toString(),
   status: u.status,
   latencyMs: u.latencyMs,
   createdAt: u.createdAt.toISOString(),

@@ -32,9 +32,13 @@ interface ModelChildren {
   firstEventSeconds: Observe;
   inputTokens: Inc;
   cachedInputTokens: Inc;
+  cacheWrite5mInputTokens: Inc;
+  cacheWrite1hInputTokens: Inc;
   outputTokens: Inc;
   reasoningTokens: Inc;
   spendMicro: Inc;
+  overages: Inc;
+  overageMicro: Inc;
   errors: Map<VendorErrorKind, Inc>;
 }
 
@@ -56,6 +60,8 @@ export class PrometheusMetrics implements Metrics {
   private readonly firstEventSeconds: FastHistogram;
   private readonly tokens: FastCounter;
   private readonly spend: FastCounter;
+  private readonly overages: FastCounter;
+  private readonly overageMicro: FastCounter;
   private readonly vendorErrors: FastCounter;
   private readonly refusals: FastCounter;
   /** method → endpoint → status → model → vendor → child. */
@@ -74,8 +80,10 @@ export class PrometheusMetrics implements Metrics {
     this.gatewaySeconds = new FastHistogram(this.registry, 'tollgate_gateway_seconds', "Time Tollgate itself spent on a request: the whole request minus the vendor's time.", ['endpoint', 'method'], GATEWAY_BUCKETS);
     this.vendorSeconds = new FastHistogram(this.registry, 'tollgate_vendor_seconds', 'Vendor call time, from the request sent to its last event or failure.', ['vendor', 'model'], VENDOR_BUCKETS);
     this.firstEventSeconds = new FastHistogram(this.registry, 'tollgate_vendor_first_event_seconds', "Time to the vendor's first event (first token of a stream, the whole answer otherwise).", ['vendor', 'model'], VENDOR_BUCKETS);
-    this.tokens = new FastCounter(this.registry, 'tollgate_tokens_total', 'Tokens of settled requests by type: input, output, and their parts cached_input (of input) and reasoning (of output).', ['vendor', 'model', 'type']);
+    this.tokens = new FastCounter(this.registry, 'tollgate_tokens_total', 'Tokens of settled requests by type: input, output, and their parts cached_input, cache_write_5m and cache_write_1h (of input) and reasoning (of output).', ['vendor', 'model', 'type']);
     this.spend = new FastCounter(this.registry, 'tollgate_spend_micro_total', 'Amount charged for settled requests, in micro-dollars (millionths of USD).', ['vendor', 'model']);
+    this.overages = new FastCounter(this.registry, 'tollgate_overages_total', 'Settlements whose vendor-reported usage cost more than the request\'s hold: charged up to the hold, the excess recorded as overage (a vendor anomaly).', ['vendor', 'model']);
+    this.overageMicro = new FastCounter(this.registry, 'tollgate_overage_micro_total', 'What vendor-reported usage cost beyond the holds (overage), in micro-dollars: recorded, charged to no one.', ['vendor', 'model']);
     this.vendorErrors = new FastCounter(this.registry, 'tollgate_vendor_errors_total', 'Vendor calls that failed, by kind (http_4xx, http_429, http_5xx, timeout, connect, broken_stream, invalid_answer).', ['vendor', 'kind']);
     this.refusals = new FastCounter(this.registry, 'tollgate_refusals_total', 'Requests refused by a limit: limit="rate" (rate_limited, api_concurrency_limit) or limit="spend" (balance, key spend limit, plan allowance); reason is the error code.', ['limit', 'reason']);
     // Read from memory when scraped: nothing is counted per request for these.
@@ -132,9 +140,17 @@ export class PrometheusMetrics implements Metrics {
     const children = this.childrenOf(vendor, model);
     if (usage.inputTokens > 0) children.inputTokens.inc(usage.inputTokens);
     if (usage.cachedInputTokens > 0) children.cachedInputTokens.inc(usage.cachedInputTokens);
+    if (usage.cacheWrite5mInputTokens) children.cacheWrite5mInputTokens.inc(usage.cacheWrite5mInputTokens);
+    if (usage.cacheWrite1hInputTokens) children.cacheWrite1hInputTokens.inc(usage.cacheWrite1hInputTokens);
     if (usage.outputTokens > 0) children.outputTokens.inc(usage.outputTokens);
     if (usage.reasoningTokens) children.reasoningTokens.inc(usage.reasoningTokens);
     if (costMicro > 0n) children.spendMicro.inc(Number(costMicro));
+  }
+
+  overage(vendor: string, model: string, overageMicro: bigint): void {
+    const children = this.childrenOf(vendor, model);
+    children.overages.inc();
+    children.overageMicro.inc(Number(overageMicro));
   }
 
   /** The Prometheus text exposition of everything above. */
@@ -151,9 +167,13 @@ export class PrometheusMetrics implements Metrics {
         firstEventSeconds: this.firstEventSeconds.cell(vendor, model),
         inputTokens: this.tokens.cell(vendor, model, 'input'),
         cachedInputTokens: this.tokens.cell(vendor, model, 'cached_input'),
+        cacheWrite5mInputTokens: this.tokens.cell(vendor, model, 'cache_write_5m'),
+        cacheWrite1hInputTokens: this.tokens.cell(vendor, model, 'cache_write_1h'),
         outputTokens: this.tokens.cell(vendor, model, 'output'),
         reasoningTokens: this.tokens.cell(vendor, model, 'reasoning'),
         spendMicro: this.spend.cell(vendor, model),
+        overages: this.overages.cell(vendor, model),
+        overageMicro: this.overageMicro.cell(vendor, model),
         errors: new Map(),
       };
       byModel.set(model, children);

@@ -14,13 +14,22 @@ export interface ClosedHoldRow {
 
 const bigOrNull = (value: string | null): bigint | null => (value === null ? null : BigInt(value));
 
-export const fromClosedHoldRow = (row: ClosedHoldRow): HoldClosed => ({
+export const fromClosedHoldRow = (row: ClosedHoldRow): Pick<HoldClosed, 'applied' | 'accountId' | 'planBilled' | 'balanceMicro' | 'thresholdMicro'> => ({
   applied: row.applied,
   accountId: row.account_id,
   planBilled: row.plan_billed,
   balanceMicro: bigOrNull(row.balance_micro),
   thresholdMicro: bigOrNull(row.threshold_micro),
 });
+
+/** What tollgate_close_hold answers beyond a lease operation's result. */
+interface CloseHoldRow extends ClosedHoldRow {
+  charged_micro: string;
+  overage_micro: string;
+  hold_micro: string | null;
+  key_id: string | null;
+  model: string | null;
+}
 
 /**
  * Exact holds on PostgreSQL, one round trip each: tollgate_take_hold runs every conditional
@@ -42,16 +51,23 @@ export function pgHoldStore(orm: MikroORM): HoldStore {
     closeHold: (close: HoldClose): Promise<HoldClosed> =>
       retryDeadlocks(async () => {
         const u = close.usage;
-        const [row] = await sqlRows<ClosedHoldRow>(
+        const [row] = await sqlRows<CloseHoldRow>(
           orm.em.fork(),
-          'select * from tollgate_close_hold(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+          'select * from tollgate_close_hold(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
           [
-            close.holdId, close.status, close.chargeMicro.toString(), close.at.toISOString(), close.ledgerId, u?.id ?? null,
-            u?.status ?? null, u?.requestId ?? null,
-            u?.inputTokens ?? 0, u?.cachedInputTokens ?? 0, u?.outputTokens ?? 0, u?.reasoningTokens ?? 0, u?.images ?? 0, u?.videoSeconds ?? 0, u?.latencyMs ?? 0,
+            close.holdId, close.status, close.costMicro.toString(), close.at.toISOString(), close.ledgerId, u?.id ?? null,
+            u?.status ?? null, u?.requestId ?? null, u?.inputTokens ?? 0, u?.cachedInputTokens ?? 0, u?.cacheWrite5mInputTokens ?? 0,
+            u?.cacheWrite1hInputTokens ?? 0, u?.outputTokens ?? 0, u?.reasoningTokens ?? 0, u?.images ?? 0, u?.videoSeconds ?? 0, u?.latencyMs ?? 0,
           ],
         );
-        return fromClosedHoldRow(row!);
+        return {
+          ...fromClosedHoldRow(row!),
+          chargedMicro: BigInt(row!.charged_micro),
+          overageMicro: BigInt(row!.overage_micro),
+          holdMicro: bigOrNull(row!.hold_micro),
+          keyId: row!.key_id,
+          model: row!.model,
+        };
       }),
   };
 }

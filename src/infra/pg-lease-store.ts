@@ -8,9 +8,10 @@ function wireOp(op: LeaseOp, seq: number): Record<string, unknown> {
   switch (op.op) {
     case 'settle':
       return {
-        seq, op: 'settle', lease_id: op.leaseId, hold_id: op.holdId, charge: op.chargeMicro.toString(), consume: op.consumeMicro.toString(),
+        seq, op: 'settle', lease_id: op.leaseId, hold_id: op.holdId, cost: op.costMicro.toString(), hold: op.holdMicro.toString(),
         model: op.model, now: op.at.toISOString(), ledger_id: op.ledgerId, usage_id: op.usageId, usage_status: op.usageStatus, request_id: op.requestId,
-        input: op.inputTokens, cached: op.cachedInputTokens, output: op.outputTokens, reasoning: op.reasoningTokens, latency: op.latencyMs,
+        input: op.inputTokens, cached: op.cachedInputTokens, cache_write_5m: op.cacheWrite5mInputTokens, cache_write_1h: op.cacheWrite1hInputTokens,
+        output: op.outputTokens, reasoning: op.reasoningTokens, latency: op.latencyMs,
       };
     case 'trim':
       return { seq, op: 'trim', lease_id: op.leaseId, by_micro: op.byMicro.toString() };

@@ -30,7 +30,9 @@
  * Token counts: OpenAI's o200k_base tokenizer (`gpt-tokenizer`). Output = the sum of the
  * streamed pieces' counts (+ hidden reasoning, + tool name and arguments); input = each
  * message's text + 3 per message + 3 per request (OpenAI's chat framing). The output limit
- * counts reasoning first: reaching it ends the answer with finish `length`.
+ * counts reasoning first: reaching it ends the answer with finish `length`. Like a real vendor
+ * it refuses a prompt over the model's context (HTTP 400, OpenAI's wording) before answering:
+ * it never bills more input than its context holds.
  */
 import { countTokensExactly } from '../domain/billing/estimate';
 import type { Cancellation } from '../domain/generation/cancellation';
@@ -101,7 +103,7 @@ export function parseDirectives(text: string): { directives: SandboxDirectives; 
   return { directives, rest: text.replace(MAGIC, ' ').replace(/\s+/g, ' ').trim() };
 }
 
-export const sandboxTokens = (text: string): number => (text === '' ? 0 : text.length > 1_000_000 ? Math.ceil(text.length / 4) : countTokensExactly(text));
+export const sandboxTokens = (text: string): number => countTokensExactly(text);
 
 export function sandboxInputTokens(request: CanonicalRequest): number {
   let total = 3;
@@ -163,6 +165,10 @@ export class SandboxProvider implements TextProvider {
     const afterToolResult = last?.role === 'tool';
     const delayMs = directives.delayMs ?? this.options.delayMs ?? 0;
     const inputTokens = sandboxInputTokens(request);
+    const context = request.model.contextLength;
+    if (inputTokens > context) {
+      throw new ProviderError(`sandbox answered HTTP 400: This model's maximum context length is ${context} tokens. However, your messages resulted in ${inputTokens} tokens. Please reduce the length of the messages.`, 'sandbox', 400);
+    }
     const usageBase = { inputTokens, cachedInputTokens: Math.min(directives.cached ?? 0, inputTokens) };
     const limit = request.maxOutputTokens;
     let used = 0;

@@ -20,7 +20,8 @@ export interface FakeAnthropicReply extends FakeReplyControls {
   mcpCalls?: Array<{ id: string; name: string; server: string; input: Record<string, unknown>; result: string; isError?: boolean }>;
   stopReason?: 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'refusal' | 'pause_turn';
   stopSequence?: string;
-  usage?: { input?: number; output?: number; cacheRead?: number; cacheCreation?: number };
+  /** `input` excludes cache reads and writes (Anthropic's convention); `cacheCreation1h` is the part of `cacheCreation` written for an hour (absent: no `cache_creation` breakdown). */
+  usage?: { input?: number; output?: number; cacheRead?: number; cacheCreation?: number; cacheCreation1h?: number };
   /** End the stream without message_delta/message_stop. */
   omitEnd?: boolean;
   /** Send an `event: error` (e.g. overloaded_error) after the content. */
@@ -79,6 +80,10 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
       input_tokens: reply.usage?.input ?? 20,
       cache_creation_input_tokens: reply.usage?.cacheCreation ?? 0,
       cache_read_input_tokens: reply.usage?.cacheRead ?? 0,
+      // The breakdown by lifetime, as the API sends it now; left out (as older answers did) without cacheCreation1h.
+      ...(reply.usage?.cacheCreation1h !== undefined
+        ? { cache_creation: { ephemeral_5m_input_tokens: (reply.usage.cacheCreation ?? 0) - reply.usage.cacheCreation1h, ephemeral_1h_input_tokens: reply.usage.cacheCreation1h } }
+        : {}),
       output_tokens: reply.usage?.output ?? Math.max(1, Math.ceil((text.length + (reply.thinking?.length ?? 0)) / 4)),
     };
     const content: Array<Record<string, unknown>> = [];

@@ -433,9 +433,9 @@ test('idempotent settle: the same hold settled twice (and concurrently, and then
   expect(lease).toBeDefined();
   const now = new Date().toISOString();
   const replay = [{
-    seq: 0, op: 'settle', lease_id: lease!.id, hold_id: hold.id, charge: cost.toString(), consume: cost.toString(),
+    seq: 0, op: 'settle', lease_id: lease!.id, hold_id: hold.id, cost: cost.toString(), hold: A.toString(),
     model: 'sandbox/echo', now, ledger_id: 'led_replay', usage_id: 'use_replay', usage_status: 'ok', request_id: null,
-    input: 0, cached: 0, output: 0, reasoning: 0, latency: 0,
+    input: 0, cached: 0, cache_write_5m: 0, cache_write_1h: 0, output: 0, reasoning: 0, latency: 0,
   }];
   const [answer] = await runner.rows<{ applied: boolean }>('tollgate_apply_lease_ops', 'select * from tollgate_apply_lease_ops($1::jsonb)', [JSON.stringify(replay)]);
   expect(answer).toMatchObject({ applied: false });
@@ -448,7 +448,7 @@ test('idempotent settle: the same hold settled twice (and concurrently, and then
   expect(await billing.auditAccount(principal.accountId)).toMatchObject({ consistent: true });
 });
 
-test('overshoot: a charge above the hold is booked in full, without eating another open hold\'s reservation', async () => {
+test('overshoot: a cost above the hold is charged the hold, the excess recorded as overage; another open hold keeps its reservation', async () => {
   const funds = 100n * A;
   const { principal, key } = await setup({ fundsMicro: funds });
   const { leases } = newLeases();
@@ -458,7 +458,7 @@ test('overshoot: a charge above the hold is booked in full, without eating anoth
 
   await leases.settle(first, { costMicro: over });
   const mid = await state(principal.accountId, key.id);
-  expect(mid).toMatchObject({ balance: funds - over, keySettled: over, ledgerSum: funds - over, ledgerCharges: 1 });
+  expect(mid).toMatchObject({ balance: funds - A, keySettled: A, ledgerSum: funds - A, ledgerCharges: 1 });
   // The second hold is still open: still reserved in full.
   expect(mid.reserved).toBeGreaterThanOrEqual(A);
   expect(mid.keyReserved).toBeGreaterThanOrEqual(A);
@@ -466,11 +466,13 @@ test('overshoot: a charge above the hold is booked in full, without eating anoth
 
   await leases.settle(second, { costMicro: A });
   await leases.close();
-  const charged = over + A;
+  const charged = 2n * A;
   expect(await state(principal.accountId, key.id)).toMatchObject({ balance: funds - charged, reserved: 0n, keySettled: charged, keyReserved: 0n, activeHolds: 0, ledgerSum: funds - charged, ledgerCharges: 2 });
   expect(await billing.auditAccount(principal.accountId)).toMatchObject({ consistent: true });
   const rows = await requestRows(principal.accountId);
-  expect(rows.find((r) => r.id === first.id)).toMatchObject({ status: 'ok', usage_cost: over.toString(), ledger_amount: (-over).toString() });
+  expect(rows.find((r) => r.id === first.id)).toMatchObject({ status: 'ok', usage_cost: A.toString(), ledger_amount: (-A).toString() });
+  const [overage] = await sql<{ overage_micro: string }>('select overage_micro::text from usage_records where hold_id = ?', [first.id]);
+  expect(overage!.overage_micro).toBe((over - A).toString());
 });
 
 test('a spend limit change gives the key\'s slack back at once, and the new limit binds', async () => {

@@ -1,5 +1,5 @@
 import { graphql as executeGraphql, type GraphQLSchema } from 'graphql';
-import { BillingService, type BillingPrincipal } from '../../src/domain/billing/service';
+import { BillingService, type BillingPrincipal, type Overage } from '../../src/domain/billing/service';
 import { SandboxPaymentPort, type PaymentPort } from '../../src/domain/billing/payments';
 import { mediaCostMicro, textChargeMicro, textHoldMicro } from '../../src/domain/billing/pricing';
 import { HoldSweeper } from '../../src/domain/billing/sweeper';
@@ -18,12 +18,14 @@ let t: TestTollgate;
 let payments: SandboxPaymentPort;
 let billing: BillingService;
 const accounts: string[] = [];
+/** What the billing service reported as overage (a warning line and a metric in a running Tollgate). */
+const overages: Overage[] = [];
 
 beforeAll(async () => {
   t = await startTestTollgate({ clock });
   const s = t.tollgate.services;
   payments = new SandboxPaymentPort();
-  billing = new BillingService(s.orm, clock, s.ids, s.bus, payments, pgHoldStore(s.orm));
+  billing = new BillingService(s.orm, clock, s.ids, s.bus, payments, pgHoldStore(s.orm), (overage) => overages.push(overage));
 });
 afterAll(async () => t?.stop());
 
@@ -104,14 +106,36 @@ describe('settlement', () => {
     expect((await billing.getHold(hold.id))?.status).toBe('settled');
   });
 
-  test('charges a cost above the hold in full; the balance may dip below zero by the overshoot', async () => {
+  test('a cost above the hold is charged up to the hold: the excess is overage on the usage record, in no ledger row, and reported', async () => {
     const { principal, key } = await prepaid({ fundsMicro: '1000' });
     const hold = await text(principal, 1_000n);
-    await billing.settleHold(hold.id, { costMicro: 1_500n });
-    expect(await accountRow(principal.accountId)).toMatchObject({ balance: -500n, reserved: 0n });
-    expect(await keyMonth(key.id, '2026-11')).toEqual({ settled: 1_500n, reserved: 0n });
+    const outcome = await billing.settleHold(hold.id, { costMicro: 1_500n, usage: { inputTokens: 9_000, cacheWrite5mInputTokens: 10, cacheWrite1hInputTokens: 20 }, requestId: 'req_over' });
+    expect(outcome).toMatchObject({ applied: true, chargedMicro: 1_000n });
+    // The balance never dips below zero, and balance = Σ ledger still holds.
+    expect(await accountRow(principal.accountId)).toMatchObject({ balance: 0n, reserved: 0n });
+    expect(await keyMonth(key.id, '2026-11')).toEqual({ settled: 1_000n, reserved: 0n });
+    expect((await ledger(principal.accountId)).filter((l) => l.kind === 'charge').map((l) => l.amount_micro)).toEqual(['-1000']);
+    const [record] = await sql('select cost_micro, overage_micro, cache_write_5m_input_tokens, cache_write_1h_input_tokens from usage_records where hold_id = ?', [hold.id]);
+    expect(record).toEqual({ cost_micro: '1000', overage_micro: '500', cache_write_5m_input_tokens: 10, cache_write_1h_input_tokens: 20 });
+    expect((await billing.getHold(hold.id))?.chargedMicro).toBe(1_000n);
+    expect(overages).toEqual([{ requestId: 'req_over', accountId: principal.accountId, keyId: key.id, model: 'openai/gpt-4o-mini', holdMicro: 1_000n, costMicro: 1_500n, chargedMicro: 1_000n, overageMicro: 500n }]);
+    expect(await billing.auditAccount(principal.accountId)).toMatchObject({ consistent: true });
+    // Settled again (a replay): nothing more is charged or reported.
+    expect(await billing.settleHold(hold.id, { costMicro: 1_500n })).toMatchObject({ applied: false, chargedMicro: 1_000n });
+    expect(overages).toHaveLength(1);
     const refused = await refusal(text(principal, 1n));
     expect(refused.code).toBe('api_insufficient_balance');
+  });
+
+  test('a key\'s monthly limit holds when the vendor over-reports: charged up to the hold, never past the limit', async () => {
+    const { principal, key } = await prepaid({ fundsMicro: '5000000', limitMicro: '1000000' });
+    const first = await text(principal, 600_000n);
+    const second = await text(principal, 400_000n);
+    await billing.settleHold(first.id, { costMicro: 900_000n });
+    await billing.settleHold(second.id, { costMicro: 900_000n });
+    expect(await keyMonth(key.id, '2026-11')).toEqual({ settled: 1_000_000n, reserved: 0n });
+    expect(await accountRow(principal.accountId)).toMatchObject({ balance: 4_000_000n, reserved: 0n });
+    expect(overages.slice(-2).map((o) => o.overageMicro)).toEqual([300_000n, 500_000n]);
   });
 
   test('release on provider failure charges nothing; settle or release afterwards changes nothing', async () => {

@@ -64,7 +64,7 @@ describe('Anthropic provider', () => {
       type: 'finish',
       reason: 'stop',
       refusal: false,
-      usage: { inputTokens: 170, cachedInputTokens: 100, cacheCreationInputTokens: 50, outputTokens: 9, reasoningTokens: 0 },
+      usage: { inputTokens: 170, cachedInputTokens: 100, cacheWrite5mInputTokens: 50, cacheWrite1hInputTokens: 0, outputTokens: 9, reasoningTokens: 0 },
     });
     const sent = fake.lastRequest!;
     expect(sent.path).toBe('/v1/messages');
@@ -96,7 +96,7 @@ describe('Anthropic provider', () => {
     const types = events.map((e) => e.type);
     expect(types.indexOf('reasoning-end')).toBeLessThan(types.indexOf('text-delta'));
     // Thinking happened but Anthropic gives no separate count: unknown, estimated downstream.
-    expect(finishOf(events).usage).toEqual({ inputTokens: 10, cachedInputTokens: 0, cacheCreationInputTokens: 0, outputTokens: 80, reasoningTokens: null });
+    expect(finishOf(events).usage).toEqual({ inputTokens: 10, cachedInputTokens: 0, cacheWrite5mInputTokens: 0, cacheWrite1hInputTokens: 0, outputTokens: 80, reasoningTokens: null });
   });
 
   it('maps budgets, adaptive and disabled thinking, keeping the budget below max_tokens', async () => {

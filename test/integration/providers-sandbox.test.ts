@@ -47,6 +47,19 @@ describe('sandbox provider', () => {
     expect(finishOf(events)).toMatchObject({ reason: 'length', usage: { outputTokens: 3 } });
   });
 
+  it('refuses a prompt over the model\'s context as a vendor does (HTTP 400, nothing answered), and serves one that just fits', async () => {
+    const text = 'word '.repeat(100).trim(); // 100 tokens
+    const inputTokens = 3 + 3 + sandboxTokens(text);
+    const over = await run(request(text, { model: { ...echo, contextLength: inputTokens - 1 } }));
+    expect(over.events).toEqual([]);
+    expect(over.error).toBeInstanceOf(ProviderError);
+    expect((over.error as ProviderError).vendorStatus).toBe(400);
+    expect((over.error as ProviderError).message).toBe(`sandbox answered HTTP 400: This model's maximum context length is ${inputTokens - 1} tokens. However, your messages resulted in ${inputTokens} tokens. Please reduce the length of the messages.`);
+    const fits = await run(request(text, { model: { ...echo, contextLength: inputTokens }, maxOutputTokens: 5 }));
+    expect(fits.error).toBeNull();
+    expect(finishOf(fits.events).usage.inputTokens).toBe(inputTokens);
+  });
+
   it('[sandbox:fail] fails before any output; [sandbox:cut] after some', async () => {
     const failed = await run(request('[sandbox:fail] hi'));
     expect(failed.events).toEqual([]);

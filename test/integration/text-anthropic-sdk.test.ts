@@ -61,8 +61,8 @@ describe('Messages served by Claude', () => {
     expect(sent.headers['x-api-key']).toBe(anthropicFake.apiKey);
     expect(sent.body).toMatchObject({ model: 'claude-sonnet-4-5-20250929', max_tokens: 1024, system: 'Be brief.', messages: [{ role: 'user', content: [{ type: 'text', text: 'Hi' }] }], temperature: 0.4, stream: false }); // read whole: a non-streamed upstream call
     expect(sent.body).not.toHaveProperty('thinking');
-    // Canonical input is the whole prompt: uncached + cache reads (cached price) + cache writes (input price).
-    await expectChargedExactly(h, a, id, expectedCharge('anthropic/claude-sonnet-4-5', { inputTokens: 2130, cachedInputTokens: 2000, outputTokens: 12 }));
+    // Canonical input is the whole prompt: uncached + cache reads (cached price) + cache writes (without a breakdown by lifetime: the 5-minute price).
+    await expectChargedExactly(h, a, id, expectedCharge('anthropic/claude-sonnet-4-5', { inputTokens: 2130, cachedInputTokens: 2000, cacheWrite5mInputTokens: 100, outputTokens: 12 }));
   });
 
   test('stream with thinking budget: upstream budget, thinking + signature + text blocks, estimated thinking tokens', async () => {

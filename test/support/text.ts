@@ -80,9 +80,12 @@ export interface UsageRow {
   model: string;
   input_tokens: number;
   cached_input_tokens: number;
+  cache_write_5m_input_tokens: number;
+  cache_write_1h_input_tokens: number;
   output_tokens: number;
   reasoning_tokens: number;
   cost_micro: string;
+  overage_micro: string;
   status: string;
 }
 
@@ -96,7 +99,8 @@ export interface RequestMoney {
 /** Everything the request left in the money tables, found through its request id. */
 export async function moneyOf(db: Client, id: string): Promise<RequestMoney> {
   const usage = await db.query<UsageRow>(
-    'select hold_id, model, input_tokens, cached_input_tokens, output_tokens, reasoning_tokens, cost_micro::text, status from usage_records where request_id = $1',
+    `select hold_id, model, input_tokens, cached_input_tokens, cache_write_5m_input_tokens, cache_write_1h_input_tokens, output_tokens,
+            reasoning_tokens, cost_micro::text, overage_micro::text, status from usage_records where request_id = $1`,
     [id],
   );
   const holdIds = usage.rows.map((r) => r.hold_id);

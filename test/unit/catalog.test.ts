@@ -34,19 +34,22 @@ describe('built-in catalog', () => {
     expect(loadCatalog('')).toBe(catalog);
   });
 
-  test.each<[string, bigint, bigint, bigint]>([
-    ['openai/gpt-4o-mini', 150_000n, 75_000n, 600_000n],
-    ['openai/gpt-4.1', 2_000_000n, 500_000n, 8_000_000n],
-    ['openai/o4-mini', 1_100_000n, 275_000n, 4_400_000n],
-    ['anthropic/claude-sonnet-4-5', 3_000_000n, 300_000n, 15_000_000n],
-    ['anthropic/claude-haiku-4-5', 1_000_000n, 100_000n, 5_000_000n],
-    ['google/gemini-2.5-flash', 300_000n, 30_000n, 2_500_000n],
-    ['google/gemini-2.5-pro', 1_250_000n, 125_000n, 10_000_000n],
-    ['sandbox/echo', 1_000_000n, 100_000n, 2_000_000n],
-  ])('%s prices are exact micro-dollars per 1M tokens', (id, input, cached, output) => {
+  // Cache writes: Anthropic's published 1.25x (5 minutes) and 2x (1 hour) input; other vendors bill writes as input.
+  test.each<[string, bigint, bigint, bigint, bigint, bigint]>([
+    ['openai/gpt-4o-mini', 150_000n, 75_000n, 150_000n, 150_000n, 600_000n],
+    ['openai/gpt-4.1', 2_000_000n, 500_000n, 2_000_000n, 2_000_000n, 8_000_000n],
+    ['openai/o4-mini', 1_100_000n, 275_000n, 1_100_000n, 1_100_000n, 4_400_000n],
+    ['anthropic/claude-sonnet-4-5', 3_000_000n, 300_000n, 3_750_000n, 6_000_000n, 15_000_000n],
+    ['anthropic/claude-haiku-4-5', 1_000_000n, 100_000n, 1_250_000n, 2_000_000n, 5_000_000n],
+    ['google/gemini-2.5-flash', 300_000n, 30_000n, 300_000n, 300_000n, 2_500_000n],
+    ['google/gemini-2.5-pro', 1_250_000n, 125_000n, 1_250_000n, 1_250_000n, 10_000_000n],
+    ['sandbox/echo', 1_000_000n, 100_000n, 1_000_000n, 1_000_000n, 2_000_000n],
+  ])('%s prices are exact micro-dollars per 1M tokens', (id, input, cached, write5m, write1h, output) => {
     expect(findModel(catalog, id, 'text')?.pricing).toEqual({
       inputPerMTokMicro: input,
       cachedInputPerMTokMicro: cached,
+      cacheWrite5mPerMTokMicro: write5m,
+      cacheWrite1hPerMTokMicro: write1h,
       outputPerMTokMicro: output,
     });
   });
@@ -193,14 +196,15 @@ describe('model list bodies', () => {
       owned_by: 'openai',
       context_length: 128000,
       top_provider: { context_length: 128000, max_completion_tokens: 16384 },
-      pricing: { prompt: '0.00000015', completion: '0.0000006', input_cache_read: '0.000000075' },
+      pricing: { prompt: '0.00000015', completion: '0.0000006', input_cache_read: '0.000000075', input_cache_write_5m: '0.00000015', input_cache_write_1h: '0.00000015' },
     });
     const pricing = Object.fromEntries(body.data.map((entry) => [entry.id, entry.pricing]));
-    expect(pricing['anthropic/claude-sonnet-4-5']).toEqual({ prompt: '0.000003', completion: '0.000015', input_cache_read: '0.0000003' });
-    expect(pricing['openai/gpt-4.1']).toEqual({ prompt: '0.000002', completion: '0.000008', input_cache_read: '0.0000005' });
-    expect(pricing['openai/o4-mini']).toEqual({ prompt: '0.0000011', completion: '0.0000044', input_cache_read: '0.000000275' });
-    expect(pricing['google/gemini-2.5-pro']).toEqual({ prompt: '0.00000125', completion: '0.00001', input_cache_read: '0.000000125' });
-    expect(pricing['google/gemini-2.5-flash']).toEqual({ prompt: '0.0000003', completion: '0.0000025', input_cache_read: '0.00000003' });
+    expect(pricing['anthropic/claude-sonnet-4-5']).toEqual({ prompt: '0.000003', completion: '0.000015', input_cache_read: '0.0000003', input_cache_write_5m: '0.00000375', input_cache_write_1h: '0.000006' });
+    expect(pricing['anthropic/claude-haiku-4-5']).toEqual({ prompt: '0.000001', completion: '0.000005', input_cache_read: '0.0000001', input_cache_write_5m: '0.00000125', input_cache_write_1h: '0.000002' });
+    expect(pricing['openai/gpt-4.1']).toEqual({ prompt: '0.000002', completion: '0.000008', input_cache_read: '0.0000005', input_cache_write_5m: '0.000002', input_cache_write_1h: '0.000002' });
+    expect(pricing['openai/o4-mini']).toEqual({ prompt: '0.0000011', completion: '0.0000044', input_cache_read: '0.000000275', input_cache_write_5m: '0.0000011', input_cache_write_1h: '0.0000011' });
+    expect(pricing['google/gemini-2.5-pro']).toEqual({ prompt: '0.00000125', completion: '0.00001', input_cache_read: '0.000000125', input_cache_write_5m: '0.00000125', input_cache_write_1h: '0.00000125' });
+    expect(pricing['google/gemini-2.5-flash']).toEqual({ prompt: '0.0000003', completion: '0.0000025', input_cache_read: '0.00000003', input_cache_write_5m: '0.0000003', input_cache_write_1h: '0.0000003' });
     // Plain JSON: serialisable, no bigint, no float exponent.
     expect(JSON.stringify(body)).not.toMatch(/e-\d/);
   });
@@ -324,7 +328,7 @@ describe('catalog files (TOLLGATE_CATALOG)', () => {
       protocol: 'openai-compatible',
       effort: 'none',
       aliases: [],
-      pricing: { inputPerMTokMicro: 880_000n, cachedInputPerMTokMicro: 880_000n, outputPerMTokMicro: 880_000n },
+      pricing: { inputPerMTokMicro: 880_000n, cachedInputPerMTokMicro: 880_000n, cacheWrite5mPerMTokMicro: 880_000n, cacheWrite1hPerMTokMicro: 880_000n, outputPerMTokMicro: 880_000n },
     });
     expect(findModel(loaded, 'sandbox/video', 'video')?.vendorModelId).toBe('video');
 
@@ -335,6 +339,25 @@ describe('catalog files (TOLLGATE_CATALOG)', () => {
     // No published price: known, but never listed or resolved.
     expect(ids(usableTextModels(loaded, access))).toEqual(['acme/llama-3.3-70b']);
     expect(() => resolveModelId(loaded, 'acme/secret-model', 'text', access)).toThrow();
+  });
+
+  test('cache-write prices: set in the file, or by the vendor\'s rule when left out (files written before them still load)', () => {
+    const claude = (pricing: Record<string, string>, id = 'anthropic/claude-x') => ({ kind: 'text', id, vendor: 'anthropic', created: 0, context_length: 1000, max_output_tokens: 100, pricing });
+    const loaded = loadCatalog(writeCatalog({
+      models: [
+        claude({ input: '3.00', output: '15.00' }),
+        claude({ input: '0.000003', output: '1' }, 'anthropic/claude-odd'),
+        claude({ input: '3.00', cache_write_5m: '3.50', cache_write_1h: '5.00', output: '15.00' }, 'anthropic/claude-negotiated'),
+      ],
+    }));
+    expect(findModel(loaded, 'anthropic/claude-x', 'text')?.pricing).toMatchObject({ cacheWrite5mPerMTokMicro: 3_750_000n, cacheWrite1hPerMTokMicro: 6_000_000n });
+    // 1.25 × 3 micro-dollars per million tokens is 3.75: rounded up, never under the vendor's price.
+    expect(findModel(loaded, 'anthropic/claude-odd', 'text')?.pricing).toMatchObject({ cacheWrite5mPerMTokMicro: 4n, cacheWrite1hPerMTokMicro: 6n });
+    expect(findModel(loaded, 'anthropic/claude-negotiated', 'text')?.pricing).toMatchObject({ cacheWrite5mPerMTokMicro: 3_500_000n, cacheWrite1hPerMTokMicro: 5_000_000n });
+    const doc = validDocument();
+    (doc.models[0].pricing as Record<string, unknown>).cache_write_1h = 2;
+    const file = writeCatalog(doc);
+    expect(() => loadCatalog(file)).toThrow(`TOLLGATE_CATALOG ${file}: models[0].pricing.cache_write_1h must be a decimal string`);
   });
 
   type Doc = ReturnType<typeof validDocument>;

@@ -39,8 +39,8 @@ function decodeForModel(raw: unknown, m: TextModel): CanonicalRequest {
   return validateCanonicalRequest(request, decoded, EVERY_CAPABILITY);
 }
 
-/** 2,000 input tokens of which 1,500 read from cache and 300 written to it. */
-const usage: CanonicalUsage = { inputTokens: 2000, cachedInputTokens: 1500, cacheCreationInputTokens: 300, outputTokens: 500, reasoningTokens: 320 };
+/** 2,000 input tokens of which 1,500 read from cache and 300 written to it (200 for 5 minutes, 100 for an hour). */
+const usage: CanonicalUsage = { inputTokens: 2000, cachedInputTokens: 1500, cacheWrite5mInputTokens: 200, cacheWrite1hInputTokens: 100, outputTokens: 500, reasoningTokens: 320 };
 const meta = { id: 'msg_test', model: 'anthropic/claude-sonnet-4-5', created: 1_760_000_000 };
 
 function sse(text: string): Array<{ event: string; data: string }> {
@@ -310,6 +310,7 @@ describe('encodeMessagesResponse', () => {
         input_tokens: 200,
         cache_creation_input_tokens: 300,
         cache_read_input_tokens: 1500,
+        cache_creation: { ephemeral_5m_input_tokens: 200, ephemeral_1h_input_tokens: 100 },
         output_tokens: 500,
         output_tokens_details: { thinking_tokens: 320 },
       },
@@ -335,7 +336,7 @@ describe('encodeMessagesResponse', () => {
       collectEvents([{ type: 'finish', reason: 'stop', refusal: false, usage: { inputTokens: 50, cachedInputTokens: 0, outputTokens: 90, reasoningTokens: 61 } }]),
       meta,
     );
-    expect(answer.usage).toEqual({ input_tokens: 50, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 90, output_tokens_details: { thinking_tokens: 61 } });
+    expect(answer.usage).toEqual({ input_tokens: 50, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 }, output_tokens: 90, output_tokens_details: { thinking_tokens: 61 } });
   });
 
   test('malformed tool arguments become an empty input object', () => {
@@ -399,7 +400,7 @@ describe('MessagesStreamEncoder', () => {
       {
         type: 'message_delta',
         delta: { stop_reason: 'tool_use', stop_sequence: null },
-        usage: { input_tokens: 200, cache_creation_input_tokens: 300, cache_read_input_tokens: 1500, output_tokens: 500, output_tokens_details: { thinking_tokens: 320 } },
+        usage: { input_tokens: 200, cache_creation_input_tokens: 300, cache_read_input_tokens: 1500, cache_creation: { ephemeral_5m_input_tokens: 200, ephemeral_1h_input_tokens: 100 }, output_tokens: 500, output_tokens_details: { thinking_tokens: 320 } },
       },
       { type: 'message_stop' },
     ]);

@@ -1,13 +1,15 @@
 import { countTokens } from 'gpt-tokenizer';
 import {
-  countTokensExactly, estimateInputTokens, TOKENS_PER_MESSAGE, TOKENS_PER_REQUEST,
+  countTokensExactly, ENCODER_RUN_CHARS, estimateInputTokens, promptTokensOver, TOKENS_PER_MESSAGE, TOKENS_PER_REQUEST,
 } from '../../src/domain/billing/estimate';
-import { divideRounded, mediaCostMicro, textChargeMicro, textCostMicro, textHoldMicro, type TokenPrices } from '../../src/domain/billing/pricing';
+import { chargeWithinHold, divideRounded, mediaCostMicro, textChargeMicro, textCostMicro, textHoldMicro, type TokenPrices } from '../../src/domain/billing/pricing';
 
 // Published prices, micro-dollars per million tokens.
 const GPT_4O_MINI: TokenPrices = { inputPerMTokMicro: 150_000n, cachedInputPerMTokMicro: 75_000n, outputPerMTokMicro: 600_000n };
 const SONNET: TokenPrices = { inputPerMTokMicro: 3_000_000n, cachedInputPerMTokMicro: 300_000n, outputPerMTokMicro: 15_000_000n };
 const O4_MINI: TokenPrices = { inputPerMTokMicro: 1_100_000n, cachedInputPerMTokMicro: 275_000n, outputPerMTokMicro: 4_400_000n };
+/** Sonnet with Anthropic's cache-write prices: 1.25x input for 5-minute entries, 2x for 1-hour ones. */
+const SONNET_WRITES: TokenPrices = { ...SONNET, cacheWrite5mPerMTokMicro: 3_750_000n, cacheWrite1hPerMTokMicro: 6_000_000n };
 const HALF: TokenPrices = { inputPerMTokMicro: 500_000n, cachedInputPerMTokMicro: 500_000n, outputPerMTokMicro: 500_000n };
 
 describe('textCostMicro', () => {
@@ -26,6 +28,11 @@ describe('textCostMicro', () => {
     ['reasoning is part of output, billed once', O4_MINI, { inputTokens: 123, cachedInputTokens: 0, outputTokens: 4_567, reasoningTokens: 4_000 }, 20_230n, 20_231n],
     ['same without a reasoning count', O4_MINI, { inputTokens: 123, cachedInputTokens: 0, outputTokens: 4_567 }, 20_230n, 20_231n],
     ['nothing used costs nothing', SONNET, { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 }, 0n, 0n],
+    // 1,000 uncached × 3 + 8,000 read × 0.30 + 2,000 5-minute writes × 3.75 + 1,000 1-hour writes × 6 + 400 × 15.
+    ['cache writes at their prices, by lifetime', SONNET_WRITES, { inputTokens: 12_000, cachedInputTokens: 8_000, cacheWrite5mInputTokens: 2_000, cacheWrite1hInputTokens: 1_000, outputTokens: 400 }, 24_900n, 24_900n],
+    ['cache writes without their prices cost the input price', SONNET, { inputTokens: 3_000, cachedInputTokens: 0, cacheWrite5mInputTokens: 2_000, cacheWrite1hInputTokens: 1_000, outputTokens: 0 }, 9_000n, 9_000n],
+    // 100 input: 60 read first, then 40 of the 50 5-minute writes; the 1-hour writes are beyond the input.
+    ['parts beyond the input are dropped, reads first', SONNET_WRITES, { inputTokens: 100, cachedInputTokens: 60, cacheWrite5mInputTokens: 50, cacheWrite1hInputTokens: 50, outputTokens: 0 }, 168n, 168n],
     ['beyond 2^53 stays exact', SONNET, { inputTokens: 0, cachedInputTokens: 0, outputTokens: 2_000_000_000 }, 30_000_000_000n, 30_000_000_000n],
   ])('%s', (_name, prices, usage, nearest, up) => {
     expect(textCostMicro(prices, usage, 'nearest')).toBe(nearest);
@@ -39,6 +46,7 @@ describe('textCostMicro', () => {
     [{ inputTokens: 1, cachedInputTokens: -2, outputTokens: 0 }, /cachedInputTokens/],
     [{ inputTokens: 1, cachedInputTokens: 0, outputTokens: Number.NaN }, /outputTokens/],
     [{ inputTokens: 1, cachedInputTokens: 0, outputTokens: 1, reasoningTokens: -1 }, /reasoningTokens/],
+    [{ inputTokens: 1, cachedInputTokens: 0, cacheWrite1hInputTokens: 0.5, outputTokens: 0 }, /cacheWrite1hInputTokens/],
   ])('refuses impossible usage %j', (usage, message) => {
     expect(() => textCostMicro(GPT_4O_MINI, usage, 'nearest')).toThrow(message);
   });
@@ -56,17 +64,27 @@ describe('textHoldMicro', () => {
     ['nothing to reserve', GPT_4O_MINI, 0, 0, 0n],
     // A cached price above the input price (odd, but possible in a catalog) is the one reserved.
     ['dearer input price is reserved', { inputPerMTokMicro: 100_000n, cachedInputPerMTokMicro: 200_000n, outputPerMTokMicro: 0n }, 10, 0, 2n],
+    // Every input token may be a 1-hour cache write: 1,000 × 6 + 1,000 × 15.
+    ['a 1-hour cache write is the dearest input', SONNET_WRITES, 1000, 1000, 21_000n],
   ])('%s', (_name, prices, inputTokens, maxOutputTokens, expected) => {
     expect(textHoldMicro(prices, { inputTokens, maxOutputTokens })).toBe(expected);
   });
 
   test('a hold covers every charge the same request can produce', () => {
-    const hold = textHoldMicro(SONNET, { inputTokens: 777, maxOutputTokens: 333 });
+    const hold = textHoldMicro(SONNET_WRITES, { inputTokens: 777, maxOutputTokens: 333 });
     for (const cached of [0, 100, 777]) {
-      for (const output of [0, 1, 332, 333]) {
-        expect(textChargeMicro(SONNET, { inputTokens: 777, cachedInputTokens: cached, outputTokens: output })).toBeLessThanOrEqual(hold);
+      for (const [write5m, write1h] of [[0, 0], [677 - Math.min(cached, 677), 0], [0, 777 - cached], [50, 50]]) {
+        for (const output of [0, 1, 332, 333]) {
+          expect(textChargeMicro(SONNET_WRITES, { inputTokens: 777, cachedInputTokens: cached, cacheWrite5mInputTokens: write5m, cacheWrite1hInputTokens: write1h, outputTokens: output })).toBeLessThanOrEqual(hold);
+        }
       }
     }
+  });
+
+  test('a charge never exceeds its hold: the excess is overage', () => {
+    expect(chargeWithinHold(900n, 1_000n)).toEqual({ chargedMicro: 900n, overageMicro: 0n });
+    expect(chargeWithinHold(1_000n, 1_000n)).toEqual({ chargedMicro: 1_000n, overageMicro: 0n });
+    expect(chargeWithinHold(1_500n, 1_000n)).toEqual({ chargedMicro: 1_000n, overageMicro: 500n });
   });
 });
 
@@ -133,4 +151,36 @@ describe('countTokensExactly', () => {
     expect(countTokensExactly(text())).toBe(countTokens(text()));
   });
   const text = () => 'Say something about foxes, in two sentences.';
+
+  test('a long run of one character is counted in slices: a megabyte of one letter in moments, not hours', () => {
+    // o200k makes 8 tokens of 64 x's: the slices of a run add up to the whole run's count.
+    expect(countTokensExactly('x'.repeat(4 * ENCODER_RUN_CHARS))).toBe(countTokens('x'.repeat(4 * ENCODER_RUN_CHARS)));
+    expect(countTokensExactly('x'.repeat(1_000_000))).toBe(125_000);
+    expect(countTokensExactly(' '.repeat(2_000_000) + 'end')).toBeGreaterThan(0);
+    // Text around the runs is counted as it is; an emoji is never cut in half.
+    expect(countTokensExactly(`Hello ${'y'.repeat(3 * ENCODER_RUN_CHARS)} world`)).toBe(countTokens('Hello ') + countTokensExactly('y'.repeat(3 * ENCODER_RUN_CHARS)) + countTokens(' world'));
+    const emoji = '🦊'.repeat(1_000);
+    expect(countTokensExactly(emoji)).toBeGreaterThanOrEqual(countTokens(emoji));
+  });
+});
+
+describe('promptTokensOver', () => {
+  const framing = TOKENS_PER_MESSAGE + TOKENS_PER_REQUEST;
+
+  test('a prompt within its bound fits without counting; one over it is counted against the limit', async () => {
+    expect(await promptTokensOver({ texts: ['hello'], messages: 1 }, 5 + framing)).toBe(false);
+    // 600,000 x's are 75,000 tokens: 600,040 by the bound, within a 128,000 context when counted.
+    const long = 'x'.repeat(600_000);
+    expect(await promptTokensOver({ texts: [long], messages: 1 }, 128_000)).toBe(false);
+    expect(await promptTokensOver({ texts: [long], messages: 1 }, 75_000 + framing)).toBe(false);
+    expect(await promptTokensOver({ texts: [long], messages: 1 }, 75_000 + framing - 1)).toBe(true);
+    expect(await promptTokensOver({ texts: [long, long], messages: 2 }, 128_000)).toBe(true);
+  });
+
+  test('prose over the limit, across several texts', async () => {
+    const prose = 'The quick brown fox jumps over the lazy dog. '.repeat(20_000); // 10 tokens a sentence
+    const tokens = countTokensExactly(prose);
+    expect(await promptTokensOver({ texts: [prose, prose, 'tail'], messages: 3 }, 2 * tokens)).toBe(true);
+    expect(await promptTokensOver({ texts: [prose, prose], messages: 2 }, 2 * tokens + 2 * TOKENS_PER_MESSAGE + TOKENS_PER_REQUEST + 16)).toBe(false);
+  });
 });

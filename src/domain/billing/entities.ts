@@ -151,7 +151,9 @@ export class PlanMonthUsage {
 @Index({ properties: ['account', 'createdAt'] })
 @Index({ properties: ['keyId', 'createdAt'] })
 export class UsageRecord {
-  [OptionalProps]?: 'inputTokens' | 'cachedInputTokens' | 'outputTokens' | 'reasoningTokens' | 'images' | 'videoSeconds' | 'keyId' | 'requestId';
+  [OptionalProps]?:
+    | 'inputTokens' | 'cachedInputTokens' | 'cacheWrite5mInputTokens' | 'cacheWrite1hInputTokens' | 'outputTokens' | 'reasoningTokens'
+    | 'images' | 'videoSeconds' | 'keyId' | 'requestId' | 'overageMicro';
 
   @PrimaryKey({ type: 'text' })
   id!: string;
@@ -179,6 +181,13 @@ export class UsageRecord {
   @Property({ type: 'integer', default: 0 })
   cachedInputTokens: number = 0;
 
+  /** Parts of inputTokens written to the vendor's prompt cache, by entry lifetime. */
+  @Property({ type: 'integer', default: 0, fieldName: 'cache_write_5m_input_tokens' })
+  cacheWrite5mInputTokens: number = 0;
+
+  @Property({ type: 'integer', default: 0, fieldName: 'cache_write_1h_input_tokens' })
+  cacheWrite1hInputTokens: number = 0;
+
   @Property({ type: 'integer', default: 0 })
   outputTokens: number = 0;
 
@@ -191,8 +200,13 @@ export class UsageRecord {
   @Property({ type: 'integer', default: 0 })
   videoSeconds: number = 0;
 
+  /** What was charged: the usage's cost, at most the request's hold. */
   @Property({ type: new BigIntType('bigint') })
   costMicro!: bigint;
+
+  /** What the usage cost beyond the hold (a vendor reporting more than the request could use): charged to no one, in no ledger row. */
+  @Property({ type: new BigIntType('bigint'), default: 0 })
+  overageMicro: bigint = 0n;
 
   /** `ok`, `partial` (cut stream, some images), `failed`. */
   @Property({ type: 'text' })

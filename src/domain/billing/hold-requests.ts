@@ -40,7 +40,10 @@ export const DEFAULT_HOLD_TTL_MS: Readonly<Record<HoldPurpose, number>> = {
 };
 
 export interface SettleInput {
-  /** Exactly the provider-reported cost (pricing.ts: textChargeMicro, mediaCostMicro of what was delivered). */
+  /**
+   * Exactly the provider-reported cost (pricing.ts: textChargeMicro, mediaCostMicro of what was
+   * delivered). Charged up to the hold; any excess is recorded as overage, never charged.
+   */
   costMicro: bigint;
   usage?: UsageCounts;
   /** `partial`: a cut stream, some of n images; charged for what was delivered. Default `ok`. */
@@ -68,3 +71,22 @@ export interface HoldOutcome {
 }
 
 export type RefusalReason = 'balance' | 'key_limit' | 'plan_allowance';
+
+/**
+ * A settlement whose cost was above its hold: a vendor reported more usage than the request
+ * could have had (docs/billing.md, Overage). The request was charged `chargedMicro` (its hold);
+ * `overageMicro` was recorded on its usage record and charged to no one.
+ */
+export interface Overage {
+  requestId: string | null;
+  accountId: string;
+  keyId: string | null;
+  model: string;
+  holdMicro: bigint;
+  costMicro: bigint;
+  chargedMicro: bigint;
+  overageMicro: bigint;
+}
+
+/** Told of every overage, once, when its settlement is fixed (a warning line and a metric; see server.ts). */
+export type OverageObserver = (overage: Overage) => void;

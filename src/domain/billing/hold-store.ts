@@ -29,11 +29,12 @@ export interface HoldUsageRecord extends Required<UsageCounts> {
   latencyMs: number;
 }
 
-/** Settles (charging `chargeMicro`) or releases a hold; gives back what it reserved either way. */
+/** Settles (charging `costMicro`, up to the hold) or releases a hold; gives back what it reserved either way. */
 export interface HoldClose {
   holdId: string;
   status: 'settled' | 'released';
-  chargeMicro: bigint;
+  /** What the usage costs; the hold's amount caps the charge, the rest is the usage record's overage. */
+  costMicro: bigint;
   at: Date;
   /** The ledger row's id, used when a prepaid charge is above zero. */
   ledgerId: string;
@@ -49,6 +50,13 @@ export interface HoldClosed {
   /** After a settlement: the balance and the automatic top-up threshold, to top up when below. */
   balanceMicro: bigint | null;
   thresholdMicro: bigint | null;
+  /** What was charged (at most the hold), and what the hold did not cover; 0 when not applied. */
+  chargedMicro: bigint;
+  overageMicro: bigint;
+  /** The hold's amount, key and model (null when not applied). */
+  holdMicro: bigint | null;
+  keyId: string | null;
+  model: string | null;
 }
 
 export interface HoldStore {

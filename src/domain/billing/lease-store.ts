@@ -27,10 +27,10 @@ export interface SettleOp {
   op: 'settle';
   leaseId: string;
   holdId: string;
-  /** What the request costs. */
-  chargeMicro: bigint;
-  /** The part of the charge the lease still reserves (the rest is drawn from the balance directly). */
-  consumeMicro: bigint;
+  /** What the request's usage costs. */
+  costMicro: bigint;
+  /** The request's hold: the most it is charged (the lease reserves it); a cost beyond it is overage, charged to no one. */
+  holdMicro: bigint;
   model: string;
   at: Date;
   ledgerId: string;
@@ -39,6 +39,8 @@ export interface SettleOp {
   requestId: string | null;
   inputTokens: number;
   cachedInputTokens: number;
+  cacheWrite5mInputTokens: number;
+  cacheWrite1hInputTokens: number;
   outputTokens: number;
   reasoningTokens: number;
   latencyMs: number;

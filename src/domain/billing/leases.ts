@@ -4,7 +4,8 @@ import { TOPIC_BUDGET_PRESSURE, TOPIC_KEY_EVENTS, type EventBus } from '../share
 import type { IdGenerator } from '../shared/ids';
 import { runAutoTopUp } from './auto-top-up';
 import type { HoldPurpose } from './entities';
-import { usageCount } from './usage-counts';
+import { recordedTokenCounts, usageCount } from './usage-counts';
+import { chargeWithinHold } from './pricing';
 import { retryDeadlocks } from '../shared/sql';
 import { LeaseOpWriter } from './lease-op-writer';
 import { maxBig, sharesConstraint, type Budget, type Lease, type LeasedHold, type OpenHold } from './lease-budgets';
@@ -156,16 +157,23 @@ export class BudgetLeases {
     }
   }
 
-  /** Charges exactly `costMicro`, once; resolves when it is committed. */
+  /**
+   * Charges `costMicro` up to the hold, once; resolves when it is committed. A cost above the
+   * hold is charged the hold, and the excess recorded as overage (docs/billing.md, Overage).
+   */
   async settle(hold: LeasedHold, input: SettleInput): Promise<void> {
     if (input.costMicro < 0n) throw new RangeError('a charge cannot be negative');
     const open = this.claim(hold);
     if (!open) return;
-    // The lease pays up to its unused part (this hold's amount is in it); other open holds keep theirs.
-    const payable = open.lease.remaining - open.lease.inFlight;
-    const consumed = input.costMicro < payable ? input.costMicro : payable > 0n ? payable : 0n;
-    open.lease.remaining -= consumed;
-    const result = await this.writer.pushSettlement(this.settleOp(open, input.costMicro, consumed, { status: input.status ?? 'ok', usage: input.usage, latencyMs: input.latencyMs, requestId: input.requestId }));
+    // The hold's amount is in the lease (other open holds keep theirs), so its charge always is.
+    const { chargedMicro, overageMicro } = chargeWithinHold(input.costMicro, open.amountMicro);
+    open.lease.remaining -= chargedMicro;
+    const op = this.settleOp(open, input.costMicro, { status: input.status ?? 'ok', usage: input.usage, latencyMs: input.latencyMs, requestId: input.requestId });
+    if (overageMicro > 0n) {
+      const { budget } = open;
+      this.billing.overageObserved({ requestId: op.requestId, accountId: budget.accountId, keyId: budget.keyId, model: open.model, holdMicro: open.amountMicro, costMicro: input.costMicro, chargedMicro, overageMicro });
+    }
+    const result = await this.writer.pushSettlement(op);
     this.afterClose(open);
     const below = result.applied && !result.planBilled && result.thresholdMicro !== null && (result.balanceMicro ?? 0n) < result.thresholdMicro;
     if (below) await runAutoTopUp(this.billing.autoTopUpDeps(), result.accountId!);
@@ -178,7 +186,7 @@ export class BudgetLeases {
   async release(hold: LeasedHold, input: ReleaseInput = {}): Promise<void> {
     const open = this.claim(hold);
     if (!open) return;
-    if (input.recordFailure) await this.writer.pushSettlement(this.settleOp(open, 0n, 0n, { status: 'failed', usage: input.usage, latencyMs: input.latencyMs, requestId: input.requestId }));
+    if (input.recordFailure) await this.writer.pushSettlement(this.settleOp(open, 0n, { status: 'failed', usage: input.usage, latencyMs: input.latencyMs, requestId: input.requestId }));
     this.afterClose(open);
   }
 
@@ -229,24 +237,20 @@ export class BudgetLeases {
     if (open.lease.retired && open.lease.open === 0) void this.releaseLease(open.budget, open.lease).catch(() => undefined);
   }
 
-  private settleOp(open: OpenHold, charge: bigint, consume: bigint, usage: { status: string; usage?: SettleInput['usage']; latencyMs?: number; requestId?: string | null }): SettleOp {
-    const u = usage.usage ?? {};
+  private settleOp(open: OpenHold, cost: bigint, usage: { status: string; usage?: SettleInput['usage']; latencyMs?: number; requestId?: string | null }): SettleOp {
     return {
       op: 'settle',
       leaseId: open.lease.id,
       holdId: open.id,
-      chargeMicro: charge,
-      consumeMicro: consume,
+      costMicro: cost,
+      holdMicro: open.amountMicro,
       model: open.model,
       at: this.clock.now(),
       ledgerId: this.ids.next('led'),
       usageId: this.ids.next('use'),
       usageStatus: usage.status,
       requestId: usage.requestId ?? null,
-      inputTokens: usageCount(u.inputTokens, 'inputTokens'),
-      cachedInputTokens: usageCount(u.cachedInputTokens, 'cachedInputTokens'),
-      outputTokens: usageCount(u.outputTokens, 'outputTokens'),
-      reasoningTokens: usageCount(u.reasoningTokens, 'reasoningTokens'),
+      ...recordedTokenCounts(usage.usage ?? {}),
       latencyMs: usageCount(Math.round(usage.latencyMs ?? 0), 'latencyMs'),
     };
   }

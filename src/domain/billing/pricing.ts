@@ -9,7 +9,11 @@
  */
 export interface TokenPrices {
   readonly inputPerMTokMicro: bigint;
+  /** Input read from the vendor's prompt cache. */
   readonly cachedInputPerMTokMicro: bigint;
+  /** Input written to the vendor's prompt cache, by how long the entry lives; absent: the input price. */
+  readonly cacheWrite5mPerMTokMicro?: bigint;
+  readonly cacheWrite1hPerMTokMicro?: bigint;
   readonly outputPerMTokMicro: bigint;
 }
 
@@ -17,8 +21,11 @@ export interface TokenPrices {
 export interface TokenUsage {
   /** All prompt tokens, cached ones included. */
   readonly inputTokens: number;
-  /** The part of `inputTokens` billed at the cached-input price. */
+  /** The part of `inputTokens` read from the vendor's prompt cache, billed at the cached-input price. */
   readonly cachedInputTokens: number;
+  /** The parts of `inputTokens` written to the vendor's prompt cache (Anthropic), by entry lifetime, billed at the cache-write prices. */
+  readonly cacheWrite5mInputTokens?: number;
+  readonly cacheWrite1hInputTokens?: number;
   /** All billed output tokens, reasoning included (billing uses the provider's total). */
   readonly outputTokens: number;
   /** Informational: the reasoning part of `outputTokens`; never billed on top. */
@@ -46,22 +53,36 @@ export function divideRounded(numerator: bigint, denominator: bigint, rounding: 
 }
 
 /**
- * Cost of a text request: uncached input × input price + cached input × cached price +
- * output (reasoning included) × output price, per million tokens, rounded once.
- * A provider reporting more cached than total input tokens is read as "all input cached".
+ * Cost of a text request: each part of the input at its price (uncached, cache reads, 5-minute
+ * and 1-hour cache writes) + output (reasoning included) × output price, per million tokens,
+ * rounded once. Parts a provider reports beyond its input total are dropped, cache reads first
+ * taken from it, then 5-minute writes, then 1-hour writes (more cached than input tokens is read
+ * as "all input cached").
  */
 export function textCostMicro(prices: TokenPrices, usage: TokenUsage, rounding: Rounding): bigint {
-  const input = tokenCount(usage.inputTokens, 'inputTokens');
-  const cached = tokenCount(usage.cachedInputTokens, 'cachedInputTokens');
+  let uncached = tokenCount(usage.inputTokens, 'inputTokens');
+  const part = (value: number | undefined, field: string): bigint => {
+    const taken = minBig(tokenCount(value ?? 0, field), uncached);
+    uncached -= taken;
+    return taken;
+  };
+  const cached = part(usage.cachedInputTokens, 'cachedInputTokens');
+  const write5m = part(usage.cacheWrite5mInputTokens, 'cacheWrite5mInputTokens');
+  const write1h = part(usage.cacheWrite1hInputTokens, 'cacheWrite1hInputTokens');
   const output = tokenCount(usage.outputTokens, 'outputTokens');
   if (usage.reasoningTokens !== undefined) tokenCount(usage.reasoningTokens, 'reasoningTokens');
-  const uncached = input > cached ? input - cached : 0n;
+  const input = price(prices.inputPerMTokMicro, 'inputPerMTokMicro');
   const scaled =
-    uncached * price(prices.inputPerMTokMicro, 'inputPerMTokMicro') +
-    (input > cached ? cached : input) * price(prices.cachedInputPerMTokMicro, 'cachedInputPerMTokMicro') +
+    uncached * input +
+    cached * price(prices.cachedInputPerMTokMicro, 'cachedInputPerMTokMicro') +
+    write5m * price(prices.cacheWrite5mPerMTokMicro ?? input, 'cacheWrite5mPerMTokMicro') +
+    write1h * price(prices.cacheWrite1hPerMTokMicro ?? input, 'cacheWrite1hPerMTokMicro') +
     output * price(prices.outputPerMTokMicro, 'outputPerMTokMicro');
   return divideRounded(scaled, TOKENS_PER_PRICE_UNIT, rounding);
 }
+
+const minBig = (a: bigint, b: bigint): bigint => (a < b ? a : b);
+const maxBig = (a: bigint, b: bigint): bigint => (a > b ? a : b);
 
 /** What a finished text request is charged: the provider-reported usage, to the nearest micro-dollar. */
 export function textChargeMicro(prices: TokenPrices, usage: TokenUsage): bigint {
@@ -70,16 +91,22 @@ export function textChargeMicro(prices: TokenPrices, usage: TokenUsage): bigint 
 
 /**
  * The most a text request can cost, reserved before the provider is called: every estimated
- * input token at the dearer of the input prices (the cache may miss) plus the whole clamped
- * output limit at the output price, rounded up.
+ * input token at the dearest of the input prices (the cache may miss, or be written for an
+ * hour) plus the whole clamped output limit at the output price, rounded up.
  */
 export function textHoldMicro(prices: TokenPrices, estimate: { inputTokens: number; maxOutputTokens: number }): bigint {
-  const dearestInput = prices.inputPerMTokMicro > prices.cachedInputPerMTokMicro ? prices.inputPerMTokMicro : prices.cachedInputPerMTokMicro;
+  const dearestInput = [prices.cachedInputPerMTokMicro, prices.cacheWrite5mPerMTokMicro, prices.cacheWrite1hPerMTokMicro].reduce<bigint>((dearest, p) => maxBig(dearest, p ?? 0n), prices.inputPerMTokMicro);
   return textCostMicro(
     { inputPerMTokMicro: dearestInput, cachedInputPerMTokMicro: dearestInput, outputPerMTokMicro: prices.outputPerMTokMicro },
     { inputTokens: estimate.inputTokens, cachedInputTokens: 0, outputTokens: estimate.maxOutputTokens },
     'up',
   );
+}
+
+/** A charge within its hold: what a request is charged, and the part of its cost the hold did not cover (docs/billing.md, Overage). */
+export function chargeWithinHold(costMicro: bigint, holdMicro: bigint): { chargedMicro: bigint; overageMicro: bigint } {
+  const chargedMicro = minBig(costMicro, holdMicro);
+  return { chargedMicro, overageMicro: costMicro - chargedMicro };
 }
 
 /**

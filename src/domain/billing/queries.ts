@@ -42,7 +42,10 @@ export interface UsageRecordView extends Required<UsageCounts> {
   holdId: string;
   requestId: string | null;
   model: string;
+  /** Charged: the usage's cost, at most the request's hold. */
   costMicro: bigint;
+  /** What the usage cost beyond the hold: charged to no one (docs/billing.md, Overage). */
+  overageMicro: bigint;
   status: string;
   latencyMs: number;
   createdAt: Date;
@@ -169,11 +172,14 @@ interface UsageRow {
   model: string;
   input_tokens: number;
   cached_input_tokens: number;
+  cache_write_5m_input_tokens: number;
+  cache_write_1h_input_tokens: number;
   output_tokens: number;
   reasoning_tokens: number;
   images: number;
   video_seconds: number;
   cost_micro: string;
+  overage_micro: string;
   status: string;
   latency_ms: number;
   created_at: Date;
@@ -187,11 +193,14 @@ const toUsageView = (row: UsageRow): UsageRecordView => ({
   model: row.model,
   inputTokens: row.input_tokens,
   cachedInputTokens: row.cached_input_tokens,
+  cacheWrite5mInputTokens: row.cache_write_5m_input_tokens,
+  cacheWrite1hInputTokens: row.cache_write_1h_input_tokens,
   outputTokens: row.output_tokens,
   reasoningTokens: row.reasoning_tokens,
   images: row.images,
   videoSeconds: row.video_seconds,
   costMicro: BigInt(row.cost_micro),
+  overageMicro: BigInt(row.overage_micro),
   status: row.status,
   latencyMs: row.latency_ms,
   createdAt: new Date(row.created_at),
@@ -227,8 +236,9 @@ export async function listUsageRecords(em: EntityManager, accountId: string, fil
   }
   const rows = await sqlRows<UsageRow>(
     em,
-    `select id, key_id, hold_id, request_id, model, input_tokens, cached_input_tokens, output_tokens, reasoning_tokens, images,
-            video_seconds, cost_micro, status, latency_ms, created_at
+    `select id, key_id, hold_id, request_id, model, input_tokens, cached_input_tokens, cache_write_5m_input_tokens,
+            cache_write_1h_input_tokens, output_tokens, reasoning_tokens, images, video_seconds, cost_micro, overage_micro, status,
+            latency_ms, created_at
        from usage_records where ${where.join(' and ')} order by created_at desc, id desc limit ?`,
     [...params, filter.limit + 1],
   );

@@ -11,9 +11,9 @@ import type { PaymentPort } from './payments';
 import { retryDeadlocks, sqlRows } from '../shared/sql';
 import { extendHoldExpiry } from './hold-rows';
 import {
-  DEFAULT_HOLD_TTL_MS, type BillingPrincipal, type HoldOutcome, type HoldRequest, type RefusalReason, type ReleaseInput, type SettleInput,
+  DEFAULT_HOLD_TTL_MS, type BillingPrincipal, type HoldOutcome, type HoldRequest, type Overage, type OverageObserver, type RefusalReason, type ReleaseInput, type SettleInput,
 } from './hold-requests';
-import { usageCount, type UsageMeta } from './usage-counts';
+import { recordedTokenCounts, usageCount, type UsageMeta } from './usage-counts';
 import { releaseExpiredBatch, SWEEP_BATCH_SIZE } from './sweeper';
 import {
   auditAccount, findHold, getKeyMonthSpend, listActiveHolds, listUsageRecords,
@@ -21,7 +21,7 @@ import {
 } from './queries';
 
 export { DEFAULT_HOLD_TTL_MS };
-export type { BillingPrincipal, HoldOutcome, HoldRequest, RefusalReason, ReleaseInput, SettleInput };
+export type { BillingPrincipal, HoldOutcome, HoldRequest, Overage, OverageObserver, RefusalReason, ReleaseInput, SettleInput };
 
 /** Thrown inside the reservation transaction to roll it back; mapped to a 402 outside. */
 class Refusal extends Error {
@@ -52,7 +52,14 @@ export class BillingService {
     private readonly bus: EventBus,
     private readonly payments: PaymentPort,
     private readonly holds: HoldStore,
+    /** Told of each settlement whose cost was above its hold (here and in budget leases). */
+    private readonly onOverage: OverageObserver = () => undefined,
   ) {}
+
+  /** A settlement was charged up to its hold and the excess recorded as overage: tell the operator. */
+  overageObserved(overage: Overage): void {
+    this.onOverage(overage);
+  }
 
   /**
    * Reserves `amountMicro` before a provider is called, atomically: (a) the prepaid balance,
@@ -197,22 +204,29 @@ export class BillingService {
   }
 
   /**
-   * Charges exactly `costMicro` (the provider's total) and releases the rest of the hold:
-   * balance −= charge and reserved −= hold (prepaid; a charge above the hold is still charged
-   * in full, so the balance may dip below zero by the overshoot, which the generous hold
-   * estimate keeps rare), the hold's month counters likewise, one ledger row (prepaid, charge
-   * above zero) and one usage record. Idempotent: a second call changes nothing and returns
-   * `applied: false`. May then top the account up (see runAutoTopUp).
+   * Charges `costMicro` (the provider's total) up to the hold and releases the rest of it:
+   * balance −= charge and reserved −= hold (prepaid), the hold's month counters likewise, one
+   * ledger row (prepaid, charge above zero) and one usage record. A cost above the hold (a vendor
+   * reporting more than the request could use) is charged up to the hold; the excess is the usage
+   * record's overage, charged to no one, and reported (docs/billing.md, Overage). Idempotent: a
+   * second call changes nothing and returns `applied: false`. May then top the account up (see
+   * runAutoTopUp).
    */
   async settleHold(holdId: string, input: SettleInput): Promise<HoldOutcome> {
     if (input.costMicro < 0n) throw new RangeError('a charge cannot be negative');
     const now = this.clock.now();
-    const charge = input.costMicro;
-    const closed = await this.closeHold(holdId, 'settled', charge, now, { usage: input.usage, status: input.status ?? 'ok', latencyMs: input.latencyMs ?? 0, requestId: input.requestId ?? null });
+    const usage: UsageMeta = { usage: input.usage, status: input.status ?? 'ok', latencyMs: input.latencyMs ?? 0, requestId: input.requestId ?? null };
+    const closed = await this.closeHold(holdId, 'settled', input.costMicro, now, usage);
     if (!closed.applied) return this.alreadyClosed(holdId);
+    if (closed.overageMicro > 0n) {
+      this.onOverage({
+        requestId: usage.requestId, accountId: closed.accountId!, keyId: closed.keyId, model: closed.model ?? '',
+        holdMicro: closed.holdMicro ?? 0n, costMicro: input.costMicro, chargedMicro: closed.chargedMicro, overageMicro: closed.overageMicro,
+      });
+    }
     const belowThreshold = !closed.planBilled && closed.thresholdMicro !== null && (closed.balanceMicro ?? 0n) < closed.thresholdMicro;
     const autoTopUp = belowThreshold ? await runAutoTopUp(this.autoTopUpDeps(), closed.accountId!) : null;
-    return { holdId, applied: true, status: 'settled', chargedMicro: charge, autoTopUp };
+    return { holdId, applied: true, status: 'settled', chargedMicro: closed.chargedMicro, autoTopUp };
   }
 
   /** Releases a hold that delivered nothing (provider failure, timeout, dropped client): no charge. Idempotent. */
@@ -226,22 +240,19 @@ export class BillingService {
   }
 
   /** Settles or releases the hold in one step (see HoldStore); the usage record when there is one. */
-  private closeHold(holdId: string, status: 'settled' | 'released', chargeMicro: bigint, now: Date, usage: UsageMeta | null): Promise<HoldClosed> {
+  private closeHold(holdId: string, status: 'settled' | 'released', costMicro: bigint, now: Date, usage: UsageMeta | null): Promise<HoldClosed> {
     const u = usage?.usage ?? {};
     return this.holds.closeHold({
       holdId,
       status,
-      chargeMicro,
+      costMicro,
       at: now,
       ledgerId: this.ids.next('led'),
       usage: usage && {
         id: this.ids.next('use'),
         status: usage.status,
         requestId: usage.requestId,
-        inputTokens: usageCount(u.inputTokens, 'inputTokens'),
-        cachedInputTokens: usageCount(u.cachedInputTokens, 'cachedInputTokens'),
-        outputTokens: usageCount(u.outputTokens, 'outputTokens'),
-        reasoningTokens: usageCount(u.reasoningTokens, 'reasoningTokens'),
+        ...recordedTokenCounts(u),
         images: usageCount(u.images, 'images'),
         videoSeconds: usageCount(u.videoSeconds, 'videoSeconds'),
         latencyMs: usageCount(Math.round(usage.latencyMs ?? 0), 'latencyMs'),

@@ -3,8 +3,13 @@ export type UsageStatus = 'ok' | 'partial' | 'failed';
 
 /** Counts as the vendor reported them; all optional, default 0. */
 export interface UsageCounts {
+  /** The whole prompt: its parts below included. */
   inputTokens?: number;
+  /** Read from the vendor's prompt cache. */
   cachedInputTokens?: number;
+  /** Written to the vendor's prompt cache, entries that live 5 minutes and 1 hour. */
+  cacheWrite5mInputTokens?: number;
+  cacheWrite1hInputTokens?: number;
   outputTokens?: number;
   reasoningTokens?: number;
   images?: number;
@@ -16,6 +21,18 @@ export interface UsageMeta {
   status: UsageStatus;
   latencyMs: number;
   requestId: string | null;
+}
+
+/** The token counts a usage record stores, each checked as its column takes it (usageCount). */
+export function recordedTokenCounts(u: UsageCounts) {
+  return {
+    inputTokens: usageCount(u.inputTokens, 'inputTokens'),
+    cachedInputTokens: usageCount(u.cachedInputTokens, 'cachedInputTokens'),
+    cacheWrite5mInputTokens: usageCount(u.cacheWrite5mInputTokens, 'cacheWrite5mInputTokens'),
+    cacheWrite1hInputTokens: usageCount(u.cacheWrite1hInputTokens, 'cacheWrite1hInputTokens'),
+    outputTokens: usageCount(u.outputTokens, 'outputTokens'),
+    reasoningTokens: usageCount(u.reasoningTokens, 'reasoningTokens'),
+  };
 }
 
 /** A count as the usage_records column takes it (a 32-bit integer), or a RangeError naming the field. */

@@ -6,7 +6,8 @@ const released = (isoDate: string): number => Date.parse(`${isoDate}T00:00:00Z`)
 /**
  * The built-in catalog, in the same shape as a TOLLGATE_CATALOG file (see `schema.ts`).
  * Prices are the vendors' published list prices in USD per 1M tokens (text; `cached_input`
- * is the cache-read price), per image, or per second of video. Google models are served
+ * is the cache-read price, `cache_write_5m` / `cache_write_1h` the prompt-cache write prices by
+ * entry lifetime), per image, or per second of video. Google models are served
  * through the Gemini API, hence vendor `gemini` (GEMINI_API_KEY).
  */
 export const BUILTIN_CATALOG_SOURCE: CatalogSource = {
@@ -62,7 +63,7 @@ export const BUILTIN_CATALOG_SOURCE: CatalogSource = {
       context_length: 200000,
       max_output_tokens: 64000,
       effort: 'anthropic-thinking',
-      pricing: { input: '3.00', cached_input: '0.30', output: '15.00' },
+      pricing: { input: '3.00', cached_input: '0.30', cache_write_5m: '3.75', cache_write_1h: '6.00', output: '15.00' },
     },
     {
       kind: 'text',
@@ -75,7 +76,7 @@ export const BUILTIN_CATALOG_SOURCE: CatalogSource = {
       context_length: 200000,
       max_output_tokens: 64000,
       effort: 'anthropic-thinking',
-      pricing: { input: '1.00', cached_input: '0.10', output: '5.00' },
+      pricing: { input: '1.00', cached_input: '0.10', cache_write_5m: '1.25', cache_write_1h: '2.00', output: '5.00' },
     },
     {
       kind: 'text',

@@ -13,6 +13,7 @@ import {
   type RetiredModel,
   SANDBOX_VENDOR,
   type TextModel,
+  type TextPricing,
   type VendorProtocol,
   type VideoModel,
 } from './types';
@@ -169,18 +170,14 @@ function buildModel(entry: ModelSource, at: Path): CatalogModel {
       if (entry.max_output_tokens > entry.context_length) {
         throw new FieldError([...at, 'max_output_tokens'], 'must not exceed context_length');
       }
-      const pricing = entry.pricing && {
-        inputPerMTokMicro: parseUsdDecimal(entry.pricing.input),
-        cachedInputPerMTokMicro: parseUsdDecimal(entry.pricing.cached_input ?? entry.pricing.input),
-        outputPerMTokMicro: parseUsdDecimal(entry.pricing.output),
-      };
+      const pricing = entry.pricing && textPricing(entry.pricing, protocol);
       return freeze({
         kind: 'text',
         ...base,
         contextLength: entry.context_length,
         maxOutputTokens: entry.max_output_tokens,
         effort: entry.effort ?? 'none',
-        pricing: pricing && freeze(pricing),
+        pricing,
       });
     }
     case 'image': {
@@ -227,6 +224,24 @@ function buildModel(entry: ModelSource, at: Path): CatalogModel {
       });
     }
   }
+}
+
+/**
+ * Micro-dollars per million tokens. Cache writes the file leaves out cost what the vendor's rule
+ * says: Anthropic bills a 5-minute entry at 1.25x and a 1-hour entry at 2x its input price
+ * (rounded up to a micro-dollar per million tokens, never under); other vendors bill writes as
+ * input, when they report them at all.
+ */
+function textPricing(source: NonNullable<Extract<ModelSource, { kind: 'text' }>['pricing']>, protocol: VendorProtocol): TextPricing {
+  const input = parseUsdDecimal(source.input);
+  const anthropic = protocol === 'anthropic';
+  return freeze({
+    inputPerMTokMicro: input,
+    cachedInputPerMTokMicro: source.cached_input !== undefined ? parseUsdDecimal(source.cached_input) : input,
+    cacheWrite5mPerMTokMicro: source.cache_write_5m !== undefined ? parseUsdDecimal(source.cache_write_5m) : anthropic ? (input * 5n + 3n) / 4n : input,
+    cacheWrite1hPerMTokMicro: source.cache_write_1h !== undefined ? parseUsdDecimal(source.cache_write_1h) : anthropic ? input * 2n : input,
+    outputPerMTokMicro: parseUsdDecimal(source.output),
+  });
 }
 
 function claimId(seen: Map<string, string>, id: string, at: Path): void {

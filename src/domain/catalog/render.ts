@@ -20,7 +20,7 @@ export interface TextModelEntry {
   owned_by: string;
   context_length: number;
   top_provider: { context_length: number; max_completion_tokens: number };
-  pricing?: { prompt: string; completion: string; input_cache_read: string };
+  pricing?: { prompt: string; completion: string; input_cache_read: string; input_cache_write_5m: string; input_cache_write_1h: string };
 }
 
 export interface ImageModelEntry {
@@ -69,6 +69,8 @@ export function renderTextModelList(catalog: Catalog, access: ModelAccess): Mode
               prompt: usdPerToken(model.pricing.inputPerMTokMicro),
               completion: usdPerToken(model.pricing.outputPerMTokMicro),
               input_cache_read: usdPerToken(model.pricing.cachedInputPerMTokMicro),
+              input_cache_write_5m: usdPerToken(model.pricing.cacheWrite5mPerMTokMicro),
+              input_cache_write_1h: usdPerToken(model.pricing.cacheWrite1hPerMTokMicro),
             },
           }
         : {}),

@@ -16,7 +16,11 @@ import { EFFORT_CONTROLS, IMAGE_MODES, VENDOR_PROTOCOLS, VIDEO_MODES } from './t
  *       "context_length": 128000, "max_output_tokens": 16384,
  *       "effort": "none",               // none | openai-effort | anthropic-thinking | gemini-thinking
  *       "pricing": { "input": "0.15", "cached_input": "0.075", "output": "0.60" } },
- *                                        // USD per 1M tokens; cached_input defaults to input;
+ *                                        // USD per 1M tokens; cached_input (cache reads)
+ *                                        // defaults to input; cache_write_5m and cache_write_1h
+ *                                        // (prompt-cache writes by entry lifetime) default to
+ *                                        // Anthropic's 1.25x and 2x input for protocol
+ *                                        // "anthropic", to input otherwise;
  *                                        // null = no published price (never usable)
  *     { "kind": "image", "id": "openai/gpt-image-1", "vendor": "openai", "created": 1745366400,
  *       "modes": ["generate", "edit"], "sizes": ["1024x1024"],  // or exactly ["low:1024x1024"]
@@ -79,7 +83,7 @@ const textModel = z.strictObject(
     max_output_tokens: count(1),
     effort: oneOf(EFFORT_CONTROLS).optional(),
     pricing: z
-      .strictObject({ input: usd, cached_input: usd.optional(), output: usd }, { error: 'must be an object or null' })
+      .strictObject({ input: usd, cached_input: usd.optional(), cache_write_5m: usd.optional(), cache_write_1h: usd.optional(), output: usd }, { error: 'must be an object or null' })
       .nullable(),
   },
   { error: 'must be an object' },

@@ -43,7 +43,11 @@ interface ModelBase {
 /** Token prices in micro-dollars per million tokens: $0.15 / 1M tokens is 150000n. */
 export interface TextPricing {
   readonly inputPerMTokMicro: bigint;
+  /** Input read from the vendor's prompt cache. */
   readonly cachedInputPerMTokMicro: bigint;
+  /** Input written to the vendor's prompt cache, entries that live 5 minutes and 1 hour (Anthropic). */
+  readonly cacheWrite5mPerMTokMicro: bigint;
+  readonly cacheWrite1hPerMTokMicro: bigint;
   readonly outputPerMTokMicro: bigint;
 }
 

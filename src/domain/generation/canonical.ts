@@ -151,13 +151,20 @@ export type CanonicalContextEdit =
   | { kind: 'clear_tool_uses'; field: string; trigger: { unit: 'input_tokens' | 'tool_uses'; value: number }; keep: number; excludeTools: readonly string[] }
   | { kind: 'compact'; field: string; trigger: { unit: 'input_tokens'; value: number } };
 
-/** Usage as the vendor reported it; `outputTokens` includes reasoning tokens. */
+/**
+ * Usage as the vendor reported it, in one shape whatever the vendor counts: `inputTokens` is the
+ * whole prompt (uncached, cache reads and cache writes), `outputTokens` includes reasoning.
+ */
 export interface CanonicalUsage {
   inputTokens: number;
-  /** Part of `inputTokens` billed at the cached-input price. */
+  /** Part of `inputTokens` read from the vendor's prompt cache, billed at the cached-input price. */
   cachedInputTokens: number;
-  /** Anthropic cache writes, part of `inputTokens` (billed at the input price here). */
-  cacheCreationInputTokens?: number;
+  /**
+   * Parts of `inputTokens` written to the vendor's prompt cache (Anthropic), by how long the entry
+   * lives, billed at the cache-write prices; absent: none.
+   */
+  cacheWrite5mInputTokens?: number;
+  cacheWrite1hInputTokens?: number;
   outputTokens: number;
   /** null when the vendor does not report a reasoning count (the pipeline then estimates it). */
   reasoningTokens: number | null;
@@ -182,7 +189,7 @@ export type CanonicalEvent =
   | { type: 'finish'; reason: FinishReason; refusal: boolean; usage: CanonicalUsage; stopSequence?: string };
 
 /** The prompt's usage as a vendor reports it before its answer (Anthropic's `message_start`). */
-export type InputUsage = Pick<CanonicalUsage, 'inputTokens' | 'cachedInputTokens' | 'cacheCreationInputTokens'>;
+export type InputUsage = Pick<CanonicalUsage, 'inputTokens' | 'cachedInputTokens' | 'cacheWrite5mInputTokens' | 'cacheWrite1hInputTokens'>;
 
 /** What a provider yields: the canonical events, and first, when its vendor reports it, the prompt's usage (kept by the pipeline for the answer's start). */
 export type ProviderEvent = CanonicalEvent | { type: 'input-usage'; usage: InputUsage };

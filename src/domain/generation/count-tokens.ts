@@ -1,11 +1,11 @@
 import type { KeyPrincipal } from '../accounts/auth';
 import { resolveModelId, type Catalog, type TextModel } from '../catalog';
 import { modelAccessFor } from '../catalog/vendors';
-import { countTokensExactly, estimateInputTokens } from '../billing/estimate';
+import { estimateInputTokens } from '../billing/estimate';
 import { withFields } from '../shared/objects';
 import type { Cancellation } from './cancellation';
-import type { CanonicalRequest, TextProviderRegistry } from './canonical';
-import { promptForEstimate } from './pipeline';
+import type { TextProviderRegistry } from './canonical';
+import { countPromptTokens, promptForEstimate } from './prompt-size';
 import { clampOutputLimit } from './rules';
 import type { DecodedTextRequest } from './service';
 import { validateCanonicalRequest } from './validate';
@@ -22,11 +22,6 @@ export interface TokenCount {
   /** The id the client sent, when it differs from the service id. */
   routedFrom: string | null;
   inputTokens: number;
-}
-
-/** Tollgate's own count of a prompt (OpenAI's o200k tokenizer, no margin): every text the model reads. */
-export function countPromptTokens(request: CanonicalRequest): number {
-  return promptForEstimate(request).texts.reduce((sum, text) => sum + countTokensExactly(text), 0);
 }
 
 /**

@@ -1,8 +1,8 @@
 import type { KeyPrincipal } from '../accounts/auth';
 import { resolveModelId, type Catalog, type TextModel } from '../catalog';
 import { modelAccessFor } from '../catalog/vendors';
-import { countTokensExactly, estimateInputTokens, type PromptForEstimate } from '../billing/estimate';
-import { textChargeMicro, textHoldMicro, type TokenPrices, type TokenUsage } from '../billing/pricing';
+import { countTokensExactly, estimateInputTokens } from '../billing/estimate';
+import { chargeWithinHold, textChargeMicro, textHoldMicro, type TokenPrices, type TokenUsage } from '../billing/pricing';
 import type { BudgetLeases, LeasedHold } from '../billing/leases';
 import type { UsageCounts } from '../billing/usage-counts';
 import type { Clock } from '../shared/clock';
@@ -16,6 +16,7 @@ import type { Metrics, TraceSpan } from '../shared/telemetry';
 import { usageSpanAttributes, vendorSpanAttributes, vendorSpanName } from './trace-attributes';
 import { validateCanonicalRequest } from './validate';
 import { settleVendorOnly } from './vendor-only';
+import { countPromptTokens, inputTokensWithinContext, promptForEstimate } from './prompt-size';
 
 export interface TextPipelineDeps {
   catalog: Catalog;
@@ -37,22 +38,6 @@ export interface TextPipelineDeps {
 }
 
 const count = countTokensExactly;
-
-/** Every text the model reads, for the reservation estimate. */
-export function promptForEstimate(request: CanonicalRequest): PromptForEstimate {
-  const texts: string[] = [];
-  for (const message of request.messages) {
-    if (message.role === 'mcp') {
-      texts.push(JSON.stringify(message.item));
-      continue;
-    }
-    texts.push(message.content);
-    if (message.role === 'assistant') for (const call of message.toolCalls) texts.push(call.name, call.arguments);
-  }
-  for (const tool of request.tools) texts.push(JSON.stringify(tool));
-  if (request.responseFormat?.type === 'json_schema') texts.push(JSON.stringify(request.responseFormat.schema));
-  return { texts, messages: request.messages.length };
-}
 
 function pricesOf(model: TextModel): TokenPrices {
   if (!model.pricing) throw modelNotAvailable(model.id); // unpriced models never resolve; defensive
@@ -99,6 +84,8 @@ export function withReasoningEstimate(usage: CanonicalUsage, visibleAnswerTokens
 const billedUsage = (usage: CanonicalUsage): TokenUsage & UsageCounts => ({
   inputTokens: usage.inputTokens,
   cachedInputTokens: usage.cachedInputTokens,
+  cacheWrite5mInputTokens: usage.cacheWrite5mInputTokens ?? 0,
+  cacheWrite1hInputTokens: usage.cacheWrite1hInputTokens ?? 0,
   outputTokens: usage.outputTokens,
   reasoningTokens: usage.reasoningTokens ?? 0,
 });
@@ -129,7 +116,7 @@ export class TextPipeline implements TextGenerationService {
     provider.validate?.(request);
     const prices = pricesOf(model);
 
-    const inputEstimate = estimateInputTokens(promptForEstimate(request), { contextLength: model.contextLength });
+    const inputEstimate = await inputTokensWithinContext(request, decoded.fields.prompt ?? 'messages');
     await context.tokens?.reserveTokens(inputEstimate + request.maxOutputTokens);
     let hold;
     try {
@@ -245,7 +232,7 @@ class OpenGeneration {
 
   /** The prompt's input usage: the vendor's figure when it sent one before its answer, else Tollgate's count of the prompt. */
   inputUsage(): InputUsage {
-    return this.reportedInput ?? { inputTokens: estimateInputTokensExact(this.request), cachedInputTokens: 0 };
+    return this.reportedInput ?? { inputTokens: countPromptTokens(this.request), cachedInputTokens: 0 };
   }
 
   /** A non-streamed answer reaches the client only whole: when it fails, nothing was delivered. */
@@ -257,7 +244,7 @@ class OpenGeneration {
   /** A cut stream: the prompt was read (uncached input, counted without the hold's margin) and what was delivered is charged. */
   private partialUsage(): CanonicalUsage {
     return {
-      inputTokens: estimateInputTokensExact(this.request),
+      inputTokens: countPromptTokens(this.request),
       cachedInputTokens: 0,
       outputTokens: this.tally.deliveredOutputTokens(),
       reasoningTokens: count(this.tally.reasoningText),
@@ -280,8 +267,10 @@ class OpenGeneration {
       const usage = billedUsage(outcome.usage);
       const costMicro = textChargeMicro(this.prices, usage);
       written = deps.budget.settle(hold, { costMicro, usage, status: outcome.status, latencyMs, requestId: context.requestId });
-      context.onCharged?.(costMicro);
-      deps.metrics?.charged(this.vendor, this.model.id, usage, costMicro);
+      // Charged up to the hold: a vendor reporting more usage than the hold covers is an overage, not a charge.
+      const { chargedMicro } = chargeWithinHold(costMicro, hold.amountMicro);
+      context.onCharged?.(chargedMicro);
+      deps.metrics?.charged(this.vendor, this.model.id, usage, chargedMicro);
     }
     // The charge is already fixed: settle() claimed the hold and counted it in the lease.
     if (deps.settleBeforeAnswer) await written;
@@ -312,10 +301,4 @@ class OpenGeneration {
  */
 function reportSettlementFailure(written: Promise<void>, report: TextPipelineDeps['onSettlementFailed'], requestId: string): void {
   written.catch((error: unknown) => report?.(error, requestId));
-}
-
-/** Input tokens of the prompt as best counted (no safety margin): charged when a stream is cut. */
-function estimateInputTokensExact(request: CanonicalRequest): number {
-  const prompt = promptForEstimate(request);
-  return prompt.texts.reduce((sum, text) => sum + count(text), 0);
 }

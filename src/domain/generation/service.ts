@@ -95,4 +95,6 @@ export interface WireFieldNames {
   schema?: string;
   /** The thinking budget, in formats that have one. */
   thinkingBudget?: string;
+  /** What a prompt longer than the model's context is refused as (default `messages`; Responses: `input`). */
+  prompt?: string;
 }

@@ -34,6 +34,7 @@ export function usageSpanAttributes(usage: CanonicalUsage, finishReason: FinishR
     'gen_ai.usage.input_tokens': usage.inputTokens,
     'gen_ai.usage.output_tokens': usage.outputTokens,
     'gen_ai.usage.cached_input_tokens': usage.cachedInputTokens,
+    'gen_ai.usage.cache_creation.input_tokens': (usage.cacheWrite5mInputTokens ?? 0) + (usage.cacheWrite1hInputTokens ?? 0),
     'gen_ai.usage.reasoning_tokens': usage.reasoningTokens ?? undefined,
     'gen_ai.response.finish_reasons': finishReason ? [finishReason] : undefined,
   };

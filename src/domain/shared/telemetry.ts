@@ -27,10 +27,12 @@ export interface RequestOutcome {
   error?: { code: string; message: string };
 }
 
-/** Tokens of a settled request (cached input is part of input, reasoning part of output). */
+/** Tokens of a settled request (cache reads and writes are parts of input, reasoning part of output). */
 export interface ChargedUsage {
   inputTokens: number;
   cachedInputTokens: number;
+  cacheWrite5mInputTokens?: number;
+  cacheWrite1hInputTokens?: number;
   outputTokens: number;
   reasoningTokens?: number;
 }
@@ -44,12 +46,15 @@ export interface Metrics {
    */
   vendorCallFinished(vendor: string, model: string, firstEventSeconds: number | null, seconds: number, errorKind: VendorErrorKind | null): void;
   charged(vendor: string, model: string, usage: ChargedUsage, costMicro: bigint): void;
+  /** A vendor reported usage costing more than the request's hold: `overageMicro` was not charged (docs/billing.md, Overage). */
+  overage(vendor: string, model: string, overageMicro: bigint): void;
 }
 
 export const noMetrics: Metrics = {
   requestFinished: () => undefined,
   vendorCallFinished: () => undefined,
   charged: () => undefined,
+  overage: () => undefined,
 };
 
 export type SpanAttributes = Record<string, string | number | boolean | string[] | undefined>;

@@ -32,15 +32,18 @@ export function messagesStopReason(finish: CollectedResult['finish']): MessagesS
 
 /**
  * Anthropic counts `input_tokens` without cache reads and cache writes; the canonical
- * `inputTokens` includes both, so they are taken out here. Thinking tokens (or the pipeline's
- * estimate, docs/text.md) go in `output_tokens_details.thinking_tokens`.
+ * `inputTokens` includes both, so they are taken out here, and the writes are shown by entry
+ * lifetime (`cache_creation`). Thinking tokens (or the pipeline's estimate, docs/text.md) go in
+ * `output_tokens_details.thinking_tokens`.
  */
 export function messagesUsage(usage: CanonicalUsage): MessagesUsage {
-  const cacheCreation = usage.cacheCreationInputTokens ?? 0;
+  const fiveMinutes = usage.cacheWrite5mInputTokens ?? 0;
+  const oneHour = usage.cacheWrite1hInputTokens ?? 0;
   return {
-    input_tokens: Math.max(0, usage.inputTokens - usage.cachedInputTokens - cacheCreation),
-    cache_creation_input_tokens: cacheCreation,
+    input_tokens: Math.max(0, usage.inputTokens - usage.cachedInputTokens - fiveMinutes - oneHour),
+    cache_creation_input_tokens: fiveMinutes + oneHour,
     cache_read_input_tokens: usage.cachedInputTokens,
+    cache_creation: { ephemeral_5m_input_tokens: fiveMinutes, ephemeral_1h_input_tokens: oneHour },
     output_tokens: usage.outputTokens,
     output_tokens_details: { thinking_tokens: reportedReasoningTokens(usage) },
   };

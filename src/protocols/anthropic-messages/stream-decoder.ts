@@ -25,17 +25,21 @@ export function anthropicStopReason(reason: string | null | undefined): { reason
 
 /**
  * Anthropic's `input_tokens` excludes cache reads and writes; canonical `inputTokens` is the
- * whole prompt. Anthropic reports no separate thinking count: reasoning is unknown (null) when
- * the answer had thinking blocks, and exactly 0 when it had none.
+ * whole prompt. Cache writes are split by entry lifetime (`cache_creation`); writes it does not
+ * break down are 5-minute ones, the default lifetime. Anthropic reports no separate thinking
+ * count: reasoning is unknown (null) when the answer had thinking blocks, and exactly 0 when it
+ * had none.
  */
 export function anthropicUsageToCanonical(usage: AnthropicWireUsage, hadThinking: boolean): CanonicalUsage {
   const input = usage.input_tokens ?? 0;
   const cacheRead = usage.cache_read_input_tokens ?? 0;
-  const cacheWrite = usage.cache_creation_input_tokens ?? 0;
+  const oneHour = usage.cache_creation?.ephemeral_1h_input_tokens ?? 0;
+  const cacheWrite = Math.max(usage.cache_creation_input_tokens ?? 0, (usage.cache_creation?.ephemeral_5m_input_tokens ?? 0) + oneHour);
   return {
     inputTokens: input + cacheRead + cacheWrite,
     cachedInputTokens: cacheRead,
-    cacheCreationInputTokens: cacheWrite,
+    cacheWrite5mInputTokens: cacheWrite - oneHour,
+    cacheWrite1hInputTokens: oneHour,
     outputTokens: usage.output_tokens ?? 0,
     reasoningTokens: hadThinking ? null : 0,
   };
@@ -107,8 +111,8 @@ export class MessagesStreamDecoder implements StreamDecoder {
         this.mergeUsage(event.message?.usage);
         // The prompt's usage, known before the answer: a Messages client sees it in its own message_start.
         if (typeof this.usage.input_tokens !== 'number') break;
-        const { inputTokens, cachedInputTokens, cacheCreationInputTokens } = anthropicUsageToCanonical(this.usage, false);
-        events.push({ type: 'input-usage', usage: { inputTokens, cachedInputTokens, cacheCreationInputTokens } });
+        const { inputTokens, cachedInputTokens, cacheWrite5mInputTokens, cacheWrite1hInputTokens } = anthropicUsageToCanonical(this.usage, false);
+        events.push({ type: 'input-usage', usage: { inputTokens, cachedInputTokens, cacheWrite5mInputTokens, cacheWrite1hInputTokens } });
         break;
       }
       case 'content_block_start':
@@ -161,6 +165,7 @@ export class MessagesStreamDecoder implements StreamDecoder {
       const value = usage[key];
       if (typeof value === 'number') this.usage[key] = value;
     }
+    if (usage.cache_creation) this.usage.cache_creation = usage.cache_creation;
   }
 
   private startBlock(index: number, block: NonNullable<AnthropicWireStreamEvent['content_block']>, events: ProviderEvent[]): void {

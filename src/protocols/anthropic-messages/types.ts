@@ -238,6 +238,8 @@ export interface MessagesUsage {
   /** Input tokens EXCLUDING cache reads and cache writes (Anthropic's convention). */
   input_tokens: number;
   cache_creation_input_tokens: number | null;
+  /** The cache writes by entry lifetime. */
+  cache_creation?: { ephemeral_5m_input_tokens: number; ephemeral_1h_input_tokens: number } | null;
   cache_read_input_tokens: number | null;
   /** Includes thinking tokens. */
   output_tokens: number;
@@ -291,6 +293,8 @@ export interface ContentBlockStopEvent {
 export interface MessageDeltaUsage {
   input_tokens?: number | null;
   cache_creation_input_tokens?: number | null;
+  /** Sent here too: the stream's `message_start` goes out before the vendor reports usage. */
+  cache_creation?: { ephemeral_5m_input_tokens: number; ephemeral_1h_input_tokens: number } | null;
   cache_read_input_tokens?: number | null;
   output_tokens: number;
   output_tokens_details?: { thinking_tokens: number } | null;

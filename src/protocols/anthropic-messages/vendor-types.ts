@@ -73,6 +73,8 @@ export interface AnthropicWireUsage {
   output_tokens?: number | null;
   cache_read_input_tokens?: number | null;
   cache_creation_input_tokens?: number | null;
+  /** The cache writes by entry lifetime (their sum is cache_creation_input_tokens). */
+  cache_creation?: { ephemeral_5m_input_tokens?: number | null; ephemeral_1h_input_tokens?: number | null } | null;
 }
 
 /** A content block of an answer: whole in a non-streamed message, started by `content_block_start` in a stream. */

@@ -41,6 +41,7 @@ const RESPONSES_FIELDS: WireFieldNames = {
   requiredToolChoice: { field: 'tool_choice', value: "'required'" },
   namedToolChoice: { field: 'tool_choice.name', noun: 'a function tool' },
   schema: 'text.format.schema',
+  prompt: 'input',
 };
 const RESPONSES_CUSTOM_CHOICE_FIELDS: WireFieldNames = { ...RESPONSES_FIELDS, namedToolChoice: { field: 'tool_choice.name', noun: 'a custom tool' } };
 

@@ -71,7 +71,17 @@ export const SCHEMAS: Readonly<Record<string, JsonSchema>> = {
       owned_by: str(),
       context_length: int(),
       top_provider: answer({ context_length: int(), max_completion_tokens: int() }),
-      pricing: answer({ prompt: str('USD per token.'), completion: str('USD per token.'), input_cache_read: str('USD per token.') }, [], 'Prepaid keys only.'),
+      pricing: answer(
+        {
+          prompt: str('USD per token.'),
+          completion: str('USD per token.'),
+          input_cache_read: str('USD per token read from the prompt cache.'),
+          input_cache_write_5m: str('USD per token written to the prompt cache, entries that live 5 minutes.'),
+          input_cache_write_1h: str('USD per token written to the prompt cache, entries that live 1 hour.'),
+        },
+        [],
+        'Prepaid keys only.',
+      ),
     },
     ['id', 'object', 'created', 'owned_by', 'context_length', 'top_provider'],
   ),
