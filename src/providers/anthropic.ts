@@ -5,7 +5,7 @@ import type { VendorEndpoint } from '../domain/catalog/vendors';
 import { MessagesStreamDecoder } from '../protocols/anthropic-messages/stream-decoder';
 import { ANTHROPIC_VERSION, toMessagesRequest } from '../protocols/anthropic-messages/vendor-request';
 import type { AnthropicRequestPlan } from '../protocols/anthropic-messages/vendor-types';
-import { callVendor, type VendorHttpClient } from './http';
+import { callVendor, type VendorHttpClient } from './transport/client';
 
 /** Anthropic Messages (`POST {ANTHROPIC_BASE_URL}/v1/messages`, streamed). */
 export class AnthropicProvider implements TextProvider {

@@ -4,7 +4,7 @@ import type { CanonicalEvent, CanonicalRequest, TextProvider } from '../domain/g
 import type { VendorEndpoint } from '../domain/catalog/vendors';
 import { GenerateContentStreamDecoder } from '../protocols/gemini/stream-decoder';
 import { generateContentPath, toGenerateContentRequest } from '../protocols/gemini/vendor-request';
-import { callVendor, type VendorCall, type VendorHttpClient } from './http';
+import { callVendor, type VendorCall, type VendorHttpClient } from './transport/client';
 
 /**
  * Gemini API (`POST {GEMINI_BASE_URL}/v1beta/models/{model}:streamGenerateContent?alt=sse`, or

@@ -4,7 +4,7 @@ import type { CanonicalEvent, CanonicalRequest, TextProvider } from '../domain/g
 import type { VendorEndpoint } from '../domain/catalog/vendors';
 import { ChatStreamDecoder } from '../protocols/openai-chat/stream-decoder';
 import { toChatRequest, type ChatEgressOptions } from '../protocols/openai-chat/vendor-request';
-import { callVendor, type VendorHttpClient } from './http';
+import { callVendor, type VendorHttpClient } from './transport/client';
 
 /**
  * An OpenAI-compatible vendor is configuration, not code: the Chat Completions vendor codec

@@ -6,7 +6,7 @@ import { ChatStreamDecoder } from '../protocols/openai-chat/stream-decoder';
 import { OPENAI_CHAT_OPTIONS, toChatRequest } from '../protocols/openai-chat/vendor-request';
 import { ResponsesStreamDecoder } from '../protocols/openai-responses/stream-decoder';
 import { toResponsesRequest } from '../protocols/openai-responses/vendor-request';
-import { callVendor, type VendorCall, type VendorHttpClient } from './http';
+import { callVendor, type VendorCall, type VendorHttpClient } from './transport/client';
 
 /**
  * Which OpenAI API serves a request. `auto` (default): the Responses API for models with an

@@ -4,7 +4,7 @@ import type { TextProvider, TextProviderRegistry } from '../domain/generation/ca
 import { ProviderError } from '../domain/generation/errors';
 import { AnthropicProvider } from './anthropic';
 import { GeminiProvider } from './gemini';
-import { VendorHttpClient, type VendorHttpOptions } from './http';
+import { VendorHttpClient, type VendorHttpOptions } from './transport/client';
 import { OpenAIProvider, type OpenAIProviderOptions } from './openai';
 import { OpenAICompatibleProvider, type CompatibleVendorConfig } from './openai-compatible';
 import { SandboxProvider, type SandboxOptions } from './sandbox';

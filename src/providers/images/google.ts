@@ -1,8 +1,8 @@
 import type { VendorEndpoint } from '../../domain/catalog/vendors';
 import type { GeneratedImage, ImageProvider, ImageProviderRequest } from '../../domain/images/ports';
-import { generateContentPath, imageContentRequest, imageFromContent } from '../../protocols/gemini-images/generate';
-import { imageFromPrediction, predictPath, predictRequest } from '../../protocols/imagen/predict';
-import type { VendorHttpClient } from '../http';
+import { generateContentPath, imageContentRequest, imageFromContent } from '../../protocols/gemini-images/vendor-request';
+import { imageFromPrediction, predictPath, predictRequest } from '../../protocols/imagen/vendor-request';
+import type { VendorHttpClient } from '../transport/client';
 
 /** One of Google's two image APIs: where a model is called, what is sent, how the image is read back. */
 interface GoogleImageApi {

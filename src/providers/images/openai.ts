@@ -1,7 +1,7 @@
 import type { VendorEndpoint } from '../../domain/catalog/vendors';
 import type { GeneratedImage, ImageProvider, ImageProviderRequest } from '../../domain/images/ports';
-import { editForm, EDITS_PATH, generationBody, GENERATIONS_PATH, imageFromAnswer } from '../../protocols/openai-images/upstream';
-import type { VendorHttpClient } from '../http';
+import { editForm, EDITS_PATH, generationBody, GENERATIONS_PATH, imageFromAnswer } from '../../protocols/openai-images/vendor-request';
+import type { VendorHttpClient } from '../transport/client';
 
 /** OpenAI's Images API (`OPENAI_BASE_URL` includes `/v1`): generations as JSON, edits as multipart. */
 export class OpenAIImageProvider implements ImageProvider {

@@ -2,7 +2,7 @@ import type { ImageModel } from '../../domain/catalog/types';
 import type { VendorEndpoint } from '../../domain/catalog/vendors';
 import { ProviderError } from '../../domain/generation/errors';
 import type { ImageProvider, ImageProviderRegistry } from '../../domain/images/ports';
-import { VendorHttpClient, type VendorHttpOptions } from '../http';
+import { VendorHttpClient, type VendorHttpOptions } from '../transport/client';
 import { GEMINI_GENERATE_CONTENT, GoogleImageProvider, IMAGEN_PREDICT } from './google';
 import { OpenAIImageProvider } from './openai';
 import { SandboxImageProvider } from './sandbox';

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { ProviderError } from '../../domain/generation/errors';
-import { vendorErrorMessage } from '../http';
+import { vendorErrorMessage } from '../transport/client';
 
 /**
  * One HTTP call to a video vendor: a connection failure, a timeout or a non-2xx answer becomes

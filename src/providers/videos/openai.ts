@@ -2,7 +2,7 @@ import type { Readable } from 'node:stream';
 import type { VendorEndpoint } from '../../domain/catalog/vendors';
 import { ProviderError } from '../../domain/generation/errors';
 import type { VendorJobHandle, VendorJobState, VideoGenerationRequest, VideoProvider } from '../../domain/videos/ports';
-import { isOpenAIVideoJob, type OpenAIVideoCreateFields, type OpenAIVideoJob } from '../../protocols/openai-videos/upstream';
+import { isOpenAIVideoJob, type OpenAIVideoCreateFields, type OpenAIVideoJob } from '../../protocols/openai-videos/vendor-types';
 import { pixelSize, responseStream, vendorFetch, vendorJson } from './http';
 
 /** OpenAI videos (Sora): a multipart create (as its SDK sends it, one `input_reference` image at most), then polling. */

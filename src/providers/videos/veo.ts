@@ -2,7 +2,7 @@ import type { Readable } from 'node:stream';
 import type { VendorEndpoint } from '../../domain/catalog/vendors';
 import { ProviderError } from '../../domain/generation/errors';
 import type { VendorJobHandle, VendorJobState, VideoGenerationRequest, VideoInputImage, VideoProvider } from '../../domain/videos/ports';
-import { isVeoOperation, type VeoImage, type VeoInstance, type VeoOperation, type VeoPredictRequest } from '../../protocols/veo/types';
+import { isVeoOperation, type VeoImage, type VeoInstance, type VeoOperation, type VeoPredictRequest } from '../../protocols/veo/vendor-types';
 import { responseStream, vendorFetch, vendorJson } from './http';
 
 const veoImage = (input: VideoInputImage): VeoImage => ({ bytesBase64Encoded: input.bytes.toString('base64'), mimeType: input.mediaType });

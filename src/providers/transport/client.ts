@@ -1,11 +1,11 @@
 import { Readable } from 'node:stream';
 import { Pool, type Dispatcher } from 'undici';
-import type { Cancellation } from '../domain/generation/cancellation';
-import { ProviderError } from '../domain/generation/errors';
-import type { CanonicalEvent } from '../domain/generation/canonical';
-import type { VendorErrorKind } from '../domain/shared/telemetry';
-import { parseSseBatches, type SseEvent } from '../protocols/sse-parse';
-import type { StreamDecoder } from '../protocols/streams';
+import type { Cancellation } from '../../domain/generation/cancellation';
+import { ProviderError } from '../../domain/generation/errors';
+import type { CanonicalEvent } from '../../domain/generation/canonical';
+import type { VendorErrorKind } from '../../domain/shared/telemetry';
+import { parseSseBatches, type SseEvent } from '../../protocols/sse-parse';
+import type { StreamDecoder } from '../../protocols/streams';
 
 /**
  * Outbound HTTP shared by the vendor adapters: one keep-alive undici `Pool` per origin (not
