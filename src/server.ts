@@ -157,7 +157,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   const videoStorage = new LocalVideoStorage(config.videos.dir);
   const videoQueue = new PgBossVideoQueue({ databaseUrl: options.databaseUrl, schema: config.videos.queueSchema, pollingIntervalSeconds: 5, workers: config.videos.workers, onError: (err) => log.error({ err }, 'video queue error') });
   const videoSlots = new VideoJobSlots(admission);
-  const videoProviders = createVideoProviderRegistry(vendors, { sandbox: { renderMs: config.videos.sandboxRenderMs, slowMs: config.videos.sandboxSlowMs }, requestTimeoutMs: config.vendorTimeouts.headersMs });
+  const videoProviders = createVideoProviderRegistry(vendors, { sandbox: { renderMs: config.videos.sandboxRenderMs, slowMs: config.videos.sandboxSlowMs }, http: { timeouts: config.vendorTimeouts } });
   const videoDeps = { orm, clock, ids, bus, billing, catalog, configuredVendors, storage: videoStorage, queue: videoQueue, slots: videoSlots };
   const videos = new VideoService({ ...videoDeps, deadlineMs: config.videos.deadlineMs });
   const videoRunner = new VideoJobRunner({ ...videoDeps, providers: videoProviders, log, metrics: metrics ?? undefined, pollInitialMs: config.videos.pollInitialMs, pollMaxMs: config.videos.pollMaxMs });
@@ -235,6 +235,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
       await sweeper.stop();
       await providers.close();
       await imageProviders.close();
+      await videoProviders.close();
       await admission.close();
       await bus.close();
       await orm.close();

@@ -5,13 +5,14 @@ import type { VendorEndpoint } from '../domain/catalog/vendors';
 import { MessagesStreamDecoder } from '../protocols/anthropic-messages/stream-decoder';
 import { ANTHROPIC_VERSION, toMessagesRequest } from '../protocols/anthropic-messages/vendor-request';
 import type { AnthropicRequestPlan } from '../protocols/anthropic-messages/vendor-types';
-import { callVendor, type VendorHttpClient } from './transport/client';
+import { callVendor } from './text-call';
+import type { VendorTransport } from './transport/client';
 
 /** Anthropic Messages (`POST {ANTHROPIC_BASE_URL}/v1/messages`, streamed). */
 export class AnthropicProvider implements TextProvider {
   constructor(
     private readonly endpoint: VendorEndpoint,
-    private readonly http: VendorHttpClient,
+    private readonly http: VendorTransport,
   ) {}
 
   /** MCP servers run by Anthropic (`mcp_servers`), calling them without asking; no freeform custom tools. */

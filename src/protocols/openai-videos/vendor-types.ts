@@ -1,15 +1,10 @@
+import { z } from 'zod';
+
 /**
  * OpenAI's own videos API as Tollgate calls it upstream (`POST /videos`, `GET /videos/{id}`,
  * `GET /videos/{id}/content`): `seconds` is a string (`"4"`, `"8"`, `"12"`) and the frame is
  * a `size` of pixels (`1280x720`), unlike our client-facing `seconds`/`resolution`/`ratio`.
  */
-export interface OpenAIVideoJob {
-  id: string;
-  object?: 'video';
-  status: 'queued' | 'in_progress' | 'completed' | 'failed';
-  progress?: number;
-  error?: { code?: string; message?: string } | null;
-}
 
 export interface OpenAIVideoCreateFields {
   model: string;
@@ -18,7 +13,12 @@ export interface OpenAIVideoCreateFields {
   size: string;
 }
 
-export function isOpenAIVideoJob(value: unknown): value is OpenAIVideoJob {
-  const job = value as OpenAIVideoJob;
-  return typeof job === 'object' && job !== null && typeof job.id === 'string' && ['queued', 'in_progress', 'completed', 'failed'].includes(job.status);
-}
+/** A video object, as far as Tollgate reads it: other fields are ignored. */
+export const openAIVideoJob = z.object({
+  id: z.string().min(1),
+  status: z.enum(['queued', 'in_progress', 'completed', 'failed']),
+  progress: z.number().optional().catch(undefined),
+  error: z.object({ code: z.string().optional(), message: z.string().optional() }).nullish().catch(undefined),
+});
+
+export type OpenAIVideoJob = z.infer<typeof openAIVideoJob>;

@@ -1,3 +1,5 @@
+import { z } from 'zod';
+
 /**
  * Google's Gemini API for Veo: `POST /v1beta/models/{model}:predictLongRunning` starts a
  * long-running operation, `GET /v1beta/{operation name}` polls it, and the finished operation
@@ -21,20 +23,22 @@ export interface VeoPredictRequest {
   parameters: { aspectRatio: string; resolution: string; durationSeconds: number; sampleCount?: number };
 }
 
-export interface VeoOperation {
-  name: string;
-  done?: boolean;
-  metadata?: { progressPercent?: number };
-  error?: { code?: number; message?: string };
-  response?: {
-    generateVideoResponse?: {
-      generatedSamples?: { video?: { uri?: string } }[];
-      raiMediaFilteredCount?: number;
-      raiMediaFilteredReasons?: string[];
-    };
-  };
-}
+/** An operation, as far as Tollgate reads it; fields it does not read may hold anything. */
+export const veoOperation = z.object({
+  name: z.string().min(1),
+  done: z.boolean().optional(),
+  metadata: z.object({ progressPercent: z.number().optional().catch(undefined) }).optional().catch(undefined),
+  error: z.object({ code: z.number().optional(), message: z.string().optional() }).optional(),
+  response: z
+    .object({
+      generateVideoResponse: z
+        .object({
+          generatedSamples: z.array(z.object({ video: z.object({ uri: z.string().optional() }).optional() })).optional(),
+          raiMediaFilteredReasons: z.array(z.string()).optional(),
+        })
+        .optional(),
+    })
+    .optional(),
+});
 
-export function isVeoOperation(value: unknown): value is VeoOperation {
-  return typeof value === 'object' && value !== null && typeof (value as VeoOperation).name === 'string';
-}
+export type VeoOperation = z.infer<typeof veoOperation>;

@@ -1,31 +1,25 @@
-import { Readable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import { Pool, type Dispatcher } from 'undici';
 import type { Cancellation } from '../../domain/generation/cancellation';
-import { ProviderError } from '../../domain/generation/errors';
-import type { CanonicalEvent } from '../../domain/generation/canonical';
-import type { VendorErrorKind } from '../../domain/shared/telemetry';
+import type { FormPart } from '../../protocols/form-parts';
 import { parseSseBatches, type SseEvent } from '../../protocols/sse-parse';
-import type { StreamDecoder } from '../../protocols/streams';
+import { invalidAnswerError, redact, transportError, unusableTargetError, vendorErrorMessage, vendorStatusError, type TransportTimeouts, type VendorParty } from './errors';
+import { multipartBody } from './multipart';
 
 /**
- * Outbound HTTP shared by the vendor adapters: one keep-alive undici `Pool` per origin (not
- * global fetch: pooled sockets, per-request timeouts and a Node stream body we can destroy),
- * SSE decoding, and the one place where transport failures and vendor error answers become
- * ProviderError (with the vendor's own message, never the API key).
+ * The one outbound HTTP transport of every vendor adapter (text, images, videos): one
+ * keep-alive undici `Pool` per origin (not global fetch: pooled sockets, per-request timeouts
+ * and a Node stream body we can destroy), JSON POSTs (or multipart forms), GETs, SSE streams
+ * and streamed downloads. Every failure becomes a ProviderError through one factory
+ * (errors.ts). Each modality has its own instance, with the timeouts its calls need.
  */
 
-export interface HttpTimeouts {
-  /** TCP + TLS connect. */
-  connectMs: number;
-  /** From sending the request to the response headers (time to first byte). */
-  headersMs: number;
-  /** Longest silence between two body chunks of a (streamed) answer. */
-  bodyIdleMs: number;
-}
+export type HttpTimeouts = TransportTimeouts;
 
 export const DEFAULT_HTTP_TIMEOUTS: HttpTimeouts = { connectMs: 10_000, headersMs: 120_000, bodyIdleMs: 120_000 };
 
 export interface VendorHttpOptions {
+  /** connect: TCP + TLS; headers: from sending to the response headers; bodyIdle: longest silence between two body chunks. */
   timeouts?: Partial<HttpTimeouts>;
   /** Sockets per origin (default 128). */
   connectionsPerOrigin?: number;
@@ -33,34 +27,45 @@ export interface VendorHttpOptions {
   keepAliveMs?: number;
 }
 
-export interface VendorCall {
-  /** Vendor name for error messages (`openai`, `deepseek`…). */
-  vendor: string;
+/** Where a call goes and how it authenticates. */
+export interface VendorTarget extends VendorParty {
   /** Base URL as configured (`OPENAI_BASE_URL`, may carry a path prefix such as `/v1`). */
   baseUrl: string;
   /** Path (and query) appended to the base URL's path. */
   path: string;
   headers: Record<string, string>;
-  /** Sent as JSON, unless `encodedBody` is given. */
-  body: unknown;
-  /** A body already encoded (a multipart upload): its content type and bytes, sent as they are. */
-  encodedBody?: EncodedBody;
-  signal: Cancellation;
-  /** Strings never to be echoed in an error message (the API key). */
-  secrets: readonly (string | null)[];
+  /** Set when the client went away; absent for background work (video steps) that no client cancels. */
+  signal?: Cancellation;
 }
 
-export interface EncodedBody {
-  contentType: string;
-  /** Chunks sent in order without being joined (large uploads are not copied again). */
-  chunks: readonly Buffer[];
+export interface VendorCall extends VendorTarget {
+  /** Sent as JSON, unless `form` is given. */
+  body: unknown;
+  /** Sent as multipart/form-data instead of `body`. */
+  form?: readonly FormPart[];
+}
+
+/** A file to download from an absolute URL (a vendor may name one on another host, and redirect). */
+export interface VendorDownload extends VendorParty {
+  url: string;
+  /** Sent to the URL's own origin only: a redirect elsewhere goes without them (they carry the key). */
+  headers: Record<string, string>;
 }
 
 /** Longest vendor error body read for its message. */
 const MAX_ERROR_BODY_BYTES = 64 * 1024;
+const MAX_REDIRECTS = 5;
 
-export class VendorHttpClient {
+interface Target {
+  pool: Pool;
+  /** The base URL's path without its trailing slashes. */
+  basePath: string;
+}
+
+export class VendorTransport {
   private readonly pools = new Map<string, Pool>();
+  /** Parsed base URLs, so a call costs a map lookup rather than a URL parse. */
+  private readonly targets = new Map<string, Target>();
   private readonly timeouts: HttpTimeouts;
   private closed = false;
 
@@ -81,7 +86,7 @@ export class VendorHttpClient {
       if (contentType.includes('application/json')) {
         // Some gateways answer 200 with a JSON error instead of a stream.
         const detail = vendorErrorMessage(await readCapped(body, MAX_ERROR_BODY_BYTES).catch(() => ''));
-        throw new ProviderError(redact(`${call.vendor} answered JSON instead of an event stream${detail ? `: ${detail}` : '.'}`, call.secrets), call.vendor, statusCode);
+        throw invalidAnswerError(call, `${call.vendor} answered JSON instead of an event stream${detail ? `: ${detail}` : '.'}`, statusCode);
       }
       try {
         for await (const events of parseSseBatches(body)) yield events;
@@ -94,9 +99,92 @@ export class VendorHttpClient {
     }
   }
 
-  /** POSTs a JSON body and answers the parsed JSON of a 2xx answer; failures as streamSse. */
-  async postJson(call: VendorCall): Promise<unknown> {
-    const { statusCode, body } = await this.post(call, 'application/json');
+  /** POSTs a JSON body (or a form) and answers the parsed JSON of a 2xx answer; failures as streamSse. */
+  postJson(call: VendorCall): Promise<unknown> {
+    return this.json(call, 'POST');
+  }
+
+  /** GETs a JSON document (a job's state); failures as streamSse. */
+  getJson(call: VendorTarget): Promise<unknown> {
+    return this.json({ ...call, body: null }, 'GET');
+  }
+
+  /**
+   * Streams a file. Redirects are followed (a vendor's file URL often answers with one to its
+   * storage), and the body's read errors (a stall, a broken connection) surface as ProviderError.
+   */
+  async download(call: VendorDownload): Promise<Readable> {
+    let url = this.parseUrl(call, call.url, `${call.vendor} named a file to download at '${call.url}', which is not a URL.`);
+    let headers = call.headers;
+    for (let redirects = 0; ; redirects++) {
+      const request = { method: 'GET', path: url.pathname + url.search, headers: { 'user-agent': 'tollgate', ...headers }, headersTimeout: this.timeouts.headersMs, bodyTimeout: this.timeouts.bodyIdleMs } as const;
+      const response = await this.send(call, this.pool(call, url.origin), request, true);
+      const location = response.headers.location;
+      if (response.statusCode >= 300 && response.statusCode <= 399 && typeof location === 'string') {
+        await response.body.dump().catch(() => undefined); // read (small), so the socket is kept
+        if (redirects === MAX_REDIRECTS) throw invalidAnswerError(call, `${call.vendor} redirected the download more than ${MAX_REDIRECTS} times.`, response.statusCode);
+        const next = this.parseUrl(call, location, `${call.vendor} redirected the download to '${location}', which is not a URL.`, url);
+        if (next.origin !== url.origin) headers = {};
+        url = next;
+        continue;
+      }
+      return this.guardBody(call, response.body);
+    }
+  }
+
+  /** Closes every pool. Called once at shutdown, after in-flight calls drained. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const pools = [...this.pools.values()];
+    this.pools.clear();
+    this.targets.clear();
+    await Promise.all(pools.map((pool) => pool.destroy().catch(() => undefined)));
+  }
+
+  private get(call: VendorTarget): Promise<Dispatcher.ResponseData> {
+    const { pool, basePath } = this.target(call);
+    const headers = { accept: 'application/json', 'user-agent': 'tollgate', ...call.headers };
+    return this.send(call, pool, { method: 'GET', path: basePath + call.path, headers, signal: call.signal, headersTimeout: this.timeouts.headersMs, bodyTimeout: this.timeouts.bodyIdleMs });
+  }
+
+  /** Sends the call; answers a 2xx response, else throws ProviderError (transport failure, or the vendor's error status and message). */
+  private post(call: VendorCall, accept: string): Promise<Dispatcher.ResponseData> {
+    const { pool, basePath } = this.target(call);
+    const form = call.form ? multipartBody(call.form) : null;
+    return this.send(call, pool, {
+      method: 'POST',
+      path: basePath + call.path,
+      headers: form
+        ? { 'content-type': form.contentType, 'content-length': String(form.length), accept, 'user-agent': 'tollgate', ...call.headers }
+        : { 'content-type': 'application/json', accept, 'user-agent': 'tollgate', ...call.headers },
+      body: form ? Readable.from(form.chunks, { objectMode: false }) : JSON.stringify(call.body),
+      signal: call.signal,
+      headersTimeout: this.timeouts.headersMs,
+      bodyTimeout: this.timeouts.bodyIdleMs,
+    });
+  }
+
+  /** One request on a pool; a non-2xx answer (but a redirect, when asked) throws the vendor's error. */
+  private async send(party: VendorParty & { signal?: Cancellation }, pool: Pool, request: Dispatcher.RequestOptions, redirects = false): Promise<Dispatcher.ResponseData> {
+    let response: Dispatcher.ResponseData;
+    try {
+      response = await pool.request(request);
+    } catch (error) {
+      throw this.transportError(party, error, 'connect');
+    }
+    const status = response.statusCode;
+    if ((status >= 200 && status <= 299) || (redirects && status >= 300 && status <= 399)) return response;
+    try {
+      const text = await readCapped(response.body, MAX_ERROR_BODY_BYTES).catch(() => '');
+      throw vendorStatusError(party, status, text, response.headers);
+    } finally {
+      if (!response.body.destroyed) response.body.destroy();
+    }
+  }
+
+  /** One JSON answer; `target` and `post` may throw before sending, which this async function turns into a rejection. */
+  private async json(call: VendorCall, method: 'GET' | 'POST'): Promise<unknown> {
+    const { statusCode, body } = await (method === 'POST' ? this.post(call, 'application/json') : this.get(call));
     try {
       let text: string;
       try {
@@ -107,111 +195,60 @@ export class VendorHttpClient {
       try {
         return JSON.parse(text);
       } catch {
-        throw new ProviderError(`${call.vendor} answered with a body that is not JSON.`, call.vendor, statusCode);
+        throw invalidAnswerError(call, `${call.vendor} answered with a body that is not JSON.`, statusCode);
       }
     } finally {
       if (!body.destroyed) body.destroy();
     }
   }
 
-  /** Sends the call; answers a 2xx response, else throws ProviderError (transport failure, or the vendor's error status and message). */
-  private async post(call: VendorCall, accept: string): Promise<Dispatcher.ResponseData> {
-    const { pool, path } = this.target(call);
-    let response: Dispatcher.ResponseData;
-    try {
-      const encoded = call.encodedBody;
-      response = await pool.request({
-        method: 'POST',
-        path,
-        headers: encoded
-          ? { 'content-type': encoded.contentType, 'content-length': String(encoded.chunks.reduce((sum, chunk) => sum + chunk.length, 0)), accept, 'user-agent': 'tollgate', ...call.headers }
-          : { 'content-type': 'application/json', accept, 'user-agent': 'tollgate', ...call.headers },
-        body: encoded ? Readable.from(encoded.chunks, { objectMode: false }) : JSON.stringify(call.body),
-        signal: call.signal,
-        headersTimeout: this.timeouts.headersMs,
-        bodyTimeout: this.timeouts.bodyIdleMs,
-      });
-    } catch (error) {
-      throw this.transportError(call, error, 'connect');
-    }
-    if (response.statusCode >= 200 && response.statusCode <= 299) return response;
-    try {
-      const text = await readCapped(response.body, MAX_ERROR_BODY_BYTES).catch(() => '');
-      throw vendorStatusError(call, response.statusCode, text);
-    } finally {
-      if (!response.body.destroyed) response.body.destroy();
-    }
+  /** The body, whose read errors become ProviderError; a consumer that stops early aborts the download. */
+  private guardBody(call: VendorParty, body: Dispatcher.ResponseData['body']): Readable {
+    const out = new PassThrough();
+    body.on('error', (error) => out.destroy(this.transportError(call, error, 'stream')));
+    out.on('close', () => {
+      if (!body.destroyed) body.destroy();
+    });
+    return body.pipe(out);
   }
 
-  /** Closes every pool. Called once at shutdown, after in-flight generations drained. */
-  async close(): Promise<void> {
-    this.closed = true;
-    const pools = [...this.pools.values()];
-    this.pools.clear();
-    await Promise.all(pools.map((pool) => pool.destroy().catch(() => undefined)));
+  private target(call: VendorTarget): Target {
+    let target = this.targets.get(call.baseUrl);
+    if (!target) {
+      const url = this.parseUrl(call, call.baseUrl, `The base URL configured for ${call.vendor} is not a URL.`);
+      target = { pool: this.pool(call, url.origin), basePath: url.pathname.replace(/\/+$/, '') };
+      this.targets.set(call.baseUrl, target);
+    }
+    return target;
   }
 
-  private target(call: VendorCall): { pool: Pool; path: string } {
-    if (this.closed) throw new ProviderError(`The connection pool for ${call.vendor} is closed.`, call.vendor, null, undefined, 'connect');
-    let url: URL;
+  private parseUrl(party: VendorParty, url: string, failure: string, base?: URL): URL {
     try {
-      url = new URL(call.baseUrl);
+      return new URL(url, base);
     } catch {
-      throw new ProviderError(`The base URL configured for ${call.vendor} is not a URL.`, call.vendor, null, undefined, 'connect');
+      throw unusableTargetError(party.vendor, redact(failure, party.secrets));
     }
-    let pool = this.pools.get(url.origin);
+  }
+
+  private pool(party: VendorParty, origin: string): Pool {
+    if (this.closed) throw unusableTargetError(party.vendor, `The connection pool for ${party.vendor} is closed.`);
+    let pool = this.pools.get(origin);
     if (!pool) {
-      pool = new Pool(url.origin, {
+      pool = new Pool(origin, {
         connections: this.options.connectionsPerOrigin ?? 128,
         keepAliveTimeout: this.options.keepAliveMs ?? 30_000,
         connect: { timeout: this.timeouts.connectMs },
         headersTimeout: this.timeouts.headersMs,
         bodyTimeout: this.timeouts.bodyIdleMs,
       });
-      this.pools.set(url.origin, pool);
+      this.pools.set(origin, pool);
     }
-    return { pool, path: url.pathname.replace(/\/+$/, '') + call.path };
+    return pool;
   }
 
-  private transportError(call: VendorCall, error: unknown, phase: 'connect' | 'stream'): ProviderError {
-    if (error instanceof ProviderError) return error;
-    if (call.signal.aborted) return new ProviderError(`The request to ${call.vendor} was cancelled by the client.`, call.vendor, null, 'client_cancelled');
-    const code = errorCode(error);
-    const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
-    let message: string;
-    let kind: VendorErrorKind = 'timeout';
-    switch (code) {
-      case 'UND_ERR_CONNECT_TIMEOUT':
-        message = `Could not connect to ${call.vendor} within ${seconds(this.timeouts.connectMs)}.`;
-        break;
-      case 'UND_ERR_HEADERS_TIMEOUT':
-        message = `${call.vendor} did not answer within ${seconds(this.timeouts.headersMs)}.`;
-        break;
-      case 'UND_ERR_BODY_TIMEOUT':
-        message = `${call.vendor} sent nothing for ${seconds(this.timeouts.bodyIdleMs)} in the middle of its answer.`;
-        break;
-      case 'ECONNREFUSED':
-      case 'ENOTFOUND':
-      case 'EAI_AGAIN':
-      case 'EHOSTUNREACH':
-      case 'ENETUNREACH':
-        message = `Could not connect to ${call.vendor} (${code}).`;
-        kind = 'connect';
-        break;
-      default:
-        kind = phase === 'connect' ? 'connect' : 'broken_stream';
-        message =
-          phase === 'connect'
-            ? `The request to ${call.vendor} failed (${code ?? 'network error'}).`
-            : `The connection to ${call.vendor} broke in the middle of its answer (${code ?? 'network error'}).`;
-    }
-    return new ProviderError(redact(message, call.secrets), call.vendor, null, undefined, kind);
+  private transportError(call: VendorParty & { signal?: Cancellation }, error: unknown, phase: 'connect' | 'stream') {
+    return transportError(call, error, phase, this.timeouts, call.signal?.aborted === true);
   }
-}
-
-function errorCode(error: unknown): string | null {
-  if (typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string') return error.code;
-  return null;
 }
 
 async function readCapped(body: AsyncIterable<Buffer | string>, maxBytes: number): Promise<string> {
@@ -224,75 +261,4 @@ async function readCapped(body: AsyncIterable<Buffer | string>, maxBytes: number
     if (size >= maxBytes) break;
   }
   return Buffer.concat(chunks).subarray(0, maxBytes).toString('utf8');
-}
-
-/** A non-2xx answer: 502 carrying the vendor's status and message (OpenAI, Anthropic and Gemini all put it at `error.message`). */
-export function vendorStatusError(call: Pick<VendorCall, 'vendor' | 'secrets'>, status: number, bodyText: string): ProviderError {
-  const detail = vendorErrorMessage(bodyText);
-  const message = `${call.vendor} answered HTTP ${status}${detail ? `: ${detail}` : '.'}`;
-  return new ProviderError(redact(message, call.secrets), call.vendor, status);
-}
-
-/** The human message inside a vendor error body, if it has one. */
-export function vendorErrorMessage(bodyText: string): string | null {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(bodyText);
-  } catch {
-    const text = bodyText.trim();
-    return text ? truncate(text, 300) : null;
-  }
-  // Gemini sometimes wraps the error object in an array.
-  const root = Array.isArray(parsed) ? parsed[0] : parsed;
-  if (!isRecord(root)) return null;
-  const error = root.error;
-  if (isRecord(error) && typeof error.message === 'string') return truncate(error.message, 1000);
-  if (typeof error === 'string') return truncate(error, 1000);
-  if (typeof root.message === 'string') return truncate(root.message, 1000);
-  return null;
-}
-
-const truncate = (text: string, max: number) => (text.length > max ? `${text.slice(0, max)}…` : text);
-
-function redact(message: string, secrets: readonly (string | null)[]): string {
-  let out = message;
-  for (const secret of secrets) if (secret && secret.length >= 4) out = out.split(secret).join('[redacted]');
-  return out;
-}
-
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
-
-/**
- * Runs one vendor call through its codec's decoder: streamed, or (the client reads the answer
- * whole, and the request body says so) one JSON answer, which costs the gateway less CPU than
- * decoding an event per few characters (docs/text.md).
- */
-export function callVendor(http: VendorHttpClient, call: VendorCall, decoder: StreamDecoder, streamed: boolean): AsyncIterable<CanonicalEvent> {
-  return streamed ? streamCanonical(http, call, decoder) : wholeAnswerCanonical(http, call, decoder);
-}
-
-async function* wholeAnswerCanonical(http: VendorHttpClient, call: VendorCall, decoder: StreamDecoder): AsyncGenerator<CanonicalEvent, void, undefined> {
-  if (call.signal.aborted) throw new ProviderError(`The request to ${call.vendor} was cancelled by the client.`, call.vendor, null, 'client_cancelled');
-  yield* decoder.pushWhole(await http.postJson(call));
-}
-
-/**
- * Runs one streamed vendor call through a decoder. After `finish` the rest of the body is
- * still read (so the keep-alive socket is reused) but ignored, and a transport error past
- * that point no longer matters: the answer is complete.
- */
-async function* streamCanonical(http: VendorHttpClient, call: VendorCall, decoder: StreamDecoder): AsyncGenerator<CanonicalEvent, void, undefined> {
-  if (call.signal.aborted) throw new ProviderError(`The request to ${call.vendor} was cancelled by the client.`, call.vendor, null, 'client_cancelled');
-  try {
-    for await (const events of http.streamSse(call)) {
-      for (const event of events) {
-        if (decoder.done) break;
-        for (const canonical of decoder.push(event.data)) yield canonical;
-      }
-    }
-  } catch (error) {
-    if (decoder.done) return;
-    throw error;
-  }
-  yield* decoder.end();
 }
