@@ -12,6 +12,9 @@ import { multipartBody } from './multipart';
  * and a Node stream body we can destroy), JSON POSTs (or multipart forms), GETs, SSE streams
  * and streamed downloads. Every failure becomes a ProviderError through one factory
  * (errors.ts). Each modality has its own instance, with the timeouts its calls need.
+ * A failure before the vendor's first byte (no connection, a timeout to the headers, an error
+ * status) rejects the call itself, or the first `next()` of a stream; one after it comes from
+ * the stream: only the first kind can go to another deployment of the model.
  */
 
 export type HttpTimeouts = TransportTimeouts;
