@@ -2,7 +2,7 @@ import type { ImageModel, TextModel, VideoModel } from '../domain/catalog/types'
 import type { VendorEndpoint } from '../domain/catalog/vendors';
 import { ProviderError } from '../domain/generation/errors';
 
-export type VendorModel = TextModel | ImageModel | VideoModel;
+type VendorModel = TextModel | ImageModel | VideoModel;
 
 /**
  * The one registry shape of every modality (text, images, videos): a model's provider is built

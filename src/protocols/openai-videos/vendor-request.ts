@@ -21,7 +21,7 @@ export function createVideoForm(request: VideoGenerationRequest): FormPart[] {
 }
 
 /** `720p` and `16:9` → `1280x720` (the short side is the resolution). */
-export function pixelSize(resolution: string, ratio: string): string {
+function pixelSize(resolution: string, ratio: string): string {
   const short = Number.parseInt(resolution, 10);
   const [w, h] = ratio.split(':').map(Number) as [number, number];
   const long = Math.round((short * Math.max(w, h)) / Math.min(w, h));

@@ -17,13 +17,11 @@ import { multipartBody } from './multipart';
  * the stream: only the first kind can go to another deployment of the model.
  */
 
-export type HttpTimeouts = TransportTimeouts;
-
-export const DEFAULT_HTTP_TIMEOUTS: HttpTimeouts = { connectMs: 10_000, headersMs: 120_000, bodyIdleMs: 120_000 };
+const DEFAULT_TIMEOUTS: TransportTimeouts = { connectMs: 10_000, headersMs: 120_000, bodyIdleMs: 120_000 };
 
 export interface VendorHttpOptions {
   /** connect: TCP + TLS; headers: from sending to the response headers; bodyIdle: longest silence between two body chunks. */
-  timeouts?: Partial<HttpTimeouts>;
+  timeouts?: Partial<TransportTimeouts>;
   /** Sockets per origin (default 128). */
   connectionsPerOrigin?: number;
   /** How long an idle keep-alive socket is kept (default 30 s). */
@@ -69,11 +67,11 @@ export class VendorTransport {
   private readonly pools = new Map<string, Pool>();
   /** Parsed base URLs, so a call costs a map lookup rather than a URL parse. */
   private readonly targets = new Map<string, Target>();
-  private readonly timeouts: HttpTimeouts;
+  private readonly timeouts: TransportTimeouts;
   private closed = false;
 
   constructor(private readonly options: VendorHttpOptions = {}) {
-    this.timeouts = { ...DEFAULT_HTTP_TIMEOUTS, ...options.timeouts };
+    this.timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
   }
 
   /**
