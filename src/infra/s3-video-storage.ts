@@ -39,7 +39,8 @@ export class S3VideoStorage implements VideoStorage {
    */
   async check(): Promise<void> {
     try {
-      await this.client.send(new GetObjectCommand({ Bucket: this.config.bucket, Key: this.objectKey('.tollgate-start-check') }));
+      const answer = await this.client.send(new GetObjectCommand({ Bucket: this.config.bucket, Key: this.objectKey('.tollgate-start-check') }));
+      (answer.Body as Readable | undefined)?.destroy(); // someone made it: readable is all this asks
     } catch (error) {
       if (error instanceof S3ServiceException && error.name === 'NoSuchKey') return;
       const where = this.config.endpoint ? ` at ${this.config.endpoint}` : ` in ${this.config.region}`;
@@ -48,22 +49,11 @@ export class S3VideoStorage implements VideoStorage {
   }
 
   async write(key: string, content: Readable | Buffer): Promise<number> {
-    let size = 0;
-    const counted = Buffer.isBuffer(content)
-      ? content
-      : content.pipe(
-          new Transform({
-            transform(chunk: Buffer, _encoding, done) {
-              size += chunk.length;
-              done(null, chunk);
-            },
-          }),
-        );
-    // The source's errors (a vendor download that breaks) must fail the upload, and keep their type.
-    if (!Buffer.isBuffer(content)) content.once('error', (error) => (counted as Transform).destroy(error));
+    let size = Buffer.isBuffer(content) ? content.length : 0;
+    const body = Buffer.isBuffer(content) ? content : counted(content, (bytes) => (size += bytes));
     const upload = new Upload({
       client: this.client,
-      params: { Bucket: this.config.bucket, Key: this.objectKey(key), Body: counted, ContentType: key.endsWith('.mp4') ? 'video/mp4' : 'application/octet-stream' },
+      params: { Bucket: this.config.bucket, Key: this.objectKey(key), Body: body, ContentType: key.endsWith('.mp4') ? 'video/mp4' : 'application/octet-stream' },
       partSize: PART_BYTES,
       queueSize: 1,
       leavePartsOnError: false,
@@ -73,7 +63,7 @@ export class S3VideoStorage implements VideoStorage {
     } catch (error) {
       throw this.failure(error);
     }
-    return Buffer.isBuffer(content) ? content.length : size;
+    return size;
   }
 
   async read(key: string): Promise<Buffer> {
@@ -144,6 +134,18 @@ export class S3VideoStorage implements VideoStorage {
     if (isNotFound(error) || error instanceof ApiError) return error as Error;
     return storageUnavailable('video storage', failureName(error));
   }
+}
+
+/** The source's bytes, counted as they pass; its error (a vendor download that breaks) fails the stream with its own type. */
+function counted(source: Readable, count: (bytes: number) => void): Transform {
+  const counter = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      count(chunk.length);
+      done(null, chunk);
+    },
+  });
+  source.once('error', (error) => counter.destroy(error));
+  return source.pipe(counter);
 }
 
 /** Passes `length` bytes after skipping `skip`, then ends. */

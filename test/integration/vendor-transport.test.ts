@@ -173,12 +173,14 @@ describe('VendorTransport', () => {
     server.handle((req, res) => {
       if (req.url === '/missing') return void res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"No such file."}}');
       if (req.url === '/loop') return void res.writeHead(302, { location: '/loop' }).end();
+      if (req.url === '/nowhere') return void res.writeHead(303).end('see elsewhere');
       res.writeHead(200, { 'content-type': 'video/mp4', 'content-length': 1000 });
       res.write(Buffer.alloc(500));
     });
     const download = (path: string) => http.download({ ...party, url: server.url + path, headers: {} });
     expect(await failure(download('/missing'))).toMatchObject({ vendorStatus: 404, message: 'acme answered HTTP 404: No such file.' });
     expect(await failure(download('/loop'))).toMatchObject({ kind: 'invalid_answer', message: 'acme redirected the download more than 5 times.' });
+    expect(await failure(download('/nowhere'))).toMatchObject({ kind: 'invalid_answer', message: 'acme redirected the download without a location.' });
     const stalled = await failure(readAll(await download('/stall')));
     expect(stalled).toMatchObject({ kind: 'timeout', message: 'acme sent nothing for 0.3 s in the middle of its answer.' });
   });

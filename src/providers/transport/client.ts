@@ -115,16 +115,18 @@ export class VendorTransport {
    * storage), and the body's read errors (a stall, a broken connection) surface as ProviderError.
    */
   async download(call: VendorDownload): Promise<Readable> {
-    let url = this.parseUrl(call, call.url, `${call.vendor} named a file to download at '${call.url}', which is not a URL.`);
+    // Messages name no URL: a file's URL may be signed.
+    let url = this.parseUrl(call, call.url, `${call.vendor} named a file to download that is not at a URL.`);
     let headers = call.headers;
     for (let redirects = 0; ; redirects++) {
       const request = { method: 'GET', path: url.pathname + url.search, headers: { 'user-agent': 'tollgate', ...headers }, headersTimeout: this.timeouts.headersMs, bodyTimeout: this.timeouts.bodyIdleMs } as const;
       const response = await this.send(call, this.pool(call, url.origin), request, true);
-      const location = response.headers.location;
-      if (response.statusCode >= 300 && response.statusCode <= 399 && typeof location === 'string') {
+      if (response.statusCode >= 300 && response.statusCode <= 399) {
         await response.body.dump().catch(() => undefined); // read (small), so the socket is kept
+        const location = response.headers.location;
+        if (typeof location !== 'string') throw invalidAnswerError(call, `${call.vendor} redirected the download without a location.`, response.statusCode);
         if (redirects === MAX_REDIRECTS) throw invalidAnswerError(call, `${call.vendor} redirected the download more than ${MAX_REDIRECTS} times.`, response.statusCode);
-        const next = this.parseUrl(call, location, `${call.vendor} redirected the download to '${location}', which is not a URL.`, url);
+        const next = this.parseUrl(call, location, `${call.vendor} redirected the download to something that is not a URL.`, url);
         if (next.origin !== url.origin) headers = {};
         url = next;
         continue;
