@@ -37,7 +37,7 @@ import { VideoService } from './domain/videos/service';
 import { VideoJobRunner } from './domain/videos/runner';
 import { VideoSweeper } from './domain/videos/retention';
 import { VideoJobSlots } from './domain/videos/slots';
-import { LocalVideoStorage } from './infra/video-storage';
+import { openVideoStorage } from './infra/video-storage';
 import { PgBossVideoQueue } from './infra/video-queue';
 import { createVideoProviderRegistry } from './providers/videos/registry';
 import { videosRouter } from './rest/videos';
@@ -111,6 +111,8 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   const log = options.log ?? pino({ level: config.logLevel, base: undefined });
   const catalog = config.catalog;
   const vendors = configuredVendorEndpoints(catalog, config.vendors);
+  // First: a bucket that cannot be used stops the start before anything else is opened.
+  const { storage: videoStorage, close: closeVideoStorage } = await openVideoStorage(config.videos.storage);
   switchOffIdleAsyncContexts(); // before the ORM's first transaction (infra/async-context.ts)
   const orm = await openDatabase(options.databaseUrl);
   // Across instances through Redis when it is configured (key-cache invalidation, subscriptions).
@@ -164,12 +166,11 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   });
   const sharedLimits = config.redisUrl ? await openRedisLimitStore(config.redisUrl, { keyPrefix: config.redisKeyPrefix, log }) : null;
   const admission = createAdmissionService({ orm, clock, bus, log, sharedStore: sharedLimits, tiers: config.limits.tiers });
-  // Video jobs: durable steps on pg-boss in this database, files behind the storage port. Steps
+  // Video jobs: durable steps on pg-boss in this database, files behind the storage port (opened above). Steps
   // queued here wake a worker at once; the 5 s poll only finds those queued by other instances.
-  const videoStorage = new LocalVideoStorage(config.videos.dir);
   const videoQueue = new PgBossVideoQueue({ databaseUrl: options.databaseUrl, schema: config.videos.queueSchema, pollingIntervalSeconds: 5, workers: config.videos.workers, onError: (err) => log.error({ err }, 'video queue error') });
   const videoSlots = new VideoJobSlots(admission);
-  const videoProviders = createVideoProviderRegistry(vendors, { sandbox: { renderMs: config.videos.sandboxRenderMs, slowMs: config.videos.sandboxSlowMs }, requestTimeoutMs: config.vendorTimeouts.headersMs });
+  const videoProviders = createVideoProviderRegistry(vendors, { sandbox: { renderMs: config.videos.sandboxRenderMs, slowMs: config.videos.sandboxSlowMs }, http: { timeouts: config.vendorTimeouts } });
   const videoDeps = { orm, clock, ids, bus, billing, catalog, configuredVendors, storage: videoStorage, queue: videoQueue, slots: videoSlots };
   const videos = new VideoService({ ...videoDeps, deadlineMs: config.videos.deadlineMs });
   const videoRunner = new VideoJobRunner({ ...videoDeps, providers: videoProviders, log, metrics: metrics ?? undefined, pollInitialMs: config.videos.pollInitialMs, pollMaxMs: config.videos.pollMaxMs });
@@ -248,6 +249,8 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
       await sweeper.stop();
       await providers.close();
       await imageProviders.close();
+      await videoProviders.close();
+      closeVideoStorage();
       await admission.close();
       await bus.close();
       await orm.close();

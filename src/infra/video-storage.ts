@@ -5,11 +5,12 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { randomHex } from '../domain/shared/ids';
 import type { VideoStorage } from '../domain/videos/ports';
+import type { VideoStorageConfig } from '../config';
 
 /**
  * Video files in a local directory (`TOLLGATE_VIDEO_DIR`, by default `<data dir>/videos`).
  * Writes go to a temporary name and are renamed into place, so a reader never sees half a
- * file. Several instances need this directory shared (or another adapter of the port).
+ * file. Several instances need this directory shared (or the S3 adapter, s3-video-storage.ts).
  */
 export class LocalVideoStorage implements VideoStorage {
   private readonly root: string;
@@ -58,4 +59,23 @@ export class LocalVideoStorage implements VideoStorage {
   async delete(key: string): Promise<void> {
     await rm(this.path(key), { force: true });
   }
+}
+
+/**
+ * The configured video storage: a directory, or an S3-compatible bucket (its SDK loaded only
+ * then, and the bucket checked before the start goes on).
+ */
+export async function openVideoStorage(config: VideoStorageConfig): Promise<{ storage: VideoStorage; close(): void }> {
+  if (config.kind === 'file') return { storage: new LocalVideoStorage(config.dir), close: () => undefined };
+  // A require, not import(): the compiled output is CommonJS, and the SDK loads only here.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on demand, see above
+  const { S3VideoStorage } = require('./s3-video-storage') as typeof import('./s3-video-storage');
+  const storage = new S3VideoStorage(config);
+  try {
+    await storage.check();
+  } catch (error) {
+    storage.close();
+    throw error;
+  }
+  return { storage, close: () => storage.close() };
 }

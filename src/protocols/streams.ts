@@ -8,7 +8,15 @@ import type { ApiError } from '../domain/shared/errors';
  * side). Providers and the REST plane depend on these, not on a format's classes.
  */
 
-/** A vendor's answer → canonical events: SSE `data` payloads in, canonical events out. */
+/**
+ * A vendor's answer → canonical events: SSE `data` payloads in, canonical events out.
+ *
+ * Unlike the media answers (zod schemas in each protocol's vendor-types.ts), text answers are
+ * cast, not validated by a schema: a stream brings an event every few characters, and a schema
+ * pass over each would cost more CPU than the rest of the gateway's work on it. A payload must
+ * be a JSON object (parseSsePayload); decoders check the values where a wrong one would matter
+ * (usage counts, the finish), and an answer that ends without what they need is a ProviderError.
+ */
 export interface StreamDecoder {
   /** True once the `finish` event was produced. */
   readonly done: boolean;

@@ -6,7 +6,8 @@ import { MessagesStreamDecoder } from '../protocols/anthropic-messages/stream-de
 import { ANTHROPIC_VERSION, toMessagesRequest } from '../protocols/anthropic-messages/vendor-request';
 import type { AnthropicRequestPlan } from '../protocols/anthropic-messages/vendor-types';
 import { ProviderError } from '../domain/generation/errors';
-import { callVendor, type VendorHttpClient } from './http';
+import { callVendor } from './text-call';
+import type { VendorTransport } from './transport/client';
 
 /** The fields of a Messages body that count_tokens takes (the prompt; no output limit or sampling). */
 const COUNT_TOKENS_BODY_FIELDS = ['model', 'messages', 'system', 'tools', 'tool_choice', 'thinking', 'output_config', 'mcp_servers', 'context_management', 'cache_control'] as const;
@@ -19,7 +20,7 @@ function countTokensBody(body: AnthropicRequestPlan['body']): Record<string, unk
 export class AnthropicProvider implements TextProvider {
   constructor(
     private readonly endpoint: VendorEndpoint,
-    private readonly http: VendorHttpClient,
+    private readonly http: VendorTransport,
   ) {}
 
   /** MCP servers run by Anthropic (`mcp_servers`), calling them without asking; no freeform custom tools. */

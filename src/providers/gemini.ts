@@ -4,7 +4,8 @@ import type { CanonicalRequest, ProviderEvent, TextProvider } from '../domain/ge
 import type { VendorEndpoint } from '../domain/catalog/vendors';
 import { GenerateContentStreamDecoder } from '../protocols/gemini/stream-decoder';
 import { generateContentPath, toGenerateContentRequest } from '../protocols/gemini/vendor-request';
-import { callVendor, type VendorCall, type VendorHttpClient } from './http';
+import { callVendor } from './text-call';
+import type { VendorCall, VendorTransport } from './transport/client';
 
 /**
  * Gemini API (`POST {GEMINI_BASE_URL}/v1beta/models/{model}:streamGenerateContent?alt=sse`, or
@@ -14,7 +15,7 @@ import { callVendor, type VendorCall, type VendorHttpClient } from './http';
 export class GeminiProvider implements TextProvider {
   constructor(
     private readonly endpoint: VendorEndpoint,
-    private readonly http: VendorHttpClient,
+    private readonly http: VendorTransport,
   ) {}
 
   /** Function tools only: Gemini runs no MCP server and has no freeform tools. */

@@ -4,7 +4,8 @@ import type { CanonicalRequest, ProviderEvent, TextProvider } from '../domain/ge
 import type { VendorEndpoint } from '../domain/catalog/vendors';
 import { ChatStreamDecoder } from '../protocols/openai-chat/stream-decoder';
 import { toChatRequest, type ChatEgressOptions } from '../protocols/openai-chat/vendor-request';
-import { callVendor, type VendorHttpClient } from './http';
+import { callVendor } from './text-call';
+import type { VendorTransport } from './transport/client';
 
 /**
  * An OpenAI-compatible vendor is configuration, not code: the Chat Completions vendor codec
@@ -37,7 +38,7 @@ export class OpenAICompatibleProvider implements TextProvider {
 
   constructor(
     private readonly endpoint: VendorEndpoint,
-    private readonly http: VendorHttpClient,
+    private readonly http: VendorTransport,
     config: Partial<CompatibleVendorConfig> = {},
   ) {
     this.config = { ...DEFAULT_COMPATIBLE_CONFIG, ...KNOWN_COMPATIBLE_VENDORS[endpoint.vendor], ...config };

@@ -6,7 +6,8 @@ import { ChatStreamDecoder } from '../protocols/openai-chat/stream-decoder';
 import { OPENAI_CHAT_OPTIONS, toChatRequest } from '../protocols/openai-chat/vendor-request';
 import { ResponsesStreamDecoder } from '../protocols/openai-responses/stream-decoder';
 import { toResponsesRequest } from '../protocols/openai-responses/vendor-request';
-import { callVendor, type VendorCall, type VendorHttpClient } from './http';
+import { callVendor } from './text-call';
+import type { VendorCall, VendorTransport } from './transport/client';
 
 /**
  * Which OpenAI API serves a request. `auto` (default): the Responses API for models with an
@@ -23,7 +24,7 @@ export interface OpenAIProviderOptions {
 export class OpenAIProvider implements TextProvider {
   constructor(
     private readonly endpoint: VendorEndpoint,
-    private readonly http: VendorHttpClient,
+    private readonly http: VendorTransport,
     private readonly options: OpenAIProviderOptions = {},
   ) {}
 

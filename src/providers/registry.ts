@@ -1,13 +1,13 @@
 import type { TextModel } from '../domain/catalog/types';
 import type { VendorEndpoint } from '../domain/catalog/vendors';
 import type { TextProvider, TextProviderRegistry } from '../domain/generation/canonical';
-import { ProviderError } from '../domain/generation/errors';
 import { AnthropicProvider } from './anthropic';
 import { GeminiProvider } from './gemini';
-import { VendorHttpClient, type VendorHttpOptions } from './http';
 import { OpenAIProvider, type OpenAIProviderOptions } from './openai';
 import { OpenAICompatibleProvider, type CompatibleVendorConfig } from './openai-compatible';
 import { SandboxProvider, type SandboxOptions } from './sandbox';
+import { VendorTransport, type VendorHttpOptions } from './transport/client';
+import { vendorRegistry } from './vendor-registry';
 
 export interface ProviderRegistryOptions {
   /** Outbound HTTP: timeouts (connect 10 s, headers 120 s, idle body 120 s) and pool size. */
@@ -26,17 +26,14 @@ export type ProviderRegistry = TextProviderRegistry & {
 
 /**
  * The text providers of the configured vendors, one per vendor, chosen by the model's
- * protocol; all network providers share one pooled HTTP client (one pool per origin).
+ * protocol; all network providers share one transport (one pool per origin).
  */
 export function createProviderRegistry(endpoints: ReadonlyMap<string, VendorEndpoint>, options: ProviderRegistryOptions = {}): ProviderRegistry {
-  const http = new VendorHttpClient(options.http);
-  const providers = new Map<string, TextProvider>();
-
-  const build = (model: TextModel): TextProvider => {
-    if (model.protocol === 'sandbox') return new SandboxProvider(options.sandbox);
-    const endpoint = endpoints.get(model.vendor);
-    if (!endpoint) throw new ProviderError(`The vendor '${model.vendor}' of model '${model.id}' is not configured.`, model.vendor);
+  const http = new VendorTransport(options.http);
+  const registry = vendorRegistry(endpoints, (endpoint, model: TextModel): TextProvider => {
     switch (model.protocol) {
+      case 'sandbox':
+        return new SandboxProvider(options.sandbox);
       case 'openai':
         return new OpenAIProvider(endpoint, http, options.openai);
       case 'anthropic':
@@ -46,18 +43,6 @@ export function createProviderRegistry(endpoints: ReadonlyMap<string, VendorEndp
       case 'openai-compatible':
         return new OpenAICompatibleProvider(endpoint, http, options.compatible?.[model.vendor]);
     }
-  };
-
-  return {
-    forModel(model: TextModel): TextProvider {
-      const key = `${model.protocol}:${model.vendor}`;
-      let provider = providers.get(key);
-      if (!provider) {
-        provider = build(model);
-        providers.set(key, provider);
-      }
-      return provider;
-    },
-    close: () => http.close(),
-  };
+  });
+  return { forModel: registry.forModel, close: () => http.close() };
 }

@@ -7,7 +7,7 @@ import { VIDEO_INPUT_ROLES, type VideoInputImage, type VideoInputRole, type Vide
 import { parseIdempotencyKey, VIDEO_CREATE_FIELDS, type VideoCreateFields } from '../domain/videos/rules';
 import { walletKeyRequired, type VideoService } from '../domain/videos/service';
 import type { VideoListQuery } from '../domain/videos/repository';
-import { toVideoListObject, toVideoObject } from '../protocols/openai-videos/client-wire';
+import { toVideoListObject, toVideoObject } from '../protocols/openai-videos/encode-answer';
 import { keyPrincipal, requireApiKey } from './auth';
 import { admitApiKeyRequests } from './admission';
 import type { AdmissionService } from '../domain/limits/admission';

@@ -28,6 +28,10 @@ export interface FakeOpenAIVideos {
   creations: number;
   /** Answer the next N polls with this HTTP status (transient vendor failures). */
   failNextPolls(count: number, status: number): void;
+  /** The next N downloads send half the file, then nothing (a stalled connection). */
+  stallNextDownloads(count: number): void;
+  /** Downloads answered (stalled ones included). */
+  downloads: number;
   close(): Promise<void>;
 }
 
@@ -40,7 +44,8 @@ export async function startFakeOpenAIVideos(options: { apiKey?: string; content:
   const jobs = new Map<string, FakeOpenAIVideoJob>();
   let sequence = 0;
   let failing = { count: 0, status: 500 };
-  const state = { creations: 0 };
+  let stalls = 0;
+  const state = { creations: 0, downloads: 0 };
 
   const json = (res: ServerResponse, status: number, body: unknown) => {
     res.writeHead(status, { 'content-type': 'application/json' });
@@ -85,7 +90,7 @@ export async function startFakeOpenAIVideos(options: { apiKey?: string; content:
     });
 
   const server = createServer(async (req, res) => {
-    if (req.headers.authorization !== `Bearer ${apiKey}`) return error(res, 401, 'Incorrect API key provided.');
+    if (req.headers.authorization !== `Bearer ${apiKey}`) return error(res, 401, `Incorrect API key provided: ${(req.headers.authorization ?? '').replace(/^Bearer /, '')}.`);
     const path = new URL(req.url ?? '/', 'http://fake').pathname;
     if (req.method === 'POST' && path === '/v1/videos') {
       const { fields, file } = await readCreate(req);
@@ -103,7 +108,12 @@ export async function startFakeOpenAIVideos(options: { apiKey?: string; content:
     if (!job) return error(res, 404, `Video with id '${match[1]}' not found.`, 'id');
     if (match[2]) {
       if (videoObject(job).status !== 'completed') return error(res, 400, 'Video is not ready yet, use GET /v1/videos/{video_id} to check status.');
+      state.downloads++;
       res.writeHead(200, { 'content-type': 'video/mp4', 'content-length': options.content.length });
+      if (stalls > 0) {
+        stalls--;
+        return void res.write(options.content.subarray(0, options.content.length >> 1));
+      }
       return res.end(options.content);
     }
     if (failing.count > 0) {
@@ -120,7 +130,11 @@ export async function startFakeOpenAIVideos(options: { apiKey?: string; content:
     get creations() {
       return state.creations;
     },
+    get downloads() {
+      return state.downloads;
+    },
     failNextPolls: (count, status) => (failing = { count, status }),
+    stallNextDownloads: (count) => (stalls = count),
     close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
   };
 }

@@ -41,6 +41,8 @@ export interface FakeReplyControls {
   chunkDelayMs?: number;
   /** Destroy the socket after this many SSE events (a stream cut mid-way). */
   cutAfterChunks?: number;
+  /** The `retry-after` header of an error answer (vendors send it with 429 and overloaded answers). */
+  retryAfter?: string;
 }
 
 export interface SseOut {
@@ -88,7 +90,7 @@ export async function startFakeVendor<Reply extends FakeReplyControls>(
       const reply = queue.length > 1 ? queue.shift()! : queue[0]!;
       const json: Send = (status, body) => {
         if (res.destroyed) return;
-        res.writeHead(status, { 'content-type': 'application/json' });
+        res.writeHead(status, { 'content-type': 'application/json', ...(status >= 400 && reply.retryAfter !== undefined ? { 'retry-after': reply.retryAfter } : {}) });
         res.end(JSON.stringify(body));
       };
       if (reply.headersDelayMs) await delay(reply.headersDelayMs);

@@ -6,7 +6,9 @@ import type { AddressInfo } from 'node:net';
  * → `{name: "models/{model}/operations/{id}"}`; `GET /v1beta/{name}` → not done for
  * `pollsToFinish` polls, then `done` with `response.generateVideoResponse.generatedSamples[0]
  * .video.uri` (a file on this server), or `error` when the prompt contains "please fail";
- * `GET /v1beta/files/{id}:download?alt=media` → the MP4, only with the API key.
+ * `GET /v1beta/files/{id}:download?alt=media` → only with the API key, a redirect to the file
+ * on another origin (its storage: Google's examples download with `curl -L`), which serves the
+ * MP4 by its signed URL and refuses a request that carries the API key (a key must not leak there).
  */
 
 export interface FakeVeoOperation {
@@ -21,6 +23,8 @@ export interface FakeVeo {
   url: string;
   operations: Map<string, FakeVeoOperation>;
   downloads: number;
+  /** Requests the storage origin refused because they carried the API key. */
+  leakedKeys: number;
   close(): Promise<void>;
 }
 
@@ -29,8 +33,24 @@ export async function startFakeVeo(options: { apiKey?: string; content: Buffer; 
   const pollsToFinish = options.pollsToFinish ?? 2;
   const operations = new Map<string, FakeVeoOperation>();
   let sequence = 0;
-  const state = { downloads: 0 };
+  const state = { downloads: 0, leakedKeys: 0 };
   let base = '';
+  const storage = createServer((req, res) => {
+    if (req.headers['x-goog-api-key'] !== undefined) {
+      state.leakedKeys++;
+      res.writeHead(400, { 'content-type': 'application/xml' });
+      return res.end('<Error><Code>InvalidArgument</Code><Message>Unexpected credentials.</Message></Error>');
+    }
+    if (!/^\/files\/[^/?]+\?signature=\w+$/.test(req.url ?? '')) {
+      res.writeHead(403, { 'content-type': 'application/xml' });
+      return res.end('<Error><Code>AccessDenied</Code></Error>');
+    }
+    state.downloads++;
+    res.writeHead(200, { 'content-type': 'video/mp4', 'content-length': options.content.length });
+    res.end(options.content);
+  });
+  await new Promise<void>((resolve) => storage.listen(0, '127.0.0.1', resolve));
+  const storageOrigin = `http://127.0.0.1:${(storage.address() as AddressInfo).port}`;
 
   const json = (res: ServerResponse, status: number, body: unknown) => {
     res.writeHead(status, { 'content-type': 'application/json' });
@@ -57,9 +77,8 @@ export async function startFakeVeo(options: { apiKey?: string; content: Buffer; 
     }
     const file = /^\/v1beta\/files\/([^/:]+):download$/.exec(url.pathname);
     if (req.method === 'GET' && file) {
-      state.downloads++;
-      res.writeHead(200, { 'content-type': 'video/mp4', 'content-length': options.content.length });
-      return res.end(options.content);
+      res.writeHead(302, { location: `${storageOrigin}/files/${file[1]}?signature=abc123` });
+      return res.end();
     }
     const operation = operations.get(url.pathname.replace(/^\/v1beta\//, ''));
     if (req.method !== 'GET' || !operation) return error(res, 404, 'NOT_FOUND', `Requested entity was not found.`);
@@ -83,6 +102,14 @@ export async function startFakeVeo(options: { apiKey?: string; content: Buffer; 
     get downloads() {
       return state.downloads;
     },
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    get leakedKeys() {
+      return state.leakedKeys;
+    },
+    close: async () => {
+      for (const s of [server, storage]) {
+        s.closeAllConnections();
+        await new Promise<void>((resolve) => s.close(() => resolve()));
+      }
+    },
   };
 }

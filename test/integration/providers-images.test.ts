@@ -5,7 +5,7 @@ import { Cancellation } from '../../src/domain/generation/cancellation';
 import { ProviderError } from '../../src/domain/generation/errors';
 import type { ImageProviderRequest } from '../../src/domain/images/ports';
 import { createImageProviders, type ImageProviders } from '../../src/providers/images/registry';
-import { imageFromContent } from '../../src/protocols/gemini-images/generate';
+import { imageFromContent } from '../../src/protocols/gemini-images/vendor-answer';
 import { parseImageDirectives, SandboxImageProvider } from '../../src/providers/images/sandbox';
 import { startFakeOpenAIImages, type ImageFake } from '../fakes/openai-images';
 import { startFakeImagen } from '../fakes/imagen';

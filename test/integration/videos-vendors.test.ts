@@ -18,7 +18,8 @@ let accountId: string;
 beforeAll(async () => {
   openai = await startFakeOpenAIVideos({ apiKey: 'sk-video-test', content: CLIP, pollsToFinish: 3 });
   veo = await startFakeVeo({ apiKey: 'veo-test-key', content: CLIP, pollsToFinish: 2 });
-  const env = videoTestEnv({ OPENAI_API_KEY: 'sk-video-test', OPENAI_BASE_URL: openai.url, GEMINI_API_KEY: 'veo-test-key', GEMINI_BASE_URL: veo.url });
+  // A download that stalls this long mid-file is a failed step (retried), not a hung one.
+  const env = videoTestEnv({ OPENAI_API_KEY: 'sk-video-test', OPENAI_BASE_URL: openai.url, GEMINI_API_KEY: 'veo-test-key', GEMINI_BASE_URL: veo.url, TOLLGATE_VENDOR_BODY_IDLE_TIMEOUT_MS: '500' });
   cleanup = env.cleanup;
   t = await startTestTollgate({ env: env.env });
   ({ apiKey, accountId } = await provisionVideoAccount(t.url, '50000000'));
@@ -70,6 +71,18 @@ describe('OpenAI (Sora)', () => {
     expect(failed).toMatchObject({ status: 'failed', error: { code: 'moderation_blocked' } });
     expect((await t.tollgate.services.billing.auditAccount(accountId)).balanceMicro).toBe(before.balanceMicro);
   });
+
+  test('a download that stalls mid-file fails its step, which is retried: the stored file is whole and charged once', async () => {
+    openai.stallNextDownloads(1);
+    const downloadsBefore = openai.downloads;
+    const created = await call(`${t.url}/v1/videos`, { token: apiKey, body: { model: 'openai/sora-2', prompt: 'a stalled download', seconds: 4 } });
+    expect(created.status).toBe(202);
+    expect((await waitForVideo(t.url, apiKey, created.body.id)).status).toBe('completed');
+    expect(openai.downloads - downloadsBefore).toBe(2);
+    expect((await download(created.body.id)).equals(CLIP)).toBe(true);
+    const charges = await t.tollgate.services.billing.listUsageRecords(accountId, { limit: 100, after: null, keyId: null, from: null, to: null });
+    expect(charges.data.filter((r) => r.requestId === created.body.id)).toHaveLength(1);
+  });
 });
 
 describe('Google Veo', () => {
@@ -82,6 +95,9 @@ describe('Google Veo', () => {
     expect(operation.model).toBe('veo-3.0-generate-001');
     expect(operation.request.parameters).toMatchObject({ aspectRatio: '16:9', resolution: '1080p', durationSeconds: 8 });
     expect(operation.polls).toBeGreaterThanOrEqual(2);
+    // The file URI redirects to storage on another origin, which got the file asked without the key.
+    expect(veo.downloads).toBeGreaterThanOrEqual(1);
+    expect(veo.leakedKeys).toBe(0);
     expect((await download(created.body.id)).equals(CLIP)).toBe(true);
     const charges = await t.tollgate.services.billing.listUsageRecords(accountId, { limit: 100, after: null, keyId: null, from: null, to: null });
     expect(charges.data.some((r) => r.model === 'google/veo-3' && r.costMicro === 3_200_000n)).toBe(true);

@@ -5,7 +5,9 @@ import type { VendorErrorKind } from '../shared/telemetry';
  * A vendor failed: HTTP error, timeout, connection error, unparsable answer or a stream cut
  * mid-way. Answered 502 (or as the stream error event once streaming began); nothing is
  * charged for what was not delivered. `vendorStatus` is the vendor's HTTP status, if any;
- * `kind` classifies the failure for metrics (derived from the status when not given).
+ * `kind` classifies the failure for metrics (derived from the status when not given), and with
+ * `retryAfterMs` (the vendor's `Retry-After`, when it sent one) tells whether another attempt,
+ * or another deployment of the model, could serve the request.
  */
 export class ProviderError extends ApiError {
   readonly kind: VendorErrorKind;
@@ -16,6 +18,7 @@ export class ProviderError extends ApiError {
     readonly vendorStatus: number | null = null,
     code = 'provider_error',
     kind?: VendorErrorKind,
+    readonly retryAfterMs: number | null = null,
   ) {
     super(502, code, message, { vendor, ...(vendorStatus !== null ? { vendor_status: vendorStatus } : {}) });
     this.name = 'ProviderError';

@@ -34,6 +34,10 @@ export const notFound = (message: string) => new ApiError(404, 'not_found', mess
 export const modelNotAvailable = (sentId: string) =>
   new ApiError(404, 'model_not_available', `The model '${sentId}' does not exist or this key cannot use it.`);
 
+/** A store other than the database (the video storage) cannot be reached or refuses us: a passing outage to retry, nothing charged. */
+export const storageUnavailable = (what: string, reason: string) =>
+  new ApiError(503, 'unavailable', `The ${what} is unavailable (${reason}); nothing was charged. Retry shortly.`);
+
 /**
  * A storage failure that is the caller's input or a passing outage, not a defect: text the
  * database cannot store (NUL, invalid UTF-8) is a 400; a database that is down or restarting is a

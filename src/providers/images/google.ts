@@ -1,8 +1,10 @@
 import type { VendorEndpoint } from '../../domain/catalog/vendors';
 import type { GeneratedImage, ImageProvider, ImageProviderRequest } from '../../domain/images/ports';
-import { generateContentPath, imageContentRequest, imageFromContent } from '../../protocols/gemini-images/generate';
-import { imageFromPrediction, predictPath, predictRequest } from '../../protocols/imagen/predict';
-import type { VendorHttpClient } from '../http';
+import { imageFromContent } from '../../protocols/gemini-images/vendor-answer';
+import { generateContentPath, imageContentRequest } from '../../protocols/gemini-images/vendor-request';
+import { imageFromPrediction } from '../../protocols/imagen/vendor-answer';
+import { predictPath, predictRequest } from '../../protocols/imagen/vendor-request';
+import type { VendorTransport } from '../transport/client';
 
 /** One of Google's two image APIs: where a model is called, what is sent, how the image is read back. */
 interface GoogleImageApi {
@@ -21,7 +23,7 @@ export const IMAGEN_PREDICT: GoogleImageApi = { path: predictPath, body: predict
 export class GoogleImageProvider implements ImageProvider {
   constructor(
     private readonly endpoint: VendorEndpoint,
-    private readonly http: VendorHttpClient,
+    private readonly http: VendorTransport,
     private readonly api: GoogleImageApi,
   ) {}
 

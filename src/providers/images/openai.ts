@@ -1,13 +1,14 @@
 import type { VendorEndpoint } from '../../domain/catalog/vendors';
 import type { GeneratedImage, ImageProvider, ImageProviderRequest } from '../../domain/images/ports';
-import { editForm, EDITS_PATH, generationBody, GENERATIONS_PATH, imageFromAnswer } from '../../protocols/openai-images/upstream';
-import type { VendorHttpClient } from '../http';
+import { imageFromAnswer } from '../../protocols/openai-images/vendor-answer';
+import { editForm, EDITS_PATH, generationBody, GENERATIONS_PATH } from '../../protocols/openai-images/vendor-request';
+import type { VendorTransport } from '../transport/client';
 
 /** OpenAI's Images API (`OPENAI_BASE_URL` includes `/v1`): generations as JSON, edits as multipart. */
 export class OpenAIImageProvider implements ImageProvider {
   constructor(
     private readonly endpoint: VendorEndpoint,
-    private readonly http: VendorHttpClient,
+    private readonly http: VendorTransport,
   ) {}
 
   async generateImage(request: ImageProviderRequest): Promise<GeneratedImage> {
@@ -15,7 +16,7 @@ export class OpenAIImageProvider implements ImageProvider {
     const common = { vendor, baseUrl, headers: { authorization: `Bearer ${apiKey ?? ''}` }, signal: request.signal, secrets: [apiKey] };
     const answer =
       request.mode === 'edit'
-        ? await this.http.postJson({ ...common, path: EDITS_PATH, body: null, encodedBody: editForm(request) })
+        ? await this.http.postJson({ ...common, path: EDITS_PATH, body: null, form: editForm(request) })
         : await this.http.postJson({ ...common, path: GENERATIONS_PATH, body: generationBody(request) });
     return imageFromAnswer(answer, vendor);
   }

@@ -1,53 +1,33 @@
 import type { Readable } from 'node:stream';
 import type { VendorEndpoint } from '../../domain/catalog/vendors';
-import { ProviderError } from '../../domain/generation/errors';
 import type { VendorJobHandle, VendorJobState, VideoGenerationRequest, VideoProvider } from '../../domain/videos/ports';
-import { isOpenAIVideoJob, type OpenAIVideoCreateFields, type OpenAIVideoJob } from '../../protocols/openai-videos/upstream';
-import { pixelSize, responseStream, vendorFetch, vendorJson } from './http';
+import { videoJobFromAnswer, videoJobState } from '../../protocols/openai-videos/vendor-answer';
+import { createVideoForm, videoContentPath, videoPath, VIDEOS_PATH } from '../../protocols/openai-videos/vendor-request';
+import type { VendorTarget, VendorTransport } from '../transport/client';
 
-/** OpenAI videos (Sora): a multipart create (as its SDK sends it, one `input_reference` image at most), then polling. */
+/** OpenAI videos (Sora): a multipart create, then polling, then the file (`OPENAI_BASE_URL` includes `/v1`). */
 export class OpenAIVideoProvider implements VideoProvider {
   constructor(
     private readonly endpoint: VendorEndpoint,
-    private readonly timeoutMs: number,
+    private readonly http: VendorTransport,
   ) {}
 
-  private headers(): Record<string, string> {
-    return { authorization: `Bearer ${this.endpoint.apiKey ?? ''}` };
+  private target(path: string): VendorTarget {
+    const { vendor, baseUrl, apiKey } = this.endpoint;
+    return { vendor, baseUrl, path, headers: { authorization: `Bearer ${apiKey ?? ''}` }, secrets: [apiKey] };
   }
 
   async start(request: VideoGenerationRequest): Promise<VendorJobHandle> {
-    const fields: OpenAIVideoCreateFields = {
-      model: request.model.vendorModelId,
-      prompt: request.prompt,
-      seconds: String(request.seconds),
-      size: pixelSize(request.resolution, request.ratio),
-    };
-    const form = new FormData();
-    for (const [name, value] of Object.entries(fields)) form.append(name, value);
-    const image = request.inputs[0];
-    if (image) form.append('input_reference', new Blob([image.bytes], { type: image.mediaType }), `input.${image.mediaType.split('/')[1]}`);
-    const response = await vendorFetch('openai', `${this.endpoint.baseUrl}/videos`, { method: 'POST', headers: this.headers(), body: form }, this.timeoutMs);
-    const job = await this.job(response);
-    return { id: job.id };
+    const answer = await this.http.postJson({ ...this.target(VIDEOS_PATH), body: null, form: createVideoForm(request) });
+    return { id: videoJobFromAnswer(answer, this.endpoint.vendor).id };
   }
 
   async poll(handle: VendorJobHandle): Promise<VendorJobState> {
-    const response = await vendorFetch('openai', `${this.endpoint.baseUrl}/videos/${encodeURIComponent(String(handle.id))}`, { headers: this.headers() }, this.timeoutMs);
-    const job = await this.job(response);
-    if (job.status === 'completed') return { status: 'completed' };
-    if (job.status === 'failed') return { status: 'failed', code: job.error?.code ?? 'generation_failed', message: job.error?.message ?? 'OpenAI reported the video generation failed.' };
-    return { status: 'running', progress: typeof job.progress === 'number' ? job.progress : 0 };
+    return videoJobState(videoJobFromAnswer(await this.http.getJson(this.target(videoPath(String(handle.id)))), this.endpoint.vendor));
   }
 
-  async download(handle: VendorJobHandle): Promise<Readable> {
-    const response = await vendorFetch('openai', `${this.endpoint.baseUrl}/videos/${encodeURIComponent(String(handle.id))}/content`, { headers: this.headers() }, this.timeoutMs);
-    return responseStream('openai', response);
-  }
-
-  private async job(response: Response): Promise<OpenAIVideoJob> {
-    const body = await vendorJson<unknown>('openai', response);
-    if (!isOpenAIVideoJob(body)) throw new ProviderError('OpenAI answered a video object without an id or status.', 'openai');
-    return body;
+  download(handle: VendorJobHandle): Promise<Readable> {
+    const { baseUrl, path, ...target } = this.target(videoContentPath(String(handle.id)));
+    return this.http.download({ ...target, url: `${baseUrl}${path}` });
   }
 }

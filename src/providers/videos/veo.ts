@@ -1,74 +1,43 @@
 import type { Readable } from 'node:stream';
 import type { VendorEndpoint } from '../../domain/catalog/vendors';
-import { ProviderError } from '../../domain/generation/errors';
-import type { VendorJobHandle, VendorJobState, VideoGenerationRequest, VideoInputImage, VideoProvider } from '../../domain/videos/ports';
-import { isVeoOperation, type VeoImage, type VeoInstance, type VeoOperation, type VeoPredictRequest } from '../../protocols/veo/types';
-import { responseStream, vendorFetch, vendorJson } from './http';
-
-const veoImage = (input: VideoInputImage): VeoImage => ({ bytesBase64Encoded: input.bytes.toString('base64'), mimeType: input.mediaType });
+import type { VendorJobHandle, VendorJobState, VideoGenerationRequest, VideoProvider } from '../../domain/videos/ports';
+import { operationFromAnswer, operationState, operationVideoUri } from '../../protocols/veo/vendor-answer';
+import { operationPath, predictLongRunningPath, predictVideoRequest } from '../../protocols/veo/vendor-request';
+import type { VeoOperation } from '../../protocols/veo/vendor-types';
+import type { VendorTarget, VendorTransport } from '../transport/client';
+import { invalidAnswerError } from '../transport/errors';
 
 /** Google Veo over the Gemini API: a long-running operation, polled by name, then the file by URI. */
 export class VeoVideoProvider implements VideoProvider {
   constructor(
     private readonly endpoint: VendorEndpoint,
-    private readonly timeoutMs: number,
+    private readonly http: VendorTransport,
   ) {}
 
-  private headers(): Record<string, string> {
-    return { 'x-goog-api-key': this.endpoint.apiKey ?? '' };
+  private target(path: string): VendorTarget {
+    const { vendor, baseUrl, apiKey } = this.endpoint;
+    return { vendor, baseUrl, path, headers: { 'x-goog-api-key': apiKey ?? '' }, secrets: [apiKey] };
   }
 
   async start(request: VideoGenerationRequest): Promise<VendorJobHandle> {
-    const instance: VeoInstance = { prompt: request.prompt };
-    const first = request.inputs.find((input) => input.role === 'first_frame' || input.role === 'input_reference');
-    const last = request.inputs.find((input) => input.role === 'last_frame');
-    const references = request.inputs.filter((input) => input.role === 'reference');
-    if (first) instance.image = veoImage(first);
-    if (last) instance.lastFrame = veoImage(last);
-    if (references.length > 0) instance.referenceImages = references.map((input) => ({ image: veoImage(input), referenceType: 'asset' }));
-    const body: VeoPredictRequest = {
-      instances: [instance],
-      parameters: { aspectRatio: request.ratio, resolution: request.resolution, durationSeconds: request.seconds, sampleCount: 1 },
-    };
-    const url = `${this.endpoint.baseUrl}/v1beta/models/${encodeURIComponent(request.model.vendorModelId)}:predictLongRunning`;
-    const response = await vendorFetch('gemini', url, { method: 'POST', headers: { ...this.headers(), 'content-type': 'application/json' }, body: JSON.stringify(body) }, this.timeoutMs);
-    const operation = await this.operation(response);
-    return { operation: operation.name };
+    const answer = await this.http.postJson({ ...this.target(predictLongRunningPath(request.model.vendorModelId)), body: predictVideoRequest(request) });
+    return { operation: operationFromAnswer(answer, this.endpoint.vendor).name };
   }
 
   async poll(handle: VendorJobHandle): Promise<VendorJobState> {
-    const operation = await this.fetchOperation(handle);
-    if (!operation.done) return { status: 'running', progress: operation.metadata?.progressPercent ?? 0 };
-    if (operation.error) return { status: 'failed', code: 'generation_failed', message: operation.error.message ?? 'Veo reported the video generation failed.' };
-    if (!this.videoUri(operation)) {
-      const reasons = operation.response?.generateVideoResponse?.raiMediaFilteredReasons ?? [];
-      return { status: 'failed', code: 'content_filter', message: reasons[0] ?? 'Veo returned no video.' };
-    }
-    return { status: 'completed' };
+    return operationState(await this.operation(handle));
   }
 
   async download(handle: VendorJobHandle): Promise<Readable> {
-    const uri = this.videoUri(await this.fetchOperation(handle));
-    if (!uri) throw new ProviderError('Veo returned no video to download.', 'gemini');
+    const uri = operationVideoUri(await this.operation(handle));
+    const { vendor, baseUrl, apiKey } = this.endpoint;
+    if (!uri) throw invalidAnswerError({ vendor, secrets: [apiKey] }, 'Veo returned no video to download.');
     // The key goes only to Google's own host (the one configured), never to a URI elsewhere.
-    const sameHost = new URL(uri).origin === new URL(this.endpoint.baseUrl).origin;
-    const response = await vendorFetch('gemini', uri, { headers: sameHost ? this.headers() : {} }, this.timeoutMs);
-    return responseStream('gemini', response);
+    const sameHost = URL.canParse(uri) && new URL(uri).origin === new URL(baseUrl).origin;
+    return this.http.download({ vendor, secrets: [apiKey], url: uri, headers: sameHost ? this.target('').headers : {} });
   }
 
-  private videoUri(operation: VeoOperation): string | null {
-    return operation.response?.generateVideoResponse?.generatedSamples?.[0]?.video?.uri ?? null;
-  }
-
-  private async fetchOperation(handle: VendorJobHandle): Promise<VeoOperation> {
-    const name = String(handle.operation);
-    const response = await vendorFetch('gemini', `${this.endpoint.baseUrl}/v1beta/${name.split('/').map(encodeURIComponent).join('/')}`, { headers: this.headers() }, this.timeoutMs);
-    return this.operation(response);
-  }
-
-  private async operation(response: Response): Promise<VeoOperation> {
-    const body = await vendorJson<unknown>('gemini', response);
-    if (!isVeoOperation(body)) throw new ProviderError('Veo answered an operation without a name.', 'gemini');
-    return body;
+  private async operation(handle: VendorJobHandle): Promise<VeoOperation> {
+    return operationFromAnswer(await this.http.getJson(this.target(operationPath(String(handle.operation)))), this.endpoint.vendor);
   }
 }

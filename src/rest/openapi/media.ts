@@ -1,5 +1,5 @@
 import { VIDEO_CREATE_FIELDS } from '../../domain/videos/rules';
-import { EDIT_FIELDS, GENERATION_FIELDS } from '../../protocols/openai-images/wire';
+import { EDIT_FIELDS, GENERATION_FIELDS } from '../../protocols/openai-images/types';
 import { answer, arrayOf, bool, int, nullable, object, oneOf, str, type JsonSchema } from './schema';
 
 /**

@@ -1,5 +1,5 @@
 import type { ImageResult } from '../../domain/images/service';
-import type { ImagesResponseWire } from './wire';
+import type { ImagesResponseWire } from './types';
 
 /** The OpenAI Images answer: every image as `b64_json`, plus size, quality, format and token usage when known. */
 export function encodeImagesResponse(result: ImageResult, meta: { created: number; size: string; quality: string }): ImagesResponseWire {

@@ -1,6 +1,6 @@
 import type { ImageRequestInput } from '../../domain/images/request';
 import { badRequest } from '../../domain/shared/errors';
-import { EDIT_FIELDS, GENERATION_FIELDS } from './wire';
+import { EDIT_FIELDS, GENERATION_FIELDS } from './types';
 
 /**
  * Decodes client requests of the OpenAI Images API into the domain's ImageRequestInput:

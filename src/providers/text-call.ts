@@ -1,0 +1,39 @@
+import type { ProviderEvent } from '../domain/generation/canonical';
+import type { StreamDecoder } from '../protocols/streams';
+import type { VendorCall, VendorTransport } from './transport/client';
+import { cancelledError } from './transport/errors';
+
+/**
+ * Runs one vendor call through its codec's decoder: streamed, or (the client reads the answer
+ * whole, and the request body says so) one JSON answer, which costs the gateway less CPU than
+ * decoding an event per few characters (docs/text.md).
+ */
+export function callVendor(http: VendorTransport, call: VendorCall, decoder: StreamDecoder, streamed: boolean): AsyncIterable<ProviderEvent> {
+  return streamed ? streamCanonical(http, call, decoder) : wholeAnswerCanonical(http, call, decoder);
+}
+
+async function* wholeAnswerCanonical(http: VendorTransport, call: VendorCall, decoder: StreamDecoder): AsyncGenerator<ProviderEvent, void, undefined> {
+  if (call.signal?.aborted) throw cancelledError(call.vendor);
+  yield* decoder.pushWhole(await http.postJson(call));
+}
+
+/**
+ * Runs one streamed vendor call through a decoder. After `finish` the rest of the body is
+ * still read (so the keep-alive socket is reused) but ignored, and a transport error past
+ * that point no longer matters: the answer is complete.
+ */
+async function* streamCanonical(http: VendorTransport, call: VendorCall, decoder: StreamDecoder): AsyncGenerator<ProviderEvent, void, undefined> {
+  if (call.signal?.aborted) throw cancelledError(call.vendor);
+  try {
+    for await (const events of http.streamSse(call)) {
+      for (const event of events) {
+        if (decoder.done) break;
+        for (const canonical of decoder.push(event.data)) yield canonical;
+      }
+    }
+  } catch (error) {
+    if (decoder.done) return;
+    throw error;
+  }
+  yield* decoder.end();
+}
