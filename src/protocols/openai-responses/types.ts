@@ -109,6 +109,9 @@ export interface ResponseFunctionCallOutput {
   output: string | Array<ResponseInputText | ResponseInputImage | ResponseInputFile>;
   id?: string | null;
   status?: ResponseItemStatus | null;
+  /** The tool that produced the output, and its namespace. */
+  name?: string | null;
+  namespace?: string | null;
 }
 
 export interface ResponseCustomToolCall {
@@ -257,10 +260,17 @@ export type ResponseHostedToolType =
   | 'local_shell'
   | 'shell'
   | 'apply_patch'
-  | 'namespace'
   | 'tool_search';
 
-export type ResponseTool = ResponseFunctionTool | ResponseCustomTool | ResponseMcpTool;
+/** Function and custom tools grouped under a name: calls name the tool and its `namespace`. */
+export interface ResponseNamespaceTool {
+  type: 'namespace';
+  name: string;
+  description: string;
+  tools: Array<ResponseFunctionTool | ResponseCustomTool>;
+}
+
+export type ResponseTool = ResponseFunctionTool | ResponseCustomTool | ResponseMcpTool | ResponseNamespaceTool;
 
 export type ResponseToolChoice =
   | 'none'
@@ -314,6 +324,9 @@ export interface ResponseCreateParams {
   max_output_tokens?: number | null;
   max_tool_calls?: number | null;
   reasoning?: ResponseReasoningConfig | null;
+  /** Open Responses' sampling penalties (OpenAI's Responses API has none). */
+  presence_penalty?: number | null;
+  frequency_penalty?: number | null;
   stream?: boolean | null;
   stream_options?: { include_obfuscation?: boolean } | null;
   /** OpenAI's default is true; Tollgate is stateless and treats absent as false. */
@@ -323,18 +336,28 @@ export interface ResponseCreateParams {
   top_p?: number | null;
   top_logprobs?: number | null;
   user?: string;
-  safety_identifier?: string;
+  safety_identifier?: string | null;
   metadata?: Record<string, string> | null;
+  /** String pairs about the calling client (Codex sends its turn metadata here). */
+  client_metadata?: Record<string, string> | null;
   truncation?: 'auto' | 'disabled' | null;
-  service_tier?: 'auto' | 'default' | 'flex' | 'scale' | 'priority' | null;
-  prompt_cache_key?: string;
-  prompt_cache_retention?: 'in-memory' | '24h' | null;
+  service_tier?: 'auto' | 'default' | 'flex' | 'scale' | 'priority' | 'fast' | 'ultrafast' | null;
+  prompt_cache_key?: string | null;
+  prompt_cache_options?: { mode?: 'implicit' | 'explicit'; ttl?: '30m' };
+  /** `in_memory` (older SDKs wrote `in-memory`) or `24h`. */
+  prompt_cache_retention?: 'in_memory' | 'in-memory' | '24h' | null;
+  /** Image context optimisation (moot: input is text only). */
+  image?: { context_compression?: 'auto' | 'enabled' | 'disabled' };
+  /** OpenAI's moderation of input and output, with results in the answer. */
+  moderation?: { model: string; policy?: Record<string, unknown> | null } | null;
+  /** OpenAI's access programs for restricted model tiers. */
+  access_programs?: { cyber?: 'standard' | 'daybreak_blue' | 'daybreak_red' };
   // Stored state, refused by a stateless gateway:
   previous_response_id?: string | null;
   conversation?: string | { id: string } | null;
   prompt?: { id: string; variables?: Record<string, unknown> | null; version?: string | null } | null;
   background?: boolean | null;
-  context_management?: unknown[] | null;
+  context_management?: Array<{ type: string; compact_threshold?: number | null }> | null;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -356,11 +379,18 @@ export interface ResponseError {
   message: string;
 }
 
+/**
+ * The response object, complete per the Open Responses schema (which makes every field below
+ * required) and OpenAI's: request settings are echoed, with the documented defaults where the
+ * request set none.
+ */
 export interface ResponseObject {
   id: string;
   object: 'response';
   /** Unix seconds. */
   created_at: number;
+  /** Unix seconds; null until the response is completed. */
+  completed_at: number | null;
   status: ResponseStatus;
   background: boolean;
   error: ResponseError | null;
@@ -373,17 +403,24 @@ export interface ResponseObject {
   parallel_tool_calls: boolean;
   previous_response_id: string | null;
   reasoning: { effort: ResponsesReasoningEffort | null; summary: 'auto' | 'concise' | 'detailed' | null };
-  service_tier: string | null;
+  service_tier: string;
   store: boolean;
-  temperature: number | null;
+  temperature: number;
   text: ResponseTextConfig;
   tool_choice: ResponseToolChoice;
   tools: ResponseTool[];
-  top_p: number | null;
+  top_p: number;
+  presence_penalty: number;
+  frequency_penalty: number;
+  top_logprobs: number;
   truncation: 'auto' | 'disabled';
   usage: ResponseUsage | null;
   user: string | null;
+  safety_identifier: string | null;
+  prompt_cache_key: string | null;
   metadata: Record<string, string>;
+  /** OpenAI's: the standard program, implicitly (null). */
+  access_programs: null;
 }
 
 /** The four MCP items of the Responses format. */
