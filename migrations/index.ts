@@ -7,6 +7,7 @@ import { Migration20261126000000ActiveHoldsIndex } from './Migration202611260000
 import { Migration20261127000000UsageRecordClaim } from './Migration20261127000000UsageRecordClaim';
 import { Migration20261128000000AppendOnlyAccountRefs } from './Migration20261128000000AppendOnlyAccountRefs';
 import { Migration20261129120000Videos } from './Migration20261129120000Videos';
+import { Migration20261204000000VideoDeletion } from './Migration20261204000000VideoDeletion';
 
 /** Applied in this order on start; add each new migration here. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -18,4 +19,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261127000000UsageRecordClaim', class: Migration20261127000000UsageRecordClaim },
   { name: 'Migration20261128000000AppendOnlyAccountRefs', class: Migration20261128000000AppendOnlyAccountRefs },
   { name: 'Migration20261129120000Videos', class: Migration20261129120000Videos },
+  { name: 'Migration20261204000000VideoDeletion', class: Migration20261204000000VideoDeletion },
 ];

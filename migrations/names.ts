@@ -13,4 +13,5 @@ export const MIGRATION_NAMES: readonly string[] = [
   'Migration20261127000000UsageRecordClaim',
   'Migration20261128000000AppendOnlyAccountRefs',
   'Migration20261129120000Videos',
+  'Migration20261204000000VideoDeletion',
 ];
