@@ -471,7 +471,7 @@ describe('ResponsesStreamEncoder', () => {
     const text = encoder.encode({ type: 'text-delta', text: 'Hel' }) + encoder.encodeError(new ProviderError('The provider failed.', 'anthropic', 529));
     const events = sse(text).map((f) => JSON.parse(f.data));
     expect(events.slice(-2)).toEqual([
-      { type: 'error', sequence_number: 5, code: 'provider_error', message: 'The provider failed.', param: null },
+      { type: 'error', sequence_number: 5, code: 'provider_error', message: 'The provider failed.', param: null, error: { type: 'server_error', code: 'provider_error', message: 'The provider failed.', param: null } },
       expect.objectContaining({ type: 'response.failed', sequence_number: 6 }),
     ]);
     expect(events.at(-1).response).toMatchObject({

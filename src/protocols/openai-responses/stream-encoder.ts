@@ -127,7 +127,7 @@ export class ResponsesStreamEncoder implements StreamEncoder {
     const output = this.snapshotOutput();
     return (
       out +
-      this.emit('error', { code: error.code, message: error.message, param: null }) +
+      this.emit('error', { code: error.code, message: error.message, param: null, error: { type: error.status >= 500 ? 'server_error' : 'invalid_request_error', code: error.code, message: error.message, param: null } }) +
       this.emit('response.failed', { response: responseObject(this.meta, this.id, 'failed', output, { error }) })
     );
   }
