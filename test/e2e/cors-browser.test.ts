@@ -14,6 +14,9 @@ import { createKey, provisionAccount, startTestTollgate, type TestTollgate } fro
 
 const CHROMIUM = '/usr/bin/chromium';
 const haveChromium = existsSync(CHROMIUM);
+if (!haveChromium && !process.env.CI) {
+  console.warn(`\n\n*** SKIPPED the CORS browser test: ${CHROMIUM} is missing. Install it: apt-get install -y chromium (CI installs it and fails without it). ***\n\n`);
+}
 const suite = haveChromium || process.env.CI ? describe : describe.skip;
 const OPENAI_DIR = join(__dirname, '..', '..', 'node_modules', 'openai');
 

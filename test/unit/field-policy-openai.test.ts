@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { FieldDisposition } from '../../src/protocols/field-policy';
 import type { Refusal } from '../../src/protocols/apply-field-policy';
 import { ApiError } from '../../src/domain/shared/errors';
@@ -168,4 +170,18 @@ test('max_tool_calls without MCP tools limits nothing: dropped from the canonica
 test('the older in-memory spelling of prompt_cache_retention is accepted too', () => {
   expect(() => decodeChatIngress({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }], prompt_cache_retention: 'in-memory' })).not.toThrow();
   expect(() => decodeResponsesIngress({ model: 'o4-mini', input: 'Hi', prompt_cache_retention: 'in-memory' })).not.toThrow();
+});
+
+/** The rows of the table under a heading of docs/api.md: field → disposition. */
+function documentedPolicy(heading: string): Record<string, string> {
+  const doc = readFileSync(join(__dirname, '..', '..', 'docs', 'api.md'), 'utf8');
+  const start = doc.indexOf(`#### ${heading}\n`);
+  expect(start).toBeGreaterThan(-1);
+  const rows = doc.slice(start).split('\n\n').find((block) => block.startsWith('| Field |'))!.split('\n').slice(2);
+  return Object.fromEntries(rows.map((row) => /^\| `([a-z_]+)` \| ([a-z-]+) \|/.exec(row)!).map((match) => [match[1], match[2]]));
+}
+
+test('docs/api.md states exactly the dispositions of the code, one row per field', () => {
+  expect(documentedPolicy('Chat Completions fields')).toEqual({ ...CHAT_FIELD_POLICY });
+  expect(documentedPolicy('Responses fields')).toEqual({ ...RESPONSES_FIELD_POLICY });
 });

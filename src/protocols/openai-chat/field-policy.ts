@@ -23,7 +23,7 @@ export const CHAT_FIELD_POLICY = {
   modalities: 'refused',
   moderation: 'refused',
   n: 'refused',
-  parallel_tool_calls: 'honoured',
+  parallel_tool_calls: 'passed-to-vendor',
   prediction: 'refused',
   presence_penalty: 'passed-to-vendor',
   prompt_cache_key: 'metadata',

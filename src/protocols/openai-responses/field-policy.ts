@@ -14,7 +14,7 @@ export const RESPONSES_FIELD_POLICY = {
   instructions: 'honoured',
   tools: 'honoured',
   tool_choice: 'honoured',
-  parallel_tool_calls: 'honoured',
+  parallel_tool_calls: 'passed-to-vendor',
   text: 'honoured',
   max_output_tokens: 'honoured',
   max_tool_calls: 'passed-to-vendor',
