@@ -142,3 +142,8 @@ test('max_tool_calls with MCP tools is refused for a vendor that cannot limit MC
   );
   expect(() => validateCanonicalRequest(request, decoded, { ...anthropicLike, customTools: true, mcpApprovals: true, mcpCallLimit: true })).not.toThrow();
 });
+
+test('a tool choice naming a plain tool keeps it, even when a namespace has a tool of that name', () => {
+  const tools = [{ type: 'function', name: 'spawn_agent' }, agents];
+  expect(decodeResponsesIngress({ ...request, tools, tool_choice: { type: 'function', name: 'spawn_agent' } }).decoded.request.toolChoice).toEqual({ name: 'spawn_agent' });
+});

@@ -63,7 +63,7 @@ export function decodeResponsesIngress(body: unknown): ResponsesIngress {
   const instructions = req.string('instructions');
   const tools = decodeTools(req);
   const messages: CanonicalMessage[] = [...(instructions !== undefined ? [{ role: 'system' as const, content: instructions }] : []), ...decodeInput(req)];
-  const toolChoice = decodeToolChoice(req, tools.namespaces);
+  const toolChoice = decodeToolChoice(req, tools);
   const text = req.object('text')?.allowOnly(['format', 'verbosity']);
   const format = text?.object('format');
   const verbosity = text?.oneOf('verbosity', ['low', 'medium', 'high']);

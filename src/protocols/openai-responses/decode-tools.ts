@@ -175,7 +175,7 @@ function decodeRequireApproval(tool: Fields): McpApprovalRule | undefined {
   return compact({ always: filter('always'), never: filter('never') });
 }
 
-export function decodeToolChoice(req: Fields, namespaces: ReadonlyMap<string, NamespacedName>): { canonical: CanonicalToolChoice; echo: ResponseToolChoice } | undefined {
+export function decodeToolChoice(req: Fields, tools: DecodedTools): { canonical: CanonicalToolChoice; echo: ResponseToolChoice } | undefined {
   const value = req.raw('tool_choice');
   if (value === undefined) return undefined;
   if (typeof value === 'string') {
@@ -189,13 +189,14 @@ export function decodeToolChoice(req: Fields, namespaces: ReadonlyMap<string, Na
   }
   named.allowOnly(['type', 'name']);
   const name = named.requiredString('name');
-  const served = servedNameOf(name, namespaces);
+  const served = servedNameOf(name, tools);
   return { canonical: type === 'custom' ? { name: served, kind: 'custom' } : { name: served }, echo: { type, name } };
 }
 
 /** A tool choice may name a namespaced tool by its own name when no other tool has it. */
-function servedNameOf(name: string, namespaces: ReadonlyMap<string, NamespacedName>): string {
-  const matches = [...namespaces].filter(([, own]) => own.name === name);
+function servedNameOf(name: string, tools: DecodedTools): string {
+  if (tools.canonical.some((tool) => tool.type !== 'mcp' && tool.name === name)) return name;
+  const matches = [...tools.namespaces].filter(([, own]) => own.name === name);
   return matches.length === 1 ? matches[0]![0] : name;
 }
 
