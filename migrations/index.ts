@@ -8,6 +8,7 @@ import { Migration20261127000000UsageRecordClaim } from './Migration202611270000
 import { Migration20261128000000AppendOnlyAccountRefs } from './Migration20261128000000AppendOnlyAccountRefs';
 import { Migration20261129120000Videos } from './Migration20261129120000Videos';
 import { Migration20261201000000ChargesWithinHolds } from './Migration20261201000000ChargesWithinHolds';
+import { Migration20261204000000VideoDeletion } from './Migration20261204000000VideoDeletion';
 
 /** Applied in this order on start; add each new migration here. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -20,4 +21,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261128000000AppendOnlyAccountRefs', class: Migration20261128000000AppendOnlyAccountRefs },
   { name: 'Migration20261129120000Videos', class: Migration20261129120000Videos },
   { name: 'Migration20261201000000ChargesWithinHolds', class: Migration20261201000000ChargesWithinHolds },
+  { name: 'Migration20261204000000VideoDeletion', class: Migration20261204000000VideoDeletion },
 ];

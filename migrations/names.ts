@@ -14,4 +14,5 @@ export const MIGRATION_NAMES: readonly string[] = [
   'Migration20261128000000AppendOnlyAccountRefs',
   'Migration20261129120000Videos',
   'Migration20261201000000ChargesWithinHolds',
+  'Migration20261204000000VideoDeletion',
 ];

@@ -53,7 +53,12 @@ export interface Config {
   otlpTracesUrl: string | null;
   /** `service.name` of the spans (OTEL_SERVICE_NAME). */
   otelServiceName: string;
+  /** Browser origins allowed to call the API (CORS, docs/api.md): the API-key endpoints, and the session and operator planes. */
+  cors: { apiOrigins: CorsOrigins; sessionOrigins: CorsOrigins };
 }
+
+/** `*` (any origin) or the allowed origins (`https://chat.example.com`); empty: same-origin only. */
+export type CorsOrigins = '*' | readonly string[];
 
 export interface VideoJobConfig {
   /** Where finished files and job inputs live (TOLLGATE_VIDEO_STORAGE). */
@@ -145,6 +150,26 @@ function tracesUrl(env: Record<string, string | undefined>): string | null {
   return base ? `${base.replace(/\/+$/, '')}/v1/traces` : null;
 }
 
+/** `*`, `none`, or comma-separated origins (scheme, host and port only), normalised as browsers send them. */
+function corsOrigins(env: Record<string, string | undefined>, name: string, fallback: CorsOrigins): CorsOrigins {
+  const raw = optional(env, name);
+  if (raw === null) return fallback;
+  if (raw === '*') return '*';
+  if (raw.toLowerCase() === 'none') return [];
+  return raw.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '').map((entry) => {
+    let url: URL | null = null;
+    try {
+      url = new URL(entry);
+    } catch {
+      // reported below
+    }
+    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.origin !== entry.replace(/\/$/, '').toLowerCase()) {
+      throw new ConfigError(`${name} must be '*', 'none' or comma-separated origins such as https://chat.example.com (no path), got '${entry}'`);
+    }
+    return url.origin;
+  });
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
@@ -199,6 +224,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     limits: limitsFile ? loadLimitsFile(limitsFile, catalog) : DEFAULT_LIMITS,
     otlpTracesUrl,
     otelServiceName: optional(env, 'OTEL_SERVICE_NAME') ?? 'tollgate',
+    // API keys travel in a header, never a cookie: any page may call the key endpoints with the key it holds.
+    cors: { apiOrigins: corsOrigins(env, 'TOLLGATE_CORS_ORIGINS', '*'), sessionOrigins: corsOrigins(env, 'TOLLGATE_CORS_SESSION_ORIGINS', []) },
   };
 }
 

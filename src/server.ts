@@ -33,6 +33,7 @@ import type { AdmissionService } from './domain/limits/admission';
 import { createAdmissionService } from './domain/limits/create-admission';
 import { admitApiKeyRequests } from './rest/admission';
 import { answerClientError, jsonBody } from './rest/http';
+import { corsStep } from './rest/cors';
 import { VideoService } from './domain/videos/service';
 import { VideoJobRunner } from './domain/videos/runner';
 import { VideoSweeper } from './domain/videos/retention';
@@ -217,7 +218,9 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   const tokenCounter = new TokenCounter({ catalog, configuredVendors, providers });
   const text = textEndpoints({ auth, admission, pipeline: textPipeline, tokenCounter, observers, maxJsonBodyBytes: config.maxJsonBodyBytes }, track);
   httpServer.on('clientError', answerClientError);
+  const cors = corsStep(config.cors, observers);
   httpServer.on('request', (req, res) => {
+    if (cors(req, res)) return;
     if (!text(req, res)) void app(req, res);
   });
 

@@ -28,8 +28,8 @@ export class OpenAIProvider implements TextProvider {
     private readonly options: OpenAIProviderOptions = {},
   ) {}
 
-  /** OpenAI serves every tool kind, MCP approvals included. */
-  readonly capabilities: VendorCapabilities = { customTools: true, mcpServers: true, mcpCalls: true, mcpApprovals: true };
+  /** OpenAI serves every tool kind, MCP approvals and call limits included. */
+  readonly capabilities: VendorCapabilities = { customTools: true, mcpServers: true, mcpCalls: true, mcpApprovals: true, mcpCallLimit: true };
 
   upstreamFor(request: CanonicalRequest): 'chat' | 'responses' {
     if (request.tools.some((tool) => tool.type === 'mcp') || request.messages.some((message) => message.role === 'mcp')) return 'responses';

@@ -9,7 +9,8 @@
  * - with `responseFormat` json_object: `{"answer": "<that text>"}`; json_schema: an object
  *   built from the schema (strings "sandbox", numbers 1, booleans true, enums' first value);
  * - with toolChoice `required` or `{name}` (last message from the user): a call of that tool
- *   (the first offered tool for `required`).
+ *   (the first offered tool for `required`); with `auto`, a call of the first offered tool whose
+ *   subject the message names (a word of its name, as `weather` in `get_weather`: mentionsSubject).
  *
  * Magic words, anywhere in the last user message (case-insensitive):
  *   [sandbox:fail]                  ProviderError before any output (vendor status 500)
@@ -221,7 +222,7 @@ export class SandboxProvider implements TextProvider {
       return;
     }
 
-    const tool = afterToolResult ? undefined : this.toolToCall(request, directives.tool);
+    const tool = afterToolResult ? undefined : this.toolToCall(request, directives.tool, rest);
     if (tool) {
       const args = tool.type === 'custom' ? 'sandbox input' : JSON.stringify(sampleFromSchema(tool.parameters) ?? {});
       await pace();
@@ -261,7 +262,7 @@ export class SandboxProvider implements TextProvider {
     return request.reasoning.budgetTokens !== undefined ? Math.min(tokens, request.reasoning.budgetTokens) : tokens;
   }
 
-  private toolToCall(request: CanonicalRequest, named: string | undefined): OfferedTool | undefined {
+  private toolToCall(request: CanonicalRequest, named: string | undefined, userText: string): OfferedTool | undefined {
     const offered = request.tools.filter((tool): tool is OfferedTool => tool.type !== 'mcp');
     if (offered.length === 0 || request.toolChoice === 'none') return undefined;
     const choice = request.toolChoice;
@@ -270,7 +271,7 @@ export class SandboxProvider implements TextProvider {
       const tool = offered.find((candidate) => candidate.name === named);
       if (tool) return tool;
     }
-    return choice === 'required' ? offered[0] : undefined;
+    return choice === 'required' ? offered[0] : offered.find((tool) => mentionsSubject(userText, tool.name));
   }
 
   private answerPieces(request: CanonicalRequest, afterToolResult: boolean, userText: string): string[] {
@@ -285,6 +286,24 @@ export class SandboxProvider implements TextProvider {
     if (format?.type === 'json_schema') return chunks(JSON.stringify(sampleFromSchema(format.schema)), 12);
     return words(text);
   }
+}
+
+/** Verbs and words too common in tool names to say what a tool is about. */
+const GENERIC_TOOL_WORDS = new Set(['call', 'create', 'delete', 'fetch', 'find', 'list', 'make', 'query', 'read', 'search', 'send', 'tool', 'update', 'write']);
+
+/**
+ * Whether the user's text names what a tool is about, as a model would take it: a word of the
+ * tool's name (split at `_`, `-` and case changes) of 4 letters or more, not a generic verb,
+ * appears in the text as a word (`get_weather` for "What's the weather like?").
+ */
+export function mentionsSubject(text: string, toolName: string): boolean {
+  const subjects = toolName
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .toLowerCase()
+    .split(/[\s_-]+/)
+    .filter((word) => word.length >= 4 && !GENERIC_TOOL_WORDS.has(word));
+  const words = new Set(text.toLowerCase().match(/[a-z0-9]+/g) ?? []);
+  return subjects.some((subject) => words.has(subject));
 }
 
 const cancelled = () => new ProviderError('The request to sandbox was cancelled by the client.', 'sandbox', null, 'client_cancelled');

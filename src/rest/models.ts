@@ -1,5 +1,5 @@
 import { Router, type RequestHandler, type Response } from 'express';
-import { renderImageModelList, renderTextModelList, renderVideoModelList, type Catalog } from '../domain/catalog';
+import { renderImageModelList, renderModel, renderTextModelList, renderVideoModelList, type Catalog } from '../domain/catalog';
 import { modelAccessFor } from '../domain/catalog/vendors';
 import { ApiError } from '../domain/shared/errors';
 import type { AuthService } from '../domain/accounts/auth';
@@ -8,15 +8,22 @@ import { keyPrincipal, requireApiKey } from './auth';
 export const walletKeyRequired = () =>
   new ApiError(403, 'api_wallet_key_required', 'Image and video endpoints need a prepaid API key; plan-billed keys cannot use them.');
 
-/** GET /models, /images/models, /videos/models: only what the key can use, prices for prepaid keys. */
+/** GET /models, /models/{id}, /images/models, /videos/models: only what the key can use, prices for prepaid keys. */
 export function modelsRouter(auth: AuthService, catalog: Catalog, configuredVendors: ReadonlySet<string>, admitRequest: RequestHandler): Router {
   const router = Router();
   const access = (res: Response) => modelAccessFor(keyPrincipal(res), configuredVendors);
   const prepaidOnly = (res: Response) => {
     if (keyPrincipal(res).kind !== 'prepaid') throw walletKeyRequired();
   };
-  router.get(['/models', '/images/models', '/videos/models'], requireApiKey(auth, { allowXApiKey: false }), admitRequest);
+  router.get(['/models', '/images/models', '/videos/models', '/models/:id', '/models/:namespace/:name'], requireApiKey(auth, { allowXApiKey: false }), admitRequest);
   router.get('/models', (_req, res) => void res.json(renderTextModelList(catalog, access(res))));
+  // One model by any id that resolves for the key; `vendor/model` ids come URL-encoded from the SDKs, or as two segments.
+  router.get(['/models/:id', '/models/:namespace/:name'], (req, res) => {
+    const { id, namespace, name } = req.params as Record<string, string | undefined>;
+    const { entry, routedFrom } = renderModel(catalog, id ?? `${namespace}/${name}`, access(res));
+    if (routedFrom !== null) res.setHeader('x-service-model-routed-from', routedFrom);
+    res.json(entry);
+  });
   router.get('/images/models', (_req, res) => {
     prepaidOnly(res);
     res.json(renderImageModelList(catalog, access(res)));

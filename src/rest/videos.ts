@@ -7,7 +7,7 @@ import { VIDEO_INPUT_ROLES, type VideoInputImage, type VideoInputRole, type Vide
 import { parseIdempotencyKey, VIDEO_CREATE_FIELDS, type VideoCreateFields } from '../domain/videos/rules';
 import { walletKeyRequired, type VideoService } from '../domain/videos/service';
 import type { VideoListQuery } from '../domain/videos/repository';
-import { toVideoListObject, toVideoObject } from '../protocols/openai-videos/encode-answer';
+import { toVideoDeletedObject, toVideoListObject, toVideoObject } from '../protocols/openai-videos/encode-answer';
 import { keyPrincipal, requireApiKey } from './auth';
 import { admitApiKeyRequests } from './admission';
 import type { AdmissionService } from '../domain/limits/admission';
@@ -23,7 +23,7 @@ export interface VideosRouterDeps {
   maxJsonBodyBytes: number;
 }
 
-/** /v1/videos: create (JSON or multipart), read, list and download; prepaid keys only. */
+/** /v1/videos: create (JSON or multipart), read, list, download and delete; prepaid keys only. */
 export function videosRouter(deps: VideosRouterDeps): Router {
   const router = Router();
   router.use('/videos', requireApiKey(deps.auth, { allowXApiKey: false }), admitApiKeyRequests(deps.admission), (_req, res, next) => {
@@ -47,6 +47,11 @@ export function videosRouter(deps: VideosRouterDeps): Router {
 
   router.get('/videos/:id', async (req, res) => {
     res.json(toVideoObject(await deps.videos.get(keyPrincipal(res).accountId, String(req.params.id))));
+  });
+
+  // Completed and failed jobs only (409 while queued or running); billing records stay (docs/videos.md).
+  router.delete('/videos/:id', async (req, res) => {
+    res.json(toVideoDeletedObject(await deps.videos.delete(keyPrincipal(res).accountId, String(req.params.id))));
   });
 
   router.get('/videos/:id/content', async (req, res) => {

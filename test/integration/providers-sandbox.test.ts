@@ -41,6 +41,20 @@ describe('sandbox provider', () => {
     expect(textOf((await run(request('[sandbox:cached=0]'))).events)).toBe(SANDBOX_FALLBACK_ANSWER);
   });
 
+  it('with tool_choice auto, calls the offered tool whose subject the message names, as a model would', async () => {
+    const weather = { type: 'function' as const, name: 'get_weather', parameters: { type: 'object', properties: { location: { type: 'string' } } } };
+    const files = { type: 'function' as const, name: 'listFiles', parameters: { type: 'object', properties: {} } };
+    const asked = await run(request("What's the weather like in San Francisco?", { tools: [files, weather] }));
+    expect(asked.events.find((e) => e.type === 'tool-call-start')).toMatchObject({ name: 'get_weather' });
+    expect(finishOf(asked.events).reason).toBe('tool_calls');
+    // Generic verbs say nothing; a subject not named, or tool_choice none, gets text.
+    for (const [text, choice] of [['list them', 'auto'], ['Say hello', 'auto'], ['the weather', 'none']] as const) {
+      const answered = await run(request(text, { tools: [files, weather], toolChoice: choice }));
+      expect(finishOf(answered.events).reason).toBe('stop');
+    }
+    expect(finishOf((await run(request('Show my files', { tools: [files] }))).events).reason).toBe('tool_calls');
+  });
+
   it('stops at the output limit with finish length', async () => {
     const { events } = await run(request('one two three four five six seven eight', { maxOutputTokens: 3 }));
     expect(textOf(events)).toBe('one two three');

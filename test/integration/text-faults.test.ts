@@ -308,20 +308,40 @@ describe('streams cut mid-way: the format’s error event, only what was deliver
     expect(frames.slice(0, -1).every((f) => JSON.parse(f.data).object === 'chat.completion.chunk')).toBe(true);
   });
 
+  /** A streamed Responses answer's events as sent (the openai SDK throws at the error event instead of yielding it). */
+  async function responsesEvents(body: Record<string, unknown>, id: string): Promise<OpenAI.Responses.ResponseStreamEvent[]> {
+    const raw = await fetch(`${h.t.url}/v1/responses`, { method: 'POST', headers: { authorization: `Bearer ${a.secret}`, 'content-type': 'application/json', 'x-request-id': id }, body: JSON.stringify(body) });
+    expect(raw.status).toBe(200);
+    return sseFrames(await raw.text()).map((frame) => JSON.parse(frame.data) as OpenAI.Responses.ResponseStreamEvent);
+  }
+
+  test('Responses through the openai SDK: the stream error reaches the caller as an APIError with its code, after what was delivered', async () => {
+    openaiFake.script({ text: LONG_TEXT, chunkSize: 10, cutAfterChunks: 8, usage: { input: 3000, output: 900 } });
+    const stream = await a.openai.responses.create({ model: 'openai/o4-mini', input: PROMPT, stream: true });
+    let text = '';
+    const failure = await (async () => {
+      for await (const event of stream) if (event.type === 'response.output_text.delta') text += event.delta;
+    })().catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(OpenAI.APIError);
+    expect(failure).toMatchObject({ code: 'provider_error', type: 'server_error' });
+    expect(text.length).toBeGreaterThan(0);
+    expect(LONG_TEXT.startsWith(text)).toBe(true);
+  });
+
   test('Responses (Responses upstream cut): an error event, then response.failed with what was delivered', async () => {
     openaiFake.script({ reasoning: 'Some reasoning first.', text: LONG_TEXT, chunkSize: 10, cutAfterChunks: 12, usage: { input: 3000, output: 900, reasoning: 300 } });
     const id = requestId();
-    const stream = await a.openai.responses.create({ model: 'openai/o4-mini', input: PROMPT, stream: true }, withId(id));
-    const events: OpenAI.Responses.ResponseStreamEvent[] = [];
-    for await (const event of stream) events.push(event);
+    const events = await responsesEvents({ model: 'openai/o4-mini', input: PROMPT, stream: true }, id);
     const types = events.map((e) => e.type);
     expect(types.slice(-2)).toEqual(['error', 'response.failed']);
     expect(types).not.toContain('response.completed');
     const failed = events.at(-1) as OpenAI.Responses.ResponseFailedEvent;
     expect(failed.response.status).toBe('failed');
     expect(failed.response.error).toMatchObject({ code: 'provider_error' });
-    const errorEvent = events.at(-2) as OpenAI.Responses.ResponseErrorEvent;
+    const errorEvent = events.at(-2) as OpenAI.Responses.ResponseErrorEvent & { error: { type: string; code: string } };
     expect(errorEvent.code).toBe('provider_error');
+    // Open Responses' place for it, which the openai SDK reads first.
+    expect(errorEvent.error).toMatchObject({ type: 'server_error', code: 'provider_error' });
     const reasoning = events.flatMap((e) => (e.type === 'response.reasoning_summary_text.delta' ? [e.delta] : [])).join('');
     const text = events.flatMap((e) => (e.type === 'response.output_text.delta' ? [e.delta] : [])).join('');
     expect(reasoning).toBe('Some reasoning first.');
@@ -341,9 +361,7 @@ describe('streams cut mid-way: the format’s error event, only what was deliver
     // The call's item takes 7 events (see the fake); the cut falls inside the text after it.
     openaiFake.script({ mcpItems: [call], text: LONG_TEXT, chunkSize: 10, cutAfterChunks: 15, usage: { input: 3000, output: 900 } });
     const id = requestId();
-    const stream = await a.openai.responses.create({ model: 'openai/gpt-4o-mini', input: PROMPT, stream: true, tools: [{ type: 'mcp', server_label: 'docs', server_url: 'https://mcp.example.com/sse', require_approval: 'never' }] }, withId(id));
-    const events: OpenAI.Responses.ResponseStreamEvent[] = [];
-    for await (const event of stream) events.push(event);
+    const events = await responsesEvents({ model: 'openai/gpt-4o-mini', input: PROMPT, stream: true, tools: [{ type: 'mcp', server_label: 'docs', server_url: 'https://mcp.example.com/sse', require_approval: 'never' }] }, id);
     expect(events.at(-1)!.type).toBe('response.failed');
     const text = events.flatMap((e) => (e.type === 'response.output_text.delta' ? [e.delta] : [])).join('');
     expect(text.length).toBeGreaterThan(0);

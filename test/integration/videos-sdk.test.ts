@@ -1,4 +1,7 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import OpenAI from 'openai';
+import { Client } from 'pg';
 import { call, startTestTollgate, type TestTollgate } from '../support/tollgate';
 import { provisionVideoAccount, videoTestEnv, waitForVideo } from '../support/videos';
 
@@ -6,12 +9,14 @@ const PRICE_PER_SECOND_MICRO = 1_000n; // sandbox/video: $0.001 per second
 
 let t: TestTollgate;
 let cleanup: () => void;
+let videoDir: string;
 let apiKey: string;
 let accountId: string;
 
 beforeAll(async () => {
   const env = videoTestEnv();
   cleanup = env.cleanup;
+  videoDir = env.env.TOLLGATE_VIDEO_DIR!;
   t = await startTestTollgate({ env: env.env });
   const account = await provisionVideoAccount(t.url);
   accountId = account.accountId;
@@ -82,4 +87,45 @@ test('unknown and foreign ids are 404 not_found; the content of a job in flight 
   expect(early.body.error.code).toBe('video_not_ready');
   expect(['queued', 'in_progress']).toContain(early.body.error.details.status);
   await waitForVideo(t.url, apiKey, mine.body.id);
+});
+
+test('videos.delete: a finished job and its file are deleted (404 from then on), its billing records stay; a job in flight is 409', async () => {
+  const client = new OpenAI({ baseURL: `${t.url}/v1`, apiKey, maxRetries: 0 });
+  const running = await create({ model: 'sandbox/video', prompt: 'deleted too early [sandbox:slow]' });
+  const early = await client.videos.delete(running.body.id).catch((e: unknown) => e);
+  expect(early).toBeInstanceOf(OpenAI.ConflictError);
+  expect((early as InstanceType<typeof OpenAI.ConflictError>).error).toMatchObject({ code: 'video_not_ready', details: { status: expect.stringMatching(/^(queued|in_progress)$/) } });
+
+  const done = await create({ model: 'sandbox/video', prompt: 'to delete', seconds: 4 });
+  await waitForVideo(t.url, apiKey, done.body.id);
+  const charged = await t.tollgate.services.billing.auditAccount(accountId);
+  const file = join(videoDir, 'videos', `${done.body.id}.mp4`);
+  expect(existsSync(file)).toBe(true);
+
+  expect(await client.videos.delete(done.body.id)).toEqual({ id: done.body.id, object: 'video.deleted', deleted: true });
+  expect(existsSync(file)).toBe(false);
+  for (const path of [`/v1/videos/${done.body.id}`, `/v1/videos/${done.body.id}/content`]) expect((await call(`${t.url}${path}`, { token: apiKey })).status).toBe(404);
+  expect((await client.videos.list({ limit: 100 })).data.map((v) => v.id)).not.toContain(done.body.id);
+  expect((await call(`${t.url}/v1/videos/${done.body.id}`, { method: 'DELETE', token: apiKey })).status).toBe(404);
+
+  // Billing records stay: the balance is unchanged by the deletion, and the charge is still in the ledger.
+  const after = await t.tollgate.services.billing.auditAccount(accountId);
+  expect(after.balanceMicro).toBe(charged.balanceMicro);
+  expect(after.consistent).toBe(true);
+  const db = new Client({ connectionString: t.databaseUrl });
+  await db.connect();
+  try {
+    const { rows } = await db.query('select v.deleted_at, l.amount_micro::text from videos v join ledger_entries l on l.hold_id = v.hold_id where v.id = $1 and l.kind = $2', [done.body.id, 'charge']);
+    expect(rows).toEqual([{ deleted_at: expect.any(Date), amount_micro: String(-4n * PRICE_PER_SECOND_MICRO) }]);
+  } finally {
+    await db.end();
+  }
+
+  // Another account's job is not found, and so is an unknown id.
+  const otherKey = (await provisionVideoAccount(t.url)).apiKey;
+  const mine = await create({ model: 'sandbox/video', prompt: 'mine' });
+  await waitForVideo(t.url, apiKey, mine.body.id);
+  expect((await call(`${t.url}/v1/videos/${mine.body.id}`, { method: 'DELETE', token: otherKey })).status).toBe(404);
+  expect((await call(`${t.url}/v1/videos/vid_nope`, { method: 'DELETE', token: apiKey })).body.error.code).toBe('not_found');
+  await waitForVideo(t.url, apiKey, running.body.id);
 });

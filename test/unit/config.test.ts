@@ -143,3 +143,19 @@ test('traces: off by default, on with an OTLP endpoint (the traces URL as the st
   expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_SDK_DISABLED: 'true' }).otlpTracesUrl).toBeNull();
   expect(loadConfig({ OTEL_SERVICE_NAME: 'gateway-eu' }).otelServiceName).toBe('gateway-eu');
 });
+
+test('CORS: any origin on the API-key endpoints and none on the session planes by default; lists normalised; bad origins stop the start naming the variable', () => {
+  expect(loadConfig({}).cors).toEqual({ apiOrigins: '*', sessionOrigins: [] });
+  expect(loadConfig({ TOLLGATE_CORS_ORIGINS: 'https://Chat.Example.com/, http://localhost:5173', TOLLGATE_CORS_SESSION_ORIGINS: '*' }).cors).toEqual({
+    apiOrigins: ['https://chat.example.com', 'http://localhost:5173'],
+    sessionOrigins: '*',
+  });
+  expect(loadConfig({ TOLLGATE_CORS_ORIGINS: 'none' }).cors.apiOrigins).toEqual([]);
+  for (const [name, value] of [
+    ['TOLLGATE_CORS_ORIGINS', 'https://chat.example.com/app'],
+    ['TOLLGATE_CORS_ORIGINS', 'chat.example.com'],
+    ['TOLLGATE_CORS_SESSION_ORIGINS', 'ftp://files.example.com'],
+  ]) {
+    expect(() => loadConfig({ [name]: value })).toThrow(new ConfigError(`${name} must be '*', 'none' or comma-separated origins such as https://chat.example.com (no path), got '${value}'`));
+  }
+});

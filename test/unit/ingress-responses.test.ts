@@ -48,7 +48,7 @@ function counterIds(): IdFactory {
 }
 
 function metaFor(raw: unknown, id = 'resp_test'): ResponsesMeta {
-  return { id, model: 'openai/o4-mini', created: 1_760_000_000, newId: counterIds(), echo: decodeResponsesIngress(raw).echo };
+  return { id, model: 'openai/o4-mini', created: 1_760_000_000, now: () => 1_760_000_002, newId: counterIds(), echo: decodeResponsesIngress(raw).echo };
 }
 
 function sse(text: string): Array<{ event: string; data: string }> {
@@ -160,22 +160,31 @@ describe('decodeResponsesRequest: valid requests', () => {
   test('the echo repeats the settings, never MCP credentials', () => {
     const { echo } = decodeResponsesIngress(full);
     expect(echo).toStrictEqual({
-      instructions: 'Be brief.',
-      tools: [
-        { type: 'function', name: 'get_weather', description: 'Weather now', parameters: { type: 'object', properties: { city: { type: 'string' } } }, strict: true },
-        { type: 'custom', name: 'run_sql', description: 'Runs SQL', format: { type: 'grammar', syntax: 'lark', definition: 'start: "SELECT 1"' } },
-        { type: 'mcp', server_label: 'docs', server_url: 'https://mcp.example.com/sse', allowed_tools: ['search'], require_approval: 'never' },
-      ],
-      toolChoice: { type: 'function', name: 'get_weather' },
-      parallelToolCalls: false,
-      text: { format: { type: 'json_schema', name: 'answer', schema: { type: 'object' }, strict: true } },
-      maxOutputTokens: 3000,
-      temperature: 0.2,
-      topP: 0.8,
-      reasoning: { effort: 'xhigh', summary: 'auto' },
-      metadata: { team: 'a' },
-      user: 'user-7',
+      settings: {
+        instructions: 'Be brief.',
+        tools: [
+          { type: 'function', name: 'get_weather', description: 'Weather now', parameters: { type: 'object', properties: { city: { type: 'string' } } }, strict: true },
+          { type: 'custom', name: 'run_sql', description: 'Runs SQL', format: { type: 'grammar', syntax: 'lark', definition: 'start: "SELECT 1"' } },
+          { type: 'mcp', server_label: 'docs', server_url: 'https://mcp.example.com/sse', allowed_tools: ['search'], require_approval: 'never' },
+        ],
+        tool_choice: { type: 'function', name: 'get_weather' },
+        parallel_tool_calls: false,
+        text: { format: { type: 'json_schema', name: 'answer', schema: { type: 'object' }, strict: true } },
+        max_output_tokens: 3000,
+        max_tool_calls: null,
+        temperature: 0.2,
+        top_p: 0.8,
+        presence_penalty: 0,
+        frequency_penalty: 0,
+        top_logprobs: 0,
+        reasoning: { effort: 'xhigh', summary: 'auto' },
+        metadata: { team: 'a' },
+        user: 'user-7',
+        safety_identifier: null,
+        prompt_cache_key: null,
+      },
       includeEncryptedReasoning: true,
+      namespaces: new Map(),
     } satisfies ResponsesEcho);
   });
 
@@ -203,7 +212,10 @@ describe('decodeResponsesRequest: valid requests', () => {
     expect(decoded.request).toStrictEqual({ messages: [{ role: 'user', content: 'Hi' }], tools: [], reasoning: { mode: 'default' } });
     expect(decoded.stream).toBe(false);
     expect(decoded.outputLimit).toEqual({ value: undefined, field: 'max_output_tokens', fallback: 4096 });
-    expect(echo).toMatchObject({ toolChoice: 'auto', parallelToolCalls: true, text: { format: { type: 'text' } }, maxOutputTokens: null, includeEncryptedReasoning: false });
+    expect(echo).toMatchObject({
+      settings: { tool_choice: 'auto', parallel_tool_calls: true, text: { format: { type: 'text' } }, max_output_tokens: null, temperature: 1, top_p: 1 },
+      includeEncryptedReasoning: false,
+    });
   });
 
   test.each<[string, Record<string, unknown>, Record<string, unknown>]>([
@@ -225,7 +237,14 @@ describe('decodeResponsesRequest: refusals name the field', () => {
   test.each<[string, unknown, string]>([
     ['missing input', { model: 'o4-mini' }, 'input'],
     ['empty input', body({ input: [] }), 'input'],
-    ['unknown field', body({ frequency_penalty: 1 }), 'frequency_penalty'],
+    ['unknown field', body({ logit_bias: {} }), 'logit_bias'],
+    ['frequency_penalty out of range', body({ frequency_penalty: 3 }), 'frequency_penalty'],
+    ['top_logprobs', body({ top_logprobs: 2 }), 'top_logprobs'],
+    ['moderation', body({ moderation: { model: 'omni-moderation-latest' } }), 'moderation'],
+    ['context_management', body({ context_management: [{ type: 'compaction', compact_threshold: 1000 }] }), 'context_management'],
+    ['namespace of a hosted tool', body({ tools: [{ type: 'namespace', name: 'n', description: 'd', tools: [{ type: 'web_search' }] }] }), 'tools[0].tools[0].type'],
+    ['namespaced name over 64 characters', body({ tools: [{ type: 'namespace', name: 'n'.repeat(40), description: 'd', tools: [{ type: 'function', name: 'f'.repeat(30) }] }] }), 'tools[0].tools[0].name'],
+    ['namespaced tool served under a declared name', body({ tools: [{ type: 'function', name: 'ns__f' }, { type: 'namespace', name: 'ns', description: 'd', tools: [{ type: 'function', name: 'f' }] }] }), "declare 'ns__f' twice"],
     ['store true', body({ store: true }), 'store'],
     ['previous_response_id', body({ previous_response_id: 'resp_1' }), 'previous_response_id'],
     ['background', body({ background: true }), 'background'],
@@ -262,11 +281,11 @@ describe('decodeResponsesRequest: refusals name the field', () => {
     ['text.format type', body({ text: { format: { type: 'xml' } } }), 'text.format.type'],
     ['text.format schema over 32 KiB', body({ text: { format: { type: 'json_schema', name: 'big', schema: { description: 'x'.repeat(40_000) } } } }), 'text.format.schema'],
     ['text.format without name', body({ text: { format: { type: 'json_schema', schema: {} } } }), 'text.format.name'],
-    ['verbosity', body({ text: { verbosity: 'low' } }), 'text.verbosity'],
+    ['verbosity value', body({ text: { verbosity: 'loud' } }), 'text.verbosity'],
     ['reasoning.effort invalid', body({ reasoning: { effort: 'max' } }), 'reasoning.effort'],
     ['temperature', body({ temperature: 3 }), 'temperature'],
     ['metadata value not a string', body({ metadata: { a: 1 } }), 'metadata.a'],
-    ['max_tool_calls', body({ max_tool_calls: 3 }), 'max_tool_calls'],
+    ['max_tool_calls negative', body({ max_tool_calls: -1 }), 'max_tool_calls'],
   ])('%s → 400 naming the field', (_name, raw, field) => {
     // Decoded, clamped and checked by the canonical rules, as the pipeline does.
     const error = refusal(() => decodeForModel(raw, O4_MINI));
@@ -315,6 +334,7 @@ describe('encodeResponsesResponse', () => {
       id: 'resp_test',
       object: 'response',
       created_at: 1_760_000_000,
+      completed_at: 1_760_000_002,
       status: 'completed',
       background: false,
       error: null,
@@ -334,11 +354,14 @@ describe('encodeResponsesResponse', () => {
       reasoning: { effort: null, summary: null },
       service_tier: 'default',
       store: false,
-      temperature: null,
+      temperature: 1,
       text: { format: { type: 'text' } },
       tool_choice: 'auto',
       tools: [],
-      top_p: null,
+      top_p: 1,
+      presence_penalty: 0,
+      frequency_penalty: 0,
+      top_logprobs: 0,
       truncation: 'disabled',
       usage: {
         input_tokens: 900,
@@ -348,7 +371,10 @@ describe('encodeResponsesResponse', () => {
         total_tokens: 1300,
       },
       user: null,
+      safety_identifier: null,
+      prompt_cache_key: null,
       metadata: {},
+      access_programs: null,
     });
   });
 
@@ -445,7 +471,7 @@ describe('ResponsesStreamEncoder', () => {
     const text = encoder.encode({ type: 'text-delta', text: 'Hel' }) + encoder.encodeError(new ProviderError('The provider failed.', 'anthropic', 529));
     const events = sse(text).map((f) => JSON.parse(f.data));
     expect(events.slice(-2)).toEqual([
-      { type: 'error', sequence_number: 5, code: 'provider_error', message: 'The provider failed.', param: null },
+      { type: 'error', sequence_number: 5, code: 'provider_error', message: 'The provider failed.', param: null, error: { type: 'server_error', code: 'provider_error', message: 'The provider failed.', param: null } },
       expect.objectContaining({ type: 'response.failed', sequence_number: 6 }),
     ]);
     expect(events.at(-1).response).toMatchObject({

@@ -111,6 +111,14 @@ export interface CanonicalRequest {
   /** End-user id for vendor abuse monitoring (OpenAI `user`, Anthropic `metadata.user_id`). */
   user?: string;
   /**
+   * Hints only some vendors have, passed to those and dropped for the others (docs/api.md,
+   * "Field policy", the hint rule): answer length (OpenAI `verbosity`), sampling seed.
+   */
+  verbosity?: 'low' | 'medium' | 'high';
+  seed?: number;
+  /** Most calls of vendor-run (MCP) tools in one answer (Responses `max_tool_calls`); set only when MCP tools are declared. */
+  maxToolCalls?: number;
+  /**
    * false: the client reads the answer whole, so a provider may call its vendor without
    * streaming (every vendor adapter does). Absent: stream.
    */
@@ -224,4 +232,6 @@ export interface VendorCapabilities {
   mcpCalls: boolean;
   /** Asks the client before an MCP call, and reads approval items back (OpenAI Responses). */
   mcpApprovals: boolean;
+  /** Stops calling MCP servers after `maxToolCalls` calls (OpenAI Responses); absent: false. */
+  mcpCallLimit?: boolean;
 }

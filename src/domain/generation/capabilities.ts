@@ -12,6 +12,12 @@ const MCP_ITEM_TYPES = { list_tools: 'mcp_list_tools', call: 'mcp_call', approva
  * never refused: a vendor that does not read them back is not sent them.
  */
 export function checkVendorCapabilities(request: CanonicalRequest, can: VendorCapabilities): void {
+  if (request.maxToolCalls !== undefined && !can.mcpCallLimit) {
+    throw badRequest(`max_tool_calls cannot be enforced for model '${request.model.id}': its vendor calls MCP servers without a limit; remove max_tool_calls.`, {
+      field: 'max_tool_calls',
+      model: request.model.id,
+    });
+  }
   // A vendor that serves everything refuses nothing (the common case: checked without allocating).
   if (can.customTools && can.mcpServers && can.mcpCalls && can.mcpApprovals) return;
   const model = request.model.id;

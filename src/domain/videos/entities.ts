@@ -6,7 +6,8 @@ export type VideoStatus = (typeof VIDEO_STATUSES)[number];
 
 /**
  * One video job. Its row outlives its file: after retention the file is deleted
- * (`content_deleted_at`) and the row answers `video_expired` for the content. Status changes
+ * (`content_deleted_at`) and the row answers `video_expired` for the content; a job its account
+ * deleted (`deleted_at`) answers 404 like one that never existed. Status changes
  * are conditional UPDATEs (repository.ts), so a stale worker can never move a job backwards.
  */
 @Entity({ tableName: 'videos' })
@@ -85,6 +86,10 @@ export class Video {
 
   @Property({ type: 'timestamptz', nullable: true })
   contentDeletedAt: Date | null = null;
+
+  /** Deleted by its account (`DELETE /v1/videos/{id}`): its file is gone and it answers 404; billing rows stay. */
+  @Property({ type: 'timestamptz', nullable: true })
+  deletedAt: Date | null = null;
 }
 
 /**

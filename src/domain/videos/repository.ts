@@ -32,6 +32,7 @@ export interface VideoRow {
   expires_at: Date | null;
   content_bytes: string | null;
   content_deleted_at: Date | null;
+  deleted_at: Date | null;
 }
 
 export interface StoredInput {
@@ -71,7 +72,7 @@ export function listVideoRows(em: EntityManager, accountId: string, query: Video
   const params: (string | number)[] = [accountId];
   if (query.after !== null) params.push(query.after);
   params.push(query.limit + 1);
-  return sqlRows<VideoRow>(em, `select * from videos where account_id = ? ${cursor} order by id ${direction} limit ?`, params);
+  return sqlRows<VideoRow>(em, `select * from videos where account_id = ? and deleted_at is null ${cursor} order by id ${direction} limit ?`, params);
 }
 
 export async function markStarted(em: EntityManager, id: string, now: Date): Promise<VideoRow | null> {
@@ -114,6 +115,16 @@ export async function expiredContent(em: EntityManager, now: Date, limit: number
 
 export async function markContentDeleted(em: EntityManager, id: string, now: Date): Promise<void> {
   await sqlRows(em, 'update videos set content_deleted_at = ? where id = ? and content_deleted_at is null returning id', [now.toISOString(), id]);
+}
+
+/** Deletes a finished job of the account (its file already removed); null when it is not one, or was deleted before. */
+export async function markDeleted(em: EntityManager, id: string, accountId: string, now: Date): Promise<VideoRow | null> {
+  const [row] = await sqlRows<VideoRow>(
+    em,
+    `update videos set deleted_at = ?, content_deleted_at = coalesce(content_deleted_at, ?) where id = ? and account_id = ? and deleted_at is null and status in ('completed', 'failed') returning *`,
+    [now.toISOString(), now.toISOString(), id, accountId],
+  );
+  return row ?? null;
 }
 
 export async function overdueVideoIds(em: EntityManager, now: Date, limit: number): Promise<string[]> {

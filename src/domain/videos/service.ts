@@ -10,8 +10,8 @@ import { ApiError, badRequest, notFound } from '../shared/errors';
 import type { IdGenerator } from '../shared/ids';
 import type { VideoInputImage, VideoJobQueue, VideoStorage } from './ports';
 import {
-  claimIdempotencyKey, dropIdempotencyClaim, findIdempotencyClaim, findVideo, insertVideo, listVideoRows, markFailed,
-  type IdempotencyClaim, type StoredInput, type VideoListQuery,
+  claimIdempotencyKey, dropIdempotencyClaim, findIdempotencyClaim, findVideo, insertVideo, listVideoRows, markDeleted, markFailed,
+  type IdempotencyClaim, type StoredInput, type VideoListQuery, type VideoRow,
 } from './repository';
 import { IDEMPOTENCY_KEY_TTL_MS, isVideoId, requestHash, requireModelField, validateVideoRequest, type ValidVideoRequest, type VideoCreateFields } from './rules';
 import type { VideoJobSlots } from './slots';
@@ -175,11 +175,32 @@ export class VideoService {
     }
   }
 
-  /** 404 `not_found` for an unknown id and for another account's video alike. */
+  /** 404 `not_found` for an unknown id, another account's video and a deleted one alike. */
   async get(accountId: string, videoId: string): Promise<VideoView> {
+    return toVideoView(await this.ownRow(accountId, videoId));
+  }
+
+  private async ownRow(accountId: string, videoId: string): Promise<VideoRow> {
     const row = isVideoId(videoId) ? await findVideo(this.deps.orm.em.fork(), videoId) : null;
-    if (!row || row.account_id !== accountId) throw notFound(`No video '${videoId}'.`);
-    return toVideoView(row);
+    if (!row || row.account_id !== accountId || row.deleted_at !== null) throw notFound(`No video '${videoId}'.`);
+    return row;
+  }
+
+  /**
+   * Deletes a completed or failed job: its file, then the job itself (404 from then on). Its
+   * hold, charge and usage record stay. A queued or running job is 409 `video_not_ready`:
+   * the vendor is generating (and billing) it, so it is deleted once it has ended.
+   */
+  async delete(accountId: string, videoId: string): Promise<VideoView> {
+    const row = await this.ownRow(accountId, videoId);
+    if (row.status === 'queued' || row.status === 'in_progress') {
+      throw new ApiError(409, 'video_not_ready', `The video '${videoId}' is ${row.status}; it can be deleted once it is completed or failed.`, { status: row.status });
+    }
+    // The file first: a failure here leaves the job as it was, and the client can retry.
+    await this.deps.storage.delete(contentKey(videoId));
+    const deleted = await markDeleted(this.deps.orm.em.fork(), videoId, accountId, this.deps.clock.now());
+    if (!deleted) throw notFound(`No video '${videoId}'.`);
+    return toVideoView(deleted);
   }
 
   async list(accountId: string, query: VideoListQuery, fields = { after: 'after' }): Promise<VideoPage> {
@@ -194,8 +215,7 @@ export class VideoService {
    * 410 `video_expired` once retention deleted it.
    */
   async content(accountId: string, videoId: string): Promise<{ key: string; size: number }> {
-    const row = isVideoId(videoId) ? await findVideo(this.deps.orm.em.fork(), videoId) : null;
-    if (!row || row.account_id !== accountId) throw notFound(`No video '${videoId}'.`);
+    const row = await this.ownRow(accountId, videoId);
     if (row.status !== 'completed') {
       throw new ApiError(409, 'video_not_ready', `The video '${videoId}' is ${row.status}; its content exists once it is completed.`, { status: row.status });
     }

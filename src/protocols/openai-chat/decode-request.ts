@@ -13,28 +13,22 @@ import {
   checkToolCount,
   compact,
   emptyParameters,
-  fieldListOf,
   fieldPath,
   joinTextParts,
   nameAt,
   preferFirst,
   refuseField,
 } from '../decode-fields';
-import type { ChatCompletionCreateParams } from './types';
+import { applyFieldPolicy, fieldsOf } from '../apply-field-policy';
+import { CHAT_FIELD_POLICY, CHAT_POLICY } from './field-policy';
 
 /**
  * Client side of `POST /v1/chat/completions`: the request body → canonical request. Every refusal
  * is a 400 naming the field (docs/api.md).
  */
 
-/** Every top-level field the decoder reads (others are refused), exactly the request type's; the API document is built from this list. */
-export const KNOWN_FIELDS = fieldListOf<ChatCompletionCreateParams>()([
-  'model', 'messages', 'audio', 'frequency_penalty', 'function_call', 'functions', 'logit_bias', 'logprobs',
-  'max_completion_tokens', 'max_tokens', 'metadata', 'modalities', 'n', 'parallel_tool_calls', 'prediction',
-  'presence_penalty', 'prompt_cache_key', 'prompt_cache_retention', 'reasoning_effort', 'response_format',
-  'safety_identifier', 'seed', 'service_tier', 'stop', 'store', 'stream', 'stream_options', 'temperature',
-  'tool_choice', 'tools', 'top_logprobs', 'top_p', 'user', 'verbosity', 'web_search_options',
-]);
+/** Every top-level field a request may carry (others are refused), from the field policy; the API document is built from this list. */
+export const KNOWN_FIELDS = fieldsOf(CHAT_FIELD_POLICY);
 
 /** Content part types of the API that carry media: refused, the text endpoints take text only. */
 const MEDIA_PARTS = ['image_url', 'input_audio', 'file'];
@@ -57,18 +51,13 @@ export interface ChatIngress {
 
 /** Validates a Chat Completions body; throws 400 `bad_request` naming the field. */
 export function decodeChatIngress(body: unknown): ChatIngress {
-  const req = Fields.body(body).allowOnly(KNOWN_FIELDS);
-  refuseUnsupported(req);
+  const req = Fields.body(body);
+  applyFieldPolicy(req, CHAT_POLICY);
 
   const modelId = req.requiredString('model', { nonEmpty: true });
   const messages = req.requiredArray('messages', { nonEmpty: true }).map((raw, i) => decodeMessage(Fields.at(raw, fieldPath('messages', i))));
   const tools = decodeTools(req);
   const effort = mapReasoningEffort(req.raw('reasoning_effort'), 'reasoning_effort');
-
-  // Accepted and ignored: cache routing hints and `seed` (best-effort determinism even at OpenAI).
-  req.string('prompt_cache_key');
-  req.oneOf('prompt_cache_retention', ['in-memory', '24h']);
-  req.integer('seed', { min: Number.MIN_SAFE_INTEGER });
 
   const streamOptions = req.object('stream_options')?.allowOnly(['include_usage', 'include_obfuscation']);
   streamOptions?.boolean('include_obfuscation');
@@ -90,6 +79,8 @@ export function decodeChatIngress(body: unknown): ChatIngress {
       reasoning: effort ? { mode: 'default' as const, effort } : { mode: 'default' as const },
       // `safety_identifier` is OpenAI's successor of `user`; either reaches vendors as the end-user id.
       user: preferFirst(req.string('safety_identifier'), req.string('user')),
+      verbosity: req.oneOf('verbosity', ['low', 'medium', 'high']),
+      seed: req.integer('seed', { min: Number.MIN_SAFE_INTEGER }),
     }),
     stream: req.boolean('stream') ?? false,
     fields: CHAT_FIELDS,
@@ -100,22 +91,6 @@ export function decodeChatIngress(body: unknown): ChatIngress {
 /** The canonical request alone (see `decodeChatIngress` for `include_usage`). */
 export function decodeChatRequest(body: unknown): DecodedTextRequest {
   return decodeChatIngress(body).decoded;
-}
-
-/** Fields of the API that Tollgate does not offer: refused unless null (or false/1/text where that means "off"). */
-function refuseUnsupported(req: Fields): void {
-  req.refuseIfSet(['functions', 'function_call'], 'is not supported (legacy functions API); use tools and tool_choice');
-  req.refuseIfSet(['audio'], 'is not supported: chat endpoints answer in text only');
-  req.refuseIfSet(['metadata'], 'is not supported: Tollgate does not store completions');
-  req.refuseIfSet(['prediction', 'web_search_options', 'logit_bias', 'top_logprobs', 'verbosity']);
-  req.refuseIfEnabled(['logprobs']);
-  const modalities = req.strings('modalities');
-  if (modalities?.some((m) => m !== 'text')) refuseField('modalities', "must be ['text']: chat endpoints answer in text only");
-  const n = req.raw('n');
-  if (n !== undefined && n !== 1) refuseField('n', 'must be 1 or omitted: one choice per request');
-  if (req.raw('store') === true) refuseField('store', 'must be false or null: Tollgate does not store completions');
-  else req.boolean('store');
-  req.oneOf('service_tier', ['auto', 'default']);
 }
 
 function decodeOutputLimit(req: Fields): DecodedTextRequest['outputLimit'] {

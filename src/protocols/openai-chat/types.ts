@@ -11,7 +11,7 @@ export type ChatReasoningEffort = 'none' | 'minimal' | 'low' | 'medium' | 'high'
 
 export type ChatFinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'function_call';
 
-export type ChatServiceTier = 'auto' | 'default' | 'flex' | 'scale' | 'priority';
+export type ChatServiceTier = 'auto' | 'default' | 'flex' | 'scale' | 'priority' | 'fast';
 
 // ---------------------------------------------------------------------------------------------
 // Request: content parts
@@ -212,15 +212,19 @@ export interface ChatCompletionCreateParams {
   max_tokens?: number | null;
   metadata?: Record<string, string> | null;
   modalities?: Array<'text' | 'audio'> | null;
+  /** OpenAI's moderation of input and output, with results in the answer. */
+  moderation?: { model: string; policy?: Record<string, unknown> | null } | null;
   n?: number | null;
   parallel_tool_calls?: boolean;
   prediction?: { type: 'content'; content: string | ChatContentPartText[] } | null;
   presence_penalty?: number | null;
-  prompt_cache_key?: string;
-  prompt_cache_retention?: 'in-memory' | '24h' | null;
+  prompt_cache_key?: string | null;
+  prompt_cache_options?: { mode?: 'implicit' | 'explicit'; ttl?: '30m' };
+  /** `in_memory` (older SDKs wrote `in-memory`) or `24h`. */
+  prompt_cache_retention?: 'in_memory' | 'in-memory' | '24h' | null;
   reasoning_effort?: ChatReasoningEffort | null;
   response_format?: ChatResponseFormat;
-  safety_identifier?: string;
+  safety_identifier?: string | null;
   seed?: number | null;
   service_tier?: ChatServiceTier | null;
   stop?: string | string[] | null;

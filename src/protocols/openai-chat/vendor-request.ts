@@ -21,9 +21,11 @@ export interface ChatEgressOptions {
   excludeParams?: readonly string[];
   /** OpenAI reasoning models reject temperature, top_p and penalties: drop them for effort models. */
   dropSamplingForReasoningModels: boolean;
+  /** The vendor reads `verbosity` (OpenAI); others are not sent it (the hint rule, docs/api.md). */
+  verbosity?: boolean;
 }
 
-export const OPENAI_CHAT_OPTIONS: ChatEgressOptions = { maxTokensField: 'max_completion_tokens', dropSamplingForReasoningModels: true };
+export const OPENAI_CHAT_OPTIONS: ChatEgressOptions = { maxTokensField: 'max_completion_tokens', dropSamplingForReasoningModels: true, verbosity: true };
 
 export function toChatRequest(request: CanonicalRequest, options: ChatEgressOptions = OPENAI_CHAT_OPTIONS): ChatWireRequest {
   const usesEffort = request.model.effort === 'openai-effort';
@@ -61,6 +63,8 @@ export function toChatRequest(request: CanonicalRequest, options: ChatEgressOpti
     if (effort) body.reasoning_effort = effort;
   }
   if (request.user !== undefined) body.user = request.user;
+  if (request.seed !== undefined) body.seed = request.seed;
+  if (request.verbosity !== undefined && options.verbosity) body.verbosity = request.verbosity;
   for (const param of options.excludeParams ?? []) delete (body as unknown as Record<string, unknown>)[param];
   return body;
 }

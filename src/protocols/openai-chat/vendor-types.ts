@@ -50,6 +50,8 @@ export interface ChatWireRequest {
   presence_penalty?: number;
   reasoning_effort?: OpenAIEffort;
   user?: string;
+  seed?: number;
+  verbosity?: 'low' | 'medium' | 'high';
 }
 
 

@@ -6,6 +6,7 @@ import type {
   McpToolListing,
 } from '../../domain/generation/canonical';
 import { Fields, compact, fieldPath, joinTextParts, refuseField } from '../decode-fields';
+import { NAMESPACE_SEPARATOR } from './decode-tools';
 
 /**
  * The `input` items of a Responses request → canonical messages.
@@ -63,7 +64,10 @@ export function decodeInput(req: Fields): CanonicalMessage[] {
         break;
       case 'function_call_output':
       case 'custom_tool_call_output':
-        item.allowOnly(type === 'function_call_output' ? ['type', 'id', 'call_id', 'output', 'status'] : ['type', 'id', 'call_id', 'output']);
+        // `name` and `namespace` repeat the call's; the call id is what links them.
+        item.allowOnly(type === 'function_call_output' ? ['type', 'id', 'call_id', 'output', 'status', 'name', 'namespace'] : ['type', 'id', 'call_id', 'output', 'name', 'namespace']);
+        item.string('name');
+        item.string('namespace');
         messages.push({ role: 'tool', toolCallId: item.requiredString('call_id', { nonEmpty: true }), content: outputText(item), isError: false });
         break;
       case 'mcp_list_tools':
@@ -116,13 +120,16 @@ function decodeMessageItem(item: Fields): MessageItem {
   return { role: role === 'developer' ? 'system' : role, content };
 }
 
+/** A call of an earlier turn; a namespaced tool's call goes back to the vendor under the name the tool was served by. */
 function decodeCallItem(item: Fields, type: 'function_call' | 'custom_tool_call'): CanonicalToolCall {
   const isFunction = type === 'function_call';
   item.allowOnly(isFunction ? ['type', 'id', 'call_id', 'name', 'arguments', 'status', 'namespace'] : ['type', 'id', 'call_id', 'name', 'input', 'namespace']);
-  item.refuseIfSet(['namespace']);
+  const name = item.requiredString('name');
+  const namespace = item.string('namespace');
+  const served = namespace === undefined ? name : `${namespace}${NAMESPACE_SEPARATOR}${name}`;
   return {
     id: item.requiredString('call_id', { nonEmpty: true }),
-    name: item.requiredString('name'),
+    name: served,
     arguments: item.requiredString(isFunction ? 'arguments' : 'input'),
     kind: isFunction ? 'function' : 'custom',
   };

@@ -2,18 +2,12 @@ import type { CanonicalMessage } from '../../domain/generation/canonical';
 import { DEFAULT_OUTPUT_TOKENS, mapReasoningEffort } from '../../domain/generation/rules';
 import type { DecodedTextRequest } from '../../domain/generation/service';
 import type { WireFieldNames } from '../../domain/generation/validate';
-import { Fields, compact, fieldListOf, fieldPath, preferFirst, refuseField } from '../decode-fields';
-import type { ResponseCreateParams } from './types';
-import type {
-  ResponseFormatTextConfig,
-  ResponseObject,
-  ResponseTextConfig,
-  ResponseTool,
-  ResponseToolChoice,
-  ResponsesReasoningEffort,
-} from './types';
+import { Fields, compact, fieldPath, preferFirst, refuseField } from '../decode-fields';
+import { applyFieldPolicy, fieldsOf } from '../apply-field-policy';
+import type { ResponseFormatTextConfig, ResponseObject, ResponsesReasoningEffort } from './types';
 import { decodeInput } from './decode-input';
-import { decodeTextFormat, decodeToolChoice, decodeTools } from './decode-tools';
+import { decodeTextFormat, decodeToolChoice, decodeTools, type NamespacedName } from './decode-tools';
+import { RESPONSES_FIELD_POLICY, RESPONSES_POLICY } from './field-policy';
 
 /**
  * Client side of the stateless `POST /v1/responses`: the request body → canonical request, plus
@@ -21,20 +15,14 @@ import { decodeTextFormat, decodeToolChoice, decodeTools } from './decode-tools'
  * (docs/api.md).
  */
 
-/** Every top-level field the decoder reads (others are refused), exactly the request type's; the API document is built from this list. */
-export const KNOWN_FIELDS = fieldListOf<ResponseCreateParams>()([
-  'model', 'input', 'instructions', 'tools', 'tool_choice', 'parallel_tool_calls', 'text', 'max_output_tokens',
-  'max_tool_calls', 'reasoning', 'stream', 'stream_options', 'store', 'include', 'temperature', 'top_p',
-  'top_logprobs', 'user', 'safety_identifier', 'metadata', 'truncation', 'service_tier', 'prompt_cache_key',
-  'prompt_cache_retention', 'previous_response_id', 'conversation', 'prompt', 'background', 'context_management',
-]);
-
-const STATELESS = 'is not supported: /v1/responses is stateless; send the whole conversation in input with store: false';
+/** Every top-level field a request may carry (others are refused), from the field policy; the API document is built from this list. */
+export const KNOWN_FIELDS = fieldsOf(RESPONSES_FIELD_POLICY);
 
 /** The only `include` value with a meaning here: reasoning state for the next stateless turn. */
 const ENCRYPTED_REASONING = 'reasoning.encrypted_content';
 
-const MAX_METADATA_PAIRS = 16;
+/** What the Responses API documents as used when a request sets no sampling value. */
+const SAMPLING_DEFAULTS = { temperature: 1, top_p: 1, presence_penalty: 0, frequency_penalty: 0, top_logprobs: 0 } as const;
 
 /** Where the canonical rules' refusals point in a Responses request. */
 const RESPONSES_FIELDS: WireFieldNames = {
@@ -45,23 +33,21 @@ const RESPONSES_FIELDS: WireFieldNames = {
 };
 const RESPONSES_CUSTOM_CHOICE_FIELDS: WireFieldNames = { ...RESPONSES_FIELDS, namedToolChoice: { field: 'tool_choice.name', noun: 'a custom tool' } };
 
-/** Request fields the `response` object repeats back (the SDK types them as always present). */
+/** The request's settings as the `response` object repeats them: each one, with its default when the request set none. */
+export type ResponseSettings = Pick<
+  ResponseObject,
+  | 'instructions' | 'tools' | 'tool_choice' | 'parallel_tool_calls' | 'text' | 'max_output_tokens' | 'max_tool_calls' | 'temperature' | 'top_p'
+  | 'presence_penalty' | 'frequency_penalty' | 'top_logprobs' | 'reasoning' | 'metadata' | 'user' | 'safety_identifier' | 'prompt_cache_key'
+>;
+
+/** What the encoders need of the request. */
 export interface ResponsesEcho {
-  instructions: string | null;
-  /** As declared, without MCP credentials (`authorization`, `headers` are never echoed). */
-  tools: ResponseTool[];
-  toolChoice: ResponseToolChoice;
-  parallelToolCalls: boolean;
-  text: ResponseTextConfig;
-  /** The limit as sent; the REST layer may put the clamped value here. */
-  maxOutputTokens: number | null;
-  temperature: number | null;
-  topP: number | null;
-  reasoning: ResponseObject['reasoning'];
-  metadata: Record<string, string>;
-  user: string | null;
+  /** `max_output_tokens` as sent; the REST layer shows the clamped limit instead when it lowered it. MCP credentials are never echoed. */
+  settings: ResponseSettings;
   /** `include` held `reasoning.encrypted_content`: reasoning items carry `encrypted_content`. */
   includeEncryptedReasoning: boolean;
+  /** Tools of namespaces, by the name vendors are given: calls of them show the tool's own name and its namespace. */
+  namespaces: ReadonlyMap<string, NamespacedName>;
 }
 
 export interface ResponsesIngress {
@@ -71,83 +57,82 @@ export interface ResponsesIngress {
 
 /** Validates a Responses body; throws 400 `bad_request` naming the field. */
 export function decodeResponsesIngress(body: unknown): ResponsesIngress {
-  const req = Fields.body(body).allowOnly(KNOWN_FIELDS);
-  refuseUnsupported(req);
+  const req = Fields.body(body);
+  applyFieldPolicy(req, RESPONSES_POLICY);
 
   const modelId = req.requiredString('model', { nonEmpty: true });
   const instructions = req.string('instructions');
-  const messages: CanonicalMessage[] = [...(instructions !== undefined ? [{ role: 'system' as const, content: instructions }] : []), ...decodeInput(req)];
   const tools = decodeTools(req);
-  const toolChoice = decodeToolChoice(req);
-  const text = req.object('text')?.allowOnly(['format', 'verbosity']).refuseIfSet(['verbosity']);
+  const messages: CanonicalMessage[] = [...(instructions !== undefined ? [{ role: 'system' as const, content: instructions }] : []), ...decodeInput(req)];
+  const toolChoice = decodeToolChoice(req, tools);
+  const text = req.object('text')?.allowOnly(['format', 'verbosity']);
   const format = text?.object('format');
+  const verbosity = text?.oneOf('verbosity', ['low', 'medium', 'high']);
   const reasoning = req.object('reasoning')?.allowOnly(['effort', 'summary', 'generate_summary']);
   const effort = reasoning ? mapReasoningEffort(reasoning.raw('effort'), reasoning.field('effort')) : undefined;
   // Summaries are shown whenever the vendor gives reasoning text; the setting itself is echoed only.
   const summary = reasoning?.oneOf('summary', ['auto', 'concise', 'detailed']) ?? reasoning?.oneOf('generate_summary', ['auto', 'concise', 'detailed']);
-  const metadata = req.stringMap('metadata');
-  if (metadata && Object.keys(metadata).length > MAX_METADATA_PAIRS) refuseField('metadata', `must hold at most ${MAX_METADATA_PAIRS} pairs`);
   const include = req.strings('include') ?? [];
   include.forEach((value, i) => {
     if (value !== ENCRYPTED_REASONING) refuseField(fieldPath('include', i), `'${value}' is not supported; only '${ENCRYPTED_REASONING}' is`);
   });
-  // Accepted and ignored: cache routing hints and the obfuscation switch.
-  req.string('prompt_cache_key');
-  req.oneOf('prompt_cache_retention', ['in-memory', '24h']);
-  req.object('stream_options')?.allowOnly(['include_obfuscation']).boolean('include_obfuscation');
 
   const temperature = req.number('temperature', { min: 0, max: 2 });
   const topP = req.number('top_p', { min: 0, max: 1 });
+  const presencePenalty = req.number('presence_penalty', { min: -2, max: 2 });
+  const frequencyPenalty = req.number('frequency_penalty', { min: -2, max: 2 });
   const parallelToolCalls = req.boolean('parallel_tool_calls');
-  const user = preferFirst(req.string('safety_identifier'), req.string('user'));
+  const user = req.string('user');
+  const safetyIdentifier = req.string('safety_identifier');
   const maxOutputTokens = req.raw('max_output_tokens');
+  const maxToolCalls = req.integer('max_tool_calls', { min: 0 });
 
   const decoded: DecodedTextRequest = {
     modelId,
     outputLimit: { value: maxOutputTokens, field: 'max_output_tokens', fallback: DEFAULT_OUTPUT_TOKENS },
     request: compact({
       messages,
-      tools: tools.map((t) => t.canonical),
+      tools: tools.canonical,
       toolChoice: toolChoice?.canonical,
       parallelToolCalls,
       responseFormat: format ? decodeTextFormat(format) : undefined,
       temperature,
       topP,
+      presencePenalty,
+      frequencyPenalty,
       reasoning: effort ? { mode: 'default' as const, effort } : { mode: 'default' as const },
-      user,
+      // `safety_identifier` is OpenAI's successor of `user`; either reaches vendors as the end-user id.
+      user: preferFirst(safetyIdentifier, user),
+      verbosity,
+      // Limits the vendor's own (MCP) tool calls: without MCP tools there is nothing to limit.
+      maxToolCalls: tools.canonical.some((tool) => tool.type === 'mcp') ? maxToolCalls : undefined,
     }),
     stream: req.boolean('stream') ?? false,
     fields: typeof toolChoice?.canonical === 'object' && toolChoice.canonical.kind === 'custom' ? RESPONSES_CUSTOM_CHOICE_FIELDS : RESPONSES_FIELDS,
   };
-  const echo: ResponsesEcho = {
+  const settings: ResponseSettings = {
     instructions: instructions ?? null,
-    tools: tools.map((t) => t.echo),
-    toolChoice: toolChoice?.echo ?? 'auto',
-    parallelToolCalls: parallelToolCalls ?? true,
-    text: { format: (format?.value as ResponseFormatTextConfig | undefined) ?? { type: 'text' } },
-    maxOutputTokens: typeof maxOutputTokens === 'number' ? maxOutputTokens : null,
-    temperature: temperature ?? null,
-    topP: topP ?? null,
+    tools: tools.echo,
+    tool_choice: toolChoice?.echo ?? 'auto',
+    parallel_tool_calls: parallelToolCalls ?? true,
+    text: compact({ format: (format?.value as ResponseFormatTextConfig | undefined) ?? { type: 'text' as const }, verbosity }),
+    max_output_tokens: typeof maxOutputTokens === 'number' ? maxOutputTokens : null,
+    max_tool_calls: maxToolCalls ?? null,
+    temperature: temperature ?? SAMPLING_DEFAULTS.temperature,
+    top_p: topP ?? SAMPLING_DEFAULTS.top_p,
+    presence_penalty: presencePenalty ?? SAMPLING_DEFAULTS.presence_penalty,
+    frequency_penalty: frequencyPenalty ?? SAMPLING_DEFAULTS.frequency_penalty,
+    top_logprobs: SAMPLING_DEFAULTS.top_logprobs,
     reasoning: { effort: (reasoning?.string('effort') as ResponsesReasoningEffort | undefined) ?? null, summary: summary ?? null },
-    metadata: metadata ?? {},
+    metadata: req.stringMap('metadata') ?? {},
     user: user ?? null,
-    includeEncryptedReasoning: include.includes(ENCRYPTED_REASONING),
+    safety_identifier: safetyIdentifier ?? null,
+    prompt_cache_key: req.string('prompt_cache_key') ?? null,
   };
-  return { decoded, echo };
+  return { decoded, echo: { settings, includeEncryptedReasoning: include.includes(ENCRYPTED_REASONING), namespaces: tools.namespaces } };
 }
 
 /** The canonical request alone (see `decodeResponsesIngress` for the echoed fields). */
 export function decodeResponsesRequest(body: unknown): DecodedTextRequest {
   return decodeResponsesIngress(body).decoded;
-}
-
-function refuseUnsupported(req: Fields): void {
-  req.refuseIfSet(['previous_response_id', 'conversation', 'prompt'], STATELESS);
-  req.refuseIfEnabled(['background'], 'is not supported: responses are answered synchronously');
-  // OpenAI's default is store: true; a stateless gateway stores nothing, so absent means false.
-  if (req.raw('store') === true) refuseField('store', 'must be false: /v1/responses is stateless and stores nothing');
-  req.boolean('store');
-  req.refuseIfSet(['context_management', 'max_tool_calls', 'top_logprobs']);
-  if (req.oneOf('truncation', ['auto', 'disabled']) === 'auto') refuseField('truncation', "'auto' is not supported; the conversation is sent as given");
-  req.oneOf('service_tier', ['auto', 'default']);
 }

@@ -1,6 +1,6 @@
 import type { CanonicalResponseFormat, CanonicalTool, CanonicalToolChoice, McpApprovalRule, McpToolFilter } from '../../domain/generation/canonical';
 import { Fields, checkToolCount, compact, emptyParameters, fieldPath, nameAt, refuseField } from '../decode-fields';
-import type { ResponseCustomToolFormat, ResponseMcpTool, ResponseTool, ResponseToolChoice } from './types';
+import type { ResponseCustomTool, ResponseCustomToolFormat, ResponseFunctionTool, ResponseMcpTool, ResponseTool, ResponseToolChoice } from './types';
 
 /**
  * The `tools`, `tool_choice` and `text.format` of a Responses request → canonical, each with what
@@ -10,32 +10,93 @@ import type { ResponseCustomToolFormat, ResponseMcpTool, ResponseTool, ResponseT
 const HOSTED_TOOLS = [
   'file_search', 'computer', 'computer_use', 'computer_use_preview', 'web_search', 'web_search_2025_08_26',
   'web_search_preview', 'web_search_preview_2025_03_11', 'code_interpreter', 'image_generation', 'local_shell',
-  'shell', 'apply_patch', 'namespace', 'tool_search',
+  'shell', 'apply_patch', 'tool_search',
 ];
+
+/** How to turn a hosted tool off in the clients known to send one by default. */
+const CODEX_WEB_SEARCH_OFF = 'Codex: web_search = "disabled" in config.toml, or -c web_search=\'"disabled"\'';
+const HOSTED_TOOL_SWITCHES: Readonly<Record<string, string>> = { web_search: CODEX_WEB_SEARCH_OFF, web_search_preview: CODEX_WEB_SEARCH_OFF };
+
+/** Separates a namespace from its tool's name in the name vendors are given (names allow only letters, digits, `_`, `-`). */
+export const NAMESPACE_SEPARATOR = '__';
+
+/** A tool of a namespace: its own name and its namespace's. */
+export interface NamespacedName {
+  namespace: string;
+  name: string;
+}
 
 interface DecodedTool {
   canonical: CanonicalTool;
   echo: ResponseTool;
 }
 
-export function decodeTools(req: Fields): DecodedTool[] {
+export interface DecodedTools {
+  canonical: CanonicalTool[];
+  /** As declared (namespaces as namespaces), without MCP credentials. */
+  echo: ResponseTool[];
+  /** Namespaced tools by the name vendors are given (`<namespace>__<name>`). */
+  namespaces: Map<string, NamespacedName>;
+}
+
+/**
+ * Function, custom and MCP tools; a namespace's tools are served as the tools they group,
+ * each named `<namespace>__<name>` for the vendor (calls are shown with their own name and
+ * `namespace` again). Hosted tools are refused, saying how to turn them off.
+ */
+export function decodeTools(req: Fields): DecodedTools {
   const list = req.array('tools') ?? [];
-  checkToolCount(list, 'tools');
-  return list.map((raw, i) => {
+  const tools: DecodedTools = { canonical: [], echo: [], namespaces: new Map() };
+  list.forEach((raw, i) => {
     const tool = Fields.at(raw, fieldPath('tools', i));
     const type = tool.requiredString('type');
-    switch (type) {
-      case 'function':
-        return decodeFunctionTool(tool);
-      case 'custom':
-        return decodeCustomTool(tool);
-      case 'mcp':
-        return decodeMcpTool(tool);
-      default:
-        if (HOSTED_TOOLS.includes(type)) refuseField(tool.field('type'), `'${type}' is not supported: hosted tools are not available; declare function, custom or mcp tools`);
-        return refuseField(tool.field('type'), "must be 'function', 'custom' or 'mcp'");
-    }
+    if (type === 'namespace') return decodeNamespace(tool, tools);
+    const decoded = decodeTool(tool, type, ['function', 'custom', 'mcp', 'namespace']);
+    tools.canonical.push(decoded.canonical);
+    tools.echo.push(decoded.echo);
   });
+  checkToolCount(tools.canonical, 'tools');
+  const names = new Set<string>();
+  tools.canonical.forEach((tool) => {
+    if (tool.type === 'mcp') return;
+    if (names.has(tool.name)) refuseField('tools', `declare '${tool.name}' twice${tools.namespaces.has(tool.name) ? ' (a namespaced tool is served under that name)' : ''}; tool names must be unique`);
+    names.add(tool.name);
+  });
+  return tools;
+}
+
+function decodeTool(tool: Fields, type: string, allowed: readonly string[]): DecodedTool {
+  switch (type) {
+    case 'function':
+      return decodeFunctionTool(tool);
+    case 'custom':
+      return decodeCustomTool(tool);
+    case 'mcp':
+      if (allowed.includes('mcp')) return decodeMcpTool(tool);
+  }
+  if (HOSTED_TOOLS.includes(type)) {
+    const off = HOSTED_TOOL_SWITCHES[type];
+    refuseField(tool.field('type'), `'${type}' is not supported: hosted tools are not available; remove it and declare function, custom or mcp tools${off ? ` (${off})` : ''}`);
+  }
+  return refuseField(tool.field('type'), `must be ${allowed.map((t) => `'${t}'`).join(', ').replace(/, ([^,]*)$/, ' or $1')}`);
+}
+
+/** `{type: 'namespace', name, description, tools}`: its function and custom tools, under names that carry the namespace. */
+function decodeNamespace(tool: Fields, into: DecodedTools): void {
+  tool.allowOnly(['type', 'name', 'description', 'tools']);
+  const namespace = nameAt(tool, 'name');
+  const description = tool.string('description');
+  const members = (tool.objects('tools') ?? []).map((member) => {
+    const decoded = decodeTool(member, member.requiredString('type'), ['function', 'custom']);
+    const own = decoded.canonical as Exclude<CanonicalTool, { type: 'mcp' }>;
+    const served = `${namespace}${NAMESPACE_SEPARATOR}${own.name}`;
+    if (served.length > 64) refuseField(member.field('name'), `with its namespace must fit in 64 characters (it is served as '${served}')`);
+    into.namespaces.set(served, { namespace, name: own.name });
+    const context = description ? `${own.description ? `${own.description}\n\n` : ''}(Part of ${namespace}: ${description})` : own.description;
+    into.canonical.push(compact<CanonicalTool>({ ...own, name: served, description: context }));
+    return decoded.echo as ResponseFunctionTool | ResponseCustomTool;
+  });
+  into.echo.push({ type: 'namespace', name: namespace, description: description ?? '', tools: members });
 }
 
 function decodeFunctionTool(tool: Fields): DecodedTool {
@@ -114,7 +175,7 @@ function decodeRequireApproval(tool: Fields): McpApprovalRule | undefined {
   return compact({ always: filter('always'), never: filter('never') });
 }
 
-export function decodeToolChoice(req: Fields): { canonical: CanonicalToolChoice; echo: ResponseToolChoice } | undefined {
+export function decodeToolChoice(req: Fields, tools: DecodedTools): { canonical: CanonicalToolChoice; echo: ResponseToolChoice } | undefined {
   const value = req.raw('tool_choice');
   if (value === undefined) return undefined;
   if (typeof value === 'string') {
@@ -128,7 +189,15 @@ export function decodeToolChoice(req: Fields): { canonical: CanonicalToolChoice;
   }
   named.allowOnly(['type', 'name']);
   const name = named.requiredString('name');
-  return { canonical: type === 'custom' ? { name, kind: 'custom' } : { name }, echo: { type, name } };
+  const served = servedNameOf(name, tools);
+  return { canonical: type === 'custom' ? { name: served, kind: 'custom' } : { name: served }, echo: { type, name } };
+}
+
+/** A tool choice may name a namespaced tool by its own name when no other tool has it. */
+function servedNameOf(name: string, tools: DecodedTools): string {
+  if (tools.canonical.some((tool) => tool.type !== 'mcp' && tool.name === name)) return name;
+  const matches = [...tools.namespaces].filter(([, own]) => own.name === name);
+  return matches.length === 1 ? matches[0]![0] : name;
 }
 
 export function decodeTextFormat(format: Fields): CanonicalResponseFormat {

@@ -25,7 +25,11 @@ import type { ResponsesEcho } from './decode-request';
 
 export interface ResponsesMeta extends AnswerMeta {
   echo: ResponsesEcho;
+  /** Unix seconds now, for `completed_at` (tests fix it). */
+  now?: () => number;
 }
+
+const unixNow = (): number => Math.floor(Date.now() / 1000);
 
 /** Cached input in input_tokens_details; reasoning (or its estimate, docs/text.md) in output_tokens_details. */
 export function responsesUsage(usage: CanonicalUsage): ResponseUsage {
@@ -80,10 +84,13 @@ export function mcpOutputItem(item: CanonicalMcpItem): Exclude<ResponseMcpItem, 
   return shown.type === 'mcp_approval_response' ? null : shown;
 }
 
-export function callItem(id: string, call: CanonicalToolCall, status: ResponseItemStatus): ResponseFunctionToolCall | ResponseCustomToolCall {
+/** A tool call item; a namespaced tool's call shows its own name and its namespace. */
+export function callItem(id: string, call: CanonicalToolCall, status: ResponseItemStatus, echo: ResponsesEcho): ResponseFunctionToolCall | ResponseCustomToolCall {
+  const namespaced = echo.namespaces.get(call.name);
+  const name = namespaced ? { name: namespaced.name, namespace: namespaced.namespace } : { name: call.name };
   return call.kind === 'custom'
-    ? { id, type: 'custom_tool_call', call_id: call.id, name: call.name, input: call.arguments }
-    : { id, type: 'function_call', status, arguments: call.arguments, call_id: call.id, name: call.name };
+    ? { id, type: 'custom_tool_call', call_id: call.id, ...name, input: call.arguments }
+    : { id, type: 'function_call', status, arguments: call.arguments, call_id: call.id, ...name };
 }
 
 /** The `response` object in any state; the request's settings come from the echo. */
@@ -94,34 +101,26 @@ export function responseObject(
   output: ResponseOutputItem[],
   extra: { usage?: ResponseUsage; incompleteDetails?: ResponseObject['incomplete_details']; error?: ApiError } = {},
 ): ResponseObject {
-  const { echo } = meta;
+  const { settings } = meta.echo;
   return {
     id,
     object: 'response',
     created_at: meta.created,
+    completed_at: status === 'completed' ? (meta.now ?? unixNow)() : null,
     status,
     background: false,
     error: extra.error ? { code: extra.error.code, message: extra.error.message } : null,
     incomplete_details: extra.incompleteDetails ?? null,
-    instructions: echo.instructions,
-    max_output_tokens: meta.clampedOutputLimit ?? echo.maxOutputTokens,
-    max_tool_calls: null,
     model: meta.model,
     output,
-    parallel_tool_calls: echo.parallelToolCalls,
     previous_response_id: null,
-    reasoning: echo.reasoning,
     service_tier: 'default',
     store: false,
-    temperature: echo.temperature,
-    text: echo.text,
-    tool_choice: echo.toolChoice,
-    tools: echo.tools,
-    top_p: echo.topP,
     truncation: 'disabled',
     usage: extra.usage ?? null,
-    user: echo.user,
-    metadata: echo.metadata,
+    access_programs: null,
+    ...settings,
+    max_output_tokens: meta.clampedOutputLimit ?? settings.max_output_tokens,
   };
 }
 
@@ -133,7 +132,7 @@ export function encodeResponsesResponse(result: CollectedResult, meta: Responses
     ...result.mcpItems.flatMap((item) => mcpOutputItem(item) ?? []),
     ...result.reasoning.map((block) => reasoningItem(newId('rs_'), block, meta.echo.includeEncryptedReasoning)),
     ...(result.text !== '' ? [messageItem(newId('msg_'), result.text, itemStatus(state))] : []),
-    ...result.toolCalls.map((call) => callItem(newId(call.kind === 'custom' ? 'ctc_' : 'fc_'), call, 'completed')),
+    ...result.toolCalls.map((call) => callItem(newId(call.kind === 'custom' ? 'ctc_' : 'fc_'), call, 'completed', meta.echo)),
   ];
   return responseObject(meta, meta.id ?? randomWireId('resp_'), state.status, output, {
     usage: responsesUsage(result.finish.usage),

@@ -5,7 +5,7 @@ import { compact } from '../decode-fields';
 import type { StreamEncoder } from '../streams';
 import { sseEvent } from '../sse-write';
 import type { ResponseStreamEvent } from './stream-events';
-import type { ResponseItemStatus, ResponseOutputItem } from './types';
+import type { ResponseFunctionToolCall, ResponseItemStatus, ResponseOutputItem } from './types';
 import { withFields } from '../../domain/shared/objects';
 import {
   ResponsesMeta,
@@ -93,7 +93,7 @@ export class ResponsesStreamEncoder implements StreamEncoder {
         const open: OpenCall = { outputIndex: this.output.length, id: this.newId(event.kind === 'custom' ? 'ctc_' : 'fc_'), call };
         this.output.push(undefined);
         this.calls.set(event.index, open);
-        return out + this.emit('response.output_item.added', { output_index: open.outputIndex, item: callItem(open.id, call, 'in_progress') });
+        return out + this.emit('response.output_item.added', { output_index: open.outputIndex, item: callItem(open.id, call, 'in_progress', this.meta.echo) });
       }
       case 'tool-call-delta': {
         const open = this.calls.get(event.index);
@@ -127,7 +127,7 @@ export class ResponsesStreamEncoder implements StreamEncoder {
     const output = this.snapshotOutput();
     return (
       out +
-      this.emit('error', { code: error.code, message: error.message, param: null }) +
+      this.emit('error', { code: error.code, message: error.message, param: null, error: { type: error.status >= 500 ? 'server_error' : 'invalid_request_error', code: error.code, message: error.message, param: null } }) +
       this.emit('response.failed', { response: responseObject(this.meta, this.id, 'failed', output, { error }) })
     );
   }
@@ -199,13 +199,13 @@ export class ResponsesStreamEncoder implements StreamEncoder {
     const open = this.calls.get(index);
     if (!open) return '';
     this.calls.delete(index);
-    const item = callItem(open.id, open.call, status);
+    const item = callItem(open.id, open.call, status, this.meta.echo);
     this.output[open.outputIndex] = item;
     const where = { item_id: open.id, output_index: open.outputIndex };
     const done =
       open.call.kind === 'custom'
         ? this.emit('response.custom_tool_call_input.done', withFields(where, { input: open.call.arguments }))
-        : this.emit('response.function_call_arguments.done', withFields(where, { name: open.call.name, arguments: open.call.arguments }));
+        : this.emit('response.function_call_arguments.done', withFields(where, { name: (item as ResponseFunctionToolCall).name, arguments: open.call.arguments }));
     return done + this.emit('response.output_item.done', { output_index: open.outputIndex, item });
   }
 
@@ -216,7 +216,7 @@ export class ResponsesStreamEncoder implements StreamEncoder {
       items[this.open.outputIndex] =
         this.open.kind === 'message' ? messageItem(this.open.id, this.open.text, 'incomplete') : reasoningItem(this.open.id, { text: this.open.text }, false);
     }
-    for (const open of this.calls.values()) items[open.outputIndex] = callItem(open.id, open.call, 'incomplete');
+    for (const open of this.calls.values()) items[open.outputIndex] = callItem(open.id, open.call, 'incomplete', this.meta.echo);
     return items.filter((item): item is ResponseOutputItem => item !== undefined);
   }
 

@@ -131,12 +131,16 @@ export interface ResponseReasoningTextDoneEvent extends Sequenced {
   text: string;
 }
 
-/** A failure mid-stream; followed by `response.failed`. */
+/**
+ * A failure mid-stream; followed by `response.failed`. OpenAI's event has the error's fields at
+ * the top, Open Responses' under `error` (which the OpenAI SDK reads first): both are sent.
+ */
 export interface ResponseErrorEvent extends Sequenced {
   type: 'error';
   code: string | null;
   message: string;
   param: string | null;
+  error: { type: 'server_error' | 'invalid_request_error'; code: string | null; message: string; param: string | null };
 }
 
 export type ResponseStreamEvent =

@@ -1,7 +1,9 @@
+import type { ResponseInputItem, ResponseOutputItem } from './items';
+
 /**
  * Client-side wire types of the OpenAI Responses API (`POST /v1/responses`): request body,
- * input and output items and the `response` object (its stream events are in
- * `stream-events.ts`). Names and nullability follow the real API (and the `openai` v6 SDK).
+ * tools and the `response` object (the items are in `items.ts`, re-exported here; the stream
+ * events in `stream-events.ts`). Names and nullability follow the real API (and the `openai` SDK).
  * The request type's top-level fields are tied to the decoder's field list; the answer types
  * type what the encoders write.
  */
@@ -10,196 +12,9 @@ export type ResponsesReasoningEffort = 'none' | 'minimal' | 'low' | 'medium' | '
 
 export type ResponseStatus = 'completed' | 'failed' | 'in_progress' | 'cancelled' | 'queued' | 'incomplete';
 
-export type ResponseItemStatus = 'in_progress' | 'completed' | 'incomplete';
-
 export type JsonSchemaObject = Record<string, unknown>;
 
-// ---------------------------------------------------------------------------------------------
-// Content parts
-// ---------------------------------------------------------------------------------------------
-
-export interface ResponseInputText {
-  type: 'input_text';
-  text: string;
-}
-
-export interface ResponseInputImage {
-  type: 'input_image';
-  detail: 'low' | 'high' | 'auto' | 'original';
-  file_id?: string | null;
-  image_url?: string | null;
-}
-
-export interface ResponseInputFile {
-  type: 'input_file';
-  file_data?: string;
-  file_id?: string | null;
-  file_url?: string;
-  filename?: string;
-}
-
-export interface ResponseInputAudio {
-  type: 'input_audio';
-  input_audio: { data: string; format: 'mp3' | 'wav' };
-}
-
-export type ResponseInputContent = ResponseInputText | ResponseInputImage | ResponseInputFile | ResponseInputAudio;
-
-export interface ResponseOutputText {
-  type: 'output_text';
-  text: string;
-  /** Citations; always `[]` from Tollgate (no hosted search or files). */
-  annotations: unknown[];
-  logprobs?: unknown[];
-}
-
-export interface ResponseOutputRefusal {
-  type: 'refusal';
-  refusal: string;
-}
-
-export interface ResponseSummaryText {
-  type: 'summary_text';
-  text: string;
-}
-
-export interface ResponseReasoningText {
-  type: 'reasoning_text';
-  text: string;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Items (input and output share most shapes)
-// ---------------------------------------------------------------------------------------------
-
-/** A message in `input`; `type` may be omitted. */
-export interface ResponseEasyInputMessage {
-  type?: 'message';
-  role: 'user' | 'assistant' | 'system' | 'developer';
-  content: string | Array<ResponseInputContent | ResponseOutputText | ResponseOutputRefusal>;
-  id?: string;
-  status?: ResponseItemStatus;
-  phase?: 'commentary' | 'final_answer' | null;
-}
-
-export interface ResponseOutputMessage {
-  type: 'message';
-  id: string;
-  role: 'assistant';
-  status: ResponseItemStatus;
-  content: Array<ResponseOutputText | ResponseOutputRefusal>;
-  phase?: 'commentary' | 'final_answer' | null;
-}
-
-export interface ResponseFunctionToolCall {
-  type: 'function_call';
-  /** Item id (`fc_…`). */
-  id?: string;
-  /** The id the `function_call_output` refers to. */
-  call_id: string;
-  name: string;
-  arguments: string;
-  status?: ResponseItemStatus;
-  namespace?: string;
-}
-
-export interface ResponseFunctionCallOutput {
-  type: 'function_call_output';
-  call_id: string;
-  output: string | Array<ResponseInputText | ResponseInputImage | ResponseInputFile>;
-  id?: string | null;
-  status?: ResponseItemStatus | null;
-}
-
-export interface ResponseCustomToolCall {
-  type: 'custom_tool_call';
-  /** Item id (`ctc_…`). */
-  id?: string;
-  call_id: string;
-  name: string;
-  input: string;
-  namespace?: string;
-}
-
-export interface ResponseCustomToolCallOutput {
-  type: 'custom_tool_call_output';
-  call_id: string;
-  output: string | Array<ResponseInputText | ResponseInputImage | ResponseInputFile>;
-  id?: string;
-}
-
-export interface ResponseReasoningItem {
-  type: 'reasoning';
-  /** Item id (`rs_…`). */
-  id: string;
-  summary: ResponseSummaryText[];
-  content?: ResponseReasoningText[];
-  /** Opaque state to send back on the next stateless turn (with `include: ['reasoning.encrypted_content']`). */
-  encrypted_content?: string | null;
-  status?: ResponseItemStatus;
-}
-
-/** The tools an MCP server offered, listed by the vendor before it calls any (`mcpl_…`). */
-export interface ResponseMcpListTools {
-  type: 'mcp_list_tools';
-  id: string;
-  server_label: string;
-  tools: Array<{ name: string; input_schema: unknown; description?: string | null; annotations?: unknown }>;
-  error?: string | null;
-}
-
-/** A call the vendor made to an MCP server, with its result (`mcp_…`). */
-export interface ResponseMcpCall {
-  type: 'mcp_call';
-  id: string;
-  server_label: string;
-  name: string;
-  arguments: string;
-  output?: string | null;
-  error?: string | null;
-  approval_request_id?: string | null;
-  status?: 'in_progress' | 'completed' | 'incomplete' | 'calling' | 'failed';
-}
-
-/** The vendor asks the client before calling an MCP server (`mcpr_…`). */
-export interface ResponseMcpApprovalRequest {
-  type: 'mcp_approval_request';
-  id: string;
-  server_label: string;
-  name: string;
-  arguments: string;
-}
-
-/** The client's answer to an approval request, sent in the next turn's input. */
-export interface ResponseMcpApprovalResponse {
-  type: 'mcp_approval_response';
-  approval_request_id: string;
-  approve: boolean;
-  id?: string | null;
-  reason?: string | null;
-}
-
-export type ResponseInputItem =
-  | ResponseEasyInputMessage
-  | ResponseOutputMessage
-  | ResponseFunctionToolCall
-  | ResponseFunctionCallOutput
-  | ResponseCustomToolCall
-  | ResponseCustomToolCallOutput
-  | ResponseReasoningItem
-  | ResponseMcpListTools
-  | ResponseMcpCall
-  | ResponseMcpApprovalRequest
-  | ResponseMcpApprovalResponse;
-
-export type ResponseOutputItem =
-  | ResponseOutputMessage
-  | ResponseFunctionToolCall
-  | ResponseCustomToolCall
-  | ResponseReasoningItem
-  | ResponseMcpListTools
-  | ResponseMcpCall
-  | ResponseMcpApprovalRequest;
+export * from './items';
 
 // ---------------------------------------------------------------------------------------------
 // Tools, tool choice, text format, reasoning
@@ -257,10 +72,17 @@ export type ResponseHostedToolType =
   | 'local_shell'
   | 'shell'
   | 'apply_patch'
-  | 'namespace'
   | 'tool_search';
 
-export type ResponseTool = ResponseFunctionTool | ResponseCustomTool | ResponseMcpTool;
+/** Function and custom tools grouped under a name: calls name the tool and its `namespace`. */
+export interface ResponseNamespaceTool {
+  type: 'namespace';
+  name: string;
+  description: string;
+  tools: Array<ResponseFunctionTool | ResponseCustomTool>;
+}
+
+export type ResponseTool = ResponseFunctionTool | ResponseCustomTool | ResponseMcpTool | ResponseNamespaceTool;
 
 export type ResponseToolChoice =
   | 'none'
@@ -314,6 +136,9 @@ export interface ResponseCreateParams {
   max_output_tokens?: number | null;
   max_tool_calls?: number | null;
   reasoning?: ResponseReasoningConfig | null;
+  /** Open Responses' sampling penalties (OpenAI's Responses API has none). */
+  presence_penalty?: number | null;
+  frequency_penalty?: number | null;
   stream?: boolean | null;
   stream_options?: { include_obfuscation?: boolean } | null;
   /** OpenAI's default is true; Tollgate is stateless and treats absent as false. */
@@ -323,18 +148,28 @@ export interface ResponseCreateParams {
   top_p?: number | null;
   top_logprobs?: number | null;
   user?: string;
-  safety_identifier?: string;
+  safety_identifier?: string | null;
   metadata?: Record<string, string> | null;
+  /** String pairs about the calling client (Codex sends its turn metadata here). */
+  client_metadata?: Record<string, string> | null;
   truncation?: 'auto' | 'disabled' | null;
-  service_tier?: 'auto' | 'default' | 'flex' | 'scale' | 'priority' | null;
-  prompt_cache_key?: string;
-  prompt_cache_retention?: 'in-memory' | '24h' | null;
+  service_tier?: 'auto' | 'default' | 'flex' | 'scale' | 'priority' | 'fast' | 'ultrafast' | null;
+  prompt_cache_key?: string | null;
+  prompt_cache_options?: { mode?: 'implicit' | 'explicit'; ttl?: '30m' };
+  /** `in_memory` (older SDKs wrote `in-memory`) or `24h`. */
+  prompt_cache_retention?: 'in_memory' | 'in-memory' | '24h' | null;
+  /** Image context optimisation (moot: input is text only). */
+  image?: { context_compression?: 'auto' | 'enabled' | 'disabled' };
+  /** OpenAI's moderation of input and output, with results in the answer. */
+  moderation?: { model: string; policy?: Record<string, unknown> | null } | null;
+  /** OpenAI's access programs for restricted model tiers. */
+  access_programs?: { cyber?: 'standard' | 'daybreak_blue' | 'daybreak_red' };
   // Stored state, refused by a stateless gateway:
   previous_response_id?: string | null;
   conversation?: string | { id: string } | null;
   prompt?: { id: string; variables?: Record<string, unknown> | null; version?: string | null } | null;
   background?: boolean | null;
-  context_management?: unknown[] | null;
+  context_management?: Array<{ type: string; compact_threshold?: number | null }> | null;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -356,11 +191,18 @@ export interface ResponseError {
   message: string;
 }
 
+/**
+ * The response object, complete per the Open Responses schema (which makes every field below
+ * required) and OpenAI's: request settings are echoed, with the documented defaults where the
+ * request set none.
+ */
 export interface ResponseObject {
   id: string;
   object: 'response';
   /** Unix seconds. */
   created_at: number;
+  /** Unix seconds; null until the response is completed. */
+  completed_at: number | null;
   status: ResponseStatus;
   background: boolean;
   error: ResponseError | null;
@@ -373,18 +215,22 @@ export interface ResponseObject {
   parallel_tool_calls: boolean;
   previous_response_id: string | null;
   reasoning: { effort: ResponsesReasoningEffort | null; summary: 'auto' | 'concise' | 'detailed' | null };
-  service_tier: string | null;
+  service_tier: string;
   store: boolean;
-  temperature: number | null;
+  temperature: number;
   text: ResponseTextConfig;
   tool_choice: ResponseToolChoice;
   tools: ResponseTool[];
-  top_p: number | null;
+  top_p: number;
+  presence_penalty: number;
+  frequency_penalty: number;
+  top_logprobs: number;
   truncation: 'auto' | 'disabled';
   usage: ResponseUsage | null;
   user: string | null;
+  safety_identifier: string | null;
+  prompt_cache_key: string | null;
   metadata: Record<string, string>;
+  /** OpenAI's: the standard program, implicitly (null). */
+  access_programs: null;
 }
-
-/** The four MCP items of the Responses format. */
-export type ResponseMcpItem = ResponseMcpListTools | ResponseMcpCall | ResponseMcpApprovalRequest | ResponseMcpApprovalResponse;

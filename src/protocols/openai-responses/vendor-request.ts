@@ -15,7 +15,7 @@ import type { ResponsesWireInputItem, ResponsesWireRequest, ResponsesWireTool, R
  * conversation in `input` every time). Used for OpenAI reasoning models and whenever MCP
  * tools are present (only Responses lets OpenAI call an MCP server itself).
  *
- * Not sent: stop sequences and penalties (Responses has no such fields). Reasoning items of
+ * Not sent: stop sequences, penalties and seed (Responses has no such fields). Reasoning items of
  * earlier turns are not sent back either (they are optional input; their encrypted content
  * would need `include` and an item id that the canonical form does not carry).
  */
@@ -30,6 +30,8 @@ export function toResponsesRequest(request: CanonicalRequest): ResponsesWireRequ
     store: false,
     max_output_tokens: request.maxOutputTokens,
   };
+  if (request.verbosity !== undefined) body.text = { verbosity: request.verbosity };
+  if (request.maxToolCalls !== undefined) body.max_tool_calls = request.maxToolCalls;
   if (request.tools.length > 0) {
     body.tools = request.tools.map(toResponsesTool);
     if (request.toolChoice !== undefined) body.tool_choice = toResponsesToolChoice(request.toolChoice, request.tools);
@@ -38,6 +40,7 @@ export function toResponsesRequest(request: CanonicalRequest): ResponsesWireRequ
   const format = request.responseFormat;
   if (format && format.type !== 'text') {
     body.text = {
+      ...body.text,
       format:
         format.type === 'json_object'
           ? { type: 'json_object' }

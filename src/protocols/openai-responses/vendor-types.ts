@@ -45,7 +45,8 @@ export interface ResponsesWireRequest {
   tools?: ResponsesWireTool[];
   tool_choice?: ResponsesWireToolChoice;
   parallel_tool_calls?: boolean;
-  text?: { format: ResponsesWireTextFormat };
+  text?: { format?: ResponsesWireTextFormat; verbosity?: 'low' | 'medium' | 'high' };
+  max_tool_calls?: number;
   max_output_tokens: number;
   temperature?: number;
   top_p?: number;

@@ -49,3 +49,12 @@ export function toVideoObject(video: VideoView): VideoObject {
 export function toVideoListObject(page: VideoPage): VideoListObject {
   return { object: 'list', data: page.data.map(toVideoObject), first_id: page.firstId, last_id: page.lastId, has_more: page.hasMore };
 }
+
+/** What OpenAI's `DELETE /videos/{id}` answers. */
+export interface VideoDeletedObject {
+  id: string;
+  object: 'video.deleted';
+  deleted: true;
+}
+
+export const toVideoDeletedObject = (video: VideoView): VideoDeletedObject => ({ id: video.id, object: 'video.deleted', deleted: true });

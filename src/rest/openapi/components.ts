@@ -107,6 +107,7 @@ export const SCHEMAS: Readonly<Record<string, JsonSchema>> = {
     ['id', 'modes', 'resolutions', 'ratios', 'durations', 'max_input_images'],
   ),
   VideoModelList: listOf('VideoModel'),
+  ModelEntry: { anyOf: [ref('TextModel'), ref('ImageModel'), ref('VideoModel')], description: 'A text, image or video model, as its list shows it.' },
   Status: answer({ status: str() }),
   ChatCompletionRequest: chatRequestSchema,
   ResponsesRequest: responsesRequestSchema,

@@ -75,5 +75,6 @@ export const MEDIA_SCHEMAS: Readonly<Record<string, JsonSchema>> = {
     expires_at: nullable(int('Completion + 7 days: the content is deleted then (410).')),
     error: nullable(answer({ code: str(), message: str() })),
   }),
+  VideoDeleted: answer({ id: str(), object: oneOf(['video.deleted']), deleted: { type: 'boolean', const: true } }),
   VideoList: answer({ object: oneOf(['list']), data: arrayOf({ $ref: '#/components/schemas/Video' }), first_id: nullable(str()), last_id: nullable(str()), has_more: bool() }),
 };

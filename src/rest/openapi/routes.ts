@@ -44,6 +44,8 @@ export const API_ROUTES: readonly ApiRoute[] = [
 
   // Model lists (API key)
   { method: 'get', path: '/v1/models', summary: 'Text models the key can use (prices for prepaid keys)', tag: 'Models', auth: 'apiKey', ok: { status: 200, description: 'Model list.', schema: 'TextModelList' }, errors: [401, 429] },
+  { method: 'get', path: '/v1/models/{id}', summary: 'One model by any id that resolves for the key (text, image or video); `vendor/model` ids URL-encoded', tag: 'Models', auth: 'apiKey', ok: { status: 200, description: 'The model as its list shows it (header x-service-model-routed-from when the id was rewritten).', schema: 'ModelEntry' }, errors: [401, 404, 429] },
+  { method: 'get', path: '/v1/models/{namespace}/{name}', summary: 'One model by a `vendor/model` id sent unencoded', tag: 'Models', auth: 'apiKey', ok: { status: 200, description: 'As /v1/models/{id}.', schema: 'ModelEntry' }, errors: [401, 404, 429] },
   { method: 'get', path: '/v1/images/models', summary: 'Image models the key can use (prepaid keys only)', tag: 'Models', auth: 'apiKey', ok: { status: 200, description: 'Image model list.', schema: 'ImageModelList' }, errors: [401, 403, 429] },
   { method: 'get', path: '/v1/videos/models', summary: 'Video models the key can use (prepaid keys only)', tag: 'Models', auth: 'apiKey', ok: { status: 200, description: 'Video model list.', schema: 'VideoModelList' }, errors: [401, 403, 429] },
 
@@ -55,6 +57,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
   { method: 'post', path: '/v1/videos', summary: 'Create a video job (JSON, or multipart with image inputs); Idempotency-Key header honoured for 7 days', tag: 'Videos', auth: 'apiKey', body: 'VideoCreateRequest', bodyTypes: ['application/json', 'multipart/form-data'], ok: { status: 202, description: 'The queued job (200 with x-service-idempotent-replay when replayed).', schema: 'Video' }, errors: [400, 401, 402, 403, 404, 409, 413, 415, 429] },
   { method: 'get', path: '/v1/videos', summary: "The account's video jobs", tag: 'Videos', auth: 'apiKey', query: { limit: 'Page size, 1 to 100 (default 20).', order: 'desc (newest first, default) or asc.', after: 'A video id: the page starts after it.' }, ok: { status: 200, description: 'A page of videos.', schema: 'VideoList' }, errors: [400, 401, 403, 429] },
   { method: 'get', path: '/v1/videos/{id}', summary: 'One video job', tag: 'Videos', auth: 'apiKey', ok: { status: 200, description: 'The job.', schema: 'Video' }, errors: [401, 403, 404, 429] },
+  { method: 'delete', path: '/v1/videos/{id}', summary: 'Delete a completed or failed job and its file (409 while queued or running); billing records stay', tag: 'Videos', auth: 'apiKey', ok: { status: 200, description: 'Deleted.', schema: 'VideoDeleted' }, errors: [401, 403, 404, 409, 429] },
   { method: 'get', path: '/v1/videos/{id}/content', summary: 'The MP4 of a completed job (Range requests answered 206)', tag: 'Videos', auth: 'apiKey', ok: { status: 200, description: 'The video file.', contentType: 'video/mp4' }, errors: [401, 403, 404, 409, 410, 416, 429] },
 
   // Sessions

@@ -1,0 +1,69 @@
+import type { FieldDisposition, FieldPolicy } from './field-policy';
+import { type Fields, refuseField } from './decode-fields';
+
+/**
+ * How a format's decoder applies its field policy (docs/api.md, "Field policy"): a field in
+ * no table is refused as unknown; a refused field is refused unless it holds its neutral
+ * value; a metadata field is checked for shape and left alone. The decoder itself reads the
+ * honoured, passed and emulated fields.
+ */
+
+/** The fields of a policy that have a given disposition. */
+export type FieldsWith<P, D extends FieldDisposition> = { [K in keyof P]: P[K] extends D ? K : never }[keyof P] & string;
+
+/** How a refused field is refused. */
+export interface Refusal {
+  /**
+   * The values that leave the feature off, accepted so that clients sending defaults work
+   * (`store: false`, `n: 1`); null always counts as absent.
+   */
+  accepts?: readonly (string | number | boolean)[] | ((value: unknown) => boolean);
+  /** Completes "<field> …": why it cannot be honoured and what the client should change. */
+  problem: string;
+}
+
+export type Refusals<P> = Readonly<Record<FieldsWith<P, 'refused'>, Refusal>>;
+
+/** A metadata field's shape check (the value is then left alone, or forwarded untouched). */
+export type MetadataChecks<P> = Readonly<Record<FieldsWith<P, 'metadata'>, (req: Fields, field: string) => unknown>>;
+
+/** A format's whole field policy: the table and what its refused and metadata fields need. */
+export interface FormatFieldPolicy<P extends FieldPolicy> {
+  table: P;
+  refusals: Refusals<P>;
+  metadata: MetadataChecks<P>;
+}
+
+/** The policy's fields: the only top-level fields a request may carry. */
+export const fieldsOf = <P extends FieldPolicy>(table: P): readonly (keyof P & string)[] => Object.keys(table) as (keyof P & string)[];
+
+/** A field's value is one of its accepted neutral values. */
+function isNeutral(refusal: Refusal, value: unknown): boolean {
+  const { accepts } = refusal;
+  if (accepts === undefined) return false;
+  if (typeof accepts === 'function') return accepts(value);
+  return (accepts as readonly unknown[]).includes(value);
+}
+
+/** Refuses unknown fields (naming the first), then refused fields set to anything but a neutral value; checks metadata shapes. */
+export function applyFieldPolicy<P extends FieldPolicy>(req: Fields, policy: FormatFieldPolicy<P>): void {
+  req.allowOnly(fieldsOf(policy.table));
+  for (const [field, refusal] of Object.entries(policy.refusals) as [string, Refusal][]) {
+    const value = req.raw(field);
+    if (value !== undefined && !isNeutral(refusal, value)) refuseField(req.field(field), refusal.problem);
+  }
+  for (const [field, check] of Object.entries(policy.metadata) as [string, (req: Fields, field: string) => unknown][]) check(req, field);
+}
+
+/** A `{string: string}` map of at most `maxPairs` pairs (OpenAI's metadata). */
+export function checkStringMap(maxPairs: number): (req: Fields, field: string) => Record<string, string> | undefined {
+  return (req, field) => {
+    const map = req.stringMap(field);
+    if (map && Object.keys(map).length > maxPairs) refuseField(req.field(field), `must hold at most ${maxPairs} pairs`);
+    return map;
+  };
+}
+
+/** An empty object or array: the "nothing asked" value of a refused structured field. */
+export const isEmpty = (value: unknown): boolean =>
+  (Array.isArray(value) && value.length === 0) || (typeof value === 'object' && value !== null && Object.keys(value).length === 0);
