@@ -2,10 +2,10 @@ import type { FieldDisposition, FieldPolicy } from './field-policy';
 import { type Fields, refuseField } from './decode-fields';
 
 /**
- * How a format's decoder applies its field policy (docs/api.md, "Field policy"): a field in
- * no table is refused as unknown; a refused field is refused unless it holds its neutral
- * value; a metadata field is checked for shape and left alone. The decoder itself reads the
- * honoured, passed and emulated fields.
+ * How every format's decoder applies its field policy (docs/api.md, "Field policy"), the same
+ * for Chat Completions, Responses and Messages: a field in no table is refused as unknown; a
+ * refused field is refused unless it holds its neutral value; a metadata field is checked for
+ * shape and left alone. The decoder itself reads the honoured, passed and emulated fields.
  */
 
 /** The fields of a policy that have a given disposition. */
@@ -34,8 +34,12 @@ export interface FormatFieldPolicy<P extends FieldPolicy> {
   metadata: MetadataChecks<P>;
 }
 
-/** The policy's fields: the only top-level fields a request may carry. */
+/** A table's fields: for a top-level table, the only fields a request may carry (nested tables: an object's). */
 export const fieldsOf = <P extends FieldPolicy>(table: P): readonly (keyof P & string)[] => Object.keys(table) as (keyof P & string)[];
+
+/** The fields of a table that have a given disposition. */
+export const fieldsWith = <P extends FieldPolicy, D extends FieldDisposition>(table: P, disposition: D): readonly FieldsWith<P, D>[] =>
+  fieldsOf(table).filter((field): field is FieldsWith<P, D> => (table[field] as FieldDisposition) === disposition);
 
 /** A field's value is one of its accepted neutral values. */
 function isNeutral(refusal: Refusal, value: unknown): boolean {

@@ -1,9 +1,9 @@
 import type { Cancellation } from '../domain/generation/cancellation';
 import type { VendorCapabilities } from '../domain/generation/capabilities';
-import type { CanonicalRequest, ProviderEvent, TextProvider } from '../domain/generation/canonical';
+import type { CanonicalRequest, ProviderEvent, TextProvider, VendorHints } from '../domain/generation/canonical';
 import type { VendorEndpoint } from '../domain/catalog/vendors';
 import { MessagesStreamDecoder } from '../protocols/anthropic-messages/stream-decoder';
-import { ANTHROPIC_VERSION, toMessagesRequest } from '../protocols/anthropic-messages/vendor-request';
+import { ANTHROPIC_VERSION, anthropicHints, toMessagesRequest } from '../protocols/anthropic-messages/vendor-request';
 import type { AnthropicRequestPlan } from '../protocols/anthropic-messages/vendor-types';
 import { ProviderError } from '../domain/generation/errors';
 import { callVendor } from './text-call';
@@ -25,6 +25,10 @@ export class AnthropicProvider implements TextProvider {
 
   /** MCP servers run by Anthropic (`mcp_servers`), calling them without asking; no freeform custom tools. */
   readonly capabilities: VendorCapabilities = { customTools: false, mcpServers: true, mcpCalls: true, mcpApprovals: false };
+
+  hints(request: CanonicalRequest): VendorHints {
+    return anthropicHints(request);
+  }
 
   /** Throws 400 for MCP settings the Anthropic request cannot carry (headers other than authorization). Pure. */
   validate(request: CanonicalRequest): AnthropicRequestPlan {

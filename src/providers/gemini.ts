@@ -1,11 +1,13 @@
 import type { Cancellation } from '../domain/generation/cancellation';
 import type { VendorCapabilities } from '../domain/generation/capabilities';
-import type { CanonicalRequest, ProviderEvent, TextProvider } from '../domain/generation/canonical';
+import type { CanonicalRequest, ProviderEvent, TextProvider, VendorHints } from '../domain/generation/canonical';
 import type { VendorEndpoint } from '../domain/catalog/vendors';
 import { GenerateContentStreamDecoder } from '../protocols/gemini/stream-decoder';
 import { generateContentPath, toGenerateContentRequest } from '../protocols/gemini/vendor-request';
 import { callVendor } from './text-call';
 import type { VendorCall, VendorTransport } from './transport/client';
+
+const GEMINI_HINTS: VendorHints = new Set(['temperature', 'topP', 'frequencyPenalty', 'presencePenalty']);
 
 /**
  * Gemini API (`POST {GEMINI_BASE_URL}/v1beta/models/{model}:streamGenerateContent?alt=sse`, or
@@ -20,6 +22,11 @@ export class GeminiProvider implements TextProvider {
 
   /** Function tools only: Gemini runs no MCP server and has no freeform tools. */
   readonly capabilities: VendorCapabilities = { customTools: false, mcpServers: false, mcpCalls: false, mcpApprovals: false };
+
+  /** Sampling and penalties; Gemini has no parallel tool-call control, and no seed or verbosity is sent. */
+  hints(): VendorHints {
+    return GEMINI_HINTS;
+  }
 
   generate(request: CanonicalRequest, signal: Cancellation): AsyncIterable<ProviderEvent> {
     const stream = request.stream !== false;

@@ -1,6 +1,6 @@
 import type { Cancellation } from '../domain/generation/cancellation';
 import type { VendorCapabilities } from '../domain/generation/capabilities';
-import type { CanonicalRequest, ProviderEvent, TextProvider } from '../domain/generation/canonical';
+import type { CanonicalHint, CanonicalRequest, ProviderEvent, TextProvider, VendorHints } from '../domain/generation/canonical';
 import type { VendorEndpoint } from '../domain/catalog/vendors';
 import { ChatStreamDecoder } from '../protocols/openai-chat/stream-decoder';
 import { toChatRequest, type ChatEgressOptions } from '../protocols/openai-chat/vendor-request';
@@ -33,8 +33,20 @@ export const KNOWN_COMPATIBLE_VENDORS: Readonly<Record<string, Partial<Compatibl
   mistral: { excludeParams: ['user', 'stream_options'] },
 };
 
+/** The Chat body field of each hint a compatible server may take (OpenAI's `verbosity` is not one of them). */
+const COMPATIBLE_HINT_FIELDS: Readonly<Partial<Record<CanonicalHint, string>>> = {
+  temperature: 'temperature',
+  topP: 'top_p',
+  frequencyPenalty: 'frequency_penalty',
+  presencePenalty: 'presence_penalty',
+  seed: 'seed',
+  parallelToolCalls: 'parallel_tool_calls',
+};
+
 export class OpenAICompatibleProvider implements TextProvider {
   private readonly config: CompatibleVendorConfig;
+  /** The hints it takes: those of the Chat format it has not excluded. */
+  private readonly takes: VendorHints;
 
   constructor(
     private readonly endpoint: VendorEndpoint,
@@ -42,10 +54,16 @@ export class OpenAICompatibleProvider implements TextProvider {
     config: Partial<CompatibleVendorConfig> = {},
   ) {
     this.config = { ...DEFAULT_COMPATIBLE_CONFIG, ...KNOWN_COMPATIBLE_VENDORS[endpoint.vendor], ...config };
+    const fields = Object.entries(COMPATIBLE_HINT_FIELDS) as [CanonicalHint, string][];
+    this.takes = new Set(fields.filter(([, field]) => !this.config.excludeParams.includes(field)).map(([hint]) => hint));
   }
 
   /** Function tools only: no compatible server runs MCP servers or freeform tools. */
   readonly capabilities: VendorCapabilities = { customTools: false, mcpServers: false, mcpCalls: false, mcpApprovals: false };
+
+  hints(): VendorHints {
+    return this.takes;
+  }
 
   generate(request: CanonicalRequest, signal: Cancellation): AsyncIterable<ProviderEvent> {
     const headers: Record<string, string> = { ...this.config.headers };
@@ -53,8 +71,6 @@ export class OpenAICompatibleProvider implements TextProvider {
     const body = toChatRequest(request, {
       maxTokensField: this.config.maxTokensField,
       excludeParams: this.config.excludeParams,
-      // Compatible servers generally accept sampling parameters with reasoning models.
-      dropSamplingForReasoningModels: false,
     });
     const call = { vendor: this.endpoint.vendor, baseUrl: this.endpoint.baseUrl, path: '/chat/completions', headers, body, signal, secrets: [this.endpoint.apiKey] };
     // A client that reads the answer whole gets a non-streamed upstream call (toChatRequest).

@@ -1,6 +1,6 @@
 import type { Cancellation } from '../domain/generation/cancellation';
 import type { VendorCapabilities } from '../domain/generation/capabilities';
-import type { CanonicalRequest, ProviderEvent, TextProvider } from '../domain/generation/canonical';
+import type { CanonicalHint, CanonicalRequest, ProviderEvent, TextProvider, VendorHints } from '../domain/generation/canonical';
 import type { VendorEndpoint } from '../domain/catalog/vendors';
 import { ChatStreamDecoder } from '../protocols/openai-chat/stream-decoder';
 import { OPENAI_CHAT_OPTIONS, toChatRequest } from '../protocols/openai-chat/vendor-request';
@@ -21,6 +21,18 @@ export interface OpenAIProviderOptions {
   upstream?: OpenAIUpstream;
 }
 
+/** Sampling values, which OpenAI's reasoning models refuse. */
+const SAMPLING: readonly CanonicalHint[] = ['temperature', 'topP', 'frequencyPenalty', 'presencePenalty'];
+const CHAT_HINTS: readonly CanonicalHint[] = [...SAMPLING, 'seed', 'verbosity', 'parallelToolCalls'];
+/** The Responses API has no penalties and no seed. */
+const RESPONSES_HINTS: readonly CanonicalHint[] = ['temperature', 'topP', 'verbosity', 'parallelToolCalls'];
+const withoutSampling = (hints: readonly CanonicalHint[]): VendorHints => new Set(hints.filter((hint) => !SAMPLING.includes(hint)));
+/** The hints each OpenAI API takes, for models without and with an effort setting (reasoning models). */
+const OPENAI_HINTS: Readonly<Record<'chat' | 'responses', readonly [VendorHints, VendorHints]>> = {
+  chat: [new Set(CHAT_HINTS), withoutSampling(CHAT_HINTS)],
+  responses: [new Set(RESPONSES_HINTS), withoutSampling(RESPONSES_HINTS)],
+};
+
 export class OpenAIProvider implements TextProvider {
   constructor(
     private readonly endpoint: VendorEndpoint,
@@ -30,6 +42,10 @@ export class OpenAIProvider implements TextProvider {
 
   /** OpenAI serves every tool kind, MCP approvals and call limits included. */
   readonly capabilities: VendorCapabilities = { customTools: true, mcpServers: true, mcpCalls: true, mcpApprovals: true, mcpCallLimit: true };
+
+  hints(request: CanonicalRequest): VendorHints {
+    return OPENAI_HINTS[this.upstreamFor(request)][request.model.effort === 'openai-effort' ? 1 : 0];
+  }
 
   upstreamFor(request: CanonicalRequest): 'chat' | 'responses' {
     if (request.tools.some((tool) => tool.type === 'mcp') || request.messages.some((message) => message.role === 'mcp')) return 'responses';

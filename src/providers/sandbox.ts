@@ -38,7 +38,7 @@
 import { countTokensExactly } from '../domain/billing/estimate';
 import type { Cancellation } from '../domain/generation/cancellation';
 import type { VendorCapabilities } from '../domain/generation/capabilities';
-import type { CanonicalRequest, CanonicalTool, JsonSchema, ProviderEvent, ReasoningEffort, TextProvider } from '../domain/generation/canonical';
+import type { CanonicalRequest, CanonicalTool, JsonSchema, ProviderEvent, ReasoningEffort, TextProvider, VendorHints } from '../domain/generation/canonical';
 import { ProviderError } from '../domain/generation/errors';
 import { withFields } from '../domain/shared/objects';
 
@@ -144,11 +144,18 @@ export function sampleFromSchema(schema: JsonSchema | undefined, depth = 0): unk
 
 type OfferedTool = Exclude<CanonicalTool, { type: 'mcp' }>;
 
+const NO_HINTS: VendorHints = new Set();
+
 export class SandboxProvider implements TextProvider {
   constructor(private readonly options: SandboxOptions = {}) {}
 
   /** Custom tools are answered like function tools; MCP servers need a vendor that calls them, and the sandbox calls nothing. */
   readonly capabilities: VendorCapabilities = { customTools: true, mcpServers: false, mcpCalls: false, mcpApprovals: false };
+
+  /** Its answers are deterministic, written from the prompt alone: it takes no hint, so every one sent is named as dropped. */
+  hints(): VendorHints {
+    return NO_HINTS;
+  }
 
   generate(request: CanonicalRequest, signal: Cancellation): AsyncIterable<ProviderEvent> {
     return this.stream(request, signal);

@@ -122,13 +122,10 @@ describe('hints reach the vendors that have them', () => {
     expect(body.max_tool_calls).toBe(3);
   });
 
-  test('Chat upstream: verbosity to OpenAI only, seed to every Chat vendor', () => {
+  test('Chat upstream: verbosity and seed (which vendors take them is the hint rule: hints.test.ts)', () => {
     const { decoded } = decodeChatIngress({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }], verbosity: 'high', seed: 42 });
     const canonical = { ...decoded.request, model: gpt4o, maxOutputTokens: 100 };
     expect(toChatRequest(canonical, OPENAI_CHAT_OPTIONS)).toMatchObject({ verbosity: 'high', seed: 42 });
-    const compatible = toChatRequest(canonical, { maxTokensField: 'max_tokens', dropSamplingForReasoningModels: false });
-    expect(compatible).not.toHaveProperty('verbosity');
-    expect(compatible.seed).toBe(42);
   });
 });
 

@@ -98,24 +98,27 @@ export interface CanonicalRequest {
   messages: CanonicalMessage[];
   tools: CanonicalTool[];
   toolChoice?: CanonicalToolChoice;
+  /** A hint (see `temperature`). */
   parallelToolCalls?: boolean;
   responseFormat?: CanonicalResponseFormat;
   /** Output limit after defaulting and clamping to the model's maximum (reasoning included). */
   maxOutputTokens: number;
   stop?: string[];
+  /**
+   * Hints (hints.ts, the hint rule): sent to a vendor that takes them for this request, dropped
+   * and named on the answer otherwise. Sampling, answer length (`verbosity`), and whether tool
+   * calls may come several at once (`parallelToolCalls`).
+   */
   temperature?: number;
   topP?: number;
+  topK?: number;
   frequencyPenalty?: number;
   presencePenalty?: number;
+  seed?: number;
+  verbosity?: 'low' | 'medium' | 'high';
   reasoning: CanonicalReasoning;
   /** End-user id for vendor abuse monitoring (OpenAI `user`, Anthropic `metadata.user_id`). */
   user?: string;
-  /**
-   * Hints only some vendors have, passed to those and dropped for the others (docs/api.md,
-   * "Field policy", the hint rule): answer length (OpenAI `verbosity`), sampling seed.
-   */
-  verbosity?: 'low' | 'medium' | 'high';
-  seed?: number;
   /** Most calls of vendor-run (MCP) tools in one answer (Responses `max_tool_calls`); set only when MCP tools are declared. */
   maxToolCalls?: number;
   /**
@@ -132,7 +135,7 @@ export interface CanonicalRequest {
  * model served over that protocol gets them as sent; for any other, the pipeline applies the
  * context edits where that is exact (refusing an edit it cannot apply), leaves deferred tools out
  * until the conversation calls them, and drops the hints, naming them on the answer
- * (vendor-only.ts).
+ * (vendor-only.ts, hints.ts).
  */
 export interface VendorOnlySettings {
   protocol: 'anthropic';
@@ -158,6 +161,12 @@ export type CanonicalContextEdit =
   | { kind: 'clear_thinking'; field: string; keepTurns: number | 'all' }
   | { kind: 'clear_tool_uses'; field: string; trigger: { unit: 'input_tokens' | 'tool_uses'; value: number }; keep: number; excludeTools: readonly string[] }
   | { kind: 'compact'; field: string; trigger: { unit: 'input_tokens'; value: number } };
+
+/** The canonical request's hints (hints.ts, the hint rule). */
+export type CanonicalHint = 'temperature' | 'topP' | 'topK' | 'frequencyPenalty' | 'presencePenalty' | 'seed' | 'verbosity' | 'parallelToolCalls';
+
+/** The hints a vendor takes for one request. */
+export type VendorHints = ReadonlySet<CanonicalHint>;
 
 /**
  * Usage as the vendor reported it, in one shape whatever the vendor counts: `inputTokens` is the
@@ -206,6 +215,8 @@ export type ProviderEvent = CanonicalEvent | { type: 'input-usage'; usage: Input
 export interface TextProvider {
   /** What the vendor serves beyond function tools; the pipeline refuses the rest before anything is reserved. */
   readonly capabilities: VendorCapabilities;
+  /** The hints (hints.ts) the vendor takes for this request; the pipeline drops and names the others before calling `generate`. */
+  hints(request: CanonicalRequest): VendorHints;
   /** Refuses (400) what the vendor's request format cannot carry (beyond its capabilities), before anything is reserved. */
   validate?(request: CanonicalRequest): void;
   generate(request: CanonicalRequest, signal: Cancellation): AsyncIterable<ProviderEvent>;

@@ -9,7 +9,7 @@ import { countPromptTokens, promptForEstimate } from './prompt-size';
 import { clampOutputLimit } from './rules';
 import type { DecodedTextRequest } from './service';
 import { validateCanonicalRequest } from './validate';
-import { settleVendorOnly } from './vendor-only';
+import { settleForVendor } from './hints';
 
 export interface TokenCountDeps {
   catalog: Catalog;
@@ -39,7 +39,7 @@ export class TokenCounter {
     const { maxOutputTokens } = clampOutputLimit(model, decoded.outputLimit.value, decoded.outputLimit.field, decoded.outputLimit.fallback);
     const provider = deps.providers.forModel(model);
     const checked = validateCanonicalRequest(withFields(decoded.request, { model, maxOutputTokens, stream: false }), decoded, provider.capabilities);
-    const { request } = settleVendorOnly(checked, (r) => estimateInputTokens(promptForEstimate(r)));
+    const { request } = settleForVendor(checked, provider, decoded.fields.hints, (r) => estimateInputTokens(promptForEstimate(r)));
     const inputTokens = provider.countTokens ? await provider.countTokens(request, signal) : countPromptTokens(request);
     return { model, routedFrom, inputTokens };
   }

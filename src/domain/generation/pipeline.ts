@@ -15,7 +15,7 @@ import { withFields } from '../shared/objects';
 import type { Metrics, TraceSpan } from '../shared/telemetry';
 import { usageSpanAttributes, vendorSpanAttributes, vendorSpanName } from './trace-attributes';
 import { validateCanonicalRequest } from './validate';
-import { settleVendorOnly } from './vendor-only';
+import { settleForVendor } from './hints';
 import { countPromptTokens, inputTokensWithinContext, promptForEstimate } from './prompt-size';
 
 export interface TextPipelineDeps {
@@ -38,6 +38,9 @@ export interface TextPipelineDeps {
 }
 
 const count = countTokensExactly;
+
+/** The hold's bound of a prompt's input tokens, which context edits compare with their triggers. */
+const inputTokenBound = (request: CanonicalRequest): number => estimateInputTokens(promptForEstimate(request));
 
 function pricesOf(model: TextModel): TokenPrices {
   if (!model.pricing) throw modelNotAvailable(model.id); // unpriced models never resolve; defensive
@@ -112,7 +115,7 @@ export class TextPipeline implements TextGenerationService {
     const limit = clampOutputLimit(model, decoded.outputLimit.value, decoded.outputLimit.field, decoded.outputLimit.fallback);
     const provider = deps.providers.forModel(model);
     const clamped: CanonicalRequest = withFields(decoded.request, { model, maxOutputTokens: limit.maxOutputTokens, stream: decoded.stream });
-    const { request, droppedHints } = settleVendorOnly(validateCanonicalRequest(clamped, decoded, provider.capabilities), (r) => estimateInputTokens(promptForEstimate(r)));
+    const { request, droppedHints } = settleForVendor(validateCanonicalRequest(clamped, decoded, provider.capabilities), provider, decoded.fields.hints, inputTokenBound);
     provider.validate?.(request);
     const prices = pricesOf(model);
 

@@ -2,6 +2,7 @@ import type { KeyPrincipal } from '../accounts/auth';
 import type { TextModel } from '../catalog';
 import type { Cancellation } from './cancellation';
 import type { CanonicalEvent, CanonicalRequest, InputUsage } from './canonical';
+import type { HintNames } from './hints';
 import type { RequestOutcome, TraceSpan } from '../shared/telemetry';
 
 /**
@@ -97,4 +98,6 @@ export interface WireFieldNames {
   thinkingBudget?: string;
   /** What a prompt longer than the model's context is refused as (default `messages`; Responses: `input`). */
   prompt?: string;
+  /** How the format names each hint, for the answer to name those the vendor did not take (hints.ts). */
+  hints: HintNames;
 }

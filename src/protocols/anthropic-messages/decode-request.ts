@@ -12,8 +12,10 @@ import { mapReasoningEffort } from '../../domain/generation/rules';
 import type { DecodedTextRequest } from '../../domain/generation/service';
 import type { WireFieldNames } from '../../domain/generation/validate';
 import { Fields, checkToolCount, compact, fieldPath, joinTextParts, nameAt, refuseField } from '../decode-fields';
+import { applyFieldPolicy, fieldsOf, fieldsWith } from '../apply-field-policy';
+import { TOP_LEVEL_HINT_NAMES } from '../field-policy';
 import { type MessagesRequestHeaders, VendorOnlyCollector } from './decode-vendor-only';
-import { MESSAGES_FIELD_POLICY, MESSAGES_REFUSALS, NESTED_FIELD_POLICIES, TOOL_FIELD_POLICY, fieldsWith, knownFields } from './field-policy';
+import { MESSAGES_FIELD_POLICY, MESSAGES_POLICY, NESTED_FIELD_POLICIES, TOOL_FIELD_POLICY } from './field-policy';
 
 /**
  * Client side of `POST /v1/messages` (Anthropic Messages format): the request body → canonical
@@ -21,19 +23,18 @@ import { MESSAGES_FIELD_POLICY, MESSAGES_REFUSALS, NESTED_FIELD_POLICIES, TOOL_F
  */
 
 /** Every top-level field the decoder reads (others are refused): the field policy's, tied to the request type there; the API document is built from it. */
-export const KNOWN_FIELDS = knownFields(MESSAGES_FIELD_POLICY);
-const REFUSED_FIELDS = fieldsWith(MESSAGES_FIELD_POLICY, 'refused') as readonly (keyof typeof MESSAGES_REFUSALS)[];
-const TOOL_FIELDS = knownFields(TOOL_FIELD_POLICY);
+export const KNOWN_FIELDS = fieldsOf(MESSAGES_FIELD_POLICY);
+const TOOL_FIELDS = fieldsOf(TOOL_FIELD_POLICY);
 const TOOL_PASSED_FIELDS = fieldsWith(TOOL_FIELD_POLICY, 'passed-to-vendor');
 const BLOCK = {
-  text: knownFields(NESTED_FIELD_POLICIES.text),
-  toolUse: knownFields(NESTED_FIELD_POLICIES.tool_use),
-  toolResult: knownFields(NESTED_FIELD_POLICIES.tool_result),
-  thinking: knownFields(NESTED_FIELD_POLICIES.thinking_block),
-  redacted: knownFields(NESTED_FIELD_POLICIES.redacted_thinking),
-  mcpUse: knownFields(NESTED_FIELD_POLICIES.mcp_tool_use),
-  mcpResult: knownFields(NESTED_FIELD_POLICIES.mcp_tool_result),
-  message: knownFields(NESTED_FIELD_POLICIES.message),
+  text: fieldsOf(NESTED_FIELD_POLICIES.text),
+  toolUse: fieldsOf(NESTED_FIELD_POLICIES.tool_use),
+  toolResult: fieldsOf(NESTED_FIELD_POLICIES.tool_result),
+  thinking: fieldsOf(NESTED_FIELD_POLICIES.thinking_block),
+  redacted: fieldsOf(NESTED_FIELD_POLICIES.redacted_thinking),
+  mcpUse: fieldsOf(NESTED_FIELD_POLICIES.mcp_tool_use),
+  mcpResult: fieldsOf(NESTED_FIELD_POLICIES.mcp_tool_result),
+  message: fieldsOf(NESTED_FIELD_POLICIES.message),
 };
 
 const MEDIA_BLOCKS = ['image', 'document', 'search_result'];
@@ -45,6 +46,7 @@ const MESSAGES_FIELDS: WireFieldNames = {
   namedToolChoice: { field: 'tool_choice.name', noun: 'a tool' },
   schema: 'output_config.format.schema',
   thinkingBudget: 'thinking.budget_tokens',
+  hints: { ...TOP_LEVEL_HINT_NAMES, parallelToolCalls: 'tool_choice.disable_parallel_tool_use' },
 };
 const MESSAGES_BETA_FORMAT_FIELDS: WireFieldNames = { ...MESSAGES_FIELDS, schema: 'output_format.schema' };
 
@@ -62,16 +64,14 @@ export interface MessagesIngress {
 
 /** Validates a Messages body (field policy: field-policy.ts); throws 400 `bad_request` naming the field. */
 export function decodeMessagesIngress(body: unknown, headers: MessagesRequestHeaders = {}): MessagesIngress {
-  const req = Fields.body(body).allowOnly(KNOWN_FIELDS);
-  for (const field of REFUSED_FIELDS) if (req.isSet(field)) refuseField(field, MESSAGES_REFUSALS[field]);
+  const req = Fields.body(body);
+  applyFieldPolicy(req, MESSAGES_POLICY);
   if (req.oneOf('speed', ['standard', 'fast']) === 'fast') refuseField('speed', "'fast' is not supported: fast mode is billed at a premium the catalog price does not cover; send 'standard' or leave it out");
   const billing = req.object('billing_policy')?.allowOnly(['type', 'bill_to']);
   billing?.oneOf('type', ['billing_policy']);
   if (billing?.oneOf('bill_to', ['self', 'user_profile']) === 'user_profile') refuseField('billing_policy.bill_to', "'user_profile' is not supported: the account of the API key pays; send 'self' or leave it out");
-  req.object('diagnostics')?.allowOnly(['previous_message_id']).string('previous_message_id');
 
   const vendorOnly = new VendorOnlyCollector(headers);
-  vendorOnly.pass(req, 'top_k', (r, key) => r.integer(key, { min: 0 }));
   vendorOnly.pass(req, 'service_tier', (r, key) => r.oneOf(key, ['auto', 'standard_only']));
   vendorOnly.pass(req, 'cache_control', (r, key) => r.jsonObject(key));
   vendorOnly.contextManagement(req);
@@ -82,7 +82,6 @@ export function decodeMessagesIngress(body: unknown, headers: MessagesRequestHea
   const messages = [...(system !== undefined ? [{ role: 'system' as const, content: system }] : []), ...decodeMessages(req)];
   const tools = [...decodeTools(req, vendorOnly), ...decodeMcpServers(req)];
   const choice = decodeToolChoice(req);
-  const metadata = req.object('metadata')?.allowOnly(knownFields(NESTED_FIELD_POLICIES.metadata));
   const responseFormat = decodeOutputFormat(req);
   const thinking = decodeReasoning(req, vendorOnly);
 
@@ -99,8 +98,9 @@ export function decodeMessagesIngress(body: unknown, headers: MessagesRequestHea
       stop: decodeStopSequences(req),
       temperature: req.number('temperature', { min: 0, max: 1 }),
       topP: req.number('top_p', { min: 0, max: 1 }),
+      topK: req.integer('top_k', { min: 0 }),
       reasoning: thinking.reasoning,
-      user: metadata?.string('user_id'),
+      user: req.object('metadata')?.string('user_id'),
       vendorOnly: vendorOnly.settings(),
     }),
     stream: req.boolean('stream') ?? false,
@@ -367,7 +367,7 @@ function decodeReasoning(req: Fields, vendorOnly: VendorOnlyCollector): { reason
 
 /** Anthropic's effort levels; `max` (and `xhigh`) mean the canonical `extra_high`. */
 function decodeEffort(req: Fields, vendorOnly: VendorOnlyCollector): ReasoningEffort | undefined {
-  const config = req.object('output_config')?.allowOnly(knownFields(NESTED_FIELD_POLICIES.output_config));
+  const config = req.object('output_config')?.allowOnly(fieldsOf(NESTED_FIELD_POLICIES.output_config));
   if (config) vendorOnly.passNested(config, 'output_config', 'task_budget', config.jsonObject('task_budget'));
   const effort = config?.oneOf('effort', ['low', 'medium', 'high', 'xhigh', 'max']);
   return effort === 'max' ? 'extra_high' : mapReasoningEffort(effort, 'output_config.effort');

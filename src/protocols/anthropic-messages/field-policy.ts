@@ -1,18 +1,19 @@
-import type { FieldDisposition, FieldPolicy } from '../field-policy';
+import type { FieldPolicy } from '../field-policy';
+import { fieldsOf, type FormatFieldPolicy } from '../apply-field-policy';
 import type { MessageCreateParams, MessagesTool } from './types';
 
 /**
- * The Messages format's field policy (docs/api.md, "Field policy: Messages"): what Tollgate does
- * with every top-level field of Anthropic's current request schema, and with the nested fields
- * real clients send. The decoder reads its known fields from these tables, so a field in no
- * table is unknown (400 naming it), and the request type ties the top-level table to the schema:
- * a field one has and the other lacks fails to compile.
+ * The Messages format's field policy (docs/api.md, "Field policy"): what Tollgate does with
+ * every top-level field of Anthropic's current request schema, and with the nested fields real
+ * clients send. The decoder applies it as the other formats apply theirs (apply-field-policy.ts),
+ * so a field in no table is unknown (400 naming it), and the request type ties the top-level
+ * table to the schema: a field one has and the other lacks fails to compile.
  *
- * `passed-to-vendor` fields go to Anthropic as sent. For any other vendor, Tollgate applies
- * `context_management` edits itself where that is exact (and refuses an edit it cannot apply
- * exactly), offers a deferred tool only once a tool search named it, and drops the rest by
- * the hint rule: they change neither the bill nor the answer's validity, so the answer says
- * which were dropped (`x-service-dropped-hints`) instead of refusing the request.
+ * `passed-to-vendor` fields go to the vendors that take them: Anthropic's own settings (betas,
+ * `context_management`, `service_tier`, tools' own fields…) to Anthropic as sent. For any other
+ * vendor, Tollgate applies `context_management` edits itself where that is exact (and refuses an
+ * edit it cannot apply exactly), offers a deferred tool only once the conversation called it,
+ * and drops the rest by the hint rule, naming them (`x-service-dropped-hints`).
  */
 export const MESSAGES_FIELD_POLICY = {
   model: 'honoured',
@@ -25,12 +26,13 @@ export const MESSAGES_FIELD_POLICY = {
   output_config: 'honoured',
   output_format: 'honoured',
   stop_sequences: 'honoured',
-  temperature: 'honoured',
-  top_p: 'honoured',
+
   stream: 'honoured',
   mcp_servers: 'honoured',
   speed: 'honoured',
   billing_policy: 'honoured',
+  temperature: 'passed-to-vendor',
+  top_p: 'passed-to-vendor',
   top_k: 'passed-to-vendor',
   service_tier: 'passed-to-vendor',
   cache_control: 'passed-to-vendor',
@@ -46,16 +48,6 @@ export const MESSAGES_FIELD_POLICY = {
 } as const satisfies FieldPolicy<keyof MessageCreateParams>;
 
 export type MessagesField = keyof typeof MESSAGES_FIELD_POLICY;
-
-/** What the client should change, for each refused top-level field. */
-export const MESSAGES_REFUSALS: Readonly<Record<RefusedIn<typeof MESSAGES_FIELD_POLICY>, string>> = {
-  container: 'is not supported: containers belong to server-side code execution, which Tollgate does not offer; remove it and run code with client tools',
-  inference_geo: 'is not supported: data residency is priced differently from the catalog price Tollgate charges; remove it (the vendor account default applies)',
-  compaction: 'is not supported: compaction requests are answered by a summary only Anthropic writes; compact the conversation client-side, or use context_management',
-  fallbacks: "is not supported: Tollgate serves and bills the model it resolved; remove it and retry with another model yourself",
-  fallback_credit_token: "is not supported: Tollgate serves and bills the model it resolved; remove it and retry with another model yourself",
-  thread: 'is not supported: Tollgate is stateless; remove it and send the whole conversation in messages',
-};
 
 /** Nested fields real clients send, per object, by the same dispositions. */
 export const TOOL_FIELD_POLICY = {
@@ -91,11 +83,22 @@ export const NESTED_FIELD_POLICIES = {
   metadata: { user_id: 'metadata' },
 } as const satisfies Readonly<Record<string, FieldPolicy>>;
 
-type RefusedIn<P extends FieldPolicy> = { [K in keyof P]: P[K] extends 'refused' ? K : never }[keyof P] & string;
+const MODEL_RESOLVED = "is not supported: Tollgate serves and bills the model it resolved; remove it and retry with another model yourself";
 
-/** The names a policy table knows (the decoder's allow-list). */
-export const knownFields = <P extends FieldPolicy>(policy: P): readonly (keyof P & string)[] => Object.keys(policy) as (keyof P & string)[];
-
-/** The fields of a table that have a given disposition. */
-export const fieldsWith = <P extends FieldPolicy>(policy: P, disposition: FieldDisposition): readonly (keyof P & string)[] =>
-  knownFields(policy).filter((key) => policy[key] === disposition);
+/** The refused fields (what the client should change) and the metadata fields' shape checks. */
+export const MESSAGES_POLICY: FormatFieldPolicy<typeof MESSAGES_FIELD_POLICY> = {
+  table: MESSAGES_FIELD_POLICY,
+  refusals: {
+    container: { problem: 'is not supported: containers belong to server-side code execution, which Tollgate does not offer; remove it and run code with client tools' },
+    inference_geo: { problem: 'is not supported: data residency is priced differently from the catalog price Tollgate charges; remove it (the vendor account default applies)' },
+    compaction: { problem: 'is not supported: compaction requests are answered by a summary only Anthropic writes; compact the conversation client-side, or use context_management' },
+    fallbacks: { problem: MODEL_RESOLVED },
+    fallback_credit_token: { problem: MODEL_RESOLVED },
+    thread: { problem: 'is not supported: Tollgate is stateless; remove it and send the whole conversation in messages' },
+  },
+  metadata: {
+    // `user_id` reaches the vendor as the end-user id (the decoder reads it).
+    metadata: (req, field) => req.object(field)?.allowOnly(fieldsOf(NESTED_FIELD_POLICIES.metadata)).string('user_id'),
+    diagnostics: (req, field) => req.object(field)?.allowOnly(['previous_message_id']).string('previous_message_id'),
+  },
+};

@@ -1,4 +1,4 @@
-import type { CanonicalMcpCall, CanonicalMessage, CanonicalRequest, CanonicalTool, CanonicalToolChoice, VendorOnlySettings } from '../../domain/generation/canonical';
+import type { CanonicalMcpCall, CanonicalMessage, CanonicalRequest, CanonicalTool, CanonicalToolChoice, VendorHints, VendorOnlySettings } from '../../domain/generation/canonical';
 import { badRequest } from '../../domain/shared/errors';
 import type {
   AnthropicRequestPlan,
@@ -26,11 +26,11 @@ import { CONTEXT_MANAGEMENT_BETA } from './decode-vendor-only';
  *   the 4.5 models have no adaptive mode. The budget always stays below `max_tokens` (a
  *   budget under 1,024 is impossible, so then thinking is left off). A forced tool choice
  *   cannot be combined with thinking: the tool choice wins and thinking is left off.
- * - Sampling: temperature clamped to Anthropic's 0..1; with thinking, temperature, top_p and
- *   top_k are dropped (Anthropic refuses them); when both are set only temperature is sent (the
- *   4.5 models refuse both). Penalties do not exist at Anthropic and are dropped.
+ * - Sampling: temperature clamped to Anthropic's 0..1. Which hints Anthropic takes for a request
+ *   (none of temperature, top_p and top_k with thinking; not top_p beside temperature) is
+ *   declared by `anthropicHints` and settled by the pipeline (hints.ts): what arrives is sent.
  * - What a Messages client sent for Anthropic alone (the field policy's `passed-to-vendor`:
- *   `context_management`, `top_k`, `service_tier`, `cache_control`, tools' own fields, the
+ *   `context_management`, `service_tier`, `cache_control`, tools' own fields, the
  *   `anthropic-beta` and `anthropic-version` headers) goes as sent.
  */
 
@@ -48,8 +48,7 @@ export function toMessagesRequest(request: CanonicalRequest): AnthropicRequestPl
   const body: AnthropicWireRequest = { model: request.model.vendorModelId, max_tokens: request.maxOutputTokens, messages, stream: request.stream !== false };
 
   const functionTools = request.tools.filter((tool) => tool.type !== 'mcp');
-  const forcedTool = functionTools.length > 0 && (request.toolChoice === 'required' || typeof request.toolChoice === 'object');
-  const budget = forcedTool ? null : thinkingBudget(request);
+  const budget = plannedThinkingBudget(request);
   if (budget !== null) body.thinking = { type: 'enabled', budget_tokens: budget };
 
   const vendorOnly = request.vendorOnly?.protocol === 'anthropic' ? request.vendorOnly : undefined;
@@ -70,21 +69,39 @@ export function toMessagesRequest(request: CanonicalRequest): AnthropicRequestPl
   if (systemParts.length > 0) body.system = systemParts.join('\n\n');
 
   if (request.stop && request.stop.length > 0) body.stop_sequences = request.stop;
-  if (budget === null) {
-    if (request.temperature !== undefined) body.temperature = Math.min(1, Math.max(0, request.temperature));
-    else if (request.topP !== undefined) body.top_p = request.topP;
-  }
+  if (request.temperature !== undefined) body.temperature = Math.min(1, Math.max(0, request.temperature));
+  if (request.topP !== undefined) body.top_p = request.topP;
+  if (request.topK !== undefined) body.top_k = request.topK;
   if (request.user !== undefined) body.metadata = { user_id: request.user };
   if (!vendorOnly) return { body, betas };
-  return withVendorOnly({ body, betas }, vendorOnly, budget !== null);
+  return withVendorOnly({ body, betas }, vendorOnly);
+}
+
+const SAMPLING_ALONE: VendorHints = new Set(['temperature', 'topK', 'parallelToolCalls']);
+const SAMPLING: VendorHints = new Set([...SAMPLING_ALONE, 'topP']);
+const WHILE_THINKING: VendorHints = new Set(['parallelToolCalls']);
+
+/**
+ * The hints Anthropic takes for a request: no sampling value while thinking (Anthropic refuses
+ * them then), and top_p only without temperature (the 4.5 models refuse both); no penalties,
+ * seed or verbosity.
+ */
+export function anthropicHints(request: CanonicalRequest): VendorHints {
+  if (plannedThinkingBudget(request) !== null) return WHILE_THINKING;
+  return request.temperature !== undefined ? SAMPLING_ALONE : SAMPLING;
+}
+
+/** The thinking budget Anthropic is sent, or null: none with a forced tool, which Anthropic refuses beside thinking. */
+function plannedThinkingBudget(request: CanonicalRequest): number | null {
+  const forcedTool = request.toolChoice === 'required' || typeof request.toolChoice === 'object';
+  return forcedTool && request.tools.some((tool) => tool.type !== 'mcp') ? null : thinkingBudget(request);
 }
 
 /** The client's Anthropic-only fields and headers on top of the body Tollgate built. */
-function withVendorOnly(plan: AnthropicRequestPlan, settings: VendorOnlySettings, thinking: boolean): AnthropicRequestPlan {
+function withVendorOnly(plan: AnthropicRequestPlan, settings: VendorOnlySettings): AnthropicRequestPlan {
   const { body } = plan;
-  const { output_config: outputConfig, top_k: topK, ...rest } = settings.body;
+  const { output_config: outputConfig, ...rest } = settings.body;
   Object.assign(body, rest);
-  if (topK !== undefined && !thinking) body.top_k = topK as number;
   if (outputConfig !== undefined) body.output_config = { ...body.output_config, ...(outputConfig as Record<string, unknown>) };
   const betas = [...(settings.headers['anthropic-beta']?.split(',') ?? []), ...plan.betas];
   if (body.context_management !== undefined) betas.push(CONTEXT_MANAGEMENT_BETA);

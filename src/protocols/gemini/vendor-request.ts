@@ -23,7 +23,8 @@ import type {
  *   reasoning block cannot tell a Gemini signature from another vendor's.
  * - Gemini has no tool-call ids: ids are minted here, and tool results find their function
  *   name through the id of the call in the conversation.
- * - `parallelToolCalls` has no Gemini control and is ignored.
+ * - Hints: sampling and penalties are sent when present; the provider declares that it takes no
+ *   others (Gemini has no parallel tool-call control), so the pipeline drops and names them.
  */
 
 export const GEMINI_THINKING_BUDGETS = { low: 1024, medium: 8192, high: 24576, extra_high: 32768 } as const;

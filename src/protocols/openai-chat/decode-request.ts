@@ -20,6 +20,7 @@ import {
   refuseField,
 } from '../decode-fields';
 import { applyFieldPolicy, fieldsOf } from '../apply-field-policy';
+import { TOP_LEVEL_HINT_NAMES } from '../field-policy';
 import { CHAT_FIELD_POLICY, CHAT_POLICY } from './field-policy';
 
 /**
@@ -40,6 +41,7 @@ const CHAT_FIELDS: WireFieldNames = {
   requiredToolChoice: { field: 'tool_choice', value: "'required'" },
   namedToolChoice: { field: 'tool_choice.function.name', noun: 'a function' },
   schema: 'response_format.json_schema.schema',
+  hints: TOP_LEVEL_HINT_NAMES,
 };
 
 /** What the Chat decoder yields besides the canonical request. */

@@ -19,17 +19,12 @@ export interface ChatEgressOptions {
   maxTokensField: 'max_completion_tokens' | 'max_tokens';
   /** Top-level body fields this vendor rejects; removed after mapping (Portkey-style exclusion). */
   excludeParams?: readonly string[];
-  /** OpenAI reasoning models reject temperature, top_p and penalties: drop them for effort models. */
-  dropSamplingForReasoningModels: boolean;
-  /** The vendor reads `verbosity` (OpenAI); others are not sent it (the hint rule, docs/api.md). */
-  verbosity?: boolean;
 }
 
-export const OPENAI_CHAT_OPTIONS: ChatEgressOptions = { maxTokensField: 'max_completion_tokens', dropSamplingForReasoningModels: true, verbosity: true };
+export const OPENAI_CHAT_OPTIONS: ChatEgressOptions = { maxTokensField: 'max_completion_tokens' };
 
 export function toChatRequest(request: CanonicalRequest, options: ChatEgressOptions = OPENAI_CHAT_OPTIONS): ChatWireRequest {
   const usesEffort = request.model.effort === 'openai-effort';
-  const keepSampling = !(usesEffort && options.dropSamplingForReasoningModels);
   const functionLike = request.tools.filter((tool) => tool.type !== 'mcp');
   const body: ChatWireRequest = {
     model: request.model.vendorModelId,
@@ -52,19 +47,18 @@ export function toChatRequest(request: CanonicalRequest, options: ChatEgressOpti
   if (format) body.response_format = format;
   body[options.maxTokensField] = request.maxOutputTokens;
   if (request.stop && request.stop.length > 0) body.stop = request.stop;
-  if (keepSampling) {
-    if (request.temperature !== undefined) body.temperature = request.temperature;
-    if (request.topP !== undefined) body.top_p = request.topP;
-    if (request.frequencyPenalty !== undefined) body.frequency_penalty = request.frequencyPenalty;
-    if (request.presencePenalty !== undefined) body.presence_penalty = request.presencePenalty;
-  }
+  // Hints arrive only when the vendor takes them (the provider's hints(), settled by the pipeline).
+  if (request.temperature !== undefined) body.temperature = request.temperature;
+  if (request.topP !== undefined) body.top_p = request.topP;
+  if (request.frequencyPenalty !== undefined) body.frequency_penalty = request.frequencyPenalty;
+  if (request.presencePenalty !== undefined) body.presence_penalty = request.presencePenalty;
   if (usesEffort) {
     const effort = toOpenAIEffort(request.reasoning);
     if (effort) body.reasoning_effort = effort;
   }
   if (request.user !== undefined) body.user = request.user;
   if (request.seed !== undefined) body.seed = request.seed;
-  if (request.verbosity !== undefined && options.verbosity) body.verbosity = request.verbosity;
+  if (request.verbosity !== undefined) body.verbosity = request.verbosity;
   for (const param of options.excludeParams ?? []) delete (body as unknown as Record<string, unknown>)[param];
   return body;
 }

@@ -7,6 +7,7 @@ import { applyFieldPolicy, fieldsOf } from '../apply-field-policy';
 import type { ResponseFormatTextConfig, ResponseObject, ResponsesReasoningEffort } from './types';
 import { decodeInput } from './decode-input';
 import { decodeTextFormat, decodeToolChoice, decodeTools, type NamespacedName } from './decode-tools';
+import { TOP_LEVEL_HINT_NAMES } from '../field-policy';
 import { RESPONSES_FIELD_POLICY, RESPONSES_POLICY } from './field-policy';
 
 /**
@@ -30,6 +31,7 @@ const RESPONSES_FIELDS: WireFieldNames = {
   namedToolChoice: { field: 'tool_choice.name', noun: 'a function tool' },
   schema: 'text.format.schema',
   prompt: 'input',
+  hints: { ...TOP_LEVEL_HINT_NAMES, verbosity: 'text.verbosity' },
 };
 const RESPONSES_CUSTOM_CHOICE_FIELDS: WireFieldNames = { ...RESPONSES_FIELDS, namedToolChoice: { field: 'tool_choice.name', noun: 'a custom tool' } };
 

@@ -15,7 +15,9 @@ import type { ResponsesWireInputItem, ResponsesWireRequest, ResponsesWireTool, R
  * conversation in `input` every time). Used for OpenAI reasoning models and whenever MCP
  * tools are present (only Responses lets OpenAI call an MCP server itself).
  *
- * Not sent: stop sequences, penalties and seed (Responses has no such fields). Reasoning items of
+ * Hints arrive only when OpenAI takes them here (the provider's hints(), settled by the pipeline:
+ * no penalties or seed, which Responses lacks; no sampling for reasoning models). Not sent: stop
+ * sequences (Responses has no such field). Reasoning items of
  * earlier turns are not sent back either (they are optional input; their encrypted content
  * would need `include` and an item id that the canonical form does not carry).
  */
@@ -53,11 +55,9 @@ export function toResponsesRequest(request: CanonicalRequest): ResponsesWireRequ
             },
     };
   }
-  // Reasoning models refuse sampling parameters.
-  if (!usesEffort) {
-    if (request.temperature !== undefined) body.temperature = request.temperature;
-    if (request.topP !== undefined) body.top_p = request.topP;
-  } else {
+  if (request.temperature !== undefined) body.temperature = request.temperature;
+  if (request.topP !== undefined) body.top_p = request.topP;
+  if (usesEffort) {
     const effort = toOpenAIEffort(request.reasoning);
     if (effort) body.reasoning = { effort };
   }

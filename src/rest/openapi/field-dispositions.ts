@@ -10,7 +10,7 @@ import type { JsonSchema } from './schema';
 
 const SAYS: Readonly<Record<Exclude<FieldDisposition, 'refused'>, string>> = {
   honoured: 'Honoured.',
-  'passed-to-vendor': "Passed to the vendors that have it; dropped for the others (the hint rule).",
+  'passed-to-vendor': 'Passed to the vendors that take it; for the others dropped and named in the answer header x-service-dropped-hints (the hint rule, docs/api.md).',
   metadata: 'Accepted as metadata: changes neither the answer nor the bill.',
   emulated: 'Emulated by Tollgate, exactly.',
 };

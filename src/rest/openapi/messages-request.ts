@@ -1,36 +1,17 @@
-import type { FieldDisposition } from '../../protocols/field-policy';
 import { KNOWN_FIELDS as MESSAGES_FIELDS } from '../../protocols/anthropic-messages/decode-request';
 import { COUNT_TOKENS_FIELDS } from '../../protocols/anthropic-messages/count-tokens';
-import { MESSAGES_FIELD_POLICY, MESSAGES_REFUSALS } from '../../protocols/anthropic-messages/field-policy';
+import { MESSAGES_POLICY } from '../../protocols/anthropic-messages/field-policy';
+import { documentedFields } from './field-dispositions';
 import { answer, any, arrayOf, bool, int, num, object, oneOf, str, type JsonSchema } from './schema';
 
 /*
  * The Messages request bodies (`/v1/messages` and its `count_tokens`) and the Anthropic-shaped
- * error. Each field's description starts from its field-policy disposition, and the table is
- * keyed by the decoder's field list, so a field added to the policy does not compile until it
- * is documented here.
+ * error. As for the other formats (text-requests.ts), each field's description starts from its
+ * field-policy disposition, refused fields are described by their refusal, and the table is keyed
+ * by the policy, so a field added to it does not compile until it is documented here.
  */
 
-type FieldTable<Fields extends readonly string[]> = Readonly<Record<Fields[number], JsonSchema>>;
-
-const DISPOSITION: Readonly<Record<FieldDisposition, string>> = {
-  honoured: '',
-  'passed-to-vendor': 'Passed to Anthropic models as sent; other vendors: see docs/api.md (hints are dropped and named in x-service-dropped-hints).',
-  metadata: 'Accepted as metadata; changes neither the answer nor the bill.',
-  emulated: 'Done by Tollgate itself.',
-  refused: 'Refused with 400 when set:',
-};
-
-const describe = (field: keyof typeof MESSAGES_FIELD_POLICY, schema: JsonSchema): JsonSchema => {
-  const disposition = MESSAGES_FIELD_POLICY[field];
-  const why = disposition === 'refused' ? ` ${MESSAGES_REFUSALS[field as keyof typeof MESSAGES_REFUSALS]}.` : '';
-  const own = typeof schema.description === 'string' ? schema.description : '';
-  return { ...schema, description: [DISPOSITION[disposition] + why, own].filter((part) => part.trim() !== '').join(' ') };
-};
-
-const refused: JsonSchema = {};
-
-const MESSAGES: FieldTable<typeof MESSAGES_FIELDS> = {
+const documented = documentedFields(MESSAGES_POLICY, {
   model: str('Model id: a catalog id (`<vendor>/<model>`) or a vendor id that names exactly one model the key can use.', { minLength: 1 }),
   max_tokens: int("Output limit (reasoning included), at least 1. Required. Above the model's largest it is lowered (answer header x-service-max-output-clamped), not refused.", { minimum: 1 }),
   messages: arrayOf(any('A message: role user, assistant or system; content a string or text, tool_use, tool_result and thinking blocks.')),
@@ -50,20 +31,16 @@ const MESSAGES: FieldTable<typeof MESSAGES_FIELDS> = {
   service_tier: oneOf(['auto', 'standard_only']),
   cache_control: { type: 'object', description: 'Automatic prompt caching.' },
   context_management: any('`{edits: [...]}`: clear_thinking_*, clear_tool_uses_*, compact_* edits; applied by Tollgate for other vendors where exact, refused where not.'),
-  container: refused,
-  inference_geo: refused,
   diagnostics: object({ previous_message_id: str() }),
   speed: oneOf(['standard', 'fast'], "Only 'standard': fast mode is priced differently."),
   billing_policy: any("Only `bill_to: 'self'` (the key's account pays)."),
-  compaction: refused,
-  fallbacks: refused,
-  fallback_credit_token: refused,
-  thread: refused,
-};
+});
 
-const documented = Object.fromEntries(MESSAGES_FIELDS.map((field) => [field, describe(field, MESSAGES[field])]));
-
-export const messagesRequestSchema = object(documented, ['model', 'max_tokens', 'messages'], 'Messages request (Anthropic format).');
+export const messagesRequestSchema = object(
+  Object.fromEntries(MESSAGES_FIELDS.map((field) => [field, documented[field]])),
+  ['model', 'max_tokens', 'messages'],
+  'Messages request (Anthropic format).',
+);
 
 /** count_tokens takes the Messages fields that shape the prompt (no max_tokens, no sampling). */
 export const countTokensRequestSchema = object(
