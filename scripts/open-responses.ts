@@ -16,10 +16,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { startFakeAnthropic } from '../test/fakes/anthropic';
-import { startFakeGemini } from '../test/fakes/gemini';
-import { startFakeOpenAI } from '../test/fakes/openai';
 import { startTextHarness, textAccount } from '../test/support/text';
+import { startVendorFakes } from '../test/support/vendor-fakes';
 
 const run = promisify(execFile);
 
@@ -59,15 +57,9 @@ interface RunnerResult {
 
 async function main(): Promise<void> {
   const dir = resolve(process.argv[2] ?? '');
-  const [openai, anthropic, gemini] = await Promise.all([startFakeOpenAI(), startFakeAnthropic(), startFakeGemini()]);
-  const h = await startTextHarness({
-    OPENAI_API_KEY: openai.apiKey!,
-    OPENAI_BASE_URL: openai.url,
-    ANTHROPIC_API_KEY: anthropic.apiKey!,
-    ANTHROPIC_BASE_URL: anthropic.url,
-    GEMINI_API_KEY: gemini.apiKey!,
-    GEMINI_BASE_URL: gemini.url,
-  });
+  const fakes = await startVendorFakes();
+  const { openai, anthropic, gemini } = fakes;
+  const h = await startTextHarness(fakes.env);
   // Node 20 has no global WebSocket, which the runner's WebSocket tests use.
   const scratch = mkdtempSync(join(tmpdir(), 'open-responses-'));
   const wsGlobal = join(scratch, 'ws-global.mjs');
@@ -109,7 +101,7 @@ async function main(): Promise<void> {
   } finally {
     rmSync(scratch, { recursive: true, force: true });
     await h.stop();
-    await Promise.all([openai.close(), anthropic.close(), gemini.close()]);
+    await fakes.close();
   }
 }
 

@@ -1,9 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startFakeAnthropic, type FakeAnthropicReply } from '../fakes/anthropic';
-import { startFakeGemini, type FakeGeminiReply } from '../fakes/gemini';
-import { startFakeOpenAI, type FakeOpenAIReply, type FakeVendor } from '../fakes/openai';
-import { sseFrames, startTextHarness, textAccount, type TextAccount, type TextHarness } from '../support/text';
+import { textHarnessOnFakes } from '../support/vendor-fakes';
+import { sseFrames } from '../support/text';
 import type { FieldPolicy } from '../../src/protocols/field-policy';
 import { CHAT_FIELD_POLICY } from '../../src/protocols/openai-chat/field-policy';
 import { RESPONSES_FIELD_POLICY } from '../../src/protocols/openai-responses/field-policy';
@@ -63,33 +61,7 @@ const OWN: Partial<Record<Format, { model: string; policy: FieldPolicy }>> = {
   messages: { model: 'anthropic/claude-sonnet-4-5', policy: MESSAGES_FIELD_POLICY },
 };
 
-let openai: FakeVendor<FakeOpenAIReply>;
-let anthropic: FakeVendor<FakeAnthropicReply>;
-let gemini: FakeVendor<FakeGeminiReply>;
-let h: TextHarness;
-let a: TextAccount;
-
-beforeAll(async () => {
-  [openai, anthropic, gemini] = await Promise.all([startFakeOpenAI(), startFakeAnthropic(), startFakeGemini()]);
-  h = await startTextHarness({
-    OPENAI_API_KEY: openai.apiKey!,
-    OPENAI_BASE_URL: openai.url,
-    ANTHROPIC_API_KEY: anthropic.apiKey!,
-    ANTHROPIC_BASE_URL: anthropic.url,
-    GEMINI_API_KEY: gemini.apiKey!,
-    GEMINI_BASE_URL: gemini.url,
-  });
-  a = await textAccount(h.t);
-});
-afterAll(async () => {
-  await h?.stop();
-  await Promise.all([openai?.close(), anthropic?.close(), gemini?.close()]);
-});
-beforeEach(() => {
-  openai.script();
-  anthropic.script();
-  gemini.script();
-});
+const on = textHarnessOnFakes();
 
 interface Answer {
   status: number;
@@ -100,8 +72,8 @@ interface Answer {
 
 /** Sends the fixture as its client did, with the test account's key where the client put its own. */
 async function replay(fixture: Fixture, body = fixture.body): Promise<Answer> {
-  const key: Record<string, string> = formatOf(fixture) === 'messages' || formatOf(fixture) === 'count' ? { 'x-api-key': a.secret } : { authorization: `Bearer ${a.secret}` };
-  const res = await fetch(`${h.t.url}${fixture.path}`, { method: fixture.method, headers: { ...fixture.headers, ...key }, body: body ? JSON.stringify(body) : undefined });
+  const key: Record<string, string> = formatOf(fixture) === 'messages' || formatOf(fixture) === 'count' ? { 'x-api-key': on.a.secret } : { authorization: `Bearer ${on.a.secret}` };
+  const res = await fetch(`${on.h.t.url}${fixture.path}`, { method: fixture.method, headers: { ...fixture.headers, ...key }, body: body ? JSON.stringify(body) : undefined });
   const dropped = res.headers.get('x-service-dropped-hints');
   return { status: res.status, contentType: res.headers.get('content-type') ?? '', dropped: dropped ? dropped.split(', ') : [], text: await res.text() };
 }
@@ -188,7 +160,7 @@ describe.each(FIXTURES)('%s', (_name, fixture) => {
   const own = OWN[format];
   if (!own || fixture.captured.status >= 400) return;
   test(`on ${own.model}: every passed-to-vendor field reaches it as sent, or is named as dropped`, async () => {
-    const fake = format === 'messages' ? anthropic : openai;
+    const fake = format === 'messages' ? on.anthropic : on.openai;
     const before = fake.requests.length;
     const answer = await replay(fixture, { ...fixture.body, model: own.model });
     expectComplete(fixture, answer);

@@ -1,7 +1,5 @@
-import { startFakeAnthropic, type FakeAnthropicReply } from '../fakes/anthropic';
-import { startFakeGemini, type FakeGeminiReply } from '../fakes/gemini';
-import { startFakeOpenAI, type FakeOpenAIReply, type FakeVendor } from '../fakes/openai';
-import { sseFrames, startTextHarness, textAccount, type TextAccount, type TextHarness } from '../support/text';
+import { textHarnessOnFakes } from '../support/vendor-fakes';
+import { sseFrames } from '../support/text';
 
 /**
  * The hint rule over real HTTP, the same in the three formats (docs/api.md, "Field policy"): a
@@ -9,57 +7,31 @@ import { sseFrames, startTextHarness, textAccount, type TextAccount, type TextHa
  * refused, and named in `x-service-dropped-hints` as the client named it, whole or streamed.
  */
 
-let openai: FakeVendor<FakeOpenAIReply>;
-let anthropic: FakeVendor<FakeAnthropicReply>;
-let gemini: FakeVendor<FakeGeminiReply>;
-let h: TextHarness;
-let a: TextAccount;
-
-beforeAll(async () => {
-  [openai, anthropic, gemini] = await Promise.all([startFakeOpenAI(), startFakeAnthropic(), startFakeGemini()]);
-  h = await startTextHarness({
-    OPENAI_API_KEY: openai.apiKey!,
-    OPENAI_BASE_URL: openai.url,
-    ANTHROPIC_API_KEY: anthropic.apiKey!,
-    ANTHROPIC_BASE_URL: anthropic.url,
-    GEMINI_API_KEY: gemini.apiKey!,
-    GEMINI_BASE_URL: gemini.url,
-  });
-  a = await textAccount(h.t);
-});
-afterAll(async () => {
-  await h?.stop();
-  await Promise.all([openai?.close(), anthropic?.close(), gemini?.close()]);
-});
-beforeEach(() => {
-  openai.script();
-  anthropic.script();
-  gemini.script();
-});
+const on = textHarnessOnFakes();
 
 const DROPPED = 'x-service-dropped-hints';
 const weather = { type: 'object', properties: { city: { type: 'string' } } };
 
 /** A raw POST (the key as a bearer token, which all three formats take). */
 async function post(path: string, body: Record<string, unknown>) {
-  const response = await fetch(`${h.t.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${a.secret}` }, body: JSON.stringify(body) });
+  const response = await fetch(`${on.h.t.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${on.a.secret}` }, body: JSON.stringify(body) });
   return { status: response.status, dropped: response.headers.get(DROPPED), text: await response.text() };
 }
 
-const geminiConfig = () => gemini.lastRequest!.body.generationConfig as Record<string, unknown>;
+const geminiConfig = () => on.gemini.lastRequest!.body.generationConfig as Record<string, unknown>;
 
 describe('Chat Completions', () => {
   test('hints OpenAI takes reach it, and none is named', async () => {
-    const { data, response } = await a.openai.chat.completions
+    const { data, response } = await on.a.openai.chat.completions
       .create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }], temperature: 0.3, seed: 7, verbosity: 'low', presence_penalty: 0.5 })
       .withResponse();
     expect(data.choices[0]!.message.content).toBeTruthy();
     expect(response.headers.get(DROPPED)).toBeNull();
-    expect(openai.lastRequest!.body).toMatchObject({ temperature: 0.3, seed: 7, verbosity: 'low', presence_penalty: 0.5 });
+    expect(on.openai.lastRequest!.body).toMatchObject({ temperature: 0.3, seed: 7, verbosity: 'low', presence_penalty: 0.5 });
   });
 
   test('served by Gemini: sampling reaches it; seed, verbosity and parallel tool calls are dropped and named', async () => {
-    const { response } = await a.openai.chat.completions
+    const { response } = await on.a.openai.chat.completions
       .create({
         model: 'google/gemini-2.5-flash',
         messages: [{ role: 'user', content: 'Hi' }],
@@ -72,17 +44,17 @@ describe('Chat Completions', () => {
       .withResponse();
     expect(response.headers.get(DROPPED)).toBe('seed, verbosity, parallel_tool_calls');
     expect(geminiConfig().temperature).toBe(0.3);
-    expect(JSON.stringify(gemini.lastRequest!.body)).not.toMatch(/seed|verbosity|parallel/);
+    expect(JSON.stringify(on.gemini.lastRequest!.body)).not.toMatch(/seed|verbosity|parallel/);
   });
 
   test('streamed, served by Claude while it thinks: temperature is dropped and named before the first chunk', async () => {
-    anthropic.script({ thinking: 'Hmm.', text: 'Thought through.' });
+    on.anthropic.script({ thinking: 'Hmm.', text: 'Thought through.' });
     const answer = await post('/v1/chat/completions', { model: 'anthropic/claude-sonnet-4-5', messages: [{ role: 'user', content: 'Hi' }], reasoning_effort: 'high', max_completion_tokens: 20000, temperature: 0.7, stream: true });
     expect(answer.status).toBe(200);
     expect(answer.dropped).toBe('temperature');
     expect(sseFrames(answer.text).at(-1)!.data).toBe('[DONE]');
-    expect(anthropic.lastRequest!.body.thinking).toBeDefined();
-    expect(anthropic.lastRequest!.body).not.toHaveProperty('temperature');
+    expect(on.anthropic.lastRequest!.body.thinking).toBeDefined();
+    expect(on.anthropic.lastRequest!.body).not.toHaveProperty('temperature');
   });
 
   test('a request without tools names no parallel_tool_calls, wherever it goes', async () => {
@@ -94,11 +66,11 @@ describe('Chat Completions', () => {
 
 describe('Responses', () => {
   test("served by an OpenAI reasoning model: text.verbosity reaches it, temperature is dropped and named", async () => {
-    const { response } = await a.openai.responses.create({ model: 'openai/o4-mini', input: 'Hi', temperature: 0.5, text: { verbosity: 'low' } }).withResponse();
+    const { response } = await on.a.openai.responses.create({ model: 'openai/o4-mini', input: 'Hi', temperature: 0.5, text: { verbosity: 'low' } }).withResponse();
     expect(response.headers.get(DROPPED)).toBe('temperature');
-    expect(openai.lastRequest!.path).toBe('/v1/responses');
-    expect(openai.lastRequest!.body.text).toEqual({ verbosity: 'low' });
-    expect(openai.lastRequest!.body).not.toHaveProperty('temperature');
+    expect(on.openai.lastRequest!.path).toBe('/v1/responses');
+    expect(on.openai.lastRequest!.body.text).toEqual({ verbosity: 'low' });
+    expect(on.openai.lastRequest!.body).not.toHaveProperty('temperature');
   });
 
   test('streamed, served by Claude: temperature reaches it, text.verbosity and the penalties are dropped and named', async () => {
@@ -106,7 +78,7 @@ describe('Responses', () => {
     expect(answer.status).toBe(200);
     expect(answer.dropped).toBe('frequency_penalty, text.verbosity');
     expect(JSON.parse(sseFrames(answer.text).at(-1)!.data)).toMatchObject({ type: 'response.completed' });
-    expect(anthropic.lastRequest!.body.temperature).toBe(0.4);
+    expect(on.anthropic.lastRequest!.body.temperature).toBe(0.4);
   });
 });
 
@@ -115,25 +87,25 @@ describe('Messages', () => {
   const sampling: Record<string, number> = { temperature: 0.4, top_k: 5 };
 
   test('served by Claude: temperature and top_k reach it, and none is named', async () => {
-    const { data, response } = await a.anthropic.messages.create({ model: 'anthropic/claude-sonnet-4-5', max_tokens: 100, messages: [{ role: 'user', content: 'Hi' }], ...sampling }).withResponse();
+    const { data, response } = await on.a.anthropic.messages.create({ model: 'anthropic/claude-sonnet-4-5', max_tokens: 100, messages: [{ role: 'user', content: 'Hi' }], ...sampling }).withResponse();
     expect(data.type).toBe('message');
     expect(response.headers.get(DROPPED)).toBeNull();
-    expect(anthropic.lastRequest!.body).toMatchObject({ temperature: 0.4, top_k: 5 });
+    expect(on.anthropic.lastRequest!.body).toMatchObject({ temperature: 0.4, top_k: 5 });
   });
 
   test('served by Claude while it thinks: top_k and temperature are dropped and named', async () => {
-    const { response } = await a.anthropic.messages
+    const { response } = await on.a.anthropic.messages
       .create({ model: 'anthropic/claude-sonnet-4-5', max_tokens: 4000, thinking: { type: 'enabled', budget_tokens: 1024 }, messages: [{ role: 'user', content: 'Hi' }], ...sampling })
       .withResponse();
     expect(response.headers.get(DROPPED)).toBe('temperature, top_k');
-    expect(anthropic.lastRequest!.body).not.toHaveProperty('temperature');
-    expect(anthropic.lastRequest!.body).not.toHaveProperty('top_k');
+    expect(on.anthropic.lastRequest!.body).not.toHaveProperty('temperature');
+    expect(on.anthropic.lastRequest!.body).not.toHaveProperty('top_k');
   });
 
   test('streamed, served by Gemini: temperature reaches it; top_k, the parallel-call switch and a beta are named as sent', async () => {
-    const answer = await fetch(`${h.t.url}/v1/messages`, {
+    const answer = await fetch(`${on.h.t.url}/v1/messages`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-api-key': a.secret, 'anthropic-beta': 'fine-grained-tool-streaming-2025-05-14' },
+      headers: { 'content-type': 'application/json', 'x-api-key': on.a.secret, 'anthropic-beta': 'fine-grained-tool-streaming-2025-05-14' },
       body: JSON.stringify({
         model: 'google/gemini-2.5-flash',
         max_tokens: 100,

@@ -1,10 +1,7 @@
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startFakeAnthropic, type FakeAnthropicReply } from '../fakes/anthropic';
-import { startFakeGemini, type FakeGeminiReply } from '../fakes/gemini';
-import { startFakeOpenAI, type FakeOpenAIReply, type FakeVendor } from '../fakes/openai';
-import { startTextHarness, textAccount, type TextAccount, type TextHarness } from '../support/text';
+import { textHarnessOnFakes } from '../support/vendor-fakes';
 import { SseDecoder } from '../../src/protocols/sse-parse';
 
 /**
@@ -45,28 +42,7 @@ function checkEvents(events: Array<Record<string, unknown>>): string[] {
   });
 }
 
-let openai: FakeVendor<FakeOpenAIReply>;
-let anthropic: FakeVendor<FakeAnthropicReply>;
-let gemini: FakeVendor<FakeGeminiReply>;
-let h: TextHarness;
-let a: TextAccount;
-
-beforeAll(async () => {
-  [openai, anthropic, gemini] = await Promise.all([startFakeOpenAI(), startFakeAnthropic(), startFakeGemini()]);
-  h = await startTextHarness({
-    OPENAI_API_KEY: openai.apiKey!,
-    OPENAI_BASE_URL: openai.url,
-    ANTHROPIC_API_KEY: anthropic.apiKey!,
-    ANTHROPIC_BASE_URL: anthropic.url,
-    GEMINI_API_KEY: gemini.apiKey!,
-    GEMINI_BASE_URL: gemini.url,
-  });
-  a = await textAccount(h.t);
-});
-afterAll(async () => {
-  await h?.stop();
-  await Promise.all([openai?.close(), anthropic?.close(), gemini?.close()]);
-});
+const on = textHarnessOnFakes();
 
 type Script = 'text' | 'tool' | 'length' | 'cut';
 
@@ -75,9 +51,9 @@ const SERVERS: Record<string, (script: Script) => void> = {
   'sandbox/echo': () => undefined,
   'sandbox/reasoner': () => undefined,
   'openai/gpt-4o-mini': (script) =>
-    openai.script(script === 'tool' ? { toolCalls: [{ id: 'call_1', name: 'get_weather', arguments: '{"location":"San Francisco, CA"}' }] } : script === 'length' ? { text: 'Cut by', finishReason: 'length' } : script === 'cut' ? { text: 'One two three four five six', cutAfterChunks: 3 } : {}),
+    on.openai.script(script === 'tool' ? { toolCalls: [{ id: 'call_1', name: 'get_weather', arguments: '{"location":"San Francisco, CA"}' }] } : script === 'length' ? { text: 'Cut by', finishReason: 'length' } : script === 'cut' ? { text: 'One two three four five six', cutAfterChunks: 3 } : {}),
   'openai/o4-mini': (script) =>
-    openai.script(
+    on.openai.script(
       script === 'tool'
         ? { reasoning: 'Need the weather.', toolCalls: [{ id: 'call_1', name: 'get_weather', arguments: '{"location":"San Francisco, CA"}' }] }
         : script === 'length'
@@ -87,9 +63,9 @@ const SERVERS: Record<string, (script: Script) => void> = {
             : { reasoning: 'A short thought.' },
     ),
   'anthropic/claude-sonnet-4-5': (script) =>
-    anthropic.script(script === 'tool' ? { toolCalls: [{ id: 'toolu_1', name: 'get_weather', input: { location: 'San Francisco, CA' } }] } : script === 'length' ? { text: 'Cut by', stopReason: 'max_tokens' } : script === 'cut' ? { text: 'One two three four five six', cutAfterChunks: 4 } : {}),
+    on.anthropic.script(script === 'tool' ? { toolCalls: [{ id: 'toolu_1', name: 'get_weather', input: { location: 'San Francisco, CA' } }] } : script === 'length' ? { text: 'Cut by', stopReason: 'max_tokens' } : script === 'cut' ? { text: 'One two three four five six', cutAfterChunks: 4 } : {}),
   'google/gemini-2.5-flash': (script) =>
-    gemini.script(script === 'tool' ? { functionCalls: [{ name: 'get_weather', args: { location: 'San Francisco, CA' } }] } : script === 'length' ? { text: 'Cut by', finishReason: 'MAX_TOKENS' } : script === 'cut' ? { text: 'One two three four five six', cutAfterChunks: 2 } : {}),
+    on.gemini.script(script === 'tool' ? { functionCalls: [{ name: 'get_weather', args: { location: 'San Francisco, CA' } }] } : script === 'length' ? { text: 'Cut by', finishReason: 'MAX_TOKENS' } : script === 'cut' ? { text: 'One two three four five six', cutAfterChunks: 2 } : {}),
 };
 
 const WEATHER_TOOL = {
@@ -128,7 +104,7 @@ const REQUESTS: Record<string, { body: Record<string, unknown>; script: Script }
 };
 
 async function post(body: Record<string, unknown>): Promise<Response> {
-  return fetch(`${h.t.url}/v1/responses`, { method: 'POST', headers: { authorization: `Bearer ${a.secret}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return fetch(`${on.h.t.url}/v1/responses`, { method: 'POST', headers: { authorization: `Bearer ${on.a.secret}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
 }
 
 async function streamEvents(body: Record<string, unknown>): Promise<Array<Record<string, unknown>>> {
