@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import pino, { type Logger } from 'pino';
+import type { Logger } from 'pino';
 import { configuredVendorEndpoints, type Config } from './config';
 import { AuthService } from './domain/accounts/auth';
 import { AccountService } from './domain/accounts/service';
@@ -55,6 +55,7 @@ import { routePatterns } from './rest/route-patterns';
 import type { RequestObservers } from './rest/http';
 import type { Express } from 'express';
 import { pgHoldStore } from './infra/pg-hold-store';
+import { createLogger, withErrorSerializer } from './infra/logger';
 
 /** The version reported in traces (`service.version`). */
 const TOLLGATE_VERSION = '0.1.0';
@@ -107,7 +108,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   const { config } = options;
   const clock = options.clock ?? systemClock;
   const ids = options.ids ?? ulidIds();
-  const log = options.log ?? pino({ level: config.logLevel, base: undefined });
+  const log = options.log ? withErrorSerializer(options.log) : createLogger(config.logLevel);
   const catalog = config.catalog;
   const vendors = configuredVendorEndpoints(catalog, config.vendors);
   switchOffIdleAsyncContexts(); // before the ORM's first transaction (infra/async-context.ts)
