@@ -47,6 +47,10 @@ test('key lifecycle mirrors REST and events are shared by both APIs', async () =
   const revoked = await graphql(t.url, 'mutation($id:ID!){revokeKey(id:$id){revokedAt}}', { id: key.id }, owner.sessionToken);
   expect(revoked.data.revokeKey.revokedAt).toEqual(expect.any(String));
 
+  // A revoked key is not changed any more: 409 key_revoked, no event written.
+  const late = await graphql(t.url, 'mutation($id:ID!){updateKey(id:$id,input:{name:"gql3", monthlySpendLimitMicro:"9000000"}){name}}', { id: key.id }, owner.sessionToken);
+  expect(late.errors?.[0].extensions).toMatchObject({ code: 'key_revoked', status: 409 });
+
   const events = await graphql(t.url, 'query($k:ID!){keyEvents(keyId:$k, first: 10){data{kind keyId actorUserId data} hasMore firstId lastId}}', { k: key.id }, owner.sessionToken);
   expect(events.data.keyEvents.data.map((e: { kind: string }) => e.kind)).toEqual(['revoked', 'spend_limit_changed', 'renamed', 'created']);
   expect(events.data.keyEvents.data[1].data).toEqual({ old_limit_micro: '3000000', new_limit_micro: null });

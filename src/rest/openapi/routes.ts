@@ -62,7 +62,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
   { method: 'post', path: '/v1/keys', summary: 'Create a key (its secret is returned once)', tag: 'Keys', auth: 'session', body: 'CreateKeyRequest', ok: { status: 201, description: 'The key and its secret.', schema: 'CreatedApiKey' }, errors: [400, 401, 403, 413, 415] },
   { method: 'get', path: '/v1/keys', summary: "The account's keys", tag: 'Keys', auth: 'session', ok: { status: 200, description: 'Key list.', schema: 'ApiKeyList' }, errors: [401, 403] },
   { method: 'get', path: '/v1/keys/{id}', summary: 'One key', tag: 'Keys', auth: 'session', ok: { status: 200, description: 'The key.', schema: 'ApiKey' }, errors: KEY_ERRORS },
-  { method: 'patch', path: '/v1/keys/{id}', summary: 'Rename a key or set its monthly spend limit', tag: 'Keys', auth: 'session', body: 'UpdateKeyRequest', ok: { status: 200, description: 'The key.', schema: 'ApiKey' }, errors: [...KEY_ERRORS, 413, 415] },
+  { method: 'patch', path: '/v1/keys/{id}', summary: 'Rename a key or set its monthly spend limit', tag: 'Keys', auth: 'session', body: 'UpdateKeyRequest', ok: { status: 200, description: 'The key.', schema: 'ApiKey' }, errors: [...KEY_ERRORS, 409, 413, 415] },
   { method: 'delete', path: '/v1/keys/{id}', summary: 'Revoke a key (idempotent)', tag: 'Keys', auth: 'session', ok: { status: 200, description: 'The key, revoked_at set.', schema: 'ApiKey' }, errors: KEY_ERRORS },
   {
     method: 'get',
