@@ -18,6 +18,7 @@ import { inProcessEventBus, type EventBus } from './domain/shared/events';
 import { createRedisEventBus, type ClosableEventBus } from './infra/redis-event-bus';
 import { ulidIds, type IdGenerator } from './domain/shared/ids';
 import { mountGraphql } from './graphql/server';
+import { SessionFeeds } from './graphql/session-feeds';
 import { switchOffIdleAsyncContexts } from './infra/async-context';
 import { databaseReady, openDatabase } from './infra/database';
 import { createRestApp } from './rest/app';
@@ -60,6 +61,9 @@ import { createLogger, withErrorSerializer } from './infra/logger';
 /** The version reported in traces (`service.version`). */
 const TOLLGATE_VERSION = '0.1.0';
 
+/** Sign-out and expiry end live feeds at once; a session deleted any other way (its user removed) is found within this (ms). */
+const SESSION_CHECK_INTERVAL_MS = 30_000;
+
 /** After-answer settlements wait this long (ms) to share a batch (a batch per delay, however busy). */
 const SETTLEMENT_BATCH_DELAY_MS = 20;
 
@@ -74,6 +78,8 @@ export interface TollgateOptions {
   payments?: PaymentPort;
   /** How often expired holds are swept (ms). */
   sweepIntervalMs?: number;
+  /** How often the sessions behind live GraphQL feeds are checked for having gone another way than sign-out or expiry (ms). */
+  sessionCheckIntervalMs?: number;
 }
 
 export interface Services {
@@ -136,8 +142,10 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   const batchSql = pgSqlRunner(options.databaseUrl, log, 1);
   const settleBeforeAnswer = config.settlement === 'before-answer';
   const budget = new BudgetLeases(pgLeaseStore(billingSql), billing, clock, ids, bus, { writerStore: pgLeaseStore(batchSql), settlementDelayMs: settleBeforeAnswer ? 0 : SETTLEMENT_BATCH_DELAY_MS, leaseTtlMs: config.leaseTtlMs });
+  // GraphQL subscriptions end with the session that opened them (graphql/session-feeds.ts).
+  const feeds = new SessionFeeds(auth, bus, clock, options.sessionCheckIntervalMs ?? SESSION_CHECK_INTERVAL_MS);
   // Metrics are served to the operator only: without an operator token, none are kept.
-  const metrics = config.adminToken ? new PrometheusMetrics(budget) : null;
+  const metrics = config.adminToken ? new PrometheusMetrics(budget, feeds) : null;
   const tracer: Tracer | null = config.otlpTracesUrl ? await startTracing({ tracesUrl: config.otlpTracesUrl, serviceName: config.otelServiceName, serviceVersion: TOLLGATE_VERSION }) : null;
   const observers: RequestObservers = { ids, log, metrics: metrics ?? noMetrics, tracer, endpointOf: routePatterns(API_ROUTES) };
   const textPipeline = new TextPipeline({
@@ -180,7 +188,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   // so the balancer, not Tollgate, closes them: otherwise a request sent on a connection that
   // Tollgate closes at that moment fails with "other side closed".
   const httpServer = createServer({ keepAliveTimeout: 65_000 });
-  const graphql = await mountGraphql(httpServer, { auth, accounts, keys, billing, bus, videos }, log, { introspection: config.graphqlIntrospection });
+  const graphql = await mountGraphql(httpServer, { auth, accounts, keys, billing, bus, videos }, log, { introspection: config.graphqlIntrospection, feeds });
   // Express routes read JSON bodies after authenticating (rest/http.ts readJsonBody).
   const jsonBodies = jsonBody(config.maxJsonBodyBytes);
   const app = createRestApp({
@@ -225,6 +233,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
       httpServer.closeAllConnections();
       await closed;
       await graphql.close();
+      feeds.close();
       await videoSweeper.stop();
       await videoQueue.stop(Math.max(1_000, deadline - Date.now())); // running steps finish; the rest wait in the queue
       // A collector that is down must not keep the gateway from stopping.

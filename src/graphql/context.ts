@@ -8,6 +8,7 @@ import { parseKeyName, parseSpendLimit } from '../domain/keys/rules';
 import { ApiError, badRequest, invalidToken, sessionRequired } from '../domain/shared/errors';
 import type { EventBus } from '../domain/shared/events';
 import type { VideoService } from '../domain/videos/service';
+import type { SessionFeeds } from './session-feeds';
 
 export interface GraphqlServices {
   auth: AuthService;
@@ -23,18 +24,20 @@ export interface GraphqlContext {
   services: GraphqlServices;
   principal: SessionPrincipal | OperatorPrincipal | null;
   authError: ApiError | null;
+  /** Ends subscriptions with the session that opened them. */
+  feeds: SessionFeeds;
 }
 
 /** Reads `Authorization: Bearer …` (HTTP header or graphql-ws `connectionParams.authorization`). */
-export async function buildContext(services: GraphqlServices, authorization: unknown): Promise<GraphqlContext> {
+export async function buildContext(services: GraphqlServices, feeds: SessionFeeds, authorization: unknown): Promise<GraphqlContext> {
   const header = typeof authorization === 'string' ? authorization : '';
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  if (!header) return { services, principal: null, authError: null };
-  if (!match) return { services, principal: null, authError: invalidToken('Send the credential as Bearer <token>.') };
+  if (!header) return { services, feeds, principal: null, authError: null };
+  if (!match) return { services, feeds, principal: null, authError: invalidToken('Send the credential as Bearer <token>.') };
   try {
-    return { services, principal: await services.auth.authenticateSessionOrOperator(match[1]), authError: null };
+    return { services, feeds, principal: await services.auth.authenticateSessionOrOperator(match[1]), authError: null };
   } catch (error) {
-    if (error instanceof ApiError) return { services, principal: null, authError: error };
+    if (error instanceof ApiError) return { services, feeds, principal: null, authError: error };
     throw error;
   }
 }

@@ -154,7 +154,7 @@ export class KeySubscriptionResolver {
     subscribe: async ({ args, context }: SubscribeResolverData<unknown, { keyId: string }, GraphqlContext>) => {
       const session = requireSession(context);
       await context.services.keys.assertOwnKey(session.accountId, args.keyId);
-      return subscribeIterator(context.services.bus, TOPIC_KEY_EVENTS, (e) => e.keyId === args.keyId && e.accountId === session.accountId);
+      return context.feeds.feed(session, subscribeIterator(context.services.bus, TOPIC_KEY_EVENTS, (e) => e.keyId === args.keyId && e.accountId === session.accountId));
     },
   })
   keyEvents(@Root() event: KeyEventView, @Arg('keyId', () => ID) _keyId: string): KeyEventType {

@@ -11,6 +11,7 @@ import { WebSocketServer } from 'ws';
 import type { Logger } from 'pino';
 import { ApiError, storageErrorAsApiError } from '../domain/shared/errors';
 import { buildContext, type GraphqlServices } from './context';
+import type { SessionFeeds } from './session-feeds';
 import { BillingResolver } from './billing';
 import { GRAPHQL_LIMITS, graphqlValidationRules, validateWithLimits } from './query-limits';
 import { LimitsResolver } from './limits';
@@ -62,8 +63,9 @@ export function formatError(formatted: GraphQLFormattedError, error: unknown, lo
  * `/graphql`: Apollo over HTTP POST and graphql-ws over WebSocket on the same path and port,
  * both with the credential of the caller (HTTP header, or `connectionParams.authorization`).
  */
-export async function mountGraphql(httpServer: Server, services: GraphqlServices, log: Logger, options: { introspection: boolean }): Promise<{ middleware: RequestHandler; close(): Promise<void> }> {
+export async function mountGraphql(httpServer: Server, services: GraphqlServices, log: Logger, options: { introspection: boolean; feeds: SessionFeeds }): Promise<{ middleware: RequestHandler; close(): Promise<void> }> {
   const schema = await buildGraphqlSchema();
+  const { feeds } = options;
   // Upgrades are handed over here rather than by `server:`, with which ws re-emits every error of
   // the HTTP server (a busy port) on the WebSocket server, and graphql-ws prints it with its stack.
   const wsServer = new WebSocketServer({ noServer: true, path: '/graphql', maxPayload: GRAPHQL_LIMITS.maxWebSocketPayloadBytes });
@@ -87,11 +89,13 @@ export async function mountGraphql(httpServer: Server, services: GraphqlServices
         const errors = validateWithLimits(schema, document);
         return errors.length > 0 ? [...errors] : { schema, document, operationName: payload.operationName, variableValues: payload.variables };
       },
-      context: (ctx) => buildContext(services, (ctx.connectionParams as { authorization?: unknown } | undefined)?.authorization),
+      context: (ctx) => buildContext(services, feeds, (ctx.connectionParams as { authorization?: unknown } | undefined)?.authorization),
       onNext: (_ctx, _id, _payload, _args, result) => {
         if (!result.errors) return result;
         return { ...result, errors: result.errors.map((e) => formatError(e instanceof GraphQLError ? e.toJSON() : (e as GraphQLFormattedError), e, log)) };
       },
+      // A feed that fails (its session ended) says why, with the code, as every other refusal.
+      onError: (_ctx, _id, _payload, errors) => errors.map((e) => formatError(e.toJSON(), e, log)),
     },
     wsServer,
   );
@@ -123,7 +127,7 @@ export async function mountGraphql(httpServer: Server, services: GraphqlServices
     allowBatchedHttpRequests: false,
   });
   await apollo.start();
-  const middleware = expressMiddleware(apollo, { context: async ({ req }) => buildContext(services, req.headers.authorization) });
+  const middleware = expressMiddleware(apollo, { context: async ({ req }) => buildContext(services, feeds, req.headers.authorization) });
   return {
     middleware,
     close: async () => {

@@ -88,7 +88,7 @@ export class VideoSubscriptionResolver {
       const session = requireSession(context);
       const id = args.id ?? null;
       if (id !== null) await context.services.videos.get(session.accountId, id);
-      return subscribeIterator(context.services.bus, TOPIC_VIDEO_UPDATED, (video) => video.accountId === session.accountId && (id === null || video.id === id));
+      return context.feeds.feed(session, subscribeIterator(context.services.bus, TOPIC_VIDEO_UPDATED, (video) => video.accountId === session.accountId && (id === null || video.id === id)));
     },
   })
   videoUpdated(@Root() video: VideoView, @Arg('id', () => ID, { nullable: true }) _id: string | null): VideoType {

@@ -14,11 +14,11 @@ export interface TestTollgate {
 }
 
 /** A real Tollgate over real HTTP on an ephemeral port, with its own fresh database. */
-export async function startTestTollgate(options: { env?: Record<string, string>; clock?: Clock; databaseUrl?: string; log?: Logger } = {}): Promise<TestTollgate> {
+export async function startTestTollgate(options: { env?: Record<string, string>; clock?: Clock; databaseUrl?: string; log?: Logger; sessionCheckIntervalMs?: number } = {}): Promise<TestTollgate> {
   const db = options.databaseUrl ? null : await createTestDatabase();
   const databaseUrl = options.databaseUrl ?? db!.url;
   const config = loadConfig({ TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'silent', ...options.env });
-  const tollgate = await createTollgate({ config, databaseUrl, clock: options.clock, log: options.log ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) });
+  const tollgate = await createTollgate({ config, databaseUrl, clock: options.clock, sessionCheckIntervalMs: options.sessionCheckIntervalMs, log: options.log ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) });
   const port = await tollgate.listen(0, '127.0.0.1');
   return {
     url: `http://127.0.0.1:${port}`,
@@ -86,4 +86,19 @@ export async function createKey(baseUrl: string, sessionToken: string, body: Rec
   const created = await call(`${baseUrl}/v1/keys`, { token: sessionToken, body });
   if (created.status !== 201) throw new Error(`key creation failed: ${JSON.stringify(created.body)}`);
   return { id: created.body.id, secret: created.body.secret };
+}
+
+/**
+ * Waits (bounded) until the instance at `baseUrl` serves `count` GraphQL subscriptions: a
+ * graphql-ws subscribe has no acknowledgement, so this is how a test knows the server listens.
+ */
+export async function waitForSubscriptions(baseUrl: string, count: number, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const metrics = await fetch(`${baseUrl}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }).then((r) => r.text());
+    const live = Number(/^tollgate_graphql_subscriptions (\d+)$/m.exec(metrics)?.[1] ?? NaN);
+    if (live === count) return;
+    if (Date.now() > deadline) throw new Error(`${baseUrl} serves ${live} GraphQL subscriptions, not ${count}, after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }

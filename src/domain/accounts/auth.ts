@@ -1,7 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Clock } from '../shared/clock';
 import { invalidToken, sessionRequired } from '../shared/errors';
-import { TOPIC_KEY_EVENTS, type EventBus } from '../shared/events';
+import { TOPIC_KEY_EVENTS, TOPIC_SESSION_ENDED, type EventBus } from '../shared/events';
 import type { IdGenerator } from '../shared/ids';
 import {
   API_KEY_PREFIX, SESSION_TOKEN_PREFIX, type KeyPrincipal, type OperatorPrincipal, type PlanInfo, type Principal, type SessionPrincipal,
@@ -41,7 +41,7 @@ export class AuthService {
     private readonly orm: MikroORM,
     private readonly clock: Clock,
     private readonly ids: IdGenerator,
-    bus: EventBus,
+    private readonly bus: EventBus,
     private readonly options: { adminToken: string | null; sessionTtlSeconds: number },
   ) {
     this.unsubscribe = bus.subscribe(TOPIC_KEY_EVENTS, (event) => this.forgetKey(event.keyId));
@@ -139,11 +139,20 @@ export class AuthService {
       revokedAt: null,
     });
     await em.flush();
-    return { token, expiresAt: session.expiresAt, session: { type: 'session', sessionId: session.id, userId, accountId } };
+    return { token, expiresAt: session.expiresAt, session: { type: 'session', sessionId: session.id, userId, accountId, expiresAt: session.expiresAt } };
   }
 
+  /** Ends the session; what it opened elsewhere (live feeds, on any instance) ends with it. */
   async signOut(sessionId: string): Promise<void> {
     await this.orm.em.fork().nativeUpdate(Session, { id: sessionId, revokedAt: null }, { revokedAt: this.clock.now() });
+    this.bus.publish(TOPIC_SESSION_ENDED, { sessionId });
+  }
+
+  /** Of these sessions, the ones still valid now (not signed out, expired or deleted with their user). */
+  async liveSessionIds(sessionIds: readonly string[]): Promise<Set<string>> {
+    if (sessionIds.length === 0) return new Set();
+    const rows = await this.orm.em.fork().find(Session, { id: { $in: [...sessionIds] }, revokedAt: null, expiresAt: { $gt: this.clock.now() } }, { fields: ['id'] });
+    return new Set(rows.map((row) => row.id));
   }
 
   /** The session behind a bearer token; a valid API key gets 403 `session_required`. */
@@ -152,7 +161,7 @@ export class AuthService {
       const em = this.orm.em.fork();
       const session = await em.findOne(Session, { tokenHash: hashToken(token), revokedAt: null }, { populate: ['user'] });
       if (session && session.expiresAt > this.clock.now()) {
-        return { type: 'session', sessionId: session.id, userId: session.user.id, accountId: session.user.getEntity().account.id };
+        return { type: 'session', sessionId: session.id, userId: session.user.id, accountId: session.user.getEntity().account.id, expiresAt: session.expiresAt };
       }
       throw invalidToken('The session token is wrong, signed out or expired.');
     }
