@@ -5,6 +5,9 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { configuredVendorEndpoints, type Config } from './config';
 import { AuthService } from './domain/accounts/auth';
+import { SignInThrottle } from './domain/accounts/sign-in-throttle';
+import { InMemorySignInStore } from './domain/accounts/sign-in-store';
+import { openRedisSignInStore } from './infra/redis-sign-in-store';
 import { AccountService } from './domain/accounts/service';
 import { KeyService } from './domain/keys/service';
 import { BillingService } from './domain/billing/service';
@@ -123,7 +126,10 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   const bus: ClosableEventBus = config.redisUrl
     ? createRedisEventBus(config.redisUrl, config.redisKeyPrefix, log)
     : { ...inProcessEventBus(), close: async () => undefined };
-  const auth = new AuthService(orm, clock, ids, bus, { adminToken: config.adminToken, sessionTtlSeconds: config.sessionTtlSeconds });
+  // Failed sign-ins are counted on every instance's shared Redis when there is one (domain/accounts/sign-in-rules.ts).
+  const signInStore = config.redisUrl ? await openRedisSignInStore(config.redisUrl, config.redisKeyPrefix, log) : null;
+  const throttle = new SignInThrottle(signInStore ?? new InMemorySignInStore(), signInStore ? new InMemorySignInStore() : null, clock, log);
+  const auth = new AuthService(orm, clock, ids, bus, { adminToken: config.adminToken, sessionTtlSeconds: config.sessionTtlSeconds }, throttle);
   const accounts = new AccountService(orm, clock, ids, bus, config.limits);
   const keys = new KeyService(orm, clock, ids, bus);
   const billing = new BillingService(orm, clock, ids, bus, options.payments ?? new SandboxPaymentPort(), pgHoldStore(orm));

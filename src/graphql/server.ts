@@ -89,7 +89,7 @@ export async function mountGraphql(httpServer: Server, services: GraphqlServices
         const errors = validateWithLimits(schema, document);
         return errors.length > 0 ? [...errors] : { schema, document, operationName: payload.operationName, variableValues: payload.variables };
       },
-      context: (ctx) => buildContext(services, feeds, (ctx.connectionParams as { authorization?: unknown } | undefined)?.authorization),
+      context: (ctx) => buildContext(services, (ctx.connectionParams as { authorization?: unknown } | undefined)?.authorization, { feeds, clientAddress: ctx.extra.request.socket.remoteAddress }),
       onNext: (_ctx, _id, _payload, _args, result) => {
         if (!result.errors) return result;
         return { ...result, errors: result.errors.map((e) => formatError(e instanceof GraphQLError ? e.toJSON() : (e as GraphQLFormattedError), e, log)) };
@@ -127,7 +127,7 @@ export async function mountGraphql(httpServer: Server, services: GraphqlServices
     allowBatchedHttpRequests: false,
   });
   await apollo.start();
-  const middleware = expressMiddleware(apollo, { context: async ({ req }) => buildContext(services, feeds, req.headers.authorization) });
+  const middleware = expressMiddleware(apollo, { context: async ({ req }) => buildContext(services, req.headers.authorization, { feeds, clientAddress: req.socket.remoteAddress }) });
   return {
     middleware,
     close: async () => {

@@ -9,6 +9,7 @@ import {
 import { constantTimeEqual, hashToken, randomToken, verifyPassword } from '../shared/secrets';
 import { ApiKey } from '../keys/entities';
 import { Session, User } from './entities';
+import type { SignInThrottle } from './sign-in-throttle';
 
 // Principals and secret prefixes are shared by every domain folder: they live in shared/principal.ts.
 export { API_KEY_PREFIX, SESSION_TOKEN_PREFIX };
@@ -43,6 +44,7 @@ export class AuthService {
     private readonly ids: IdGenerator,
     private readonly bus: EventBus,
     private readonly options: { adminToken: string | null; sessionTtlSeconds: number },
+    private readonly throttle: SignInThrottle,
   ) {
     this.unsubscribe = bus.subscribe(TOPIC_KEY_EVENTS, (event) => this.forgetKey(event.keyId));
     this.flushTimer = setInterval(() => void this.flushLastUsed().catch(() => undefined), LAST_USED_FLUSH_MS);
@@ -53,6 +55,7 @@ export class AuthService {
     clearInterval(this.flushTimer);
     this.unsubscribe();
     await this.flushLastUsed().catch(() => undefined);
+    await this.throttle.close();
   }
 
   forgetKey(keyId: string): void {
@@ -116,13 +119,20 @@ export class AuthService {
       );
   }
 
-  async signIn(email: string, password: string): Promise<{ token: string; expiresAt: Date; session: SessionPrincipal }> {
+  /**
+   * `clientAddress` is the caller's network address, for the throttle of failed sign-ins
+   * (sign-in-throttle.ts): 429 `rate_limited` before the password is checked while it waits.
+   */
+  async signIn(email: string, password: string, clientAddress: string | undefined): Promise<{ token: string; expiresAt: Date; session: SessionPrincipal }> {
     if (email.includes('\u0000')) throw invalidToken('The email or password is wrong.'); // no stored email has one
+    const normalized = email.trim().toLowerCase();
+    const attempt = await this.throttle.claim(normalized, clientAddress);
     const em = this.orm.em.fork();
-    const user = await em.findOne(User, { email: email.trim().toLowerCase() });
+    const user = await em.findOne(User, { email: normalized });
     // Verify against a dummy hash when the user is unknown, so timing does not reveal which emails exist.
     const ok = await verifyPassword(password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
     if (!user || !ok) throw invalidToken('The email or password is wrong.');
+    await attempt.succeeded();
     return this.createSession(user.id, user.account.id);
   }
 
