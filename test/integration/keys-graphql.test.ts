@@ -1,7 +1,7 @@
 import { createClient, type Client } from 'graphql-ws';
 import { Client as PgClient } from 'pg';
 import WebSocket from 'ws';
-import { ADMIN_TOKEN, call, createKey, graphql, provisionAccount, startTestTollgate, type TestTollgate } from '../support/tollgate';
+import { ADMIN_TOKEN, call, createKey, graphql, provisionAccount, startTestTollgate, waitForSubscriptions, type TestTollgate } from '../support/tollgate';
 
 let t: TestTollgate;
 let owner: Awaited<ReturnType<typeof provisionAccount>>;
@@ -137,8 +137,8 @@ describe('graphql-ws', () => {
         },
       );
     });
-    // The subscription is registered asynchronously; change the key until the first event arrives.
-    await new Promise((r) => setTimeout(r, 300));
+    // The subscription is registered asynchronously: change the key once the server listens.
+    await waitForSubscriptions(t.url, 1);
     await call(`${t.url}/v1/keys/${key.id}`, { method: 'PATCH', token: owner.sessionToken, body: { name: 'watched-2' } });
     await graphql(t.url, 'mutation($id:ID!){revokeKey(id:$id){id}}', { id: key.id }, owner.sessionToken);
     await done;

@@ -1,7 +1,7 @@
 import { Client as PgClient } from 'pg';
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
-import { call, createKey, provisionAccount, startTestTollgate, type TestTollgate } from '../support/tollgate';
+import { call, createKey, provisionAccount, startTestTollgate, waitForSubscriptions, type TestTollgate } from '../support/tollgate';
 import { provisionVideoAccount, videoTestEnv, waitForVideo } from '../support/videos';
 
 let t: TestTollgate;
@@ -192,7 +192,7 @@ describe('jobs', () => {
         },
       );
     });
-    await new Promise((r) => setTimeout(r, 200)); // the subscription is registered
+    await waitForSubscriptions(t.url, 1); // the subscription is registered
     const other = await provisionVideoAccount(t.url);
     await create(other.apiKey, { model: 'sandbox/video', prompt: 'not mine' });
     const created = await create(apiKey, { model: 'sandbox/video', prompt: 'watched [sandbox:delay=300]' });

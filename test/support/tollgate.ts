@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pino, { type Logger } from 'pino';
 import { loadConfig } from '../../src/config';
 import type { Clock } from '../../src/domain/shared/clock';
@@ -13,20 +16,37 @@ export interface TestTollgate {
   stop(): Promise<void>;
 }
 
-/** A real Tollgate over real HTTP on an ephemeral port, with its own fresh database. */
+/**
+ * A real Tollgate over real HTTP on an ephemeral port, with its own fresh database, and its
+ * video files in a temporary directory that stop() removes (never the checkout's .tollgate).
+ */
 export async function startTestTollgate(options: { env?: Record<string, string>; clock?: Clock; databaseUrl?: string; log?: Logger; sessionCheckIntervalMs?: number } = {}): Promise<TestTollgate> {
   const db = options.databaseUrl ? null : await createTestDatabase();
   const databaseUrl = options.databaseUrl ?? db!.url;
-  const config = loadConfig({ TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'silent', ...options.env });
-  const tollgate = await createTollgate({ config, databaseUrl, clock: options.clock, sessionCheckIntervalMs: options.sessionCheckIntervalMs, log: options.log ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) });
-  const port = await tollgate.listen(0, '127.0.0.1');
+  const videoDir = options.env?.TOLLGATE_VIDEO_DIR ? null : mkdtempSync(join(tmpdir(), 'tollgate-test-videos-'));
+  const cleanUp = async () => {
+    await db?.drop();
+    if (videoDir) rmSync(videoDir, { recursive: true, force: true });
+  };
+  let tollgate: Tollgate | undefined;
+  let port: number;
+  try {
+    const config = loadConfig({ TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'silent', ...(videoDir ? { TOLLGATE_VIDEO_DIR: videoDir } : {}), ...options.env });
+    tollgate = await createTollgate({ config, databaseUrl, clock: options.clock, sessionCheckIntervalMs: options.sessionCheckIntervalMs, log: options.log ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) });
+    port = await tollgate.listen(0, '127.0.0.1');
+  } catch (error) {
+    // A start that fails (a test of a bad setting) leaves nothing behind.
+    await tollgate?.close(0);
+    await cleanUp();
+    throw error;
+  }
   return {
     url: `http://127.0.0.1:${port}`,
-    tollgate,
+    tollgate: tollgate!,
     databaseUrl,
     stop: async () => {
-      await tollgate.close(2_000);
-      await db?.drop();
+      await tollgate!.close(2_000);
+      await cleanUp();
     },
   };
 }
