@@ -154,7 +154,7 @@ export function isMultipart(req: IncomingMessage): boolean {
 export class RequestAborted extends Error {}
 
 const unsupportedMediaType = (message: string) => new ApiError(415, 'unsupported_media_type', message);
-const tooLarge = () => new ApiError(413, 'payload_too_large', 'The request body is larger than the configured limit.');
+const tooLarge = (limitBytes: number) => new ApiError(413, 'payload_too_large', `The request body is larger than the limit of ${limitBytes} bytes.`, { limit: 'max_body_bytes', limit_value: limitBytes });
 
 /** The request's body after Content-Encoding (gzip, deflate and br are accepted, as body-parser did). */
 function decodedBody(req: IncomingMessage): Readable {
@@ -182,7 +182,7 @@ export async function readJsonBody(req: IncomingMessage, limitBytes: number): Pr
   }
   const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(type)?.[1]?.toLowerCase();
   if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') throw unsupportedMediaType(`Unsupported charset '${charset}': send UTF-8.`);
-  if (length !== undefined && req.headers['content-encoding'] === undefined && Number(length) > limitBytes) throw tooLarge();
+  if (length !== undefined && req.headers['content-encoding'] === undefined && Number(length) > limitBytes) throw tooLarge(limitBytes);
   const body = decodedBody(req);
   const chunks: Buffer[] = [];
   let size = 0;
@@ -192,7 +192,7 @@ export async function readJsonBody(req: IncomingMessage, limitBytes: number): Pr
       if (size > limitBytes) {
         body.removeAllListeners('data');
         body.pause();
-        reject(tooLarge());
+        reject(tooLarge(limitBytes));
         return;
       }
       chunks.push(chunk);
