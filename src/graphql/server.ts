@@ -94,8 +94,9 @@ export async function mountGraphql(httpServer: Server, services: GraphqlServices
         if (!result.errors) return result;
         return { ...result, errors: result.errors.map((e) => formatError(e instanceof GraphQLError ? e.toJSON() : (e as GraphQLFormattedError), e, log)) };
       },
-      // A feed that fails (its session ended) says why, with the code, as every other refusal.
-      onError: (_ctx, _id, _payload, errors) => errors.map((e) => formatError(e.toJSON(), e, log)),
+      // A feed that fails (its session ended) says why, with the code, as every other refusal;
+      // GraphQL's own errors (syntax, validation: no error behind them) go as they are.
+      onError: (_ctx, _id, _payload, errors) => errors.map((e) => (e.originalError ? formatError(e.toJSON(), e, log) : e.toJSON())),
     },
     wsServer,
   );

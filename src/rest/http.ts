@@ -226,7 +226,8 @@ export function rejectUnknownFields(body: Record<string, unknown>, known: readon
 
 /** The one place REST errors become the envelope. Defects are logged and answered 500 without internals. */
 export function answerError(res: ServerResponse, error: unknown, log: Logger): void {
-  if (error instanceof RequestAborted) return;
+  // The client left (Express's sendFile says so with ECONNABORTED): nobody to answer, no defect.
+  if (error instanceof RequestAborted || (error as { code?: unknown } | null)?.code === 'ECONNABORTED') return;
   if (error instanceof ApiError) return sendError(res, error);
   const storageError = storageErrorAsApiError(error);
   if (storageError) return sendError(res, storageError);

@@ -170,6 +170,11 @@ test('a slot whose taking timed out while Redis took it all the same is given ba
   const { accountId } = await tierOneAccount();
   // Redis runs the command, its reply comes after the 250 ms command timeout: a slot in Redis the instance does not know it holds.
   const admission = viaProxy.tollgate.services.admission;
+  // The new instance answers from Redis (not yet connected on a loaded machine, it would count locally).
+  const probe = await a.tollgate.services.admission.acquireSlot(accountId);
+  await eventually(async () => (await admission.slotsInUse(accountId)) === 1);
+  await probe.release();
+  await eventually(async () => (await admission.slotsInUse(accountId)) === 0);
   const takes = [
     () => admission.acquireSlot(accountId, { slotId: 'video:vid_late_reply' }), // a video job's slot
     () => admission.admit({ type: 'key', keyId: 'key_late_reply', accountId, userId: null, kind: 'prepaid', monthlySpendLimitMicro: null, plan: null }), // a request's
