@@ -103,9 +103,12 @@ function postgresUserIds(): { uid: number; gid: number } | Record<string, never>
 }
 
 export interface PostgresProcess {
-  /** Fast shutdown (sessions are closed, nothing is lost), resolved when the server has exited. */
+  /** Resolved when the server has exited (nothing is lost either way, see runPostgres). */
   stop(): Promise<void>;
 }
+
+/** How long a smart shutdown may wait for the last sessions before it turns fast. */
+const SMART_SHUTDOWN_MS = 5_000;
 
 /** Starts `postgres` in its own session and resolves once it accepts connections (rejects with its last lines when it exits first). */
 export function runPostgres(binary: string, args: string[], log: (line: string) => void): Promise<PostgresProcess> {
@@ -127,9 +130,16 @@ export function runPostgres(binary: string, args: string[], log: (line: string) 
       tail = (tail + text).slice(-2_000);
       for (const line of text.split('\n')) if (line.trim()) log(line.trim());
       if (text.includes('database system is ready to accept connections')) resolve({
+        // Smart shutdown first: connections Tollgate has just closed may still be on their way
+        // out, and a fast one would cut them with errors; fast after a while, should one linger.
         stop: async () => {
           process.off('exit', stopOnExit);
-          if (child.exitCode === null && child.signalCode === null) child.kill('SIGINT');
+          if (child.exitCode !== null || child.signalCode !== null) return;
+          child.kill('SIGTERM');
+          let timer: NodeJS.Timeout | undefined;
+          const lingering = new Promise<'lingering'>((resolve) => (timer = setTimeout(() => resolve('lingering'), SMART_SHUTDOWN_MS)));
+          if ((await Promise.race([exited, lingering])) === 'lingering') child.kill('SIGINT');
+          clearTimeout(timer);
           await exited;
         },
       });
