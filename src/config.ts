@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { loadCatalog, type Catalog } from './domain/catalog';
 import { SANDBOX_VENDOR, type VendorProtocol } from './domain/catalog/types';
-import type { VendorEndpoint } from './domain/catalog/vendors';
+import { vendorEnvName, type VendorEndpoint } from './domain/catalog/vendors';
 import { DEFAULT_LIMITS, parseLimits, unknownPlanModels, type LimitsConfig } from './domain/limits/limits-config';
 
 /** Configuration, read and validated once at start-up; a bad value stops the start naming the variable. */
@@ -315,7 +315,6 @@ const DEFAULT_BASE_URLS: Partial<Record<VendorProtocol, string>> = {
   gemini: 'https://generativelanguage.googleapis.com',
 };
 
-const vendorEnvName = (vendor: string): string => vendor.toUpperCase().replace(/[^A-Z0-9]/g, '_');
 
 /**
  * The vendors of the catalog that are configured: OpenAI, Anthropic and Gemini need their API

@@ -72,7 +72,7 @@ export class PrometheusMetrics implements Metrics {
   private readonly modelChildren = new Map<string, Map<string, ModelChildren>>();
   private readonly refusalChildren = new Map<string, Inc>();
 
-  constructor(inFlight: InFlightSource) {
+  constructor(inFlight: InFlightSource, feeds?: { count(): number }) {
     const registers = [this.registry];
     // Process CPU, memory, GC and the event-loop delay (nodejs_eventloop_lag_*).
     collectDefaultMetrics({ register: this.registry });
@@ -100,6 +100,16 @@ export class PrometheusMetrics implements Metrics {
     inFlightGauge('tollgate_holds_in_flight_micro', 'Micro-dollars held by the open request holds of this instance.', (now) => Number(now.holdsMicro));
     inFlightGauge('tollgate_leases_in_flight', 'Budget leases this instance holds in PostgreSQL (request holds are carved from them).', (now) => now.leases);
     inFlightGauge('tollgate_leases_in_flight_micro', 'Micro-dollars the budget leases of this instance still reserve.', (now) => Number(now.leasesMicro));
+    if (feeds) {
+      new Gauge({
+        name: 'tollgate_graphql_subscriptions',
+        help: 'GraphQL subscriptions (graphql-ws) live on this instance.',
+        registers,
+        collect() {
+          this.set(feeds.count());
+        },
+      });
+    }
   }
 
   requestFinished(outcome: RequestOutcome): void {

@@ -3,7 +3,7 @@ import { Client } from 'pg';
 import WebSocket from 'ws';
 import { REDIS_URL, startCluster, type Cluster, type Instance } from '../support/cluster';
 import { startTcpProxy } from '../support/tcp-proxy';
-import { ADMIN_TOKEN, call, createKey, graphql, provisionAccount } from '../support/tollgate';
+import { ADMIN_TOKEN, call, createKey, graphql, provisionAccount, waitForSubscriptions } from '../support/tollgate';
 
 /**
  * Tollgate as several processes on one PostgreSQL and one Redis: limits, money, revocation and
@@ -155,7 +155,7 @@ test('a GraphQL subscriber on one process sees key events made on the other', as
         { next: (m) => (m.errors ? reject(new Error(JSON.stringify(m.errors))) : resolve(m.data!.keyEvents as never)), error: reject, complete: () => undefined },
       );
     });
-    await new Promise((r) => setTimeout(r, 300)); // the subscription is registered on b
+    await waitForSubscriptions(b.url, 1); // the subscription is registered on b
     await call(`${a.url}/v1/keys/${key.id}`, { method: 'PATCH', token: owner.sessionToken, body: { name: 'renamed on a' } });
     const event = await received;
     expect(event.kind).toBe('renamed');
@@ -170,9 +170,9 @@ test('kill -9 in the middle of streams: no charge lost or doubled, the dead leas
   const key = (await createKey(a.url, owner.sessionToken)).secret;
   const victim = await cluster.start();
   for (let i = 0; i < 5; i++) expect((await chat(victim.url, key)).status).toBe(200);
-  await new Promise((r) => setTimeout(r, 500)); // after-answer settlements committed (batch window ~20 ms)
+  // After-answer settlements committed (batch window ~20 ms): each writes its usage record with its charge.
+  expect(await eventually(() => usageCount(owner.accountId), (n) => n === 5, 10_000)).toBe(5);
   const before = await audit(owner.accountId);
-  expect(await usageCount(owner.accountId)).toBe(5);
 
   // Five long streams: first bytes received, then the process dies.
   const streams = Array.from({ length: 5 }, () =>
