@@ -1,10 +1,13 @@
+import { FakePromptCache } from './anthropic-cache';
 import { pieces, sendCompletionPaced, startFakeVendor, type FakeReplyControls, type FakeVendor, type Send, type SseOut } from './openai';
 
 /**
  * A fake Anthropic Messages API over real HTTP (`POST /v1/messages`, JSON and SSE). It checks
  * what the real API checks first — `x-api-key`, `anthropic-version`, `max_tokens`, the
  * thinking budget below `max_tokens`, no temperature with thinking — and answers scripted
- * content in Anthropic's real event sequence.
+ * content in Anthropic's real event sequence. A request that marks cache breakpoints is billed
+ * by its prompt cache (anthropic-cache.ts) unless its reply scripts the usage: a second request
+ * with the same prefix reads it back.
  */
 
 export interface FakeAnthropicReply extends FakeReplyControls {
@@ -20,7 +23,11 @@ export interface FakeAnthropicReply extends FakeReplyControls {
   mcpCalls?: Array<{ id: string; name: string; server: string; input: Record<string, unknown>; result: string; isError?: boolean }>;
   stopReason?: 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'refusal' | 'pause_turn';
   stopSequence?: string;
-  /** `input` excludes cache reads and writes (Anthropic's convention); `cacheCreation1h` is the part of `cacheCreation` written for an hour (absent: no `cache_creation` breakdown). */
+  /**
+   * `input` excludes cache reads and writes (Anthropic's convention); `cacheCreation1h` is the part
+   * of `cacheCreation` written for an hour (absent: no `cache_creation` breakdown). Absent: the
+   * prompt cache's bill when the request marks breakpoints, else 20 input tokens and no cache.
+   */
   usage?: { input?: number; output?: number; cacheRead?: number; cacheCreation?: number; cacheCreation1h?: number };
   /** End the stream without message_delta/message_stop. */
   omitEnd?: boolean;
@@ -48,9 +55,12 @@ export interface FakeAnthropicOptions {
   apiKey?: string;
 }
 
-export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Promise<FakeVendor<FakeAnthropicReply>> {
+export type FakeAnthropic = FakeVendor<FakeAnthropicReply> & { promptCache: FakePromptCache };
+
+export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Promise<FakeAnthropic> {
   const apiKey = options.apiKey ?? 'sk-ant-fake';
-  return startFakeVendor<FakeAnthropicReply>({ apiKey, basePath: '', defaultReply: {} }, async (exchange) => {
+  const promptCache = new FakePromptCache();
+  const fake = await startFakeVendor<FakeAnthropicReply>({ apiKey, basePath: '', defaultReply: {} }, async (exchange) => {
     const { request, reply, json, sse } = exchange;
     const error = (status: number, type: string, message: string) => json(status, { type: 'error', error: { type, message }, request_id: 'req_fake' });
     const counting = request.path === '/v1/messages/count_tokens';
@@ -76,13 +86,15 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
     const toolCalls = (reply.toolCalls ?? []).map((call, i) => ({ id: call.id ?? `toolu_fake_${i}`, name: call.name, input: call.input }));
     const text = reply.text ?? (toolCalls.length > 0 || reply.stopReason === 'refusal' ? '' : 'Hello from fake Claude.');
     const stopReason = reply.stopReason ?? (toolCalls.length > 0 ? 'tool_use' : 'end_turn');
+    const cached = promptCache.bill(body);
+    const scripted = reply.usage ?? (cached ? { input: cached.input, cacheRead: cached.cacheRead, cacheCreation: cached.cacheWrite5m + cached.cacheWrite1h, cacheCreation1h: cached.cacheWrite1h } : undefined);
     const usage = {
-      input_tokens: reply.usage?.input ?? 20,
-      cache_creation_input_tokens: reply.usage?.cacheCreation ?? 0,
-      cache_read_input_tokens: reply.usage?.cacheRead ?? 0,
+      input_tokens: scripted?.input ?? 20,
+      cache_creation_input_tokens: scripted?.cacheCreation ?? 0,
+      cache_read_input_tokens: scripted?.cacheRead ?? 0,
       // The breakdown by lifetime, as the API sends it now; left out (as older answers did) without cacheCreation1h.
-      ...(reply.usage?.cacheCreation1h !== undefined
-        ? { cache_creation: { ephemeral_5m_input_tokens: (reply.usage.cacheCreation ?? 0) - reply.usage.cacheCreation1h, ephemeral_1h_input_tokens: reply.usage.cacheCreation1h } }
+      ...(scripted?.cacheCreation1h !== undefined
+        ? { cache_creation: { ephemeral_5m_input_tokens: (scripted.cacheCreation ?? 0) - scripted.cacheCreation1h, ephemeral_1h_input_tokens: scripted.cacheCreation1h } }
         : {}),
       output_tokens: reply.usage?.output ?? Math.max(1, Math.ceil((text.length + (reply.thinking?.length ?? 0)) / 4)),
     };
@@ -143,4 +155,5 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
     }
     await sse(events);
   });
+  return Object.assign(fake, { promptCache });
 }
