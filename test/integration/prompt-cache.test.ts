@@ -119,6 +119,39 @@ describe('Claude Code: its breakpoints reach Anthropic on the same blocks', () =
   });
 });
 
+describe('Chat Completions: cache_control on text parts and tools (LiteLLM and OpenRouter clients)', () => {
+  const chatBody = (model: string) => ({
+    model,
+    max_tokens: 200,
+    tools: [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: {} } }, cache_control: { type: 'ephemeral', ttl: '1h' } }],
+    messages: [
+      { role: 'system', content: [{ type: 'text', text: 'You answer weather questions.', cache_control: { type: 'ephemeral' } }, { type: 'text', text: 'Today is Monday.' }] },
+      { role: 'user', content: [{ type: 'text', text: 'Oslo?', cache_control: { type: 'ephemeral' } }] },
+    ],
+  });
+  const post = (body: unknown) => fetch(`${h.t.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${a.secret}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+  test('an Anthropic model gets them on the same tool and blocks; a second request reads the cache', async () => {
+    const first = await post(chatBody(CLAUDE));
+    expect(first.status).toBe(200);
+    const sent = anthropic.lastRequest!.body;
+    expect(sent.tools[0].cache_control).toEqual({ type: 'ephemeral', ttl: '1h' });
+    expect(sent.system).toEqual([{ type: 'text', text: 'You answer weather questions.', cache_control: { type: 'ephemeral' } }, { type: 'text', text: 'Today is Monday.' }]);
+    expect(sent.messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'Oslo?', cache_control: { type: 'ephemeral' } }] }]);
+    expect(((await first.json()) as { usage: { prompt_tokens_details: { cached_tokens: number } } }).usage.prompt_tokens_details.cached_tokens).toBe(0);
+    const second = await post(chatBody(CLAUDE));
+    expect(((await second.json()) as { usage: { prompt_tokens_details: { cached_tokens: number } } }).usage.prompt_tokens_details.cached_tokens).toBeGreaterThan(0);
+  });
+
+  test('an OpenAI model is served without them (OpenAI caches prompts on its own)', async () => {
+    const answer = await post(chatBody('openai/gpt-4o-mini'));
+    expect(answer.status).toBe(200);
+    expect(JSON.stringify(openai.lastRequest!.body)).not.toContain('cache_control');
+    // The text is the same as without marks: the runs are separate messages.
+    expect(openai.lastRequest!.body.messages.map((m: { content: string }) => m.content)).toEqual(['You answer weather questions.', 'Today is Monday.', 'Oslo?']);
+  });
+});
+
 describe('golden: a two-turn Claude Code-like conversation is charged the cache write, then the cache read', () => {
   // The fake counts a token per word of a block's strings (fakeTokens). Worked out by hand:
   //   tool Read: name 1 + description 7 + property description 2 + required 1 = 11 tokens

@@ -4,6 +4,7 @@ import { ApiError } from '../../src/domain/shared/errors';
 import { decodeMessagesRequest } from '../../src/protocols/anthropic-messages/decode-request';
 import { toMessagesRequest } from '../../src/protocols/anthropic-messages/vendor-request';
 import { textRuns } from '../../src/protocols/cache-breakpoints';
+import { decodeChatRequest } from '../../src/protocols/openai-chat/decode-request';
 
 /**
  * Prompt-cache breakpoints (docs/api.md, "Cache breakpoints"): a Messages client's
@@ -150,5 +151,34 @@ describe('refusals', () => {
     expect(refusal(() => toAnthropic(later)).details).toEqual({ field: 'cache_control' });
     expect(refusal(() => toAnthropic({ tools: [{ ...weather, cache_control: cc }], system: [text('a', cc1h)], messages: [{ role: 'user', content: 'Hi' }] })).status).toBe(400);
     expect(() => toAnthropic({ system: [text('a', cc1h), text('b', { type: 'ephemeral', ttl: '5m' })], messages: [{ role: 'user', content: [text('c', cc)] }] })).not.toThrow();
+  });
+});
+
+describe('Chat Completions: cache_control on text parts and tools, as LiteLLM and OpenRouter clients send it', () => {
+  const chat = (extra: Record<string, unknown>) => decodeChatRequest({ model: 'anthropic/claude-sonnet-4-5', ...extra }).request;
+
+  test('runs end at marked parts; a marked tool keeps its breakpoint; unmarked content decodes as before', () => {
+    const request = chat({
+      tools: [{ type: 'function', function: { name: 'get_weather' }, cache_control: cc1h }],
+      messages: [
+        { role: 'developer', content: [text('Rules.', cc1h), text('Date.')] },
+        { role: 'user', content: [text('a'), text('b')] },
+        { role: 'assistant', content: [text('Looking.', cc)], tool_calls: [{ id: 'c1', type: 'function', function: { name: 'get_weather', arguments: '{}' } }] },
+        { role: 'tool', tool_call_id: 'c1', content: [text('3°C', cc)] },
+      ],
+    });
+    expect(request.messages).toEqual([
+      { role: 'system', content: 'Rules.', cacheBreakpoint: { ttl: '1h' } },
+      { role: 'system', content: 'Date.' },
+      { role: 'user', content: 'a\nb' },
+      { role: 'assistant', content: 'Looking.', toolCalls: [{ id: 'c1', name: 'get_weather', arguments: '{}', kind: 'function' }], reasoning: [], cacheBreakpoint: {} },
+      { role: 'tool', toolCallId: 'c1', content: '3°C', isError: false, cacheBreakpoint: {} },
+    ]);
+    expect(request.tools[0]).toMatchObject({ name: 'get_weather', cacheBreakpoint: { ttl: '1h' } });
+  });
+
+  test('a malformed mark is a 400 naming it', () => {
+    const error = refusal(() => chat({ messages: [{ role: 'user', content: [text('x', { type: 'ephemeral', ttl: '1d' })] }] }));
+    expect(error.details.field).toBe('messages[0].content[0].cache_control.ttl');
   });
 });

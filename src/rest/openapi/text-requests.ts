@@ -27,7 +27,7 @@ const user = str('End-user identifier passed to the vendor.');
 
 const CHAT: FieldTable<typeof CHAT_FIELDS> = {
   model,
-  messages: arrayOf(any('A message: role user, assistant, system (developer means system) or tool; content a string or text-only parts.'), 'The conversation.'),
+  messages: arrayOf(any('A message: role user, assistant, system (developer means system) or tool; content a string or text-only parts (a text part may carry `cache_control`, a prompt-cache breakpoint for Anthropic models).'), 'The conversation.'),
   audio: refused('chat endpoints answer in text only'),
   frequency_penalty: num('-2 to 2.'),
   function_call: refused('the legacy functions API; use tools and tool_choice'),
@@ -55,7 +55,7 @@ const CHAT: FieldTable<typeof CHAT_FIELDS> = {
   stream_options: object({ include_usage: bool('Usage in the last chunk.'), include_obfuscation: ignored(bool()) }),
   temperature,
   tool_choice: any('`none`, `auto`, `required` or a named function.'),
-  tools: arrayOf(any('A function (or custom) tool.'), 'Up to 64 tool schemas.'),
+  tools: arrayOf(any('A function (or custom) tool; a `cache_control` beside `function` is a prompt-cache breakpoint for Anthropic models.'), 'Up to 64 tool schemas.'),
   top_logprobs: refused('log probabilities are not offered'),
   top_p: topP,
   user,
