@@ -35,6 +35,8 @@ export interface FakeAnthropicReply extends FakeReplyControls {
   midStreamError?: string;
   /** Characters per delta (default 5). */
   chunkSize?: number;
+  /** Anthropic's report of the context edits it applied (`context_management.applied_edits`): in the message, or in `message_delta` when streamed. */
+  appliedEdits?: Array<Record<string, unknown>>;
   /** What count_tokens answers (default: a quarter of the prompt's JSON length, rounded up). */
   countTokens?: number;
 }
@@ -107,7 +109,8 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
     }
     if (text) content.push({ type: 'text', text });
     for (const call of toolCalls) content.push({ type: 'tool_use', ...call });
-    const message = { id: 'msg_fake', type: 'message', role: 'assistant', model: body.model, content, stop_reason: stopReason, stop_sequence: reply.stopSequence ?? null, usage };
+    const contextManagement = reply.appliedEdits ? { context_management: { applied_edits: reply.appliedEdits } } : {};
+    const message = { id: 'msg_fake', type: 'message', role: 'assistant', model: body.model, content, stop_reason: stopReason, stop_sequence: reply.stopSequence ?? null, usage, ...contextManagement };
     if (body.stream !== true) {
       // Without a stream an overload is the error answer; a stream that would have ended early is a body cut short.
       if (reply.midStreamError) return error(529, 'overloaded_error', reply.midStreamError);
@@ -117,7 +120,7 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
     const size = reply.chunkSize ?? 5;
     const events: SseOut[] = [];
     const push = (event: string, data: Record<string, unknown>) => events.push({ event, data: JSON.stringify({ type: event, ...data }) });
-    push('message_start', { message: { ...message, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } } });
+    push('message_start', { message: { ...message, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 }, context_management: null } });
     content.forEach((block, index) => {
       switch (block.type) {
         case 'thinking':
@@ -150,7 +153,7 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
     });
     if (reply.midStreamError) events.push({ event: 'error', data: JSON.stringify({ type: 'error', error: { type: 'overloaded_error', message: reply.midStreamError } }) });
     if (!reply.omitEnd && !reply.midStreamError) {
-      push('message_delta', { delta: { stop_reason: stopReason, stop_sequence: reply.stopSequence ?? null }, usage: { output_tokens: usage.output_tokens } });
+      push('message_delta', { delta: { stop_reason: stopReason, stop_sequence: reply.stopSequence ?? null }, usage: { output_tokens: usage.output_tokens }, ...contextManagement });
       push('message_stop', {});
     }
     await sse(events);

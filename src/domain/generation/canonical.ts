@@ -197,8 +197,16 @@ export type CanonicalEvent =
   /**
    * Always last on success. `refusal`: the model declined for safety (Chat: finish_reason
    * content_filter; Messages: stop_reason refusal), with its short message as text.
+   * `appliedContextEdits`: the vendor's report of the context edits it applied, if it sent one.
    */
-  | { type: 'finish'; reason: FinishReason; refusal: boolean; usage: CanonicalUsage; stopSequence?: string };
+  | { type: 'finish'; reason: FinishReason; refusal: boolean; usage: CanonicalUsage; stopSequence?: string; appliedContextEdits?: AppliedContextEdit[] };
+
+/**
+ * A context edit the vendor applied to the prompt (Anthropic `context_management.applied_edits[]`:
+ * `type`, `cleared_tool_uses` or `cleared_thinking_turns`, `cleared_input_tokens`), as it reported it,
+ * for a client of the same protocol.
+ */
+export type AppliedContextEdit = Readonly<Record<string, unknown>>;
 
 /** The prompt's usage as a vendor reports it before its answer (Anthropic's `message_start`). */
 export type InputUsage = Pick<CanonicalUsage, 'inputTokens' | 'cachedInputTokens' | 'cacheWrite5mInputTokens' | 'cacheWrite1hInputTokens'>;

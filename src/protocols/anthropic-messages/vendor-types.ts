@@ -109,10 +109,17 @@ export type AnthropicWireAnswerBlock = {
   content?: unknown;
 };
 
+/** `context_management` of an answer (beta): the edits Anthropic applied to the prompt. */
+export interface AnthropicWireContextManagement {
+  applied_edits?: unknown;
+}
+
 export interface AnthropicWireStreamEvent {
   type?: string;
   index?: number;
   message?: { usage?: AnthropicWireUsage };
+  /** On `message_delta`. */
+  context_management?: AnthropicWireContextManagement | null;
   content_block?: AnthropicWireAnswerBlock;
   delta?: { type?: string; text?: string; thinking?: string; signature?: string; partial_json?: string; stop_reason?: string | null; stop_sequence?: string | null };
   usage?: AnthropicWireUsage;
