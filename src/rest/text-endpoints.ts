@@ -41,7 +41,7 @@ interface TextFormat<Extra> {
   allowXApiKey: boolean;
   decode(body: unknown, req: IncomingMessage): { decoded: DecodedTextRequest; extra: Extra };
   encodeResponse(result: CollectedResult, meta: AnswerMeta, extra: Extra): unknown;
-  streamEncoder(meta: AnswerMeta, extra: Extra, generation: TextGeneration): StreamEncoder;
+  streamEncoder(meta: AnswerMeta, extra: Extra, generation: TextGeneration, requestId: string): StreamEncoder;
   /** The format's own error body (default: the envelope). */
   errorBody?(error: ApiError, requestId: string): unknown;
 }
@@ -77,7 +77,7 @@ const messagesFormat: TextFormat<{ omitThinking: boolean }> = {
     return { decoded, extra: { omitThinking } };
   },
   encodeResponse: (result, meta, extra) => encodeMessagesResponse(result, meta, extra.omitThinking),
-  streamEncoder: (meta, extra, generation) => new MessagesStreamEncoder(withFields(meta, { inputUsage: generation.inputUsage(), omitThinking: extra.omitThinking })),
+  streamEncoder: (meta, extra, generation, requestId) => new MessagesStreamEncoder(withFields(meta, { inputUsage: generation.inputUsage(), omitThinking: extra.omitThinking, requestId })),
   errorBody: (error, requestId) => messagesErrorBody(error, requestId),
 };
 
@@ -205,7 +205,7 @@ async function serveText<Extra>(format: TextFormat<Extra>, deps: TextEndpointDep
   }
   res.writeHead(200, SSE_HEADERS);
   res.flushHeaders();
-  const encoder = format.streamEncoder(meta, extra, generation);
+  const encoder = format.streamEncoder(meta, extra, generation, requestId);
   const coalesce = coalescedWrites(res);
   try {
     for await (const event of generation.events) {

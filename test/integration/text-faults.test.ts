@@ -407,7 +407,8 @@ describe('streams cut mid-way: the format’s error event, only what was deliver
     const frames = sseFrames(await raw.text());
     expect(frames.every((f) => f.event !== null)).toBe(true);
     expect(frames.at(-1)!.event).toBe('error');
-    expect(JSON.parse(frames.at(-1)!.data)).toEqual({ type: 'error', error: { type: 'api_error', message: expect.stringContaining('Overloaded'), code: 'provider_error', details: { vendor: 'anthropic' } } });
+    // As the non-streamed error body does, it names the request (x-request-id).
+    expect(JSON.parse(frames.at(-1)!.data)).toEqual({ type: 'error', error: { type: 'api_error', message: expect.stringContaining('Overloaded'), code: 'provider_error', details: { vendor: 'anthropic' } }, request_id: overloaded });
     expect(frames.map((f) => f.event)).not.toContain('message_stop');
     const overloadedMoney = await settledMoneyOf(h.db, overloaded);
     expect(overloadedMoney.usage[0]).toMatchObject({ status: 'partial', output_tokens: countTokens('Partial answer before overload.') });
