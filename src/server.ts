@@ -61,6 +61,8 @@ const TOLLGATE_VERSION = '0.1.0';
 
 /** After-answer settlements wait this long (ms) to share a batch (a batch per delay, however busy). */
 const SETTLEMENT_BATCH_DELAY_MS = 20;
+/** Settlement batches written at once, each on its own accounts and connection (docs/billing.md). */
+const SETTLEMENT_LANES = 2;
 
 export interface TollgateOptions {
   config: Config;
@@ -132,9 +134,15 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   const configuredVendors = new Set(vendors.keys());
   // Lease takes and the batch writer each get their own connections (see BudgetLeases).
   const billingSql = pgSqlRunner(options.databaseUrl, log, 4);
-  const batchSql = pgSqlRunner(options.databaseUrl, log, 1);
+  const batchSql = pgSqlRunner(options.databaseUrl, log, SETTLEMENT_LANES);
   const settleBeforeAnswer = config.settlement === 'before-answer';
-  const budget = new BudgetLeases(pgLeaseStore(billingSql), billing, clock, ids, bus, { writerStore: pgLeaseStore(batchSql), settlementDelayMs: settleBeforeAnswer ? 0 : SETTLEMENT_BATCH_DELAY_MS, leaseTtlMs: config.leaseTtlMs });
+  const budget = new BudgetLeases(pgLeaseStore(billingSql), billing, clock, ids, bus, {
+    writerStore: pgLeaseStore(batchSql),
+    writerLanes: SETTLEMENT_LANES,
+    settlementDelayMs: settleBeforeAnswer ? 0 : SETTLEMENT_BATCH_DELAY_MS,
+    settlementBacklog: config.settlementBacklog,
+    leaseTtlMs: config.leaseTtlMs,
+  });
   // Metrics are served to the operator only: without an operator token, none are kept.
   const metrics = config.adminToken ? new PrometheusMetrics(budget) : null;
   const tracer: Tracer | null = config.otlpTracesUrl ? await startTracing({ tracesUrl: config.otlpTracesUrl, serviceName: config.otelServiceName, serviceVersion: TOLLGATE_VERSION }) : null;

@@ -29,6 +29,8 @@ export interface Budget {
   keyId: string;
   planUserId: string | null;
   month: string;
+  /** The settlement writer's lane of the account (LeaseOpWriter.laneOf). */
+  lane: number;
   leases: Lease[];
   /** A lease being taken: concurrent requests wait for it instead of taking their own. */
   taking: Promise<unknown> | null;
