@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 
 /** Linux's USER_HZ: /proc/<pid>/stat counts CPU time in these ticks. */
 export const CLOCK_TICKS_PER_SECOND = 100;
@@ -18,4 +18,21 @@ export function residentMb(pid: number, field: 'VmRSS' | 'VmHWM' = 'VmHWM'): num
 /** Linux: writing 5 to clear_refs starts the peak (VmHWM) over from the current resident size. */
 export function resetPeakRss(pid: number): void {
   writeFileSync(`/proc/${pid}/clear_refs`, '5');
+}
+
+/** CPU time (ms) of every PostgreSQL process this user can see (/proc), to count the database's share per request. */
+export function postgresCpuMs(): number {
+  let total = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (!stat.includes('(postgres)')) continue;
+      const fields = stat.split(') ')[1]!.split(' ');
+      total += ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
+    } catch {
+      // the process ended between readdir and read
+    }
+  }
+  return total;
 }

@@ -79,7 +79,7 @@ export function startLine(): string {
   return readFileSync(BIN, 'utf8').split('\n').filter((line) => /^(exec |GLIBC_TUNABLES=|export )/.test(line)).join('; ') || '(no exec line)';
 }
 
-interface Gateway {
+export interface Gateway {
   child: ChildProcess;
   url: string;
 }
@@ -88,7 +88,7 @@ interface Gateway {
  * `bin/tollgate start`, as `npm start` runs it, on a free port; resolves once it prints that it
  * listens. The script execs node, so the child's pid is node's (for /proc).
  */
-function startCompiledGateway(env: Record<string, string>): Promise<Gateway> {
+export function startCompiledGateway(env: Record<string, string>): Promise<Gateway> {
   const child = spawn(BIN, ['start'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     let output = '';
@@ -101,7 +101,7 @@ function startCompiledGateway(env: Record<string, string>): Promise<Gateway> {
   });
 }
 
-function stopGateway(gateway: Gateway): Promise<void> {
+export function stopGateway(gateway: Gateway): Promise<void> {
   return new Promise((resolve) => {
     if (gateway.child.exitCode !== null) return resolve();
     gateway.child.once('exit', () => resolve());
@@ -109,7 +109,7 @@ function stopGateway(gateway: Gateway): Promise<void> {
   });
 }
 
-function gatewayEnv(options: SharingOptions, redisPrefix: string | null): Record<string, string> {
+export function gatewayEnv(options: Pick<SharingOptions, 'databaseUrl' | 'upstreamUrl' | 'redisUrl'>, redisPrefix: string | null): Record<string, string> {
   // The runner's environment (NODE_OPTIONS, GLIBC_TUNABLES …) minus what each scenario sets itself.
   const inherited = Object.fromEntries(Object.entries(process.env).filter((entry): entry is [string, string] => entry[1] !== undefined && !/^(REDIS_URL|TOLLGATE_(?!NODE_FLAGS)|DATABASE_URL|OPENAI_|ANTHROPIC_|GOOGLE_|PORT$|HOST$)/.test(entry[0])));
   // BENCH_SHARING_NODE_FLAGS: more node flags, for experiments (those NODE_OPTIONS accepts).
