@@ -165,7 +165,7 @@ test('the settlement backlog: its depth and the age of its oldest operation whil
       const samples = await scrape();
       return sumOf(samples, 'tollgate_settlement_backlog') === 1 && sumOf(samples, 'tollgate_settlement_backlog_age_seconds') >= 0.1;
     })).toBe(true);
-    expect(sumOf(await scrape(), 'tollgate_settlement_backlog_limit')).toBe(2_000);
+    expect(sumOf(await scrape(), 'tollgate_settlement_backlog_limit')).toBe(3_000);
   } finally {
     await locker.query('commit');
     await locker.end();

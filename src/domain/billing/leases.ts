@@ -47,8 +47,8 @@ export const LEASE_IDLE_MS = 1_000;
 /** After a refusal, leases of the account are taken exactly (no slack) for this long (ms). */
 const EXACT_AFTER_REFUSAL_MS = 10_000;
 const HOUSEKEEPING_MS = 500;
-/** Settlement operations not yet committed at which admission pushes back (about a second of a busy instance's traffic). */
-export const DEFAULT_SETTLEMENT_BACKLOG = 2_000;
+/** Settlement operations not yet committed at which admission pushes back: about a second of one busy instance's traffic. */
+export const DEFAULT_SETTLEMENT_BACKLOG = 3_000;
 /** How long a request waits for room in a full settlement backlog before a 503. */
 const BACKLOG_WAIT_MS = 2_000;
 
