@@ -67,6 +67,9 @@
  *  BENCH_SHARING_START        a script to start the instances with instead of bin/tollgate (to
  *                             compare memory settings: a copy of it with others).
  *  BENCH_SHARING_BUILD        0: use dist/ as it is (no build first; also for the sustained scenario).
+ *  BENCH_CPU          0: no CPU comparison (bench/cpu.ts); "only": it alone. Default: on.
+ *  BENCH_CPU_SECONDS  measured seconds per side and measurement there (default 6).
+ *  BENCH_CPU_CONNECTIONS  closed-loop levels there (default "16,64").
  *  BENCH_SUSTAINED    1: add the sustained scenario (bench/sustained.ts) at the end; "only": it
  *                     alone (`npm run bench:sustained`); default 0 (it takes BENCH_SUSTAINED_MINUTES).
  *  BENCH_SUSTAINED_MINUTES         minutes of load there (default 6).
@@ -86,6 +89,7 @@ import { cpuMs, postgresCpuMs, residentMb } from './proc';
 import { mergeLoadResults, runLoad, type LoadResult } from './load';
 import { ADMIN_TOKEN, benchDatabase, provisionKey } from './provision';
 import { buildGateway, footprintLines, runSharingComparison, sharingTable, sharingTextRow, type SharingRow } from './sharing';
+import { cpuTable, cpuTextRow, cpuVerdict, runCpuComparison, type CpuRow } from './cpu';
 import { runSustained, sustainedTable, sustainedTextRow, sustainedVerdict, type SustainedOptions, type SustainedResult } from './sustained';
 
 const SERVER_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -99,10 +103,16 @@ const BODIES = (process.env.BENCH_BODIES ?? 'json,stream').split(',') as ('json'
 const WITH_FLOOR = process.env.BENCH_FLOOR !== '0';
 const SHARING_ONLY = process.env.BENCH_SHARING === 'only';
 const SUSTAINED_ONLY = process.env.BENCH_SUSTAINED === 'only';
-const WITH_SHARING = process.env.BENCH_SHARING !== '0' && !SUSTAINED_ONLY;
-const WITH_SUSTAINED = process.env.BENCH_SUSTAINED === '1' || SUSTAINED_ONLY;
-/** The rows through the from-source gateway (the latency rows and the sweep): not when one scenario runs alone. */
-const MAIN_ROWS = !SHARING_ONLY && !SUSTAINED_ONLY;
+const CPU_ONLY = process.env.BENCH_CPU === 'only';
+/** One scenario alone: the others are left out. */
+const ALONE = SHARING_ONLY || SUSTAINED_ONLY || CPU_ONLY;
+const WITH_CPU = CPU_ONLY || (process.env.BENCH_CPU !== '0' && !ALONE);
+const WITH_SHARING = SHARING_ONLY || (process.env.BENCH_SHARING !== '0' && !ALONE);
+const WITH_SUSTAINED = SUSTAINED_ONLY || (process.env.BENCH_SUSTAINED === '1' && !ALONE);
+/** The rows through the from-source gateway (the latency rows and the sweep). */
+const MAIN_ROWS = !ALONE;
+const CPU_SECONDS = Number(process.env.BENCH_CPU_SECONDS ?? 6);
+const CPU_CONNECTIONS = (process.env.BENCH_CPU_CONNECTIONS ?? '16,64').split(',').map(Number);
 const SHARING_SECONDS = Number(process.env.BENCH_SHARING_SECONDS ?? 6);
 const SHARING_CONNECTIONS = Number(process.env.BENCH_SHARING_CONNECTIONS ?? 64);
 const SHARING_REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -367,7 +377,12 @@ async function main(): Promise<void> {
     const rss = `tollgate peak RSS ${residentMb(gatewayPid).toFixed(0)} MB (from source, over every scenario above)`;
     if (MAIN_ROWS) console.log(rss);
     let sharing: SharingRow[] = [];
-    if ((WITH_SHARING || WITH_SUSTAINED) && process.env.BENCH_SHARING_BUILD !== '0') buildGateway();
+    if ((WITH_CPU || WITH_SHARING || WITH_SUSTAINED) && process.env.BENCH_SHARING_BUILD !== '0') buildGateway();
+    let cpu: CpuRow[] = [];
+    if (WITH_CPU) {
+      console.log(`\nCPU per request side by side, compiled build, closed loop at ${CPU_CONNECTIONS.join('/')} connections, ${CPU_SECONDS}s per side: direct, the Node floor (bench/node-floor.mjs), Tollgate as npm start starts it, Tollgate on plain node:`);
+      cpu = await runCpuComparison({ databaseUrl: database.url, upstreamUrl: upstream.message.url, redisUrl: SHARING_REDIS_URL, seconds: CPU_SECONDS, connections: CPU_CONNECTIONS, bodies: BODIES, accounts: ACCOUNTS }, (row) => console.log(cpuTextRow(row)));
+    }
     if (WITH_SHARING) {
       console.log(`\nThe cost of sharing limits, compiled build, closed loop at ${SHARING_CONNECTIONS} connections, ${SHARING_SECONDS}s per side:`);
       sharing = await runSharingComparison(
@@ -384,6 +399,12 @@ async function main(): Promise<void> {
     console.log('');
     if (MAIN_ROWS) {
       console.log(markdownTable(rows));
+      console.log('');
+    }
+    if (cpu.length > 0) {
+      console.log(cpuTable(cpu));
+      console.log('');
+      for (const line of cpuVerdict(cpu)) console.log(`- ${line}`);
       console.log('');
     }
     if (sharing.length > 0) {

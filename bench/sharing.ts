@@ -19,7 +19,7 @@ import { mergeLoadResults, runLoad, type LoadResult } from './load';
 import { cpuMs, resetPeakRss, residentMb } from './proc';
 import { ADMIN_TOKEN, provisionKey } from './provision';
 
-const ROOT = join(__dirname, '..');
+export const ROOT = join(__dirname, '..');
 /**
  * The package's bin, which `npm start` execs with `start`: node with the gateway's memory
  * settings. BENCH_SHARING_START: another script to start instead, to compare settings.
@@ -85,11 +85,11 @@ export interface Gateway {
 }
 
 /**
- * `bin/tollgate start`, as `npm start` runs it, on a free port; resolves once it prints that it
- * listens. The script execs node, so the child's pid is node's (for /proc).
+ * `bin/tollgate start`, as `npm start` runs it (or `command`), on a free port; resolves once it
+ * prints that it listens. The script execs node, so the child's pid is node's (for /proc).
  */
-export function startCompiledGateway(env: Record<string, string>): Promise<Gateway> {
-  const child = spawn(BIN, ['start'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
+export function startCompiledGateway(env: Record<string, string>, command: string[] = [BIN, 'start']): Promise<Gateway> {
+  const child = spawn(command[0]!, command.slice(1), { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     let output = '';
     child.stdout!.on('data', (chunk: Buffer) => {
