@@ -36,9 +36,14 @@ export interface CpuOptions {
   connections: number[];
   bodies: ('json' | 'stream')[];
   accounts: number;
+  /** A checkout (with its own bin/tollgate and dist/) measured beside this one, started the same way. */
+  compareDir?: string;
+  /** Only these sides (default: all but compare, which is added when compareDir is set). */
+  sides?: SideName[];
 }
 
-type SideName = 'direct' | 'node floor' | 'tollgate, npm start' | 'tollgate, plain node';
+/** 'tollgate, compare' is another build's bin/tollgate (BENCH_CPU_COMPARE), for A/B runs of a change. */
+type SideName = 'direct' | 'node floor' | 'tollgate, npm start' | 'tollgate, plain node' | 'tollgate, compare';
 
 export interface CpuRow {
   body: 'json' | 'stream';
@@ -98,22 +103,26 @@ function startNodeFloor(upstreamOrigin: string): Promise<{ child: ChildProcess; 
 }
 
 export async function runCpuComparison(options: CpuOptions, onRow: (row: CpuRow) => void): Promise<CpuRow[]> {
+  const wanted = new Set<SideName>(options.sides ?? ['direct', 'node floor', 'tollgate, npm start', 'tollgate, plain node', ...(options.compareDir ? (['tollgate, compare'] as const) : [])]);
   const env = gatewayEnv(options, null);
   const withFlags = await startCompiledGateway(env);
   const plainEnv = { ...env };
   delete plainEnv.GLIBC_TUNABLES;
-  const plain = await startCompiledGateway(plainEnv, [process.execPath, join(ROOT, 'dist', 'src', 'main.js'), 'start']);
-  const floor = await startNodeFloor(new URL(options.upstreamUrl).origin);
+  const plain = wanted.has('tollgate, plain node') ? await startCompiledGateway(plainEnv, [process.execPath, join(ROOT, 'dist', 'src', 'main.js'), 'start']) : null;
+  const compare = options.compareDir && wanted.has('tollgate, compare') ? await startCompiledGateway(env, [join(options.compareDir, 'bin', 'tollgate'), 'start']) : null;
+  const floor = wanted.has('node floor') ? await startNodeFloor(new URL(options.upstreamUrl).origin) : null;
   const monitor = new Client({ connectionString: options.databaseUrl });
   await monitor.connect();
   try {
     const tokens = await Promise.all(Array.from({ length: options.accounts }, () => provisionKey(withFlags.url)));
-    const sides: Side[] = [
+    const gatewaySide = (name: SideName, gateway: Gateway): Side => ({ name, url: `${gateway.url}/v1/chat/completions`, pid: gateway.child.pid!, gateway, tokens });
+    const sides: Side[] = (<Side[]>[
       { name: 'direct', url: `${options.upstreamUrl}/chat/completions`, pid: null, gateway: null, tokens: ['sk-bench'] },
-      { name: 'node floor', url: `http://127.0.0.1:${floor.port}/v1/chat/completions`, pid: floor.child.pid!, gateway: null, tokens: ['sk-bench'] },
-      { name: 'tollgate, npm start', url: `${withFlags.url}/v1/chat/completions`, pid: withFlags.child.pid!, gateway: withFlags, tokens },
-      { name: 'tollgate, plain node', url: `${plain.url}/v1/chat/completions`, pid: plain.child.pid!, gateway: plain, tokens },
-    ];
+      ...(floor ? [{ name: 'node floor' as const, url: `http://127.0.0.1:${floor.port}/v1/chat/completions`, pid: floor.child.pid!, gateway: null, tokens: ['sk-bench'] }] : []),
+      gatewaySide('tollgate, npm start', withFlags),
+      ...(plain ? [gatewaySide('tollgate, plain node', plain)] : []),
+      ...(compare ? [gatewaySide('tollgate, compare', compare)] : []),
+    ]).filter((side) => wanted.has(side.name));
     const messages = [{ role: 'user', content: 'Say something about foxes.' }];
     const rows: CpuRow[] = [];
     for (const body of options.bodies) {
@@ -151,8 +160,8 @@ export async function runCpuComparison(options: CpuOptions, onRow: (row: CpuRow)
     return rows;
   } finally {
     await monitor.end();
-    floor.child.disconnect();
-    await Promise.all([stopGateway(withFlags), stopGateway(plain)]);
+    floor?.child.disconnect();
+    await Promise.all([withFlags, plain, compare].map((gateway) => (gateway ? stopGateway(gateway) : undefined)));
   }
 }
 
@@ -192,8 +201,11 @@ export function cpuVerdict(rows: CpuRow[]): string[] {
   const lines: string[] = [];
   const pass = (ok: boolean) => (ok ? 'met' : 'NOT MET');
   for (const row of rows.filter((r) => r.side === 'tollgate, npm start')) {
-    const floor = floorOf(rows, row)!;
-    const plain = rows.find((r) => r.body === row.body && r.connections === row.connections && r.side === 'tollgate, plain node')!;
+    const floor = floorOf(rows, row);
+    const plain = rows.find((r) => r.body === row.body && r.connections === row.connections && r.side === 'tollgate, plain node');
+    const compare = rows.find((r) => r.body === row.body && r.connections === row.connections && r.side === 'tollgate, compare');
+    if (compare) lines.push(`${row.body} c=${row.connections}: this build ${f(total(row), 3)} ms/req (${f(row.cpuPerRequest, 3)} + db ${f(row.dbPerRequest, 3)}) against the compared build's ${f(total(compare), 3)} (${f(compare.cpuPerRequest, 3)} + db ${f(compare.dbPerRequest, 3)}): ${f(((total(row) - total(compare)) / total(compare)) * 100, 1)} %`);
+    if (!floor || !plain) continue;
     const times = total(row) / total(floor);
     const flagsCost = ((total(row) - total(plain)) / total(plain)) * 100;
     lines.push(`${row.body} c=${row.connections}: Tollgate + PostgreSQL ${f(total(row), 3)} ms/req = ${f(times, 1)}× the Node floor's ${f(total(floor), 3)} (goal ≤ ${CPU_GOALS.timesFloor}×: ${pass(times <= CPU_GOALS.timesFloor)}); npm start's flags ${flagsCost >= 0 ? '+' : ''}${f(flagsCost, 1)} % against plain node's ${f(total(plain), 3)} (goal ≤ ${CPU_GOALS.flagsCostPercent} %: ${pass(flagsCost <= CPU_GOALS.flagsCostPercent)}); peak RSS ${f(row.peakRssMb, 0)} MB (plain node ${f(plain.peakRssMb, 0)}, floor ${f(floor.peakRssMb, 0)})${row.connections >= 64 ? ` (goal ≤ ${CPU_GOALS.peakRssMb} MB: ${pass(row.peakRssMb <= CPU_GOALS.peakRssMb)})` : ''}${row.pushbackWaits > 0 ? '; settlement backlog NOT bounded (admissions waited): throughput not counted' : ''}`);

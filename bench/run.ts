@@ -70,6 +70,9 @@
  *  BENCH_CPU          0: no CPU comparison (bench/cpu.ts); "only": it alone. Default: on.
  *  BENCH_CPU_SECONDS  measured seconds per side and measurement there (default 6).
  *  BENCH_CPU_CONNECTIONS  closed-loop levels there (default "16,64").
+ *  BENCH_CPU_COMPARE  a checkout with its own bin/tollgate and built dist/: measured there beside
+ *                     this one (A/B of a change; build it first).
+ *  BENCH_CPU_SIDES    only these sides, comma list ("direct,tollgate, npm start,tollgate, compare"…).
  *  BENCH_SUSTAINED    1: add the sustained scenario (bench/sustained.ts) at the end; "only": it
  *                     alone (`npm run bench:sustained`); default 0 (it takes BENCH_SUSTAINED_MINUTES).
  *  BENCH_SUSTAINED_MINUTES         minutes of load there (default 6).
@@ -89,7 +92,7 @@ import { cpuMs, postgresCpuMs, residentMb } from './proc';
 import { mergeLoadResults, runLoad, type LoadResult } from './load';
 import { ADMIN_TOKEN, benchDatabase, provisionKey } from './provision';
 import { buildGateway, footprintLines, runSharingComparison, sharingTable, sharingTextRow, type SharingRow } from './sharing';
-import { cpuTable, cpuTextRow, cpuVerdict, runCpuComparison, type CpuRow } from './cpu';
+import { cpuTable, cpuTextRow, cpuVerdict, runCpuComparison, type CpuOptions, type CpuRow } from './cpu';
 import { runSustained, sustainedTable, sustainedTextRow, sustainedVerdict, type SustainedOptions, type SustainedResult } from './sustained';
 
 const SERVER_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -381,7 +384,18 @@ async function main(): Promise<void> {
     let cpu: CpuRow[] = [];
     if (WITH_CPU) {
       console.log(`\nCPU per request side by side, compiled build, closed loop at ${CPU_CONNECTIONS.join('/')} connections, ${CPU_SECONDS}s per side: direct, the Node floor (bench/node-floor.mjs), Tollgate as npm start starts it, Tollgate on plain node:`);
-      cpu = await runCpuComparison({ databaseUrl: database.url, upstreamUrl: upstream.message.url, redisUrl: SHARING_REDIS_URL, seconds: CPU_SECONDS, connections: CPU_CONNECTIONS, bodies: BODIES, accounts: ACCOUNTS }, (row) => console.log(cpuTextRow(row)));
+      const cpuOptions = {
+        databaseUrl: database.url,
+        upstreamUrl: upstream.message.url,
+        redisUrl: SHARING_REDIS_URL,
+        seconds: CPU_SECONDS,
+        connections: CPU_CONNECTIONS,
+        bodies: BODIES,
+        accounts: ACCOUNTS,
+        compareDir: process.env.BENCH_CPU_COMPARE,
+        sides: process.env.BENCH_CPU_SIDES?.split(',') as CpuOptions['sides'],
+      };
+      cpu = await runCpuComparison(cpuOptions, (row) => console.log(cpuTextRow(row)));
     }
     if (WITH_SHARING) {
       console.log(`\nThe cost of sharing limits, compiled build, closed loop at ${SHARING_CONNECTIONS} connections, ${SHARING_SECONDS}s per side:`);
