@@ -52,6 +52,8 @@ export interface CpuRow {
   load: LoadResult;
   /** The process's CPU per request served, ms (NaN for direct: the upstream's is not counted). */
   cpuPerRequest: number;
+  /** The kernel's part of it (system calls: sockets). */
+  systemPerRequest: number;
   /** Its PostgreSQL backends' CPU per request, ms (0 for the floor). */
   dbPerRequest: number;
   peakRssMb: number;
@@ -128,7 +130,7 @@ export async function runCpuComparison(options: CpuOptions, onRow: (row: CpuRow)
     for (const body of options.bodies) {
       const extra = body === 'stream' ? { stream: true, stream_options: { include_usage: true } } : {};
       for (const connections of options.connections) {
-        const acc = sides.map(() => ({ parts: [] as LoadResult[], cpu: 0, db: 0, rss: 0, waits: 0 }));
+        const acc = sides.map(() => ({ parts: [] as LoadResult[], cpu: 0, system: 0, db: 0, rss: 0, waits: 0 }));
         for (let slice = 0; slice < SLICES; slice++) {
           for (const [i, side] of sides.entries()) {
             const model = side.gateway ? 'openai/gpt-4o-mini' : 'gpt-4o-mini';
@@ -141,6 +143,7 @@ export async function runCpuComparison(options: CpuOptions, onRow: (row: CpuRow)
             if (side.pid && cpuBefore) {
               const after = cpuMs(side.pid);
               acc[i]!.cpu += after.user + after.system - cpuBefore.user - cpuBefore.system;
+              acc[i]!.system += after.system - cpuBefore.system;
               acc[i]!.rss = Math.max(acc[i]!.rss, residentMb(side.pid));
             }
             if (dbBefore) acc[i]!.db += cpuSince(dbBefore, await backendsCpu(monitor));
@@ -151,7 +154,7 @@ export async function runCpuComparison(options: CpuOptions, onRow: (row: CpuRow)
           const merged = mergeLoadResults(acc[i]!.parts);
           const load = { ...merged, requestsPerSecond: merged.requests / (merged.durationMs / 1000) };
           const served = Math.max(1, load.totalRequests);
-          const row: CpuRow = { body, connections, side: side.name, load, cpuPerRequest: side.pid ? acc[i]!.cpu / served : NaN, dbPerRequest: acc[i]!.db / served, peakRssMb: side.pid ? acc[i]!.rss : NaN, pushbackWaits: acc[i]!.waits };
+          const row: CpuRow = { body, connections, side: side.name, load, cpuPerRequest: side.pid ? acc[i]!.cpu / served : NaN, systemPerRequest: side.pid ? acc[i]!.system / served : NaN, dbPerRequest: acc[i]!.db / served, peakRssMb: side.pid ? acc[i]!.rss : NaN, pushbackWaits: acc[i]!.waits };
           rows.push(row);
           onRow(row);
         }
@@ -177,20 +180,20 @@ export function cpuTextRow(row: CpuRow): string {
     row.side.padEnd(20),
     `${f(row.load.requestsPerSecond, 0).padStart(6)} req/s${counted ? '' : ' (backlog NOT bounded)'}`,
     `p50 ${f(row.load.p50).padStart(7)} p99 ${f(row.load.p99).padStart(7)} ms`,
-    row.side === 'direct' ? '' : `cpu ${f(row.cpuPerRequest, 3)} + db ${f(row.dbPerRequest, 3)} ms/req`,
+    row.side === 'direct' ? '' : `cpu ${f(row.cpuPerRequest, 3)} (system ${f(row.systemPerRequest, 3)}) + db ${f(row.dbPerRequest, 3)} ms/req`,
     row.side === 'direct' ? '' : `peak RSS ${f(row.peakRssMb, 0)} MB`,
     `errors ${row.load.errors}${row.load.errors ? ` (${Object.entries(row.load.errorKinds).map(([k, n]) => `${k} ×${n}`).join(', ')})` : ''}`,
   ].filter(Boolean).join(' | ');
 }
 
 export function cpuTable(rows: CpuRow[]): string {
-  const header = ['body', 'conns', 'side', 'req/s', 'p50 ms', 'p99 ms', 'CPU ms/req', 'db ms/req', 'total ms/req', '× floor', 'peak RSS MB', 'errors'];
+  const header = ['body', 'conns', 'side', 'req/s', 'p50 ms', 'p99 ms', 'CPU ms/req', 'of it system', 'db ms/req', 'total ms/req', '× floor', 'peak RSS MB', 'errors'];
   const lines = [`| ${header.join(' | ')} |`, `|${header.map((_, i) => (i < 3 ? '---|' : '--:|')).join('')}`];
   for (const row of rows) {
     const floor = floorOf(rows, row);
     const times = row.side.startsWith('tollgate') && floor ? f(total(row) / total(floor), 1) : '';
     const rate = `${f(row.load.requestsPerSecond, 0)}${row.pushbackWaits > 0 ? ' (backlog not bounded: not counted)' : ''}`;
-    const cells = [row.body, row.connections, row.side, rate, f(row.load.p50), f(row.load.p99), f(row.cpuPerRequest, 3), row.side.startsWith('tollgate') ? f(row.dbPerRequest, 3) : '', row.side === 'direct' ? '' : f(total(row), 3), times, f(row.peakRssMb, 0), row.load.errors];
+    const cells = [row.body, row.connections, row.side, rate, f(row.load.p50), f(row.load.p99), f(row.cpuPerRequest, 3), f(row.systemPerRequest, 3), row.side.startsWith('tollgate') ? f(row.dbPerRequest, 3) : '', row.side === 'direct' ? '' : f(total(row), 3), times, f(row.peakRssMb, 0), row.load.errors];
     lines.push(`| ${cells.join(' | ')} |`);
   }
   return lines.join('\n');

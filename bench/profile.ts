@@ -16,11 +16,12 @@
  * (the inspector's session costs some CPU of its own).
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import WebSocket from 'ws';
 import { runLoad } from './load';
+import { resetPeakRss } from './proc';
 import { benchDatabase, provisionKey } from './provision';
 import { buildGateway, gatewayEnv, ROOT, startCompiledGateway, stopGateway } from './sharing';
 
@@ -146,6 +147,37 @@ export function summarizeHeap(head: HeapNode, requests: number): string[] {
   return lines;
 }
 
+/** Collections by kind from --trace-gc-nvp lines: count, pause, and what scavenges kept in the young generation and promoted per request. */
+function summarizeGc(lines: string[], requests: number): string[] {
+  const kinds = new Map<string, { n: number; pause: number; copied: number; promoted: number }>();
+  for (const line of lines) {
+    const field = (name: string) => Number(new RegExp(`\\b${name}=([\\d.]+)`).exec(line)?.[1] ?? 0);
+    const kind = /\bgc=(\w+)/.exec(line)?.[1] ?? '?';
+    const k = kinds.get(kind) ?? { n: 0, pause: 0, copied: 0, promoted: 0 };
+    k.n++;
+    k.pause += field('pause');
+    k.copied += field('new_space_survived');
+    k.promoted += field('promoted');
+    kinds.set(kind, k);
+  }
+  return [...kinds].map(([kind, k]) => `gc ${kind}: ${k.n} (${(k.n / requests * 1000).toFixed(2)} per 1,000 requests), pause ${(k.pause / requests * 1000).toFixed(1)} µs/req, survived ${(k.copied / requests / 1024).toFixed(2)} KB/req, promoted ${(k.promoted / requests / 1024).toFixed(2)} KB/req`);
+}
+
+/** Resident memory by kind (/proc) and V8's heap spaces (through the inspector), in MB. */
+async function memoryReport(session: Awaited<ReturnType<typeof inspect>>, pid: number): Promise<string[]> {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? NaN) / 1024;
+  const evaluated = await session.post('Runtime.evaluate', { expression: "JSON.stringify(process.mainModule.require('v8').getHeapSpaceStatistics().map((s) => [s.space_name, s.space_size, s.space_used_size]))", returnByValue: true });
+  const spaces = JSON.parse(evaluated.result.value as string) as [string, number, number][];
+  const mb = (n: number) => (n / 1024 / 1024).toFixed(1);
+  const heap = spaces.reduce((sum, [, size]) => sum + size, 0);
+  return [
+    '',
+    `memory now: RSS ${kb('VmRSS').toFixed(1)} MB (peak in the window ${kb('VmHWM').toFixed(1)}): anonymous ${kb('RssAnon').toFixed(1)}, file-backed ${kb('RssFile').toFixed(1)}; V8 heap committed ${mb(heap)} MB`,
+    ...spaces.filter(([, size]) => size > 0).map(([name, size, used]) => `  ${name.padEnd(28)} ${mb(size).padStart(6)} MB committed, ${mb(used).padStart(6)} MB used`),
+  ];
+}
+
 function freePort(): Promise<number> {
   return new Promise((resolve) => {
     const server = createServer().listen(0, '127.0.0.1', () => {
@@ -190,9 +222,11 @@ async function main(): Promise<void> {
   const options = { databaseUrl: database.url, upstreamUrl: upstream.url, redisUrl: '' };
   const plain = process.env.PROFILE_START === 'plain';
   const env = gatewayEnv(options, null);
-  const flags = `${process.env.TOLLGATE_NODE_FLAGS ?? '--max-semi-space-size=4 --heap-growing-percent=50 --v8-pool-size=2'} --inspect-port=127.0.0.1:${inspectorPort}`;
+  // PROFILE_GC_TRACE=1: V8's line per collection (--trace-gc-nvp) during the load, summed.
+  const gcTrace = process.env.PROFILE_GC_TRACE ? ' --trace-gc-nvp' : '';
+  const flags = `${process.env.TOLLGATE_NODE_FLAGS ?? '--max-semi-space-size=4 --heap-growing-percent=50 --v8-pool-size=2'} --inspect-port=127.0.0.1:${inspectorPort}${gcTrace}`;
   const gateway = plain
-    ? await startCompiledGateway(env, [process.execPath, `--inspect-port=127.0.0.1:${inspectorPort}`, join(ROOT, 'dist', 'src', 'main.js'), 'start'])
+    ? await startCompiledGateway(env, [process.execPath, `--inspect-port=127.0.0.1:${inspectorPort}`, ...(gcTrace ? [gcTrace.trim()] : []), join(ROOT, 'dist', 'src', 'main.js'), 'start'])
     : await startCompiledGateway({ ...env, TOLLGATE_NODE_FLAGS: flags });
   try {
     const tokens = await Promise.all(Array.from({ length: ACCOUNTS }, () => provisionKey(gateway.url)));
@@ -201,23 +235,50 @@ async function main(): Promise<void> {
     const body = JSON.stringify({ model: 'openai/gpt-4o-mini', messages, ...(BODY === 'stream' ? { stream: true, stream_options: { include_usage: true } } : {}) });
     const load = (durationMs: number) => runLoad({ url: `${gateway.url}/v1/chat/completions`, headers: headerSets[0]!, headerSets, body, connections: CONNECTIONS, durationMs, warmupMs: 0 });
     await load(3_000); // warm: compiled code, leases, pools
+    const gcLines: string[] = [];
+    if (gcTrace) gateway.child.stdout!.on('data', (chunk: Buffer) => gcLines.push(...String(chunk).split('\n').filter((line) => line.includes('gc='))));
     process.kill(gateway.child.pid!, 'SIGUSR1');
     const session = await inspect(inspectorPort);
-    await session.post('Profiler.enable');
-    await session.post('Profiler.setSamplingInterval', { interval: 200 });
-    await session.post('Profiler.start');
+    // PROFILE_CPU=0: no V8 CPU profile (its sampler costs CPU of its own: measuring with perf, say).
+    const cpuProfile = process.env.PROFILE_CPU !== '0';
+    if (cpuProfile) {
+      await session.post('Profiler.enable');
+      await session.post('Profiler.setSamplingInterval', { interval: 200 });
+      await session.post('Profiler.start');
+    }
     if (process.env.PROFILE_HEAP) await session.post('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+    // PROFILE_RETAINED=1: what requests in flight hold: sampled allocations still alive after a
+    // full collection taken while the load runs (the sampler forgets collected objects).
+    let retained: HeapNode | null = null;
+    if (process.env.PROFILE_RETAINED) {
+      await session.post('HeapProfiler.startSampling', { samplingInterval: 1024 });
+      setTimeout(() => {
+        void (async () => {
+          await session.post('HeapProfiler.collectGarbage');
+          retained = (await session.post('HeapProfiler.stopSampling')).profile.head;
+        })();
+      }, SECONDS * 1000 - 1_000);
+    }
+    // PROFILE_MEMORY=1: where the resident memory is, sampled near the end of the load.
+    let memory: string[] = [];
+    if (process.env.PROFILE_MEMORY) {
+      resetPeakRss(gateway.child.pid!);
+      setTimeout(() => void memoryReport(session, gateway.child.pid!).then((lines) => (memory = lines)), SECONDS * 1000 - 1_500);
+    }
     const result = await load(SECONDS * 1000);
-    const { profile } = await session.post('Profiler.stop');
+    const profile = cpuProfile ? (await session.post('Profiler.stop')).profile : null;
     mkdirSync(OUT, { recursive: true });
     const stamp = `${BODY}-c${CONNECTIONS}-${plain ? 'plain' : 'npm-start'}-${Date.now()}`;
-    writeFileSync(join(OUT, `${stamp}.cpuprofile`), JSON.stringify(profile));
+    if (profile) writeFileSync(join(OUT, `${stamp}.cpuprofile`), JSON.stringify(profile));
     const heap = process.env.PROFILE_HEAP ? (await session.post('HeapProfiler.stopSampling')).profile : null;
     if (heap) writeFileSync(join(OUT, `${stamp}.heapprofile`), JSON.stringify(heap));
     session.close();
     console.log(`${BODY} at c=${CONNECTIONS}, ${SECONDS} s: ${result.requestsPerSecond.toFixed(0)} req/s, ${result.errors} errors; profile in ${join(OUT, `${stamp}.cpuprofile`)}`);
-    for (const line of summarize(profile as CpuProfile)) console.log(line);
+    if (profile) for (const line of summarize(profile as CpuProfile)) console.log(line);
+    if (gcTrace) for (const line of ['', ...summarizeGc(gcLines, result.totalRequests)]) console.log(line);
     if (heap) for (const line of ['', ...summarizeHeap(heap.head as HeapNode, result.totalRequests)]) console.log(line);
+    for (const line of memory) console.log(line);
+    if (retained) for (const line of ['', `Retained with ${CONNECTIONS} requests in flight (per request in flight, caches included):`, ...summarizeHeap(retained, CONNECTIONS)]) console.log(line);
   } finally {
     await stopGateway(gateway);
     upstreamChild.disconnect();

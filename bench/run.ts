@@ -72,7 +72,7 @@
  *  BENCH_CPU_CONNECTIONS  closed-loop levels there (default "16,64").
  *  BENCH_CPU_COMPARE  a checkout with its own bin/tollgate and built dist/: measured there beside
  *                     this one (A/B of a change; build it first).
- *  BENCH_CPU_SIDES    only these sides, comma list ("direct,tollgate, npm start,tollgate, compare"…).
+ *  BENCH_CPU_SIDES    only these sides, comma list of direct, floor, npm-start, plain, compare.
  *  BENCH_SUSTAINED    1: add the sustained scenario (bench/sustained.ts) at the end; "only": it
  *                     alone (`npm run bench:sustained`); default 0 (it takes BENCH_SUSTAINED_MINUTES).
  *  BENCH_SUSTAINED_MINUTES         minutes of load there (default 6).
@@ -116,6 +116,7 @@ const WITH_SUSTAINED = SUSTAINED_ONLY || (process.env.BENCH_SUSTAINED === '1' &&
 const MAIN_ROWS = !ALONE;
 const CPU_SECONDS = Number(process.env.BENCH_CPU_SECONDS ?? 6);
 const CPU_CONNECTIONS = (process.env.BENCH_CPU_CONNECTIONS ?? '16,64').split(',').map(Number);
+const CPU_SIDE_KEYS: Record<string, string> = { direct: 'direct', floor: 'node floor', 'npm-start': 'tollgate, npm start', plain: 'tollgate, plain node', compare: 'tollgate, compare' };
 const SHARING_SECONDS = Number(process.env.BENCH_SHARING_SECONDS ?? 6);
 const SHARING_CONNECTIONS = Number(process.env.BENCH_SHARING_CONNECTIONS ?? 64);
 const SHARING_REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -393,7 +394,7 @@ async function main(): Promise<void> {
         bodies: BODIES,
         accounts: ACCOUNTS,
         compareDir: process.env.BENCH_CPU_COMPARE,
-        sides: process.env.BENCH_CPU_SIDES?.split(',') as CpuOptions['sides'],
+        sides: process.env.BENCH_CPU_SIDES?.split(',').map((key) => CPU_SIDE_KEYS[key] ?? key) as CpuOptions['sides'],
       };
       cpu = await runCpuComparison(cpuOptions, (row) => console.log(cpuTextRow(row)));
     }
