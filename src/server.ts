@@ -59,8 +59,8 @@ import { pgHoldStore } from './infra/pg-hold-store';
 /** The version reported in traces (`service.version`). */
 const TOLLGATE_VERSION = '0.1.0';
 
-/** After-answer settlements wait this long (ms) to share a batch (a batch per delay, however busy). */
-const SETTLEMENT_BATCH_DELAY_MS = 20;
+/** After-answer settlements wait up to this long (ms) to share a batch (100 make it due at once: docs/billing.md). */
+const SETTLEMENT_BATCH_DELAY_MS = 100;
 /** Settlement batches written at once, each on its own accounts and connection (docs/billing.md). */
 const SETTLEMENT_LANES = 2;
 

@@ -171,7 +171,7 @@ test('kill -9 in the middle of streams: no charge lost or doubled, the dead leas
   const key = (await createKey(a.url, owner.sessionToken)).secret;
   const victim = await cluster.start();
   for (let i = 0; i < 5; i++) expect((await chat(victim.url, key)).status).toBe(200);
-  await new Promise((r) => setTimeout(r, 500)); // after-answer settlements committed (batch window ~20 ms)
+  await new Promise((r) => setTimeout(r, 500)); // after-answer settlements committed (batch window 100 ms)
   const before = await audit(owner.accountId);
   expect(await usageCount(owner.accountId)).toBe(5);
 
