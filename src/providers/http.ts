@@ -61,6 +61,8 @@ const MAX_ERROR_BODY_BYTES = 64 * 1024;
 
 export class VendorHttpClient {
   private readonly pools = new Map<string, Pool>();
+  /** Each configured base URL parsed once: its pool and path prefix (a URL per request costs more than the rest of target()). */
+  private readonly targets = new Map<string, { pool: Pool; prefix: string }>();
   private readonly timeouts: HttpTimeouts;
   private closed = false;
 
@@ -148,11 +150,21 @@ export class VendorHttpClient {
     this.closed = true;
     const pools = [...this.pools.values()];
     this.pools.clear();
+    this.targets.clear();
     await Promise.all(pools.map((pool) => pool.destroy().catch(() => undefined)));
   }
 
   private target(call: VendorCall): { pool: Pool; path: string } {
     if (this.closed) throw new ProviderError(`The connection pool for ${call.vendor} is closed.`, call.vendor, null, undefined, 'connect');
+    let target = this.targets.get(call.baseUrl);
+    if (!target) {
+      target = this.parseTarget(call);
+      this.targets.set(call.baseUrl, target);
+    }
+    return { pool: target.pool, path: target.prefix + call.path };
+  }
+
+  private parseTarget(call: VendorCall): { pool: Pool; prefix: string } {
     let url: URL;
     try {
       url = new URL(call.baseUrl);
@@ -170,7 +182,7 @@ export class VendorHttpClient {
       });
       this.pools.set(url.origin, pool);
     }
-    return { pool, path: url.pathname.replace(/\/+$/, '') + call.path };
+    return { pool, prefix: url.pathname.replace(/\/+$/, '') };
   }
 
   private transportError(call: VendorCall, error: unknown, phase: 'connect' | 'stream'): ProviderError {

@@ -3,12 +3,11 @@ import { TOPIC_BUDGET_PRESSURE, TOPIC_KEY_EVENTS, type EventBus } from '../share
 import type { IdGenerator } from '../shared/ids';
 import { runAutoTopUp } from './auto-top-up';
 import type { HoldPurpose } from './entities';
-import { usageCount } from './usage-counts';
 import { retryDeadlocks } from '../shared/sql';
 import { LeaseOpWriter, type SettlementBacklog } from './lease-op-writer';
 import { ApiError } from '../shared/errors';
-import { maxBig, sharesConstraint, type Budget, type Lease, type LeasedHold, type OpenHold } from './lease-budgets';
-import type { LeaseOp, LeaseOpResult, LeaseStore, SettleOp } from './lease-store';
+import { maxBig, settleOpOf, sharesConstraint, type Budget, type Lease, type LeasedHold, type OpenHold } from './lease-budgets';
+import type { LeaseOp, LeaseOpResult, LeaseStore } from './lease-store';
 import { DEFAULT_HOLD_TTL_MS, type BillingPrincipal, type ReleaseInput, type RefusalReason, type SettleInput } from './hold-requests';
 import type { BillingService } from './service';
 
@@ -190,15 +189,24 @@ export class BudgetLeases {
   }
 
   /** Charges exactly `costMicro`, once; resolves when it is committed. */
-  async settle(hold: LeasedHold, input: SettleInput): Promise<void> {
-    if (input.costMicro < 0n) throw new RangeError('a charge cannot be negative');
-    const open = this.claim(hold);
-    if (!open) return;
-    // The lease pays up to its unused part (this hold's amount is in it); other open holds keep theirs.
-    const payable = open.lease.remaining - open.lease.inFlight;
-    const consumed = input.costMicro < payable ? input.costMicro : payable > 0n ? payable : 0n;
-    open.lease.remaining -= consumed;
-    const result = await this.writer.pushSettlement(this.settleOp(open, input.costMicro, consumed, { status: input.status ?? 'ok', usage: input.usage, latencyMs: input.latencyMs, requestId: input.requestId }), open.budget.lane);
+  // Not an async function: queued settlements wait up to a batch window, and an async frame each would keep all of this alive that long.
+  settle(hold: LeasedHold, input: SettleInput): Promise<void> {
+    try {
+      if (input.costMicro < 0n) throw new RangeError('a charge cannot be negative');
+      const open = this.claim(hold);
+      if (!open) return Promise.resolve();
+      // The lease pays up to its unused part (this hold's amount is in it); other open holds keep theirs.
+      const payable = open.lease.remaining - open.lease.inFlight;
+      const consumed = input.costMicro < payable ? input.costMicro : payable > 0n ? payable : 0n;
+      open.lease.remaining -= consumed;
+      const op = settleOpOf(open, input.costMicro, consumed, { status: input.status ?? 'ok', usage: input.usage, latencyMs: input.latencyMs, requestId: input.requestId }, this.clock.now(), this.ids);
+      return this.writer.pushSettlement(op, open.budget.lane).then((result) => this.afterSettled(open, result));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  private async afterSettled(open: OpenHold, result: LeaseOpResult): Promise<void> {
     this.afterClose(open);
     const below = result.applied && !result.planBilled && result.thresholdMicro !== null && (result.balanceMicro ?? 0n) < result.thresholdMicro;
     if (below) await runAutoTopUp(this.billing.autoTopUpDeps(), result.accountId!);
@@ -211,7 +219,7 @@ export class BudgetLeases {
   async release(hold: LeasedHold, input: ReleaseInput = {}): Promise<void> {
     const open = this.claim(hold);
     if (!open) return;
-    if (input.recordFailure) await this.writer.pushSettlement(this.settleOp(open, 0n, 0n, { status: 'failed', usage: input.usage, latencyMs: input.latencyMs, requestId: input.requestId }), open.budget.lane);
+    if (input.recordFailure) await this.writer.pushSettlement(settleOpOf(open, 0n, 0n, { status: 'failed', usage: input.usage, latencyMs: input.latencyMs, requestId: input.requestId }, this.clock.now(), this.ids), open.budget.lane);
     this.afterClose(open);
   }
 
@@ -260,28 +268,6 @@ export class BudgetLeases {
   /** A retired lease is given back once its last request closed. */
   private afterClose(open: OpenHold): void {
     if (open.lease.retired && open.lease.open === 0) void this.releaseLease(open.budget, open.lease).catch(() => undefined);
-  }
-
-  private settleOp(open: OpenHold, charge: bigint, consume: bigint, usage: { status: string; usage?: SettleInput['usage']; latencyMs?: number; requestId?: string | null }): SettleOp {
-    const u = usage.usage ?? {};
-    return {
-      op: 'settle',
-      leaseId: open.lease.id,
-      holdId: open.id,
-      chargeMicro: charge,
-      consumeMicro: consume,
-      model: open.model,
-      at: this.clock.now(),
-      ledgerId: this.ids.next('led'),
-      usageId: this.ids.next('use'),
-      usageStatus: usage.status,
-      requestId: usage.requestId ?? null,
-      inputTokens: usageCount(u.inputTokens, 'inputTokens'),
-      cachedInputTokens: usageCount(u.cachedInputTokens, 'cachedInputTokens'),
-      outputTokens: usageCount(u.outputTokens, 'outputTokens'),
-      reasoningTokens: usageCount(u.reasoningTokens, 'reasoningTokens'),
-      latencyMs: usageCount(Math.round(usage.latencyMs ?? 0), 'latencyMs'),
-    };
   }
 
   /**
