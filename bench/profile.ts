@@ -224,7 +224,7 @@ async function main(): Promise<void> {
   const env = gatewayEnv(options, null);
   // PROFILE_GC_TRACE=1: V8's line per collection (--trace-gc-nvp) during the load, summed.
   const gcTrace = process.env.PROFILE_GC_TRACE ? ' --trace-gc-nvp' : '';
-  const flags = `${process.env.TOLLGATE_NODE_FLAGS ?? '--max-semi-space-size=4 --heap-growing-percent=50 --v8-pool-size=2'} --inspect-port=127.0.0.1:${inspectorPort}${gcTrace}`;
+  const flags = `${process.env.TOLLGATE_NODE_FLAGS ?? '--max-semi-space-size=8 --heap-growing-percent=50 --v8-pool-size=2'} --inspect-port=127.0.0.1:${inspectorPort}${gcTrace}`;
   const gateway = plain
     ? await startCompiledGateway(env, [process.execPath, `--inspect-port=127.0.0.1:${inspectorPort}`, ...(gcTrace ? [gcTrace.trim()] : []), join(ROOT, 'dist', 'src', 'main.js'), 'start'])
     : await startCompiledGateway({ ...env, TOLLGATE_NODE_FLAGS: flags });

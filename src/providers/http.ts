@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
-import { Pool, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { Pool, poolRequest } from './undici-pool';
 import type { Cancellation } from '../domain/generation/cancellation';
 import { ProviderError } from '../domain/generation/errors';
 import type { CanonicalEvent } from '../domain/generation/canonical';
@@ -122,7 +123,7 @@ export class VendorHttpClient {
     let response: Dispatcher.ResponseData;
     try {
       const encoded = call.encodedBody;
-      response = await pool.request({
+      response = await poolRequest(pool, {
         method: 'POST',
         path,
         headers: encoded
