@@ -92,11 +92,16 @@ export function startCompiledGateway(env: Record<string, string>, command: strin
   const child = spawn(command[0]!, command.slice(1), { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     let output = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
+    const onData = (chunk: Buffer) => {
       output += chunk.toString();
       const match = /listening on http:\/\/localhost:(\d+)/.exec(output);
-      if (match) resolve({ child, url: `http://127.0.0.1:${match[1]}` });
-    });
+      if (!match) return;
+      // Read on and forget (access log lines under BENCH_LOG_LEVEL): a full pipe would stall it.
+      child.stdout!.off('data', onData);
+      child.stdout!.resume();
+      resolve({ child, url: `http://127.0.0.1:${match[1]}` });
+    };
+    child.stdout!.on('data', onData);
     child.once('exit', (code) => reject(new Error(`compiled gateway exited with ${code}: ${output}`)));
   });
 }
@@ -122,7 +127,8 @@ export function gatewayEnv(options: Pick<SharingOptions, 'databaseUrl' | 'upstre
     OPENAI_API_KEY: 'sk-bench',
     OPENAI_BASE_URL: options.upstreamUrl,
     TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN,
-    LOG_LEVEL: 'silent',
+    // BENCH_LOG_LEVEL=info: one access log line per request, as `npm start` writes by default.
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'silent',
     PORT: '0',
     HOST: '127.0.0.1',
   };
