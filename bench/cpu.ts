@@ -20,7 +20,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { Client } from 'pg';
 import { mergeLoadResults, runLoad, type LoadResult } from './load';
-import { cpuMs, resetPeakRss, residentMb } from './proc';
+import { backendsCpu, cpuMs, cpuSince, resetPeakRss, residentMb } from './proc';
 import { ADMIN_TOKEN, provisionKey } from './provision';
 import { gatewayEnv, ROOT, startCompiledGateway, stopGateway, type Gateway } from './sharing';
 
@@ -71,23 +71,6 @@ interface Side {
   gateway: Gateway | null;
   tokens: string[];
 }
-
-/** CPU (ms) of each backend of the bench database, by pid (a connection may come or go between two readings). */
-async function backendsCpu(monitor: Client): Promise<Map<number, number>> {
-  const { rows } = await monitor.query<{ pid: number }>('select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()');
-  const cpu = new Map<number, number>();
-  for (const { pid } of rows) {
-    try {
-      const { user, system } = cpuMs(pid);
-      cpu.set(pid, user + system);
-    } catch {
-      // gone between the query and the read
-    }
-  }
-  return cpu;
-}
-
-const cpuSince = (before: Map<number, number>, after: Map<number, number>) => [...after].reduce((sum, [pid, ms]) => sum + ms - (before.get(pid) ?? 0), 0);
 
 async function pushbackWaits(url: string): Promise<number> {
   const text = await (await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).text();

@@ -1,4 +1,5 @@
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import type { Client } from 'pg';
 
 /** Linux's USER_HZ: /proc/<pid>/stat counts CPU time in these ticks. */
 export const CLOCK_TICKS_PER_SECOND = 100;
@@ -20,19 +21,20 @@ export function resetPeakRss(pid: number): void {
   writeFileSync(`/proc/${pid}/clear_refs`, '5');
 }
 
-/** CPU time (ms) of every PostgreSQL process this user can see (/proc), to count the database's share per request. */
-export function postgresCpuMs(): number {
-  let total = 0;
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
+/** CPU (ms) of each backend connected to the client's database, by pid (a connection may come or go between two readings): the bench database's share of a shared server. */
+export async function backendsCpu(monitor: Client): Promise<Map<number, number>> {
+  const { rows } = await monitor.query<{ pid: number }>('select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()');
+  const cpu = new Map<number, number>();
+  for (const { pid } of rows) {
     try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (!stat.includes('(postgres)')) continue;
-      const fields = stat.split(') ')[1]!.split(' ');
-      total += ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
+      const { user, system } = cpuMs(pid);
+      cpu.set(pid, user + system);
     } catch {
-      // the process ended between readdir and read
+      // gone between the query and the read
     }
   }
-  return total;
+  return cpu;
 }
+
+/** CPU spent between two backendsCpu readings (a backend that came in between counts whole). */
+export const cpuSince = (before: Map<number, number>, after: Map<number, number>): number => [...after].reduce((sum, [pid, ms]) => sum + ms - (before.get(pid) ?? 0), 0);

@@ -22,7 +22,7 @@
  * drifts by up to 2x over seconds (other tenants of the host), and alternating makes both sides
  * see the same drift. CPU ms/request is Tollgate's process CPU (user + system, /proc, 10 ms
  * ticks) over the through-Tollgate slices divided by the requests they served, warm-ups
- * included; "db" is the same for every PostgreSQL process on the machine. "GC pauses" are the gateway's
+ * included; "db" is the same for the backends of the bench database (pg_stat_activity, /proc). "GC pauses" are the gateway's
  * own young-generation (scavenge) and full GCs during the through-Tollgate slices: the pauses
  * behind part of its p99. The load generator, the upstream, the gateway and PostgreSQL share
  * this machine's CPUs.
@@ -88,7 +88,8 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { measureHop } from './hop';
-import { cpuMs, postgresCpuMs, residentMb } from './proc';
+import { backendsCpu, cpuMs, cpuSince, residentMb } from './proc';
+import { Client } from 'pg';
 import { mergeLoadResults, runLoad, type LoadResult } from './load';
 import { ADMIN_TOKEN, benchDatabase, provisionKey } from './provision';
 import { buildGateway, footprintLines, runSharingComparison, sharingTable, sharingTextRow, type SharingRow } from './sharing';
@@ -300,6 +301,9 @@ async function main(): Promise<void> {
     LOG_LEVEL: 'silent',
   });
   const gatewayUrl = `http://127.0.0.1:${gateway.message.port}`;
+  // PostgreSQL's share: the backends of the bench database (others may share the server).
+  const monitor = new Client({ connectionString: database.url });
+  await monitor.connect();
   const floor = WITH_FLOOR ? await spawnChild<{ port: number }>('floor-process.ts', { FLOOR_UPSTREAM: upstream.message.url }) : null;
   try {
     const messages = [{ role: 'user', content: 'Say something about foxes.' }];
@@ -336,7 +340,7 @@ async function main(): Promise<void> {
           if (floor) floorParts.push(await load(floorTarget, connections, ratePerSecond, sliceMs));
           await readGc(gateway.child);
           const cpuBefore = cpuMs(gatewayPid);
-          const dbBefore = postgresCpuMs();
+          const dbBefore = await backendsCpu(monitor);
           throughParts.push(await load(through, connections, ratePerSecond, sliceMs));
           const cpuAfter = cpuMs(gatewayPid);
           const sliceGc = await readGc(gateway.child);
@@ -345,7 +349,7 @@ async function main(): Promise<void> {
           gc.scavengeMaxMs = Math.max(gc.scavengeMaxMs, sliceGc.scavengeMaxMs);
           gc.fullGcs += sliceGc.fullGcs;
           gc.fullGcMs += sliceGc.fullGcMs;
-          db += postgresCpuMs() - dbBefore;
+          db += cpuSince(dbBefore, await backendsCpu(monitor));
           user += cpuAfter.user - cpuBefore.user;
           system += cpuAfter.system - cpuBefore.system;
         }
@@ -438,6 +442,7 @@ async function main(): Promise<void> {
     console.log(`- ${hopLine}`);
     if (MAIN_ROWS) console.log(`- ${rss}`);
   } finally {
+    await monitor.end();
     gateway.child.disconnect();
     floor?.child.disconnect();
     upstream.child.disconnect();

@@ -9,11 +9,12 @@
  * minute's start), the settlement backlog's largest depth and oldest age (scraped from /metrics
  * every half second), admissions that waited for room in it, the gateway's event-loop delay
  * p99 (prom-client's, scraped), and CPU per request: the gateway's, and PostgreSQL's
- * (every postgres process on the machine). After the last request: how long the backlog took
+ * (the backends of the bench database). After the last request: how long the backlog took
  * to drain. Then a verdict against the goals (SUSTAINED_GOALS).
  */
 import { mergeLoadResults, runLoad, type LoadResult } from './load';
-import { cpuMs, postgresCpuMs, resetPeakRss, residentMb } from './proc';
+import { Client } from 'pg';
+import { backendsCpu, cpuMs, cpuSince, resetPeakRss, residentMb } from './proc';
 import { ADMIN_TOKEN, provisionKey } from './provision';
 import { gatewayEnv, startCompiledGateway, startLine, stopGateway } from './sharing';
 
@@ -74,6 +75,8 @@ async function scrape(url: string): Promise<Record<string, number>> {
 export async function runSustained(options: SustainedOptions, onMinute: (minute: SustainedMinute) => void): Promise<SustainedResult> {
   const gateway = await startCompiledGateway(gatewayEnv(options, null));
   const pid = gateway.child.pid!;
+  const monitor = new Client({ connectionString: options.databaseUrl });
+  await monitor.connect();
   try {
     const tokens = await Promise.all(Array.from({ length: options.accounts }, () => provisionKey(gateway.url)));
     const headerSets = tokens.map((token) => ({ 'content-type': 'application/json', authorization: `Bearer ${token}` }));
@@ -91,7 +94,7 @@ export async function runSustained(options: SustainedOptions, onMinute: (minute:
       // One minute: its rounds (or parts of rounds), with the samplers around them.
       resetPeakRss(pid);
       const cpuBefore = cpuMs(pid);
-      const dbBefore = postgresCpuMs();
+      const dbBefore = await backendsCpu(monitor);
       const sampled = { depth: 0, ageMs: 0, limit: NaN, loopP99: 0, waits: pushedBack.waits, refusals: pushedBack.refusals };
       const sampler = setInterval(() => {
         void scrape(gateway.url).then((m) => {
@@ -134,7 +137,7 @@ export async function runSustained(options: SustainedOptions, onMinute: (minute:
         pushbackRefusals: sampled.refusals - pushedBack.refusals,
         loopDelayP99Ms: sampled.loopP99,
         cpuPerRequest: (cpu.user + cpu.system - cpuBefore.user - cpuBefore.system) / served,
-        dbPerRequest: (postgresCpuMs() - dbBefore) / served,
+        dbPerRequest: cpuSince(dbBefore, await backendsCpu(monitor)) / served,
       };
       pushedBack = { waits: sampled.waits, refusals: sampled.refusals };
       minutes.push(minute);
@@ -153,6 +156,7 @@ export async function runSustained(options: SustainedOptions, onMinute: (minute:
     }
     return { minutes, drainMs };
   } finally {
+    await monitor.end();
     await stopGateway(gateway);
   }
 }
