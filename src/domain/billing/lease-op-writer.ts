@@ -202,11 +202,15 @@ export class LeaseOpWriter {
     }
   }
 
-  /** Lets waiting admissions in, as many as the backlog has room for (each adds about one operation later). */
+  /**
+   * Lets every waiting admission in, in order, once the backlog is under its limit. Counting each
+   * as the one operation it will add later could leave a waiter behind when an admitted request
+   * then adds none (a release records nothing); letting all in overshoots by at most the
+   * requests that were waiting, and a settlement queued over the limit makes its answer wait.
+   */
   private admitWaiters(): void {
-    let room = this.options.backlogLimit - this.depth;
-    while (room-- > 0 && this.waiters.length > 0) {
-      const waiter = this.waiters.shift()!;
+    if (this.depth >= this.options.backlogLimit) return;
+    for (const waiter of this.waiters.splice(0)) {
       clearTimeout(waiter.timer);
       waiter.admit(true);
     }
