@@ -69,8 +69,10 @@ const TOLLGATE_VERSION = '0.1.0';
 /** Sign-out and expiry end live feeds at once; a session deleted any other way (its user removed) is found within this (ms). */
 const SESSION_CHECK_INTERVAL_MS = 30_000;
 
-/** After-answer settlements wait this long (ms) to share a batch (a batch per delay, however busy). */
-const SETTLEMENT_BATCH_DELAY_MS = 20;
+/** After-answer settlements wait up to this long (ms) to share a batch (100 make it due at once: docs/billing.md). */
+const SETTLEMENT_BATCH_DELAY_MS = 100;
+/** Settlement batches written at once, each on its own accounts and connection (docs/billing.md). */
+const SETTLEMENT_LANES = 2;
 
 export interface TollgateOptions {
   config: Config;
@@ -140,7 +142,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   const feeds = new SessionFeeds(auth, bus, clock, options.sessionCheckIntervalMs ?? SESSION_CHECK_INTERVAL_MS);
   // Metrics are served to the operator only: without an operator token, none are kept. What the
   // budget leases (below) hold in flight is read when metrics are scraped.
-  const metrics = config.adminToken ? new PrometheusMetrics({ inFlight: () => budget.inFlight() }, feeds) : null;
+  const metrics = config.adminToken ? new PrometheusMetrics({ inFlight: () => budget.inFlight(), settlementBacklog: () => budget.settlementBacklog() }, feeds) : null;
   // A vendor reported usage costing more than the request's hold: charged up to the hold, the
   // excess recorded on the usage record as overage (docs/billing.md, Overage). Rare, and worth a look.
   const onOverage = (o: Overage): void => {
@@ -164,9 +166,15 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   const configuredVendors = new Set(vendors.keys());
   // Lease takes and the batch writer each get their own connections (see BudgetLeases).
   const billingSql = pgSqlRunner(options.databaseUrl, log, 4);
-  const batchSql = pgSqlRunner(options.databaseUrl, log, 1);
+  const batchSql = pgSqlRunner(options.databaseUrl, log, SETTLEMENT_LANES);
   const settleBeforeAnswer = config.settlement === 'before-answer';
-  const budget = new BudgetLeases(pgLeaseStore(billingSql), billing, clock, ids, bus, { writerStore: pgLeaseStore(batchSql), settlementDelayMs: settleBeforeAnswer ? 0 : SETTLEMENT_BATCH_DELAY_MS, leaseTtlMs: config.leaseTtlMs });
+  const budget = new BudgetLeases(pgLeaseStore(billingSql), billing, clock, ids, bus, {
+    writerStore: pgLeaseStore(batchSql),
+    writerLanes: SETTLEMENT_LANES,
+    settlementDelayMs: settleBeforeAnswer ? 0 : SETTLEMENT_BATCH_DELAY_MS,
+    settlementBacklog: config.settlementBacklog,
+    leaseTtlMs: config.leaseTtlMs,
+  });
   const tracer: Tracer | null = config.otlpTracesUrl ? await startTracing({ tracesUrl: config.otlpTracesUrl, serviceName: config.otelServiceName, serviceVersion: TOLLGATE_VERSION }) : null;
   const observers: RequestObservers = { ids, log, metrics: metrics ?? noMetrics, tracer, endpointOf: routePatterns(API_ROUTES) };
   const textPipeline = new TextPipeline({
