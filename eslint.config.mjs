@@ -30,6 +30,11 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
   {
+    // The Node floor proxy (bench/node-floor.mjs): a plain ES module.
+    files: ['**/*.mjs'],
+    languageOptions: { sourceType: 'module', globals: { process: 'readonly', Buffer: 'readonly', console: 'readonly' } },
+  },
+  {
     // Plain CommonJS helpers (the TypeScript require hook).
     files: ['**/*.js'],
     languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', module: 'writable', __dirname: 'readonly', process: 'readonly', console: 'readonly' } },

@@ -13,6 +13,11 @@
  * PostgreSQL CPU per settlement for batch sizes 1 to 300, read from /proc for the connection's
  * backend process (so only when PostgreSQL runs on this machine), which is what the gateway's
  * settlements cost the cores they share with it.
+ *
+ * Last, the settlement writer's capacity (LeaseOpWriter through BudgetLeases, as the gateway
+ * runs it): BENCH_WRITER_OPS settlements (default 20,000) over 8 accounts queued at once, by
+ * lanes and batch cap, how many it commits per second and the PostgreSQL CPU per settlement of
+ * the bench database's backends. The gateway must admit no faster than its writer settles.
  */
 import 'reflect-metadata';
 import { randomBytes } from 'node:crypto';
@@ -27,11 +32,16 @@ import { openDatabase } from '../src/infra/database';
 import { cpuMs } from './proc';
 import { benchDatabase } from './provision';
 import { pgHoldStore } from '../src/infra/pg-hold-store';
+import pino from 'pino';
+import { BudgetLeases } from '../src/domain/billing/leases';
+import { pgLeaseStore } from '../src/infra/pg-lease-store';
+import { pgSqlRunner } from '../src/infra/sql-runner';
 
 const SERVER_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const OPS = Number(process.env.BENCH_OPS ?? 2000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
 const HOLD_MICRO = 5_000n;
+const WRITER_OPS = Number(process.env.BENCH_WRITER_OPS ?? 20_000);
 
 async function withScratchDatabase<T>(work: (url: string) => Promise<T>): Promise<T> {
   const database = await benchDatabase(SERVER_URL);
@@ -165,6 +175,50 @@ async function settlementBatches(url: string, principal: BillingPrincipal): Prom
   }
 }
 
+/** Settlements per second the lease writer commits from a backlog, by lanes and batch cap, and PostgreSQL's CPU per settlement. */
+async function writerCapacity(url: string, billing: BillingService, principals: BillingPrincipal[]): Promise<void> {
+  console.log(`\nsettlement writer capacity (BudgetLeases, ${WRITER_OPS} settlements over ${principals.length} accounts queued at once)`);
+  const monitor = new Client({ connectionString: url });
+  await monitor.connect();
+  // CPU of each backend of the bench database by pid: a connection may close or open in between.
+  const backendsCpuMs = async () => {
+    const { rows } = await monitor.query<{ pid: number }>('select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()');
+    return new Map(rows.map((row) => [row.pid, processCpuMs(row.pid) ?? NaN]));
+  };
+  const cpuSince = (before: Map<number, number>, after: Map<number, number>) => [...after].reduce((sum, [pid, ms]) => sum + ms - (before.get(pid) ?? 0), 0);
+  // A gateway at capacity: its event loop busy 75% of the time, so every batch waits for its turn.
+  const busyLoop = () => {
+    const timer = setInterval(() => {
+      const until = performance.now() + 7.5;
+      while (performance.now() < until);
+    }, 10);
+    return () => clearInterval(timer);
+  };
+  try {
+    const configs = [{ lanes: 1, maxBatchOps: 100 }, { lanes: 1, maxBatchOps: 1000 }, { lanes: 2, maxBatchOps: 100 }, { lanes: 2, maxBatchOps: 1000 }, { lanes: 4, maxBatchOps: 1000 }];
+    for (const { lanes, maxBatchOps, busy } of [false, true].flatMap((busy) => configs.map((config) => ({ ...config, busy })))) {
+      const runner = pgSqlRunner(url, pino({ level: 'silent' }), lanes + 4);
+      const leases = new BudgetLeases(pgLeaseStore(runner), billing, systemClock, ulidIds(), inProcessEventBus(), { writerLanes: lanes, maxBatchOps, settlementBacklog: WRITER_OPS * 2, settlementDelayMs: 20 });
+      try {
+        const holds = await Promise.all(Array.from({ length: WRITER_OPS }, (_, i) => leases.reserve({ principal: principals[i % principals.length]!, purpose: 'text', model: 'bench/model', amountMicro: HOLD_MICRO })));
+        const cpuBefore = await backendsCpuMs();
+        const stopBusy = busy ? busyLoop() : () => undefined;
+        const started = performance.now();
+        await Promise.all(holds.map((hold, i) => leases.settle(hold, { costMicro: 4321n, usage: { inputTokens: 100, outputTokens: 50 }, latencyMs: 3, requestId: `req_bench_${i}` })));
+        const seconds = (performance.now() - started) / 1000;
+        stopBusy();
+        const cpuUs = (cpuSince(cpuBefore, await backendsCpuMs()) * 1000) / WRITER_OPS;
+        console.log(`  ${busy ? 'event loop 75% busy' : 'event loop idle    '}, ${lanes} lane(s), batches of up to ${String(maxBatchOps).padStart(4)}: ${(WRITER_OPS / seconds).toFixed(0).padStart(6)} settlements/s, PostgreSQL CPU per settlement ${cpuUs.toFixed(1).padStart(5)} µs`);
+      } finally {
+        await leases.close();
+        await runner.close();
+      }
+    }
+  } finally {
+    await monitor.end();
+  }
+}
+
 async function main(): Promise<void> {
   console.log(`billing bench: ${OPS} operations per phase, ${CONCURRENCY} in flight, pool 20, server ${new URL(SERVER_URL).host}`);
   await withScratchDatabase(async (url) => {
@@ -175,6 +229,7 @@ async function main(): Promise<void> {
       await scenario('hot: one account, one key with a monthly limit', billing, await provision(orm, 1, 100_000_000_000n));
       const [leaseAccount] = await provision(orm, 1, null);
       await settlementBatches(url, leaseAccount!);
+      await writerCapacity(url, billing, await provision(orm, 8, null));
     } finally {
       await orm.close();
     }

@@ -58,8 +58,8 @@ async function timed(send: () => Promise<Response>): Promise<number> {
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 
 async function main(): Promise<void> {
-  // `npm run bench` ends with this scenario; BENCH_IMAGES=0 leaves it out.
-  if (process.env.BENCH_IMAGES === '0') return;
+  // `npm run bench` ends with this scenario; BENCH_IMAGES=0 leaves it out, and so does a scenario run alone.
+  if (process.env.BENCH_IMAGES === '0' || process.env.BENCH_SUSTAINED === 'only' || process.env.BENCH_CPU === 'only') return;
   const database = await benchDatabase(SERVER_URL);
   const upstream = await spawnChild<{ url: string }>('images-upstream-process.ts', {});
   const gateway = await spawnChild<{ port: number }>('gateway-process.ts', {

@@ -109,6 +109,6 @@ async function measureTracing(): Promise<void> {
 
 console.log(`metrics overhead per text request, ${ITERATIONS.toLocaleString('en')} requests x ${ROUNDS} rounds (best), Node ${process.version}`);
 measure('off (no-op)', noMetrics);
-measure('tollgate cells', new PrometheusMetrics({ inFlight: () => ({ holds: 0, holdsMicro: 0n, leases: 0, leasesMicro: 0n }) }));
+measure('tollgate cells', new PrometheusMetrics({ inFlight: () => ({ holds: 0, holdsMicro: 0n, leases: 0, leasesMicro: 0n }), settlementBacklog: () => ({ depth: 0, oldestAgeMs: 0, limit: 1, waited: 0, refused: 0 }) }));
 measure('prom-client children', promClientMetrics());
 void measureTracing();

@@ -22,7 +22,7 @@
  * drifts by up to 2x over seconds (other tenants of the host), and alternating makes both sides
  * see the same drift. CPU ms/request is Tollgate's process CPU (user + system, /proc, 10 ms
  * ticks) over the through-Tollgate slices divided by the requests they served, warm-ups
- * included; "db" is the same for every PostgreSQL process on the machine. "GC pauses" are the gateway's
+ * included; "db" is the same for the backends of the bench database (pg_stat_activity, /proc). "GC pauses" are the gateway's
  * own young-generation (scavenge) and full GCs during the through-Tollgate slices: the pauses
  * behind part of its p99. The load generator, the upstream, the gateway and PostgreSQL share
  * this machine's CPUs.
@@ -66,7 +66,18 @@
  *  BENCH_SHARING_NODE_FLAGS   node flags added there through NODE_OPTIONS (experiments).
  *  BENCH_SHARING_START        a script to start the instances with instead of bin/tollgate (to
  *                             compare memory settings: a copy of it with others).
- *  BENCH_SHARING_BUILD        0: use dist/ as it is (no build first).
+ *  BENCH_SHARING_BUILD        0: use dist/ as it is (no build first; also for the sustained scenario).
+ *  BENCH_CPU          0: no CPU comparison (bench/cpu.ts); "only": it alone. Default: on.
+ *  BENCH_CPU_SECONDS  measured seconds per side and measurement there (default 6).
+ *  BENCH_CPU_CONNECTIONS  closed-loop levels there (default "16,64").
+ *  BENCH_CPU_COMPARE  a checkout with its own bin/tollgate and built dist/: measured there beside
+ *                     this one (A/B of a change; build it first).
+ *  BENCH_CPU_SIDES    only these sides, comma list of direct, floor, npm-start, plain, compare.
+ *  BENCH_SUSTAINED    1: add the sustained scenario (bench/sustained.ts) at the end; "only": it
+ *                     alone (`npm run bench:sustained`); default 0 (it takes BENCH_SUSTAINED_MINUTES).
+ *  BENCH_SUSTAINED_MINUTES         minutes of load there (default 6).
+ *  BENCH_SUSTAINED_ROUND_SECONDS   seconds per round, JSON and streamed in turn (default 60).
+ *  BENCH_SUSTAINED_CONNECTIONS     closed-loop connections there (default 64).
  *
  * Last, the cost of sharing limits (bench/sharing.ts): the compiled build (built first) as one
  * instance with in-process limits, one with Redis limits and two on one Redis, side by side,
@@ -75,13 +86,15 @@
  * the memory settings an operator gets.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { measureHop } from './hop';
-import { CLOCK_TICKS_PER_SECOND, cpuMs, residentMb } from './proc';
+import { backendsCpu, cpuMs, cpuSince, residentMb } from './proc';
+import { Client } from 'pg';
 import { mergeLoadResults, runLoad, type LoadResult } from './load';
 import { ADMIN_TOKEN, benchDatabase, provisionKey } from './provision';
 import { buildGateway, footprintLines, runSharingComparison, sharingTable, sharingTextRow, type SharingRow } from './sharing';
+import { cpuTable, cpuTextRow, cpuVerdict, runCpuComparison, type CpuOptions, type CpuRow } from './cpu';
+import { runSustained, sustainedTable, sustainedTextRow, sustainedVerdict, type SustainedOptions, type SustainedResult } from './sustained';
 
 const SERVER_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
@@ -92,11 +105,25 @@ const SLICES = Number(process.env.BENCH_SLICES ?? 4);
 const SLICE_WARMUP_MS = 300;
 const BODIES = (process.env.BENCH_BODIES ?? 'json,stream').split(',') as ('json' | 'stream')[];
 const WITH_FLOOR = process.env.BENCH_FLOOR !== '0';
-const WITH_SHARING = process.env.BENCH_SHARING !== '0';
 const SHARING_ONLY = process.env.BENCH_SHARING === 'only';
+const SUSTAINED_ONLY = process.env.BENCH_SUSTAINED === 'only';
+const CPU_ONLY = process.env.BENCH_CPU === 'only';
+/** One scenario alone: the others are left out. */
+const ALONE = SHARING_ONLY || SUSTAINED_ONLY || CPU_ONLY;
+const WITH_CPU = CPU_ONLY || (process.env.BENCH_CPU !== '0' && !ALONE);
+const WITH_SHARING = SHARING_ONLY || (process.env.BENCH_SHARING !== '0' && !ALONE);
+const WITH_SUSTAINED = SUSTAINED_ONLY || (process.env.BENCH_SUSTAINED === '1' && !ALONE);
+/** The rows through the from-source gateway (the latency rows and the sweep). */
+const MAIN_ROWS = !ALONE;
+const CPU_SECONDS = Number(process.env.BENCH_CPU_SECONDS ?? 6);
+const CPU_CONNECTIONS = (process.env.BENCH_CPU_CONNECTIONS ?? '16,64').split(',').map(Number);
+const CPU_SIDE_KEYS: Record<string, string> = { direct: 'direct', floor: 'node floor', 'npm-start': 'tollgate, npm start', plain: 'tollgate, plain node', compare: 'tollgate, compare' };
 const SHARING_SECONDS = Number(process.env.BENCH_SHARING_SECONDS ?? 6);
 const SHARING_CONNECTIONS = Number(process.env.BENCH_SHARING_CONNECTIONS ?? 64);
 const SHARING_REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const SUSTAINED_MINUTES = Number(process.env.BENCH_SUSTAINED_MINUTES ?? 6);
+const SUSTAINED_ROUND_SECONDS = Number(process.env.BENCH_SUSTAINED_ROUND_SECONDS ?? 60);
+const SUSTAINED_CONNECTIONS = Number(process.env.BENCH_SUSTAINED_CONNECTIONS ?? 64);
 const RATE_FRACTIONS = [0.25, 0.5, 0.75, 0.9];
 const OPEN_LOOP_CONNECTIONS = 64;
 const BAR = { p50: 1, p99: 5 };
@@ -115,23 +142,6 @@ function spawnChild<T>(script: string, env: Record<string, string>): Promise<{ c
     child.once('message', (message) => resolve({ child, message: message as T }));
     child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
   });
-}
-
-/** CPU time (ms) of every PostgreSQL process this user can see (/proc), to count the database's share per request. */
-function postgresCpuMs(): number {
-  let total = 0;
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (!stat.includes('(postgres)')) continue;
-      const fields = stat.split(') ')[1]!.split(' ');
-      total += ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
-    } catch {
-      // the process ended between readdir and read
-    }
-  }
-  return total;
 }
 
 /** Tier-5 accounts (one key each) per through-Tollgate run, in rotation (see bench/provision.ts). */
@@ -291,6 +301,9 @@ async function main(): Promise<void> {
     LOG_LEVEL: 'silent',
   });
   const gatewayUrl = `http://127.0.0.1:${gateway.message.port}`;
+  // PostgreSQL's share: the backends of the bench database (others may share the server).
+  const monitor = new Client({ connectionString: database.url });
+  await monitor.connect();
   const floor = WITH_FLOOR ? await spawnChild<{ port: number }>('floor-process.ts', { FLOOR_UPSTREAM: upstream.message.url }) : null;
   try {
     const messages = [{ role: 'user', content: 'Say something about foxes.' }];
@@ -304,7 +317,7 @@ async function main(): Promise<void> {
     const hop = await measureHop();
     const hopLine = `machine: a loopback round trip between two processes takes ${hop.roundTripUs.toFixed(0)} µs (${hop.cpuUsPerRoundTrip.toFixed(0)} µs of the sender's CPU); a request through Tollgate makes one such round trip more than a direct one`;
     console.log(hopLine);
-    for (const bodyType of SHARING_ONLY ? [] : BODIES) {
+    for (const bodyType of MAIN_ROWS ? BODIES : []) {
       const stream = bodyType === 'stream';
       const extra = stream ? { stream: true, stream_options: { include_usage: true } } : {};
       const direct: Target = { url: `${upstream.message.url}/chat/completions`, tokens: ['sk-bench'], body: { model: 'gpt-4o-mini', messages, ...extra } };
@@ -327,7 +340,7 @@ async function main(): Promise<void> {
           if (floor) floorParts.push(await load(floorTarget, connections, ratePerSecond, sliceMs));
           await readGc(gateway.child);
           const cpuBefore = cpuMs(gatewayPid);
-          const dbBefore = postgresCpuMs();
+          const dbBefore = await backendsCpu(monitor);
           throughParts.push(await load(through, connections, ratePerSecond, sliceMs));
           const cpuAfter = cpuMs(gatewayPid);
           const sliceGc = await readGc(gateway.child);
@@ -336,7 +349,7 @@ async function main(): Promise<void> {
           gc.scavengeMaxMs = Math.max(gc.scavengeMaxMs, sliceGc.scavengeMaxMs);
           gc.fullGcs += sliceGc.fullGcs;
           gc.fullGcMs += sliceGc.fullGcMs;
-          db += postgresCpuMs() - dbBefore;
+          db += cpuSince(dbBefore, await backendsCpu(monitor));
           user += cpuAfter.user - cpuBefore.user;
           system += cpuAfter.system - cpuBefore.system;
         }
@@ -370,19 +383,47 @@ async function main(): Promise<void> {
       }
     }
     const rss = `tollgate peak RSS ${residentMb(gatewayPid).toFixed(0)} MB (from source, over every scenario above)`;
-    if (!SHARING_ONLY) console.log(rss);
+    if (MAIN_ROWS) console.log(rss);
     let sharing: SharingRow[] = [];
+    if ((WITH_CPU || WITH_SHARING || WITH_SUSTAINED) && process.env.BENCH_SHARING_BUILD !== '0') buildGateway();
+    let cpu: CpuRow[] = [];
+    if (WITH_CPU) {
+      console.log(`\nCPU per request side by side, compiled build, closed loop at ${CPU_CONNECTIONS.join('/')} connections, ${CPU_SECONDS}s per side: direct, the Node floor (bench/node-floor.mjs), Tollgate as npm start starts it, Tollgate on plain node:`);
+      const cpuOptions = {
+        databaseUrl: database.url,
+        upstreamUrl: upstream.message.url,
+        redisUrl: SHARING_REDIS_URL,
+        seconds: CPU_SECONDS,
+        connections: CPU_CONNECTIONS,
+        bodies: BODIES,
+        accounts: ACCOUNTS,
+        compareDir: process.env.BENCH_CPU_COMPARE,
+        sides: process.env.BENCH_CPU_SIDES?.split(',').map((key) => CPU_SIDE_KEYS[key] ?? key) as CpuOptions['sides'],
+      };
+      cpu = await runCpuComparison(cpuOptions, (row) => console.log(cpuTextRow(row)));
+    }
     if (WITH_SHARING) {
       console.log(`\nThe cost of sharing limits, compiled build, closed loop at ${SHARING_CONNECTIONS} connections, ${SHARING_SECONDS}s per side:`);
-      if (process.env.BENCH_SHARING_BUILD !== "0") buildGateway();
       sharing = await runSharingComparison(
         { databaseUrl: database.url, upstreamUrl: upstream.message.url, redisUrl: SHARING_REDIS_URL, seconds: SHARING_SECONDS, connections: SHARING_CONNECTIONS, accounts: ACCOUNTS, bodies: BODIES },
         (row) => console.log(sharingTextRow(row)),
       );
     }
+    let sustained: SustainedResult | null = null;
+    const sustainedOptions: SustainedOptions = { databaseUrl: database.url, upstreamUrl: upstream.message.url, redisUrl: SHARING_REDIS_URL, minutes: SUSTAINED_MINUTES, roundSeconds: SUSTAINED_ROUND_SECONDS, connections: SUSTAINED_CONNECTIONS, accounts: ACCOUNTS };
+    if (WITH_SUSTAINED) {
+      console.log(`\nSustained load, compiled build, closed loop at ${SUSTAINED_CONNECTIONS} connections for ${SUSTAINED_MINUTES} min:`);
+      sustained = await runSustained(sustainedOptions, (minute) => console.log(sustainedTextRow(minute)));
+    }
     console.log('');
-    if (!SHARING_ONLY) {
+    if (MAIN_ROWS) {
       console.log(markdownTable(rows));
+      console.log('');
+    }
+    if (cpu.length > 0) {
+      console.log(cpuTable(cpu));
+      console.log('');
+      for (const line of cpuVerdict(cpu)) console.log(`- ${line}`);
       console.log('');
     }
     if (sharing.length > 0) {
@@ -391,10 +432,17 @@ async function main(): Promise<void> {
       for (const line of footprintLines(sharing, SHARING_CONNECTIONS)) console.log(line);
       console.log('');
     }
+    if (sustained) {
+      console.log(sustainedTable(sustained, sustainedOptions));
+      console.log('');
+      for (const line of sustainedVerdict(sustained)) console.log(`- ${line}`);
+      console.log('');
+    }
     for (const bar of bars) console.log(`- ${bar}`);
     console.log(`- ${hopLine}`);
-    if (!SHARING_ONLY) console.log(`- ${rss}`);
+    if (MAIN_ROWS) console.log(`- ${rss}`);
   } finally {
+    await monitor.end();
     gateway.child.disconnect();
     floor?.child.disconnect();
     upstream.child.disconnect();

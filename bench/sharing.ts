@@ -19,7 +19,7 @@ import { mergeLoadResults, runLoad, type LoadResult } from './load';
 import { cpuMs, resetPeakRss, residentMb } from './proc';
 import { ADMIN_TOKEN, provisionKey } from './provision';
 
-const ROOT = join(__dirname, '..');
+export const ROOT = join(__dirname, '..');
 /**
  * The package's bin, which `npm start` execs with `start`: node with the gateway's memory
  * settings. BENCH_SHARING_START: another script to start instead, to compare settings.
@@ -79,29 +79,34 @@ export function startLine(): string {
   return readFileSync(BIN, 'utf8').split('\n').filter((line) => /^(exec |GLIBC_TUNABLES=|export )/.test(line)).join('; ') || '(no exec line)';
 }
 
-interface Gateway {
+export interface Gateway {
   child: ChildProcess;
   url: string;
 }
 
 /**
- * `bin/tollgate start`, as `npm start` runs it, on a free port; resolves once it prints that it
- * listens. The script execs node, so the child's pid is node's (for /proc).
+ * `bin/tollgate start`, as `npm start` runs it (or `command`), on a free port; resolves once it
+ * prints that it listens. The script execs node, so the child's pid is node's (for /proc).
  */
-function startCompiledGateway(env: Record<string, string>): Promise<Gateway> {
-  const child = spawn(BIN, ['start'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
+export function startCompiledGateway(env: Record<string, string>, command: string[] = [BIN, 'start']): Promise<Gateway> {
+  const child = spawn(command[0]!, command.slice(1), { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     let output = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
+    const onData = (chunk: Buffer) => {
       output += chunk.toString();
       const match = /listening on http:\/\/localhost:(\d+)/.exec(output);
-      if (match) resolve({ child, url: `http://127.0.0.1:${match[1]}` });
-    });
+      if (!match) return;
+      // Read on and forget (access log lines under BENCH_LOG_LEVEL): a full pipe would stall it.
+      child.stdout!.off('data', onData);
+      child.stdout!.resume();
+      resolve({ child, url: `http://127.0.0.1:${match[1]}` });
+    };
+    child.stdout!.on('data', onData);
     child.once('exit', (code) => reject(new Error(`compiled gateway exited with ${code}: ${output}`)));
   });
 }
 
-function stopGateway(gateway: Gateway): Promise<void> {
+export function stopGateway(gateway: Gateway): Promise<void> {
   return new Promise((resolve) => {
     if (gateway.child.exitCode !== null) return resolve();
     gateway.child.once('exit', () => resolve());
@@ -109,7 +114,7 @@ function stopGateway(gateway: Gateway): Promise<void> {
   });
 }
 
-function gatewayEnv(options: SharingOptions, redisPrefix: string | null): Record<string, string> {
+export function gatewayEnv(options: Pick<SharingOptions, 'databaseUrl' | 'upstreamUrl' | 'redisUrl'>, redisPrefix: string | null): Record<string, string> {
   // The runner's environment (NODE_OPTIONS, GLIBC_TUNABLES …) minus what each scenario sets itself.
   const inherited = Object.fromEntries(Object.entries(process.env).filter((entry): entry is [string, string] => entry[1] !== undefined && !/^(REDIS_URL|TOLLGATE_(?!NODE_FLAGS)|DATABASE_URL|OPENAI_|ANTHROPIC_|GOOGLE_|PORT$|HOST$)/.test(entry[0])));
   // BENCH_SHARING_NODE_FLAGS: more node flags, for experiments (those NODE_OPTIONS accepts).
@@ -122,7 +127,8 @@ function gatewayEnv(options: SharingOptions, redisPrefix: string | null): Record
     OPENAI_API_KEY: 'sk-bench',
     OPENAI_BASE_URL: options.upstreamUrl,
     TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN,
-    LOG_LEVEL: 'silent',
+    // BENCH_LOG_LEVEL=info: one access log line per request, as `npm start` writes by default.
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'silent',
     PORT: '0',
     HOST: '127.0.0.1',
   };

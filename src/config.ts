@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { loadCatalog, type Catalog } from './domain/catalog';
 import { SANDBOX_VENDOR, type VendorProtocol } from './domain/catalog/types';
-import type { VendorEndpoint } from './domain/catalog/vendors';
+import { vendorEnvName, type VendorEndpoint } from './domain/catalog/vendors';
+import { DEFAULT_SETTLEMENT_BACKLOG } from './domain/billing/leases';
 import { DEFAULT_LIMITS, parseLimits, unknownPlanModels, type LimitsConfig } from './domain/limits/limits-config';
 
 /** Configuration, read and validated once at start-up; a bad value stops the start naming the variable. */
@@ -43,6 +44,11 @@ export interface Config {
    * every request's latency).
    */
   settlement: 'after-answer' | 'before-answer';
+  /**
+   * Text settlements accepted and not yet committed at which new text requests wait (then 503)
+   * and answers wait for their own charge: the most charges a crash can lose.
+   */
+  settlementBacklog: number;
   /** How long a budget lease outlives its instance's last renewal: a dead instance's money is held that long (ms). */
   leaseTtlMs: number;
   /** How often every instance releases expired holds and leases (ms). */
@@ -215,6 +221,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       bodyIdleMs: integer(env, 'TOLLGATE_VENDOR_BODY_IDLE_TIMEOUT_MS', 120_000, 1, 3_600_000),
     },
     settlement,
+    settlementBacklog: integer(env, 'TOLLGATE_SETTLEMENT_BACKLOG', DEFAULT_SETTLEMENT_BACKLOG, 1, 1_000_000),
     leaseTtlMs: integer(env, 'TOLLGATE_LEASE_TTL_MS', 60_000, 3_000, 3_600_000),
     sweepIntervalMs: integer(env, 'TOLLGATE_SWEEP_INTERVAL_MS', 30_000, 100, 3_600_000),
     graphqlIntrospection: boolean(env, 'TOLLGATE_GRAPHQL_INTROSPECTION', true),
@@ -315,7 +322,6 @@ const DEFAULT_BASE_URLS: Partial<Record<VendorProtocol, string>> = {
   gemini: 'https://generativelanguage.googleapis.com',
 };
 
-const vendorEnvName = (vendor: string): string => vendor.toUpperCase().replace(/[^A-Z0-9]/g, '_');
 
 /**
  * The vendors of the catalog that are configured: OpenAI, Anthropic and Gemini need their API

@@ -2,9 +2,12 @@ import 'reflect-metadata';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import pino, { type Logger } from 'pino';
+import type { Logger } from 'pino';
 import { configuredVendorEndpoints, type Config } from './config';
 import { AuthService } from './domain/accounts/auth';
+import { SignInThrottle } from './domain/accounts/sign-in-throttle';
+import { InMemorySignInStore } from './domain/accounts/sign-in-store';
+import { openRedisSignInStore } from './infra/redis-sign-in-store';
 import { AccountService } from './domain/accounts/service';
 import { KeyService } from './domain/keys/service';
 import { BillingService, type Overage } from './domain/billing/service';
@@ -18,6 +21,7 @@ import { inProcessEventBus, type EventBus } from './domain/shared/events';
 import { createRedisEventBus, type ClosableEventBus } from './infra/redis-event-bus';
 import { ulidIds, type IdGenerator } from './domain/shared/ids';
 import { mountGraphql } from './graphql/server';
+import { SessionFeeds } from './graphql/session-feeds';
 import { switchOffIdleAsyncContexts } from './infra/async-context';
 import { databaseReady, openDatabase } from './infra/database';
 import { createRestApp } from './rest/app';
@@ -57,12 +61,18 @@ import { routePatterns } from './rest/route-patterns';
 import type { RequestObservers } from './rest/http';
 import type { Express } from 'express';
 import { pgHoldStore } from './infra/pg-hold-store';
+import { createLogger, withErrorSerializer } from './infra/logger';
 
 /** The version reported in traces (`service.version`). */
 const TOLLGATE_VERSION = '0.1.0';
 
-/** After-answer settlements wait this long (ms) to share a batch (a batch per delay, however busy). */
-const SETTLEMENT_BATCH_DELAY_MS = 20;
+/** Sign-out and expiry end live feeds at once; a session deleted any other way (its user removed) is found within this (ms). */
+const SESSION_CHECK_INTERVAL_MS = 30_000;
+
+/** After-answer settlements wait up to this long (ms) to share a batch (100 make it due at once: docs/billing.md). */
+const SETTLEMENT_BATCH_DELAY_MS = 100;
+/** Settlement batches written at once, each on its own accounts and connection (docs/billing.md). */
+const SETTLEMENT_LANES = 2;
 
 export interface TollgateOptions {
   config: Config;
@@ -75,6 +85,8 @@ export interface TollgateOptions {
   payments?: PaymentPort;
   /** How often expired holds are swept (ms). */
   sweepIntervalMs?: number;
+  /** How often the sessions behind live GraphQL feeds are checked for having gone another way than sign-out or expiry (ms). */
+  sessionCheckIntervalMs?: number;
 }
 
 export interface Services {
@@ -109,7 +121,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   const { config } = options;
   const clock = options.clock ?? systemClock;
   const ids = options.ids ?? ulidIds();
-  const log = options.log ?? pino({ level: config.logLevel, base: undefined });
+  const log = options.log ? withErrorSerializer(options.log) : createLogger(config.logLevel);
   const catalog = config.catalog;
   const vendors = configuredVendorEndpoints(catalog, config.vendors);
   // First: a bucket that cannot be used stops the start before anything else is opened.
@@ -120,12 +132,17 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   const bus: ClosableEventBus = config.redisUrl
     ? createRedisEventBus(config.redisUrl, config.redisKeyPrefix, log)
     : { ...inProcessEventBus(), close: async () => undefined };
-  const auth = new AuthService(orm, clock, ids, bus, { adminToken: config.adminToken, sessionTtlSeconds: config.sessionTtlSeconds });
+  // Failed sign-ins are counted on every instance's shared Redis when there is one (domain/accounts/sign-in-rules.ts).
+  const signInStore = config.redisUrl ? await openRedisSignInStore(config.redisUrl, config.redisKeyPrefix, log) : null;
+  const throttle = new SignInThrottle(signInStore ?? new InMemorySignInStore(), signInStore ? new InMemorySignInStore() : null, clock, log);
+  const auth = new AuthService(orm, clock, ids, bus, { adminToken: config.adminToken, sessionTtlSeconds: config.sessionTtlSeconds }, throttle);
   const accounts = new AccountService(orm, clock, ids, bus, config.limits);
   const keys = new KeyService(orm, clock, ids, bus);
+  // GraphQL subscriptions end with the session that opened them (graphql/session-feeds.ts).
+  const feeds = new SessionFeeds(auth, bus, clock, options.sessionCheckIntervalMs ?? SESSION_CHECK_INTERVAL_MS);
   // Metrics are served to the operator only: without an operator token, none are kept. What the
   // budget leases (below) hold in flight is read when metrics are scraped.
-  const metrics = config.adminToken ? new PrometheusMetrics({ inFlight: () => budget.inFlight() }) : null;
+  const metrics = config.adminToken ? new PrometheusMetrics({ inFlight: () => budget.inFlight(), settlementBacklog: () => budget.settlementBacklog() }, feeds) : null;
   // A vendor reported usage costing more than the request's hold: charged up to the hold, the
   // excess recorded on the usage record as overage (docs/billing.md, Overage). Rare, and worth a look.
   const onOverage = (o: Overage): void => {
@@ -149,9 +166,15 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   const configuredVendors = new Set(vendors.keys());
   // Lease takes and the batch writer each get their own connections (see BudgetLeases).
   const billingSql = pgSqlRunner(options.databaseUrl, log, 4);
-  const batchSql = pgSqlRunner(options.databaseUrl, log, 1);
+  const batchSql = pgSqlRunner(options.databaseUrl, log, SETTLEMENT_LANES);
   const settleBeforeAnswer = config.settlement === 'before-answer';
-  const budget = new BudgetLeases(pgLeaseStore(billingSql), billing, clock, ids, bus, { writerStore: pgLeaseStore(batchSql), settlementDelayMs: settleBeforeAnswer ? 0 : SETTLEMENT_BATCH_DELAY_MS, leaseTtlMs: config.leaseTtlMs });
+  const budget = new BudgetLeases(pgLeaseStore(billingSql), billing, clock, ids, bus, {
+    writerStore: pgLeaseStore(batchSql),
+    writerLanes: SETTLEMENT_LANES,
+    settlementDelayMs: settleBeforeAnswer ? 0 : SETTLEMENT_BATCH_DELAY_MS,
+    settlementBacklog: config.settlementBacklog,
+    leaseTtlMs: config.leaseTtlMs,
+  });
   const tracer: Tracer | null = config.otlpTracesUrl ? await startTracing({ tracesUrl: config.otlpTracesUrl, serviceName: config.otelServiceName, serviceVersion: TOLLGATE_VERSION }) : null;
   const observers: RequestObservers = { ids, log, metrics: metrics ?? noMetrics, tracer, endpointOf: routePatterns(API_ROUTES) };
   const textPipeline = new TextPipeline({
@@ -193,7 +216,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   // so the balancer, not Tollgate, closes them: otherwise a request sent on a connection that
   // Tollgate closes at that moment fails with "other side closed".
   const httpServer = createServer({ keepAliveTimeout: 65_000 });
-  const graphql = await mountGraphql(httpServer, { auth, accounts, keys, billing, bus, videos }, log, { introspection: config.graphqlIntrospection });
+  const graphql = await mountGraphql(httpServer, { auth, accounts, keys, billing, bus, videos }, log, { introspection: config.graphqlIntrospection, feeds });
   // Express routes read JSON bodies after authenticating (rest/http.ts readJsonBody).
   const jsonBodies = jsonBody(config.maxJsonBodyBytes);
   const app = createRestApp({
@@ -241,6 +264,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
       httpServer.closeAllConnections();
       await closed;
       await graphql.close();
+      feeds.close();
       await videoSweeper.stop();
       await videoQueue.stop(Math.max(1_000, deadline - Date.now())); // running steps finish; the rest wait in the queue
       // A collector that is down must not keep the gateway from stopping.

@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
 import { Provider, useMutation } from 'urql';
-import { createGraphqlClient } from './client';
+import { createGraphqlClient, retryAfterSeconds } from './client';
 import { SignInDocument, SignOutDocument } from './generated/graphql';
 import { AccountPage } from './pages/AccountPage';
 import { KeysPage } from './pages/KeysPage';
@@ -45,10 +45,16 @@ function SignIn({ onSignedIn, notice }: { onSignedIn: (token: string) => void; n
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const [result, signIn] = useMutation(SignInDocument);
+  // After too many failed sign-ins the API asks for a wait: shown counting down, the button off meanwhile.
+  const [retryAt, setRetryAt] = useState<number | null>(null);
+  const now = useSecondTicks(retryAt);
+  const waitSeconds = retryAt !== null && retryAt > now ? Math.ceil((retryAt - now) / 1000) : 0;
   const submit = async (event: FormEvent) => {
     event.preventDefault();
     const answer = await signIn({ email, password });
     if (answer.data) onSignedIn(answer.data.signIn.token);
+    const wait = retryAfterSeconds(answer.error);
+    setRetryAt(wait === null ? null : Date.now() + wait * 1000);
   };
   return (
     <main className="signin">
@@ -64,13 +70,33 @@ function SignIn({ onSignedIn, notice }: { onSignedIn: (token: string) => void; n
           Password
           <input type="password" autoComplete="current-password" required value={password} onChange={(e) => setPassword(e.target.value)} />
         </label>
-        <ErrorList error={result.error} />
-        <button type="submit" disabled={result.fetching}>
+        {retryAt === null && <ErrorList error={result.error} />}
+        {waitSeconds > 0 && (
+          <div className="error" role="alert">
+            <p>Too many failed sign-ins. You can try again in {waitSeconds} s.</p>
+          </div>
+        )}
+        <button type="submit" disabled={result.fetching || waitSeconds > 0}>
           {result.fetching ? 'Signing in…' : 'Sign in'}
         </button>
       </form>
     </main>
   );
+}
+
+/** Date.now(), refreshed a few times a second until `until` has passed. */
+function useSecondTicks(until: number | null): number {
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    if (until === null) return;
+    setNow(Date.now());
+    const timer = setInterval(() => {
+      setNow(Date.now());
+      if (Date.now() >= until) clearInterval(timer);
+    }, 250);
+    return () => clearInterval(timer);
+  }, [until]);
+  return now;
 }
 
 function Shell({ onSignedOut }: { onSignedOut: () => void }) {

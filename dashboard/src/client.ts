@@ -78,3 +78,10 @@ export function errorMessages(error: CombinedError | undefined | null): string[]
   if (error.graphQLErrors.length > 0) return error.graphQLErrors.map((e) => e.message);
   return [error.networkError?.message ? `The server could not be reached: ${error.networkError.message}` : error.message];
 }
+
+/** The wait a 429 `rate_limited` asks for (seconds), or null for any other outcome. */
+export function retryAfterSeconds(error: CombinedError | undefined | null): number | null {
+  const refusal = error?.graphQLErrors.find((e) => e.extensions?.code === 'rate_limited');
+  const seconds = (refusal?.extensions?.details as { retry_after_seconds?: unknown } | undefined)?.retry_after_seconds;
+  return typeof seconds === 'number' && seconds > 0 ? seconds : null;
+}

@@ -1,9 +1,9 @@
 import { mkdir } from 'node:fs/promises';
-import pino from 'pino';
 import type { Config } from '../config';
 import { Account } from '../domain/accounts/entities';
 import { readDemoCredentials, seedDemoOnFirstStart, type DemoCredentials } from '../infra/demo-seed';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../infra/embedded-postgres';
+import { createLogger } from '../infra/logger';
 import { createTollgate } from '../server';
 
 /** What the first lines of output tell the operator once the gateway listens. */
@@ -42,7 +42,7 @@ export function welcomeText(port: number, notice: StartNotice): string {
  * SIGTERM/SIGINT drain and exit.
  */
 export async function startGateway(config: Config): Promise<void> {
-  const log = pino({ level: config.logLevel, base: undefined });
+  const log = createLogger(config.logLevel);
   let embedded: EmbeddedDatabase | null = null;
   let databaseUrl = config.databaseUrl;
   if (!databaseUrl) {
@@ -73,11 +73,28 @@ export async function startGateway(config: Config): Promise<void> {
     log.info({ signal }, 'draining');
     await tollgate.close();
     await embedded?.stop();
+    log.info({ signal }, `stopped: requests drained; video workers, database connections${embedded ? ' and the embedded PostgreSQL' : ''} closed`);
     process.exit(0);
   };
   // Before the welcome: whoever reads it may signal at once (a supervisor, a test).
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
-  const port = await tollgate.listen(config.port, config.host);
+  let port: number;
+  try {
+    port = await tollgate.listen(config.port, config.host);
+  } catch (error) {
+    await tollgate.close(0);
+    await embedded?.stop();
+    throw listenFailure(error, config.host, config.port);
+  }
   process.stdout.write(welcomeText(port, notice));
+}
+
+/** Why the gateway could not listen, in one line naming the variables to change. */
+function listenFailure(error: unknown, host: string, port: number): Error {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'EADDRINUSE') return new Error(`port ${port} on ${host} is already in use (by another Tollgate?): stop it, or set PORT to a free port`);
+  if (code === 'EACCES') return new Error(`not allowed to listen on port ${port} on ${host}: set PORT to a port above 1023`);
+  if (code === 'EADDRNOTAVAIL') return new Error(`${host} is not an address of this machine: set HOST`);
+  return error instanceof Error ? error : new Error(String(error));
 }

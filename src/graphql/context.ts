@@ -8,6 +8,7 @@ import { parseKeyName, parseSpendLimit } from '../domain/keys/rules';
 import { ApiError, badRequest, invalidToken, sessionRequired } from '../domain/shared/errors';
 import type { EventBus } from '../domain/shared/events';
 import type { VideoService } from '../domain/videos/service';
+import type { SessionFeeds } from './session-feeds';
 
 export interface GraphqlServices {
   auth: AuthService;
@@ -23,20 +24,31 @@ export interface GraphqlContext {
   services: GraphqlServices;
   principal: SessionPrincipal | OperatorPrincipal | null;
   authError: ApiError | null;
+  /** Ends subscriptions with the session that opened them (the server always gives it). */
+  feeds: SessionFeeds | null;
+  /** The caller's network address (sign-in throttling). */
+  clientAddress: string | undefined;
 }
 
 /** Reads `Authorization: Bearer …` (HTTP header or graphql-ws `connectionParams.authorization`). */
-export async function buildContext(services: GraphqlServices, authorization: unknown): Promise<GraphqlContext> {
+export async function buildContext(services: GraphqlServices, authorization: unknown, connection: { feeds?: SessionFeeds; clientAddress?: string } = {}): Promise<GraphqlContext> {
+  const base = { services, feeds: connection.feeds ?? null, clientAddress: connection.clientAddress };
   const header = typeof authorization === 'string' ? authorization : '';
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  if (!header) return { services, principal: null, authError: null };
-  if (!match) return { services, principal: null, authError: invalidToken('Send the credential as Bearer <token>.') };
+  if (!header) return { ...base, principal: null, authError: null };
+  if (!match) return { ...base, principal: null, authError: invalidToken('Send the credential as Bearer <token>.') };
   try {
-    return { services, principal: await services.auth.authenticateSessionOrOperator(match[1]), authError: null };
+    return { ...base, principal: await services.auth.authenticateSessionOrOperator(match[1]), authError: null };
   } catch (error) {
-    if (error instanceof ApiError) return { services, principal: null, authError: error };
+    if (error instanceof ApiError) return { ...base, principal: null, authError: error };
     throw error;
   }
+}
+
+/** A subscription's events until the session that opened it ends (SessionFeeds). */
+export function sessionFeed<T>(ctx: GraphqlContext, session: SessionPrincipal, source: AsyncIterableIterator<T>): AsyncIterableIterator<T> {
+  if (!ctx.feeds) throw new Error('GraphQL subscriptions need the session feeds in their context');
+  return ctx.feeds.feed(session, source);
 }
 
 /** Session operations: an API key gets `session_required`, no or a bad credential `invalid_token`. */

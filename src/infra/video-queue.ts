@@ -3,6 +3,9 @@ import type { VideoJobQueue, VideoJobStep } from '../domain/videos/ports';
 
 const QUEUE = 'video-steps';
 
+const isConnectionEnd = (error: unknown): boolean =>
+  (error as { code?: unknown } | null)?.code === '57P01' || /Connection terminated|connection ended/i.test(String((error as Error | null)?.message));
+
 export interface PgBossQueueOptions {
   databaseUrl: string;
   /** PostgreSQL schema of pg-boss's own tables. */
@@ -33,7 +36,10 @@ export class PgBossVideoQueue implements VideoJobQueue {
 
   constructor(private readonly options: PgBossQueueOptions) {
     this.boss = new PgBoss({ connectionString: options.databaseUrl, schema: options.schema, max: 3, schedule: false, application_name: 'tollgate-videos' });
-    this.boss.on('error', (error) => options.onError?.(error));
+    // Connections ending while the queue stops are the stop itself, not errors to report.
+    this.boss.on('error', (error) => {
+      if (!(this.stopping && isConnectionEnd(error))) options.onError?.(error);
+    });
   }
 
   async start(handler: (step: VideoJobStep) => Promise<void>): Promise<void> {

@@ -1,5 +1,5 @@
 import { randomHex } from '../domain/shared/ids';
-import type { CanonicalEvent, CanonicalMcpItem, CanonicalReasoningBlock, CanonicalToolCall, CanonicalUsage, FinishReason } from '../domain/generation/canonical';
+import type { AppliedContextEdit, CanonicalEvent, CanonicalMcpItem, CanonicalReasoningBlock, CanonicalToolCall, CanonicalUsage, FinishReason } from '../domain/generation/canonical';
 
 /**
  * What the three ingress encoders share: the folded result of a generation (for non-streaming
@@ -23,6 +23,7 @@ export interface CollectedResult {
     refusal: boolean;
     usage: CanonicalUsage;
     stopSequence?: string;
+    appliedContextEdits?: AppliedContextEdit[];
   };
 }
 
@@ -94,6 +95,7 @@ export class EventCollector {
           refusal: event.refusal,
           usage: event.usage,
           ...(event.stopSequence !== undefined ? { stopSequence: event.stopSequence } : {}),
+          ...(event.appliedContextEdits !== undefined ? { appliedContextEdits: event.appliedContextEdits } : {}),
         };
         break;
     }

@@ -159,7 +159,7 @@ export function isMultipart(req: IncomingMessage): boolean {
 export class RequestAborted extends Error {}
 
 const unsupportedMediaType = (message: string) => new ApiError(415, 'unsupported_media_type', message);
-const tooLarge = () => new ApiError(413, 'payload_too_large', 'The request body is larger than the configured limit.');
+const tooLarge = (limitBytes: number) => new ApiError(413, 'payload_too_large', `The request body is larger than the limit of ${limitBytes} bytes.`, { limit: 'max_body_bytes', limit_value: limitBytes });
 
 /** The request's body after Content-Encoding (gzip, deflate and br are accepted, as body-parser did). */
 function decodedBody(req: IncomingMessage): Readable {
@@ -187,7 +187,7 @@ export async function readJsonBody(req: IncomingMessage, limitBytes: number): Pr
   }
   const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(type)?.[1]?.toLowerCase();
   if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') throw unsupportedMediaType(`Unsupported charset '${charset}': send UTF-8.`);
-  if (length !== undefined && req.headers['content-encoding'] === undefined && Number(length) > limitBytes) throw tooLarge();
+  if (length !== undefined && req.headers['content-encoding'] === undefined && Number(length) > limitBytes) throw tooLarge(limitBytes);
   const body = decodedBody(req);
   const chunks: Buffer[] = [];
   let size = 0;
@@ -197,7 +197,7 @@ export async function readJsonBody(req: IncomingMessage, limitBytes: number): Pr
       if (size > limitBytes) {
         body.removeAllListeners('data');
         body.pause();
-        reject(tooLarge());
+        reject(tooLarge(limitBytes));
         return;
       }
       chunks.push(chunk);
@@ -231,7 +231,8 @@ export function rejectUnknownFields(body: Record<string, unknown>, known: readon
 
 /** The one place REST errors become the envelope (or an endpoint's own `body`). Defects are logged and answered 500 without internals. */
 export function answerError(res: ServerResponse, error: unknown, log: Logger, body?: ErrorBody): void {
-  if (error instanceof RequestAborted) return;
+  // The client left (Express's sendFile says so with ECONNABORTED): nobody to answer, no defect.
+  if (error instanceof RequestAborted || (error as { code?: unknown } | null)?.code === 'ECONNABORTED') return;
   if (error instanceof ApiError) return sendError(res, error, body);
   const storageError = storageErrorAsApiError(error);
   if (storageError) return sendError(res, storageError, body);

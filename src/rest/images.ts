@@ -13,7 +13,7 @@ import type { AdmissionService } from '../domain/limits/admission';
 import { keyPrincipal, requireApiKey } from './auth';
 import { accessLogRecord } from './http';
 import { walletKeyRequired } from './models';
-import { discardRemainingBody, isMultipart, readMultipart, type MultipartLimits } from './multipart';
+import { discardRemainingBody, isMultipart, readMultipart, type MultipartForm, type MultipartLimits } from './multipart';
 import { ApiError } from '../domain/shared/errors';
 
 export interface ImagesRouterDeps {
@@ -46,7 +46,7 @@ export function imagesRouter(deps: ImagesRouterDeps): Router {
   });
   router.post('/images/edits', ...gate, async (req: Request, res) => {
     prepaidOnly(res);
-    const form = await readMultipart(req, deps.uploadLimits);
+    const form = await readMultipart(req, deps.uploadLimits, { explainTooManyFiles: (sent, count) => tooManyImages(deps, res, sent, count) });
     await answer(deps, res, decodeEditForm(form));
   });
   // An edit refused before its upload was read (bad key, limit, bad part) answers once the rest is discarded.
@@ -55,6 +55,21 @@ export function imagesRouter(deps: ImagesRouterDeps): Router {
     next(error);
   });
   return router;
+}
+
+/**
+ * More image parts than the upload limit: when the model's own limit is the lower one (or the
+ * request is wrong another way), that is the answer; otherwise null (413 naming the upload limit).
+ */
+function tooManyImages(deps: ImagesRouterDeps, res: Response, form: MultipartForm, count: number): Error | null {
+  try {
+    validateImageRequest({ ...decodeEditForm(form), imageCount: count }, deps.catalog, modelAccessFor(keyPrincipal(res), deps.configuredVendors));
+    return null;
+  } catch (error) {
+    if (!(error instanceof ApiError)) return null;
+    const modelLimit = error.details.limit === 'max_input_images' ? Number(error.details.limit_value) : null;
+    return modelLimit !== null && modelLimit > deps.uploadLimits.maxFiles ? null : error;
+  }
 }
 
 function prepaidOnly(res: Response): void {

@@ -118,7 +118,7 @@ export function sessionsRouter(auth: AuthService, jsonBody: RequestHandler): Rou
     rejectUnknownFields(body, SIGN_IN_FIELDS);
     if (typeof body.email !== 'string' || body.email.length === 0) throw badRequest('email must be a non-empty string');
     if (typeof body.password !== 'string' || body.password.length === 0) throw badRequest('password must be a non-empty string');
-    const session = await auth.signIn(body.email, body.password);
+    const session = await auth.signIn(body.email, body.password, req.socket.remoteAddress);
     res.status(201).json({ object: 'session', token: session.token, expires_at: unixSeconds(session.expiresAt), user_id: session.session.userId, account_id: session.session.accountId });
   });
 

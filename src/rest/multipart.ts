@@ -62,7 +62,16 @@ const tooLarge = (message: string, limit: string, limitValue: number) =>
  * Reads a multipart/form-data body. 415 when the body is not multipart, 413 naming the limit
  * crossed, 400 when it is malformed (bad boundary, truncated, a part without a name).
  */
-export function readMultipart(req: IncomingMessage, limits: MultipartLimits = DEFAULT_MULTIPART_LIMITS): Promise<MultipartForm> {
+export interface MultipartOptions {
+  /**
+   * When more file parts came than `maxFiles` (the first ones kept, the rest counted): the
+   * error that tells the truth for this endpoint (a model's own, lower limit), or null for the
+   * 413 naming `max_files`.
+   */
+  explainTooManyFiles?: (form: MultipartForm, fileParts: number) => Error | null;
+}
+
+export function readMultipart(req: IncomingMessage, limits: MultipartLimits = DEFAULT_MULTIPART_LIMITS, options: MultipartOptions = {}): Promise<MultipartForm> {
   if (!isMultipart(req)) {
     return Promise.reject(new ApiError(415, 'unsupported_media_type', 'The request body must be multipart/form-data.'));
   }
@@ -82,7 +91,9 @@ export function readMultipart(req: IncomingMessage, limits: MultipartLimits = DE
       headers: req.headers,
       limits: {
         fileSize: limits.maxFileBytes,
-        files: limits.maxFiles,
+        // File parts past maxFiles are counted (their bytes skipped) up to the parts limit, so
+        // the answer can say how many came; maxFiles itself is checked at the end.
+        files: limits.maxFiles + limits.maxFields,
         fields: limits.maxFields,
         fieldSize: limits.maxFieldBytes,
         parts: limits.maxFiles + limits.maxFields,
@@ -96,6 +107,7 @@ export function readMultipart(req: IncomingMessage, limits: MultipartLimits = DE
     const form: MultipartForm = { fields: [], files: [] };
     let settled = false;
     let received = 0;
+    let fileParts = 0;
 
     const fail = (error: Error) => {
       if (settled) return;
@@ -115,9 +127,13 @@ export function readMultipart(req: IncomingMessage, limits: MultipartLimits = DE
         stream.resume();
         return fail(badRequest('A multipart file part has no field name.'));
       }
-      const chunks: Buffer[] = [];
       // A body cut inside a file part errors the part's stream: unheard, that error would end the process.
       stream.on('error', (error: Error) => fail(badRequest(`The multipart body is malformed: ${error.message}.`)));
+      if (++fileParts > limits.maxFiles) {
+        stream.resume();
+        return;
+      }
+      const chunks: Buffer[] = [];
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
       stream.on('limit', () =>
         fail(tooLarge(`The file part '${name}' is larger than the limit of ${limits.maxFileBytes} bytes per file.`, 'max_file_bytes', limits.maxFileBytes)),
@@ -140,6 +156,9 @@ export function readMultipart(req: IncomingMessage, limits: MultipartLimits = DE
     parser.on('error', (error: Error) => fail(badRequest(`The multipart body is malformed: ${error.message}.`)));
     parser.on('close', () => {
       if (settled) return;
+      if (fileParts > limits.maxFiles) {
+        return fail(options.explainTooManyFiles?.(form, fileParts) ?? tooLarge(`The request has ${fileParts} file parts, more than the limit of ${limits.maxFiles}.`, 'max_files', limits.maxFiles));
+      }
       settled = true;
       resolve(form);
     });

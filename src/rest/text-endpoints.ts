@@ -41,7 +41,7 @@ interface TextFormat<Extra> {
   allowXApiKey: boolean;
   decode(body: unknown, req: IncomingMessage): { decoded: DecodedTextRequest; extra: Extra };
   encodeResponse(result: CollectedResult, meta: AnswerMeta, extra: Extra): unknown;
-  streamEncoder(meta: AnswerMeta, extra: Extra, generation: TextGeneration): StreamEncoder;
+  streamEncoder(meta: AnswerMeta, extra: Extra, generation: TextGeneration, requestId: string): StreamEncoder;
   /** The format's own error body (default: the envelope). */
   errorBody?(error: ApiError, requestId: string): unknown;
 }
@@ -77,7 +77,7 @@ const messagesFormat: TextFormat<{ omitThinking: boolean }> = {
     return { decoded, extra: { omitThinking } };
   },
   encodeResponse: (result, meta, extra) => encodeMessagesResponse(result, meta, extra.omitThinking),
-  streamEncoder: (meta, extra, generation) => new MessagesStreamEncoder(withFields(meta, { inputUsage: generation.inputUsage(), omitThinking: extra.omitThinking })),
+  streamEncoder: (meta, extra, generation, requestId) => new MessagesStreamEncoder(withFields(meta, { inputUsage: generation.inputUsage(), omitThinking: extra.omitThinking, requestId })),
   errorBody: (error, requestId) => messagesErrorBody(error, requestId),
 };
 
@@ -96,10 +96,13 @@ function postPathOf(req: IncomingMessage): string | undefined {
   return path;
 }
 
-/** Writes a chunk and waits when the client reads slower than the vendor writes. */
-async function writeChunk(res: ServerResponse, chunk: string): Promise<void> {
-  if (chunk === '' || res.writableEnded || res.destroyed) return;
-  if (!res.write(chunk)) await new Promise<void>((resolve) => {
+/**
+ * Writes a chunk; when the client reads slower than the vendor writes, answers a promise of the
+ * drain to wait for, else null (no promise and no await per event on the usual path).
+ */
+function writeChunk(res: ServerResponse, chunk: string): Promise<void> | null {
+  if (chunk === '' || res.writableEnded || res.destroyed || res.write(chunk)) return null;
+  return new Promise<void>((resolve) => {
     const done = () => {
       res.off('drain', done);
       res.off('close', done);
@@ -205,18 +208,20 @@ async function serveText<Extra>(format: TextFormat<Extra>, deps: TextEndpointDep
   }
   res.writeHead(200, SSE_HEADERS);
   res.flushHeaders();
-  const encoder = format.streamEncoder(meta, extra, generation);
+  const encoder = format.streamEncoder(meta, extra, generation, requestId);
   const coalesce = coalescedWrites(res);
   try {
     for await (const event of generation.events) {
       if (cancellation.aborted) break;
       coalesce();
-      await writeChunk(res, encoder.encode(event));
+      const drained = writeChunk(res, encoder.encode(event));
+      if (drained) await drained;
     }
   } catch (error) {
     const failure = error instanceof ApiError ? error : new ApiError(500, 'internal_error', 'Internal error.');
     noteError(res, failure);
-    await writeChunk(res, encoder.encodeError(failure));
+    const drained = writeChunk(res, encoder.encodeError(failure));
+    if (drained) await drained;
     if (!(error instanceof ApiError)) deps.observers.log.error({ err: error, request_id: requestId }, 'stream failed on a defect');
   }
   // Node 22 drops what is still corked when end() is called: the last events leave first.

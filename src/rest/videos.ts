@@ -1,4 +1,4 @@
-import { Router, type Request, type Response } from 'express';
+import { Router, type Request, type RequestHandler, type Response } from 'express';
 import rangeParser from 'range-parser';
 import type { AuthService } from '../domain/accounts/auth';
 import { sniffImageFormat, IMAGE_MIME_TYPES } from '../domain/shared/image-bytes';
@@ -11,7 +11,7 @@ import { toVideoDeletedObject, toVideoListObject, toVideoObject } from '../proto
 import { keyPrincipal, requireApiKey } from './auth';
 import { admitApiKeyRequests } from './admission';
 import type { AdmissionService } from '../domain/limits/admission';
-import { accessLogRecord, bodyObject, readJsonBody, rejectUnknownFields } from './http';
+import { accessLogRecord, bodyObject, readJsonBody, rejectUnknownFields, setHeaders } from './http';
 import { fieldValues, isMultipart, readMultipart, type MultipartLimits } from './multipart';
 
 export interface VideosRouterDeps {
@@ -26,12 +26,12 @@ export interface VideosRouterDeps {
 /** /v1/videos: create (JSON or multipart), read, list, download and delete; prepaid keys only. */
 export function videosRouter(deps: VideosRouterDeps): Router {
   const router = Router();
-  router.use('/videos', requireApiKey(deps.auth, { allowXApiKey: false }), admitApiKeyRequests(deps.admission), (_req, res, next) => {
+  const authenticate = requireApiKey(deps.auth, { allowXApiKey: false });
+  const prepaidOnly: RequestHandler = (_req, res, next) => {
     if (keyPrincipal(res).kind !== 'prepaid') throw walletKeyRequired();
     next();
-  });
-
-  router.post('/videos', async (req, res) => {
+  };
+  const create = async (req: Request, res: Response) => {
     const idempotencyKey = parseIdempotencyKey(req.headers['idempotency-key']);
     const { fields, inputs } = isMultipart(req) ? await readForm(req, deps.uploads) : await readJson(req, deps.maxJsonBodyBytes);
     const created = await deps.videos.create(keyPrincipal(res), { fields, inputs, idempotencyKey });
@@ -39,7 +39,19 @@ export function videosRouter(deps: VideosRouterDeps): Router {
     if (created.routedFrom !== null) res.setHeader('x-service-model-routed-from', created.routedFrom);
     if (created.replayed) res.setHeader('x-service-idempotent-replay', 'true');
     res.status(created.replayed ? 200 : 202).json(toVideoObject(created.video));
-  });
+  };
+
+  // A create whose Idempotency-Key made a job already is answered (the job, or 409 for another
+  // body) before admission: that job's slot was counted when it began, and a full account must
+  // still learn what became of its request. Anything else is admitted first.
+  router.post('/videos', authenticate, prepaidOnly, async (req, res, next) => {
+    const idempotencyKey = parseIdempotencyKey(req.headers['idempotency-key']);
+    if (idempotencyKey === null || !(await deps.videos.idempotencyKeyInUse(keyPrincipal(res).accountId, idempotencyKey))) return next();
+    setHeaders(res, await deps.admission.currentHeaders(keyPrincipal(res)));
+    await create(req, res);
+  }, admitApiKeyRequests(deps.admission), create);
+
+  router.use('/videos', authenticate, admitApiKeyRequests(deps.admission), prepaidOnly);
 
   router.get('/videos', async (req, res) => {
     res.json(toVideoListObject(await deps.videos.list(keyPrincipal(res).accountId, listQuery(req))));

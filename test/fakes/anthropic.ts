@@ -1,10 +1,13 @@
+import { FakePromptCache } from './anthropic-cache';
 import { pieces, sendCompletionPaced, startFakeVendor, type FakeReplyControls, type FakeVendor, type Send, type SseOut } from './openai';
 
 /**
  * A fake Anthropic Messages API over real HTTP (`POST /v1/messages`, JSON and SSE). It checks
  * what the real API checks first — `x-api-key`, `anthropic-version`, `max_tokens`, the
  * thinking budget below `max_tokens`, no temperature with thinking — and answers scripted
- * content in Anthropic's real event sequence.
+ * content in Anthropic's real event sequence. A request that marks cache breakpoints is billed
+ * by its prompt cache (anthropic-cache.ts) unless its reply scripts the usage: a second request
+ * with the same prefix reads it back.
  */
 
 export interface FakeAnthropicReply extends FakeReplyControls {
@@ -20,7 +23,11 @@ export interface FakeAnthropicReply extends FakeReplyControls {
   mcpCalls?: Array<{ id: string; name: string; server: string; input: Record<string, unknown>; result: string; isError?: boolean }>;
   stopReason?: 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'refusal' | 'pause_turn';
   stopSequence?: string;
-  /** `input` excludes cache reads and writes (Anthropic's convention); `cacheCreation1h` is the part of `cacheCreation` written for an hour (absent: no `cache_creation` breakdown). */
+  /**
+   * `input` excludes cache reads and writes (Anthropic's convention); `cacheCreation1h` is the part
+   * of `cacheCreation` written for an hour (absent: no `cache_creation` breakdown). Absent: the
+   * prompt cache's bill when the request marks breakpoints, else 20 input tokens and no cache.
+   */
   usage?: { input?: number; output?: number; cacheRead?: number; cacheCreation?: number; cacheCreation1h?: number };
   /** End the stream without message_delta/message_stop. */
   omitEnd?: boolean;
@@ -28,6 +35,8 @@ export interface FakeAnthropicReply extends FakeReplyControls {
   midStreamError?: string;
   /** Characters per delta (default 5). */
   chunkSize?: number;
+  /** Anthropic's report of the context edits it applied (`context_management.applied_edits`): in the message, or in `message_delta` when streamed. */
+  appliedEdits?: Array<Record<string, unknown>>;
   /** What count_tokens answers (default: a quarter of the prompt's JSON length, rounded up). */
   countTokens?: number;
 }
@@ -48,9 +57,12 @@ export interface FakeAnthropicOptions {
   apiKey?: string;
 }
 
-export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Promise<FakeVendor<FakeAnthropicReply>> {
+export type FakeAnthropic = FakeVendor<FakeAnthropicReply> & { promptCache: FakePromptCache };
+
+export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Promise<FakeAnthropic> {
   const apiKey = options.apiKey ?? 'sk-ant-fake';
-  return startFakeVendor<FakeAnthropicReply>({ apiKey, basePath: '', defaultReply: {} }, async (exchange) => {
+  const promptCache = new FakePromptCache();
+  const fake = await startFakeVendor<FakeAnthropicReply>({ apiKey, basePath: '', defaultReply: {} }, async (exchange) => {
     const { request, reply, json, sse } = exchange;
     const error = (status: number, type: string, message: string) => json(status, { type: 'error', error: { type, message }, request_id: 'req_fake' });
     const counting = request.path === '/v1/messages/count_tokens';
@@ -76,13 +88,15 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
     const toolCalls = (reply.toolCalls ?? []).map((call, i) => ({ id: call.id ?? `toolu_fake_${i}`, name: call.name, input: call.input }));
     const text = reply.text ?? (toolCalls.length > 0 || reply.stopReason === 'refusal' ? '' : 'Hello from fake Claude.');
     const stopReason = reply.stopReason ?? (toolCalls.length > 0 ? 'tool_use' : 'end_turn');
+    const cached = promptCache.bill(body);
+    const scripted = reply.usage ?? (cached ? { input: cached.input, cacheRead: cached.cacheRead, cacheCreation: cached.cacheWrite5m + cached.cacheWrite1h, cacheCreation1h: cached.cacheWrite1h } : undefined);
     const usage = {
-      input_tokens: reply.usage?.input ?? 20,
-      cache_creation_input_tokens: reply.usage?.cacheCreation ?? 0,
-      cache_read_input_tokens: reply.usage?.cacheRead ?? 0,
+      input_tokens: scripted?.input ?? 20,
+      cache_creation_input_tokens: scripted?.cacheCreation ?? 0,
+      cache_read_input_tokens: scripted?.cacheRead ?? 0,
       // The breakdown by lifetime, as the API sends it now; left out (as older answers did) without cacheCreation1h.
-      ...(reply.usage?.cacheCreation1h !== undefined
-        ? { cache_creation: { ephemeral_5m_input_tokens: (reply.usage.cacheCreation ?? 0) - reply.usage.cacheCreation1h, ephemeral_1h_input_tokens: reply.usage.cacheCreation1h } }
+      ...(scripted?.cacheCreation1h !== undefined
+        ? { cache_creation: { ephemeral_5m_input_tokens: (scripted.cacheCreation ?? 0) - scripted.cacheCreation1h, ephemeral_1h_input_tokens: scripted.cacheCreation1h } }
         : {}),
       output_tokens: reply.usage?.output ?? Math.max(1, Math.ceil((text.length + (reply.thinking?.length ?? 0)) / 4)),
     };
@@ -95,7 +109,8 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
     }
     if (text) content.push({ type: 'text', text });
     for (const call of toolCalls) content.push({ type: 'tool_use', ...call });
-    const message = { id: 'msg_fake', type: 'message', role: 'assistant', model: body.model, content, stop_reason: stopReason, stop_sequence: reply.stopSequence ?? null, usage };
+    const contextManagement = reply.appliedEdits ? { context_management: { applied_edits: reply.appliedEdits } } : {};
+    const message = { id: 'msg_fake', type: 'message', role: 'assistant', model: body.model, content, stop_reason: stopReason, stop_sequence: reply.stopSequence ?? null, usage, ...contextManagement };
     if (body.stream !== true) {
       // Without a stream an overload is the error answer; a stream that would have ended early is a body cut short.
       if (reply.midStreamError) return error(529, 'overloaded_error', reply.midStreamError);
@@ -105,7 +120,7 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
     const size = reply.chunkSize ?? 5;
     const events: SseOut[] = [];
     const push = (event: string, data: Record<string, unknown>) => events.push({ event, data: JSON.stringify({ type: event, ...data }) });
-    push('message_start', { message: { ...message, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } } });
+    push('message_start', { message: { ...message, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 }, context_management: null } });
     content.forEach((block, index) => {
       switch (block.type) {
         case 'thinking':
@@ -138,9 +153,10 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
     });
     if (reply.midStreamError) events.push({ event: 'error', data: JSON.stringify({ type: 'error', error: { type: 'overloaded_error', message: reply.midStreamError } }) });
     if (!reply.omitEnd && !reply.midStreamError) {
-      push('message_delta', { delta: { stop_reason: stopReason, stop_sequence: reply.stopSequence ?? null }, usage: { output_tokens: usage.output_tokens } });
+      push('message_delta', { delta: { stop_reason: stopReason, stop_sequence: reply.stopSequence ?? null }, usage: { output_tokens: usage.output_tokens }, ...contextManagement });
       push('message_stop', {});
     }
     await sse(events);
   });
+  return Object.assign(fake, { promptCache });
 }

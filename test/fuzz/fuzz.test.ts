@@ -110,11 +110,12 @@ test(`${RUNS} malformed requests over every endpoint: no 5xx, every refusal in t
   );
 
   // Leases are given back after a second idle; after-answer settlements commit within moments;
-  // sandbox video jobs complete within a few queue polls.
+  // sandbox video jobs complete within a few queue polls: wait (bounded) until no job runs and nothing is reserved.
   const services = t.tollgate.services;
+  const running = async () => ((await services.orm.em.fork().execute("select count(*)::int as n from videos where account_id = ? and status in ('queued', 'in_progress')", [owner.accountId], 'all')) as { n: number }[])[0]!.n;
   let audit = await services.billing.auditAccount(owner.accountId);
-  for (let waited = 0; waited < 30_000 && (waited < 2_500 || audit.reservedMicro !== 0n); waited += 250) {
-    await new Promise((r) => setTimeout(r, 250));
+  for (const deadline = Date.now() + 30_000; ((await running()) > 0 || audit.reservedMicro !== 0n) && Date.now() < deadline; ) {
+    await new Promise((r) => setTimeout(r, 100));
     audit = await services.billing.auditAccount(owner.accountId);
   }
   const [row] = (await services.orm.em.fork().execute("select count(*)::int as n from usage_records where account_id = ? and status in ('ok', 'partial')", [owner.accountId], 'all')) as { n: number }[];

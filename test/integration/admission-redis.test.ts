@@ -163,6 +163,38 @@ test('Redis lost mid-run (dropped, then hanging) fails open to local limits, the
   await proxy.stop();
 });
 
+test('a slot whose taking timed out while Redis took it all the same is given back once Redis answers again', async () => {
+  const proxy = await startTcpProxy(new URL(REDIS_URL).hostname, Number(new URL(REDIS_URL).port || 6379));
+  const viaProxy = await startTestTollgate({ clock, env: { REDIS_URL: `redis://127.0.0.1:${proxy.port}`, TOLLGATE_REDIS_KEY_PREFIX: KEY_PREFIX }, databaseUrl: a.databaseUrl });
+  extra.push(viaProxy);
+  const { accountId } = await tierOneAccount();
+  // Redis runs the command, its reply comes after the 250 ms command timeout: a slot in Redis the instance does not know it holds.
+  const admission = viaProxy.tollgate.services.admission;
+  // The new instance answers from Redis (not yet connected on a loaded machine, it would count locally).
+  const probe = await a.tollgate.services.admission.acquireSlot(accountId);
+  await eventually(async () => (await admission.slotsInUse(accountId)) === 1);
+  await probe.release();
+  await eventually(async () => (await admission.slotsInUse(accountId)) === 0);
+  const takes = [
+    () => admission.acquireSlot(accountId, { slotId: 'video:vid_late_reply' }), // a video job's slot
+    () => admission.admit({ type: 'key', keyId: 'key_late_reply', accountId, userId: null, kind: 'prepaid', monthlySpendLimitMicro: null, plan: null }), // a request's
+  ];
+  try {
+    for (const take of takes) {
+      proxy.holdReplies();
+      const held = await take();
+      expect(await a.tollgate.services.admission.slotsInUse(accountId)).toBe(1);
+      proxy.releaseReplies();
+      await held.release();
+      // Within the retry pause, not the 30 s slot TTL (which the hand-moved clock would never reach).
+      await eventually(async () => (await a.tollgate.services.admission.slotsInUse(accountId)) === 0, 5_000);
+    }
+  } finally {
+    proxy.releaseReplies();
+    await proxy.stop();
+  }
+});
+
 async function eventually(check: () => Promise<boolean>, timeoutMs = 8_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {

@@ -2,6 +2,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import pino from 'pino';
 import { BudgetLeases, TOPIC_BUDGET_PRESSURE, type LeasedHold } from '../../src/domain/billing/leases';
+import { LeaseOpWriter, MAX_BACKLOG_BATCH_OPS } from '../../src/domain/billing/lease-op-writer';
 import { SandboxPaymentPort } from '../../src/domain/billing/payments';
 import { BillingService, type BillingPrincipal } from '../../src/domain/billing/service';
 import { systemClock, utcMonthKey } from '../../src/domain/shared/clock';
@@ -9,7 +10,7 @@ import { ApiError } from '../../src/domain/shared/errors';
 import { ulidIds } from '../../src/domain/shared/ids';
 import { pgLeaseStore } from '../../src/infra/pg-lease-store';
 import { pgSqlRunner } from '../../src/infra/sql-runner';
-import type { LeaseStore } from '../../src/domain/billing/lease-store';
+import type { LeaseOp, LeaseStore } from '../../src/domain/billing/lease-store';
 import type { LeaseFireRequest, LeaseFireResult, LeaseWorkerAnswer, LeaseWorkerCommand } from '../support/lease-worker';
 import { call, createKey, provisionAccount, startTestTollgate, type TestTollgate } from '../support/tollgate';
 import { pgHoldStore } from '../../src/infra/pg-hold-store';
@@ -642,25 +643,25 @@ function recordingBatches(slowMs = 0) {
   return { recording, settlementsPerStatement };
 }
 
-test('a backlog of settlements is written in statements of at most 100 operations, each charged once', async () => {
-  const funds = 1_000n * A;
+test('a backlog of settlements is written in statements of at most MAX_BACKLOG_BATCH_OPS operations, each charged once', async () => {
+  const funds = 10_000n * A;
   const p = await provisionAccount(t.url, { fundsMicro: funds.toString() });
   const key = await createKey(t.url, p.sessionToken, { name: 'backlog' });
   const principal: BillingPrincipal = { accountId: p.accountId, keyId: key.id, kind: 'prepaid', userId: p.userId };
   const { recording, settlementsPerStatement } = recordingBatches();
-  const leases = new BudgetLeases(recording, billing, systemClock, ulidIds(), t.tollgate.services.bus);
+  const leases = new BudgetLeases(recording, billing, systemClock, ulidIds(), t.tollgate.services.bus, { settlementBacklog: 10_000 });
   instances.push(leases);
 
-  const holds = holdsOf(await fireLocal(leases, principal, 250, A));
-  expect(holds).toHaveLength(250);
+  const count = 2 * MAX_BACKLOG_BATCH_OPS + 250;
+  const holds = holdsOf(await fireLocal(leases, principal, count, A));
+  expect(holds).toHaveLength(count);
   // Queued in one turn: without a limit they would all go in one statement.
   await Promise.all(holds.map((hold) => leases.settle(hold, { costMicro: 7n, usage: { inputTokens: 1, outputTokens: 1 }, latencyMs: 1 })));
   await Promise.all(holds.map((hold) => leases.settle(hold, { costMicro: 7n })));
 
-  expect(Math.max(...settlementsPerStatement)).toBe(100);
-  expect(settlementsPerStatement.reduce((sum, n) => sum + n, 0)).toBe(250);
+  expect(settlementsPerStatement).toEqual([MAX_BACKLOG_BATCH_OPS, MAX_BACKLOG_BATCH_OPS, 250]);
   await leases.close();
-  expect(await state(p.accountId, key.id)).toMatchObject({ balance: funds - 250n * 7n, reserved: 0n, activeHolds: 0, ledgerCharges: 250 });
+  expect(await state(p.accountId, key.id)).toMatchObject({ balance: funds - BigInt(count) * 7n, reserved: 0n, activeHolds: 0, ledgerCharges: count });
 });
 
 test('settlements that trickle in while a batch is being written wait for the next batch instead of one statement each', async () => {
@@ -719,4 +720,88 @@ test('a give-back, and shutdown, do not wait for the settlement delay: waiting s
   await secondSettled;
   expect(performance.now() - started).toBeLessThan(delayMs / 2);
   expect(await state(p.accountId, key.id)).toMatchObject({ balance: 100n * A - 14n, ledgerCharges: 2 });
+});
+
+/** A lease store whose batches wait at a gate while `stalled(ops)` says so; counts the statements running at once. */
+function gatedBatches(stalled: (ops: readonly LeaseOp[]) => boolean) {
+  const raw = pgSqlRunner(t.databaseUrl, pino({ level: 'silent' }), 2);
+  runners.push(raw);
+  const store = pgLeaseStore(raw);
+  let open!: () => void;
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  const seen = { running: 0, mostAtOnce: 0, leaseAccounts: new Map<string, string>() };
+  const gated: LeaseStore = {
+    takeLease: async (take) => {
+      seen.leaseAccounts.set(take.id, take.accountId);
+      return store.takeLease(take);
+    },
+    applyOps: async (ops) => {
+      seen.mostAtOnce = Math.max(seen.mostAtOnce, ++seen.running);
+      try {
+        if (stalled(ops)) await gate;
+        return await store.applyOps(ops);
+      } finally {
+        seen.running--;
+      }
+    },
+  };
+  return { gated, open, seen };
+}
+
+const pending = async <T>(promise: Promise<T>, ms: number) => (await Promise.race([promise.then(() => 'settled'), new Promise((r) => setTimeout(r, ms, 'pending'))])) === 'pending';
+
+test('a full settlement backlog: admission waits for room, first come first served, and is refused with a 503 beyond the wait', async () => {
+  const funds = 100n * A;
+  const { principal, key } = await setup({ fundsMicro: funds });
+  const { gated, open } = gatedBatches(() => true);
+  const leases = new BudgetLeases(gated, billing, systemClock, ulidIds(), t.tollgate.services.bus, { settlementBacklog: 3 });
+  instances.push(leases);
+  const holds = holdsOf(await fireLocal(leases, principal, 4, A));
+  expect(holds).toHaveLength(4);
+  expect(leases.settlementMayTrail()).toBe(true);
+  const settled = holds.slice(0, 3).map((hold) => leases.settle(hold, { costMicro: 7n }));
+  expect(leases.settlementMayTrail()).toBe(false); // three uncommitted: a fourth answer would wait for its charge
+  expect(leases.settlementBacklog()).toMatchObject({ depth: 3, limit: 3 });
+
+  // Waits for room (about 2 s), then 503 unavailable with Retry-After; nothing reserved for it.
+  const refused = await leases.reserve({ principal, purpose: 'text', model: 'sandbox/echo', amountMicro: A }).then(
+    () => null,
+    (error: unknown) => error,
+  );
+  expect(refused).toBeInstanceOf(ApiError);
+  expect(refused).toMatchObject({ status: 503, code: 'unavailable', headers: { 'retry-after': '1' } });
+
+  // Two more wait; the commit lets them in, in order.
+  const admitted: number[] = [];
+  const waiting = [1, 2].map((n) => leases.reserve({ principal, purpose: 'text', model: 'sandbox/echo', amountMicro: A }).then((hold) => (admitted.push(n), hold)));
+  expect(await pending(waiting[0]!, 200)).toBe(true);
+  open();
+  await Promise.all(settled);
+  const late = await Promise.all(waiting);
+  expect(admitted).toEqual([1, 2]);
+  expect(leases.settlementBacklog()).toMatchObject({ waited: 3, refused: 1 });
+  for (const hold of [holds[3]!, ...late]) await leases.settle(hold, { costMicro: 7n });
+  await leases.close();
+  expect(await state(principal.accountId, key.id)).toMatchObject({ balance: funds - 6n * 7n, reserved: 0n, activeHolds: 0, ledgerCharges: 6 });
+});
+
+test('settlement lanes: a stalled batch of one account does not hold up another account on another lane', async () => {
+  const lanes = new LeaseOpWriter(null as unknown as LeaseStore, { settlementDelayMs: 0, backlogLimit: 1, lanes: 2 });
+  const x = await setup({ fundsMicro: 100n * A });
+  let y = await setup({ fundsMicro: 100n * A });
+  while (lanes.laneOf(y.principal.accountId) === lanes.laneOf(x.principal.accountId)) y = await setup({ fundsMicro: 100n * A });
+  const { gated, open, seen } = gatedBatches((ops) => ops.some((op) => seen.leaseAccounts.get(op.leaseId) === x.principal.accountId));
+  const leases = new BudgetLeases(gated, billing, systemClock, ulidIds(), t.tollgate.services.bus, { writerLanes: 2 });
+  instances.push(leases);
+  const [xHold] = holdsOf(await fireLocal(leases, x.principal, 1, A));
+  const [yHold] = holdsOf(await fireLocal(leases, y.principal, 1, A));
+  const xSettled = leases.settle(xHold!, { costMicro: 7n });
+  await leases.settle(yHold!, { costMicro: 7n }); // committed while x's batch is stalled
+  expect(await pending(xSettled, 50)).toBe(true);
+  expect(seen.mostAtOnce).toBe(2);
+  expect(await state(y.principal.accountId, y.key.id)).toMatchObject({ balance: 100n * A - 7n, ledgerCharges: 1 });
+  open();
+  await xSettled;
+  await leases.close();
+  expect(await state(x.principal.accountId, x.key.id)).toMatchObject({ balance: 100n * A - 7n, reserved: 0n, ledgerCharges: 1 });
 });

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
-import { call, createKey, provisionAccount, startTestTollgate, type TestTollgate } from '../support/tollgate';
+import { call, createKey, provisionAccount, startTestTollgate, waitForSubscriptions, type TestTollgate } from '../support/tollgate';
 
 /** Two gateway instances on one database and one Redis: key events reach both. */
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -52,7 +52,7 @@ test('a graphql-ws subscriber on one instance receives key events made on anothe
       { next: (msg) => (msg.errors ? reject(new Error(JSON.stringify(msg.errors))) : resolve(msg.data!.keyEvents)), error: reject, complete: () => undefined },
     );
   });
-  await new Promise((r) => setTimeout(r, 300)); // the subscription registers asynchronously
+  await waitForSubscriptions(b.url, 1); // the subscription registers asynchronously
   expect((await call(`${a.url}/v1/keys/${key.id}`, { method: 'PATCH', token: owner.sessionToken, body: { name: 'renamed on a' } })).status).toBe(200);
   const event = await received;
   expect(event.kind).toBe('renamed');

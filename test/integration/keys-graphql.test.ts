@@ -1,7 +1,7 @@
 import { createClient, type Client } from 'graphql-ws';
 import { Client as PgClient } from 'pg';
 import WebSocket from 'ws';
-import { ADMIN_TOKEN, call, createKey, graphql, provisionAccount, startTestTollgate, type TestTollgate } from '../support/tollgate';
+import { ADMIN_TOKEN, call, createKey, graphql, provisionAccount, startTestTollgate, waitForSubscriptions, type TestTollgate } from '../support/tollgate';
 
 let t: TestTollgate;
 let owner: Awaited<ReturnType<typeof provisionAccount>>;
@@ -46,6 +46,10 @@ test('key lifecycle mirrors REST and events are shared by both APIs', async () =
   expect(unlimited.data.updateKey).toEqual({ name: 'gql2', monthlySpendLimitMicro: null });
   const revoked = await graphql(t.url, 'mutation($id:ID!){revokeKey(id:$id){revokedAt}}', { id: key.id }, owner.sessionToken);
   expect(revoked.data.revokeKey.revokedAt).toEqual(expect.any(String));
+
+  // A revoked key is not changed any more: 409 key_revoked, no event written.
+  const late = await graphql(t.url, 'mutation($id:ID!){updateKey(id:$id,input:{name:"gql3", monthlySpendLimitMicro:"9000000"}){name}}', { id: key.id }, owner.sessionToken);
+  expect(late.errors?.[0].extensions).toMatchObject({ code: 'key_revoked', status: 409 });
 
   const events = await graphql(t.url, 'query($k:ID!){keyEvents(keyId:$k, first: 10){data{kind keyId actorUserId data} hasMore firstId lastId}}', { k: key.id }, owner.sessionToken);
   expect(events.data.keyEvents.data.map((e: { kind: string }) => e.kind)).toEqual(['revoked', 'spend_limit_changed', 'renamed', 'created']);
@@ -133,8 +137,8 @@ describe('graphql-ws', () => {
         },
       );
     });
-    // The subscription is registered asynchronously; change the key until the first event arrives.
-    await new Promise((r) => setTimeout(r, 300));
+    // The subscription is registered asynchronously: change the key once the server listens.
+    await waitForSubscriptions(t.url, 1);
     await call(`${t.url}/v1/keys/${key.id}`, { method: 'PATCH', token: owner.sessionToken, body: { name: 'watched-2' } });
     await graphql(t.url, 'mutation($id:ID!){revokeKey(id:$id){id}}', { id: key.id }, owner.sessionToken);
     await done;

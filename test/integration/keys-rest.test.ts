@@ -96,6 +96,21 @@ describe('key lifecycle over REST', () => {
     expect(r.body.error.code).toBe('invalid_token');
   });
 
+  test('a revoked key cannot be renamed or re-limited: 409 key_revoked, and nothing is written', async () => {
+    const key = await createKey(t.url, session, { name: 'retired', monthly_spend_limit_micro: '5000000' });
+    await call(`${t.url}/v1/keys/${key.id}`, { method: 'DELETE', token: session });
+    for (const body of [{ name: 'back from the dead' }, { monthly_spend_limit_micro: '9000000' }, { monthly_spend_limit_micro: null }]) {
+      const refused = await call(`${t.url}/v1/keys/${key.id}`, { method: 'PATCH', token: session, body });
+      expect(refused.status).toBe(409);
+      expect(refused.body.error).toMatchObject({ code: 'key_revoked', details: { revoked_at: expect.any(String) } });
+      expect(refused.body.error.message).toContain('revoked');
+    }
+    const unchanged = await call(`${t.url}/v1/keys/${key.id}`, { token: session });
+    expect(unchanged.body).toMatchObject({ name: 'retired', monthly_spend_limit_micro: '5000000' });
+    const events = await call(`${t.url}/v1/keys/${key.id}/events`, { token: session });
+    expect(events.body.data.map((e: { kind: string }) => e.kind)).toEqual(['revoked', 'created']);
+  });
+
   test('an expired key is refused', async () => {
     // A gateway of its own on a clock moved by hand: the expiry passes without a sleep.
     const clock = new ManualClock(new Date());

@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ADMIN_TOKEN, call, graphql, provisionAccount, startTestTollgate, type TestTollgate } from '../support/tollgate';
@@ -7,8 +7,13 @@ const PLANS = '{ plans { name models monthlyAllowanceMicro requestsPerMinute } }
 const TIERS = '{ tiers { tier lifetimeTopUpsFromMicro requestsPerSecond requestsPerMinute tokensPerMinute concurrentRequests } }';
 const CREATE_KEY = 'mutation($i: CreateAccountKeyInput!) { createAccountKey(input: $i) { secret key { id name kind prefix monthlySpendLimitMicro } } }';
 
+const dirs: string[] = [];
+afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+
 function limitsFile(content: unknown): string {
-  const file = join(mkdtempSync(join(tmpdir(), 'tollgate-limits-')), 'limits.json');
+  const dir = mkdtempSync(join(tmpdir(), 'tollgate-limits-'));
+  dirs.push(dir);
+  const file = join(dir, 'limits.json');
   writeFileSync(file, JSON.stringify(content));
   return file;
 }
@@ -103,7 +108,7 @@ describe('a limits file', () => {
       const updated = await graphql(again.url, PLANS, {}, ADMIN_TOKEN);
       expect(updated.data.plans.map((p: { name: string; requestsPerMinute: number }) => [p.name, p.requestsPerMinute])).toEqual([['solo', 5], ['team', 50]]);
     } finally {
-      await again.tollgate.close(2_000);
+      await again.stop(); // the database is the first instance's: stop() leaves it
     }
   });
 });

@@ -66,6 +66,38 @@ describe('passed to Anthropic', () => {
   });
 });
 
+describe("Anthropic's report of the context edits it applied reaches the client", () => {
+  const appliedEdits = [
+    { type: 'clear_tool_uses_20250919', cleared_tool_uses: 8, cleared_input_tokens: 50_000 },
+    { type: 'clear_thinking_20251015', cleared_thinking_turns: 3, cleared_input_tokens: 15_000 },
+  ];
+  const contextManagement = { edits: [{ type: 'clear_thinking_20251015' as const, keep: { type: 'thinking_turns' as const, value: 1 } }, { type: 'clear_tool_uses_20250919' as const }] };
+  const body = (model: string, stream: boolean) => ({ model, max_tokens: 200, stream, messages: [user('Hi')], context_management: contextManagement });
+
+  test('whole: the message carries context_management.applied_edits as Anthropic sent it', async () => {
+    anthropicFake.script({ text: 'Done.', appliedEdits });
+    const answer = await post('/v1/messages', body('anthropic/claude-sonnet-4-5', false));
+    expect(answer.status).toBe(200);
+    expect(json(answer).context_management).toEqual({ applied_edits: appliedEdits });
+  });
+
+  test("streamed: message_delta carries it, and the SDK's beta message stream shows it", async () => {
+    anthropicFake.script({ text: 'Done.', appliedEdits });
+    const raw = await post('/v1/messages', body('anthropic/claude-sonnet-4-5', true));
+    const delta = sseFrames(raw.text).find((frame) => frame.event === 'message_delta')!;
+    expect(JSON.parse(delta.data).context_management).toEqual({ applied_edits: appliedEdits });
+    const { stream: _stream, ...params } = body('anthropic/claude-sonnet-4-5', true);
+    const message = await a.anthropic.beta.messages.stream({ ...params, betas: ['context-management-2025-06-27'] }).finalMessage();
+    expect(message.context_management).toEqual({ applied_edits: appliedEdits });
+  });
+
+  test('without a report, or served by another vendor, the answer has no context_management', async () => {
+    anthropicFake.script({ text: 'Done.' });
+    expect(json(await post('/v1/messages', body('anthropic/claude-sonnet-4-5', false)))).not.toHaveProperty('context_management');
+    expect(json(await post('/v1/messages', body('sandbox/echo', false)))).not.toHaveProperty('context_management');
+  });
+});
+
 describe('another vendor: context edits applied where exact, hints dropped and named', () => {
   test('hints are dropped and named in x-service-dropped-hints; deferred tools stay out until called', async () => {
     const answer = await post(

@@ -1,4 +1,5 @@
 import OpenAI from 'openai';
+import { Client } from 'pg';
 import { parsePrometheusText, sumOf, type Sample } from '../support/prometheus';
 import { eventually, settledMoneyOf, startTextHarness, textAccount, withId, requestId, type TextAccount, type TextHarness } from '../support/text';
 import { ADMIN_TOKEN, call, createKey, provisionAccount, startTestTollgate } from '../support/tollgate';
@@ -148,6 +149,29 @@ test('holds in flight while a stream runs, none after it', async () => {
   expect(sumOf(during, 'tollgate_leases_in_flight')).toBeGreaterThanOrEqual(1);
   while (!(await reader.read()).done);
   expect(await eventually(async () => sumOf(await scrape(), 'tollgate_holds_in_flight') === 0)).toBe(true);
+});
+
+test('the settlement backlog: its depth and the age of its oldest operation while a commit is stalled, none once committed', async () => {
+  const warm = requestId();
+  await a.openai.chat.completions.create({ model: 'sandbox/echo', messages: [{ role: 'user', content: 'warm' }] }, withId(warm));
+  await settledMoneyOf(h.db, warm); // the key's lease is taken and nothing is queued
+  const locker = new Client({ connectionString: h.t.databaseUrl });
+  await locker.connect();
+  await locker.query('begin');
+  await locker.query('select 1 from accounts where id = $1 for update', [a.accountId]); // stalls the settlement's commit
+  try {
+    await a.openai.chat.completions.create({ model: 'sandbox/echo', messages: [{ role: 'user', content: 'stalled' }] });
+    expect(await eventually(async () => {
+      const samples = await scrape();
+      return sumOf(samples, 'tollgate_settlement_backlog') === 1 && sumOf(samples, 'tollgate_settlement_backlog_age_seconds') >= 0.1;
+    })).toBe(true);
+    expect(sumOf(await scrape(), 'tollgate_settlement_backlog_limit')).toBe(3_000);
+  } finally {
+    await locker.query('commit');
+    await locker.end();
+  }
+  expect(await eventually(async () => sumOf(await scrape(), 'tollgate_settlement_backlog') === 0)).toBe(true);
+  expect(sumOf(await scrape(), 'tollgate_settlement_backlog_age_seconds')).toBe(0);
 });
 
 test('without an operator token there are no metrics', async () => {

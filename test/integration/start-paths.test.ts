@@ -1,4 +1,5 @@
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
@@ -65,6 +66,21 @@ test.each([
   expect(result.stdout).toBe('');
 });
 
+test('a port already in use stops the start with one line naming PORT', async () => {
+  const db = await createTestDatabase();
+  const busy = createServer();
+  await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+  try {
+    const port = (busy.address() as AddressInfo).port;
+    const result = await runTollgate(['start'], { DATABASE_URL: db.url, PORT: String(port), HOST: '127.0.0.1' });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(`tollgate: port ${port} on 127.0.0.1 is already in use (by another Tollgate?): stop it, or set PORT to a free port\n`);
+  } finally {
+    busy.close();
+    await db.drop();
+  }
+});
+
 describe('the embedded default', () => {
   // The embedded server runs as the `postgres` OS user when we are root: the directory must be reachable.
   const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-embedded-'));
@@ -102,13 +118,66 @@ describe('the embedded default', () => {
       await first.stop();
       throw error;
     }
-    const second = await startTollgateProcess(env, { timeoutMs: 120_000 });
-    expect(second.output()).toContain(`Demo account (credentials in ${dataDir}/demo-credentials.json)`);
-    // The stream cut short by nothing was charged, and nothing is left reserved.
-    const after = await runTollgate(['admin', 'list-accounts', '--json'], env);
-    const [account] = JSON.parse(after.stdout) as Array<{ balance_micro: string; reserved_micro: string }>;
-    expect(BigInt(account!.balance_micro)).toBeLessThan(25_000_000n);
-    expect(account!.reserved_micro).toBe('0');
-    expect(await second.stop()).toBe(0);
+    const second = await startTollgateProcess({ ...env, LOG_LEVEL: 'info' }, { timeoutMs: 120_000, detached: true });
+    let balanceBefore: bigint;
+    try {
+      expect(second.output()).toContain(`Demo account (credentials in ${dataDir}/demo-credentials.json)`);
+      // The stream cut short by nothing was charged, and nothing is left reserved.
+      const after = await runTollgate(['admin', 'list-accounts', '--json'], env);
+      const [account] = JSON.parse(after.stdout) as Array<{ balance_micro: string; reserved_micro: string }>;
+      balanceBefore = BigInt(account!.balance_micro);
+      expect(balanceBefore).toBeLessThan(25_000_000n);
+      expect(account!.reserved_micro).toBe('0');
+
+      // A second start on the same data directory says who holds it, and leaves it alone.
+      const third = await runTollgate(['start'], { ...env, PORT: '0' });
+      expect(third.code).toBe(1);
+      expect(third.stderr).toBe(`tollgate: Another Tollgate (pid ${second.child.pid}) is using the data directory ${dataDir}: stop it first, or give this one another TOLLGATE_DATA_DIR or a DATABASE_URL.\n`);
+    } catch (error) {
+      await second.stop();
+      throw error;
+    }
+
+    // Ctrl-C in a terminal signals the whole process group: the embedded server runs in a
+    // session of its own, so the stream in flight still finishes and is charged; the log says
+    // in one line what stopped, with no error and no database client in it.
+    const key = /API key:\s+(tgk_\S+)/.exec(second.output())?.[1];
+    const streamed = await fetch(`${second.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'sandbox/echo', stream: true, messages: [{ role: 'user', content: '[sandbox:delay=150] Tell me about harbours.' }] }),
+    });
+    const reader = streamed.body!.getReader();
+    let body = new TextDecoder().decode((await reader.read()).value);
+    const exitCode = second.interrupt();
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) body += new TextDecoder().decode(chunk.value);
+    expect(body.trimEnd().endsWith('data: [DONE]')).toBe(true);
+    expect(await exitCode).toBe(0);
+    const lines = second.output().split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as { level: number; msg?: string });
+    expect(lines.filter((line) => line.level >= 50)).toEqual([]);
+    expect(second.output()).not.toMatch(/processID|secretKey|"client"/);
+    expect(lines.filter((line) => line.msg?.startsWith('stopped'))).toEqual([expect.objectContaining({ level: 30, signal: 'SIGINT', msg: 'stopped: requests drained; video workers, database connections and the embedded PostgreSQL closed' })]);
+    expect(lines.at(-1)!.msg).toMatch(/^stopped/);
+    const final = await runTollgate(['admin', 'list-accounts', '--json'], env);
+    const [settled] = JSON.parse(final.stdout) as Array<{ balance_micro: string; reserved_micro: string }>;
+    expect(BigInt(settled!.balance_micro)).toBeLessThan(balanceBefore!);
+    expect(settled!.reserved_micro).toBe('0');
+  }, 240_000);
+
+  test('after a kill -9 the embedded server left running is stopped by the next start, which then serves', async () => {
+    const env = { TOLLGATE_DATA_DIR: dataDir };
+    const killed = await startTollgateProcess(env, { timeoutMs: 120_000 });
+    const pidFile = join(dataDir, 'pgdata', 'postmaster.pid');
+    const orphan = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
+    killed.child.kill('SIGKILL');
+    await new Promise((resolve) => killed.child.once('exit', resolve));
+    expect(() => process.kill(orphan, 0)).not.toThrow(); // its server lives on, in a session of its own
+    const next = await startTollgateProcess(env, { timeoutMs: 120_000 });
+    try {
+      expect(() => process.kill(orphan, 0)).toThrow();
+      expect((await call(`${next.url}/readyz`)).status).toBe(200);
+    } finally {
+      expect(await next.stop()).toBe(0);
+    }
   }, 240_000);
 });

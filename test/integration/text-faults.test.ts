@@ -194,7 +194,7 @@ describe('a non-streamed answer that fails mid-way delivered nothing: 502, nothi
     const pending = a.openai.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: PROMPT }] }, { ...withId(id), signal: controller.signal });
     expect(await eventually(() => openaiFake.requests.length > before)).toBe(true);
     const upstream = openaiFake.lastRequest!;
-    await new Promise((resolve) => setTimeout(resolve, 200)); // several deltas have reached Tollgate
+    // The vendor is generating (it answers the whole text after 30 ms a chunk): leave now.
     controller.abort();
     expect(await rejection(pending)).toBeInstanceOf(OpenAI.APIUserAbortError);
     expect(await eventually(() => upstream.aborted)).toBe(true);
@@ -407,7 +407,8 @@ describe('streams cut mid-way: the format’s error event, only what was deliver
     const frames = sseFrames(await raw.text());
     expect(frames.every((f) => f.event !== null)).toBe(true);
     expect(frames.at(-1)!.event).toBe('error');
-    expect(JSON.parse(frames.at(-1)!.data)).toEqual({ type: 'error', error: { type: 'api_error', message: expect.stringContaining('Overloaded'), code: 'provider_error', details: { vendor: 'anthropic' } } });
+    // As the non-streamed error body does, it names the request (x-request-id).
+    expect(JSON.parse(frames.at(-1)!.data)).toEqual({ type: 'error', error: { type: 'api_error', message: expect.stringContaining('Overloaded'), code: 'provider_error', details: { vendor: 'anthropic' } }, request_id: overloaded });
     expect(frames.map((f) => f.event)).not.toContain('message_stop');
     const overloadedMoney = await settledMoneyOf(h.db, overloaded);
     expect(overloadedMoney.usage[0]).toMatchObject({ status: 'partial', output_tokens: countTokens('Partial answer before overload.') });

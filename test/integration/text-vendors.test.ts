@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type OpenAI from 'openai';
@@ -407,10 +407,11 @@ describe('an OpenAI-compatible vendor from a custom catalog', () => {
   let vllm: FakeVendor<FakeOpenAIReply>;
   let v: TextHarness;
   let account: TextAccount;
+  let dir: string;
 
   beforeAll(async () => {
     vllm = await startFakeOpenAI({ apiKey: null });
-    const dir = mkdtempSync(join(tmpdir(), 'tollgate-catalog-'));
+    dir = mkdtempSync(join(tmpdir(), 'tollgate-catalog-'));
     const file = join(dir, 'catalog.json');
     writeFileSync(
       file,
@@ -438,6 +439,7 @@ describe('an OpenAI-compatible vendor from a custom catalog', () => {
   afterAll(async () => {
     await v?.stop();
     await vllm?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   test('is listed, served through Chat with max_tokens and no Authorization, and charged at the catalog price', async () => {

@@ -1,7 +1,7 @@
 import { Client as PgClient } from 'pg';
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
-import { call, createKey, provisionAccount, startTestTollgate, type TestTollgate } from '../support/tollgate';
+import { ADMIN_TOKEN, call, createKey, graphql, provisionAccount, startTestTollgate, waitForSubscriptions, type TestTollgate } from '../support/tollgate';
 import { provisionVideoAccount, videoTestEnv, waitForVideo } from '../support/videos';
 
 let t: TestTollgate;
@@ -59,6 +59,29 @@ describe('idempotency', () => {
     const theirs = await create(stranger.apiKey, { model: 'sandbox/video', prompt: 'another body' }, { 'Idempotency-Key': 'k-1' });
     expect(theirs.status).toBe(202);
     expect(theirs.body.id).not.toBe(first.body.id);
+  });
+
+  test('an account whose concurrency is full of its jobs still gets its replay (or its 409), answered before admission', async () => {
+    // Five slow jobs, each holding a concurrency slot; then the operator pins tier 1: five concurrent in all.
+    const { apiKey, accountId } = await provisionVideoAccount(t.url, '5000000', 2);
+    const bodies = Array.from({ length: 5 }, (_, i) => ({ model: 'sandbox/video', prompt: `full house ${i} [sandbox:slow]`, seconds: 2 }));
+    const jobs = [];
+    for (const [i, body] of bodies.entries()) {
+      const made = await create(apiKey, body, { 'Idempotency-Key': `full-${i}` });
+      expect(made.status).toBe(202);
+      jobs.push(made.body.id as string);
+    }
+    expect((await graphql(t.url, 'mutation($a:ID!){setAccountTier(input:{accountId:$a,tier:1}){tier}}', { a: accountId }, ADMIN_TOKEN)).data.setAccountTier.tier).toBe(1);
+    const refused = await create(apiKey, { model: 'sandbox/video', prompt: 'a sixth', seconds: 2 }, { 'Idempotency-Key': 'full-new' });
+    expect(refused).toMatchObject({ status: 429, body: { error: { code: 'api_concurrency_limit' } } });
+
+    const replay = await create(apiKey, bodies[0]!, { 'Idempotency-Key': 'full-0' });
+    expect(replay.status).toBe(200);
+    expect(replay.body.id).toBe(jobs[0]);
+    expect(replay.headers.get('x-service-idempotent-replay')).toBe('true');
+    expect(replay.headers.get('x-ratelimit-limit-requests')).toBe('100');
+    const conflict = await create(apiKey, { ...bodies[0]!, prompt: 'another body' }, { 'Idempotency-Key': 'full-0' });
+    expect(conflict).toMatchObject({ status: 409, body: { error: { code: 'idempotency_conflict' } } });
   });
 
   test('a create refused for money leaves its key free for a retry after a top-up', async () => {
@@ -192,7 +215,7 @@ describe('jobs', () => {
         },
       );
     });
-    await new Promise((r) => setTimeout(r, 200)); // the subscription is registered
+    await waitForSubscriptions(t.url, 1); // the subscription is registered
     const other = await provisionVideoAccount(t.url);
     await create(other.apiKey, { model: 'sandbox/video', prompt: 'not mine' });
     const created = await create(apiKey, { model: 'sandbox/video', prompt: 'watched [sandbox:delay=300]' });

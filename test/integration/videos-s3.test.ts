@@ -29,7 +29,9 @@ beforeAll(async () => {
   database = await createTestDatabase();
   bucket = await createTestBucket();
   // Fast sandbox jobs (as every video test), minus the local directory: the bucket replaces it.
-  const { TOLLGATE_VIDEO_DIR: _dir, ...fast } = videoTestEnv().env;
+  const fileEnv = videoTestEnv();
+  fileEnv.cleanup();
+  const { TOLLGATE_VIDEO_DIR: _dir, ...fast } = fileEnv.env;
   const env = { ...fast, ...bucket.env, TOLLGATE_VIDEO_SWEEP_INTERVAL_MS: '3600000' }; // swept by hand below
   worker = await startTestTollgate({ env, databaseUrl: database.url, clock });
   api = await startTestTollgate({ env: { ...env, TOLLGATE_VIDEO_WORKERS: '0' }, databaseUrl: database.url, clock });

@@ -81,12 +81,14 @@ export interface RunningTollgate {
   output(): string;
   /** SIGTERM, then the exit code. */
   stop(): Promise<number | null>;
+  /** A terminal's Ctrl-C: SIGINT to the whole process group (started with `detached`), then the exit code. */
+  interrupt(): Promise<number | null>;
 }
 
 /** Starts `tollgate start` and resolves once it prints that it listens (rejects if it exits first). */
-export function startTollgateProcess(env: Record<string, string>, options: { cwd?: string; timeoutMs?: number } = {}): Promise<RunningTollgate> {
+export function startTollgateProcess(env: Record<string, string>, options: { cwd?: string; timeoutMs?: number; detached?: boolean } = {}): Promise<RunningTollgate> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [compiledCli(), 'start'], { cwd: options.cwd ?? ROOT, env: childEnv({ PORT: '0', HOST: '127.0.0.1', ...env }), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [compiledCli(), 'start'], { cwd: options.cwd ?? ROOT, env: childEnv({ PORT: '0', HOST: '127.0.0.1', ...env }), stdio: ['ignore', 'pipe', 'pipe'], detached: options.detached ?? false });
     let out = '';
     const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
     const onData = (chunk: Buffer) => {
@@ -100,6 +102,11 @@ export function startTollgateProcess(env: Record<string, string>, options: { cwd
           output: () => out,
           stop: async () => {
             child.kill('SIGTERM');
+            return exited;
+          },
+          interrupt: async () => {
+            if (!options.detached) throw new Error('interrupt() needs a process group of its own: start with detached');
+            process.kill(-child.pid!, 'SIGINT');
             return exited;
           },
         });

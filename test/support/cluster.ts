@@ -28,7 +28,8 @@ export interface Instance {
 export interface Cluster {
   databaseUrl: string;
   instances: Instance[];
-  start(): Promise<Instance>;
+  /** One more instance; `env` adds to the cluster's settings for this one. */
+  start(env?: Record<string, string>): Promise<Instance>;
   stop(): Promise<void>;
 }
 
@@ -44,7 +45,7 @@ export async function startCluster(count: number, env: Record<string, string> = 
   const instances: Instance[] = [];
   const stopping = new Set<ChildProcess>();
 
-  const start = async (): Promise<Instance> => {
+  const start = async (extraEnv: Record<string, string> = {}): Promise<Instance> => {
     const child = spawn(process.execPath, ['-r', './test/support/swc-register.js', 'src/main.ts'], {
       cwd: ROOT,
       env: {
@@ -58,6 +59,7 @@ export async function startCluster(count: number, env: Record<string, string> = 
         HOST: '127.0.0.1',
         LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn',
         ...env,
+        ...extraEnv,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -104,7 +106,7 @@ export async function startCluster(count: number, env: Record<string, string> = 
 
   // The first instance migrates the empty database; the others start on a migrated one.
   await start();
-  await Promise.all(Array.from({ length: count - 1 }, start));
+  await Promise.all(Array.from({ length: count - 1 }, () => start()));
   return {
     databaseUrl: db.url,
     instances,

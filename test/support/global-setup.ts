@@ -1,4 +1,4 @@
-import { mkdtempSync, chmodSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../src/infra/embedded-postgres';
@@ -10,14 +10,24 @@ import { startS3rver } from './s3';
  * database on that server (test/support/database.ts), so files can run in parallel.
  * Likewise an S3-compatible server for the video storage: `TOLLGATE_TEST_S3_ENDPOINT`, or
  * s3rver started here (test/support/s3.ts); each file makes its own bucket.
+ *
+ * Every temporary file of the run goes under one directory of its own (TMPDIR for the test
+ * workers): the global teardown removes it, and fails the run when a test left something there.
  */
 declare global {
-   
   var __embeddedPostgres: EmbeddedDatabase | undefined;
   var __s3rver: { stop(): Promise<void> } | undefined;
+  var __tollgateTestRun: { dir: string; embeddedDir: string | null } | undefined;
 }
 
 export default async function globalSetup(): Promise<void> {
+  const runDir = mkdtempSync(join(tmpdir(), 'tollgate-test-run-'));
+  // The embedded server runs as the `postgres` OS user when we are root: it must reach its directory.
+  chmodSync(runDir, 0o755);
+  const tests = join(runDir, 'tmp');
+  mkdirSync(tests);
+  process.env.TMPDIR = tests;
+  globalThis.__tollgateTestRun = { dir: runDir, embeddedDir: null };
   // The pinned AWS SDK supports Node 20 and says at each start that later releases will not (docs/videos.md).
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   if (!process.env.TOLLGATE_TEST_S3_ENDPOINT) {
@@ -26,10 +36,12 @@ export default async function globalSetup(): Promise<void> {
     process.env.TOLLGATE_TEST_S3_ENDPOINT = s3.endpoint;
   }
   if (process.env.DATABASE_URL) return;
-  const dir = mkdtempSync(join(tmpdir(), 'tollgate-test-pg-'));
+  const dir = join(runDir, 'embedded-pg');
+  mkdirSync(dir, { mode: 0o755 });
   chmodSync(dir, 0o755);
   const db = await startEmbeddedPostgres(dir);
   globalThis.__embeddedPostgres = db;
+  globalThis.__tollgateTestRun.embeddedDir = dir;
   process.env.DATABASE_URL = db.url;
   process.env.TOLLGATE_TEST_EMBEDDED = '1';
 }

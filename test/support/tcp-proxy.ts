@@ -4,7 +4,10 @@ import { connect, createServer, type AddressInfo, type Server, type Socket } fro
 export async function startTcpProxy(host: string, targetPort: number) {
   const sockets = new Set<Socket>();
   const clients = new Set<Socket>();
+  /** Server side of each client connection. */
+  const upstreams = new Map<Socket, Socket>();
   let hanging = false;
+  let holdingReplies = false;
   /** What clients sent, one entry per read (a client's write arrives as one read unless it is large). */
   const received: Buffer[] = [];
   let recording = false;
@@ -20,8 +23,10 @@ export async function startTcpProxy(host: string, targetPort: number) {
           s.on('error', () => undefined);
         }
         clients.add(client);
+        upstreams.set(client, upstream);
         client.on('close', () => {
           clients.delete(client);
+          upstreams.delete(client);
           upstream.destroy();
         });
         upstream.on('close', () => client.destroy());
@@ -30,7 +35,7 @@ export async function startTcpProxy(host: string, targetPort: number) {
         });
         if (hanging) client.pause();
         client.pipe(upstream);
-        upstream.pipe(client);
+        if (!holdingReplies) upstream.pipe(client);
       });
       server.listen(port, '127.0.0.1', () => {
         port = (server?.address() as AddressInfo).port;
@@ -65,6 +70,18 @@ export async function startTcpProxy(host: string, targetPort: number) {
     unhang: () => {
       hanging = false;
       for (const c of clients) c.resume();
+    },
+    /** Passes what clients send, but keeps the server's replies (in order) until releaseReplies: a command runs, its caller times out. */
+    holdReplies: () => {
+      holdingReplies = true;
+      for (const [client, upstream] of upstreams) {
+        upstream.unpipe(client);
+        upstream.pause();
+      }
+    },
+    releaseReplies: () => {
+      holdingReplies = false;
+      for (const [client, upstream] of upstreams) upstream.pipe(client);
     },
   };
 }

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pino, { type Logger } from 'pino';
 import { loadConfig } from '../../src/config';
 import type { Clock } from '../../src/domain/shared/clock';
@@ -13,20 +16,38 @@ export interface TestTollgate {
   stop(): Promise<void>;
 }
 
-/** A real Tollgate over real HTTP on an ephemeral port, with its own fresh database. */
-export async function startTestTollgate(options: { env?: Record<string, string>; clock?: Clock; databaseUrl?: string; log?: Logger } = {}): Promise<TestTollgate> {
+/**
+ * A real Tollgate over real HTTP on an ephemeral port, with its own fresh database, and its
+ * video files in a temporary directory that stop() removes (never the checkout's .tollgate).
+ */
+export async function startTestTollgate(options: { env?: Record<string, string>; clock?: Clock; databaseUrl?: string; log?: Logger; sessionCheckIntervalMs?: number } = {}): Promise<TestTollgate> {
   const db = options.databaseUrl ? null : await createTestDatabase();
   const databaseUrl = options.databaseUrl ?? db!.url;
-  const config = loadConfig({ TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'silent', ...options.env });
-  const tollgate = await createTollgate({ config, databaseUrl, clock: options.clock, log: options.log ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) });
-  const port = await tollgate.listen(0, '127.0.0.1');
+  // File storage only: a test of S3 storage (TOLLGATE_VIDEO_STORAGE=s3) names its own bucket.
+  const videoDir = options.env?.TOLLGATE_VIDEO_DIR || options.env?.TOLLGATE_VIDEO_STORAGE === 's3' ? null : mkdtempSync(join(tmpdir(), 'tollgate-test-videos-'));
+  const cleanUp = async () => {
+    await db?.drop();
+    if (videoDir) rmSync(videoDir, { recursive: true, force: true });
+  };
+  let tollgate: Tollgate | undefined;
+  let port: number;
+  try {
+    const config = loadConfig({ TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'silent', ...(videoDir ? { TOLLGATE_VIDEO_DIR: videoDir } : {}), ...options.env });
+    tollgate = await createTollgate({ config, databaseUrl, clock: options.clock, sessionCheckIntervalMs: options.sessionCheckIntervalMs, log: options.log ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) });
+    port = await tollgate.listen(0, '127.0.0.1');
+  } catch (error) {
+    // A start that fails (a test of a bad setting) leaves nothing behind.
+    await tollgate?.close(0);
+    await cleanUp();
+    throw error;
+  }
   return {
     url: `http://127.0.0.1:${port}`,
-    tollgate,
+    tollgate: tollgate!,
     databaseUrl,
     stop: async () => {
-      await tollgate.close(2_000);
-      await db?.drop();
+      await tollgate!.close(2_000);
+      await cleanUp();
     },
   };
 }
@@ -86,4 +107,19 @@ export async function createKey(baseUrl: string, sessionToken: string, body: Rec
   const created = await call(`${baseUrl}/v1/keys`, { token: sessionToken, body });
   if (created.status !== 201) throw new Error(`key creation failed: ${JSON.stringify(created.body)}`);
   return { id: created.body.id, secret: created.body.secret };
+}
+
+/**
+ * Waits (bounded) until the instance at `baseUrl` serves `count` GraphQL subscriptions: a
+ * graphql-ws subscribe has no acknowledgement, so this is how a test knows the server listens.
+ */
+export async function waitForSubscriptions(baseUrl: string, count: number, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const metrics = await fetch(`${baseUrl}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }).then((r) => r.text());
+    const live = Number(/^tollgate_graphql_subscriptions (\d+)$/m.exec(metrics)?.[1] ?? NaN);
+    if (live === count) return;
+    if (Date.now() > deadline) throw new Error(`${baseUrl} serves ${live} GraphQL subscriptions, not ${count}, after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }

@@ -18,7 +18,7 @@ test('bin/tollgate starts node with the memory settings, the caller\'s glibc tun
     symlinkSync(join(root, 'bin', 'tollgate'), join(root, 'linked'));
     const out = execFileSync(join(root, 'linked'), ['admin', 'list-plans'], { env: { PATH: process.env.PATH, GLIBC_TUNABLES: 'glibc.malloc.arena_max=2' }, encoding: 'utf8' });
     expect(JSON.parse(out)).toEqual({
-      execArgv: ['--max-semi-space-size=4', '--heap-growing-percent=50', '--v8-pool-size=2'],
+      execArgv: ['--max-semi-space-size=8', '--heap-growing-percent=50', '--v8-pool-size=2'],
       args: ['admin', 'list-plans'],
       tunables: 'glibc.malloc.mmap_threshold=4194304:glibc.malloc.trim_threshold=33554432:glibc.malloc.hugetlb=1:glibc.malloc.arena_max=2',
     });

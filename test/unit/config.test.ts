@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, configuredVendorEndpoints, loadConfig } from '../../src/config';
@@ -70,16 +70,21 @@ describe('vendor settings', () => {
 
   test('an OpenAI-compatible vendor named in a catalog file gets its own variables', () => {
     const dir = mkdtempSync(join(tmpdir(), 'tollgate-config-'));
-    const file = join(dir, 'catalog.json');
-    const model = { kind: 'text', id: 'local/llama', vendor: 'local_llm', protocol: 'openai-compatible', created: 1, context_length: 8192, max_output_tokens: 1024, pricing: { input: '0.1', output: '0.2' } };
-    writeFileSync(file, JSON.stringify({ models: [model] }));
-    expect(loadConfig({ TOLLGATE_CATALOG: file, LOCAL_LLM_BASE_URL: 'http://127.0.0.1:11434/v1' }).vendors.get('local_llm')).toEqual({ apiKey: null, baseUrl: 'http://127.0.0.1:11434/v1' });
-    expect(() => loadConfig({ TOLLGATE_CATALOG: file, LOCAL_LLM_BASE_URL: 'localhost:11434' })).toThrow('LOCAL_LLM_BASE_URL');
+    try {
+      const file = join(dir, 'catalog.json');
+      const model = { kind: 'text', id: 'local/llama', vendor: 'local_llm', protocol: 'openai-compatible', created: 1, context_length: 8192, max_output_tokens: 1024, pricing: { input: '0.1', output: '0.2' } };
+      writeFileSync(file, JSON.stringify({ models: [model] }));
+      expect(loadConfig({ TOLLGATE_CATALOG: file, LOCAL_LLM_BASE_URL: 'http://127.0.0.1:11434/v1' }).vendors.get('local_llm')).toEqual({ apiKey: null, baseUrl: 'http://127.0.0.1:11434/v1' });
+      expect(() => loadConfig({ TOLLGATE_CATALOG: file, LOCAL_LLM_BASE_URL: 'localhost:11434' })).toThrow('LOCAL_LLM_BASE_URL');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
 describe('limits file', () => {
   const dir = mkdtempSync(join(tmpdir(), 'tollgate-limits-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
   const write = (name: string, content: unknown): string => {
     const file = join(dir, name);
     writeFileSync(file, typeof content === 'string' ? content : JSON.stringify(content));

@@ -108,7 +108,9 @@ describe('decodeMessagesRequest: valid requests', () => {
     expect(decoded.outputLimit).toEqual({ value: 8000, field: 'max_tokens', fallback: 0 });
     expect(decoded.request).toStrictEqual({
       messages: [
-        { role: 'system', content: 'Be brief.\nUse metric.' },
+        // A cache breakpoint ends a run of text blocks, so it stays after the same text.
+        { role: 'system', content: 'Be brief.', cacheBreakpoint: {} },
+        { role: 'system', content: 'Use metric.' },
         { role: 'user', content: 'Weather in Oslo?' },
         {
           role: 'assistant',
@@ -135,8 +137,8 @@ describe('decodeMessagesRequest: valid requests', () => {
       topP: 0.9,
       reasoning: { mode: 'enabled', budgetTokens: 4000, effort: 'extra_high' },
       user: 'user-9',
-      // service_tier is Anthropic's alone: kept for it, and a hint the others drop.
-      vendorOnly: { protocol: 'anthropic', body: { service_tier: 'auto' }, toolFields: {}, headers: {}, contextEdits: [], deferredTools: [], hints: ['service_tier'] },
+      // service_tier and the breakpoint are Anthropic's alone: kept for it, and hints the others drop.
+      vendorOnly: { protocol: 'anthropic', body: { service_tier: 'auto' }, toolFields: {}, headers: {}, contextEdits: [], deferredTools: [], hints: ['service_tier', 'system[0].cache_control'] },
     });
   });
 

@@ -1,7 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Clock } from '../shared/clock';
 import { invalidToken, sessionRequired } from '../shared/errors';
-import { TOPIC_KEY_EVENTS, type EventBus } from '../shared/events';
+import { TOPIC_KEY_EVENTS, TOPIC_SESSION_ENDED, type EventBus } from '../shared/events';
 import type { IdGenerator } from '../shared/ids';
 import {
   API_KEY_PREFIX, SESSION_TOKEN_PREFIX, type KeyPrincipal, type OperatorPrincipal, type PlanInfo, type Principal, type SessionPrincipal,
@@ -9,6 +9,7 @@ import {
 import { constantTimeEqual, hashToken, randomToken, verifyPassword } from '../shared/secrets';
 import { ApiKey } from '../keys/entities';
 import { Session, User } from './entities';
+import type { SignInThrottle } from './sign-in-throttle';
 
 // Principals and secret prefixes are shared by every domain folder: they live in shared/principal.ts.
 export { API_KEY_PREFIX, SESSION_TOKEN_PREFIX };
@@ -41,8 +42,9 @@ export class AuthService {
     private readonly orm: MikroORM,
     private readonly clock: Clock,
     private readonly ids: IdGenerator,
-    bus: EventBus,
+    private readonly bus: EventBus,
     private readonly options: { adminToken: string | null; sessionTtlSeconds: number },
+    private readonly throttle: SignInThrottle,
   ) {
     this.unsubscribe = bus.subscribe(TOPIC_KEY_EVENTS, (event) => this.forgetKey(event.keyId));
     this.flushTimer = setInterval(() => void this.flushLastUsed().catch(() => undefined), LAST_USED_FLUSH_MS);
@@ -53,6 +55,7 @@ export class AuthService {
     clearInterval(this.flushTimer);
     this.unsubscribe();
     await this.flushLastUsed().catch(() => undefined);
+    await this.throttle.close();
   }
 
   forgetKey(keyId: string): void {
@@ -116,13 +119,20 @@ export class AuthService {
       );
   }
 
-  async signIn(email: string, password: string): Promise<{ token: string; expiresAt: Date; session: SessionPrincipal }> {
+  /**
+   * `clientAddress` is the caller's network address, for the throttle of failed sign-ins
+   * (sign-in-throttle.ts): 429 `rate_limited` before the password is checked while it waits.
+   */
+  async signIn(email: string, password: string, clientAddress: string | undefined): Promise<{ token: string; expiresAt: Date; session: SessionPrincipal }> {
     if (email.includes('\u0000')) throw invalidToken('The email or password is wrong.'); // no stored email has one
+    const normalized = email.trim().toLowerCase();
+    const attempt = await this.throttle.claim(normalized, clientAddress);
     const em = this.orm.em.fork();
-    const user = await em.findOne(User, { email: email.trim().toLowerCase() });
+    const user = await em.findOne(User, { email: normalized });
     // Verify against a dummy hash when the user is unknown, so timing does not reveal which emails exist.
     const ok = await verifyPassword(password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
     if (!user || !ok) throw invalidToken('The email or password is wrong.');
+    await attempt.succeeded();
     return this.createSession(user.id, user.account.id);
   }
 
@@ -139,11 +149,20 @@ export class AuthService {
       revokedAt: null,
     });
     await em.flush();
-    return { token, expiresAt: session.expiresAt, session: { type: 'session', sessionId: session.id, userId, accountId } };
+    return { token, expiresAt: session.expiresAt, session: { type: 'session', sessionId: session.id, userId, accountId, expiresAt: session.expiresAt } };
   }
 
+  /** Ends the session; what it opened elsewhere (live feeds, on any instance) ends with it. */
   async signOut(sessionId: string): Promise<void> {
     await this.orm.em.fork().nativeUpdate(Session, { id: sessionId, revokedAt: null }, { revokedAt: this.clock.now() });
+    this.bus.publish(TOPIC_SESSION_ENDED, { sessionId });
+  }
+
+  /** Of these sessions, the ones still valid now (not signed out, expired or deleted with their user). */
+  async liveSessionIds(sessionIds: readonly string[]): Promise<Set<string>> {
+    if (sessionIds.length === 0) return new Set();
+    const rows = await this.orm.em.fork().find(Session, { id: { $in: [...sessionIds] }, revokedAt: null, expiresAt: { $gt: this.clock.now() } }, { fields: ['id'] });
+    return new Set(rows.map((row) => row.id));
   }
 
   /** The session behind a bearer token; a valid API key gets 403 `session_required`. */
@@ -152,7 +171,7 @@ export class AuthService {
       const em = this.orm.em.fork();
       const session = await em.findOne(Session, { tokenHash: hashToken(token), revokedAt: null }, { populate: ['user'] });
       if (session && session.expiresAt > this.clock.now()) {
-        return { type: 'session', sessionId: session.id, userId: session.user.id, accountId: session.user.getEntity().account.id };
+        return { type: 'session', sessionId: session.id, userId: session.user.id, accountId: session.user.getEntity().account.id, expiresAt: session.expiresAt };
       }
       throw invalidToken('The session token is wrong, signed out or expired.');
     }

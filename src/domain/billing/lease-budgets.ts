@@ -1,8 +1,11 @@
-import type { RefusalReason } from './hold-requests';
+import type { IdGenerator } from '../shared/ids';
+import type { RefusalReason, SettleInput } from './hold-requests';
+import type { SettleOp } from './lease-store';
+import { recordedTokenCounts, usageCount } from './usage-counts';
 
 /*
  * The in-memory bookkeeping of budget leases (leases.ts): per key and month, its leases, and
- * the request holds carved out of them.
+ * the request holds carved out of them; and the settlement operation of a closed hold.
  */
 
 /** A request's hold, carved out of a lease; lives in memory until settled or released. */
@@ -29,6 +32,8 @@ export interface Budget {
   keyId: string;
   planUserId: string | null;
   month: string;
+  /** The settlement writer's lane of the account (LeaseOpWriter.laneOf). */
+  lane: number;
   leases: Lease[];
   /** A lease being taken: concurrent requests wait for it instead of taking their own. */
   taking: Promise<unknown> | null;
@@ -52,3 +57,22 @@ export function sharesConstraint(budget: Budget, refused: Budget, reason: Refusa
 }
 
 export const maxBig = (a: bigint, b: bigint): bigint => (a > b ? a : b);
+
+/** The operation that books a closed request hold: its charge, the part its lease pays, its usage record and ledger row. */
+export function settleOpOf(open: OpenHold, cost: bigint, usage: { status: string; usage?: SettleInput['usage']; latencyMs?: number; requestId?: string | null }, at: Date, ids: IdGenerator): SettleOp {
+  return {
+    op: 'settle',
+    leaseId: open.lease.id,
+    holdId: open.id,
+    costMicro: cost,
+    holdMicro: open.amountMicro,
+    model: open.model,
+    at,
+    ledgerId: ids.next('led'),
+    usageId: ids.next('use'),
+    usageStatus: usage.status,
+    requestId: usage.requestId ?? null,
+    ...recordedTokenCounts(usage.usage ?? {}),
+    latencyMs: usageCount(Math.round(usage.latencyMs ?? 0), 'latencyMs'),
+  };
+}

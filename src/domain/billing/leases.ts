@@ -1,15 +1,14 @@
-import type { Clock } from '../shared/clock';
-import { utcMonthKey } from '../shared/clock';
+import { utcMonthKey, type Clock } from '../shared/clock';
 import { TOPIC_BUDGET_PRESSURE, TOPIC_KEY_EVENTS, type EventBus } from '../shared/events';
 import type { IdGenerator } from '../shared/ids';
 import { runAutoTopUp } from './auto-top-up';
 import type { HoldPurpose } from './entities';
-import { recordedTokenCounts, usageCount } from './usage-counts';
 import { chargeWithinHold } from './pricing';
 import { retryDeadlocks } from '../shared/sql';
-import { LeaseOpWriter } from './lease-op-writer';
-import { maxBig, sharesConstraint, type Budget, type Lease, type LeasedHold, type OpenHold } from './lease-budgets';
-import type { LeaseOp, LeaseOpResult, LeaseStore, SettleOp } from './lease-store';
+import { LeaseOpWriter, type SettlementBacklog } from './lease-op-writer';
+import { ApiError } from '../shared/errors';
+import { maxBig, settleOpOf, sharesConstraint, type Budget, type Lease, type LeasedHold, type OpenHold } from './lease-budgets';
+import type { LeaseOp, LeaseOpResult, LeaseStore } from './lease-store';
 import { DEFAULT_HOLD_TTL_MS, type BillingPrincipal, type ReleaseInput, type RefusalReason, type SettleInput } from './hold-requests';
 import type { BillingService } from './service';
 
@@ -27,12 +26,13 @@ import type { BillingService } from './service';
  * What stays true, on any number of instances:
  * - money is never spent beyond the balance, key limit or plan allowance: a request runs only
  *   inside a lease, and a lease is taken under the same conditional checks as a hold;
- * - a request is charged exactly once: its settlement writes its usage record (unique per
- *   request hold), which is its claim, then the ledger row, in one transaction (the pipeline
- *   decides whether an answer waits for that commit: TOLLGATE_SETTLEMENT). A request hold
- *   itself is never a row: it lives in memory from carve to settlement;
+ * - a request is charged at most once: its settlement writes its usage record (unique per
+ *   request hold), which is its claim, and its ledger row in one transaction. A request hold
+ *   is never a row: it lives in memory from carve to settlement;
  * - a dead instance's leases expire (TTL, renewed while the instance lives) and the sweeper
- *   releases them; settled charges were already booked, unfinished requests cost nothing.
+ *   releases them; committed charges stay booked, unfinished requests cost nothing, and
+ *   answered charges not yet committed are lost: never more than the settlement backlog's
+ *   limit (admission waits while it is full, and so does the end of an answer).
  *
  * The price is slack: money reserved by a lease but not yet used by a request. A lease takes at
  * most a quarter of what is left (tollgate_take_lease), an idle lease is given back after
@@ -47,8 +47,14 @@ export const LEASE_IDLE_MS = 1_000;
 /** After a refusal, leases of the account are taken exactly (no slack) for this long (ms). */
 const EXACT_AFTER_REFUSAL_MS = 10_000;
 const HOUSEKEEPING_MS = 500;
+/** Settlement operations not yet committed at which admission pushes back: about a second of one busy instance's traffic. */
+export const DEFAULT_SETTLEMENT_BACKLOG = 3_000;
+/** How long a request waits for room in a full settlement backlog before a 503. */
+const BACKLOG_WAIT_MS = 2_000;
 
 export { TOPIC_BUDGET_PRESSURE };
+
+const settlementBehind = () => new ApiError(503, 'unavailable', 'Charges are being written more slowly than requests arrive; nothing was charged. Retry shortly.', {}, { 'retry-after': '1' });
 
 export interface LeasedHoldRequest {
   principal: BillingPrincipal;
@@ -63,14 +69,18 @@ export interface BudgetLeasesOptions {
   /** Where batches are written; its own connection keeps give-backs from queueing behind lease takes. */
   writerStore?: LeaseStore;
   /**
-   * How long a settlement may wait for others to share its batch (ms; default 0: the next turn
-   * of the event loop). Worth it only when nobody awaits the commit (TOLLGATE_SETTLEMENT =
-   * after-answer): fewer, larger batches cost the database less per request. Give-backs,
-   * renewals and anything queued with them are never delayed.
+   * How long a settlement may wait for others to share its batch (ms; default 0: the next turn of
+   * the event loop); worth it only when nobody awaits the commit (fewer, larger batches).
    */
   settlementDelayMs?: number;
   /** How long a lease outlives its instance's last renewal (ms; renewed every third of it). */
   leaseTtlMs?: number;
+  /** Settlement operations not yet committed at which admission and answers wait (LeaseOpWriter). */
+  settlementBacklog?: number;
+  /** Batches written at once on disjoint accounts (writerStore needs that many connections). */
+  writerLanes?: number;
+  /** Most operations of one batch statement (benches compare; default LeaseOpWriter's). */
+  maxBatchOps?: number;
 }
 
 export class BudgetLeases {
@@ -93,7 +103,12 @@ export class BudgetLeases {
     private readonly bus: EventBus,
     options: BudgetLeasesOptions = {},
   ) {
-    this.writer = new LeaseOpWriter(options.writerStore ?? store, options.settlementDelayMs ?? 0);
+    this.writer = new LeaseOpWriter(options.writerStore ?? store, {
+      settlementDelayMs: options.settlementDelayMs ?? 0,
+      backlogLimit: options.settlementBacklog ?? DEFAULT_SETTLEMENT_BACKLOG,
+      lanes: options.writerLanes ?? 1,
+      maxBatchOps: options.maxBatchOps,
+    });
     this.leaseTtlMs = options.leaseTtlMs ?? DEFAULT_HOLD_TTL_MS.lease;
     this.lastRenewMs = clock.now().getTime();
     this.timer = setInterval(() => void this.housekeeping().catch(() => undefined), HOUSEKEEPING_MS);
@@ -125,13 +140,30 @@ export class BudgetLeases {
     return { holds, holdsMicro, leases, leasesMicro };
   }
 
+  /** Read when metrics are scraped. */
+  settlementBacklog(): SettlementBacklog {
+    return this.writer.backlog();
+  }
+
+  /**
+   * Whether a settlement made now may be committed after its answer ends (after-answer). False
+   * while the backlog is at its limit: that answer then waits for its charge, so that no more
+   * than the limit of answered charges are ever uncommitted.
+   */
+  settlementMayTrail(): boolean {
+    return this.writer.mayTrail();
+  }
+
   /**
    * Reserves a request's hold: in memory when a lease of its key and month has room, else
    * after taking a lease. Refusals are the 402s of BillingService.reserveHold, answered only
    * after this instance's and (asked over the bus) other instances' slack was given back.
+   * While the settlement backlog is full the request first waits for room (503 beyond
+   * BACKLOG_WAIT_MS): admission slows down to what settlement keeps up with.
    */
   async reserve(request: LeasedHoldRequest): Promise<LeasedHold> {
     if (request.amountMicro < 0n) throw new RangeError('a hold amount cannot be negative');
+    if (!this.writer.hasRoom() && !(await this.writer.waitForRoom(BACKLOG_WAIT_MS))) throw settlementBehind();
     for (;;) {
       // Looked up again after every wait: housekeeping forgets budgets left without leases.
       const budget = this.budgetFor(request.principal);
@@ -161,19 +193,27 @@ export class BudgetLeases {
    * Charges `costMicro` up to the hold, once; resolves when it is committed. A cost above the
    * hold is charged the hold, and the excess recorded as overage (docs/billing.md, Overage).
    */
-  async settle(hold: LeasedHold, input: SettleInput): Promise<void> {
-    if (input.costMicro < 0n) throw new RangeError('a charge cannot be negative');
-    const open = this.claim(hold);
-    if (!open) return;
-    // The hold's amount is in the lease (other open holds keep theirs), so its charge always is.
-    const { chargedMicro, overageMicro } = chargeWithinHold(input.costMicro, open.amountMicro);
-    open.lease.remaining -= chargedMicro;
-    const op = this.settleOp(open, input.costMicro, { status: input.status ?? 'ok', usage: input.usage, latencyMs: input.latencyMs, requestId: input.requestId });
-    if (overageMicro > 0n) {
-      const { budget } = open;
-      this.billing.overageObserved({ requestId: op.requestId, accountId: budget.accountId, keyId: budget.keyId, model: open.model, holdMicro: open.amountMicro, costMicro: input.costMicro, chargedMicro, overageMicro });
+  // Not an async function: queued settlements wait up to a batch window, and an async frame each would keep all of this alive that long.
+  settle(hold: LeasedHold, input: SettleInput): Promise<void> {
+    try {
+      if (input.costMicro < 0n) throw new RangeError('a charge cannot be negative');
+      const open = this.claim(hold);
+      if (!open) return Promise.resolve();
+      // The hold's amount is in the lease (other open holds keep theirs), so its charge always is.
+      const { chargedMicro, overageMicro } = chargeWithinHold(input.costMicro, open.amountMicro);
+      open.lease.remaining -= chargedMicro;
+      const op = settleOpOf(open, input.costMicro, { status: input.status ?? 'ok', usage: input.usage, latencyMs: input.latencyMs, requestId: input.requestId }, this.clock.now(), this.ids);
+      if (overageMicro > 0n) {
+        const { budget } = open;
+        this.billing.overageObserved({ requestId: op.requestId, accountId: budget.accountId, keyId: budget.keyId, model: open.model, holdMicro: open.amountMicro, costMicro: input.costMicro, chargedMicro, overageMicro });
+      }
+      return this.writer.pushSettlement(op, open.budget.lane).then((result) => this.afterSettled(open, result));
+    } catch (error) {
+      return Promise.reject(error);
     }
-    const result = await this.writer.pushSettlement(op);
+  }
+
+  private async afterSettled(open: OpenHold, result: LeaseOpResult): Promise<void> {
     this.afterClose(open);
     const below = result.applied && !result.planBilled && result.thresholdMicro !== null && (result.balanceMicro ?? 0n) < result.thresholdMicro;
     if (below) await runAutoTopUp(this.billing.autoTopUpDeps(), result.accountId!);
@@ -186,7 +226,7 @@ export class BudgetLeases {
   async release(hold: LeasedHold, input: ReleaseInput = {}): Promise<void> {
     const open = this.claim(hold);
     if (!open) return;
-    if (input.recordFailure) await this.writer.pushSettlement(this.settleOp(open, 0n, { status: 'failed', usage: input.usage, latencyMs: input.latencyMs, requestId: input.requestId }));
+    if (input.recordFailure) await this.writer.pushSettlement(settleOpOf(open, 0n, { status: 'failed', usage: input.usage, latencyMs: input.latencyMs, requestId: input.requestId }, this.clock.now(), this.ids), open.budget.lane);
     this.afterClose(open);
   }
 
@@ -209,7 +249,7 @@ export class BudgetLeases {
     const key = `${principal.keyId}\u0000${month}\u0000${planUserId ?? ''}`;
     let budget = this.budgets.get(key);
     if (!budget) {
-      budget = { key, accountId: principal.accountId, keyId: principal.keyId, planUserId, month, leases: [], taking: null, waiting: 0n, exactUntilMs: 0 };
+      budget = { key, accountId: principal.accountId, keyId: principal.keyId, planUserId, month, lane: this.writer.laneOf(principal.accountId), leases: [], taking: null, waiting: 0n, exactUntilMs: 0 };
       this.budgets.set(key, budget);
     }
     return budget;
@@ -235,24 +275,6 @@ export class BudgetLeases {
   /** A retired lease is given back once its last request closed. */
   private afterClose(open: OpenHold): void {
     if (open.lease.retired && open.lease.open === 0) void this.releaseLease(open.budget, open.lease).catch(() => undefined);
-  }
-
-  private settleOp(open: OpenHold, cost: bigint, usage: { status: string; usage?: SettleInput['usage']; latencyMs?: number; requestId?: string | null }): SettleOp {
-    return {
-      op: 'settle',
-      leaseId: open.lease.id,
-      holdId: open.id,
-      costMicro: cost,
-      holdMicro: open.amountMicro,
-      model: open.model,
-      at: this.clock.now(),
-      ledgerId: this.ids.next('led'),
-      usageId: this.ids.next('use'),
-      usageStatus: usage.status,
-      requestId: usage.requestId ?? null,
-      ...recordedTokenCounts(usage.usage ?? {}),
-      latencyMs: usageCount(Math.round(usage.latencyMs ?? 0), 'latencyMs'),
-    };
   }
 
   /**
@@ -313,7 +335,7 @@ export class BudgetLeases {
         if (lease.open === 0) trims.push(this.releaseLease(budget, lease));
         else if (slack > 0n) {
           lease.remaining -= slack;
-          trims.push(this.giveBack({ op: 'trim', leaseId: lease.id, byMicro: slack }));
+          trims.push(this.giveBack({ op: 'trim', leaseId: lease.id, byMicro: slack }, budget.lane));
         }
       }
     }
@@ -330,12 +352,12 @@ export class BudgetLeases {
     if (index < 0) return Promise.resolve({ applied: false, accountId: null, planBilled: null, balanceMicro: null, thresholdMicro: null });
     budget.leases.splice(index, 1);
     lease.retired = true;
-    return this.giveBack({ op: 'release', leaseId: lease.id, at: this.clock.now() });
+    return this.giveBack({ op: 'release', leaseId: lease.id, at: this.clock.now() }, budget.lane);
   }
 
-  private giveBack(op: LeaseOp): Promise<LeaseOpResult> {
+  private giveBack(op: LeaseOp, lane: number): Promise<LeaseOpResult> {
     this.givenBack++;
-    const written = this.writer.push(op);
+    const written = this.writer.push(op, lane);
     this.givingBack.add(written);
     const forget = () => void this.givingBack.delete(written);
     written.then(forget, forget);
@@ -357,7 +379,7 @@ export class BudgetLeases {
         if (budget.month !== month) lease.retired = true;
         if (lease.open === 0 && (lease.retired || nowMs - lease.lastUsedMs >= LEASE_IDLE_MS)) void this.releaseLease(budget, lease).catch(() => undefined);
         else if (renewDue) {
-          renew.push(this.writer.push({ op: 'renew', leaseId: lease.id, expiresAt }).then((result) => {
+          renew.push(this.writer.push({ op: 'renew', leaseId: lease.id, expiresAt }, budget.lane).then((result) => {
             // Swept (this instance stalled past the TTL): its requests are charged directly; take no more on it.
             if (!result.applied) lease.retired = true;
             return result;

@@ -1,4 +1,5 @@
 import { type Catalog, type CatalogModel, type ImageModel, type ModelAccess, SANDBOX_VENDOR, type TextModel, type VideoModel } from './types';
+import { vendorSettingName } from './vendors';
 
 /**
  * Whether a key may use a model (docs/api.md, Model ids, rule 3): its vendor is
@@ -10,6 +11,19 @@ export function isModelUsable(model: CatalogModel, access: ModelAccess): boolean
   if (model.vendor !== SANDBOX_VENDOR && !access.configuredVendors.has(model.vendor)) return false;
   if (access.keyKind === 'plan') return access.planModels?.includes(model.id) ?? false;
   return true;
+}
+
+/**
+ * Why a model the catalog knows is not usable by this key, in words an operator can act on
+ * (isModelUsable's rule, one reason: the vendor, then the price, then the plan); undefined when it is.
+ */
+export function unusableReason(catalog: Catalog, model: CatalogModel, access: ModelAccess): string | undefined {
+  if (model.vendor !== SANDBOX_VENDOR && !access.configuredVendors.has(model.vendor)) {
+    return `is in the catalog, but its vendor '${model.vendor}' is not configured on this gateway (the operator sets ${vendorSettingName(model.vendor, catalog.vendors.get(model.vendor))}).`;
+  }
+  if (model.pricing === null) return 'is in the catalog, but has no published price on this gateway.';
+  if (access.keyKind === 'plan' && !(access.planModels?.includes(model.id) ?? false)) return "is not in this key's plan.";
+  return undefined;
 }
 
 export function usableTextModels(catalog: Catalog, access: ModelAccess): TextModel[] {

@@ -1,5 +1,5 @@
 import { modelNotAvailable } from '../shared/errors';
-import { isModelUsable } from './access';
+import { isModelUsable, unusableReason } from './access';
 import type { Catalog, CatalogModel, ModelAccess, ModelByKind, ModelKind } from './types';
 
 /**
@@ -27,8 +27,17 @@ export function resolveModelId<K extends ModelKind>(
   access: ModelAccess,
 ): ResolvedModel<ModelByKind[K]> {
   const model = findUsableModel(catalog, sentId, kind, access);
-  if (!model) throw modelNotAvailable(sentId);
+  if (!model) throw modelNotAvailable(sentId, whyUnusable(catalog, sentId, kind, access));
   return { model, routedFrom: sentId === model.id ? null : sentId };
+}
+
+/** When the id names exactly one model of the catalog (whoever may use it): why this key cannot. */
+function whyUnusable(catalog: Catalog, sentId: string, kind: ModelKind, access: ModelAccess): string | undefined {
+  const exact = catalog.byId.get(sentId);
+  const named = exact ? (exact.kind === kind ? [exact] : []) : [...new Set(lookup(indexOf(catalog), sentId, kind)?.canonical ?? [])];
+  if (named.length !== 1) return undefined;
+  const reason = unusableReason(catalog, named[0]!, access);
+  return reason && named[0]!.id !== sentId ? `('${named[0]!.id}') ${reason}` : reason;
 }
 
 function findUsableModel<K extends ModelKind>(

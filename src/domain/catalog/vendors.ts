@@ -9,6 +9,13 @@ export interface VendorEndpoint {
   baseUrl: string;
 }
 
+/** A vendor's part of its configuration variables: `OPENAI` in OPENAI_API_KEY, `MY_LLM` for `my-llm`. */
+export const vendorEnvName = (vendor: string): string => vendor.toUpperCase().replace(/[^A-Z0-9]/g, '_');
+
+/** The variable that configures a vendor: its base URL for an OpenAI-compatible one (a key may not be needed), else its key. */
+export const vendorSettingName = (vendor: string, protocol: VendorProtocol | undefined): string =>
+  `${vendorEnvName(vendor)}_${protocol === 'openai-compatible' ? 'BASE_URL' : 'API_KEY'}`;
+
 /** What a key may use: its kind, its plan's models, and the configured vendors. */
 export function modelAccessFor(principal: KeyPrincipal, configuredVendors: ReadonlySet<string>): ModelAccess {
   return { keyKind: principal.kind, planModels: principal.plan?.models, configuredVendors };

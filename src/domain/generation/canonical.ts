@@ -19,12 +19,23 @@ export interface CanonicalReasoning {
   budgetTokens?: number;
 }
 
+/**
+ * A prompt-cache breakpoint the client marked (Anthropic `cache_control`): a vendor that takes
+ * breakpoints caches the prompt through the part that carries it (tools, then system, then
+ * messages, in that order), for `ttl` (absent: the vendor's default, 5 minutes at Anthropic).
+ * Vendors that cache prompts on their own (OpenAI, Gemini) have no breakpoints and ignore it.
+ */
+export interface CacheBreakpoint {
+  ttl?: '5m' | '1h';
+}
+
 export interface CanonicalToolCall {
   id: string;
   name: string;
   /** JSON text of the arguments (function tools) or the raw input (custom tools). */
   arguments: string;
   kind: 'function' | 'custom';
+  cacheBreakpoint?: CacheBreakpoint;
 }
 
 /** A reasoning block an assistant turn carried (Anthropic needs the signature to continue). */
@@ -61,11 +72,12 @@ export type CanonicalMcpItem =
 
 export type CanonicalMcpCall = Extract<CanonicalMcpItem, { kind: 'call' }>;
 
+/** `cacheBreakpoint`: after the message's text (an assistant's: its text, before its tool calls). */
 export type CanonicalMessage =
-  | { role: 'system'; content: string }
-  | { role: 'user'; content: string }
-  | { role: 'assistant'; content: string; toolCalls: CanonicalToolCall[]; reasoning: CanonicalReasoningBlock[] }
-  | { role: 'tool'; toolCallId: string; content: string; isError: boolean }
+  | { role: 'system'; content: string; cacheBreakpoint?: CacheBreakpoint }
+  | { role: 'user'; content: string; cacheBreakpoint?: CacheBreakpoint }
+  | { role: 'assistant'; content: string; toolCalls: CanonicalToolCall[]; reasoning: CanonicalReasoningBlock[]; cacheBreakpoint?: CacheBreakpoint }
+  | { role: 'tool'; toolCallId: string; content: string; isError: boolean; cacheBreakpoint?: CacheBreakpoint }
   /** MCP work of an earlier turn, in conversation order (see CanonicalMcpItem). */
   | { role: 'mcp'; item: CanonicalMcpItem };
 
@@ -79,8 +91,8 @@ export interface McpToolFilter {
 export type McpApprovalRule = 'always' | 'never' | { always?: McpToolFilter; never?: McpToolFilter };
 
 export type CanonicalTool =
-  | { type: 'function'; name: string; description?: string; parameters: JsonSchema; strict?: boolean }
-  | { type: 'custom'; name: string; description?: string; format?: Record<string, unknown> }
+  | { type: 'function'; name: string; description?: string; parameters: JsonSchema; strict?: boolean; cacheBreakpoint?: CacheBreakpoint }
+  | { type: 'custom'; name: string; description?: string; format?: Record<string, unknown>; cacheBreakpoint?: CacheBreakpoint }
   /** Remote MCP server the vendor itself calls (OpenAI Responses `mcp`, Anthropic `mcp_servers`). */
   | { type: 'mcp'; serverLabel: string; serverUrl: string; allowedTools?: string[]; headers?: Record<string, string>; authorization?: string; requireApproval?: McpApprovalRule };
 
@@ -202,8 +214,16 @@ export type CanonicalEvent =
   /**
    * Always last on success. `refusal`: the model declined for safety (Chat: finish_reason
    * content_filter; Messages: stop_reason refusal), with its short message as text.
+   * `appliedContextEdits`: the vendor's report of the context edits it applied, if it sent one.
    */
-  | { type: 'finish'; reason: FinishReason; refusal: boolean; usage: CanonicalUsage; stopSequence?: string };
+  | { type: 'finish'; reason: FinishReason; refusal: boolean; usage: CanonicalUsage; stopSequence?: string; appliedContextEdits?: AppliedContextEdit[] };
+
+/**
+ * A context edit the vendor applied to the prompt (Anthropic `context_management.applied_edits[]`:
+ * `type`, `cleared_tool_uses` or `cleared_thinking_turns`, `cleared_input_tokens`), as it reported it,
+ * for a client of the same protocol.
+ */
+export type AppliedContextEdit = Readonly<Record<string, unknown>>;
 
 /** The prompt's usage as a vendor reports it before its answer (Anthropic's `message_start`). */
 export type InputUsage = Pick<CanonicalUsage, 'inputTokens' | 'cachedInputTokens' | 'cacheWrite5mInputTokens' | 'cacheWrite1hInputTokens'>;

@@ -28,7 +28,8 @@ export interface TextPipelineDeps {
   /**
    * Whether an answer's end waits for its settlement to be committed (TOLLGATE_SETTLEMENT =
    * before-answer). By default it does not: the charge is fixed and queued in memory (the lease
-   * already counts it) and the batch writer commits it moments later.
+   * already counts it) and the batch writer commits it moments later; unless the writer's
+   * backlog is at its limit, which makes that answer wait (BudgetLeases.settlementMayTrail).
    */
   settleBeforeAnswer?: boolean;
   /** A settlement or release that could not be written (after-answer mode: nobody awaits it). */
@@ -261,6 +262,8 @@ class OpenGeneration {
     const { deps, context, hold } = this;
     const latencyMs = Date.now() - this.started;
     this.observeVendorCall(outcome, error);
+    // Checked before queueing: an answer ends before its charge commits only while the backlog has room.
+    const awaitCommit = deps.settleBeforeAnswer || !deps.budget.settlementMayTrail();
     let written: Promise<void>;
     if (outcome === null) {
       context.tokens?.settleTokens(0);
@@ -276,7 +279,7 @@ class OpenGeneration {
       deps.metrics?.charged(this.vendor, this.model.id, usage, chargedMicro);
     }
     // The charge is already fixed: settle() claimed the hold and counted it in the lease.
-    if (deps.settleBeforeAnswer) await written;
+    if (awaitCommit) await written;
     else reportSettlementFailure(written, deps.onSettlementFailed, context.requestId);
   }
 

@@ -26,6 +26,8 @@ export interface ImageRequestInput {
   quality?: string;
   /** Edit inputs as uploaded; their format is checked here, by their bytes. */
   images: readonly Buffer[];
+  /** How many image parts were sent, when the upload kept fewer (more than the upload limit). */
+  imageCount?: number;
 }
 
 /** A request that passed every rule: what the service reserves for and runs. */
@@ -60,7 +62,7 @@ export function validateImageRequest(input: ImageRequestInput, catalog: Catalog,
   }
   const sizeLabel = chooseSize(model, input.size);
   const quality = checkQuality(model, input.quality);
-  const images = input.mode === 'edit' ? checkInputImages(model, input.images) : [];
+  const images = input.mode === 'edit' ? checkInputImages(model, input.images, input.imageCount ?? input.images.length) : [];
   return { mode: input.mode, model, routedFrom, prompt: input.prompt, n: input.n, sizeLabel, size: parseSize(sizeLabel), quality, images };
 }
 
@@ -85,10 +87,10 @@ function checkQuality(model: ImageModel, sent: string | undefined): string {
   throw badRequest(`quality: '${sent}' is not a quality; use one of ${KNOWN_QUALITIES.join(', ')}.`, { param: 'quality' });
 }
 
-function checkInputImages(model: ImageModel, uploads: readonly Buffer[]): ImageData[] {
-  if (uploads.length === 0) throw badRequest('image: an edit needs at least one image part.', { param: 'image' });
-  if (uploads.length > model.maxInputImages) {
-    throw badRequest(`image: '${model.id}' accepts at most ${model.maxInputImages} input image${model.maxInputImages === 1 ? '' : 's'}, got ${uploads.length}.`, { param: 'image' });
+function checkInputImages(model: ImageModel, uploads: readonly Buffer[], sent: number): ImageData[] {
+  if (sent === 0) throw badRequest('image: an edit needs at least one image part.', { param: 'image' });
+  if (sent > model.maxInputImages) {
+    throw badRequest(`image: '${model.id}' accepts at most ${model.maxInputImages} input image${model.maxInputImages === 1 ? '' : 's'}, got ${sent}.`, { param: 'image', limit: 'max_input_images', limit_value: model.maxInputImages });
   }
   return uploads.map((data, i) => {
     const format = sniffImageFormat(data);

@@ -3,7 +3,7 @@ import { Account, User } from '../accounts/entities';
 import { API_KEY_PREFIX, type SessionPrincipal } from '../shared/principal';
 import { KeyMonthSpend } from '../billing/entities';
 import { utcMonthKey, type Clock } from '../shared/clock';
-import { badRequest, notFound } from '../shared/errors';
+import { ApiError, badRequest, notFound } from '../shared/errors';
 import { TOPIC_KEY_EVENTS, type EventBus, type KeyEventView } from '../shared/events';
 import { isWellFormedId, type IdGenerator } from '../shared/ids';
 import { hashToken, randomToken } from '../shared/secrets';
@@ -145,6 +145,8 @@ export class KeyService {
     const em = this.orm.em.fork();
     const events = await em.transactional(async (tx) => {
       const key = await this.findOwnKey(tx, actor.accountId, keyId, true);
+      // A revoked key is history: changing it would rewrite what it was while it served requests.
+      if (key.revokedAt) throw new ApiError(409, 'key_revoked', `The key '${keyId}' is revoked: it cannot be renamed or given a new spend limit.`, { revoked_at: key.revokedAt.toISOString() });
       const written: KeyEvent[] = [];
       if (input.name !== undefined && input.name !== key.name) {
         written.push(this.addEvent(tx, key, 'renamed', actor.userId, { old_name: key.name, new_name: input.name }));

@@ -5,6 +5,7 @@ import type { Clock } from '../shared/clock';
 import type { HeldSlotRef, LimitStore, SettledUsage, StoreOutcome, StoreRefusal } from './store';
 import { concurrencyRefusal, refusalFor } from './refusals';
 import { DeferredTicket, Ticket, type AdmissionTicket } from './ticket';
+import { PendingReleases } from './pending-releases';
 import type { TierLookup } from './tier-lookup';
 import type { Tier } from './tiers';
 import { MINUTE_WINDOW_MS, rateLimitHeaders, remainingTokens, requestsResetMs, SECOND_WINDOW_MS, type AppliedLimits, type RateLimitHeaders } from './windows';
@@ -123,12 +124,8 @@ export class AdmissionService {
   readonly slotTtlMs: number;
   private readonly storeRetryMs: number;
   private readonly held = new Map<string, HeldSlot>();
-  /**
-   * Slots of the shared store whose release failed (it was away): given back as soon as it
-   * answers again, before anything else is asked of it. Left there, each would count against
-   * its account until its TTL, refusing requests for no reason after the store came back.
-   */
-  private readonly pendingReleases = new Map<string, { subject: string; slotId: string; settled?: SettledUsage }>();
+  /** Slots to free in the shared store once it answers again (pending-releases.ts). */
+  private readonly pendingReleases: PendingReleases;
   /**
    * Subjects whose request window (RPS or RPM) a store refusal showed full, with the refusal,
    * until the first moment the answer could differ: refused again here without a round trip.
@@ -148,6 +145,7 @@ export class AdmissionService {
     this.log = options.log ?? null;
     this.slotTtlMs = options.slotTtlMs ?? 30_000;
     this.storeRetryMs = options.storeRetryMs ?? 1_000;
+    this.pendingReleases = new PendingReleases(this.storeRetryMs, () => this.withStore(async () => undefined));
     const heartbeatMs = options.heartbeatIntervalMs ?? Math.max(100, Math.floor(this.slotTtlMs / 3));
     this.heartbeat = setInterval(() => void this.refreshHeldSlots().catch(() => undefined), heartbeatMs);
     this.heartbeat.unref();
@@ -189,9 +187,10 @@ export class AdmissionService {
     const slot = !take.slot || limits.concurrentRequests === null ? null : { id, limit: limits.concurrentRequests, expiresAt: at + this.slotTtlMs };
     const tokens = slot && take.tokens !== null && limits.tokensPerMinute !== null ? { count: take.tokens, perMinute: limits.tokensPerMinute } : undefined;
     if (tokens) this.windowsChanged(subject);
-    const { value: outcome, store } = await this.withStore((s) =>
+    const { value: outcome, store, sharedFailed } = await this.withStore((s) =>
       s.admit({ subject, now: at, requestId: id, requestsPerSecond: limits.requestsPerSecond, requestsPerMinute: limits.requestsPerMinute, slot, tokens }),
     );
+    if (sharedFailed && slot) this.pendingReleases.add(subject, slot.id);
     if (outcome.refusal) {
       this.rememberRefusal(subject, limits, outcome);
       const byTokens = tokens && outcome.refusal.limit === 'tokens_per_minute';
@@ -212,9 +211,10 @@ export class AdmissionService {
     const slotId = options.slotId ?? this.nextId();
     const at = this.options.clock.now().getTime();
     this.windowsChanged(subject);
-    const { value: outcome, store } = await this.withStore((s) =>
+    const { value: outcome, store, sharedFailed } = await this.withStore((s) =>
       s.admit({ subject, now: at, requestId: null, requestsPerSecond: null, requestsPerMinute: null, slot: { id: slotId, limit: limits.concurrentRequests ?? 0, expiresAt: at + this.slotTtlMs } }),
     );
+    if (sharedFailed) this.pendingReleases.add(subject, slotId);
     if (outcome.refusal) throw concurrencyRefusal(limits, null);
     this.held.set(slotId, { subject, slotId, store });
     let released = false;
@@ -266,6 +266,7 @@ export class AdmissionService {
   /** Stops the heartbeat and frees the slots still held (graceful shutdown, after draining). */
   async close(): Promise<void> {
     clearInterval(this.heartbeat);
+    this.pendingReleases.close();
     await Promise.all([...this.held.values()].map((slot) => this.releaseHeld(slot.store, slot.subject, slot.slotId)));
     this.options.tiers.close();
     await this.store.close();
@@ -281,14 +282,7 @@ export class AdmissionService {
     } catch (error) {
       if (store === this.fallback || !this.fallback) throw error;
       this.noteStoreFailure(error);
-      this.pendingReleases.set(slotId, { subject, slotId, settled });
-    }
-  }
-
-  private async releasePending(): Promise<void> {
-    for (const [slotId, slot] of this.pendingReleases) {
-      await this.store.releaseSlot(slot.subject, slot.slotId, slot.settled);
-      this.pendingReleases.delete(slotId);
+      this.pendingReleases.add(subject, slotId, settled);
     }
   }
 
@@ -354,15 +348,16 @@ export class AdmissionService {
     }
   }
 
-  private async withStore<T>(operation: (store: LimitStore) => Promise<T>): Promise<{ value: T; store: LimitStore }> {
-    if (this.fallback && performance.now() < this.storeDownUntil) return { value: await operation(this.fallback), store: this.fallback };
+  /** `sharedFailed`: the shared store was asked and failed (it may have done the operation all the same). */
+  private async withStore<T>(operation: (store: LimitStore) => Promise<T>): Promise<{ value: T; store: LimitStore; sharedFailed: boolean }> {
+    if (this.fallback && performance.now() < this.storeDownUntil) return { value: await operation(this.fallback), store: this.fallback, sharedFailed: false };
     try {
-      if (this.pendingReleases.size > 0) await this.releasePending();
-      return { value: await operation(this.store), store: this.store };
+      if (this.pendingReleases.size > 0) await this.pendingReleases.flush(this.store);
+      return { value: await operation(this.store), store: this.store, sharedFailed: false };
     } catch (error) {
       if (!this.fallback) throw error;
       this.noteStoreFailure(error);
-      return { value: await operation(this.fallback), store: this.fallback };
+      return { value: await operation(this.fallback), store: this.fallback, sharedFailed: true };
     }
   }
 

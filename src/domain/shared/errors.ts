@@ -31,8 +31,9 @@ export const invalidToken = (message = 'The API key is wrong, revoked or expired
 export const sessionRequired = () =>
   new ApiError(403, 'session_required', 'This operation needs a signed-in session, not an API key.');
 export const notFound = (message: string) => new ApiError(404, 'not_found', message);
-export const modelNotAvailable = (sentId: string) =>
-  new ApiError(404, 'model_not_available', `The model '${sentId}' does not exist or this key cannot use it.`);
+/** `why`: what keeps a model the catalog knows from this key (an unknown id gets the plain message). */
+export const modelNotAvailable = (sentId: string, why?: string) =>
+  new ApiError(404, 'model_not_available', why ? `The model '${sentId}' ${why}` : `The model '${sentId}' does not exist or this key cannot use it.`);
 
 /** A store other than the database (the video storage) cannot be reached or refuses us: a passing outage to retry, nothing charged. */
 export const storageUnavailable = (what: string, reason: string) =>

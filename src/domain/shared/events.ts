@@ -48,12 +48,18 @@ export interface BudgetPressureEvent {
   accountId: string;
 }
 
+/** A session ended before its expiry (signed out): what it opened ends, on every instance. */
+export interface SessionEndedEvent {
+  sessionId: string;
+}
+
 /** Every topic and its payload. */
 export interface EventTopics {
   'key-events': KeyEventView;
   'video-updated': VideoView;
   'account-changed': AccountChangedEvent;
   'budget-pressure': BudgetPressureEvent;
+  'session-ended': SessionEndedEvent;
 }
 
 export type Topic = keyof EventTopics;
@@ -62,8 +68,9 @@ export const TOPIC_KEY_EVENTS = 'key-events' satisfies Topic;
 export const TOPIC_VIDEO_UPDATED = 'video-updated' satisfies Topic;
 export const TOPIC_ACCOUNT_CHANGED = 'account-changed' satisfies Topic;
 export const TOPIC_BUDGET_PRESSURE = 'budget-pressure' satisfies Topic;
+export const TOPIC_SESSION_ENDED = 'session-ended' satisfies Topic;
 
-const TOPICS: ReadonlySet<string> = new Set<Topic>([TOPIC_KEY_EVENTS, TOPIC_VIDEO_UPDATED, TOPIC_ACCOUNT_CHANGED, TOPIC_BUDGET_PRESSURE]);
+const TOPICS: ReadonlySet<string> = new Set<Topic>([TOPIC_KEY_EVENTS, TOPIC_VIDEO_UPDATED, TOPIC_ACCOUNT_CHANGED, TOPIC_BUDGET_PRESSURE, TOPIC_SESSION_ENDED]);
 
 export const isTopic = (topic: unknown): topic is Topic => typeof topic === 'string' && TOPICS.has(topic);
 

@@ -35,6 +35,8 @@ export interface SessionPrincipal {
   sessionId: string;
   userId: string;
   accountId: string;
+  /** When the session expires (what it opened, live feeds included, ends then). */
+  expiresAt: Date;
 }
 
 export interface OperatorPrincipal {

@@ -112,6 +112,15 @@ export class VideoService {
     throw new ApiError(503, 'unavailable', 'Other requests with this Idempotency-Key are still being refused; retry shortly.', { field: 'Idempotency-Key' });
   }
 
+  /**
+   * Whether a create with this key would replay (or conflict with) a job already made: the REST
+   * plane then answers it without admission, as the job's own slot was counted when it began.
+   */
+  async idempotencyKeyInUse(accountId: string, idempotencyKey: string): Promise<boolean> {
+    const claim = await findIdempotencyClaim(this.deps.orm.em.fork(), accountId, idempotencyKey);
+    return claim !== null && this.deps.clock.now().getTime() - new Date(claim.created_at).getTime() < IDEMPOTENCY_KEY_TTL_MS;
+  }
+
   /** A racing request with the same key: waits for the winner's job, or null when the winner gave up. */
   private async awaitClaimedVideo(claim: IdempotencyClaim): Promise<VideoView | null> {
     const em = this.deps.orm.em.fork();

@@ -1,4 +1,5 @@
-import type { CanonicalContextEdit, VendorOnlySettings } from '../../domain/generation/canonical';
+import type { CacheBreakpoint, CanonicalContextEdit, VendorOnlySettings } from '../../domain/generation/canonical';
+import { readCacheBreakpoint } from '../cache-breakpoints';
 import { type Fields, refuseField } from '../decode-fields';
 
 /**
@@ -53,6 +54,16 @@ export class VendorOnlyCollector {
     const object = (this.body[parentKey] ??= {}) as Record<string, unknown>;
     object[key] = value;
     this.hints.push(parent.field(key));
+  }
+
+  /**
+   * A part's `cache_control`: a canonical breakpoint (Anthropic puts it back on the same part), and
+   * a hint, by its path, for the vendors that have no breakpoints.
+   */
+  cacheBreakpoint(part: Fields): CacheBreakpoint | undefined {
+    const breakpoint = readCacheBreakpoint(part);
+    if (breakpoint) this.hints.push(part.field('cache_control'));
+    return breakpoint;
   }
 
   /** A tool's own field (`eager_input_streaming`…), by tool name. */

@@ -3,6 +3,7 @@ import type { ApiError } from '../../domain/shared/errors';
 import { type AnswerMeta, type CollectedResult, parseToolArguments, randomWireId, reportedReasoningTokens } from '../collect';
 import type {
   ContentBlock,
+  ContextManagementResponse,
   McpToolResultBlock,
   McpToolUseBlock,
   MessagesErrorBody,
@@ -128,5 +129,10 @@ export function encodeMessagesResponse(result: CollectedResult, meta: AnswerMeta
     stop_reason: messagesStopReason(result.finish),
     stop_sequence: result.finish.stopSequence ?? null,
     usage: messagesUsage(result.finish.usage),
+    ...contextManagement(result.finish),
   };
 }
+
+/** `context_management`, as the vendor reported it, when it did (docs/api.md). */
+export const contextManagement = (finish: CollectedResult['finish']): { context_management?: ContextManagementResponse } =>
+  finish.appliedContextEdits ? { context_management: { applied_edits: [...finish.appliedContextEdits] } } : {};

@@ -65,14 +65,15 @@ export const TOOL_FIELD_POLICY = {
 
 /**
  * Content blocks, the system prompt's blocks, `thinking` and `output_config`. Block
- * `cache_control` markers are accepted but not forwarded: Tollgate rebuilds the vendor's content
- * blocks from its canonical conversation, which has no cache breakpoints (docs/api.md).
+ * `cache_control` (a prompt-cache breakpoint) is kept on the canonical part and put back on the
+ * same block for Anthropic; a hint elsewhere. MCP blocks are rebuilt from one canonical call, so
+ * theirs is metadata; thinking blocks take none (Anthropic refuses it there too).
  */
 export const NESTED_FIELD_POLICIES = {
   message: { role: 'honoured', content: 'honoured' },
-  text: { type: 'honoured', text: 'honoured', cache_control: 'metadata', citations: 'metadata' },
-  tool_use: { type: 'honoured', id: 'honoured', name: 'honoured', input: 'honoured', cache_control: 'metadata', caller: 'metadata', toolset_name: 'metadata' },
-  tool_result: { type: 'honoured', tool_use_id: 'honoured', content: 'honoured', is_error: 'honoured', cache_control: 'metadata', toolset_name: 'metadata' },
+  text: { type: 'honoured', text: 'honoured', cache_control: 'passed-to-vendor', citations: 'metadata' },
+  tool_use: { type: 'honoured', id: 'honoured', name: 'honoured', input: 'honoured', cache_control: 'passed-to-vendor', caller: 'metadata', toolset_name: 'metadata' },
+  tool_result: { type: 'honoured', tool_use_id: 'honoured', content: 'honoured', is_error: 'honoured', cache_control: 'passed-to-vendor', toolset_name: 'metadata' },
   thinking_block: { type: 'honoured', thinking: 'honoured', signature: 'honoured' },
   redacted_thinking: { type: 'honoured', data: 'honoured' },
   mcp_tool_use: { type: 'honoured', id: 'honoured', name: 'honoured', server_name: 'honoured', input: 'honoured', cache_control: 'metadata' },

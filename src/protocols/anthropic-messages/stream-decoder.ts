@@ -1,8 +1,8 @@
-import type { CanonicalEvent, CanonicalMcpCall, CanonicalUsage, FinishReason, ProviderEvent } from '../../domain/generation/canonical';
+import type { AppliedContextEdit, CanonicalEvent, CanonicalMcpCall, CanonicalUsage, FinishReason, ProviderEvent } from '../../domain/generation/canonical';
 import { ProviderError } from '../../domain/generation/errors';
 import { parseSsePayload, type StreamDecoder } from '../streams';
 import { withFields } from '../../domain/shared/objects';
-import type { AnthropicWireAnswerBlock, AnthropicWireStreamEvent, AnthropicWireUsage } from './vendor-types';
+import type { AnthropicWireAnswerBlock, AnthropicWireContextManagement, AnthropicWireStreamEvent, AnthropicWireUsage } from './vendor-types';
 
 /**
  * Vendor side of Anthropic Messages: its stream events (or one whole `message`) → canonical
@@ -66,6 +66,7 @@ export class MessagesStreamDecoder implements StreamDecoder {
   private wroteText = false;
   private usage: AnthropicWireUsage = {};
   private stop: { reason: string | null; sequence: string | null } | null = null;
+  private appliedEdits: AppliedContextEdit[] | null = null;
   private finished = false;
 
   constructor(private readonly vendor: string) {}
@@ -83,7 +84,7 @@ export class MessagesStreamDecoder implements StreamDecoder {
    * have carried it, so it goes through the same mapping.
    */
   pushWhole(answer: unknown): ProviderEvent[] {
-    const message = answer as { content?: unknown; usage?: AnthropicWireUsage; stop_reason?: string | null; stop_sequence?: string | null } | null;
+    const message = answer as { content?: unknown; usage?: AnthropicWireUsage; stop_reason?: string | null; stop_sequence?: string | null; context_management?: AnthropicWireContextManagement | null } | null;
     if (typeof message !== 'object' || message === null || !Array.isArray(message.content)) throw new ProviderError(`${this.vendor} answered without content.`, this.vendor);
     const events: ProviderEvent[] = [];
     const replay = (event: AnthropicWireStreamEvent) => events.push(...this.pushEvent(event));
@@ -98,7 +99,7 @@ export class MessagesStreamDecoder implements StreamDecoder {
       }
       replay({ type: 'content_block_stop', index });
     });
-    replay({ type: 'message_delta', delta: { stop_reason: message.stop_reason ?? null, stop_sequence: message.stop_sequence ?? null }, usage: message.usage });
+    replay({ type: 'message_delta', delta: { stop_reason: message.stop_reason ?? null, stop_sequence: message.stop_sequence ?? null }, usage: message.usage, context_management: message.context_management });
     replay({ type: 'message_stop' });
     return events;
   }
@@ -126,6 +127,7 @@ export class MessagesStreamDecoder implements StreamDecoder {
         break;
       case 'message_delta':
         this.mergeUsage(event.usage);
+        this.appliedEdits = appliedEdits(event.context_management) ?? this.appliedEdits;
         if (event.delta && 'stop_reason' in event.delta) this.stop = { reason: event.delta.stop_reason ?? null, sequence: event.delta.stop_sequence ?? null };
         break;
       case 'message_stop': {
@@ -142,6 +144,7 @@ export class MessagesStreamDecoder implements StreamDecoder {
           refusal,
           usage: anthropicUsageToCanonical(this.usage, this.hadThinking),
           ...(this.stop?.sequence ? { stopSequence: this.stop.sequence } : {}),
+          ...(this.appliedEdits ? { appliedContextEdits: this.appliedEdits } : {}),
         });
         break;
       }
@@ -238,6 +241,13 @@ export class MessagesStreamDecoder implements StreamDecoder {
     this.wroteText = true;
     events.push({ type: 'text-delta', text });
   }
+}
+
+/** The edits of a `context_management` report, as Anthropic sent them (objects only); null without one. */
+function appliedEdits(report: AnthropicWireContextManagement | null | undefined): AppliedContextEdit[] | null {
+  const edits = report?.applied_edits;
+  if (!Array.isArray(edits)) return null;
+  return edits.filter((edit): edit is AppliedContextEdit => typeof edit === 'object' && edit !== null && !Array.isArray(edit));
 }
 
 /** An MCP result's content: a string or text blocks. */

@@ -6,7 +6,7 @@ import { withFields } from '../../domain/shared/objects';
 import type { StreamEncoder } from '../streams';
 import { sseEvent } from '../sse-write';
 import type { ContentBlock, MessagesMessage, MessagesStreamEvent } from './types';
-import { mcpCallContent, messagesErrorBody, messagesStopReason, messagesUsage } from './encode-answer';
+import { contextManagement, mcpCallContent, messagesErrorBody, messagesStopReason, messagesUsage } from './encode-answer';
 
 export interface MessagesStreamMeta extends AnswerMeta {
   /**
@@ -140,7 +140,7 @@ export class MessagesStreamEncoder implements StreamEncoder {
     const usage = messagesUsage(event.usage);
     return (
       this.closeOpen() +
-      this.emit({ type: 'message_delta', delta: { stop_reason: messagesStopReason(event), stop_sequence: event.stopSequence ?? null }, usage }) +
+      this.emit({ type: 'message_delta', delta: { stop_reason: messagesStopReason(event), stop_sequence: event.stopSequence ?? null }, usage, ...contextManagement(event) }) +
       this.emit({ type: 'message_stop' })
     );
   }

@@ -246,6 +246,11 @@ export interface MessagesUsage {
   output_tokens_details?: { thinking_tokens: number } | null;
 }
 
+/** Beta: the context edits Anthropic applied (`clear_tool_uses_*`, `clear_thinking_*`), as it reported them. */
+export interface ContextManagementResponse {
+  applied_edits: Array<Record<string, unknown>>;
+}
+
 export interface MessagesMessage {
   id: string;
   type: 'message';
@@ -255,6 +260,8 @@ export interface MessagesMessage {
   stop_reason: MessagesStopReason | null;
   stop_sequence: string | null;
   usage: MessagesUsage;
+  /** Present when the vendor reported the context edits it applied (an Anthropic model with context_management). */
+  context_management?: ContextManagementResponse;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -304,6 +311,7 @@ export interface MessageDeltaEvent {
   type: 'message_delta';
   delta: { stop_reason: MessagesStopReason | null; stop_sequence: string | null };
   usage: MessageDeltaUsage;
+  context_management?: ContextManagementResponse;
 }
 
 export interface MessageStopEvent {

@@ -1,15 +1,18 @@
 import type { CanonicalMcpCall, CanonicalMessage, CanonicalRequest, CanonicalTool, CanonicalToolChoice, VendorHints, VendorOnlySettings } from '../../domain/generation/canonical';
 import { badRequest } from '../../domain/shared/errors';
+import { type MarkedText, withBreakpoint } from '../cache-breakpoints';
 import type {
   AnthropicRequestPlan,
   AnthropicWireBlock,
   AnthropicWireMcpServer,
   AnthropicWireMessage,
   AnthropicWireRequest,
+  AnthropicWireTextBlock,
   AnthropicWireTool,
   AnthropicWireToolChoice,
 } from './vendor-types';
 import { CONTEXT_MANAGEMENT_BETA } from './decode-vendor-only';
+import { cacheControlOf, checkCacheBreakpoints } from './vendor-cache';
 
 /**
  * Vendor side of the Anthropic Messages API: canonical request → request body and the betas it
@@ -32,6 +35,9 @@ import { CONTEXT_MANAGEMENT_BETA } from './decode-vendor-only';
  * - What a Messages client sent for Anthropic alone (the field policy's `passed-to-vendor`:
  *   `context_management`, `service_tier`, `cache_control`, tools' own fields, the
  *   `anthropic-beta` and `anthropic-version` headers) goes as sent.
+ * - Cache breakpoints go back on the block, tool or system block that carried them (the system
+ *   prompt is then sent as text blocks, one per canonical system message); too many of them, or
+ *   in an order Anthropic refuses, are refused first (vendor-cache.ts).
  */
 
 export const ANTHROPIC_VERSION = '2023-06-01';
@@ -43,7 +49,7 @@ export const JSON_OBJECT_INSTRUCTION = 'Respond with a single valid JSON object 
 export function toMessagesRequest(request: CanonicalRequest): AnthropicRequestPlan {
   const betas: string[] = [];
   const { system, messages } = toAnthropicMessages(request.messages);
-  const systemParts = system ? [system] : [];
+  const systemParts: MarkedText[] = [...system];
   // A client that reads the answer whole gets a non-streamed upstream call (decoded by pushWhole).
   const body: AnthropicWireRequest = { model: request.model.vendorModelId, max_tokens: request.maxOutputTokens, messages, stream: request.stream !== false };
 
@@ -65,16 +71,17 @@ export function toMessagesRequest(request: CanonicalRequest): AnthropicRequestPl
 
   const format = request.responseFormat;
   if (format?.type === 'json_schema') body.output_config = { format: { type: 'json_schema', schema: format.schema } };
-  if (format?.type === 'json_object') systemParts.push(JSON_OBJECT_INSTRUCTION);
-  if (systemParts.length > 0) body.system = systemParts.join('\n\n');
+  if (format?.type === 'json_object') systemParts.push({ text: JSON_OBJECT_INSTRUCTION });
+  if (systemParts.length > 0) body.system = systemBody(systemParts);
 
   if (request.stop && request.stop.length > 0) body.stop_sequences = request.stop;
   if (request.temperature !== undefined) body.temperature = Math.min(1, Math.max(0, request.temperature));
   if (request.topP !== undefined) body.top_p = request.topP;
   if (request.topK !== undefined) body.top_k = request.topK;
   if (request.user !== undefined) body.metadata = { user_id: request.user };
-  if (!vendorOnly) return { body, betas };
-  return withVendorOnly({ body, betas }, vendorOnly);
+  const plan = vendorOnly ? withVendorOnly({ body, betas }, vendorOnly) : { body, betas };
+  checkCacheBreakpoints(plan.body);
+  return plan;
 }
 
 const SAMPLING_ALONE: VendorHints = new Set(['temperature', 'topK', 'parallelToolCalls']);
@@ -95,6 +102,16 @@ export function anthropicHints(request: CanonicalRequest): VendorHints {
 function plannedThinkingBudget(request: CanonicalRequest): number | null {
   const forcedTool = request.toolChoice === 'required' || typeof request.toolChoice === 'object';
   return forcedTool && request.tools.some((tool) => tool.type !== 'mcp') ? null : thinkingBudget(request);
+}
+
+/**
+ * The system prompt: one string, its parts a blank line apart, as long as no part carries a
+ * breakpoint; text blocks otherwise, so each breakpoint stays on its part (empty parts left out:
+ * Anthropic refuses empty text blocks).
+ */
+function systemBody(parts: readonly MarkedText[]): string | AnthropicWireTextBlock[] {
+  if (!parts.some((part) => part.cacheBreakpoint)) return parts.map((part) => part.text).join('\n\n');
+  return parts.filter((part) => part.text !== '').map((part) => ({ type: 'text', text: part.text, ...cacheControlOf(part.cacheBreakpoint) }));
 }
 
 /** The client's Anthropic-only fields and headers on top of the body Tollgate built. */
@@ -124,8 +141,8 @@ function mcpCallBlocks(call: CanonicalMcpCall): AnthropicWireBlock[] {
  * alternation), thinking blocks sent back only with their signature (unsigned ones would be
  * refused).
  */
-export function toAnthropicMessages(input: readonly CanonicalMessage[]): { system: string | undefined; messages: AnthropicWireMessage[] } {
-  const systemTexts: string[] = [];
+export function toAnthropicMessages(input: readonly CanonicalMessage[]): { system: MarkedText[]; messages: AnthropicWireMessage[] } {
+  const system: MarkedText[] = [];
   const messages: AnthropicWireMessage[] = [];
   const append = (role: 'user' | 'assistant', blocks: AnthropicWireBlock[]) => {
     if (blocks.length === 0) return;
@@ -136,10 +153,10 @@ export function toAnthropicMessages(input: readonly CanonicalMessage[]): { syste
   for (const message of input) {
     switch (message.role) {
       case 'system':
-        systemTexts.push(message.content);
+        system.push({ text: message.content, ...withBreakpoint(message.cacheBreakpoint) });
         break;
       case 'user':
-        if (message.content !== '') append('user', [{ type: 'text', text: message.content }]);
+        if (message.content !== '') append('user', [{ type: 'text', text: message.content, ...cacheControlOf(message.cacheBreakpoint) }]);
         break;
       case 'assistant': {
         const blocks: AnthropicWireBlock[] = [];
@@ -147,13 +164,13 @@ export function toAnthropicMessages(input: readonly CanonicalMessage[]): { syste
           if (block.redactedData !== undefined) blocks.push({ type: 'redacted_thinking', data: block.redactedData });
           else if (block.signature !== undefined) blocks.push({ type: 'thinking', thinking: block.text, signature: block.signature });
         }
-        if (message.content !== '') blocks.push({ type: 'text', text: message.content });
-        for (const call of message.toolCalls) blocks.push({ type: 'tool_use', id: call.id, name: call.name, input: toolInput(call.arguments, call.kind) });
+        if (message.content !== '') blocks.push({ type: 'text', text: message.content, ...cacheControlOf(message.cacheBreakpoint) });
+        for (const call of message.toolCalls) blocks.push({ type: 'tool_use', id: call.id, name: call.name, input: toolInput(call.arguments, call.kind), ...cacheControlOf(call.cacheBreakpoint) });
         append('assistant', blocks);
         break;
       }
       case 'tool':
-        append('user', [{ type: 'tool_result', tool_use_id: message.toolCallId, content: message.content, ...(message.isError ? { is_error: true } : {}) }]);
+        append('user', [{ type: 'tool_result', tool_use_id: message.toolCallId, content: message.content, ...(message.isError ? { is_error: true } : {}), ...cacheControlOf(message.cacheBreakpoint) }]);
         break;
       case 'mcp':
         // An MCP call of an earlier turn, as Anthropic's own answer carried it. Only listings
@@ -166,7 +183,7 @@ export function toAnthropicMessages(input: readonly CanonicalMessage[]): { syste
   for (const message of messages) {
     if (message.role === 'user') message.content.sort((a, b) => Number(b.type === 'tool_result') - Number(a.type === 'tool_result'));
   }
-  return { system: systemTexts.length > 0 ? systemTexts.join('\n\n') : undefined, messages };
+  return { system, messages };
 }
 
 /** tool_use.input must be an object: JSON arguments are parsed, anything else is wrapped. */
@@ -184,7 +201,7 @@ function toolInput(args: string, kind: 'function' | 'custom'): unknown {
 function toAnthropicTool(tool: Exclude<CanonicalTool, { type: 'mcp' }>): AnthropicWireTool {
   // Custom tools are refused before this point; history may still hold their calls.
   const schema = tool.type === 'function' ? tool.parameters : { type: 'object', properties: { input: { type: 'string' } }, required: ['input'] };
-  return { name: tool.name, ...(tool.description !== undefined ? { description: tool.description } : {}), input_schema: schema };
+  return { name: tool.name, ...(tool.description !== undefined ? { description: tool.description } : {}), input_schema: schema, ...cacheControlOf(tool.cacheBreakpoint) };
 }
 
 export function toAnthropicToolChoice(choice: CanonicalToolChoice | undefined, parallel: boolean | undefined): AnthropicWireToolChoice | undefined {

@@ -4,12 +4,24 @@
  * accepts back (every field optional). The client side's full types are in `types.ts`.
  */
 
+/** A prompt-cache breakpoint on the block, tool or system block that carries it. */
+export interface AnthropicWireCacheControl {
+  type: 'ephemeral';
+  ttl?: '5m' | '1h';
+}
+
+export interface AnthropicWireTextBlock {
+  type: 'text';
+  text: string;
+  cache_control?: AnthropicWireCacheControl;
+}
+
 export type AnthropicWireBlock =
-  | { type: 'text'; text: string }
+  | AnthropicWireTextBlock
   | { type: 'thinking'; thinking: string; signature: string }
   | { type: 'redacted_thinking'; data: string }
-  | { type: 'tool_use'; id: string; name: string; input: unknown }
-  | { type: 'tool_result'; tool_use_id: string; content: string; is_error?: boolean }
+  | { type: 'tool_use'; id: string; name: string; input: unknown; cache_control?: AnthropicWireCacheControl }
+  | { type: 'tool_result'; tool_use_id: string; content: string; is_error?: boolean; cache_control?: AnthropicWireCacheControl }
   | { type: 'mcp_tool_use'; id: string; name: string; server_name: string; input: unknown }
   | { type: 'mcp_tool_result'; tool_use_id: string; content: string; is_error?: boolean };
 
@@ -22,6 +34,7 @@ export interface AnthropicWireTool {
   name: string;
   description?: string;
   input_schema: Record<string, unknown>;
+  cache_control?: AnthropicWireCacheControl;
 }
 
 export type AnthropicWireToolChoice =
@@ -42,7 +55,8 @@ export interface AnthropicWireRequest {
   model: string;
   max_tokens: number;
   messages: AnthropicWireMessage[];
-  system?: string;
+  /** Text blocks when a system part carries a cache breakpoint; one string otherwise. */
+  system?: string | AnthropicWireTextBlock[];
   stream: boolean;
   tools?: AnthropicWireTool[];
   tool_choice?: AnthropicWireToolChoice;
@@ -95,10 +109,17 @@ export type AnthropicWireAnswerBlock = {
   content?: unknown;
 };
 
+/** `context_management` of an answer (beta): the edits Anthropic applied to the prompt. */
+export interface AnthropicWireContextManagement {
+  applied_edits?: unknown;
+}
+
 export interface AnthropicWireStreamEvent {
   type?: string;
   index?: number;
   message?: { usage?: AnthropicWireUsage };
+  /** On `message_delta`. */
+  context_management?: AnthropicWireContextManagement | null;
   content_block?: AnthropicWireAnswerBlock;
   delta?: { type?: string; text?: string; thinking?: string; signature?: string; partial_json?: string; stop_reason?: string | null; stop_sequence?: string | null };
   usage?: AnthropicWireUsage;

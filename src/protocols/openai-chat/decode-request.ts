@@ -22,6 +22,7 @@ import {
 import { applyFieldPolicy, fieldsOf } from '../apply-field-policy';
 import { TOP_LEVEL_HINT_NAMES } from '../field-policy';
 import { CHAT_FIELD_POLICY, CHAT_POLICY } from './field-policy';
+import { type MarkedText, markedText, readCacheBreakpoint, textRuns, withBreakpoint } from '../cache-breakpoints';
 
 /**
  * Client side of `POST /v1/chat/completions`: the request body → canonical request. Every refusal
@@ -57,7 +58,7 @@ export function decodeChatIngress(body: unknown): ChatIngress {
   applyFieldPolicy(req, CHAT_POLICY);
 
   const modelId = req.requiredString('model', { nonEmpty: true });
-  const messages = req.requiredArray('messages', { nonEmpty: true }).map((raw, i) => decodeMessage(Fields.at(raw, fieldPath('messages', i))));
+  const messages = req.requiredArray('messages', { nonEmpty: true }).flatMap((raw, i) => decodeMessage(Fields.at(raw, fieldPath('messages', i))));
   const tools = decodeTools(req);
   const effort = mapReasoningEffort(req.raw('reasoning_effort'), 'reasoning_effort');
 
@@ -106,17 +107,22 @@ function decodeOutputLimit(req: Fields): DecodedTextRequest['outputLimit'] {
     : { value: maxCompletionTokens, field: 'max_completion_tokens', fallback: DEFAULT_OUTPUT_TOKENS };
 }
 
-function decodeMessage(m: Fields): CanonicalMessage {
+/**
+ * A message; its text parts may carry `cache_control` (LiteLLM's and OpenRouter's convention for
+ * Anthropic models): a marked part ends a run of joined text, and each run is its own message
+ * (an assistant's tool calls go with its last), so the breakpoint stays after the same text.
+ */
+function decodeMessage(m: Fields): CanonicalMessage[] {
   const role = m.requiredOneOf('role', ['system', 'developer', 'user', 'assistant', 'tool', 'function']);
   switch (role) {
     case 'system':
     case 'developer':
+    case 'user': {
       // `name` is accepted and ignored: no vendor behind Tollgate uses participant names.
       m.allowOnly(['role', 'content', 'name']).string('name');
-      return { role: 'system', content: textContent(m, { required: true, refusalParts: false }) };
-    case 'user':
-      m.allowOnly(['role', 'content', 'name']).string('name');
-      return { role: 'user', content: textContent(m, { required: true, refusalParts: false }) };
+      const canonicalRole = role === 'user' ? 'user' : 'system';
+      return textContent(m, { required: true, refusalParts: false }).map((run) => ({ role: canonicalRole, content: run.text, ...withBreakpoint(run.cacheBreakpoint) }));
+    }
     case 'assistant': {
       // `annotations` is part of every answer message (ours included): a client sending an
       // answer back verbatim, as tool loops do, sends it. Accepted and ignored.
@@ -124,44 +130,52 @@ function decodeMessage(m: Fields): CanonicalMessage {
       m.array('annotations');
       m.refuseIfSet(['audio'], 'is not supported: chat endpoints answer in text only');
       m.refuseIfSet(['function_call'], 'is not supported (legacy functions API); use tool_calls');
-      const content = textContent(m, { required: false, refusalParts: true });
+      const runs = textContent(m, { required: false, refusalParts: true });
+      const last = runs.pop()!;
       // A past refusal is what the assistant said: it stays in the conversation as its text.
       const refusal = m.string('refusal');
       const toolCalls = (m.objects('tool_calls') ?? []).map(decodeToolCall);
-      return { role: 'assistant', content: content === '' && refusal ? refusal : content, toolCalls, reasoning: [] };
+      const earlier = runs.map((run): CanonicalMessage => ({ role: 'assistant', content: run.text, toolCalls: [], reasoning: [], ...withBreakpoint(run.cacheBreakpoint) }));
+      const content = last.text === '' && runs.length === 0 && refusal ? refusal : last.text;
+      return [...earlier, { role: 'assistant', content, toolCalls, reasoning: [], ...withBreakpoint(last.cacheBreakpoint) }];
     }
-    case 'tool':
+    case 'tool': {
       m.allowOnly(['role', 'content', 'tool_call_id']);
-      return {
-        role: 'tool',
-        toolCallId: m.requiredString('tool_call_id', { nonEmpty: true }),
-        content: textContent(m, { required: true, refusalParts: false }),
-        isError: false,
-      };
+      const runs = textContent(m, { required: true, refusalParts: false });
+      return [
+        {
+          role: 'tool',
+          toolCallId: m.requiredString('tool_call_id', { nonEmpty: true }),
+          content: joinTextParts(runs.map((run) => run.text)),
+          isError: false,
+          ...withBreakpoint(runs.findLast((run) => run.cacheBreakpoint)?.cacheBreakpoint),
+        },
+      ];
+    }
     case 'function':
       return refuseField(m.field('role'), "'function' is not supported (legacy functions API); use tool messages");
   }
 }
 
-/** A message's `content`: a string or text parts (assistant messages may also hold refusal parts). */
-function textContent(m: Fields, options: { required: boolean; refusalParts: boolean }): string {
+/** A message's `content`: a string or text parts (assistant messages may also hold refusal parts), in runs (textRuns). */
+function textContent(m: Fields, options: { required: boolean; refusalParts: boolean }): MarkedText[] {
   const value = m.raw('content');
   const field = m.field('content');
   if (value === undefined) {
     if (options.required) refuseField(field, 'is required');
-    return '';
+    return [{ text: '' }];
   }
-  if (typeof value === 'string') return value;
+  if (typeof value === 'string') return [{ text: value }];
   if (!Array.isArray(value)) refuseField(field, 'must be a string or an array of text parts');
-  const texts = value.map((raw, j) => {
+  const parts = value.map((raw, j): MarkedText => {
     const part = Fields.at(raw, fieldPath(field, j));
     const type = part.requiredString('type');
-    if (type === 'text') return part.allowOnly(['type', 'text']).requiredString('text');
-    if (type === 'refusal' && options.refusalParts) return part.allowOnly(['type', 'refusal']).requiredString('refusal');
+    if (type === 'text') return markedText(part, part.allowOnly(['type', 'text', 'cache_control']).requiredString('text'), readCacheBreakpoint(part));
+    if (type === 'refusal' && options.refusalParts) return { text: part.allowOnly(['type', 'refusal']).requiredString('refusal') };
     if (MEDIA_PARTS.includes(type)) refuseField(part.field('type'), `'${type}' is not supported: chat endpoints take text input only`);
     return refuseField(part.field('type'), options.refusalParts ? "must be 'text' or 'refusal'" : "must be 'text'");
   });
-  return joinTextParts(texts);
+  return textRuns(parts);
 }
 
 function decodeToolCall(call: Fields): CanonicalToolCall {
@@ -176,7 +190,8 @@ function decodeTools(req: Fields): CanonicalTool[] {
   const list = req.array('tools') ?? [];
   checkToolCount(list, 'tools');
   return list.map((raw, i) => {
-    const tool = Fields.at(raw, fieldPath('tools', i)).allowOnly(['type', 'function', 'custom']);
+    // `cache_control` beside `function`: LiteLLM's convention for an Anthropic tool breakpoint.
+    const tool = Fields.at(raw, fieldPath('tools', i)).allowOnly(['type', 'function', 'custom', 'cache_control']);
     const type = tool.requiredString('type');
     if (type !== 'function') refuseField(tool.field('type'), "must be 'function': chat requests take function tools only");
     const fn = tool.requiredObject('function').allowOnly(['name', 'description', 'parameters', 'strict']);
@@ -186,6 +201,7 @@ function decodeTools(req: Fields): CanonicalTool[] {
       description: fn.string('description'),
       parameters: fn.jsonObject('parameters') ?? emptyParameters(),
       strict: fn.boolean('strict'),
+      cacheBreakpoint: readCacheBreakpoint(tool),
     });
   });
 }

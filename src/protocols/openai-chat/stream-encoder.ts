@@ -24,9 +24,26 @@ export class ChatStreamEncoder implements StreamEncoder {
   private ended = false;
   /** Canonical tool-call index → position in the message's `tool_calls`. */
   private readonly toolPositions = new Map<number, number>();
+  /** A text delta's frame around its JSON-encoded text (textFrame). */
+  private readonly textHead: string;
+  private readonly textTail: string;
 
   constructor(private readonly meta: ChatStreamMeta) {
     this.id = meta.id ?? randomWireId('chatcmpl-');
+    // The bytes chunk() writes for a delta of content, cut where the text goes (its last
+    // field but `usage`, so the last occurrence, whatever the model's name holds).
+    const frame = sseData(this.chunkObject([{ index: 0, delta: { content: TEXT_MARK }, logprobs: null, finish_reason: null }]));
+    const at = frame.lastIndexOf(TEXT_MARK_JSON);
+    this.textHead = frame.slice(0, at);
+    this.textTail = frame.slice(at + TEXT_MARK_JSON.length);
+  }
+
+  /**
+   * The frame of a text delta, the commonest event by far: the same bytes as
+   * `this.delta({ content: text })`, without building and serialising its four objects each time.
+   */
+  textFrame(text: string): string {
+    return this.textHead + JSON.stringify(text) + this.textTail;
   }
 
   /** The role chunk; emitted by the first `encode` when not called before. */
@@ -41,7 +58,7 @@ export class ChatStreamEncoder implements StreamEncoder {
     const head = this.start();
     switch (event.type) {
       case 'text-delta':
-        return event.text === '' ? head : head + this.delta({ content: event.text });
+        return event.text === '' ? head : head + this.textFrame(event.text);
       case 'reasoning-delta':
       case 'reasoning-end':
       case 'tool-call-end':
@@ -78,7 +95,11 @@ export class ChatStreamEncoder implements StreamEncoder {
   }
 
   private chunk(choices: ChatChunkChoice[], usage?: ChatCompletionUsage): string {
-    const chunk: ChatCompletionChunk = {
+    return sseData(this.chunkObject(choices, usage));
+  }
+
+  private chunkObject(choices: ChatChunkChoice[], usage?: ChatCompletionUsage): ChatCompletionChunk {
+    return {
       id: this.id,
       object: 'chat.completion.chunk',
       created: this.meta.created,
@@ -86,6 +107,9 @@ export class ChatStreamEncoder implements StreamEncoder {
       choices,
       ...(this.meta.includeUsage ? { usage: usage ?? null } : {}),
     };
-    return sseData(chunk);
   }
 }
+
+/** Stands for the text in the template of a text delta's frame. */
+const TEXT_MARK = '\u0000text\u0000';
+const TEXT_MARK_JSON = JSON.stringify(TEXT_MARK);

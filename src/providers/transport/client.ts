@@ -1,5 +1,6 @@
 import { PassThrough, Readable } from 'node:stream';
-import { Pool, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { Pool, poolRequest } from './undici-pool';
 import type { Cancellation } from '../../domain/generation/cancellation';
 import type { FormPart } from '../../protocols/form-parts';
 import { parseSseBatches, type SseEvent } from '../../protocols/sse-parse';
@@ -171,7 +172,7 @@ export class VendorTransport {
   private async send(party: VendorParty & { signal?: Cancellation }, pool: Pool, request: Dispatcher.RequestOptions, redirects = false): Promise<Dispatcher.ResponseData> {
     let response: Dispatcher.ResponseData;
     try {
-      response = await pool.request(request);
+      response = await poolRequest(pool, request);
     } catch (error) {
       throw this.transportError(party, error, 'connect');
     }

@@ -16,6 +16,7 @@ const ERROR_DESCRIPTIONS: Readonly<Record<number, string>> = {
   402: 'Balance, key spend limit or plan allowance cannot cover the request.',
   403: 'Wrong kind of credential (session_required, api_wallet_key_required).',
   404: 'Unknown resource or model (not_found, model_not_available).',
+  409: 'The resource is in a state that forbids the change (key_revoked, video_not_ready, idempotency_conflict).',
   413: 'Body larger than the configured limit.',
   415: 'Body is not JSON.',
   429: 'Rate or concurrency limit hit; Retry-After says when to retry.',

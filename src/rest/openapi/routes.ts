@@ -61,14 +61,14 @@ export const API_ROUTES: readonly ApiRoute[] = [
   { method: 'get', path: '/v1/videos/{id}/content', summary: 'The MP4 of a completed job (Range requests answered 206)', tag: 'Videos', auth: 'apiKey', ok: { status: 200, description: 'The video file.', contentType: 'video/mp4' }, errors: [401, 403, 404, 409, 410, 416, 429] },
 
   // Sessions
-  { method: 'post', path: '/v1/auth/sessions', summary: 'Sign in', tag: 'Sessions', auth: 'none', body: 'SignInRequest', ok: { status: 201, description: 'A session.', schema: 'Session' }, errors: [400, 401, 413, 415] },
+  { method: 'post', path: '/v1/auth/sessions', summary: 'Sign in (failed sign-ins are throttled: 429 with Retry-After)', tag: 'Sessions', auth: 'none', body: 'SignInRequest', ok: { status: 201, description: 'A session.', schema: 'Session' }, errors: [400, 401, 413, 415, 429] },
   { method: 'delete', path: '/v1/auth/sessions/current', summary: 'Sign out', tag: 'Sessions', auth: 'session', ok: { status: 204, description: 'Signed out.' }, errors: [401, 403] },
 
   // Key management (signed-in session)
   { method: 'post', path: '/v1/keys', summary: 'Create a key (its secret is returned once)', tag: 'Keys', auth: 'session', body: 'CreateKeyRequest', ok: { status: 201, description: 'The key and its secret.', schema: 'CreatedApiKey' }, errors: [400, 401, 403, 413, 415] },
   { method: 'get', path: '/v1/keys', summary: "The account's keys", tag: 'Keys', auth: 'session', ok: { status: 200, description: 'Key list.', schema: 'ApiKeyList' }, errors: [401, 403] },
   { method: 'get', path: '/v1/keys/{id}', summary: 'One key', tag: 'Keys', auth: 'session', ok: { status: 200, description: 'The key.', schema: 'ApiKey' }, errors: KEY_ERRORS },
-  { method: 'patch', path: '/v1/keys/{id}', summary: 'Rename a key or set its monthly spend limit', tag: 'Keys', auth: 'session', body: 'UpdateKeyRequest', ok: { status: 200, description: 'The key.', schema: 'ApiKey' }, errors: [...KEY_ERRORS, 413, 415] },
+  { method: 'patch', path: '/v1/keys/{id}', summary: 'Rename a key or set its monthly spend limit', tag: 'Keys', auth: 'session', body: 'UpdateKeyRequest', ok: { status: 200, description: 'The key.', schema: 'ApiKey' }, errors: [...KEY_ERRORS, 409, 413, 415] },
   { method: 'delete', path: '/v1/keys/{id}', summary: 'Revoke a key (idempotent)', tag: 'Keys', auth: 'session', ok: { status: 200, description: 'The key, revoked_at set.', schema: 'ApiKey' }, errors: KEY_ERRORS },
   {
     method: 'get',

@@ -23,7 +23,7 @@ const user = str('End-user identifier passed to the vendor.');
 
 const CHAT = documentedFields(CHAT_POLICY, {
   model,
-  messages: arrayOf(any('A message: role user, assistant, system (developer means system) or tool; content a string or text-only parts.'), 'The conversation.'),
+  messages: arrayOf(any('A message: role user, assistant, system (developer means system) or tool; content a string or text-only parts (a text part may carry `cache_control`, a prompt-cache breakpoint for Anthropic models).'), 'The conversation.'),
   frequency_penalty: num('-2 to 2.'),
   max_completion_tokens: outputLimit(' Not together with max_tokens.'),
   max_tokens: outputLimit(' Not together with max_completion_tokens.'),
@@ -42,7 +42,7 @@ const CHAT = documentedFields(CHAT_POLICY, {
   stream_options: object({ include_usage: bool('Usage in the last chunk.'), include_obfuscation: bool('No effect: streams are not padded.') }),
   temperature,
   tool_choice: any('`none`, `auto`, `required` or a named function.'),
-  tools: arrayOf(any('A function (or custom) tool.'), 'Up to 64 tool schemas.'),
+  tools: arrayOf(any('A function (or custom) tool; a `cache_control` beside `function` is a prompt-cache breakpoint for Anthropic models.'), 'Up to 64 tool schemas.'),
   top_p: topP,
   user,
   verbosity: oneOf(['low', 'medium', 'high'], 'OpenAI (models that support it).'),
