@@ -1,4 +1,4 @@
-import type { CacheBreakpoint } from '../domain/generation/canonical';
+import type { CacheBreakpoint, VendorOnlySettings } from '../domain/generation/canonical';
 import { type Fields, compact, joinTextParts, refuseField } from './decode-fields';
 
 /**
@@ -48,3 +48,24 @@ export function textRuns(parts: readonly MarkedText[]): MarkedText[] {
 
 /** `{cacheBreakpoint}` when marked, `{}` otherwise: spread into a canonical part. */
 export const withBreakpoint = (breakpoint: CacheBreakpoint | undefined): { cacheBreakpoint?: CacheBreakpoint } => (breakpoint ? { cacheBreakpoint: breakpoint } : {});
+
+/**
+ * The breakpoints of one request as they are read, by where the client put them: Anthropic gets
+ * them back on the same parts; for a vendor without breakpoints each is a hint, dropped and named
+ * (`messages[0].content[1].cache_control`) like every hint (docs/api.md, the hint rule).
+ */
+export class BreakpointMarks {
+  readonly fields: string[] = [];
+
+  read(part: Fields): CacheBreakpoint | undefined {
+    const breakpoint = readCacheBreakpoint(part);
+    if (breakpoint) this.fields.push(part.field('cache_control'));
+    return breakpoint;
+  }
+
+  /** For a format with nothing else only Anthropic takes (Chat Completions): the marks as Anthropic-only hints. */
+  asVendorOnly(): VendorOnlySettings | undefined {
+    if (this.fields.length === 0) return undefined;
+    return { protocol: 'anthropic', body: {}, toolFields: {}, headers: {}, contextEdits: [], deferredTools: [], hints: this.fields };
+  }
+}

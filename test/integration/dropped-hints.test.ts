@@ -57,6 +57,24 @@ describe('Chat Completions', () => {
     expect(on.anthropic.lastRequest!.body).not.toHaveProperty('temperature');
   });
 
+  test('cache breakpoints (LiteLLM and OpenRouter style) reach Claude on the same blocks, and are named where they are dropped', async () => {
+    const body = {
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'A long shared preamble.', cache_control: { type: 'ephemeral' } }, { type: 'text', text: 'Hi' }] }],
+      tools: [{ type: 'function', function: { name: 'get_weather', parameters: weather }, cache_control: { type: 'ephemeral', ttl: '1h' } }],
+    };
+    const claude = await post('/v1/chat/completions', { model: 'anthropic/claude-sonnet-4-5', ...body });
+    expect(claude.status).toBe(200);
+    expect(claude.dropped).toBeNull();
+    const sent = on.anthropic.lastRequest!.body as { messages: Array<{ content: Array<Record<string, unknown>> }>; tools: Array<Record<string, unknown>> };
+    expect(sent.messages[0]!.content[0]).toMatchObject({ text: 'A long shared preamble.', cache_control: { type: 'ephemeral' } });
+    expect(sent.tools[0]).toMatchObject({ name: 'get_weather', cache_control: { type: 'ephemeral', ttl: '1h' } });
+
+    const openai = await post('/v1/chat/completions', { model: 'openai/gpt-4o-mini', ...body });
+    expect(openai.status).toBe(200);
+    expect(openai.dropped).toBe('messages[0].content[0].cache_control, tools[0].cache_control');
+    expect(JSON.stringify(on.openai.lastRequest!.body)).not.toMatch(/cache_control/);
+  });
+
   test('a request without tools names no parallel_tool_calls, wherever it goes', async () => {
     const answer = await post('/v1/chat/completions', { model: 'google/gemini-2.5-flash', messages: [{ role: 'user', content: 'Hi' }], parallel_tool_calls: false });
     expect(answer.status).toBe(200);

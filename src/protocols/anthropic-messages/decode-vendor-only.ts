@@ -1,5 +1,5 @@
 import type { CacheBreakpoint, CanonicalContextEdit, VendorOnlySettings } from '../../domain/generation/canonical';
-import { readCacheBreakpoint } from '../cache-breakpoints';
+import { BreakpointMarks } from '../cache-breakpoints';
 import { type Fields, refuseField } from '../decode-fields';
 
 /**
@@ -30,6 +30,7 @@ export class VendorOnlyCollector {
   private readonly toolFields: Record<string, Record<string, unknown>> = {};
   private readonly headers: Record<string, string> = {};
   private readonly hints: string[] = [];
+  private readonly marks = new BreakpointMarks();
   private readonly deferredTools: string[] = [];
   private contextEdits: CanonicalContextEdit[] = [];
 
@@ -61,9 +62,7 @@ export class VendorOnlyCollector {
    * a hint, by its path, for the vendors that have no breakpoints.
    */
   cacheBreakpoint(part: Fields): CacheBreakpoint | undefined {
-    const breakpoint = readCacheBreakpoint(part);
-    if (breakpoint) this.hints.push(part.field('cache_control'));
-    return breakpoint;
+    return this.marks.read(part);
   }
 
   /** A tool's own field (`eager_input_streaming`…), by tool name. */
@@ -86,9 +85,10 @@ export class VendorOnlyCollector {
 
   /** The settings, or undefined when the client sent none. */
   settings(): VendorOnlySettings | undefined {
-    const none = this.hints.length === 0 && this.contextEdits.length === 0 && this.deferredTools.length === 0 && Object.keys(this.headers).length === 0;
+    const hints = this.marks.fields.length === 0 ? this.hints : [...this.hints, ...this.marks.fields];
+    const none = hints.length === 0 && this.contextEdits.length === 0 && this.deferredTools.length === 0 && Object.keys(this.headers).length === 0;
     if (none) return undefined;
-    return { protocol: 'anthropic', body: this.body, toolFields: this.toolFields, headers: this.headers, contextEdits: this.contextEdits, deferredTools: this.deferredTools, hints: this.hints };
+    return { protocol: 'anthropic', body: this.body, toolFields: this.toolFields, headers: this.headers, contextEdits: this.contextEdits, deferredTools: this.deferredTools, hints };
   }
 }
 

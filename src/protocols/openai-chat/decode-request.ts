@@ -22,7 +22,7 @@ import {
 import { applyFieldPolicy, fieldsOf } from '../apply-field-policy';
 import { TOP_LEVEL_HINT_NAMES } from '../field-policy';
 import { CHAT_FIELD_POLICY, CHAT_POLICY } from './field-policy';
-import { type MarkedText, markedText, readCacheBreakpoint, textRuns, withBreakpoint } from '../cache-breakpoints';
+import { BreakpointMarks, type MarkedText, markedText, textRuns, withBreakpoint } from '../cache-breakpoints';
 
 /**
  * Client side of `POST /v1/chat/completions`: the request body → canonical request. Every refusal
@@ -58,8 +58,9 @@ export function decodeChatIngress(body: unknown): ChatIngress {
   applyFieldPolicy(req, CHAT_POLICY);
 
   const modelId = req.requiredString('model', { nonEmpty: true });
-  const messages = req.requiredArray('messages', { nonEmpty: true }).flatMap((raw, i) => decodeMessage(Fields.at(raw, fieldPath('messages', i))));
-  const tools = decodeTools(req);
+  const marks = new BreakpointMarks();
+  const messages = req.requiredArray('messages', { nonEmpty: true }).flatMap((raw, i) => decodeMessage(Fields.at(raw, fieldPath('messages', i)), marks));
+  const tools = decodeTools(req, marks);
   const effort = mapReasoningEffort(req.raw('reasoning_effort'), 'reasoning_effort');
 
   const streamOptions = req.object('stream_options')?.allowOnly(['include_usage', 'include_obfuscation']);
@@ -84,6 +85,7 @@ export function decodeChatIngress(body: unknown): ChatIngress {
       user: preferFirst(req.string('safety_identifier'), req.string('user')),
       verbosity: req.oneOf('verbosity', ['low', 'medium', 'high']),
       seed: req.integer('seed', { min: Number.MIN_SAFE_INTEGER }),
+      vendorOnly: marks.asVendorOnly(),
     }),
     stream: req.boolean('stream') ?? false,
     fields: CHAT_FIELDS,
@@ -112,7 +114,7 @@ function decodeOutputLimit(req: Fields): DecodedTextRequest['outputLimit'] {
  * Anthropic models): a marked part ends a run of joined text, and each run is its own message
  * (an assistant's tool calls go with its last), so the breakpoint stays after the same text.
  */
-function decodeMessage(m: Fields): CanonicalMessage[] {
+function decodeMessage(m: Fields, marks: BreakpointMarks): CanonicalMessage[] {
   const role = m.requiredOneOf('role', ['system', 'developer', 'user', 'assistant', 'tool', 'function']);
   switch (role) {
     case 'system':
@@ -121,7 +123,7 @@ function decodeMessage(m: Fields): CanonicalMessage[] {
       // `name` is accepted and ignored: no vendor behind Tollgate uses participant names.
       m.allowOnly(['role', 'content', 'name']).string('name');
       const canonicalRole = role === 'user' ? 'user' : 'system';
-      return textContent(m, { required: true, refusalParts: false }).map((run) => ({ role: canonicalRole, content: run.text, ...withBreakpoint(run.cacheBreakpoint) }));
+      return textContent(m, { required: true, refusalParts: false }, marks).map((run) => ({ role: canonicalRole, content: run.text, ...withBreakpoint(run.cacheBreakpoint) }));
     }
     case 'assistant': {
       // `annotations` is part of every answer message (ours included): a client sending an
@@ -130,7 +132,7 @@ function decodeMessage(m: Fields): CanonicalMessage[] {
       m.array('annotations');
       m.refuseIfSet(['audio'], 'is not supported: chat endpoints answer in text only');
       m.refuseIfSet(['function_call'], 'is not supported (legacy functions API); use tool_calls');
-      const runs = textContent(m, { required: false, refusalParts: true });
+      const runs = textContent(m, { required: false, refusalParts: true }, marks);
       const last = runs.pop()!;
       // A past refusal is what the assistant said: it stays in the conversation as its text.
       const refusal = m.string('refusal');
@@ -141,7 +143,7 @@ function decodeMessage(m: Fields): CanonicalMessage[] {
     }
     case 'tool': {
       m.allowOnly(['role', 'content', 'tool_call_id']);
-      const runs = textContent(m, { required: true, refusalParts: false });
+      const runs = textContent(m, { required: true, refusalParts: false }, marks);
       return [
         {
           role: 'tool',
@@ -158,7 +160,7 @@ function decodeMessage(m: Fields): CanonicalMessage[] {
 }
 
 /** A message's `content`: a string or text parts (assistant messages may also hold refusal parts), in runs (textRuns). */
-function textContent(m: Fields, options: { required: boolean; refusalParts: boolean }): MarkedText[] {
+function textContent(m: Fields, options: { required: boolean; refusalParts: boolean }, marks: BreakpointMarks): MarkedText[] {
   const value = m.raw('content');
   const field = m.field('content');
   if (value === undefined) {
@@ -170,7 +172,7 @@ function textContent(m: Fields, options: { required: boolean; refusalParts: bool
   const parts = value.map((raw, j): MarkedText => {
     const part = Fields.at(raw, fieldPath(field, j));
     const type = part.requiredString('type');
-    if (type === 'text') return markedText(part, part.allowOnly(['type', 'text', 'cache_control']).requiredString('text'), readCacheBreakpoint(part));
+    if (type === 'text') return markedText(part, part.allowOnly(['type', 'text', 'cache_control']).requiredString('text'), marks.read(part));
     if (type === 'refusal' && options.refusalParts) return { text: part.allowOnly(['type', 'refusal']).requiredString('refusal') };
     if (MEDIA_PARTS.includes(type)) refuseField(part.field('type'), `'${type}' is not supported: chat endpoints take text input only`);
     return refuseField(part.field('type'), options.refusalParts ? "must be 'text' or 'refusal'" : "must be 'text'");
@@ -186,7 +188,7 @@ function decodeToolCall(call: Fields): CanonicalToolCall {
   return { id: call.requiredString('id', { nonEmpty: true }), name: fn.requiredString('name'), arguments: fn.requiredString('arguments'), kind: 'function' };
 }
 
-function decodeTools(req: Fields): CanonicalTool[] {
+function decodeTools(req: Fields, marks: BreakpointMarks): CanonicalTool[] {
   const list = req.array('tools') ?? [];
   checkToolCount(list, 'tools');
   return list.map((raw, i) => {
@@ -201,7 +203,7 @@ function decodeTools(req: Fields): CanonicalTool[] {
       description: fn.string('description'),
       parameters: fn.jsonObject('parameters') ?? emptyParameters(),
       strict: fn.boolean('strict'),
-      cacheBreakpoint: readCacheBreakpoint(tool),
+      cacheBreakpoint: marks.read(tool),
     });
   });
 }
