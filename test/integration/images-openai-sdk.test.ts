@@ -326,7 +326,11 @@ describe('cancellation and reporting', () => {
     // Tier 1 (not pinned): 5 concurrent requests.
     const owner = await provisionAccount(h.t.url, { fundsMicro: '10000000' });
     const key = await createKey(h.t.url, owner.sessionToken);
-    const slow = Array.from({ length: 5 }, (_, i) => call(`${h.t.url}/v1/images/generations`, { token: key.secret, body: { model: 'sandbox/image', prompt: `slow ${i} [sandbox:delay=2500]`, size: '512x512' } }));
+    const slow = Array.from({ length: 5 }, (_, i) => call(`${h.t.url}/v1/images/generations`, { token: key.secret, body: { model: 'sandbox/image', prompt: `slow ${i} [sandbox:delay=8000]`, size: '512x512' } }));
+    // All five hold their slot before the sixth asks (a busy machine admits them late).
+    const admission = h.t.tollgate.services.admission;
+    for (const deadline = Date.now() + 8_000; (await admission.slotsInUse(owner.accountId)) < 5 && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 20));
+    expect(await admission.slotsInUse(owner.accountId)).toBe(5);
     // Five requests in a second fill the per-second window too: ask again (a refusal records nothing) until the window lets it reach the concurrency check.
     let sixth = await call(`${h.t.url}/v1/images/generations`, { token: key.secret, body: { model: 'sandbox/image', prompt: 'one too many', size: '512x512' } });
     for (const deadline = Date.now() + 10_000; sixth.body?.error?.code === 'rate_limited' && Date.now() < deadline; ) {
