@@ -12,9 +12,8 @@ import { admitApiKeyRequests } from './admission';
 import type { AdmissionService } from '../domain/limits/admission';
 import { keyPrincipal, requireApiKey } from './auth';
 import { accessLogRecord } from './http';
-import { walletKeyRequired } from './models';
 import { discardRemainingBody, isMultipart, readMultipart, type MultipartForm, type MultipartLimits } from './multipart';
-import { ApiError } from '../domain/shared/errors';
+import { ApiError, unsupportedMediaType, walletKeyRequired } from '../domain/shared/errors';
 
 export interface ImagesRouterDeps {
   auth: AuthService;
@@ -39,7 +38,7 @@ export function imagesRouter(deps: ImagesRouterDeps): Router {
 
   router.post('/images/generations', ...gate, async (req, res, next) => {
     prepaidOnly(res);
-    if (isMultipart(req)) throw new ApiError(415, 'unsupported_media_type', 'Image generations take a JSON body (Content-Type: application/json); uploads go to /v1/images/edits.');
+    if (isMultipart(req)) throw unsupportedMediaType('Image generations take a JSON body (Content-Type: application/json); uploads go to /v1/images/edits.');
     next();
   }, deps.jsonBody, async (req: Request, res: Response) => {
     await answer(deps, res, decodeGenerationBody(req.body));

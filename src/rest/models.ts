@@ -1,12 +1,10 @@
 import { Router, type RequestHandler, type Response } from 'express';
 import { renderImageModelList, renderModel, renderTextModelList, renderVideoModelList, type Catalog } from '../domain/catalog';
 import { modelAccessFor } from '../domain/catalog/vendors';
-import { ApiError } from '../domain/shared/errors';
+import { walletKeyRequired } from '../domain/shared/errors';
 import type { AuthService } from '../domain/accounts/auth';
 import { keyPrincipal, requireApiKey } from './auth';
 
-export const walletKeyRequired = () =>
-  new ApiError(403, 'api_wallet_key_required', 'Image and video endpoints need a prepaid API key; plan-billed keys cannot use them.');
 
 /** GET /models, /models/{id}, /images/models, /videos/models: only what the key can use, prices for prepaid keys. */
 export function modelsRouter(auth: AuthService, catalog: Catalog, configuredVendors: ReadonlySet<string>, admitRequest: RequestHandler): Router {

@@ -2,16 +2,18 @@ import { Router, type Request, type RequestHandler, type Response } from 'expres
 import rangeParser from 'range-parser';
 import type { AuthService } from '../domain/accounts/auth';
 import { sniffImageFormat, IMAGE_MIME_TYPES } from '../domain/shared/image-bytes';
-import { ApiError, badRequest } from '../domain/shared/errors';
+import { badRequest, rangeNotSatisfiable, walletKeyRequired } from '../domain/shared/errors';
+import { pageCursor, pageSize } from '../domain/shared/pages';
+import { refuseUnknownFields } from '../protocols/decode-fields';
 import { VIDEO_INPUT_ROLES, type VideoInputImage, type VideoInputRole, type VideoStorage } from '../domain/videos/ports';
 import { parseIdempotencyKey, VIDEO_CREATE_FIELDS, type VideoCreateFields } from '../domain/videos/rules';
-import { walletKeyRequired, type VideoService } from '../domain/videos/service';
+import type { VideoService } from '../domain/videos/service';
 import type { VideoListQuery } from '../domain/videos/repository';
 import { toVideoDeletedObject, toVideoListObject, toVideoObject } from '../protocols/openai-videos/encode-answer';
 import { keyPrincipal, requireApiKey } from './auth';
 import { admitApiKeyRequests } from './admission';
 import type { AdmissionService } from '../domain/limits/admission';
-import { accessLogRecord, bodyObject, readJsonBody, rejectUnknownFields, setHeaders } from './http';
+import { accessLogRecord, bodyObject, readJsonBody, setHeaders } from './http';
 import { fieldValues, isMultipart, readMultipart, type MultipartLimits } from './multipart';
 
 export interface VideosRouterDeps {
@@ -84,7 +86,7 @@ function sendRange(req: Request, res: Response, storage: VideoStorage, key: stri
   const ranges = header ? rangeParser(size, header, { combine: true }) : -2;
   if (ranges === -1) {
     res.setHeader('content-range', `bytes */${size}`);
-    throw new ApiError(416, 'range_not_satisfiable', `Range: no part of '${header}' lies within the ${size} bytes of the video.`, { field: 'Range', size });
+    throw rangeNotSatisfiable(String(header), size);
   }
   // Several ranges would need a multipart/byteranges answer; the whole file is a valid answer too.
   const range = ranges !== -2 && ranges.type === 'bytes' && ranges.length === 1 ? ranges[0]! : null;
@@ -105,7 +107,7 @@ function sendRange(req: Request, res: Response, storage: VideoStorage, key: stri
 /** The JSON body, read here after authentication (unless an app-wide parser already read it). */
 async function readJson(req: Request, limitBytes: number): Promise<{ fields: VideoCreateFields; inputs: VideoInputImage[] }> {
   const body = bodyObject(req.readableEnded ? req.body : await readJsonBody(req, limitBytes));
-  rejectUnknownFields(body, VIDEO_CREATE_FIELDS);
+  refuseUnknownFields(Object.keys(body), VIDEO_CREATE_FIELDS);
   return { fields: body, inputs: [] };
 }
 
@@ -118,8 +120,8 @@ const roleOf = (field: string): VideoInputRole | null => {
 async function readForm(req: Request, limits: MultipartLimits): Promise<{ fields: VideoCreateFields; inputs: VideoInputImage[] }> {
   const form = await readMultipart(req, limits);
   const fields: Record<string, string> = {};
+  refuseUnknownFields(form.fields.map((field) => field.name), VIDEO_CREATE_FIELDS);
   for (const { name } of form.fields) {
-    if (!(VIDEO_CREATE_FIELDS as readonly string[]).includes(name)) throw badRequest(`Unsupported field: ${name}`, { fields: [name] });
     const values = fieldValues(form, name);
     if (values.length > 1) throw badRequest(`${name} must be sent once`, { field: name });
     fields[name] = values[0]!;
@@ -138,12 +140,6 @@ async function readForm(req: Request, limits: MultipartLimits): Promise<{ fields
 
 function listQuery(req: Request): VideoListQuery {
   const { limit, order, after } = req.query;
-  let parsedLimit = 20;
-  if (limit !== undefined) {
-    parsedLimit = typeof limit === 'string' && /^\d{1,4}$/.test(limit) ? Number(limit) : NaN;
-    if (!(parsedLimit >= 1 && parsedLimit <= 100)) throw badRequest('limit must be an integer from 1 to 100', { field: 'limit' });
-  }
   if (order !== undefined && order !== 'asc' && order !== 'desc') throw badRequest("order must be 'asc' or 'desc'", { field: 'order' });
-  if (after !== undefined && typeof after !== 'string') throw badRequest('after must be a video id', { field: 'after' });
-  return { limit: parsedLimit, order: order ?? 'desc', after: (after as string | undefined) ?? null };
+  return { limit: pageSize(limit), order: order ?? 'desc', after: pageCursor(after) };
 }

@@ -143,7 +143,7 @@ describe('refusals before anything is reserved', () => {
     }
     const cursor = await call(`${t.url}/v1/videos?after=%00`, { token: apiKey });
     expect(cursor.status).toBe(400);
-    expect(cursor.body.error.message).toContain('after');
+    expect(cursor.body.error.details).toEqual({ field: 'after' });
   });
 
   test('a plan-billed key is 403 api_wallet_key_required on every video path', async () => {

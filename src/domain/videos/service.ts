@@ -6,7 +6,7 @@ import { resolveModelId } from '../catalog/resolve';
 import type { Catalog, VideoModel } from '../catalog/types';
 import { modelAccessFor } from '../catalog/vendors';
 import type { Clock } from '../shared/clock';
-import { ApiError, badRequest, notFound } from '../shared/errors';
+import { badRequest, idempotencyConflict, notFound, unavailable, videoExpired, videoNotReady, walletKeyRequired } from '../shared/errors';
 import type { IdGenerator } from '../shared/ids';
 import type { VideoInputImage, VideoJobQueue, VideoStorage } from './ports';
 import {
@@ -53,11 +53,6 @@ export interface VideoPage {
   lastId: string | null;
   hasMore: boolean;
 }
-
-export const walletKeyRequired = () =>
-  new ApiError(403, 'api_wallet_key_required', 'Image and video endpoints need a prepaid API key; plan-billed keys cannot use them.');
-const idempotencyConflict = () =>
-  new ApiError(409, 'idempotency_conflict', 'This Idempotency-Key was already used with a different request body.', { field: 'Idempotency-Key' });
 
 /** The hold outlives the deadline a little, so the job (not the sweeper) decides its fate. */
 const HOLD_GRACE_MS = 10 * 60_000;
@@ -109,7 +104,7 @@ export class VideoService {
       if (video) return { video, replayed: true, routedFrom };
     }
     // Only when requests with this key keep failing as fast as they are retried.
-    throw new ApiError(503, 'unavailable', 'Other requests with this Idempotency-Key are still being refused; retry shortly.', { field: 'Idempotency-Key' });
+    throw unavailable('Other requests with this Idempotency-Key are still being refused; retry shortly.');
   }
 
   /**
@@ -203,7 +198,7 @@ export class VideoService {
   async delete(accountId: string, videoId: string): Promise<VideoView> {
     const row = await this.ownRow(accountId, videoId);
     if (row.status === 'queued' || row.status === 'in_progress') {
-      throw new ApiError(409, 'video_not_ready', `The video '${videoId}' is ${row.status}; it can be deleted once it is completed or failed.`, { status: row.status });
+      throw videoNotReady(`The video '${videoId}' is ${row.status}; it can be deleted once it is completed or failed.`, row.status);
     }
     // The file first: a failure here leaves the job as it was, and the client can retry.
     await this.deps.storage.delete(contentKey(videoId));
@@ -212,8 +207,8 @@ export class VideoService {
     return toVideoView(deleted);
   }
 
-  async list(accountId: string, query: VideoListQuery, fields = { after: 'after' }): Promise<VideoPage> {
-    if (query.after !== null && !isVideoId(query.after)) throw badRequest(`${fields.after} must be a video id`, { field: fields.after });
+  async list(accountId: string, query: VideoListQuery): Promise<VideoPage> {
+    if (query.after !== null && !isVideoId(query.after)) throw badRequest('The page cursor must be a video id', { field: 'page.after' });
     const rows = await listVideoRows(this.deps.orm.em.fork(), accountId, query);
     const data = rows.slice(0, query.limit).map(toVideoView);
     return { data, firstId: data[0]?.id ?? null, lastId: data.at(-1)?.id ?? null, hasMore: rows.length > query.limit };
@@ -226,9 +221,9 @@ export class VideoService {
   async content(accountId: string, videoId: string): Promise<{ key: string; size: number }> {
     const row = await this.ownRow(accountId, videoId);
     if (row.status !== 'completed') {
-      throw new ApiError(409, 'video_not_ready', `The video '${videoId}' is ${row.status}; its content exists once it is completed.`, { status: row.status });
+      throw videoNotReady(`The video '${videoId}' is ${row.status}; its content exists once it is completed.`, row.status);
     }
-    const expired = () => new ApiError(410, 'video_expired', `The content of video '${videoId}' was deleted after its retention period.`, { expired_at: row.expires_at ? Math.floor(new Date(row.expires_at).getTime() / 1000) : null });
+    const expired = () => videoExpired(videoId, row.expires_at ? new Date(row.expires_at) : null);
     if (row.content_deleted_at !== null || (row.expires_at !== null && new Date(row.expires_at) <= this.deps.clock.now())) throw expired();
     const size = await this.deps.storage.size(contentKey(videoId));
     if (size === null) throw expired();
