@@ -1,5 +1,5 @@
 import type { AuthService } from '../domain/accounts/auth';
-import type { OperatorPrincipal, SessionPrincipal } from '../domain/shared/principal';
+import { bearerCredential, type OperatorPrincipal, type SessionPrincipal } from '../domain/shared/principal';
 import type { AccountService } from '../domain/accounts/service';
 import type { BillingService } from '../domain/billing/service';
 import type { KeyService } from '../domain/keys/service';
@@ -33,12 +33,11 @@ export interface GraphqlContext {
 /** Reads `Authorization: Bearer …` (HTTP header or graphql-ws `connectionParams.authorization`). */
 export async function buildContext(services: GraphqlServices, authorization: unknown, connection: { feeds?: SessionFeeds; clientAddress?: string } = {}): Promise<GraphqlContext> {
   const base = { services, feeds: connection.feeds ?? null, clientAddress: connection.clientAddress };
-  const header = typeof authorization === 'string' ? authorization : '';
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  if (!header) return { ...base, principal: null, authError: null };
-  if (!match) return { ...base, principal: null, authError: invalidToken('Send the credential as Bearer <token>.') };
+  if (typeof authorization !== 'string' || authorization === '') return { ...base, principal: null, authError: null };
+  const token = bearerCredential(authorization);
+  if (!token) return { ...base, principal: null, authError: invalidToken('Send the credential as Bearer <token>.') };
   try {
-    return { ...base, principal: await services.auth.authenticateSessionOrOperator(match[1]), authError: null };
+    return { ...base, principal: await services.auth.authenticateSessionOrOperator(token), authError: null };
   } catch (error) {
     if (error instanceof ApiError) return { ...base, principal: null, authError: error };
     throw error;

@@ -10,5 +10,10 @@ export const REST_FIELD_NAMES: FieldNames = {
   'key.expiresAt': 'expires_at',
   'page.after': 'after',
   'page.limit': 'limit',
+  'video.prompt': 'prompt',
+  'video.seconds': 'seconds',
+  'video.size': 'size',
+  'video.resolution': 'resolution',
+  'video.ratio': 'ratio',
   'video.idempotencyKey': 'Idempotency-Key',
 };

@@ -115,7 +115,7 @@ describe('refusals before anything is reserved', () => {
     const answer = await create(apiKey, body);
     expect(answer.status).toBe(400);
     expect(answer.body.error.code).toBe('bad_request');
-    expect(answer.body.error.message).toContain(field);
+    expect(answer.body.error.details.field).toBe(field);
     expect(await count('select count(*)::int as n from holds where account_id = $1', [accountId])).toBe(0);
     expect(await count('select count(*)::int as n from videos where account_id = $1', [accountId])).toBe(0);
   });

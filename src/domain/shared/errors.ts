@@ -90,6 +90,11 @@ export const FIELD_KEYS = [
   'funds.amount',
   'autoTopUp.threshold',
   'autoTopUp.amount',
+  'video.prompt',
+  'video.seconds',
+  'video.size',
+  'video.resolution',
+  'video.ratio',
   'video.idempotencyKey',
 ] as const;
 export type FieldKey = (typeof FIELD_KEYS)[number];

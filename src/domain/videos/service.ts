@@ -1,19 +1,19 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { KeyPrincipal } from '../shared/principal';
+import { requirePrepaidKey, type KeyPrincipal } from '../shared/principal';
 import { mediaCostMicro } from '../billing/pricing';
 import type { BillingService } from '../billing/service';
 import { resolveModelId } from '../catalog/resolve';
 import type { Catalog, VideoModel } from '../catalog/types';
 import { modelAccessFor } from '../catalog/vendors';
 import type { Clock } from '../shared/clock';
-import { badRequest, idempotencyConflict, notFound, unavailable, videoExpired, videoNotReady, walletKeyRequired } from '../shared/errors';
+import { badRequest, idempotencyConflict, notFound, unavailable, videoExpired, videoNotReady } from '../shared/errors';
 import type { IdGenerator } from '../shared/ids';
 import type { VideoInputImage, VideoJobQueue, VideoStorage } from './ports';
 import {
   claimIdempotencyKey, dropIdempotencyClaim, findIdempotencyClaim, findVideo, insertVideo, listVideoRows, markDeleted, markFailed,
   type IdempotencyClaim, type StoredInput, type VideoListQuery, type VideoRow,
 } from './repository';
-import { IDEMPOTENCY_KEY_TTL_MS, isVideoId, requestHash, requireModelField, validateVideoRequest, type ValidVideoRequest, type VideoCreateFields } from './rules';
+import { IDEMPOTENCY_KEY_TTL_MS, isVideoId, requestHash, validateVideoRequest, type ValidVideoRequest, type VideoRequestInput } from './rules';
 import type { VideoJobSlots } from './slots';
 import { TOPIC_VIDEO_UPDATED, type EventBus, type VideoView } from '../shared/events';
 import { toVideoView } from './view';
@@ -34,8 +34,7 @@ export interface VideoServiceDeps {
 }
 
 export interface VideoCreateInput {
-  fields: VideoCreateFields;
-  inputs: readonly VideoInputImage[];
+  request: VideoRequestInput;
   idempotencyKey: string | null;
 }
 
@@ -73,20 +72,20 @@ export class VideoService {
   constructor(private readonly deps: VideoServiceDeps) {}
 
   async create(principal: KeyPrincipal, input: VideoCreateInput): Promise<VideoCreated> {
-    if (principal.kind !== 'prepaid') throw walletKeyRequired();
-    const sentModel = requireModelField(input.fields);
+    requirePrepaidKey(principal);
+    const { modelId: sentModel, inputs } = input.request;
     const { model, routedFrom } = resolveModelId(this.deps.catalog, sentModel, 'video', modelAccessFor(principal, this.deps.configuredVendors));
-    const request = validateVideoRequest(model, input.fields, input.inputs);
+    const request = validateVideoRequest(model, input.request, inputs);
     if (input.idempotencyKey === null) {
-      return { video: await this.start(principal, model, request, input.inputs, this.deps.ids.next('vid')), replayed: false, routedFrom };
+      return { video: await this.start(principal, model, request, inputs, this.deps.ids.next('vid')), replayed: false, routedFrom };
     }
-    const hash = requestHash(sentModel, request, input.inputs);
+    const hash = requestHash(sentModel, request, inputs);
     const em = this.deps.orm.em.fork();
     for (let attempt = 0; attempt < MAX_CLAIM_ATTEMPTS; attempt++) {
       const claim: IdempotencyClaim = { account_id: principal.accountId, idempotency_key: input.idempotencyKey, request_hash: hash, video_id: this.deps.ids.next('vid'), created_at: this.deps.clock.now() };
       if (await claimIdempotencyKey(em, claim)) {
         try {
-          return { video: await this.start(principal, model, request, input.inputs, claim.video_id), replayed: false, routedFrom };
+          return { video: await this.start(principal, model, request, inputs, claim.video_id), replayed: false, routedFrom };
         } catch (error) {
           // Nothing was created: the key is free again (for a retry after a top-up, say).
           await dropIdempotencyClaim(em, claim.account_id, claim.idempotency_key, claim.video_id);
