@@ -204,7 +204,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   // Images: their own vendor client, whose timeouts allow the minutes an image can take.
   const imageTimeouts = { connectMs: config.vendorTimeouts.connectMs, headersMs: config.imageVendorTimeoutMs, bodyIdleMs: config.imageVendorTimeoutMs };
   const imageProviders = createImageProviders(vendors, { http: { timeouts: imageTimeouts } });
-  const images = new ImageService({ providers: imageProviders, billing, clock, metrics: metrics ?? undefined });
+  const images = new ImageService({ providers: imageProviders, catalog, configuredVendors, billing, clock, metrics: metrics ?? undefined });
   const services: Services = { orm, clock, ids, bus, auth, accounts, keys, billing, catalog, vendors, admission, videos, videoRunner, videoSweeper };
 
   let inFlight = 0;
@@ -232,7 +232,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
       sessionsRouter(auth, jsonBodies),
       keysRouter(auth, keys, jsonBodies),
       modelsRouter(auth, catalog, configuredVendors, admitApiKeyRequests(admission)),
-      imagesRouter({ auth, admission, catalog, configuredVendors, images, clock, uploadLimits: { ...DEFAULT_MULTIPART_LIMITS, ...config.uploads }, jsonBody: jsonBodies }),
+      imagesRouter({ auth, admission, images, clock, uploadLimits: { ...DEFAULT_MULTIPART_LIMITS, ...config.uploads }, jsonBody: jsonBodies }),
       videosRouter({ auth, admission, videos, storage: videoStorage, uploads: { ...config.uploads, maxFields: 16, maxFieldBytes: 64 * 1024 }, maxJsonBodyBytes: config.maxJsonBodyBytes }),
       openApiRouter(),
     ],

@@ -4,7 +4,8 @@ import type { BillingService } from '../domain/billing/service';
 import type { HoldView, KeyMonthSpendView, UsageRecordView } from '../domain/billing/queries';
 import { parseMonthKey } from '../domain/billing/queries';
 import { badRequest } from '../domain/shared/errors';
-import { parseMicroString } from '../domain/shared/money';
+import { requireMicroString } from '../domain/shared/money';
+import { pageSize } from '../domain/shared/pages';
 import { parseIsoTimestamp, requireSession, type GraphqlContext } from './context';
 
 /**
@@ -135,20 +136,14 @@ const toAutoTopUpType = (s: AutoTopUpSettings): AutoTopUpType => ({
   amountMicro: s.amountMicro?.toString() ?? null,
 });
 
-function parseMicro(value: string, field: string): bigint {
-  const micro = parseMicroString(value);
-  if (micro === undefined) throw badRequest(`${field} must be a decimal string of micro-dollars`);
-  return micro;
-}
-
 /** Both set: on; both null (or no input): off; one of them alone is refused. */
 function parseAutoTopUpInput(input: AutoTopUpInput | null): { thresholdMicro: bigint; amountMicro: bigint } | null {
   const threshold = input?.thresholdMicro ?? null;
   const amount = input?.amountMicro ?? null;
   if (threshold === null && amount === null) return null;
-  if (threshold === null) throw badRequest('input.thresholdMicro is required when input.amountMicro is set (both null turns automatic top-up off)');
-  if (amount === null) throw badRequest('input.amountMicro is required when input.thresholdMicro is set (both null turns automatic top-up off)');
-  return { thresholdMicro: parseMicro(threshold, 'input.thresholdMicro'), amountMicro: parseMicro(amount, 'input.amountMicro') };
+  if (threshold === null) throw badRequest('Top-up threshold is required with a top-up amount (neither turns automatic top-up off)', { field: 'autoTopUp.threshold' });
+  if (amount === null) throw badRequest('Top-up amount is required with a top-up threshold (neither turns automatic top-up off)', { field: 'autoTopUp.amount' });
+  return { thresholdMicro: requireMicroString(threshold, 'Top-up threshold', 'autoTopUp.threshold'), amountMicro: requireMicroString(amount, 'Top-up amount', 'autoTopUp.amount') };
 }
 
 @Resolver()
@@ -166,7 +161,7 @@ export class BillingResolver {
     @Ctx() ctx: BillingGraphqlContext,
   ): Promise<KeyMonthSpendType> {
     const session = requireSession(ctx);
-    const monthKey = month === null || month === undefined ? undefined : parseMonthKey(month, 'month');
+    const monthKey = month === null || month === undefined ? undefined : parseMonthKey(month);
     return toKeyMonthSpendType(await ctx.services.billing.getKeyMonthSpend(session.accountId, keyId, monthKey));
   }
 
@@ -180,16 +175,11 @@ export class BillingResolver {
     @Ctx() ctx: BillingGraphqlContext,
   ): Promise<UsageRecordPageType> {
     const session = requireSession(ctx);
-    const limit = first ?? 20;
-    if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw badRequest('first must be from 1 to 100');
+    const limit = pageSize(first);
     const fromAt = parseIsoTimestamp(from, 'from');
     const toAt = parseIsoTimestamp(to, 'to');
-    if (fromAt && toAt && fromAt > toAt) throw badRequest('from must not be after to');
-    const page = await ctx.services.billing.listUsageRecords(
-      session.accountId,
-      { limit, after: after ?? null, keyId: keyId ?? null, from: fromAt, to: toAt },
-      { after: 'after', keyId: 'keyId' },
-    );
+    if (fromAt && toAt && fromAt > toAt) throw badRequest('from must not be after to', { field: 'from' });
+    const page = await ctx.services.billing.listUsageRecords(session.accountId, { limit, after: after ?? null, keyId: keyId ?? null, from: fromAt, to: toAt });
     return { data: page.data.map(toUsageRecordType), firstId: page.firstId, lastId: page.lastId, hasMore: page.hasMore };
   }
 
@@ -203,6 +193,6 @@ export class BillingResolver {
   async setAutoTopUp(@Arg('input', () => AutoTopUpInput, { nullable: true }) input: AutoTopUpInput | null, @Ctx() ctx: BillingGraphqlContext): Promise<AutoTopUpType> {
     const session = requireSession(ctx);
     const settings = parseAutoTopUpInput(input ?? null);
-    return toAutoTopUpType(await ctx.services.billing.setAutoTopUp(session.accountId, settings, { threshold: 'input.thresholdMicro', amount: 'input.amountMicro' }));
+    return toAutoTopUpType(await ctx.services.billing.setAutoTopUp(session.accountId, settings));
   }
 }

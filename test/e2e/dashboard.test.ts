@@ -140,7 +140,7 @@ suite('the dashboard in a real browser', () => {
     // The API's own refusal is shown as it is.
     await card.getByLabel('Monthly limit ($)').fill('0.50');
     await card.getByRole('button', { name: 'Set limit' }).click();
-    await hasText(card.getByRole('alert'), 'input.monthlySpendLimitMicro must be from 1000000 ($1) to 100000000000 ($100,000) micro-dollars');
+    await hasText(card.getByRole('alert'), 'Monthly limit must be between $1 and $100,000');
     await card.getByLabel('Monthly limit ($)').fill('1.50');
     await card.getByRole('button', { name: 'Set limit' }).click();
     await hasText(card.getByTestId('key-spend'), 'This month: $0.00 of $1.50');

@@ -6,7 +6,7 @@ import type { HoldPurpose } from './entities';
 import { chargeWithinHold } from './pricing';
 import { retryDeadlocks } from '../shared/sql';
 import { LeaseOpWriter, type SettlementBacklog } from './lease-op-writer';
-import { ApiError } from '../shared/errors';
+import { unavailable } from '../shared/errors';
 import { maxBig, settleOpOf, sharesConstraint, type Budget, type Lease, type LeasedHold, type OpenHold } from './lease-budgets';
 import type { LeaseOp, LeaseOpResult, LeaseStore } from './lease-store';
 import { DEFAULT_HOLD_TTL_MS, type BillingPrincipal, type ReleaseInput, type RefusalReason, type SettleInput } from './hold-requests';
@@ -54,7 +54,7 @@ const BACKLOG_WAIT_MS = 2_000;
 
 export { TOPIC_BUDGET_PRESSURE };
 
-const settlementBehind = () => new ApiError(503, 'unavailable', 'Charges are being written more slowly than requests arrive; nothing was charged. Retry shortly.', {}, { 'retry-after': '1' });
+const settlementBehind = () => unavailable('Charges are being written more slowly than requests arrive; nothing was charged. Retry shortly.', { 'retry-after': '1' });
 
 export interface LeasedHoldRequest {
   principal: BillingPrincipal;

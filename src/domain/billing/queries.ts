@@ -87,8 +87,8 @@ export function monthResetsAt(month: string): Date {
   return new Date(Date.UTC(Number(match[1]), Number(match[2]), 1));
 }
 
-export function parseMonthKey(value: string, field: string): string {
-  if (!MONTH_KEY.test(value)) throw badRequest(`${field} must be a UTC month as YYYY-MM`);
+export function parseMonthKey(value: string): string {
+  if (!MONTH_KEY.test(value)) throw badRequest('Month must be a UTC month written YYYY-MM', { field: 'usage.month' });
   return value;
 }
 
@@ -211,12 +211,12 @@ const toUsageView = (row: UsageRow): UsageRecordView => ({
  * range. The cursor is a record id; its (created_at, id) position is looked up, so pages stay
  * stable while new records arrive.
  */
-export async function listUsageRecords(em: EntityManager, accountId: string, filter: UsageFilter, fields = { after: 'after', keyId: 'keyId' }): Promise<UsageRecordPage> {
+export async function listUsageRecords(em: EntityManager, accountId: string, filter: UsageFilter): Promise<UsageRecordPage> {
   const where = ['account_id = ?'];
   const params: (string | number)[] = [accountId];
   if (filter.keyId !== null) {
     const [key] = await sqlRows(em, 'select id from api_keys where id = ? and account_id = ?', [filter.keyId, accountId]);
-    if (!key) throw notFound(`No key '${filter.keyId}' in this account (${fields.keyId}).`);
+    if (!key) throw notFound(`No key '${filter.keyId}' in this account.`, { field: 'usage.keyId' });
     where.push('key_id = ?');
     params.push(filter.keyId);
   }
@@ -230,7 +230,7 @@ export async function listUsageRecords(em: EntityManager, accountId: string, fil
   }
   if (filter.after !== null) {
     const [anchor] = await sqlRows<{ created_at: Date }>(em, 'select created_at from usage_records where id = ? and account_id = ?', [filter.after, accountId]);
-    if (!anchor) throw badRequest(`${fields.after} must be the id of a usage record of this account`);
+    if (!anchor) throw badRequest('The page cursor must be the id of a usage record of this account', { field: 'page.after' });
     where.push('(created_at, id) < (?::timestamptz, ?)');
     params.push(new Date(anchor.created_at).toISOString(), filter.after);
   }
