@@ -13,6 +13,8 @@ import { KeyService } from './domain/keys/service';
 import { BillingService, type Overage } from './domain/billing/service';
 import { SandboxPaymentPort, type PaymentPort } from './domain/billing/payments';
 import { HoldSweeper } from './domain/billing/sweeper';
+import { RequestLogUpkeep } from './domain/usage/upkeep';
+import { pgRequestLogPartitions } from './infra/pg-request-log-partitions';
 import { BudgetLeases } from './domain/billing/leases';
 import { pgLeaseStore } from './infra/pg-lease-store';
 import { pgSqlRunner } from './infra/sql-runner';
@@ -162,6 +164,13 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
     onSwept: (released) => log.info({ released }, 'released expired holds'),
   });
   sweeper.start();
+  // The request log's monthly partitions: made ahead of their rows, dropped past retention.
+  const requestLogUpkeep = new RequestLogUpkeep(pgRequestLogPartitions(orm), clock, {
+    retentionMonths: config.requestLogRetentionMonths,
+    onChange: (change) => log.info({ partition: change.partition }, `request log partition ${change.action}`),
+    onError: (err) => log.error({ err }, 'request log upkeep failed'),
+  });
+  await requestLogUpkeep.start();
   const providers = createProviderRegistry(vendors, { http: { timeouts: config.vendorTimeouts } });
   const configuredVendors = new Set(vendors.keys());
   // Lease takes and the batch writer each get their own connections (see BudgetLeases).
@@ -274,6 +283,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
       await billingSql.close();
       await batchSql.close();
       await sweeper.stop();
+      await requestLogUpkeep.stop();
       await providers.close();
       await imageProviders.close();
       await videoProviders.close();
