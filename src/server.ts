@@ -14,6 +14,7 @@ import { BillingService, type Overage } from './domain/billing/service';
 import { SandboxPaymentPort, type PaymentPort } from './domain/billing/payments';
 import { HoldSweeper } from './domain/billing/sweeper';
 import { RequestLogUpkeep } from './domain/usage/upkeep';
+import { UsageService } from './domain/usage/service';
 import { pgRequestLogPartitions } from './infra/pg-request-log-partitions';
 import { BudgetLeases } from './domain/billing/leases';
 import { pgLeaseStore } from './infra/pg-lease-store';
@@ -106,6 +107,7 @@ export interface Services {
   videos: VideoService;
   videoRunner: VideoJobRunner;
   videoSweeper: VideoSweeper;
+  usage: UsageService;
 }
 
 export interface Tollgate {
@@ -214,7 +216,8 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   const imageTimeouts = { connectMs: config.vendorTimeouts.connectMs, headersMs: config.imageVendorTimeoutMs, bodyIdleMs: config.imageVendorTimeoutMs };
   const imageProviders = createImageProviders(vendors, { http: { timeouts: imageTimeouts } });
   const images = new ImageService({ providers: imageProviders, billing, clock, metrics: metrics ?? undefined });
-  const services: Services = { orm, clock, ids, bus, auth, accounts, keys, billing, catalog, vendors, admission, videos, videoRunner, videoSweeper };
+  const usage = new UsageService(orm, clock);
+  const services: Services = { orm, clock, ids, bus, auth, accounts, keys, billing, catalog, vendors, admission, videos, videoRunner, videoSweeper, usage };
 
   let inFlight = 0;
   const track = (res: ServerResponse) => {
@@ -225,7 +228,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   // so the balancer, not Tollgate, closes them: otherwise a request sent on a connection that
   // Tollgate closes at that moment fails with "other side closed".
   const httpServer = createServer({ keepAliveTimeout: 65_000 });
-  const graphql = await mountGraphql(httpServer, { auth, accounts, keys, billing, bus, videos }, log, { introspection: config.graphqlIntrospection, feeds });
+  const graphql = await mountGraphql(httpServer, { auth, accounts, keys, billing, bus, videos, usage }, log, { introspection: config.graphqlIntrospection, feeds });
   // Express routes read JSON bodies after authenticating (rest/http.ts readJsonBody).
   const jsonBodies = jsonBody(config.maxJsonBodyBytes);
   const app = createRestApp({
