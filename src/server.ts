@@ -48,6 +48,7 @@ import { VideoJobSlots } from './domain/videos/slots';
 import { openVideoStorage } from './infra/video-storage';
 import { PgBossVideoQueue } from './infra/video-queue';
 import { createVideoProviderRegistry } from './providers/videos/registry';
+import { usageRouter } from './rest/usage';
 import { videosRouter } from './rest/videos';
 import { imagesRouter } from './rest/images';
 import { DEFAULT_MULTIPART_LIMITS } from './rest/multipart';
@@ -246,6 +247,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
       modelsRouter(auth, catalog, configuredVendors, admitApiKeyRequests(admission)),
       imagesRouter({ auth, admission, catalog, configuredVendors, images, clock, uploadLimits: { ...DEFAULT_MULTIPART_LIMITS, ...config.uploads }, jsonBody: jsonBodies }),
       videosRouter({ auth, admission, videos, storage: videoStorage, uploads: { ...config.uploads, maxFields: 16, maxFieldBytes: 64 * 1024 }, maxJsonBodyBytes: config.maxJsonBodyBytes }),
+      usageRouter({ auth, usage, billing, accounts, keys, admitRequest: admitApiKeyRequests(admission) }),
       openApiRouter(),
     ],
     root: [metricsRouter(auth, metrics)],

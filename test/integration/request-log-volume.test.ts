@@ -100,6 +100,30 @@ test('the request log pages through 100,000 requests by keyset: first, deep and 
   expect(failed.data.every((r: { status: string }) => r.status === 'failed')).toBe(true);
 }, 60_000);
 
+test('the CSV export streams all 100,000 requests, newest first, each once', async () => {
+  const res = await fetch(`${t.url}/v1/usage/requests.csv`, { headers: { authorization: `Bearer ${owner.sessionToken}` } });
+  expect(res.status).toBe(200);
+  let lines = 0;
+  let previous = '';
+  let ordered = true;
+  let rest = '';
+  const decoder = new TextDecoder();
+  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+    const parts = (rest + decoder.decode(chunk, { stream: true })).split('\r\n');
+    rest = parts.pop()!;
+    for (const line of parts) {
+      lines++;
+      if (lines === 1) continue;
+      const at = line.slice(0, 24);
+      if (previous !== '' && at > previous) ordered = false;
+      previous = at;
+    }
+  }
+  expect(rest).toBe('');
+  expect(lines).toBe(RECORDS + 1);
+  expect(ordered).toBe(true);
+}, 60_000);
+
 const partitionRows = async () =>
   (await db.query(
     `select c.relname as partition, count(u.*)::int as rows from pg_inherits i join pg_class c on c.oid = i.inhrelid

@@ -147,3 +147,64 @@ test('the ledger: the top-up and each charge, newest first, paginated, filtered 
   expect((await graphql(t.url, LEDGER, { kind: 'top_up' }, owner.sessionToken)).data.ledger.data).toHaveLength(1);
   expect((await graphql(t.url, LEDGER, { kind: 'gift' }, owner.sessionToken)).errors?.[0].message).toMatch(/^kind must be one of/);
 });
+
+/** RFC 4180 lines → cells (quoted cells may hold commas and doubled quotes; no line breaks in ours). */
+const csvCells = (line: string): string[] => [...line.matchAll(/("(?:[^"]|"")*"|[^,]*)(,|$)/g)].filter((m) => m.index! < line.length || m[1] !== '').map((m) => (m[1]!.startsWith('"') ? m[1]!.slice(1, -1).replace(/""/g, '"') : m[1]!));
+
+test('CSV export: every request of the filter as one line, newest first, the same figures as the log; refusals are envelopes', async () => {
+  const all = (await graphql(t.url, LOG, {}, owner.sessionToken)).data.requestLog.data;
+  const res = await fetch(`${t.url}/v1/usage/requests.csv`, { headers: { authorization: `Bearer ${owner.sessionToken}` } });
+  expect(res.status).toBe(200);
+  expect(res.headers.get('content-type')).toBe('text/csv; charset=utf-8');
+  expect(res.headers.get('content-disposition')).toMatch(/attachment; filename="requests.csv"/);
+  const lines = (await res.text()).split('\r\n').filter((l) => l !== '');
+  const header = csvCells(lines[0]!);
+  expect(header.slice(0, 3)).toEqual(['created_at', 'id', 'request_id']);
+  const rows = lines.slice(1).map((l) => Object.fromEntries(csvCells(l).map((v, i) => [header[i], v])));
+  expect(rows.map((r) => r.id)).toEqual(all.map((r: { id: string }) => r.id));
+  expect(rows[0]).toMatchObject({ key_name: 'beta', status: 'failed', cost_micro: '0', cost_usd: '0' });
+  expect(rows[1]!.cost_micro).toBe(all[1].costMicro);
+  expect(Number(rows[1]!.cost_usd) * 1e6).toBeCloseTo(Number(all[1].costMicro), 3);
+
+  const onlyA = await fetch(`${t.url}/v1/usage/requests.csv?key_id=${keyA.id}&status=ok`, { headers: { authorization: `Bearer ${owner.sessionToken}` } });
+  expect((await onlyA.text()).trim().split('\r\n')).toHaveLength(4);
+  const none = await fetch(`${t.url}/v1/usage/requests.csv?from=${Math.floor(Date.now() / 1000) + 3600}`, { headers: { authorization: `Bearer ${owner.sessionToken}` } });
+  expect((await none.text()).trim().split('\r\n')).toHaveLength(1);
+
+  for (const [query, status, message] of [['status=weird', 400, /^status must be one of/], ['from=yesterday', 400, /^from must be a Unix timestamp/], ['key_id=key_00000000000000000000000000', 404, /key_id/]] as const) {
+    const refused = await call(`${t.url}/v1/usage/requests.csv?${query}`, { token: owner.sessionToken });
+    expect(refused.status).toBe(status);
+    expect(refused.body.error.message).toMatch(message);
+  }
+  expect((await call(`${t.url}/v1/usage/requests.csv`, { token: keyA.secret })).status).toBe(403);
+  expect((await call(`${t.url}/v1/usage/requests.csv`)).status).toBe(401);
+});
+
+test('a key-formula cell is quoted as text in the CSV', async () => {
+  const odd = await createKey(t.url, owner.sessionToken, { name: '=HYPERLINK("x"),y' });
+  expect((await chat(odd.secret, 'six')).status).toBe(200);
+  expect(await eventually(async () => (await graphql(t.url, LOG, { filter: { keyId: odd.id } }, owner.sessionToken)).data.requestLog.data.length === 1)).toBe(true);
+  const text = await (await fetch(`${t.url}/v1/usage/requests.csv?key_id=${odd.id}`, { headers: { authorization: `Bearer ${owner.sessionToken}` } })).text();
+  expect(text).toContain(`,"'=HYPERLINK(""x""),y",`);
+});
+
+test('GET /v1/key: the key\'s own month spend, limit and what is left, and the account balance, with the key alone', async () => {
+  const limited = await createKey(t.url, owner.sessionToken, { name: 'limited', monthly_spend_limit_micro: '2000000' });
+  expect((await chat(limited.secret, 'seven')).status).toBe(200);
+  expect(await eventually(async () => (await call(`${t.url}/v1/key`, { token: limited.secret })).body.month_reserved_micro === '0')).toBe(true);
+  const status = await call(`${t.url}/v1/key`, { token: limited.secret });
+  expect(status.status).toBe(200);
+  const spent = BigInt(status.body.month_spent_micro);
+  expect(spent).toBeGreaterThan(0n);
+  expect(status.body).toMatchObject({
+    object: 'key', id: limited.id, name: 'limited', kind: 'prepaid', monthly_spend_limit_micro: '2000000',
+    month_settled_micro: spent.toString(), month_remaining_micro: (2_000_000n - spent).toString(), month: new Date().toISOString().slice(0, 7),
+  });
+  const account = (await graphql(t.url, '{ account { balanceMicro reservedMicro availableMicro } }', {}, owner.sessionToken)).data.account;
+  expect(status.body.account).toEqual({ balance_micro: account.balanceMicro, reserved_micro: account.reservedMicro, available_micro: account.availableMicro });
+  // Anthropic's clients send the key as x-api-key.
+  expect((await call(`${t.url}/v1/key`, { headers: { 'x-api-key': limited.secret } })).body.id).toBe(limited.id);
+  expect((await call(`${t.url}/v1/key`, { token: keyB.secret })).body).toMatchObject({ id: keyB.id, monthly_spend_limit_micro: null, month_remaining_micro: null });
+  expect((await call(`${t.url}/v1/key`, { token: 'tg-nonsense' })).status).toBe(401);
+  expect((await call(`${t.url}/v1/key`, { token: owner.sessionToken })).status).toBe(401);
+});
