@@ -87,6 +87,8 @@ export const FIELD_KEYS = [
   'usage.keyId',
   'usage.month',
   'usage.range',
+  'usage.from',
+  'usage.to',
   'funds.amount',
   'autoTopUp.threshold',
   'autoTopUp.amount',
