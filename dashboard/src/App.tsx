@@ -3,6 +3,7 @@ import { Provider, useMutation } from 'urql';
 import { createGraphqlClient, retryAfterSeconds } from './client';
 import { SignInDocument, SignOutDocument } from './generated/graphql';
 import { AccountPage } from './pages/AccountPage';
+import { LiveActivity } from './live';
 import { KeysPage } from './pages/KeysPage';
 import { SpendPage } from './pages/SpendPage';
 import { VideosPage } from './pages/VideosPage';
@@ -142,6 +143,7 @@ function Shell({ onSignedOut }: { onSignedOut: () => void }) {
           Sign out
         </button>
       </header>
+      <LiveActivity>
       <main id="main">
         <ErrorList error={signOutResult.error} />
         <h1 ref={heading} tabIndex={-1}>
@@ -153,6 +155,7 @@ function Shell({ onSignedOut }: { onSignedOut: () => void }) {
         {path === '/dashboard/videos' && <VideosPage />}
         {!page && <p>There is no such page. Choose one above.</p>}
       </main>
+      </LiveActivity>
     </>
   );
 }
