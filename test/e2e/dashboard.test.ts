@@ -255,6 +255,48 @@ suite('the dashboard in a real browser', () => {
     await hasText(card.getByTestId('key-spend'), 'This month: $0.00 (its limit was $5.00)');
   });
 
+  test('many keys are paged and searchable, and older events of a key are there on demand', async () => {
+    for (let i = 1; i <= 11; i++) {
+      const made = await call(`${t.url}/v1/keys`, { token: demo.session_token, body: { name: `many ${String(i).padStart(2, '0')}` } });
+      expect(made.status).toBe(201);
+      if (i === 1) {
+        // 24 limit changes: with its creation, 25 events, more than one page of them.
+        for (let change = 1; change <= 24; change++) {
+          const changed = await call(`${t.url}/v1/keys/${made.body.id}`, { method: 'PATCH', token: demo.session_token, body: { monthly_spend_limit_micro: String(1_000_000 * change) } });
+          expect(changed.status).toBe(200);
+        }
+      }
+    }
+    const all = (await graphql(t.url, '{ keys { id } }', {}, demo.session_token)).data.keys.length;
+    expect(all).toBeGreaterThan(12);
+    const cards = page.getByRole('list', { name: 'API keys' }).locator(':scope > li');
+    await hasText(page.getByTestId('keys-range'), `Keys 1–10 of ${all}`, undefined, 20_000);
+    await hasCount(cards, 10);
+    await page.getByRole('button', { name: 'Next keys' }).click();
+    await hasText(page.getByTestId('keys-range'), `Keys 11–${all} of ${all}`);
+    await hasCount(cards, all - 10);
+    // Search by name: nine of them start "many 0", so one page and no pager.
+    await page.getByLabel('Search keys').fill('many 0');
+    await hasCount(cards, 9);
+    await hasCount(page.getByTestId('keys-range'), 0);
+    await page.getByLabel('Search keys').fill('');
+    await page.getByLabel('Show').selectOption('revoked');
+    await hasCount(cards, 2);
+    await keyCard('revoked elsewhere').waitFor();
+    await page.getByLabel('Show').selectOption('all');
+
+    await page.getByLabel('Search keys').fill('many 01');
+    const card = keyCard('many 01');
+    await card.getByRole('button', { name: 'Events' }).click();
+    const events = card.getByRole('list', { name: 'Events of many 01' }).locator(':scope > li[data-kind]');
+    await hasCount(events, 20);
+    await card.getByRole('button', { name: 'Show older events' }).click();
+    await hasCount(events, 25);
+    await hasText(events.last(), /^Created as “many 01”, with no monthly limit\./);
+    await hasCount(card.getByRole('button', { name: 'Show older events' }), 0);
+    await page.getByLabel('Search keys').fill('');
+  });
+
   test('every page passes the accessibility rules (WCAG 2.1 AA, contrast included) on a desktop and a phone', async () => {
     // Desktop and phone in the light scheme, and the desktop in the dark one.
     for (const [width, colorScheme] of [[1100, 'light'], [360, 'light'], [1100, 'dark']] as const) {
@@ -270,6 +312,7 @@ suite('the dashboard in a real browser', () => {
     await page.emulateMedia({ colorScheme: 'light' });
     // The events of a revoked key are part of the Keys page too.
     await nav('Keys');
+    await page.getByLabel('Search keys').fill('e2e key');
     await keyCard('e2e key, renamed').getByRole('button', { name: 'Events' }).click();
     await keyCard('e2e key, renamed').getByText(/^Revoked:/).waitFor();
     expect(await accessibilityViolations(page)).toEqual([]);
