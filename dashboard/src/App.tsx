@@ -5,6 +5,7 @@ import { SignInDocument, SignOutDocument } from './generated/graphql';
 import { AccountPage } from './pages/AccountPage';
 import { LiveActivity } from './live';
 import { KeysPage } from './pages/KeysPage';
+import { RequestLogPage } from './pages/RequestLogPage';
 import { SpendPage } from './pages/SpendPage';
 import { VideosPage } from './pages/VideosPage';
 import { ErrorList } from './parts/ErrorList';
@@ -152,6 +153,7 @@ function Shell({ onSignedOut }: { onSignedOut: () => void }) {
         {path === '/dashboard' && <AccountPage />}
         {path === '/dashboard/keys' && <KeysPage />}
         {path === '/dashboard/spend' && <SpendPage />}
+        {path === '/dashboard/requests' && <RequestLogPage />}
         {path === '/dashboard/videos' && <VideosPage />}
         {!page && <p>There is no such page. Choose one above.</p>}
       </main>

@@ -42,14 +42,14 @@ export function KeysPage() {
               Search keys
               <input type="search" value={search} placeholder="name or prefix" onChange={(e) => { setSearch(e.target.value); setPageIndex(0); }} />
             </label>
-            <label>
-              Show
-              <select value={shown} onChange={(e) => { setShown(e.target.value as Shown); setPageIndex(0); }}>
+            <div className="field">
+              <label htmlFor="keys-shown">Show</label>
+              <select id="keys-shown" value={shown} onChange={(e) => { setShown(e.target.value as Shown); setPageIndex(0); }}>
                 <option value="all">all keys ({all.length})</option>
                 <option value="active">active keys ({all.length - revokedCount})</option>
                 <option value="revoked">revoked keys ({revokedCount})</option>
               </select>
-            </label>
+            </div>
           </form>
         )}
         {data && all.length > 0 && keys.length === 0 && <p>No key matches.</p>}
