@@ -30,6 +30,9 @@ import { modelsRouter } from './rest/models';
 import { textEndpoints } from './rest/text-endpoints';
 import { TextPipeline } from './domain/generation/pipeline';
 import { createProviderRegistry } from './providers/registry';
+import { DEFAULT_BREAKER, DeploymentHealth } from './domain/routing/health';
+import { Router } from './domain/routing/failover';
+import { StickyRoutes } from './domain/routing/affinity';
 import { TokenCounter } from './domain/generation/count-tokens';
 import type { Catalog } from './domain/catalog';
 import type { VendorEndpoint } from './domain/catalog/vendors';
@@ -162,7 +165,11 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
     onSwept: (released) => log.info({ released }, 'released expired holds'),
   });
   sweeper.start();
-  const providers = createProviderRegistry(vendors, { http: { timeouts: config.vendorTimeouts } });
+  // Deployments' health: per instance (shared through Redis in a later step).
+  const { routing } = config;
+  const health = new DeploymentHealth({ ...DEFAULT_BREAKER, failureThreshold: routing.failuresToCool, cooldownMs: routing.cooldownMs });
+  const router = new Router(health, new StickyRoutes(routing.stickyTtlMs), { maxAttempts: routing.maxAttempts, budgetMs: routing.budgetMs, firstByteTimeoutMs: routing.firstByteTimeoutMs });
+  const providers = createProviderRegistry(vendors, { http: { timeouts: config.vendorTimeouts }, router });
   const configuredVendors = new Set(vendors.keys());
   // Lease takes and the batch writer each get their own connections (see BudgetLeases).
   const billingSql = pgSqlRunner(options.databaseUrl, log, 4);
@@ -275,6 +282,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
       await batchSql.close();
       await sweeper.stop();
       await providers.close();
+      await health.close();
       await imageProviders.close();
       await videoProviders.close();
       closeVideoStorage();
