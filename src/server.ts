@@ -33,6 +33,9 @@ import { createProviderRegistry } from './providers/registry';
 import { DEFAULT_BREAKER, DeploymentHealth } from './domain/routing/health';
 import { Router } from './domain/routing/failover';
 import { StickyRoutes } from './domain/routing/affinity';
+import { splitHealthKey } from './domain/routing/failover';
+import { listDeployments } from './domain/routing/listing';
+import { openRedisSharedHealth } from './infra/redis-deployment-health';
 import { TokenCounter } from './domain/generation/count-tokens';
 import type { Catalog } from './domain/catalog';
 import type { VendorEndpoint } from './domain/catalog/vendors';
@@ -165,10 +168,15 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
     onSwept: (released) => log.info({ released }, 'released expired holds'),
   });
   sweeper.start();
-  // Deployments' health: per instance (shared through Redis in a later step).
+  // Deployments' health: shared by every instance through Redis when there is one, else per instance.
   const { routing } = config;
-  const health = new DeploymentHealth({ ...DEFAULT_BREAKER, failureThreshold: routing.failuresToCool, cooldownMs: routing.cooldownMs });
-  const router = new Router(health, new StickyRoutes(routing.stickyTtlMs), { maxAttempts: routing.maxAttempts, budgetMs: routing.budgetMs, firstByteTimeoutMs: routing.firstByteTimeoutMs });
+  const sharedHealth = config.redisUrl ? await openRedisSharedHealth(config.redisUrl, config.redisKeyPrefix, log) : null;
+  const health = new DeploymentHealth({ ...DEFAULT_BREAKER, failureThreshold: routing.failuresToCool, cooldownMs: routing.cooldownMs }, Date.now, sharedHealth, (key) => {
+    const [model, deployment] = splitHealthKey(key);
+    metrics?.routing.cooled(model, deployment);
+  });
+  const router = new Router(health, new StickyRoutes(routing.stickyTtlMs), { maxAttempts: routing.maxAttempts, budgetMs: routing.budgetMs, firstByteTimeoutMs: routing.firstByteTimeoutMs }, metrics?.routing);
+  metrics?.routing.watch({ deploymentStates: () => listDeployments(catalog, configuredVendors, health) });
   const providers = createProviderRegistry(vendors, { http: { timeouts: config.vendorTimeouts }, router });
   const configuredVendors = new Set(vendors.keys());
   // Lease takes and the batch writer each get their own connections (see BudgetLeases).
@@ -223,7 +231,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   // so the balancer, not Tollgate, closes them: otherwise a request sent on a connection that
   // Tollgate closes at that moment fails with "other side closed".
   const httpServer = createServer({ keepAliveTimeout: 65_000 });
-  const graphql = await mountGraphql(httpServer, { auth, accounts, keys, billing, bus, videos }, log, { introspection: config.graphqlIntrospection, feeds });
+  const graphql = await mountGraphql(httpServer, { auth, accounts, keys, billing, bus, videos, deployments: () => listDeployments(catalog, configuredVendors, health) }, log, { introspection: config.graphqlIntrospection, feeds });
   // Express routes read JSON bodies after authenticating (rest/http.ts readJsonBody).
   const jsonBodies = jsonBody(config.maxJsonBodyBytes);
   const app = createRestApp({

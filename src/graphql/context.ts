@@ -1,3 +1,4 @@
+import type { DeploymentListing } from '../domain/routing/listing';
 import type { AuthService } from '../domain/accounts/auth';
 import type { OperatorPrincipal, SessionPrincipal } from '../domain/shared/principal';
 import type { AccountService } from '../domain/accounts/service';
@@ -17,6 +18,8 @@ export interface GraphqlServices {
   billing: BillingService;
   bus: EventBus;
   videos: VideoService;
+  /** Every deployment of the routed models with its health (domain/routing/listing.ts). */
+  deployments(): DeploymentListing[];
 }
 
 /** Per operation: who is calling (or why the credential was refused) and the domain services. */

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startFakeAnthropic, type FakeAnthropic } from '../fakes/anthropic';
 import { startFakeOpenAI, type FakeOpenAIReply, type FakeVendor } from '../fakes/openai';
+import { ADMIN_TOKEN, graphql } from '../support/tollgate';
 import { eventually, expectChargedExactly, expectNothingCharged, requestId, settledMoneyOf, startTextHarness, textAccount, withId, type TextAccount, type TextHarness } from '../support/text';
 
 /**
@@ -88,6 +89,12 @@ beforeEach(() => {
 const ask = (model: string, id: string, stream = false) =>
   a.openai.chat.completions.create({ model, messages: [{ role: 'user', content: `Hi ${id}` }], max_tokens: 50, stream: stream as false }, withId(id)).withResponse();
 
+/** The deployment the request's usage record names. */
+async function servedBy(id: string): Promise<string | null> {
+  const { rows } = await h.db.query<{ deployment: string | null }>('select deployment from usage_records where request_id = $1', [id]);
+  return rows[0]?.deployment ?? null;
+}
+
 /** Input 12 at $1/M and output (the fake's text / 4, rounded up) at $2/M: what one answer from either deployment costs. */
 const chargeOf = (output: number) => BigInt(Math.round(12 * 1 + output * 2));
 
@@ -107,6 +114,7 @@ describe('failover before the first byte', () => {
     // The deployment's own model name went upstream.
     expect(west.lastRequest!.body.model).toBe('gpt-4o-mini-west');
     await expectChargedExactly(h, a, id, chargeOf(4));
+    expect(await servedBy(id)).toBe('openai_west');
   });
 
   test('a first deployment that sends nothing in time is abandoned for the second (streamed)', async () => {
@@ -189,6 +197,30 @@ describe('health', () => {
     await ask(model, requestId());
     expect(east.requests).toHaveLength(5);
     expect(west.requests).toHaveLength(8);
+  });
+
+  test('the operator sees each deployment\'s health (GraphQL) and the failovers and cooldowns (/metrics)', async () => {
+    const model = freshModel();
+    east.script({ status: 503, errorMessage: 'east is overloaded' });
+    for (let i = 0; i < 3; i++) await ask(model, requestId());
+    const listed = await graphql(h.t.url, '{ deployments { model deployment protocol vendorModelId priority configured state consecutiveFailures cooledUntilMs lastError } }', {}, ADMIN_TOKEN);
+    expect(listed.errors).toBeUndefined();
+    const mine = listed.data.deployments.filter((d: { model: string }) => d.model === model);
+    expect(mine).toEqual([
+      expect.objectContaining({ deployment: 'openai_east', protocol: 'openai', vendorModelId: 'gpt-4o-mini', priority: 0, configured: true, state: 'cooled', consecutiveFailures: 3, lastError: expect.stringContaining('east is overloaded') }),
+      expect.objectContaining({ deployment: 'openai_west', vendorModelId: 'gpt-4o-mini-west', priority: 1, state: 'closed', cooledUntilMs: null }),
+    ]);
+    expect(mine[0].cooledUntilMs).toBeGreaterThan(Date.now());
+    // Not for a session: operator only.
+    expect((await graphql(h.t.url, '{ deployments { model } }', {}, a.sessionToken)).errors?.[0]?.extensions.code).toBeDefined();
+
+    const text = await (await fetch(`${h.t.url}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).text();
+    const labels = `model="${model}",deployment="openai_east"`;
+    expect(text).toContain(`tollgate_routing_failovers_total{${labels}} 3`);
+    expect(text).toContain(`tollgate_routing_cooldowns_total{${labels}} 1`);
+    expect(text).toContain(`tollgate_routing_attempts_total{${labels},outcome="failed"} 3`);
+    expect(text).toContain(`tollgate_routing_attempts_total{model="${model}",deployment="openai_west",outcome="served"} 3`);
+    expect(text).toContain(`tollgate_routing_deployment_state{${labels}} 2`);
   });
 
   test("a 429 cools the deployment for its Retry-After, at once", async () => {

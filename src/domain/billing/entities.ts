@@ -217,4 +217,8 @@ export class UsageRecord {
 
   @Property({ type: 'timestamptz' })
   createdAt!: Date;
+
+  /** The deployment that served a routed model (docs/routing.md); null otherwise. */
+  @Property({ type: 'text', nullable: true })
+  deployment?: string | null;
 }

@@ -284,12 +284,12 @@ class OpenGeneration {
     let written: Promise<void>;
     if (outcome === null) {
       context.tokens?.settleTokens(0);
-      written = deps.budget.release(hold, { recordFailure: true, latencyMs, requestId: context.requestId });
+      written = deps.budget.release(hold, { recordFailure: true, latencyMs, requestId: context.requestId, deployment: this.deployment });
     } else {
       context.tokens?.settleTokens(outcome.usage.inputTokens + outcome.usage.outputTokens);
       const usage = billedUsage(outcome.usage);
       const costMicro = textChargeMicro(this.prices, usage);
-      written = deps.budget.settle(hold, { costMicro, usage, status: outcome.status, latencyMs, requestId: context.requestId });
+      written = deps.budget.settle(hold, { costMicro, usage, status: outcome.status, latencyMs, requestId: context.requestId, deployment: this.deployment });
       // Charged up to the hold: a vendor reporting more usage than the hold covers is an overage, not a charge.
       const { chargedMicro } = chargeWithinHold(costMicro, hold.amountMicro);
       context.onCharged?.(chargedMicro);

@@ -46,6 +46,12 @@ export interface RouteTarget {
 
 export const healthKey = (model: TextModel, deployment: Deployment): string => `${model.id}/${deployment.name}`;
 
+/** The model id and deployment name of a health key (model ids hold one slash, deployment names none). */
+export function splitHealthKey(key: string): [model: string, deployment: string] {
+  const slash = key.lastIndexOf('/');
+  return [key.slice(0, slash), key.slice(slash + 1)];
+}
+
 /**
  * Whether a failure is the deployment's (another may serve the request): no connection, no
  * first byte in time, a 429, a 5xx (Anthropic's 529 "overloaded" included), an answer that is

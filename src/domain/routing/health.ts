@@ -61,6 +61,9 @@ interface Breaker {
 
 export class DeploymentHealth {
   private readonly breakers = new Map<string, Breaker>();
+  private markSynced: () => void = () => undefined;
+  /** Resolves once the shared store's state was first read (at once without one). */
+  readonly synced: Promise<void>;
 
   constructor(
     private readonly options: BreakerOptions = DEFAULT_BREAKER,
@@ -69,7 +72,11 @@ export class DeploymentHealth {
     /** Told each time a deployment is cooled (metrics). */
     private readonly onCooled?: (key: string, ms: number) => void,
   ) {
-    shared?.start((cooled) => this.applyShared(cooled));
+    this.synced = shared ? new Promise((resolve) => (this.markSynced = resolve)) : Promise.resolve();
+    shared?.start((cooled) => {
+      this.applyShared(cooled);
+      this.markSynced();
+    });
   }
 
   /** Whether a request may use the deployment now; a probe must be followed by succeeded, failed or abandoned. */
