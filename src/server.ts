@@ -33,6 +33,12 @@ import { modelsRouter } from './rest/models';
 import { textEndpoints } from './rest/text-endpoints';
 import { TextPipeline } from './domain/generation/pipeline';
 import { createProviderRegistry } from './providers/registry';
+import { DEFAULT_BREAKER, DeploymentHealth } from './domain/routing/health';
+import { Router } from './domain/routing/failover';
+import { StickyRoutes } from './domain/routing/affinity';
+import { splitHealthKey } from './domain/routing/failover';
+import { listDeployments } from './domain/routing/listing';
+import { openRedisSharedHealth } from './infra/redis-deployment-health';
 import { TokenCounter } from './domain/generation/count-tokens';
 import type { Catalog } from './domain/catalog';
 import type { VendorEndpoint } from './domain/catalog/vendors';
@@ -174,7 +180,16 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
     onError: (err) => log.error({ err }, 'request log upkeep failed'),
   });
   await requestLogUpkeep.start();
-  const providers = createProviderRegistry(vendors, { http: { timeouts: config.vendorTimeouts } });
+  // Deployments' health: shared by every instance through Redis when there is one, else per instance.
+  const { routing } = config;
+  const sharedHealth = config.redisUrl ? await openRedisSharedHealth(config.redisUrl, config.redisKeyPrefix, log) : null;
+  const health = new DeploymentHealth({ ...DEFAULT_BREAKER, failureThreshold: routing.failuresToCool, cooldownMs: routing.cooldownMs }, Date.now, sharedHealth, (key) => {
+    const [model, deployment] = splitHealthKey(key);
+    metrics?.routing.cooled(model, deployment);
+  });
+  const router = new Router(health, new StickyRoutes(routing.stickyTtlMs), { maxAttempts: routing.maxAttempts, budgetMs: routing.budgetMs, firstByteTimeoutMs: routing.firstByteTimeoutMs }, metrics?.routing);
+  metrics?.routing.watch({ deploymentStates: () => listDeployments(catalog, configuredVendors, health) });
+  const providers = createProviderRegistry(vendors, { http: { timeouts: config.vendorTimeouts }, router });
   const configuredVendors = new Set(vendors.keys());
   // Lease takes and the batch writer each get their own connections (see BudgetLeases).
   const billingSql = pgSqlRunner(options.databaseUrl, log, 4);
@@ -229,7 +244,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   // so the balancer, not Tollgate, closes them: otherwise a request sent on a connection that
   // Tollgate closes at that moment fails with "other side closed".
   const httpServer = createServer({ keepAliveTimeout: 65_000 });
-  const graphql = await mountGraphql(httpServer, { auth, accounts, keys, billing, bus, videos, usage }, log, { introspection: config.graphqlIntrospection, feeds });
+  const graphql = await mountGraphql(httpServer, { auth, accounts, keys, billing, bus, videos, usage, deployments: () => listDeployments(catalog, configuredVendors, health) }, log, { introspection: config.graphqlIntrospection, feeds });
   // Express routes read JSON bodies after authenticating (rest/http.ts readJsonBody).
   const jsonBodies = jsonBody(config.maxJsonBodyBytes);
   const app = createRestApp({
@@ -290,6 +305,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
       await sweeper.stop();
       await requestLogUpkeep.stop();
       await providers.close();
+      await health.close();
       await imageProviders.close();
       await videoProviders.close();
       closeVideoStorage();

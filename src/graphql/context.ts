@@ -1,3 +1,4 @@
+import type { DeploymentListing } from '../domain/routing/listing';
 import type { AuthService } from '../domain/accounts/auth';
 import { bearerCredential, type OperatorPrincipal, type SessionPrincipal } from '../domain/shared/principal';
 import type { AccountService } from '../domain/accounts/service';
@@ -19,6 +20,8 @@ export interface GraphqlServices {
   bus: EventBus;
   videos: VideoService;
   usage: UsageService;
+  /** Every deployment of the routed models with its health (domain/routing/listing.ts). */
+  deployments(): DeploymentListing[];
 }
 
 /** Per operation: who is calling (or why the credential was refused) and the domain services. */
