@@ -16,6 +16,7 @@ import { HoldSweeper } from './domain/billing/sweeper';
 import { BudgetLeases } from './domain/billing/leases';
 import { pgLeaseStore } from './infra/pg-lease-store';
 import { pgSqlRunner } from './infra/sql-runner';
+import { PgVideoStore } from './infra/pg-video-store';
 import { systemClock, type Clock } from './domain/shared/clock';
 import { inProcessEventBus, type EventBus } from './domain/shared/events';
 import { createRedisEventBus, type ClosableEventBus } from './infra/redis-event-bus';
@@ -195,10 +196,11 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   const videoQueue = new PgBossVideoQueue({ databaseUrl: options.databaseUrl, schema: config.videos.queueSchema, pollingIntervalSeconds: 5, workers: config.videos.workers, onError: (err) => log.error({ err }, 'video queue error') });
   const videoSlots = new VideoJobSlots(admission);
   const videoProviders = createVideoProviderRegistry(vendors, { sandbox: { renderMs: config.videos.sandboxRenderMs, slowMs: config.videos.sandboxSlowMs }, http: { timeouts: config.vendorTimeouts } });
-  const videoDeps = { orm, clock, ids, bus, billing, catalog, configuredVendors, storage: videoStorage, queue: videoQueue, slots: videoSlots };
+  const videoStore = new PgVideoStore(orm);
+  const videoDeps = { store: videoStore, clock, ids, bus, billing, catalog, configuredVendors, storage: videoStorage, queue: videoQueue, slots: videoSlots };
   const videos = new VideoService({ ...videoDeps, deadlineMs: config.videos.deadlineMs });
   const videoRunner = new VideoJobRunner({ ...videoDeps, providers: videoProviders, log, metrics: metrics ?? undefined, pollInitialMs: config.videos.pollInitialMs, pollMaxMs: config.videos.pollMaxMs });
-  const videoSweeper = new VideoSweeper({ orm, clock, storage: videoStorage, runner: videoRunner }, { intervalMs: config.videos.sweepIntervalMs, onError: (err) => log.error({ err }, 'video sweep failed') });
+  const videoSweeper = new VideoSweeper({ store: videoStore, clock, storage: videoStorage, runner: videoRunner }, { intervalMs: config.videos.sweepIntervalMs, onError: (err) => log.error({ err }, 'video sweep failed') });
   await videoQueue.start((step) => videoRunner.runStep(step));
   videoSweeper.start();
   // Images: their own vendor client, whose timeouts allow the minutes an image can take.
