@@ -62,6 +62,7 @@ import { routePatterns } from './rest/route-patterns';
 import type { RequestObservers } from './rest/http';
 import type { Express } from 'express';
 import { pgHoldStore } from './infra/pg-hold-store';
+import { PgBillingReads } from './infra/pg-billing-reads';
 import { createLogger, withErrorSerializer } from './infra/logger';
 
 /** The version reported in traces (`service.version`). */
@@ -154,7 +155,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
       'vendor usage cost more than the hold: charged the hold, the excess recorded as overage',
     );
   };
-  const billing = new BillingService(orm, clock, ids, bus, options.payments ?? new SandboxPaymentPort(), pgHoldStore(orm), onOverage);
+  const billing = new BillingService(orm, clock, ids, bus, options.payments ?? new SandboxPaymentPort(), pgHoldStore(orm), new PgBillingReads(orm), onOverage);
   await accounts.syncPlans();
   // Releases holds whose request died with its process (crash safety); safe on every instance.
   const sweeper = new HoldSweeper(billing, {

@@ -14,6 +14,7 @@ import type { LeaseOp, LeaseStore } from '../../src/domain/billing/lease-store';
 import type { LeaseFireRequest, LeaseFireResult, LeaseWorkerAnswer, LeaseWorkerCommand } from '../support/lease-worker';
 import { call, createKey, provisionAccount, startTestTollgate, type TestTollgate } from '../support/tollgate';
 import { pgHoldStore } from '../../src/infra/pg-hold-store';
+import { PgBillingReads } from '../../src/infra/pg-billing-reads';
 
 /**
  * Budget leases (src/domain/billing/leases.ts): request holds carved in memory out of leases
@@ -108,7 +109,7 @@ class LeaseWorker {
 beforeAll(async () => {
   t = await startTestTollgate();
   const s = t.tollgate.services;
-  billing = new BillingService(s.orm, systemClock, s.ids, s.bus, new SandboxPaymentPort(), pgHoldStore(s.orm));
+  billing = new BillingService(s.orm, systemClock, s.ids, s.bus, new SandboxPaymentPort(), pgHoldStore(s.orm), new PgBillingReads(s.orm));
 });
 
 afterAll(async () => {

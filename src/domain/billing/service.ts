@@ -16,8 +16,8 @@ import {
 import { recordedTokenCounts, usageCount, type UsageMeta } from './usage-counts';
 import { releaseExpiredBatch, SWEEP_BATCH_SIZE } from './sweeper';
 import {
-  auditAccount, findHold, getKeyMonthSpend, listActiveHolds, listUsageRecords,
-  type AccountAudit, type HoldView, type KeyMonthSpendView, type UsageFilter, type UsageRecordPage,
+  checkUsageFilter, keyMonthSpendView, toHoldView, toUsageView,
+  type AccountAudit, type BillingReads, type HoldView, type KeyMonthSpendView, type UsageFilter, type UsageRecordPage,
 } from './queries';
 
 export { DEFAULT_HOLD_TTL_MS };
@@ -52,6 +52,7 @@ export class BillingService {
     private readonly bus: EventBus,
     private readonly payments: PaymentPort,
     private readonly holds: HoldStore,
+    private readonly reads: BillingReads,
     /** Told of each settlement whose cost was above its hold (here and in budget leases). */
     private readonly onOverage: OverageObserver = () => undefined,
   ) {}
@@ -253,7 +254,7 @@ export class BillingService {
   }
 
   private async alreadyClosed(holdId: string): Promise<HoldOutcome> {
-    const hold = await findHold(this.orm.em.fork(), holdId);
+    const hold = await this.getHold(holdId);
     if (!hold) throw notFound(`No hold '${holdId}'.`);
     if (hold.status === 'active') throw new Error(`hold ${holdId} is still active after a failed close`);
     return { holdId, applied: false, status: hold.status, chargedMicro: hold.chargedMicro ?? 0n, autoTopUp: null };
@@ -297,26 +298,39 @@ export class BillingService {
     return valid;
   }
 
-  listActiveHolds(accountId: string): Promise<HoldView[]> {
-    return listActiveHolds(this.orm.em.fork(), accountId);
+  /** Newest first, at most 200. */
+  async listActiveHolds(accountId: string): Promise<HoldView[]> {
+    return (await this.reads.listActiveHolds(accountId, 200)).map(toHoldView);
   }
 
-  getHold(holdId: string): Promise<HoldView | null> {
-    return findHold(this.orm.em.fork(), holdId);
+  async getHold(holdId: string): Promise<HoldView | null> {
+    const hold = await this.reads.findHold(holdId);
+    return hold ? toHoldView(hold) : null;
   }
 
-  /** `month` defaults to the current UTC month. */
-  getKeyMonthSpend(accountId: string, keyId: string, month: string = utcMonthKey(this.clock.now())): Promise<KeyMonthSpendView> {
-    return getKeyMonthSpend(this.orm.em.fork(), accountId, keyId, month);
+  /** `month` defaults to the current UTC month; 404 `not_found` when the key is not the account's. */
+  async getKeyMonthSpend(accountId: string, keyId: string, month: string = utcMonthKey(this.clock.now())): Promise<KeyMonthSpendView> {
+    const spend = await this.reads.keyMonthSpend(accountId, keyId, month);
+    if (!spend) throw notFound(`No key '${keyId}' in this account.`);
+    return keyMonthSpendView(keyId, month, spend);
   }
 
-  listUsageRecords(accountId: string, filter: UsageFilter): Promise<UsageRecordPage> {
-    return listUsageRecords(this.orm.em.fork(), accountId, filter);
+  /**
+   * Usage records of an account, newest first, filtered by key and time range. The cursor is a
+   * record id; its position is looked up, so pages stay stable while new records arrive.
+   */
+  async listUsageRecords(accountId: string, filter: UsageFilter): Promise<UsageRecordPage> {
+    const after = await checkUsageFilter(this.reads, accountId, filter);
+    const records = await this.reads.usageRecords(accountId, filter, after);
+    const data = records.slice(0, filter.limit).map(toUsageView);
+    return { data, firstId: data[0]?.id ?? null, lastId: data.at(-1)?.id ?? null, hasMore: records.length > filter.limit };
   }
 
   /** balance vs Σ ledger and reserved vs Σ active holds, read in one statement. */
-  auditAccount(accountId: string): Promise<AccountAudit> {
-    return auditAccount(this.orm.em.fork(), accountId);
+  async auditAccount(accountId: string): Promise<AccountAudit> {
+    const sums = await this.reads.accountSums(accountId);
+    if (!sums) throw notFound(`No account '${accountId}'.`);
+    return { ...sums, consistent: sums.balanceMicro === sums.ledgerSumMicro && sums.reservedMicro === sums.activeHoldsMicro };
   }
 
   autoTopUpDeps() {
