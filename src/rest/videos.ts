@@ -13,7 +13,8 @@ import { keyPrincipal, prepaidKeyOnly, requireApiKey } from './auth';
 import { admitApiKeyRequests } from './admission';
 import type { AdmissionService } from '../domain/limits/admission';
 import { accessLogRecord, bodyObject, readJsonBody, setHeaders } from './http';
-import { isMultipart, readMultipart, type MultipartLimits } from './multipart';
+import { readMultipart, type MultipartLimits } from './multipart';
+import { isMultipart } from './http';
 
 export interface VideosRouterDeps {
   auth: AuthService;

@@ -1,12 +1,13 @@
 import { graphql as executeGraphql, type GraphQLSchema } from 'graphql';
-import { BillingService, type BillingPrincipal, type Overage } from '../../src/domain/billing/service';
+import { BillingService } from '../../src/domain/billing/service';
+import type { BillingPrincipal, Overage } from '../../src/domain/billing/hold-requests';
 import { SandboxPaymentPort, type PaymentPort } from '../../src/domain/billing/payments';
 import { mediaCostMicro, textChargeMicro, textHoldMicro } from '../../src/domain/billing/pricing';
 import { HoldSweeper } from '../../src/domain/billing/sweeper';
 import { ManualClock, unixSeconds } from '../../src/domain/shared/clock';
 import { ApiError } from '../../src/domain/shared/errors';
 import { TOPIC_KEY_EVENTS } from '../../src/domain/shared/events';
-import type { KeyEventView } from '../../src/domain/keys/service';
+import type { KeyEventView } from '../../src/domain/shared/events';
 import { buildContext } from '../../src/graphql/context';
 import { buildGraphqlSchema, formatError } from '../../src/graphql/server';
 import pino from 'pino';

@@ -15,9 +15,11 @@
 import 'reflect-metadata';
 import { MikroORM } from '@mikro-orm/postgresql';
 import pino from 'pino';
-import { BudgetLeases, type LeasedHold } from '../../src/domain/billing/leases';
+import { BudgetLeases } from '../../src/domain/billing/leases';
+import type { LeasedHold } from '../../src/domain/billing/lease-budgets';
 import { SandboxPaymentPort } from '../../src/domain/billing/payments';
-import { BillingService, type BillingPrincipal } from '../../src/domain/billing/service';
+import { BillingService } from '../../src/domain/billing/service';
+import type { BillingPrincipal } from '../../src/domain/billing/hold-requests';
 import { systemClock } from '../../src/domain/shared/clock';
 import { ApiError } from '../../src/domain/shared/errors';
 import { inProcessEventBus } from '../../src/domain/shared/events';

@@ -52,7 +52,6 @@ export const DEFAULT_SETTLEMENT_BACKLOG = 3_000;
 /** How long a request waits for room in a full settlement backlog before a 503. */
 const BACKLOG_WAIT_MS = 2_000;
 
-export { TOPIC_BUDGET_PRESSURE };
 
 const settlementBehind = () => unavailable('Charges are being written more slowly than requests arrive; nothing was charged. Retry shortly.', { 'retry-after': '1' });
 
@@ -63,7 +62,6 @@ export interface LeasedHoldRequest {
   amountMicro: bigint;
 }
 
-export type { LeasedHold };
 
 export interface BudgetLeasesOptions {
   /** Where batches are written; its own connection keeps give-backs from queueing behind lease takes. */

@@ -20,8 +20,6 @@ import {
   type AccountAudit, type BillingReads, type HoldView, type KeyMonthSpendView, type UsageFilter, type UsageRecordPage,
 } from './queries';
 
-export { DEFAULT_HOLD_TTL_MS };
-export type { BillingPrincipal, HoldOutcome, HoldRequest, Overage, OverageObserver, RefusalReason, ReleaseInput, SettleInput };
 
 /** Thrown inside the reservation transaction to roll it back; mapped to a 402 outside. */
 class Refusal extends Error {

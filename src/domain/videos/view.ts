@@ -1,7 +1,6 @@
 import type { VideoView } from '../shared/events';
 import type { Video } from './entities';
 
-export type { VideoView };
 
 const ms = (at: Date | null): number | null => (at === null ? null : at.getTime());
 
