@@ -36,6 +36,17 @@ export default tseslint.config(
       'no-control-regex': 'off',
     },
   },
+  {
+    // Type-aware, for the two mistakes types catch and tests rarely do: a promise nobody awaits
+    // or catches (its rejection crashes the process or is lost) and a promise where a callback
+    // must return nothing (Express 4 style handlers, event listeners).
+    files: ['src/**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+    },
+  },
   ...importZones,
   {
     // Every error code is made by a named factory of the one error module (docs/api.md, Error codes).

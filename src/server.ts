@@ -248,6 +248,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   const cors = corsStep(config.cors, observers);
   httpServer.on('request', (req, res) => {
     if (cors(req, res)) return;
+    // Express answers its own failures (the error middleware); nothing is left to await here.
     if (!text(req, res)) void app(req, res);
   });
 

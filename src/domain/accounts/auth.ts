@@ -52,6 +52,7 @@ export class AuthService {
   async close(): Promise<void> {
     clearInterval(this.flushTimer);
     this.unsubscribe();
+    // last_used_at is informational: shutdown never fails on it.
     await this.flushLastUsed().catch(() => undefined);
     await this.throttle.close();
   }

@@ -109,6 +109,9 @@ export class BudgetLeases {
     });
     this.leaseTtlMs = options.leaseTtlMs ?? DEFAULT_HOLD_TTL_MS.lease;
     this.lastRenewMs = clock.now().getTime();
+    // Housekeeping and giving leases back are best effort everywhere in this class (the
+    // `void … .catch(() => undefined)` calls): a lease not given back, the database away, expires
+    // at its TTL and its money returns then; the next housekeeping pass tries again.
     this.timer = setInterval(() => void this.housekeeping().catch(() => undefined), HOUSEKEEPING_MS);
     this.timer.unref();
     this.unsubscribe = [
@@ -171,6 +174,7 @@ export class BudgetLeases {
       if (budget.taking) {
         budget.waiting += request.amountMicro;
         try {
+          // Only its end matters here: its failure is answered to the request that took it.
           await budget.taking.catch(() => undefined);
         } finally {
           budget.waiting -= request.amountMicro;

@@ -221,6 +221,7 @@ class OpenGeneration {
     } finally {
       // Abandoned by the consumer (client disconnect): stop the upstream call, charge what was delivered.
       if (!this.closed) {
+        // The answer is charged for what was delivered; a vendor stream failing to close changes nothing.
         await this.upstream.return?.().catch(() => undefined);
         await this.closeAfterFailure();
       }

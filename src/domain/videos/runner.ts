@@ -173,6 +173,7 @@ export class VideoJobRunner {
     return Promise.all(row.inputs.map(async (input) => ({ role: input.role as VideoInputRole, mediaType: input.mediaType, bytes: await this.deps.storage.read(input.key) })));
   }
 
+  /** Best effort: the job has ended either way, and an input file left behind holds no money. */
   private async deleteInputs(row: Video): Promise<void> {
     await Promise.all(row.inputs.map((input) => this.deps.storage.delete(input.key).catch(() => undefined)));
   }

@@ -170,6 +170,8 @@ export class VideoService {
       if (inserted) await store.markFailed(videoId, clock.now(), 'internal_error', 'The job could not be queued.');
       await billing.releaseHold(holdId);
       await slots.release(principal.accountId, videoId);
+      // The creation already failed and that error is what the caller gets; an input file left
+      // behind belongs to no job and holds no money.
       await Promise.all(inputs.map((_, index) => storage.delete(inputKey(videoId, index)).catch(() => undefined)));
       throw error;
     }
