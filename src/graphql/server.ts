@@ -14,8 +14,9 @@ import { buildContext, type GraphqlServices } from './context';
 import type { SessionFeeds } from './session-feeds';
 import { BillingResolver } from './billing';
 import { GRAPHQL_LIMITS, graphqlValidationRules, validateWithLimits } from './query-limits';
-import { LimitsResolver } from './limits';
-import { KeyResolver, KeySubscriptionResolver, OperatorResolver, SessionResolver } from './resolvers';
+import { KeyResolver, KeySubscriptionResolver } from './keys';
+import { LimitsResolver, OperatorResolver } from './operator';
+import { SessionResolver } from './sessions';
 import { UsageResolver } from './usage';
 import { VideoResolver, VideoSubscriptionResolver } from './videos';
 
