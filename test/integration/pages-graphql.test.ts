@@ -22,9 +22,9 @@ async function allPages<T>(query: string, field: string, vars: Record<string, un
   const items: T[] = [];
   let after: string | null = null;
   for (let guard = 0; guard < 100; guard++) {
-    const answer = await graphql(t.url, query, { ...vars, first, after }, owner.sessionToken);
+    const answer: { data: Record<string, { data: T[]; lastId: string; hasMore: boolean }>; errors?: unknown } = await graphql(t.url, query, { ...vars, first, after }, owner.sessionToken);
     expect(answer.errors).toBeUndefined();
-    const page = answer.data[field];
+    const page = answer.data[field]!;
     items.push(...page.data);
     if (!page.hasMore) return items;
     after = page.lastId;
