@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
 import { Provider, useMutation } from 'urql';
-import { createGraphqlClient, retryAfterSeconds } from './client';
+import { createGraphqlClient, retryAfterSeconds, SESSION_KEY } from './client';
 import { SignInDocument, SignOutDocument } from './generated/graphql';
 import { AccountPage } from './pages/AccountPage';
 import { LiveActivity } from './live';
@@ -11,7 +11,6 @@ import { VideosPage } from './pages/VideosPage';
 import { ErrorList } from './parts/ErrorList';
 import { navigate, PAGES, usePath } from './router';
 
-const SESSION_KEY = 'tollgate.session';
 
 /** The session token lives in this tab only (sessionStorage): closing the tab forgets it. */
 export function App() {

@@ -95,9 +95,10 @@ function group(records: UsageRecord[], by: Grouping, keyNames: Map<string, strin
   for (const record of records) {
     const label =
       by === 'day' ? record.createdAt.slice(0, 10) : by === 'model' ? record.model : record.keyId ? keyNames.get(record.keyId) ?? record.keyId : '(no key)';
-    const bar = bars.get(label) ?? { label, micro: 0n, requests: 0 };
+    const bar = bars.get(label) ?? { label, micro: 0n, requests: 0, tokens: 0 };
     bar.micro += BigInt(record.costMicro);
     bar.requests += 1;
+    bar.tokens += record.inputTokens + record.outputTokens;
     bars.set(label, bar);
   }
   const list = [...bars.values()];
