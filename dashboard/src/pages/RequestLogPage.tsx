@@ -8,6 +8,7 @@ import { ErrorList } from '../parts/ErrorList';
 import { PeriodPicker } from '../parts/PeriodPicker';
 import { formatTimeToSecond } from '../parts/time';
 import { RequestDetail, statusInWords, usageInWords } from './RequestLogRow';
+import { Scroll } from '../parts/Scroll';
 
 interface Filter {
   keyId: string;
@@ -73,7 +74,7 @@ export function RequestLogPage() {
         {!data && fetching && <p role="status">Loading requests…</p>}
         {data && rows.length === 0 && <p>No requests in this period.</p>}
         {rows.length > 0 && (
-          <div className="scroll">
+          <Scroll label="Request log, scrollable">
             <table aria-label="Request log">
               <thead>
                 <tr>
@@ -106,7 +107,7 @@ export function RequestLogPage() {
                 ))}
               </tbody>
             </table>
-          </div>
+          </Scroll>
         )}
         {(cursors.length > 1 || page?.hasMore) && (
           <nav className="pager" aria-label="Pages of requests">

@@ -1,4 +1,5 @@
 import { formatMicro } from '../money';
+import { Scroll } from './Scroll';
 
 export type Metric = 'cost' | 'requests' | 'tokens';
 
@@ -27,7 +28,7 @@ const value = (bar: Bar, metric: Metric): bigint => (metric === 'cost' ? bar.mic
 export function BarChart({ bars, caption, metric = 'cost' }: { bars: Bar[]; caption: string; metric?: Metric }) {
   const max = bars.reduce((m, b) => (value(b, metric) > m ? value(b, metric) : m), 0n);
   return (
-    <div className="scroll">
+    <Scroll label={caption}>
       <table className="chart">
         <caption>{caption}</caption>
         <thead>
@@ -61,6 +62,6 @@ export function BarChart({ bars, caption, metric = 'cost' }: { bars: Bar[]; capt
           })}
         </tbody>
       </table>
-    </div>
+    </Scroll>
   );
 }
