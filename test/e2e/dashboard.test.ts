@@ -101,7 +101,12 @@ suite('the dashboard in a real browser', () => {
     await page.getByText(`Signed in as ${demo.email}`).waitFor();
     await hasText(page.getByTestId('auto-top-up'), 'Off.');
     await shot('account');
-    // Automatic top-up: on with exact amounts, then off again.
+    // Automatic top-up: a threshold over the API's bound is refused in the form's words, in dollars.
+    await page.getByLabel('Threshold ($)').fill('200000');
+    await page.getByLabel('Top-up amount ($)').fill('10');
+    await page.getByRole('button', { name: 'Turn automatic top-up on' }).click();
+    await hasText(page.getByRole('alert'), 'Threshold must be from $0.00 to $100,000.00.');
+    // On with exact amounts, then off again.
     await page.getByLabel('Threshold ($)').fill('2.5');
     await page.getByLabel('Top-up amount ($)').fill('10');
     await page.getByRole('button', { name: 'Turn automatic top-up on' }).click();
