@@ -8,6 +8,7 @@ import { parseKeyName, parseSpendLimit } from '../domain/keys/rules';
 import { ApiError, badRequest, invalidToken, sessionRequired } from '../domain/shared/errors';
 import type { EventBus } from '../domain/shared/events';
 import type { VideoService } from '../domain/videos/service';
+import type { UsageService } from '../domain/usage/service';
 import type { SessionFeeds } from './session-feeds';
 
 export interface GraphqlServices {
@@ -17,6 +18,7 @@ export interface GraphqlServices {
   billing: BillingService;
   bus: EventBus;
   videos: VideoService;
+  usage: UsageService;
 }
 
 /** Per operation: who is calling (or why the credential was refused) and the domain services. */

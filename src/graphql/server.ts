@@ -14,8 +14,10 @@ import { buildContext, type GraphqlServices } from './context';
 import type { SessionFeeds } from './session-feeds';
 import { BillingResolver } from './billing';
 import { GRAPHQL_LIMITS, graphqlValidationRules, validateWithLimits } from './query-limits';
-import { LimitsResolver } from './limits';
-import { KeyResolver, KeySubscriptionResolver, OperatorResolver, SessionResolver } from './resolvers';
+import { KeyResolver, KeySubscriptionResolver } from './keys';
+import { LimitsResolver, OperatorResolver } from './operator';
+import { SessionResolver } from './sessions';
+import { UsageResolver } from './usage';
 import { VideoResolver, VideoSubscriptionResolver } from './videos';
 
 /**
@@ -33,7 +35,7 @@ const UNUSED_PUBSUB = {
 
 export async function buildGraphqlSchema(): Promise<GraphQLSchema> {
   return buildSchema({
-    resolvers: [SessionResolver, KeyResolver, KeySubscriptionResolver, OperatorResolver, BillingResolver, LimitsResolver, VideoResolver, VideoSubscriptionResolver],
+    resolvers: [SessionResolver, KeyResolver, KeySubscriptionResolver, OperatorResolver, BillingResolver, LimitsResolver, UsageResolver, VideoResolver, VideoSubscriptionResolver],
     validate: false,
     pubSub: UNUSED_PUBSUB,
   });

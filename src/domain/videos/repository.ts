@@ -33,6 +33,8 @@ export interface VideoRow {
   content_bytes: string | null;
   content_deleted_at: Date | null;
   deleted_at: Date | null;
+  /** What the job was charged (its hold's charge), when read with it (findVideo, listVideoRows). */
+  charged_micro?: string | null;
 }
 
 export interface StoredInput {
@@ -53,8 +55,11 @@ export async function insertVideo(em: EntityManager, row: NewVideoRow): Promise<
   return inserted!;
 }
 
+/** A video row with its charge (the hold's, once settled). */
+const WITH_CHARGE = 'v.*, h.charged_micro::text as charged_micro from videos v left join holds h on h.id = v.hold_id';
+
 export async function findVideo(em: EntityManager, id: string): Promise<VideoRow | null> {
-  const [row] = await sqlRows<VideoRow>(em, 'select * from videos where id = ?', [id]);
+  const [row] = await sqlRows<VideoRow>(em, `select ${WITH_CHARGE} where v.id = ?`, [id]);
   return row ?? null;
 }
 
@@ -63,16 +68,30 @@ export interface VideoListQuery {
   order: 'asc' | 'desc';
   /** A video id: the page starts after it in `order`. */
   after: string | null;
+  status?: VideoStatus | null;
+  /** Words the prompt contains (case-insensitive). */
+  search?: string | null;
 }
 
 /** One more row than asked, so the caller knows whether there is more. Ids sort by creation. */
 export function listVideoRows(em: EntityManager, accountId: string, query: VideoListQuery): Promise<VideoRow[]> {
   const direction = query.order === 'asc' ? 'asc' : 'desc';
-  const cursor = query.after === null ? '' : direction === 'asc' ? 'and id > ?' : 'and id < ?';
+  const where = ['v.account_id = ?', 'v.deleted_at is null'];
   const params: (string | number)[] = [accountId];
-  if (query.after !== null) params.push(query.after);
+  if (query.after !== null) {
+    where.push(direction === 'asc' ? 'v.id > ?' : 'v.id < ?');
+    params.push(query.after);
+  }
+  if (query.status != null) {
+    where.push('v.status = ?');
+    params.push(query.status);
+  }
+  if (query.search != null) {
+    where.push(`v.prompt ilike ? escape '\\'`);
+    params.push(`%${query.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
+  }
   params.push(query.limit + 1);
-  return sqlRows<VideoRow>(em, `select * from videos where account_id = ? and deleted_at is null ${cursor} order by id ${direction} limit ?`, params);
+  return sqlRows<VideoRow>(em, `select ${WITH_CHARGE} where ${where.join(' and ')} order by v.id ${direction} limit ?`, params);
 }
 
 export async function markStarted(em: EntityManager, id: string, now: Date): Promise<VideoRow | null> {

@@ -20,5 +20,6 @@ export function toVideoView(row: VideoRow): VideoView {
     completedAt: row.status === 'completed' || row.status === 'failed' ? ms(row.completed_at) : null,
     expiresAt: ms(row.expires_at),
     error: row.error_code === null ? null : { code: row.error_code, message: row.error_message ?? '' },
+    chargedMicro: row.status === 'completed' ? (row.charged_micro ?? null) : null,
   };
 }
