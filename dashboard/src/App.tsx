@@ -5,6 +5,7 @@ import { SignInDocument, SignOutDocument } from './generated/graphql';
 import { AccountPage } from './pages/AccountPage';
 import { LiveActivity } from './live';
 import { KeysPage } from './pages/KeysPage';
+import { LedgerPage } from './pages/LedgerPage';
 import { RequestLogPage } from './pages/RequestLogPage';
 import { SpendPage } from './pages/SpendPage';
 import { VideosPage } from './pages/VideosPage';
@@ -153,6 +154,7 @@ function Shell({ onSignedOut }: { onSignedOut: () => void }) {
         {path === '/dashboard/keys' && <KeysPage />}
         {path === '/dashboard/spend' && <SpendPage />}
         {path === '/dashboard/requests' && <RequestLogPage />}
+        {path === '/dashboard/ledger' && <LedgerPage />}
         {path === '/dashboard/videos' && <VideosPage />}
         {!page && <p>There is no such page. Choose one above.</p>}
       </main>

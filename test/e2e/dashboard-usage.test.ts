@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
@@ -146,6 +146,67 @@ suite('the usage pages of the dashboard in a real browser', () => {
     await hasCount(logRows(), 5);
   });
 
+  test('spend is computed by the server: its total equals the ledger, per key, per model and per zero-filled UTC day', async () => {
+    const records = await usageRecords();
+    const sum = (list: { costMicro: string }[]) => list.reduce((total, r) => total + BigInt(r.costMicro), 0n);
+    const total = sum(records);
+    // The ledger's charges are the same money, read separately.
+    let charged = 0n;
+    for (let after: string | null = null, more = true; more; ) {
+      const answer: any = await graphql(t.url, 'query($after: String) { ledger(first: 100, after: $after, kind: "charge") { data { amountMicro } lastId hasMore } }', { after }, demo.session_token);
+      charged -= answer.data.ledger.data.reduce((s: bigint, e: { amountMicro: string }) => s + BigInt(e.amountMicro), 0n);
+      more = answer.data.ledger.hasMore;
+      after = answer.data.ledger.lastId;
+    }
+    expect(charged).toBe(total);
+
+    await nav('Spend');
+    await hasText(page.getByTestId('spend-total'), `${formatMicro(total.toString())} over ${records.length} requests.`);
+    await page.getByText(/Days are UTC days \(UTC\)/).waitFor();
+    const days = page.getByRole('table', { name: 'Cost per day' }).locator('tbody > tr');
+    await hasCount(days, 30);
+    await page.getByRole('radio', { name: 'Key', exact: true }).check();
+    const perKey = page.getByRole('table', { name: 'Cost per key' });
+    for (const [name, id] of [['busy key', keys.busy.id], ['quiet key', keys.quiet.id]] as const) {
+      await hasText(perKey.getByRole('row', { name: new RegExp(`^${name} `) }).locator('td').first(), formatMicro(sum(records.filter((r) => r.keyId === id)).toString()));
+    }
+    await page.getByRole('radio', { name: 'Requests', exact: true }).check();
+    const requestsPerKey = page.getByRole('table', { name: 'Requests per key' });
+    await hasText(requestsPerKey.getByRole('row', { name: /^busy key / }).locator('td').first(), '55');
+    await hasText(requestsPerKey.getByRole('row', { name: /^Demo key / }).locator('td').first(), String(VIDEOS));
+    await page.getByRole('radio', { name: 'Model', exact: true }).check();
+    await page.getByRole('table', { name: 'Requests per model' }).getByRole('rowheader', { name: 'sandbox/video' }).waitFor();
+    await page.getByRole('radio', { name: 'Last 7 days' }).check();
+    await page.getByRole('radio', { name: 'Day', exact: true }).check();
+    await hasCount(page.getByRole('table', { name: 'Requests per day' }).locator('tbody > tr'), 7);
+    await hasText(page.getByTestId('spend-total'), `${formatMicro(total.toString())} over ${records.length} requests.`);
+  });
+
+  test('the ledger lists every change of the balance, 50 to a page, in words and dollars', async () => {
+    await nav('Ledger');
+    const rows = page.getByRole('table', { name: 'Ledger' }).locator('tbody > tr');
+    await hasCount(rows, 50);
+    await hasText(rows.first().locator('td').nth(1), 'Charge');
+    await hasText(rows.first().locator('td').nth(3), 'quiet key');
+    await page.getByLabel('Show', { exact: true }).selectOption('top_up');
+    await hasCount(rows, 1);
+    await hasText(rows.first().locator('td').nth(2), '+$25.00');
+  });
+
+  test('the request log filters by model and status, and downloads exactly what it shows as CSV', async () => {
+    await nav('Account');
+    await nav('Request log');
+    await page.getByLabel('Model').selectOption('sandbox/video');
+    await hasCount(logRows(), VIDEOS);
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download these requests as CSV' }).click()]);
+    const csv = readFileSync((await download.path())!, 'utf8').trim().split('\r\n');
+    expect(csv[0]).toMatch(/^created_at,id,request_id,key_id,key_name,model,status,/);
+    expect(csv.slice(1)).toHaveLength(VIDEOS);
+    expect(csv.slice(1).every((line) => line.includes(',sandbox/video,ok,'))).toBe(true);
+    await page.getByLabel('Status').selectOption('failed');
+    await page.getByText('No requests in this period.').waitFor();
+  });
+
   test('the video jobs are paged, 20 at a time, with every one there on demand', async () => {
     await nav('Videos');
     const cards = page.getByRole('list', { name: 'Video jobs' }).locator(':scope > li.card');
@@ -159,12 +220,14 @@ suite('the usage pages of the dashboard in a real browser', () => {
   test('the usage pages fit a phone and pass the accessibility rules', async () => {
     for (const width of [1100, 360]) {
       await page.setViewportSize({ width, height: width > 400 ? 900 : 780 });
-      for (const name of ['Request log']) {
+      for (const name of ['Spend', 'Request log', 'Ledger']) {
         // Through another page, so that each page starts afresh (its filters as they open).
         await nav('Account');
         await nav(name);
         await page.getByRole('heading', { level: 1, name }).waitFor();
-        await hasCount(logRows(), 50);
+        if (name === 'Request log') await hasCount(logRows(), 50);
+        if (name === 'Spend') await page.getByTestId('spend-total').waitFor();
+        if (name === 'Ledger') await page.getByRole('table', { name: 'Ledger' }).waitFor();
         expect({ name, width, overflow: await sidewaysOverflow(page) }).toEqual({ name, width, overflow: 0 });
         expect({ name, width, violations: await accessibilityViolations(page) }).toEqual({ name, width, violations: [] });
       }
