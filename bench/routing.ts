@@ -15,7 +15,7 @@
  *
  * Knobs: DATABASE_URL; BENCH_ROUTING_SECONDS per model, body and level (default 6);
  * BENCH_ROUTING_CONNECTIONS (default "1,16": latency added is read at the lowest, CPU at the
- * highest); BENCH_ROUTING_SLICES (default 4).
+ * highest); BENCH_ROUTING_SLICES (default 4); BENCH_ROUTING_BODIES (default "json,stream").
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -30,6 +30,7 @@ const SECONDS = Number(process.env.BENCH_ROUTING_SECONDS ?? 6);
 /** Closed-loop levels: at 1 connection latency is the path's own (no queueing), at 16 the CPU per request is steadier. */
 const CONNECTIONS = (process.env.BENCH_ROUTING_CONNECTIONS ?? '1,16').split(',').map(Number);
 const SLICES = Number(process.env.BENCH_ROUTING_SLICES ?? 4);
+const BODIES = (process.env.BENCH_ROUTING_BODIES ?? 'json,stream').split(',') as ('json' | 'stream')[];
 const REGISTER = join(__dirname, '..', 'test', 'support', 'swc-register.js');
 const MODELS = ['bench/direct', 'bench/routed', 'bench/failover'] as const;
 type ModelName = (typeof MODELS)[number];
@@ -95,7 +96,7 @@ export async function runRoutingBench(): Promise<string[]> {
     const verdicts: string[] = [];
     const lowest = Math.min(...CONNECTIONS);
     const highest = Math.max(...CONNECTIONS);
-    for (const body of ['json', 'stream'] as const)
+    for (const body of BODIES)
     for (const connections of CONNECTIONS) {
       const extra = body === 'stream' ? { stream: true, stream_options: { include_usage: true } } : {};
       const parts = new Map<ModelName, { loads: LoadResult[]; cpu: number[] }>(MODELS.map((m) => [m, { loads: [], cpu: [] }]));

@@ -132,12 +132,6 @@ function buildCatalog(source: ParsedCatalogSource): Catalog {
     else videos.push(model);
   });
 
-  source.models.forEach((entry, index) => {
-    if (entry.kind !== 'text' || entry.fallback_model === undefined) return;
-    const fallback = byId.get(entry.fallback_model);
-    if (fallback?.kind !== 'text' || fallback.id === entry.id) throw new FieldError(['models', index, 'fallback_model'], 'must be the id of another text model in the catalog');
-  });
-
   const retired: RetiredModel[] = (source.retired ?? []).map((entry, index) => {
     const at: Path = ['retired', index];
     claimId(idPaths, entry.id, at);
@@ -229,7 +223,6 @@ function buildModel(entry: ModelSource, at: Path, defaults: ReadonlyMap<string, 
         ...base,
         deployments,
         routed: entry.deployments !== undefined,
-        fallbackModel: entry.fallback_model ?? null,
         contextLength: entry.context_length,
         maxOutputTokens: entry.max_output_tokens,
         effort: entry.effort ?? 'none',
