@@ -195,6 +195,8 @@ function buildDeployments(entry: Extract<ModelSource, { kind: 'text' }>, base: {
 
 function buildModel(entry: ModelSource, at: Path, defaults: ReadonlyMap<string, VendorDefaults>): CatalogModel {
   const protocol = entry.protocol ?? protocolOf(entry.vendor, defaults);
+  const declared = defaults.get(entry.vendor)?.protocol;
+  if (declared !== undefined && declared !== protocol) throw new FieldError([...at, 'protocol'], `must be "${declared}" as the vendors section says of "${entry.vendor}"`);
   // The sandbox needs no key; letting another vendor claim its protocol (or the reverse)
   // would make a model usable without credentials or unreachable.
   if ((entry.vendor === SANDBOX_VENDOR) !== (protocol === 'sandbox')) {
