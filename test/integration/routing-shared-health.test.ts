@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { startFakeOpenAI, type FakeOpenAIReply, type FakeVendor } from '../fakes/openai';
 import { openaiClient, requestId, textAccount, type TextAccount } from '../support/text';
+import { removeCompiledCli, runTollgate } from '../support/cli';
 import { ADMIN_TOKEN, graphql, startTestTollgate, type TestTollgate } from '../support/tollgate';
 
 /**
@@ -15,7 +16,7 @@ import { ADMIN_TOKEN, graphql, startTestTollgate, type TestTollgate } from '../s
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const PREFIX = `tollgate:test-routing-${randomBytes(4).toString('hex')}:`;
-const COOLDOWN_MS = 2_000;
+const COOLDOWN_MS = 4_000;
 
 let east: FakeVendor<FakeOpenAIReply>;
 let west: FakeVendor<FakeOpenAIReply>;
@@ -23,6 +24,7 @@ let one: TestTollgate;
 let two: TestTollgate;
 let account: TextAccount;
 let dir: string;
+let env: Record<string, string>;
 
 beforeAll(async () => {
   [east, west] = await Promise.all([startFakeOpenAI({ apiKey: 'sk-east' }), startFakeOpenAI({ apiKey: 'sk-west' })]);
@@ -41,10 +43,12 @@ beforeAll(async () => {
       ],
     }),
   );
-  const env = { TOLLGATE_CATALOG: file, OPENAI_EAST_API_KEY: 'sk-east', OPENAI_WEST_API_KEY: 'sk-west', REDIS_URL, TOLLGATE_REDIS_KEY_PREFIX: PREFIX, TOLLGATE_ROUTING_COOLDOWN_MS: String(COOLDOWN_MS) };
+  env = { TOLLGATE_CATALOG: file, OPENAI_EAST_API_KEY: 'sk-east', OPENAI_WEST_API_KEY: 'sk-west', REDIS_URL, TOLLGATE_REDIS_KEY_PREFIX: PREFIX, TOLLGATE_ROUTING_COOLDOWN_MS: String(COOLDOWN_MS) };
   one = await startTestTollgate({ env });
   two = await startTestTollgate({ env, databaseUrl: one.databaseUrl });
   account = await textAccount(one);
+  // Compiles the CLI now, so that the test's own call is quick (well inside a cooldown).
+  await runTollgate(['admin', '--help'], {});
 });
 
 afterAll(async () => {
@@ -52,6 +56,7 @@ afterAll(async () => {
   await one?.stop();
   await Promise.all([east?.close(), west?.close()]);
   if (dir) rmSync(dir, { recursive: true, force: true });
+  removeCompiledCli();
   const redis = new Redis(REDIS_URL);
   const keys = await redis.keys(`${PREFIX}*`);
   if (keys.length > 0) await redis.del(...keys);
@@ -73,6 +78,13 @@ test('a deployment cooled on one instance gets no traffic from the other; its re
   expect(east.requests).toHaveLength(3);
   const cooled = await graphql(two.url, '{ deployments { deployment state } }', {}, ADMIN_TOKEN);
   expect(cooled.data.deployments[0]).toEqual({ deployment: 'openai_east', state: 'cooled' });
+  // The operator's command reads the same shared health, without a gateway or a database.
+  const listed = await runTollgate(['admin', 'list-deployments', '--json'], { ...env, DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none' });
+  expect(listed.code).toBe(0);
+  expect(JSON.parse(listed.stdout)).toEqual([
+    expect.objectContaining({ model: 'acme/gpt-shared', deployment: 'openai_east', configured: true, state: 'cooled', cooled_until: expect.any(String) }),
+    expect.objectContaining({ deployment: 'openai_west', state: 'closed', cooled_until: null }),
+  ]);
 
   // After the cooldown, instance one's probe finds the east healthy again ...
   east.script({ text: 'east' });
@@ -80,8 +92,8 @@ test('a deployment cooled on one instance gets no traffic from the other; its re
   expect((await ask(one)).choices[0]!.message.content).toBe('east');
   // ... and instance two knows it within a second: closed, not half-open waiting for a probe of its own.
   await sleep(1_000);
-  const listed = await graphql(two.url, '{ deployments { deployment state } }', {}, ADMIN_TOKEN);
-  expect(listed.data.deployments).toEqual([{ deployment: 'openai_east', state: 'closed' }, { deployment: 'openai_west', state: 'closed' }]);
+  const recovered = await graphql(two.url, '{ deployments { deployment state } }', {}, ADMIN_TOKEN);
+  expect(recovered.data.deployments).toEqual([{ deployment: 'openai_east', state: 'closed' }, { deployment: 'openai_west', state: 'closed' }]);
   expect((await ask(two)).choices[0]!.message.content).toBe('east');
   expect((await ask(two)).choices[0]!.message.content).toBe('east');
 });
