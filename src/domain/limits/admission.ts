@@ -77,7 +77,19 @@ export function subjectOf(principal: KeyPrincipal): string {
   return principal.userId ? `user:${principal.userId}` : `key:${principal.keyId}`;
 }
 
+/** One AppliedLimits per tier object (the tier lookup answers the same object while it is cached): not a new one per request. */
+const limitsByTier = new WeakMap<Tier, AppliedLimits>();
+
 export function limitsOfTier(tier: Tier): AppliedLimits {
+  let limits = limitsByTier.get(tier);
+  if (!limits) {
+    limits = appliedLimitsOf(tier);
+    limitsByTier.set(tier, limits);
+  }
+  return limits;
+}
+
+function appliedLimitsOf(tier: Tier): AppliedLimits {
   return {
     kind: 'prepaid',
     tier: tier.tier,
