@@ -182,8 +182,18 @@ export class AdmissionService {
    * store operation now. What is answered here, before the request's body is read, is the
    * refusal of a subject known to be over its request windows (RateLimitRefusal).
    */
-  async deferred(principal: KeyPrincipal): Promise<DeferredTicket> {
-    const limits = await this.limitsFor(principal);
+  // Not an async function: with the tier cached (nearly every request) no promise is awaited on the way.
+  deferred(principal: KeyPrincipal): Promise<DeferredTicket> {
+    const tier = principal.kind === 'prepaid' ? this.options.tiers.cachedTierOf(principal.accountId) : undefined;
+    if (tier === undefined && principal.kind === 'prepaid') return this.limitsFor(principal).then((limits) => this.deferredWith(principal, limits));
+    try {
+      return Promise.resolve(this.deferredWith(principal, tier ? limitsOfTier(tier) : limitsOfPlan(principal)));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  private deferredWith(principal: KeyPrincipal, limits: AppliedLimits): DeferredTicket {
     const subject = subjectOf(principal);
     const known = this.knownRefusal(subject, limits, this.options.clock.now().getTime());
     if (known) throw refusalFor(limits, known);
