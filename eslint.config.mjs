@@ -20,6 +20,14 @@ export default tseslint.config(
     },
   },
   {
+    // Every error code is made by a named factory of the one error module (docs/api.md, Error codes).
+    files: ['src/**/*.ts'],
+    ignores: ['src/domain/shared/errors.ts'],
+    rules: {
+      'no-restricted-syntax': ['error', { selector: "NewExpression[callee.name='ApiError']", message: 'Make errors with a named factory of src/domain/shared/errors.ts.' }],
+    },
+  },
+  {
     // Tests talk to JSON answers of every shape; `any` keeps assertions readable there.
     files: ['test/**/*.ts', 'bench/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off', '@typescript-eslint/no-non-null-assertion': 'off' },

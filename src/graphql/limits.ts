@@ -1,5 +1,5 @@
 import { Arg, Ctx, Mutation, Query, Resolver } from 'type-graphql';
-import { KEY_CREATION_FIELDS, parseKeyCreation, requireOperator, type GraphqlContext } from './context';
+import { parseKeyCreation, requireOperator, type GraphqlContext } from './context';
 import { toApiKeyType } from './mappers';
 import { CreateAccountKeyInput, CreatedKeyType, PlanType, TierType } from './types';
 
@@ -31,7 +31,6 @@ export class LimitsResolver {
     const created = await ctx.services.keys.createKeyAsOperator(
       { accountId: input.accountId, userId: input.userId ?? null },
       parseKeyCreation(input),
-      KEY_CREATION_FIELDS,
     );
     return { key: toApiKeyType(created.key), secret: created.secret };
   }

@@ -3,8 +3,9 @@ import { parseKeyName, parseSpendLimit } from '../domain/keys/rules';
 import type { KeyEventView } from '../domain/keys/service';
 import { badRequest, ApiError } from '../domain/shared/errors';
 import { subscribeIterator, TOPIC_KEY_EVENTS } from '../domain/shared/events';
-import { parseMicroString } from '../domain/shared/money';
-import { KEY_CREATION_FIELDS, parseKeyCreation, requireOperator, requireSession, sessionFeed, type GraphqlContext } from './context';
+import { requireMicroString } from '../domain/shared/money';
+import { pageSize } from '../domain/shared/pages';
+import { parseKeyCreation, requireOperator, requireSession, sessionFeed, type GraphqlContext } from './context';
 import { toAccountType, toApiKeyType, toKeyEventType, toUserType } from './mappers';
 import {
   AccountType, AddFundsInput, ApiKeyType, CreateAccountInput, CreatedKeyType, CreateKeyInput, CreateUserInput,
@@ -66,36 +67,25 @@ export class KeyResolver {
     @Ctx() ctx: GraphqlContext,
   ): Promise<KeyEventPageType> {
     const session = requireSession(ctx);
-    const limit = first ?? 20;
-    if (limit < 1 || limit > 100) throw badRequest('first must be from 1 to 100');
-    const page = await ctx.services.keys.listEvents(session.accountId, keyId, { limit, after: after ?? null }, { after: 'after' });
+    const page = await ctx.services.keys.listEvents(session.accountId, keyId, { limit: pageSize(first), after: after ?? null });
     return { data: page.data.map(toKeyEventType), firstId: page.firstId, lastId: page.lastId, hasMore: page.hasMore };
   }
 
   @Mutation(() => CreatedKeyType)
   async createKey(@Arg('input') input: CreateKeyInput, @Ctx() ctx: GraphqlContext): Promise<CreatedKeyType> {
     const session = requireSession(ctx);
-    const created = await ctx.services.keys.createKey(
-      session,
-      parseKeyCreation(input),
-      KEY_CREATION_FIELDS,
-    );
+    const created = await ctx.services.keys.createKey(session, parseKeyCreation(input));
     return { key: toApiKeyType(created.key), secret: created.secret };
   }
 
   @Mutation(() => ApiKeyType)
   async updateKey(@Arg('id', () => ID) id: string, @Arg('input') input: UpdateKeyInput, @Ctx() ctx: GraphqlContext): Promise<ApiKeyType> {
     const session = requireSession(ctx);
-    if (input.name === null) throw badRequest('input.name cannot be null');
-    const updated = await ctx.services.keys.updateKey(
-      session,
-      id,
-      {
-        name: input.name === undefined ? undefined : parseKeyName(input.name, 'input.name'),
-        monthlySpendLimitMicro: input.monthlySpendLimitMicro === undefined ? undefined : parseSpendLimit(input.monthlySpendLimitMicro, 'input.monthlySpendLimitMicro'),
-      },
-      { limit: 'input.monthlySpendLimitMicro' },
-    );
+    if (input.name === null) throw badRequest('Key name cannot be null', { field: 'key.name' });
+    const updated = await ctx.services.keys.updateKey(session, id, {
+      name: input.name === undefined ? undefined : parseKeyName(input.name),
+      monthlySpendLimitMicro: input.monthlySpendLimitMicro === undefined ? undefined : parseSpendLimit(input.monthlySpendLimitMicro),
+    });
     return toApiKeyType(updated);
   }
 
@@ -111,32 +101,28 @@ export class OperatorResolver {
   @Mutation(() => AccountType, { description: 'Operator: creates an account' })
   async createAccount(@Arg('input') input: CreateAccountInput, @Ctx() ctx: GraphqlContext): Promise<AccountType> {
     requireOperator(ctx);
-    return toAccountType(await ctx.services.accounts.createAccount(input.name, 'input.name'));
+    return toAccountType(await ctx.services.accounts.createAccount(input.name));
   }
 
   @Mutation(() => UserType, { description: 'Operator: creates a user of an account, optionally on a plan' })
   async createUser(@Arg('input') input: CreateUserInput, @Ctx() ctx: GraphqlContext): Promise<UserType> {
     requireOperator(ctx);
     return toUserType(
-      await ctx.services.accounts.createUser(
-        { accountId: input.accountId, email: input.email, password: input.password, plan: input.plan ?? null },
-        { email: 'input.email', password: 'input.password', plan: 'input.plan' },
-      ),
+      await ctx.services.accounts.createUser({ accountId: input.accountId, email: input.email, password: input.password, plan: input.plan ?? null }),
     );
   }
 
   @Mutation(() => AccountType, { description: 'Operator: records a top-up (raises lifetime top-ups and so the tier)' })
   async addFunds(@Arg('input') input: AddFundsInput, @Ctx() ctx: GraphqlContext): Promise<AccountType> {
     requireOperator(ctx);
-    const amount = parseMicroString(input.amountMicro);
-    if (amount === undefined) throw badRequest('input.amountMicro must be a decimal string of micro-dollars');
-    return toAccountType(await ctx.services.accounts.addFunds(input.accountId, amount, 'input.amountMicro'));
+    const amount = requireMicroString(input.amountMicro, 'Amount', 'funds.amount');
+    return toAccountType(await ctx.services.accounts.addFunds(input.accountId, amount));
   }
 
   @Mutation(() => AccountType, { description: 'Operator: pins the tier; tier null returns to automatic' })
   async setAccountTier(@Arg('input') input: SetAccountTierInput, @Ctx() ctx: GraphqlContext): Promise<AccountType> {
     requireOperator(ctx);
-    return toAccountType(await ctx.services.accounts.setAccountTier(input.accountId, input.tier ?? null, 'input.tier'));
+    return toAccountType(await ctx.services.accounts.setAccountTier(input.accountId, input.tier ?? null));
   }
 
   @Query(() => AccountType, { description: 'Operator: any account by id' })

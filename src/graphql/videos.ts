@@ -1,5 +1,6 @@
 import { Arg, Ctx, Field, ID, Int, ObjectType, Query, Resolver, Root, Subscription, type SubscribeResolverData } from 'type-graphql';
-import { ApiError, badRequest } from '../domain/shared/errors';
+import { ApiError } from '../domain/shared/errors';
+import { pageSize } from '../domain/shared/pages';
 import { subscribeIterator, TOPIC_VIDEO_UPDATED, type VideoView } from '../domain/shared/events';
 import { requireSession, sessionFeed, type GraphqlContext } from './context';
 
@@ -61,9 +62,7 @@ export class VideoResolver {
     @Ctx() ctx: GraphqlContext,
   ): Promise<VideoPageType> {
     const session = requireSession(ctx);
-    const limit = first ?? 20;
-    if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw badRequest('first must be from 1 to 100');
-    const page = await ctx.services.videos.list(session.accountId, { limit, order: 'desc', after: after ?? null }, { after: 'after' });
+    const page = await ctx.services.videos.list(session.accountId, { limit: pageSize(first), order: 'desc', after: after ?? null });
     return { ...page, data: page.data.map(toVideoType) };
   }
 

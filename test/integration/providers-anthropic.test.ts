@@ -304,7 +304,7 @@ describe('Anthropic provider', () => {
     }
     expect(refused).toBeInstanceOf(ApiError);
     expect((refused as ApiError).message).toMatch(/^input: 'mcp_approval_request' items/);
-    expect((refused as ApiError).details).toMatchObject({ param: 'input' });
+    expect((refused as ApiError).details).toMatchObject({ field: 'input' });
     expect(fake.requests.length).toBe(before);
 
     fake.script({ text: 'Ok.' });

@@ -3,6 +3,7 @@ import { badRequest, notFound } from '../shared/errors';
 import type { HoldPurpose, HoldStatus } from './entities';
 import type { UsageCounts } from './usage-counts';
 import { sqlRows } from '../shared/sql';
+import { isWellFormedId } from '../shared/ids';
 
 /** Read side of billing: holds in flight, key month spend, usage records, the money audit. */
 export interface HoldView {
@@ -39,6 +40,8 @@ export interface KeyMonthSpendView {
 export interface UsageRecordView extends Required<UsageCounts> {
   id: string;
   keyId: string | null;
+  /** The key's current name (null without a key). */
+  keyName: string | null;
   holdId: string;
   requestId: string | null;
   model: string;
@@ -63,6 +66,10 @@ export interface UsageFilter {
   /** A usage record id of this account; the page starts after it (newest first). */
   after: string | null;
   keyId: string | null;
+  /** A service model id. */
+  model?: string | null;
+  /** ok, partial or failed. */
+  status?: string | null;
   /** Inclusive. */
   from: Date | null;
   /** Exclusive. */
@@ -87,8 +94,8 @@ export function monthResetsAt(month: string): Date {
   return new Date(Date.UTC(Number(match[1]), Number(match[2]), 1));
 }
 
-export function parseMonthKey(value: string, field: string): string {
-  if (!MONTH_KEY.test(value)) throw badRequest(`${field} must be a UTC month as YYYY-MM`);
+export function parseMonthKey(value: string): string {
+  if (!MONTH_KEY.test(value)) throw badRequest('Month must be a UTC month written YYYY-MM', { field: 'usage.month' });
   return value;
 }
 
@@ -167,6 +174,7 @@ export async function getKeyMonthSpend(em: EntityManager, accountId: string, key
 interface UsageRow {
   id: string;
   key_id: string | null;
+  key_name: string | null;
   hold_id: string;
   request_id: string | null;
   model: string;
@@ -188,6 +196,7 @@ interface UsageRow {
 const toUsageView = (row: UsageRow): UsageRecordView => ({
   id: row.id,
   keyId: row.key_id,
+  keyName: row.key_name,
   holdId: row.hold_id,
   requestId: row.request_id,
   model: row.model,
@@ -206,44 +215,71 @@ const toUsageView = (row: UsageRow): UsageRecordView => ({
   createdAt: new Date(row.created_at),
 });
 
+const USAGE_COLUMNS = `u.id, u.key_id, k.name as key_name, u.hold_id, u.request_id, u.model, u.input_tokens, u.cached_input_tokens,
+  u.cache_write_5m_input_tokens, u.cache_write_1h_input_tokens, u.output_tokens, u.reasoning_tokens, u.images, u.video_seconds,
+  u.cost_micro, u.overage_micro, u.status, u.latency_ms, u.created_at`;
+
+export const USAGE_STATUSES = ['ok', 'partial', 'failed'] as const;
+
 /**
- * Usage records of an account, newest first (created_at, then id), filtered by key and time
- * range. The cursor is a record id; its (created_at, id) position is looked up, so pages stay
- * stable while new records arrive.
+ * Usage records (the request log) of an account, newest first (created_at, then id), filtered
+ * by key, model, status and time range. The cursor is a record id; its (created_at, id) position
+ * is looked up, so pages stay stable while new records arrive, and each page is one index range
+ * read (keyset), however deep.
  */
-export async function listUsageRecords(em: EntityManager, accountId: string, filter: UsageFilter, fields = { after: 'after', keyId: 'keyId' }): Promise<UsageRecordPage> {
-  const where = ['account_id = ?'];
+export async function listUsageRecords(em: EntityManager, accountId: string, filter: UsageFilter): Promise<UsageRecordPage> {
+  const where = ['u.account_id = ?'];
   const params: (string | number)[] = [accountId];
   if (filter.keyId !== null) {
     const [key] = await sqlRows(em, 'select id from api_keys where id = ? and account_id = ?', [filter.keyId, accountId]);
-    if (!key) throw notFound(`No key '${filter.keyId}' in this account (${fields.keyId}).`);
-    where.push('key_id = ?');
+    if (!key) throw notFound(`No key '${filter.keyId}' in this account.`, { field: 'usage.keyId' });
+    where.push('u.key_id = ?');
     params.push(filter.keyId);
   }
+  if (filter.model != null) {
+    where.push('u.model = ?');
+    params.push(filter.model);
+  }
+  if (filter.status != null) {
+    where.push('u.status = ?');
+    params.push(filter.status);
+  }
   if (filter.from !== null) {
-    where.push('created_at >= ?');
+    where.push('u.created_at >= ?');
     params.push(filter.from.toISOString());
   }
   if (filter.to !== null) {
-    where.push('created_at < ?');
+    where.push('u.created_at < ?');
     params.push(filter.to.toISOString());
   }
   if (filter.after !== null) {
-    const [anchor] = await sqlRows<{ created_at: Date }>(em, 'select created_at from usage_records where id = ? and account_id = ?', [filter.after, accountId]);
-    if (!anchor) throw badRequest(`${fields.after} must be the id of a usage record of this account`);
-    where.push('(created_at, id) < (?::timestamptz, ?)');
+    const anchor = isWellFormedId(filter.after, 'use')
+      ? (await sqlRows<{ created_at: Date }>(em, 'select created_at from usage_records where id = ? and account_id = ?', [filter.after, accountId]))[0]
+      : undefined;
+    if (!anchor) throw badRequest('The page cursor must be the id of a usage record of this account', { field: 'page.after' });
+    where.push('(u.created_at, u.id) < (?::timestamptz, ?)');
     params.push(new Date(anchor.created_at).toISOString(), filter.after);
   }
   const rows = await sqlRows<UsageRow>(
     em,
-    `select id, key_id, hold_id, request_id, model, input_tokens, cached_input_tokens, cache_write_5m_input_tokens,
-            cache_write_1h_input_tokens, output_tokens, reasoning_tokens, images, video_seconds, cost_micro, overage_micro, status,
-            latency_ms, created_at
-       from usage_records where ${where.join(' and ')} order by created_at desc, id desc limit ?`,
+    `select ${USAGE_COLUMNS} from usage_records u left join api_keys k on k.id = u.key_id
+      where ${where.join(' and ')} order by u.created_at desc, u.id desc limit ?`,
     [...params, filter.limit + 1],
   );
   const data = rows.slice(0, filter.limit).map(toUsageView);
   return { data, firstId: data[0]?.id ?? null, lastId: data.at(-1)?.id ?? null, hasMore: rows.length > filter.limit };
+}
+
+/** One usage record of the account, by its id or its request id; null when there is none. */
+export async function findUsageRecord(em: EntityManager, accountId: string, by: { id: string } | { requestId: string }): Promise<UsageRecordView | null> {
+  if ('id' in by && !isWellFormedId(by.id, 'use')) return null;
+  const [row] = await sqlRows<UsageRow>(
+    em,
+    `select ${USAGE_COLUMNS} from usage_records u left join api_keys k on k.id = u.key_id
+      where u.account_id = ? and ${'id' in by ? 'u.id = ?' : 'u.request_id = ?'} order by u.created_at desc limit 1`,
+    [accountId, 'id' in by ? by.id : by.requestId],
+  );
+  return row ? toUsageView(row) : null;
 }
 
 export async function auditAccount(em: EntityManager, accountId: string): Promise<AccountAudit> {

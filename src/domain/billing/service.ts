@@ -2,7 +2,7 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { KeyEvent } from '../keys/entities';
 import { toEventView } from '../keys/service';
 import { nextUtcMonthStart, unixSeconds, utcMonthKey, type Clock } from '../shared/clock';
-import { ApiError, notFound } from '../shared/errors';
+import { insufficientBalance, keySpendLimitReached, notFound, planAllowanceExhausted, type ApiError } from '../shared/errors';
 import { TOPIC_KEY_EVENTS, type EventBus } from '../shared/events';
 import type { IdGenerator } from '../shared/ids';
 import { runAutoTopUp, validateAutoTopUp, type AutoTopUpSettings } from './auto-top-up';
@@ -73,7 +73,7 @@ export class BillingService {
     if (!(ttlMs > 0)) throw new RangeError('a hold needs a positive TTL');
     const { principal } = request;
     if (principal.kind === 'plan' && principal.userId === null) {
-      throw planAllowanceExhausted(0n, 0n, nextUtcMonthStart(this.clock.now()), 'This plan-billed key has no user plan to draw on.');
+      throw planAllowanceExhausted(0n, 0n, unixSeconds(nextUtcMonthStart(this.clock.now())), 'This plan-billed key has no user plan to draw on.');
     }
     const taken = await this.tryTakeHold(request, ttlMs);
     if (!(taken instanceof Refusal)) return taken;
@@ -137,10 +137,7 @@ export class BillingService {
     const { principal } = request;
     if (reason === 'balance') {
       const [row] = await sqlRows<{ available: string }>(this.orm.em.fork(), 'select balance_micro - reserved_micro as available from accounts where id = ?', [principal.accountId]);
-      return new ApiError(402, 'api_insufficient_balance', 'The prepaid balance is too low for this request: add funds or enable automatic top-up.', {
-        required_micro: request.amountMicro.toString(),
-        available_micro: row?.available ?? '0',
-      });
+      return insufficientBalance(request.amountMicro, row?.available ?? '0');
     }
     if (reason === 'plan_allowance') {
       const [row] = await sqlRows<{ allowance: string | null; used: string }>(
@@ -150,15 +147,10 @@ export class BillingService {
           where us.id = ?`,
         [utcMonthKey(now), principal.userId],
       );
-      return planAllowanceExhausted(BigInt(row?.allowance ?? '0'), BigInt(row?.used ?? '0'), resetsAt);
+      return planAllowanceExhausted(BigInt(row?.allowance ?? '0'), BigInt(row?.used ?? '0'), unixSeconds(resetsAt));
     }
     const { limitMicro, spentMicro } = await this.recordSpendLimitReached(principal, now);
-    return new ApiError(
-      402,
-      'api_key_spend_limit_reached',
-      `This key's monthly spend limit cannot cover the request (settled charges and requests in flight count); it resets at the start of the next UTC month or when the limit is raised.`,
-      { limit_micro: limitMicro?.toString() ?? null, spent_micro: spentMicro.toString(), resets_at: unixSeconds(resetsAt) },
-    );
+    return keySpendLimitReached(limitMicro, spentMicro, unixSeconds(resetsAt));
   }
 
   /**
@@ -294,8 +286,8 @@ export class BillingService {
   }
 
   /** Turns automatic top-up on (threshold 0..$100,000, amount $1..$100,000) or off (null). */
-  async setAutoTopUp(accountId: string, settings: { thresholdMicro: bigint; amountMicro: bigint } | null, fields?: { threshold: string; amount: string }): Promise<AutoTopUpSettings> {
-    const valid = validateAutoTopUp(settings, fields);
+  async setAutoTopUp(accountId: string, settings: { thresholdMicro: bigint; amountMicro: bigint } | null): Promise<AutoTopUpSettings> {
+    const valid = validateAutoTopUp(settings);
     const rows = await sqlRows(
       this.orm.em.fork(),
       'update accounts set auto_top_up_threshold_micro = ?, auto_top_up_amount_micro = ? where id = ? returning id',
@@ -318,8 +310,8 @@ export class BillingService {
     return getKeyMonthSpend(this.orm.em.fork(), accountId, keyId, month);
   }
 
-  listUsageRecords(accountId: string, filter: UsageFilter, fields?: { after: string; keyId: string }): Promise<UsageRecordPage> {
-    return listUsageRecords(this.orm.em.fork(), accountId, filter, fields);
+  listUsageRecords(accountId: string, filter: UsageFilter): Promise<UsageRecordPage> {
+    return listUsageRecords(this.orm.em.fork(), accountId, filter);
   }
 
   /** balance vs Σ ledger and reserved vs Σ active holds, read in one statement. */
@@ -336,12 +328,3 @@ export class BillingService {
     return retryDeadlocks(() => this.orm.em.fork().transactional(work));
   }
 }
-
-function planAllowanceExhausted(allowanceMicro: bigint, usedMicro: bigint, resetsAt: Date, message = "The plan's monthly allowance cannot cover this request; it resets at the start of the next UTC month."): ApiError {
-  return new ApiError(402, 'plan_allowance_exhausted', message, {
-    allowance_micro: allowanceMicro.toString(),
-    used_micro: usedMicro.toString(),
-    resets_at: unixSeconds(resetsAt),
-  });
-}
-

@@ -1,19 +1,19 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { KeyPrincipal } from '../shared/principal';
+import { requirePrepaidKey, type KeyPrincipal } from '../shared/principal';
 import { mediaCostMicro } from '../billing/pricing';
 import type { BillingService } from '../billing/service';
 import { resolveModelId } from '../catalog/resolve';
 import type { Catalog, VideoModel } from '../catalog/types';
 import { modelAccessFor } from '../catalog/vendors';
 import type { Clock } from '../shared/clock';
-import { ApiError, badRequest, notFound } from '../shared/errors';
+import { badRequest, idempotencyConflict, notFound, unavailable, videoExpired, videoNotReady } from '../shared/errors';
 import type { IdGenerator } from '../shared/ids';
 import type { VideoInputImage, VideoJobQueue, VideoStorage } from './ports';
 import {
   claimIdempotencyKey, dropIdempotencyClaim, findIdempotencyClaim, findVideo, insertVideo, listVideoRows, markDeleted, markFailed,
   type IdempotencyClaim, type StoredInput, type VideoListQuery, type VideoRow,
 } from './repository';
-import { IDEMPOTENCY_KEY_TTL_MS, isVideoId, requestHash, requireModelField, validateVideoRequest, type ValidVideoRequest, type VideoCreateFields } from './rules';
+import { IDEMPOTENCY_KEY_TTL_MS, isVideoId, requestHash, validateVideoRequest, type ValidVideoRequest, type VideoRequestInput } from './rules';
 import type { VideoJobSlots } from './slots';
 import { TOPIC_VIDEO_UPDATED, type EventBus, type VideoView } from '../shared/events';
 import { toVideoView } from './view';
@@ -34,8 +34,7 @@ export interface VideoServiceDeps {
 }
 
 export interface VideoCreateInput {
-  fields: VideoCreateFields;
-  inputs: readonly VideoInputImage[];
+  request: VideoRequestInput;
   idempotencyKey: string | null;
 }
 
@@ -53,11 +52,6 @@ export interface VideoPage {
   lastId: string | null;
   hasMore: boolean;
 }
-
-export const walletKeyRequired = () =>
-  new ApiError(403, 'api_wallet_key_required', 'Image and video endpoints need a prepaid API key; plan-billed keys cannot use them.');
-const idempotencyConflict = () =>
-  new ApiError(409, 'idempotency_conflict', 'This Idempotency-Key was already used with a different request body.', { field: 'Idempotency-Key' });
 
 /** The hold outlives the deadline a little, so the job (not the sweeper) decides its fate. */
 const HOLD_GRACE_MS = 10 * 60_000;
@@ -78,20 +72,20 @@ export class VideoService {
   constructor(private readonly deps: VideoServiceDeps) {}
 
   async create(principal: KeyPrincipal, input: VideoCreateInput): Promise<VideoCreated> {
-    if (principal.kind !== 'prepaid') throw walletKeyRequired();
-    const sentModel = requireModelField(input.fields);
+    requirePrepaidKey(principal);
+    const { modelId: sentModel, inputs } = input.request;
     const { model, routedFrom } = resolveModelId(this.deps.catalog, sentModel, 'video', modelAccessFor(principal, this.deps.configuredVendors));
-    const request = validateVideoRequest(model, input.fields, input.inputs);
+    const request = validateVideoRequest(model, input.request, inputs);
     if (input.idempotencyKey === null) {
-      return { video: await this.start(principal, model, request, input.inputs, this.deps.ids.next('vid')), replayed: false, routedFrom };
+      return { video: await this.start(principal, model, request, inputs, this.deps.ids.next('vid')), replayed: false, routedFrom };
     }
-    const hash = requestHash(sentModel, request, input.inputs);
+    const hash = requestHash(sentModel, request, inputs);
     const em = this.deps.orm.em.fork();
     for (let attempt = 0; attempt < MAX_CLAIM_ATTEMPTS; attempt++) {
       const claim: IdempotencyClaim = { account_id: principal.accountId, idempotency_key: input.idempotencyKey, request_hash: hash, video_id: this.deps.ids.next('vid'), created_at: this.deps.clock.now() };
       if (await claimIdempotencyKey(em, claim)) {
         try {
-          return { video: await this.start(principal, model, request, input.inputs, claim.video_id), replayed: false, routedFrom };
+          return { video: await this.start(principal, model, request, inputs, claim.video_id), replayed: false, routedFrom };
         } catch (error) {
           // Nothing was created: the key is free again (for a retry after a top-up, say).
           await dropIdempotencyClaim(em, claim.account_id, claim.idempotency_key, claim.video_id);
@@ -109,7 +103,7 @@ export class VideoService {
       if (video) return { video, replayed: true, routedFrom };
     }
     // Only when requests with this key keep failing as fast as they are retried.
-    throw new ApiError(503, 'unavailable', 'Other requests with this Idempotency-Key are still being refused; retry shortly.', { field: 'Idempotency-Key' });
+    throw unavailable('Other requests with this Idempotency-Key are still being refused; retry shortly.');
   }
 
   /**
@@ -203,7 +197,7 @@ export class VideoService {
   async delete(accountId: string, videoId: string): Promise<VideoView> {
     const row = await this.ownRow(accountId, videoId);
     if (row.status === 'queued' || row.status === 'in_progress') {
-      throw new ApiError(409, 'video_not_ready', `The video '${videoId}' is ${row.status}; it can be deleted once it is completed or failed.`, { status: row.status });
+      throw videoNotReady(`The video '${videoId}' is ${row.status}; it can be deleted once it is completed or failed.`, row.status);
     }
     // The file first: a failure here leaves the job as it was, and the client can retry.
     await this.deps.storage.delete(contentKey(videoId));
@@ -212,8 +206,8 @@ export class VideoService {
     return toVideoView(deleted);
   }
 
-  async list(accountId: string, query: VideoListQuery, fields = { after: 'after' }): Promise<VideoPage> {
-    if (query.after !== null && !isVideoId(query.after)) throw badRequest(`${fields.after} must be a video id`, { field: fields.after });
+  async list(accountId: string, query: VideoListQuery): Promise<VideoPage> {
+    if (query.after !== null && !isVideoId(query.after)) throw badRequest('The page cursor must be a video id', { field: 'page.after' });
     const rows = await listVideoRows(this.deps.orm.em.fork(), accountId, query);
     const data = rows.slice(0, query.limit).map(toVideoView);
     return { data, firstId: data[0]?.id ?? null, lastId: data.at(-1)?.id ?? null, hasMore: rows.length > query.limit };
@@ -226,9 +220,9 @@ export class VideoService {
   async content(accountId: string, videoId: string): Promise<{ key: string; size: number }> {
     const row = await this.ownRow(accountId, videoId);
     if (row.status !== 'completed') {
-      throw new ApiError(409, 'video_not_ready', `The video '${videoId}' is ${row.status}; its content exists once it is completed.`, { status: row.status });
+      throw videoNotReady(`The video '${videoId}' is ${row.status}; its content exists once it is completed.`, row.status);
     }
-    const expired = () => new ApiError(410, 'video_expired', `The content of video '${videoId}' was deleted after its retention period.`, { expired_at: row.expires_at ? Math.floor(new Date(row.expires_at).getTime() / 1000) : null });
+    const expired = () => videoExpired(videoId, row.expires_at ? new Date(row.expires_at) : null);
     if (row.content_deleted_at !== null || (row.expires_at !== null && new Date(row.expires_at) <= this.deps.clock.now())) throw expired();
     const size = await this.deps.storage.size(contentKey(videoId));
     if (size === null) throw expired();
