@@ -102,10 +102,11 @@ export class Ticket implements AdmissionTicket {
     if (snapshot) this.snapshot = snapshot;
   }
 
-  async release(): Promise<void> {
-    if (this.released || this.slotId === null) return;
+  // Not async (nor the deferred ticket's): the release is the store's promise, without a frame of its own per request.
+  release(): Promise<void> {
+    if (this.released || this.slotId === null) return Promise.resolve();
     this.released = true;
-    await this.service.releaseHeld(this.store, this.subject, this.slotId, this.settledUsage);
+    return this.service.releaseHeld(this.store, this.subject, this.slotId, this.settledUsage);
   }
 }
 
@@ -185,10 +186,11 @@ export class DeferredTicket {
     return this.ticket.headers();
   }
 
-  async release(): Promise<void> {
+  release(): Promise<void> {
     this.released = true;
     if (this.ticket) return this.ticket.release();
     // Admission in flight: reserveTokens frees what it took once it lands.
+    return Promise.resolve();
   }
 }
 
