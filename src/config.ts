@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { loadCatalog, type Catalog } from './domain/catalog';
+import { loadCatalog } from './domain/catalog/catalog';
+import type { Catalog } from './domain/catalog/types';
 import { SANDBOX_VENDOR, type VendorProtocol } from './domain/catalog/types';
 import { vendorEnvName, type VendorEndpoint } from './domain/catalog/vendors';
 import { DEFAULT_SETTLEMENT_BACKLOG } from './domain/billing/leases';

@@ -4,7 +4,7 @@ import { bearerCredential, type OperatorPrincipal, type SessionPrincipal } from 
 import type { AccountService } from '../domain/accounts/service';
 import type { BillingService } from '../domain/billing/service';
 import type { KeyService } from '../domain/keys/service';
-import type { KeyKind } from '../domain/keys/entities';
+import type { KeyKind } from '../domain/shared/principal';
 import { parseKeyName, parseSpendLimit } from '../domain/keys/rules';
 import { ApiError, badRequest, invalidToken, sessionRequired } from '../domain/shared/errors';
 import type { EventBus } from '../domain/shared/events';

@@ -1,5 +1,6 @@
 import type { AccountView, UserView } from '../domain/accounts/service';
-import type { KeyEventView, KeyView } from '../domain/keys/service';
+import type { KeyView } from '../domain/keys/service';
+import type { KeyEventView } from '../domain/shared/events';
 import type { AccountType, ApiKeyType, KeyEventType, UserType } from './types';
 
 const iso = (at: Date | null): string | null => at?.toISOString() ?? null;

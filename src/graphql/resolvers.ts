@@ -1,6 +1,6 @@
 import { Arg, Ctx, ID, Int, Mutation, Query, Resolver, Root, Subscription, type SubscribeResolverData } from 'type-graphql';
 import { parseKeyName, parseSpendLimit } from '../domain/keys/rules';
-import type { KeyEventView } from '../domain/keys/service';
+import type { KeyEventView } from '../domain/shared/events';
 import { badRequest, ApiError } from '../domain/shared/errors';
 import { subscribeIterator, TOPIC_KEY_EVENTS } from '../domain/shared/events';
 import { requireMicroString } from '../domain/shared/money';

@@ -1,6 +1,6 @@
 import { Field, ID, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
 import { GraphQLJSONObject } from 'graphql-scalars';
-import type { KeyKind } from '../domain/keys/entities';
+import type { KeyKind } from '../domain/shared/principal';
 
 /**
  * GraphQL object types, kept apart from the MikroORM entities so that no stray field (a key

@@ -42,16 +42,6 @@ export function refuseUnknownFields(names: Iterable<string>, known: readonly str
   throw badRequest(`${paths.join(', ')} ${paths.length > 1 ? 'are not known fields' : 'is not a known field'}`, { field: paths[0]!, fields: paths });
 }
 
-/**
- * A decoder's list of the top-level fields it reads, tied to the format's request type: a field
- * that one has and the other lacks fails to compile, so the list (which also builds the API
- * document) and the type cannot drift apart.
- */
-export const fieldListOf =
-  <T>() =>
-  <const K extends readonly (keyof T & string)[]>(fields: K & ([Exclude<keyof T, K[number]>] extends [never] ? unknown : { missing: Exclude<keyof T, K[number]> })): K =>
-    fields;
-
 const describeList = (values: readonly string[]) => values.map((v) => `'${v}'`).join(', ');
 
 /** A JSON object read field by field at a known path. */

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestHandler, Response } from 'express';
 import type { AuthService } from '../domain/accounts/auth';
-import { bearerCredential, requirePrepaidKey, type KeyPrincipal, type OperatorPrincipal, type SessionPrincipal } from '../domain/shared/principal';
+import { bearerCredential, requirePrepaidKey, type KeyPrincipal, type SessionPrincipal } from '../domain/shared/principal';
 import { invalidToken } from '../domain/shared/errors';
 import { accessLogRecord } from './http';
 
@@ -47,4 +47,3 @@ export const prepaidKeyOnly: RequestHandler = (_req, res, next) => {
   next();
 };
 export const sessionPrincipal = (res: Response): SessionPrincipal => res.locals.principal as SessionPrincipal;
-export type { OperatorPrincipal };

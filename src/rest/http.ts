@@ -147,7 +147,7 @@ export type ErrorBody = (error: ApiError, details: ErrorDetails) => unknown;
 const envelope: ErrorBody = (error, details) => ({ error: { code: error.code, message: error.message, details } });
 
 /** The error's details as REST shows them: a domain field key becomes the body field's name. */
-export const restDetails = (error: ApiError): ErrorDetails => detailsForPlane(error, REST_FIELD_NAMES);
+const restDetails = (error: ApiError): ErrorDetails => detailsForPlane(error, REST_FIELD_NAMES);
 
 export function sendError(res: ServerResponse, error: ApiError, body: ErrorBody = envelope): void {
   noteError(res, error);

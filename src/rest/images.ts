@@ -10,7 +10,8 @@ import { admitApiKeyRequests } from './admission';
 import type { AdmissionService } from '../domain/limits/admission';
 import { keyPrincipal, prepaidKeyOnly, requireApiKey } from './auth';
 import { accessLogRecord } from './http';
-import { discardRemainingBody, isMultipart, readMultipart, type MultipartForm, type MultipartLimits } from './multipart';
+import { discardRemainingBody, readMultipart, type MultipartForm, type MultipartLimits } from './multipart';
+import { isMultipart } from './http';
 import { ApiError, unsupportedMediaType } from '../domain/shared/errors';
 
 export interface ImagesRouterDeps {

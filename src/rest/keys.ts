@@ -1,6 +1,7 @@
 import { Router, type RequestHandler } from 'express';
 import type { AuthService } from '../domain/accounts/auth';
-import type { KeyEventView, KeyService, KeyView } from '../domain/keys/service';
+import type { KeyService, KeyView } from '../domain/keys/service';
+import type { KeyEventView } from '../domain/shared/events';
 import { parseKeyKind, parseKeyName, parseSpendLimit } from '../domain/keys/rules';
 import { unixSeconds } from '../domain/shared/clock';
 import { badRequest, invalidToken } from '../domain/shared/errors';

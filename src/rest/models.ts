@@ -1,5 +1,6 @@
 import { Router, type RequestHandler, type Response } from 'express';
-import { renderImageModelList, renderModel, renderTextModelList, renderVideoModelList, type Catalog } from '../domain/catalog';
+import { renderImageModelList, renderModel, renderTextModelList, renderVideoModelList } from '../domain/catalog/render';
+import type { Catalog } from '../domain/catalog/types';
 import { modelAccessFor } from '../domain/catalog/vendors';
 import type { AuthService } from '../domain/accounts/auth';
 import { keyPrincipal, prepaidKeyOnly, requireApiKey } from './auth';

@@ -52,7 +52,6 @@ export interface MultipartForm {
 export const fieldValues = (form: MultipartForm, name: string): string[] =>
   form.fields.filter((field) => field.name === name).map((field) => field.value);
 
-export { isMultipart };
 
 const tooLarge = (message: string, limit: string, limitValue: number) =>
   payloadTooLarge(message, limit, limitValue);

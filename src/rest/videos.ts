@@ -7,13 +7,14 @@ import type { VideoStorage } from '../domain/videos/ports';
 import type { VideoRequestInput } from '../domain/videos/rules';
 import { decodeVideoCreateBody, decodeVideoCreateForm, parseIdempotencyKey } from '../protocols/openai-videos/decode-request';
 import type { VideoService } from '../domain/videos/service';
-import type { VideoListQuery } from '../domain/videos/repository';
+import type { VideoListQuery } from '../domain/videos/store';
 import { toVideoDeletedObject, toVideoListObject, toVideoObject } from '../protocols/openai-videos/encode-answer';
 import { keyPrincipal, prepaidKeyOnly, requireApiKey } from './auth';
 import { admitApiKeyRequests } from './admission';
 import type { AdmissionService } from '../domain/limits/admission';
 import { accessLogRecord, bodyObject, readJsonBody, setHeaders } from './http';
-import { isMultipart, readMultipart, type MultipartLimits } from './multipart';
+import { readMultipart, type MultipartLimits } from './multipart';
+import { isMultipart } from './http';
 
 export interface VideosRouterDeps {
   auth: AuthService;

@@ -1,6 +1,6 @@
 import { Cancellation } from '../../src/domain/generation/cancellation';
 import { createServer } from 'node:net';
-import { builtinCatalog, findModel } from '../../src/domain/catalog';
+import { builtinCatalog, findModel } from '../../src/domain/catalog/catalog';
 import type { CanonicalRequest, McpApprovalRule, TextProvider } from '../../src/domain/generation/canonical';
 import { ProviderError } from '../../src/domain/generation/errors';
 import { ApiError } from '../../src/domain/shared/errors';

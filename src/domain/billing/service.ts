@@ -16,12 +16,10 @@ import {
 import { recordedTokenCounts, usageCount, type UsageMeta } from './usage-counts';
 import { releaseExpiredBatch, SWEEP_BATCH_SIZE } from './sweeper';
 import {
-  auditAccount, findHold, getKeyMonthSpend, listActiveHolds, listUsageRecords,
-  type AccountAudit, type HoldView, type KeyMonthSpendView, type UsageFilter, type UsageRecordPage,
+  checkUsageFilter, keyMonthSpendView, toHoldView,
+  type AccountAudit, type BillingReads, type HoldView, type KeyMonthSpendView, type UsageFilter, type UsageRecordPage, type UsageRecordView,
 } from './queries';
 
-export { DEFAULT_HOLD_TTL_MS };
-export type { BillingPrincipal, HoldOutcome, HoldRequest, Overage, OverageObserver, RefusalReason, ReleaseInput, SettleInput };
 
 /** Thrown inside the reservation transaction to roll it back; mapped to a 402 outside. */
 class Refusal extends Error {
@@ -52,6 +50,7 @@ export class BillingService {
     private readonly bus: EventBus,
     private readonly payments: PaymentPort,
     private readonly holds: HoldStore,
+    private readonly reads: BillingReads,
     /** Told of each settlement whose cost was above its hold (here and in budget leases). */
     private readonly onOverage: OverageObserver = () => undefined,
   ) {}
@@ -253,7 +252,7 @@ export class BillingService {
   }
 
   private async alreadyClosed(holdId: string): Promise<HoldOutcome> {
-    const hold = await findHold(this.orm.em.fork(), holdId);
+    const hold = await this.getHold(holdId);
     if (!hold) throw notFound(`No hold '${holdId}'.`);
     if (hold.status === 'active') throw new Error(`hold ${holdId} is still active after a failed close`);
     return { holdId, applied: false, status: hold.status, chargedMicro: hold.chargedMicro ?? 0n, autoTopUp: null };
@@ -297,26 +296,45 @@ export class BillingService {
     return valid;
   }
 
-  listActiveHolds(accountId: string): Promise<HoldView[]> {
-    return listActiveHolds(this.orm.em.fork(), accountId);
+  /** Newest first, at most 200. */
+  async listActiveHolds(accountId: string): Promise<HoldView[]> {
+    return (await this.reads.listActiveHolds(accountId, 200)).map(toHoldView);
   }
 
-  getHold(holdId: string): Promise<HoldView | null> {
-    return findHold(this.orm.em.fork(), holdId);
+  async getHold(holdId: string): Promise<HoldView | null> {
+    const hold = await this.reads.findHold(holdId);
+    return hold ? toHoldView(hold) : null;
   }
 
-  /** `month` defaults to the current UTC month. */
-  getKeyMonthSpend(accountId: string, keyId: string, month: string = utcMonthKey(this.clock.now())): Promise<KeyMonthSpendView> {
-    return getKeyMonthSpend(this.orm.em.fork(), accountId, keyId, month);
+  /** `month` defaults to the current UTC month; 404 `not_found` when the key is not the account's. */
+  async getKeyMonthSpend(accountId: string, keyId: string, month: string = utcMonthKey(this.clock.now())): Promise<KeyMonthSpendView> {
+    const spend = await this.reads.keyMonthSpend(accountId, keyId, month);
+    if (!spend) throw notFound(`No key '${keyId}' in this account.`);
+    return keyMonthSpendView(keyId, month, spend);
   }
 
-  listUsageRecords(accountId: string, filter: UsageFilter): Promise<UsageRecordPage> {
-    return listUsageRecords(this.orm.em.fork(), accountId, filter);
+  /**
+   * Usage records (the request log) of an account, newest first, filtered by key, model, status
+   * and time range. The cursor is a record id; its position is looked up, so pages stay stable
+   * while new records arrive, and each page is one index range read however deep (keyset).
+   */
+  async listUsageRecords(accountId: string, filter: UsageFilter): Promise<UsageRecordPage> {
+    const after = await checkUsageFilter(this.reads, accountId, filter);
+    const records = await this.reads.usageRecords(accountId, filter, after);
+    const data = records.slice(0, filter.limit);
+    return { data, firstId: data[0]?.id ?? null, lastId: data.at(-1)?.id ?? null, hasMore: records.length > filter.limit };
+  }
+
+  /** One usage record of the account, by its id or its request id; null when there is none. */
+  findUsageRecord(accountId: string, by: { id: string } | { requestId: string }): Promise<UsageRecordView | null> {
+    return this.reads.findUsageRecord(accountId, by);
   }
 
   /** balance vs Σ ledger and reserved vs Σ active holds, read in one statement. */
-  auditAccount(accountId: string): Promise<AccountAudit> {
-    return auditAccount(this.orm.em.fork(), accountId);
+  async auditAccount(accountId: string): Promise<AccountAudit> {
+    const sums = await this.reads.accountSums(accountId);
+    if (!sums) throw notFound(`No account '${accountId}'.`);
+    return { ...sums, consistent: sums.balanceMicro === sums.ledgerSumMicro && sums.reservedMicro === sums.activeHoldsMicro };
   }
 
   autoTopUpDeps() {

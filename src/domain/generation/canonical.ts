@@ -1,4 +1,4 @@
-import type { TextModel } from '../catalog';
+import type { TextModel } from '../catalog/types';
 import type { Cancellation } from './cancellation';
 
 /**

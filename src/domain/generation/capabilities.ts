@@ -1,7 +1,6 @@
 import { badRequest } from '../shared/errors';
 import type { CanonicalMcpItem, CanonicalRequest, VendorCapabilities } from './canonical';
 
-export type { VendorCapabilities } from './canonical';
 
 
 /** How a client sends each MCP item back: Responses item types (the only format with all four). */

@@ -1,9 +1,11 @@
-import type { KeyPrincipal } from '../accounts/auth';
-import { resolveModelId, type Catalog, type TextModel } from '../catalog';
+import type { KeyPrincipal } from '../shared/principal';
+import { resolveModelId } from '../catalog/resolve';
+import type { Catalog, TextModel } from '../catalog/types';
 import { modelAccessFor } from '../catalog/vendors';
 import { countTokensExactly, estimateInputTokens } from '../billing/estimate';
 import { chargeWithinHold, textChargeMicro, textHoldMicro, type TokenPrices, type TokenUsage } from '../billing/pricing';
-import type { BudgetLeases, LeasedHold } from '../billing/leases';
+import type { BudgetLeases } from '../billing/leases';
+import type { LeasedHold } from '../billing/lease-budgets';
 import type { UsageCounts } from '../billing/usage-counts';
 import type { Clock } from '../shared/clock';
 import { modelNotAvailable } from '../shared/errors';
@@ -222,6 +224,7 @@ class OpenGeneration {
     } finally {
       // Abandoned by the consumer (client disconnect): stop the upstream call, charge what was delivered.
       if (!this.closed) {
+        // The answer is charged for what was delivered; a vendor stream failing to close changes nothing.
         await this.upstream.return?.().catch(() => undefined);
         await this.closeAfterFailure();
       }

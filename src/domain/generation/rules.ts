@@ -1,5 +1,5 @@
 import { badRequest } from '../shared/errors';
-import type { TextModel } from '../catalog';
+import type { TextModel } from '../catalog/types';
 import type { ReasoningEffort } from './canonical';
 
 /** Limits shared by all text formats (docs/text.md, Limits). */

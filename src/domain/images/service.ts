@@ -1,4 +1,5 @@
-import type { BillingPrincipal, BillingService } from '../billing/service';
+import type { BillingService } from '../billing/service';
+import type { BillingPrincipal } from '../billing/hold-requests';
 import { mediaCostMicro } from '../billing/pricing';
 import type { Clock } from '../shared/clock';
 import type { Metrics } from '../shared/telemetry';

@@ -1,6 +1,7 @@
 import { badRequest } from '../shared/errors';
 import { requireMicroString } from '../shared/money';
-import { KEY_KINDS, type KeyKind } from './entities';
+import { KEY_KINDS } from './entities';
+import type { KeyKind } from '../shared/principal';
 
 /**
  * Input rules for keys, written once and called by both planes and the CLI. Refusals speak the

@@ -7,7 +7,8 @@ import { badRequest, keyRevoked, notFound } from '../shared/errors';
 import { TOPIC_KEY_EVENTS, type EventBus, type KeyEventView } from '../shared/events';
 import { isWellFormedId, type IdGenerator } from '../shared/ids';
 import { hashToken, randomToken } from '../shared/secrets';
-import { ApiKey, KeyEvent, type KeyEventKind, type KeyKind } from './entities';
+import { ApiKey, KeyEvent, type KeyEventKind } from './entities';
+import type { KeyKind } from '../shared/principal';
 
 /** What both planes show of a key (never its hash). */
 export interface KeyView {
@@ -24,7 +25,6 @@ export interface KeyView {
   monthSpentMicro: bigint;
 }
 
-export type { KeyEventView };
 
 export interface KeyEventPage {
   data: KeyEventView[];

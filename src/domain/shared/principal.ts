@@ -45,8 +45,6 @@ export interface OperatorPrincipal {
   type: 'operator';
 }
 
-export type Principal = KeyPrincipal | SessionPrincipal | OperatorPrincipal;
-
 
 /**
  * The one rule of the media capabilities (images, videos and their model lists): they charge

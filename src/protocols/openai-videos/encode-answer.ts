@@ -1,5 +1,5 @@
 import type { VideoPage } from '../../domain/videos/service';
-import type { VideoView } from '../../domain/videos/view';
+import type { VideoView } from '../../domain/shared/events';
 
 /** The video object our clients see (OpenAI's shape; `seconds` an integer, `resolution` and `ratio` labels). */
 export interface VideoObject {
