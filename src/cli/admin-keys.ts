@@ -32,9 +32,9 @@ function parseLimitOption(v: ParsedOptions): bigint | null {
   if (none) return null;
   if (dollars !== undefined) {
     if (!/^\d+(\.\d{1,6})?$/.test(dollars)) throw new UsageError('set-key-limit: --monthly-limit-usd must be dollars with at most 6 decimals (25 or 25.50)');
-    return parseSpendLimit(parseUsdDecimal(dollars).toString(), '--monthly-limit-usd');
+    return parseSpendLimit(parseUsdDecimal(dollars).toString());
   }
-  return parseSpendLimit(micro!, '--monthly-limit-micro');
+  return parseSpendLimit(micro!);
 }
 
 function isoOption(command: string, v: ParsedOptions, name: string): Date | null {
@@ -74,7 +74,7 @@ export const KEY_USAGE_COMMANDS: Record<string, (values: ParsedOptions) => Admin
     const accountId = requireString('set-key-limit', v, 'account');
     const keyId = requireString('set-key-limit', v, 'key');
     const limit = parseLimitOption(v);
-    return async (s) => keyOutput(await s.keys.updateKey({ accountId, userId: null }, keyId, { monthlySpendLimitMicro: limit }, { limit: '--monthly-limit-micro' }), new Date());
+    return async (s) => keyOutput(await s.keys.updateKey({ accountId, userId: null }, keyId, { monthlySpendLimitMicro: limit }), new Date());
   },
   'revoke-key': (v) => {
     const accountId = requireString('revoke-key', v, 'account');
@@ -86,11 +86,11 @@ export const KEY_USAGE_COMMANDS: Record<string, (values: ParsedOptions) => Admin
     const groupBy = choice('spend', v, 'by', ['day', 'model', 'key'] as const) ?? 'day';
     const from = optionalString(v, 'from') ?? null;
     const to = optionalString(v, 'to') ?? null;
-    if (from !== null) parseDay(from, '--from');
-    if (to !== null) parseDay(to, '--to');
+    if (from !== null) parseDay(from, 'usage.from', '--from');
+    if (to !== null) parseDay(to, 'usage.to', '--to');
     return async (s) => {
       await s.accounts.getAccount(accountId);
-      return spendOutput(await s.usage.spend(accountId, { groupBy, from, to, keyId: null, model: null }, { from: '--from', to: '--to' }));
+      return spendOutput(await s.usage.spend(accountId, { groupBy, from, to, keyId: null, model: null }));
     };
   },
   requests: (v) => {
@@ -107,7 +107,7 @@ export const KEY_USAGE_COMMANDS: Record<string, (values: ParsedOptions) => Admin
     const after = optionalString(v, 'after') ?? null;
     return async (s) => {
       await s.accounts.getAccount(accountId);
-      const page = await s.usage.requestLog(accountId, { ...filter, limit: Number(limitRaw), after }, { after: '--after', keyId: '--key' });
+      const page = await s.usage.requestLog(accountId, { ...filter, limit: Number(limitRaw), after });
       return requestsOutput(page.data, page.hasMore ? page.lastId : null);
     };
   },

@@ -5,6 +5,7 @@ import { randomToken } from '../domain/shared/secrets';
 import { optionalString, parseOptions, requireString, UsageError, type OptionSpec, type ParsedOptions } from './args';
 import { KEY_USAGE_COMMANDS, KEY_USAGE_HELP, KEY_USAGE_OPTIONS } from './admin-keys';
 import { openOperatorServices, type OperatorServices } from './database';
+import { listDeploymentsCommand } from './deployments';
 import { accountOutput, accountsOutput, createdKeyOutput, plansOutput, render, tiersOutput, userOutput, type Printable } from './output';
 
 export const ADMIN_USAGE = `Usage: tollgate admin <command> [options] [--json]
@@ -21,6 +22,9 @@ export const ADMIN_USAGE = `Usage: tollgate admin <command> [options] [--json]
   list-accounts  every account with its balance and tier
   list-plans     the plans in the database
   list-tiers     the configured tiers
+  list-deployments  every deployment of the routed models, with its health
+                 (shared through REDIS_URL; docs/routing.md)
+
 ${KEY_USAGE_HELP}
 --json prints JSON for scripts (money as strings of micro-dollars) instead of a table.
 `;
@@ -58,7 +62,7 @@ function parseExpiry(command: string, raw: string | undefined): Date | null {
 const COMMANDS: Record<string, (values: ParsedOptions) => AdminRun> = {
   'create-account': (v) => {
     const name = requireString('create-account', v, 'name');
-    return async (s) => accountOutput(await s.accounts.createAccount(name, '--name'));
+    return async (s) => accountOutput(await s.accounts.createAccount(name));
   },
   'create-user': (v) => {
     const accountId = requireString('create-user', v, 'account');
@@ -67,39 +71,39 @@ const COMMANDS: Record<string, (values: ParsedOptions) => AdminRun> = {
     const plan = optionalString(v, 'plan') ?? null;
     return async (s) => {
       const password = given ?? randomToken(16);
-      const user = await s.accounts.createUser({ accountId, email, password, plan }, { email: '--email', password: '--password', plan: '--plan' });
+      const user = await s.accounts.createUser({ accountId, email, password, plan });
       return userOutput(user, given === undefined ? password : null);
     };
   },
   'add-funds': (v) => {
     const accountId = requireString('add-funds', v, 'account');
     const amount = parseAmount('add-funds', v);
-    return async (s) => accountOutput(await s.accounts.addFunds(accountId, amount, v['amount-usd'] ? '--amount-usd' : '--amount-micro'));
+    return async (s) => accountOutput(await s.accounts.addFunds(accountId, amount));
   },
   'set-tier': (v) => {
     const accountId = requireString('set-tier', v, 'account');
     const tier = parseTier('set-tier', requireString('set-tier', v, 'tier'));
-    return async (s) => accountOutput(await s.accounts.setAccountTier(accountId, tier, '--tier'));
+    return async (s) => accountOutput(await s.accounts.setAccountTier(accountId, tier));
   },
   'unpin-tier': (v) => {
     const accountId = requireString('unpin-tier', v, 'account');
-    return async (s) => accountOutput(await s.accounts.setAccountTier(accountId, null, '--tier'));
+    return async (s) => accountOutput(await s.accounts.setAccountTier(accountId, null));
   },
   'create-key': (v) => {
     const accountOption = optionalString(v, 'account');
     const userId = optionalString(v, 'user') ?? null;
     if (accountOption === undefined && userId === null) throw new UsageError('create-key: give --account or --user');
     const input = {
-      name: parseKeyName(requireString('create-key', v, 'name'), '--name'),
-      kind: parseKeyKind(optionalString(v, 'kind') ?? 'prepaid', '--kind'),
-      monthlySpendLimitMicro: v['monthly-limit-micro'] === undefined ? null : parseSpendLimit(v['monthly-limit-micro'], '--monthly-limit-micro'),
+      name: parseKeyName(requireString('create-key', v, 'name')),
+      kind: parseKeyKind(optionalString(v, 'kind') ?? 'prepaid'),
+      monthlySpendLimitMicro: v['monthly-limit-micro'] === undefined ? null : parseSpendLimit(v['monthly-limit-micro']),
       expiresAt: parseExpiry('create-key', optionalString(v, 'expires-at')),
     };
     return async (s) => {
       // A user's key belongs to the user's account; --account, when also given, must agree.
       const accountId = userId === null ? accountOption! : (await s.accounts.getUser(userId)).accountId;
       if (accountOption !== undefined && accountOption !== accountId) throw new UsageError(`create-key: user '${userId}' is not in account '${accountOption}'`);
-      const { key, secret } = await s.keys.createKeyAsOperator({ accountId, userId }, input, { kind: '--kind', limit: '--monthly-limit-micro', expiresAt: '--expires-at' });
+      const { key, secret } = await s.keys.createKeyAsOperator({ accountId, userId }, input);
       return createdKeyOutput(key, secret);
     };
   },
@@ -119,12 +123,19 @@ const OPTIONS: Record<string, OptionSpec> = {
   'list-accounts': {},
   'list-plans': {},
   'list-tiers': {},
+  'list-deployments': {},
   ...KEY_USAGE_OPTIONS,
 };
 
 /** `tollgate admin <command> …`: validates, opens the database, runs one domain operation, prints. */
 export async function runAdmin(args: readonly string[], loadConfig: () => Config, out: NodeJS.WritableStream): Promise<number> {
   const [command, ...rest] = args;
+  if (command === 'list-deployments') {
+    // No database: the catalog, the environment and the shared health.
+    const values = parseOptions('admin list-deployments', rest, { json: { type: 'boolean' } });
+    out.write(render(await listDeploymentsCommand(loadConfig()), values.json === true));
+    return 0;
+  }
   const prepare = COMMANDS[command];
   if (!prepare) throw new UsageError(`admin: unknown command '${command}' (try: tollgate admin --help)`);
   const values = parseOptions(`admin ${command}`, rest, { ...OPTIONS[command], json: { type: 'boolean' } });

@@ -10,6 +10,7 @@ import { createRedisEventBus, type ClosableEventBus } from '../infra/redis-event
 import { ulidIds } from '../domain/shared/ids';
 import { connectDatabase } from '../infra/database';
 import { attachEmbeddedPostgres } from '../infra/embedded-postgres';
+import { PgBillingReads } from '../infra/pg-billing-reads';
 
 export interface CommandDatabase {
   orm: MikroORM;
@@ -66,7 +67,7 @@ export async function openOperatorServices(config: Config): Promise<OperatorServ
     const ids = ulidIds();
     const accounts = new AccountService(db.orm, systemClock, ids, bus, config.limits);
     await accounts.syncPlans();
-    return { accounts, keys: new KeyService(db.orm, systemClock, ids, bus), usage: new UsageService(db.orm, systemClock), close };
+    return { accounts, keys: new KeyService(db.orm, systemClock, ids, bus), usage: new UsageService(db.orm, systemClock, new PgBillingReads(db.orm)), close };
   } catch (error) {
     await close();
     throw error;

@@ -4,10 +4,11 @@ import type { BillingService } from '../domain/billing/service';
 import type { HoldView, KeyMonthSpendView } from '../domain/billing/queries';
 import { LEDGER_KINDS, type LedgerEntryView } from '../domain/billing/ledger';
 import type { LedgerKind } from '../domain/billing/entities';
-import { mapPage, pageOf, pageSize, type PageShape } from './page';
+import { mapPage, pageOf, type PageShape } from './page';
+import { pageSize } from '../domain/shared/pages';
 import { parseMonthKey } from '../domain/billing/queries';
 import { badRequest } from '../domain/shared/errors';
-import { parseMicroString } from '../domain/shared/money';
+import { requireMicroString } from '../domain/shared/money';
 import { requireSession, type GraphqlContext } from './context';
 
 /**
@@ -103,20 +104,14 @@ const toAutoTopUpType = (s: AutoTopUpSettings): AutoTopUpType => ({
   amountMicro: s.amountMicro?.toString() ?? null,
 });
 
-function parseMicro(value: string, field: string): bigint {
-  const micro = parseMicroString(value);
-  if (micro === undefined) throw badRequest(`${field} must be a decimal string of micro-dollars`);
-  return micro;
-}
-
 /** Both set: on; both null (or no input): off; one of them alone is refused. */
 function parseAutoTopUpInput(input: AutoTopUpInput | null): { thresholdMicro: bigint; amountMicro: bigint } | null {
   const threshold = input?.thresholdMicro ?? null;
   const amount = input?.amountMicro ?? null;
   if (threshold === null && amount === null) return null;
-  if (threshold === null) throw badRequest('input.thresholdMicro is required when input.amountMicro is set (both null turns automatic top-up off)');
-  if (amount === null) throw badRequest('input.amountMicro is required when input.thresholdMicro is set (both null turns automatic top-up off)');
-  return { thresholdMicro: parseMicro(threshold, 'input.thresholdMicro'), amountMicro: parseMicro(amount, 'input.amountMicro') };
+  if (threshold === null) throw badRequest('Top-up threshold is required with a top-up amount (neither turns automatic top-up off)', { field: 'autoTopUp.threshold' });
+  if (amount === null) throw badRequest('Top-up amount is required with a top-up threshold (neither turns automatic top-up off)', { field: 'autoTopUp.amount' });
+  return { thresholdMicro: requireMicroString(threshold, 'Top-up threshold', 'autoTopUp.threshold'), amountMicro: requireMicroString(amount, 'Top-up amount', 'autoTopUp.amount') };
 }
 
 @Resolver()
@@ -134,7 +129,7 @@ export class BillingResolver {
     @Ctx() ctx: BillingGraphqlContext,
   ): Promise<KeyMonthSpendType> {
     const session = requireSession(ctx);
-    const monthKey = month === null || month === undefined ? undefined : parseMonthKey(month, 'month');
+    const monthKey = month === null || month === undefined ? undefined : parseMonthKey(month);
     return toKeyMonthSpendType(await ctx.services.billing.getKeyMonthSpend(session.accountId, keyId, monthKey));
   }
 
@@ -146,7 +141,7 @@ export class BillingResolver {
     @Ctx() ctx: GraphqlContext,
   ): Promise<PageShape<LedgerEntryType>> {
     const session = requireSession(ctx);
-    if (kind != null && !(LEDGER_KINDS as readonly string[]).includes(kind)) throw badRequest(`kind must be one of ${LEDGER_KINDS.join(', ')}`);
+    if (kind != null && !(LEDGER_KINDS as readonly string[]).includes(kind)) throw badRequest(`kind must be one of ${LEDGER_KINDS.join(', ')}`, { field: 'kind' });
     const page = await ctx.services.usage.ledger(session.accountId, { limit: pageSize(first, 50), after: after ?? null, kind: (kind ?? null) as LedgerKind | null });
     return mapPage(page, toLedgerEntryType);
   }
@@ -161,6 +156,6 @@ export class BillingResolver {
   async setAutoTopUp(@Arg('input', () => AutoTopUpInput, { nullable: true }) input: AutoTopUpInput | null, @Ctx() ctx: BillingGraphqlContext): Promise<AutoTopUpType> {
     const session = requireSession(ctx);
     const settings = parseAutoTopUpInput(input ?? null);
-    return toAutoTopUpType(await ctx.services.billing.setAutoTopUp(session.accountId, settings, { threshold: 'input.thresholdMicro', amount: 'input.amountMicro' }));
+    return toAutoTopUpType(await ctx.services.billing.setAutoTopUp(session.accountId, settings));
   }
 }

@@ -1,12 +1,14 @@
 import { Arg, Ctx, Field, ID, InputType, Int, Mutation, ObjectType, Query, Resolver, Root, Subscription, registerEnumType, type SubscribeResolverData } from 'type-graphql';
 import { GraphQLJSONObject } from 'graphql-scalars';
-import type { KeyKind } from '../domain/keys/entities';
+import type { KeyKind } from '../domain/shared/principal';
 import { parseKeyName, parseSpendLimit } from '../domain/keys/rules';
-import type { KeyEventView, KeyView } from '../domain/keys/service';
+import type { KeyView } from '../domain/keys/service';
+import type { KeyEventView } from '../domain/shared/events';
 import { badRequest } from '../domain/shared/errors';
 import { subscribeIterator, TOPIC_KEY_EVENTS } from '../domain/shared/events';
-import { KEY_CREATION_FIELDS, parseKeyCreation, requireSession, sessionFeed, type GraphqlContext } from './context';
-import { mapPage, orNull, pageOf, pageSize, type PageShape } from './page';
+import { parseKeyCreation, requireSession, sessionFeed, type GraphqlContext } from './context';
+import { mapPage, orNull, pageOf, type PageShape } from './page';
+import { pageSize } from '../domain/shared/pages';
 
 /**
  * API keys of the signed-in account: list, page and search them, create, rename, limit and
@@ -114,7 +116,7 @@ export class KeyResolver {
   ): Promise<PageShape<ApiKeyType>> {
     const session = requireSession(ctx);
     const text = search?.trim() || null;
-    if (text !== null && text.length > 100) throw badRequest('search must be at most 100 characters');
+    if (text !== null && text.length > 100) throw badRequest('search must be at most 100 characters', { field: 'search' });
     const page = await ctx.services.keys.listKeyPage(session.accountId, { limit: pageSize(first), after: after ?? null, search: text, status: status ?? null });
     return mapPage(page, toApiKeyType);
   }
@@ -134,34 +136,25 @@ export class KeyResolver {
     @Ctx() ctx: GraphqlContext,
   ): Promise<PageShape<KeyEventType>> {
     const session = requireSession(ctx);
-    const page = await ctx.services.keys.listEvents(session.accountId, keyId, { limit: pageSize(first), after: after ?? null }, { after: 'after' });
+    const page = await ctx.services.keys.listEvents(session.accountId, keyId, { limit: pageSize(first), after: after ?? null });
     return mapPage(page, toKeyEventType);
   }
 
   @Mutation(() => CreatedKeyType)
   async createKey(@Arg('input') input: CreateKeyInput, @Ctx() ctx: GraphqlContext): Promise<CreatedKeyType> {
     const session = requireSession(ctx);
-    const created = await ctx.services.keys.createKey(
-      session,
-      parseKeyCreation(input),
-      KEY_CREATION_FIELDS,
-    );
+    const created = await ctx.services.keys.createKey(session, parseKeyCreation(input));
     return { key: toApiKeyType(created.key), secret: created.secret };
   }
 
   @Mutation(() => ApiKeyType)
   async updateKey(@Arg('id', () => ID) id: string, @Arg('input') input: UpdateKeyInput, @Ctx() ctx: GraphqlContext): Promise<ApiKeyType> {
     const session = requireSession(ctx);
-    if (input.name === null) throw badRequest('input.name cannot be null');
-    const updated = await ctx.services.keys.updateKey(
-      session,
-      id,
-      {
-        name: input.name === undefined ? undefined : parseKeyName(input.name, 'input.name'),
-        monthlySpendLimitMicro: input.monthlySpendLimitMicro === undefined ? undefined : parseSpendLimit(input.monthlySpendLimitMicro, 'input.monthlySpendLimitMicro'),
-      },
-      { limit: 'input.monthlySpendLimitMicro' },
-    );
+    if (input.name === null) throw badRequest('Key name cannot be null', { field: 'key.name' });
+    const updated = await ctx.services.keys.updateKey(session, id, {
+      name: input.name === undefined ? undefined : parseKeyName(input.name),
+      monthlySpendLimitMicro: input.monthlySpendLimitMicro === undefined ? undefined : parseSpendLimit(input.monthlySpendLimitMicro),
+    });
     return toApiKeyType(updated);
   }
 

@@ -1,8 +1,7 @@
 import { Arg, Ctx, Field, ID, InputType, Int, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
-import type { KeyKind } from '../domain/keys/entities';
-import { badRequest } from '../domain/shared/errors';
-import { parseMicroString } from '../domain/shared/money';
-import { KEY_CREATION_FIELDS, parseKeyCreation, requireOperator, type GraphqlContext } from './context';
+import type { KeyKind } from '../domain/shared/principal';
+import { requireMicroString } from '../domain/shared/money';
+import { parseKeyCreation, requireOperator, type GraphqlContext } from './context';
 import { CreatedKeyType, KeyKindEnum, toApiKeyType } from './keys';
 import { AccountType, toAccountType, toUserType, UserType } from './sessions';
 
@@ -64,32 +63,28 @@ export class OperatorResolver {
   @Mutation(() => AccountType, { description: 'Operator: creates an account' })
   async createAccount(@Arg('input') input: CreateAccountInput, @Ctx() ctx: GraphqlContext): Promise<AccountType> {
     requireOperator(ctx);
-    return toAccountType(await ctx.services.accounts.createAccount(input.name, 'input.name'));
+    return toAccountType(await ctx.services.accounts.createAccount(input.name));
   }
 
   @Mutation(() => UserType, { description: 'Operator: creates a user of an account, optionally on a plan' })
   async createUser(@Arg('input') input: CreateUserInput, @Ctx() ctx: GraphqlContext): Promise<UserType> {
     requireOperator(ctx);
     return toUserType(
-      await ctx.services.accounts.createUser(
-        { accountId: input.accountId, email: input.email, password: input.password, plan: input.plan ?? null },
-        { email: 'input.email', password: 'input.password', plan: 'input.plan' },
-      ),
+      await ctx.services.accounts.createUser({ accountId: input.accountId, email: input.email, password: input.password, plan: input.plan ?? null }),
     );
   }
 
   @Mutation(() => AccountType, { description: 'Operator: records a top-up (raises lifetime top-ups and so the tier)' })
   async addFunds(@Arg('input') input: AddFundsInput, @Ctx() ctx: GraphqlContext): Promise<AccountType> {
     requireOperator(ctx);
-    const amount = parseMicroString(input.amountMicro);
-    if (amount === undefined) throw badRequest('input.amountMicro must be a decimal string of micro-dollars');
-    return toAccountType(await ctx.services.accounts.addFunds(input.accountId, amount, 'input.amountMicro'));
+    const amount = requireMicroString(input.amountMicro, 'Amount', 'funds.amount');
+    return toAccountType(await ctx.services.accounts.addFunds(input.accountId, amount));
   }
 
   @Mutation(() => AccountType, { description: 'Operator: pins the tier; tier null returns to automatic' })
   async setAccountTier(@Arg('input') input: SetAccountTierInput, @Ctx() ctx: GraphqlContext): Promise<AccountType> {
     requireOperator(ctx);
-    return toAccountType(await ctx.services.accounts.setAccountTier(input.accountId, input.tier ?? null, 'input.tier'));
+    return toAccountType(await ctx.services.accounts.setAccountTier(input.accountId, input.tier ?? null));
   }
 
   @Query(() => AccountType, { description: 'Operator: any account by id' })
@@ -127,7 +122,6 @@ export class LimitsResolver {
     const created = await ctx.services.keys.createKeyAsOperator(
       { accountId: input.accountId, userId: input.userId ?? null },
       parseKeyCreation(input),
-      KEY_CREATION_FIELDS,
     );
     return { key: toApiKeyType(created.key), secret: created.secret };
   }

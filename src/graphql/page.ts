@@ -1,5 +1,5 @@
 import { Field, ObjectType, type ClassType } from 'type-graphql';
-import { ApiError, badRequest } from '../domain/shared/errors';
+import { ApiError } from '../domain/shared/errors';
 
 /** A page of a keyset-paginated list: pass lastId as `after` for the next one while hasMore. */
 export interface PageShape<T> {
@@ -23,13 +23,6 @@ export function pageOf<T extends object>(item: ClassType<T>, name: string): Clas
 
 /** A domain page with its items mapped to their GraphQL type. */
 export const mapPage = <V, T>(page: PageShape<V>, map: (item: V) => T): PageShape<T> => ({ ...page, data: page.data.map(map) });
-
-/** `first` of a paginated query: 1 to `max`, `fallback` when omitted. */
-export function pageSize(first: number | null | undefined, fallback = 20, max = 100): number {
-  const limit = first ?? fallback;
-  if (!Number.isInteger(limit) || limit < 1 || limit > max) throw badRequest(`first must be from 1 to ${max}`);
-  return limit;
-}
 
 /** A lookup by id whose "no such thing in this account" (404) answers null. */
 export async function orNull<T>(lookup: Promise<T>): Promise<T | null> {

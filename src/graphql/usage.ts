@@ -3,7 +3,8 @@ import { USAGE_STATUSES, type UsageRecordView } from '../domain/billing/queries'
 import { badRequest } from '../domain/shared/errors';
 import type { SpendFigures, SpendGroup, SpendGrouping, SpendReport } from '../domain/usage/spend';
 import { parseIsoTimestamp, requireSession, type GraphqlContext } from './context';
-import { mapPage, orNull, pageOf, pageSize, type PageShape } from './page';
+import { mapPage, orNull, pageOf, type PageShape } from './page';
+import { pageSize } from '../domain/shared/pages';
 
 /**
  * Usage of the signed-in account: spend over a period (added up by the server from daily
@@ -112,10 +113,10 @@ const toSpendReportType = (r: SpendReport): SpendReportType => ({ from: r.from, 
 /** A request log filter checked, with the GraphQL names of its fields. */
 export function parseRequestLogFilter(filter: RequestLogFilter | null | undefined, prefix = 'filter.') {
   const status = filter?.status ?? null;
-  if (status !== null && !(USAGE_STATUSES as readonly string[]).includes(status)) throw badRequest(`${prefix}status must be one of ${USAGE_STATUSES.join(', ')}`);
+  if (status !== null && !(USAGE_STATUSES as readonly string[]).includes(status)) throw badRequest(`${prefix}status must be one of ${USAGE_STATUSES.join(', ')}`, { field: `${prefix}status` });
   const from = parseIsoTimestamp(filter?.from, `${prefix}from`);
   const to = parseIsoTimestamp(filter?.to, `${prefix}to`);
-  if (from && to && from > to) throw badRequest(`${prefix}from must not be after ${prefix}to`);
+  if (from && to && from > to) throw badRequest(`${prefix}from must not be after ${prefix}to`, { field: `${prefix}from` });
   return { keyId: filter?.keyId ?? null, model: filter?.model ?? null, status, from, to };
 }
 
@@ -145,7 +146,6 @@ export class UsageResolver {
     const page = await ctx.services.usage.requestLog(
       session.accountId,
       { limit: pageSize(first, 50), after: after ?? null, ...parseRequestLogFilter(filter) },
-      { after: 'after', keyId: 'filter.keyId' },
     );
     return mapPage(page, toUsageRecordType);
   }
@@ -157,7 +157,7 @@ export class UsageResolver {
     @Ctx() ctx: GraphqlContext,
   ): Promise<UsageRecordType | null> {
     const session = requireSession(ctx);
-    if ((id == null) === (requestId == null)) throw badRequest('Give exactly one of id and requestId');
+    if ((id == null) === (requestId == null)) throw badRequest('Give exactly one of id and requestId', { field: 'id' });
     const found = await orNull(ctx.services.usage.requestLogEntry(session.accountId, id != null ? { id } : { requestId: requestId! }));
     return found && toUsageRecordType(found);
   }
@@ -173,7 +173,7 @@ export class UsageResolver {
   ): Promise<PageShape<UsageRecordType>> {
     const session = requireSession(ctx);
     const checked = parseRequestLogFilter({ keyId, from, to }, '');
-    const page = await ctx.services.usage.requestLog(session.accountId, { limit: pageSize(first), after: after ?? null, ...checked }, { after: 'after', keyId: 'keyId' });
+    const page = await ctx.services.usage.requestLog(session.accountId, { limit: pageSize(first), after: after ?? null, ...checked });
     return mapPage(page, toUsageRecordType);
   }
 }

@@ -1,8 +1,9 @@
 import { Arg, Ctx, Field, ID, Int, ObjectType, Query, Resolver, Root, Subscription, registerEnumType, type SubscribeResolverData } from 'type-graphql';
 import { badRequest } from '../domain/shared/errors';
+import { pageSize } from '../domain/shared/pages';
 import { subscribeIterator, TOPIC_VIDEO_UPDATED, type VideoView } from '../domain/shared/events';
 import { requireSession, sessionFeed, type GraphqlContext } from './context';
-import { mapPage, orNull, pageOf, pageSize, type PageShape } from './page';
+import { mapPage, orNull, pageOf, type PageShape } from './page';
 
 @ObjectType('VideoError')
 export class VideoErrorType {
@@ -69,8 +70,8 @@ export class VideoResolver {
   ): Promise<PageShape<VideoType>> {
     const session = requireSession(ctx);
     const text = search?.trim() || null;
-    if (text !== null && text.length > 200) throw badRequest('search must be at most 200 characters');
-    const page = await ctx.services.videos.list(session.accountId, { limit: pageSize(first), order: 'desc', after: after ?? null, status: status ?? null, search: text }, { after: 'after' });
+    if (text !== null && text.length > 200) throw badRequest('search must be at most 200 characters', { field: 'search' });
+    const page = await ctx.services.videos.list(session.accountId, { limit: pageSize(first), order: 'desc', after: after ?? null, status: status ?? null, search: text });
     return mapPage(page, toVideoType);
   }
 

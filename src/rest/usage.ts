@@ -35,7 +35,7 @@ const csvRow = (u: UsageRecordView): string =>
 
 function queryString(value: unknown, field: string): string | null {
   if (value === undefined) return null;
-  if (typeof value !== 'string' || value === '') throw badRequest(`${field} must be a single non-empty value`);
+  if (typeof value !== 'string' || value === '') throw badRequest(`${field} must be a single non-empty value`, { field });
   return value;
 }
 
@@ -43,7 +43,7 @@ function queryString(value: unknown, field: string): string | null {
 function querySeconds(value: unknown, field: string): Date | null {
   const raw = queryString(value, field);
   if (raw === null) return null;
-  if (!/^\d{1,12}$/.test(raw)) throw badRequest(`${field} must be a Unix timestamp in seconds`);
+  if (!/^\d{1,12}$/.test(raw)) throw badRequest(`${field} must be a Unix timestamp in seconds`, { field });
   return new Date(Number(raw) * 1000);
 }
 
@@ -72,12 +72,12 @@ export function usageRouter(deps: { auth: AuthService; usage: UsageService; bill
 
   router.get('/usage/requests.csv', requireSession(deps.auth), async (req, res) => {
     const status = queryString(req.query.status, 'status');
-    if (status !== null && !(USAGE_STATUSES as readonly string[]).includes(status)) throw badRequest(`status must be one of ${USAGE_STATUSES.join(', ')}`);
+    if (status !== null && !(USAGE_STATUSES as readonly string[]).includes(status)) throw badRequest(`status must be one of ${USAGE_STATUSES.join(', ')}`, { field: 'status' });
     const from = querySeconds(req.query.from, 'from');
     const to = querySeconds(req.query.to, 'to');
-    if (from && to && from > to) throw badRequest('from must not be after to');
+    if (from && to && from > to) throw badRequest('from must not be after to', { field: 'from' });
     const filter = { keyId: queryString(req.query.key_id, 'key_id'), model: queryString(req.query.model, 'model'), status, from, to };
-    const rows = deps.usage.requestLogRows(sessionPrincipal(res).accountId, filter, { after: 'after', keyId: 'key_id' });
+    const rows = deps.usage.requestLogRows(sessionPrincipal(res).accountId, filter);
     // The first page is read before the answer starts, so a refused filter is still an error envelope.
     let next = await rows.next();
     res.status(200);

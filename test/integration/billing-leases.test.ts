@@ -1,10 +1,13 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import pino from 'pino';
-import { BudgetLeases, TOPIC_BUDGET_PRESSURE, type LeasedHold } from '../../src/domain/billing/leases';
+import { BudgetLeases } from '../../src/domain/billing/leases';
+import type { LeasedHold } from '../../src/domain/billing/lease-budgets';
+import { TOPIC_BUDGET_PRESSURE } from '../../src/domain/shared/events';
 import { LeaseOpWriter, MAX_BACKLOG_BATCH_OPS } from '../../src/domain/billing/lease-op-writer';
 import { SandboxPaymentPort } from '../../src/domain/billing/payments';
-import { BillingService, type BillingPrincipal } from '../../src/domain/billing/service';
+import { BillingService } from '../../src/domain/billing/service';
+import type { BillingPrincipal } from '../../src/domain/billing/hold-requests';
 import { systemClock, utcMonthKey } from '../../src/domain/shared/clock';
 import { ApiError } from '../../src/domain/shared/errors';
 import { ulidIds } from '../../src/domain/shared/ids';
@@ -14,6 +17,7 @@ import type { LeaseOp, LeaseStore } from '../../src/domain/billing/lease-store';
 import type { LeaseFireRequest, LeaseFireResult, LeaseWorkerAnswer, LeaseWorkerCommand } from '../support/lease-worker';
 import { call, createKey, provisionAccount, startTestTollgate, type TestTollgate } from '../support/tollgate';
 import { pgHoldStore } from '../../src/infra/pg-hold-store';
+import { PgBillingReads } from '../../src/infra/pg-billing-reads';
 
 /**
  * Budget leases (src/domain/billing/leases.ts): request holds carved in memory out of leases
@@ -108,7 +112,7 @@ class LeaseWorker {
 beforeAll(async () => {
   t = await startTestTollgate();
   const s = t.tollgate.services;
-  billing = new BillingService(s.orm, systemClock, s.ids, s.bus, new SandboxPaymentPort(), pgHoldStore(s.orm));
+  billing = new BillingService(s.orm, systemClock, s.ids, s.bus, new SandboxPaymentPort(), pgHoldStore(s.orm), new PgBillingReads(s.orm));
 });
 
 afterAll(async () => {

@@ -97,7 +97,7 @@ test.each([
   [['list-keys', '--account', 'acct_nope'], 1, "No account 'acct_nope'."],
   [['list-keys', '--account', 'acct_nope', '--status', 'gone'], 2, '--status must be one of active, revoked'],
   [['set-key-limit', '--account', 'acct_nope', '--key', 'key_nope'], 2, 'give exactly one of --monthly-limit-micro, --monthly-limit-usd or --no-limit'],
-  [['set-key-limit', '--account', 'acct_nope', '--key', 'key_nope', '--monthly-limit-usd', '0.5'], 1, '--monthly-limit-usd must be from'],
+  [['set-key-limit', '--account', 'acct_nope', '--key', 'key_nope', '--monthly-limit-usd', '0.5'], 1, 'Monthly limit must be between $1 and $100,000'],
   [['revoke-key', '--account', 'acct_nope', '--key', 'key_nope'], 1, "No key 'key_nope'"],
   [['spend', '--account', 'acct_nope', '--by', 'week'], 2, '--by must be one of day, model, key'],
   [['spend', '--account', 'acct_nope', '--from', '2026-13-01'], 1, '--from must be a UTC day'],

@@ -52,7 +52,7 @@ test('keys: 28 keys page by 5 without a gap or a repeat, newest first; search by
   expect(revoked.data.keyPage.data.map((k: { id: string }) => k.id)).toEqual([one.id]);
   expect((await allPages<{ id: string }>(KEYS, 'keyPage', { status: 'active' }, 10)).map((k) => k.id)).not.toContain(one.id);
 
-  for (const [vars, message] of [[{ first: 101 }, /^first must be from 1 to 100/], [{ after: 'nonsense' }, /^after must be the id of a key/], [{ search: 'x'.repeat(101) }, /^search must be at most 100/]] as const) {
+  for (const [vars, message] of [[{ first: 101 }, /^Page size must be a whole number from 1 to 100/], [{ after: 'nonsense' }, /^The page cursor must be the id of a key/], [{ search: 'x'.repeat(101) }, /^search must be at most 100/]] as const) {
     expect((await graphql(t.url, KEYS, vars, owner.sessionToken)).errors?.[0].message).toMatch(message);
   }
 });

@@ -1,5 +1,5 @@
 import { Cancellation } from '../../src/domain/generation/cancellation';
-import { builtinCatalog, findModel } from '../../src/domain/catalog';
+import { builtinCatalog, findModel } from '../../src/domain/catalog/catalog';
 import type { CanonicalEvent, CanonicalRequest, TextProvider } from '../../src/domain/generation/canonical';
 import { ProviderError } from '../../src/domain/generation/errors';
 import { ApiError } from '../../src/domain/shared/errors';
@@ -182,7 +182,7 @@ describe('sandbox provider', () => {
     let error: unknown = null;
     try {
       for await (const event of sandbox.generate(request('[sandbox:delay=50] a b c d e f g h'), cancellation)) {
-        if (event.type === 'input-usage') continue;
+        if (event.type === 'input-usage' || event.type === 'served-by') continue;
         events.push(event);
         if (events.length === 2) cancellation.cancel();
       }

@@ -70,15 +70,15 @@ test('spend by key names each key, highest cost first; by model; filtered by a k
 });
 
 test('spend refuses a bad period naming the field', async () => {
-  const cases: [Record<string, unknown>, RegExp][] = [
-    [{ from: '2026-02-30' }, /^from must be a UTC day as YYYY-MM-DD/],
-    [{ to: 'yesterday' }, /^to must be a UTC day/],
-    [{ from: '2026-05-02', to: '2026-05-01' }, /from must not be after to/],
-    [{ from: '2020-01-01', to: '2026-01-01' }, /at most 400/],
+  const cases: [Record<string, unknown>, RegExp, string][] = [
+    [{ from: '2026-02-30' }, /^The first day must be a UTC day written as YYYY-MM-DD/, 'from'],
+    [{ to: 'yesterday' }, /^The last day must be a UTC day/, 'to'],
+    [{ from: '2026-05-02', to: '2026-05-01' }, /first day must not be after the last day/, 'from'],
+    [{ from: '2020-01-01', to: '2026-01-01' }, /at most 400/, 'from'],
   ];
-  for (const [vars, message] of cases) {
+  for (const [vars, message, field] of cases) {
     const answer = await graphql(t.url, SPEND, { g: 'day', ...vars }, owner.sessionToken);
-    expect(answer.errors?.[0]).toMatchObject({ message: expect.stringMatching(message), extensions: { code: 'bad_request', status: 400 } });
+    expect(answer.errors?.[0]).toMatchObject({ message: expect.stringMatching(message), extensions: { code: 'bad_request', status: 400, details: { field } } });
   }
   const other = await provisionAccount(t.url, { fundsMicro: '1000000', email: 'other-spender@example.com' });
   const empty = (await graphql(t.url, SPEND, { g: 'key' }, other.sessionToken)).data.spend;
@@ -119,16 +119,17 @@ test('the request log: newest first, filtered by key, model and status, paginate
 });
 
 test('the request log refuses bad filters and cursors naming the field', async () => {
-  const cases: [Record<string, unknown>, RegExp][] = [
-    [{ filter: { status: 'weird' } }, /^filter\.status must be one of ok, partial, failed/],
-    [{ filter: { from: 'soon' } }, /^filter\.from must be an ISO-8601 timestamp/],
-    [{ after: 'use_nope' }, /^after must be the id of a usage record/],
-    [{ first: 0 }, /^first must be from 1 to 100/],
-    [{ filter: { keyId: 'key_00000000000000000000000000' } }, /filter\.keyId/],
+  const cases: [Record<string, unknown>, RegExp, string][] = [
+    [{ filter: { status: 'weird' } }, /^filter\.status must be one of ok, partial, failed/, 'filter.status'],
+    [{ filter: { from: 'soon' } }, /^filter\.from must be an ISO-8601 timestamp/, 'filter.from'],
+    [{ after: 'use_nope' }, /^The page cursor must be the id of a usage record/, 'after'],
+    [{ first: 0 }, /^Page size must be a whole number from 1 to 100/, 'first'],
+    [{ filter: { keyId: 'key_00000000000000000000000000' } }, /^No key 'key_0+' in this account/, 'keyId'],
   ];
-  for (const [vars, message] of cases) {
+  for (const [vars, message, field] of cases) {
     const answer = await graphql(t.url, LOG, vars, owner.sessionToken);
     expect(answer.errors?.[0].message).toMatch(message);
+    expect(answer.errors?.[0]).toMatchObject({ extensions: { details: { field } } });
   }
 });
 
@@ -171,10 +172,11 @@ test('CSV export: every request of the filter as one line, newest first, the sam
   const none = await fetch(`${t.url}/v1/usage/requests.csv?from=${Math.floor(Date.now() / 1000) + 3600}`, { headers: { authorization: `Bearer ${owner.sessionToken}` } });
   expect((await none.text()).trim().split('\r\n')).toHaveLength(1);
 
-  for (const [query, status, message] of [['status=weird', 400, /^status must be one of/], ['from=yesterday', 400, /^from must be a Unix timestamp/], ['key_id=key_00000000000000000000000000', 404, /key_id/]] as const) {
+  for (const [query, status, message] of [['status=weird', 400, /^status must be one of/], ['from=yesterday', 400, /^from must be a Unix timestamp/], ['key_id=key_00000000000000000000000000', 404, /^No key/]] as const) {
     const refused = await call(`${t.url}/v1/usage/requests.csv?${query}`, { token: owner.sessionToken });
     expect(refused.status).toBe(status);
     expect(refused.body.error.message).toMatch(message);
+    expect(refused.body.error.details.field).toBe(query.split('=')[0]);
   }
   expect((await call(`${t.url}/v1/usage/requests.csv`, { token: keyA.secret })).status).toBe(403);
   expect((await call(`${t.url}/v1/usage/requests.csv`)).status).toBe(401);

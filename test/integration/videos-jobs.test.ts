@@ -120,7 +120,7 @@ describe('refusals before anything is reserved', () => {
     const answer = await create(apiKey, body);
     expect(answer.status).toBe(400);
     expect(answer.body.error.code).toBe('bad_request');
-    expect(answer.body.error.message).toContain(field);
+    expect(answer.body.error.details.field).toBe(field);
     expect(await count('select count(*)::int as n from holds where account_id = $1', [accountId])).toBe(0);
     expect(await count('select count(*)::int as n from videos where account_id = $1', [accountId])).toBe(0);
   });
@@ -148,7 +148,7 @@ describe('refusals before anything is reserved', () => {
     }
     const cursor = await call(`${t.url}/v1/videos?after=%00`, { token: apiKey });
     expect(cursor.status).toBe(400);
-    expect(cursor.body.error.message).toContain('after');
+    expect(cursor.body.error.details).toEqual({ field: 'after' });
   });
 
   test('a plan-billed key is 403 api_wallet_key_required on every video path', async () => {

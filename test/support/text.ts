@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { Client } from 'pg';
-import { builtinCatalog, findModel, type Catalog, type TextModel } from '../../src/domain/catalog';
+import { builtinCatalog, findModel } from '../../src/domain/catalog/catalog';
+import type { Catalog, TextModel } from '../../src/domain/catalog/types';
 import { textChargeMicro, type TokenUsage } from '../../src/domain/billing/pricing';
 import { ADMIN_TOKEN, createKey, graphql, provisionAccount, startTestTollgate, type TestTollgate } from './tollgate';
 

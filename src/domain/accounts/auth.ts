@@ -4,7 +4,7 @@ import { invalidToken, sessionRequired } from '../shared/errors';
 import { TOPIC_KEY_EVENTS, TOPIC_SESSION_ENDED, type EventBus } from '../shared/events';
 import type { IdGenerator } from '../shared/ids';
 import {
-  API_KEY_PREFIX, SESSION_TOKEN_PREFIX, type KeyPrincipal, type OperatorPrincipal, type PlanInfo, type Principal, type SessionPrincipal,
+  API_KEY_PREFIX, SESSION_TOKEN_PREFIX, type KeyPrincipal, type OperatorPrincipal, type SessionPrincipal,
 } from '../shared/principal';
 import { constantTimeEqual, hashToken, randomToken, verifyPassword } from '../shared/secrets';
 import { ApiKey } from '../keys/entities';
@@ -12,8 +12,6 @@ import { Session, User } from './entities';
 import type { SignInThrottle } from './sign-in-throttle';
 
 // Principals and secret prefixes are shared by every domain folder: they live in shared/principal.ts.
-export { API_KEY_PREFIX, SESSION_TOKEN_PREFIX };
-export type { KeyPrincipal, OperatorPrincipal, PlanInfo, Principal, SessionPrincipal };
 
 interface CachedKey {
   principal: KeyPrincipal;
@@ -54,6 +52,7 @@ export class AuthService {
   async close(): Promise<void> {
     clearInterval(this.flushTimer);
     this.unsubscribe();
+    // last_used_at is informational: shutdown never fails on it.
     await this.flushLastUsed().catch(() => undefined);
     await this.throttle.close();
   }

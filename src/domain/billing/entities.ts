@@ -221,6 +221,10 @@ export class UsageRecord {
 
   @PrimaryKey({ type: 'timestamptz' })
   createdAt!: Date;
+
+  /** The deployment that served a routed model (docs/routing.md); null otherwise. */
+  @Property({ type: 'text', nullable: true })
+  deployment?: string | null;
 }
 
 /** A fresh options object per column: MikroORM writes the field name into the one it is given. */

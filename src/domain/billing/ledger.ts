@@ -26,7 +26,7 @@ export interface LedgerPage {
 export const LEDGER_KINDS: readonly LedgerKind[] = ['top_up', 'auto_top_up', 'charge', 'adjustment'];
 
 /** Keyset pages on (account_id, id): ids are time-ordered ULIDs, so id order is time order. */
-export async function listLedger(em: EntityManager, accountId: string, page: { limit: number; after: string | null; kind: LedgerKind | null }, fields = { after: 'after' }): Promise<LedgerPage> {
+export async function listLedger(em: EntityManager, accountId: string, page: { limit: number; after: string | null; kind: LedgerKind | null }): Promise<LedgerPage> {
   const where = ['account_id = ?'];
   const params: SqlParam[] = [accountId];
   if (page.kind !== null) {
@@ -34,7 +34,7 @@ export async function listLedger(em: EntityManager, accountId: string, page: { l
     params.push(page.kind);
   }
   if (page.after !== null) {
-    if (!isWellFormedId(page.after, 'led')) throw badRequest(`${fields.after} must be the id of a ledger entry of this account`);
+    if (!isWellFormedId(page.after, 'led')) throw badRequest('The page cursor must be the id of a ledger entry of this account', { field: 'page.after' });
     where.push('id < ?');
     params.push(page.after);
   }

@@ -33,8 +33,6 @@ import { MINUTE_WINDOW_MS, rateLimitHeaders, remainingTokens, requestsResetMs, S
  * headers included, is the one the store would give, unless another instance changes it.
  */
 
-export { RateLimitRefusal } from './refusals';
-export type { AdmissionTicket, DeferredTicket } from './ticket';
 
 /** The few logger methods admission uses (pino's Logger fits). */
 export interface AdmissionLogger {

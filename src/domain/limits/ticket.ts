@@ -162,6 +162,7 @@ export class DeferredTicket {
   async recordUnserved(): Promise<RateLimitHeaders | null> {
     if (this.refused) return null;
     if (this.admitting) {
+      // Its failure was answered to the request it admitted; only that it ended matters here.
       await this.admitting.catch(() => undefined);
       return this.ticket ? this.ticket.headers() : null;
     }

@@ -8,7 +8,6 @@ import { DEFAULT_TIERS, tierFor, type Tier } from './tiers';
  * Published (payload `{ accountId }`) when an account's tier inputs change: a top-up or an
  * operator pinning a tier. Tier caches on every instance sharing the bus drop the account.
  */
-export { TOPIC_ACCOUNT_CHANGED, type AccountChangedEvent } from '../shared/events';
 
 export interface AccountTierInputs {
   lifetimeTopUpsMicro: bigint;

@@ -1,15 +1,9 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { findUsageRecord, listUsageRecords, type UsageFilter, type UsageRecordPage, type UsageRecordView } from '../billing/queries';
+import { readUsagePage, type BillingReads, type UsageFilter, type UsageRecordPage, type UsageRecordView } from '../billing/queries';
 import { listLedger, type LedgerPage } from '../billing/ledger';
 import type { LedgerKind } from '../billing/entities';
 import type { Clock } from '../shared/clock';
 import { spendPeriod, spendReport, type SpendGrouping, type SpendReport } from './spend';
-
-/** Field names of the caller's wire format, for refusals that name what to change. */
-export interface RequestLogFields {
-  after: string;
-  keyId: string;
-}
 
 /**
  * What an account used and paid, read by the dashboard, the CLI and any other client alike:
@@ -20,23 +14,24 @@ export class UsageService {
   constructor(
     private readonly orm: MikroORM,
     private readonly clock: Clock,
+    private readonly reads: BillingReads,
   ) {}
 
   /** from/to: UTC days YYYY-MM-DD, inclusive, null for the 30 days ending today. */
-  spend(accountId: string, query: { from: string | null; to: string | null; groupBy: SpendGrouping; keyId: string | null; model: string | null }, fields = { from: 'from', to: 'to' }): Promise<SpendReport> {
-    const period = spendPeriod(query.from, query.to, this.clock.now(), fields);
+  spend(accountId: string, query: { from: string | null; to: string | null; groupBy: SpendGrouping; keyId: string | null; model: string | null }): Promise<SpendReport> {
+    const period = spendPeriod(query.from, query.to, this.clock.now());
     return spendReport(this.orm.em.fork(), accountId, { ...period, groupBy: query.groupBy, keyId: query.keyId, model: query.model });
   }
 
-  requestLog(accountId: string, filter: UsageFilter, fields?: RequestLogFields): Promise<UsageRecordPage> {
-    return listUsageRecords(this.orm.em.fork(), accountId, filter, fields);
+  requestLog(accountId: string, filter: UsageFilter): Promise<UsageRecordPage> {
+    return readUsagePage(this.reads, accountId, filter);
   }
 
   /** Every record matching the filter, newest first, read one keyset page at a time (constant memory). */
-  async *requestLogRows(accountId: string, filter: Omit<UsageFilter, 'limit' | 'after'>, fields?: RequestLogFields, pageSize = 1000): AsyncGenerator<UsageRecordView> {
+  async *requestLogRows(accountId: string, filter: Omit<UsageFilter, 'limit' | 'after'>, pageSize = 1000): AsyncGenerator<UsageRecordView> {
     let after: string | null = null;
     for (;;) {
-      const page = await listUsageRecords(this.orm.em.fork(), accountId, { ...filter, limit: pageSize, after }, fields);
+      const page = await readUsagePage(this.reads, accountId, { ...filter, limit: pageSize, after });
       yield* page.data;
       if (!page.hasMore) return;
       after = page.lastId;
@@ -44,10 +39,10 @@ export class UsageService {
   }
 
   requestLogEntry(accountId: string, by: { id: string } | { requestId: string }): Promise<UsageRecordView | null> {
-    return findUsageRecord(this.orm.em.fork(), accountId, by);
+    return this.reads.findUsageRecord(accountId, by);
   }
 
-  ledger(accountId: string, page: { limit: number; after: string | null; kind: LedgerKind | null }, fields?: { after: string }): Promise<LedgerPage> {
-    return listLedger(this.orm.em.fork(), accountId, page, fields);
+  ledger(accountId: string, page: { limit: number; after: string | null; kind: LedgerKind | null }): Promise<LedgerPage> {
+    return listLedger(this.orm.em.fork(), accountId, page);
   }
 }

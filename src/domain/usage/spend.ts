@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { badRequest } from '../shared/errors';
+import { badRequest, type FieldKey } from '../shared/errors';
 import { sqlRows, type SqlParam } from '../shared/sql';
 
 /**
@@ -58,21 +58,21 @@ export const MAX_SPEND_DAYS = 400;
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
 /** A UTC calendar day `YYYY-MM-DD`, or 400 naming the field. */
-export function parseDay(value: string, field: string): string {
+export function parseDay(value: string, field: FieldKey, what: string): string {
   const at = new Date(`${value}T00:00:00Z`);
-  if (!DAY.test(value) || Number.isNaN(at.getTime()) || at.toISOString().slice(0, 10) !== value) throw badRequest(`${field} must be a UTC day as YYYY-MM-DD`);
+  if (!DAY.test(value) || Number.isNaN(at.getTime()) || at.toISOString().slice(0, 10) !== value) throw badRequest(`${what} must be a UTC day written as YYYY-MM-DD`, { field });
   return value;
 }
 
 export const dayOf = (at: Date): string => at.toISOString().slice(0, 10);
 
 /** The period checked: from ≤ to, at most MAX_SPEND_DAYS days. Defaults: the 30 days ending today. */
-export function spendPeriod(from: string | null, to: string | null, today: Date, fields = { from: 'from', to: 'to' }): { from: string; to: string } {
-  const last = to === null ? dayOf(today) : parseDay(to, fields.to);
-  const first = from === null ? dayOf(new Date(Date.parse(`${last}T00:00:00Z`) - 29 * 86_400_000)) : parseDay(from, fields.from);
+export function spendPeriod(from: string | null, to: string | null, today: Date): { from: string; to: string } {
+  const last = to === null ? dayOf(today) : parseDay(to, 'usage.to', 'The last day');
+  const first = from === null ? dayOf(new Date(Date.parse(`${last}T00:00:00Z`) - 29 * 86_400_000)) : parseDay(from, 'usage.from', 'The first day');
   const days = (Date.parse(`${last}T00:00:00Z`) - Date.parse(`${first}T00:00:00Z`)) / 86_400_000 + 1;
-  if (days < 1) throw badRequest(`${fields.from} must not be after ${fields.to}`);
-  if (days > MAX_SPEND_DAYS) throw badRequest(`${fields.from} to ${fields.to} spans ${days} days; at most ${MAX_SPEND_DAYS}`);
+  if (days < 1) throw badRequest('The first day must not be after the last day', { field: 'usage.from' });
+  if (days > MAX_SPEND_DAYS) throw badRequest(`The period spans ${days} days; at most ${MAX_SPEND_DAYS}`, { field: 'usage.from' });
   return { from: first, to: last };
 }
 

@@ -2,20 +2,10 @@ import { usageCostIfKnown } from '../cost';
 import type { CanonicalMcpItem, CanonicalReasoningBlock, CanonicalToolCall, CanonicalUsage } from '../../domain/generation/canonical';
 import type { ApiError } from '../../domain/shared/errors';
 import { type AnswerMeta, type CollectedResult, randomWireId, reportedReasoningTokens } from '../collect';
-import type {
-  ResponseCustomToolCall,
-  ResponseFunctionToolCall,
-  ResponseItemStatus,
-  ResponseMcpApprovalResponse,
-  ResponseObject,
-  ResponseOutputItem,
-  ResponseOutputMessage,
-  ResponseOutputText,
-  ResponseReasoningItem,
-  ResponseStatus,
-  ResponseUsage,
-} from './types';
-import { responsesMcpItem, type ResponseMcpItem } from './mcp-items';
+import type { ResponseObject, ResponseStatus, ResponseUsage } from './types';
+import type { ResponseCustomToolCall, ResponseFunctionToolCall, ResponseItemStatus, ResponseMcpApprovalResponse, ResponseOutputItem, ResponseOutputMessage, ResponseOutputText, ResponseReasoningItem } from './items';
+import { responsesMcpItem } from './mcp-items';
+import type { ResponseMcpItem } from './items';
 import { REDACTED_REASONING_PREFIX } from './decode-input';
 import type { ResponsesEcho } from './decode-request';
 

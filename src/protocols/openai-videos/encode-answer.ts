@@ -1,7 +1,7 @@
 import { mediaAnswerCost } from '../../domain/billing/answer-cost';
 import { usageCost, type UsageCostFields } from '../cost';
 import type { VideoPage } from '../../domain/videos/service';
-import type { VideoView } from '../../domain/videos/view';
+import type { VideoView } from '../../domain/shared/events';
 
 /** The video object our clients see (OpenAI's shape; `seconds` an integer, `resolution` and `ratio` labels). */
 export interface VideoObject {

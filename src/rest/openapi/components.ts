@@ -2,7 +2,8 @@ import { KEY_KINDS } from '../../domain/keys/entities';
 import { KEY_CREATE_FIELDS, KEY_UPDATE_FIELDS, SIGN_IN_FIELDS } from '../keys';
 import { answer, any, arrayOf, int, micro, nullable, object, oneOf, ref, str, USAGE_COST_FIELDS, type JsonSchema } from './schema';
 import { MEDIA_SCHEMAS } from './media';
-import { chatRequestSchema, messagesRequestSchema, responsesRequestSchema } from './text-requests';
+import { chatRequestSchema, responsesRequestSchema } from './text-requests';
+import { messagesRequestSchema } from './messages-request';
 import { MESSAGES_SCHEMAS } from './messages-request';
 
 /** Named schemas of the document (`#/components/schemas/<name>`). */

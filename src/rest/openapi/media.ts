@@ -1,4 +1,4 @@
-import { VIDEO_CREATE_FIELDS } from '../../domain/videos/rules';
+import { VIDEO_CREATE_FIELDS } from '../../protocols/openai-videos/decode-request';
 import { EDIT_FIELDS, GENERATION_FIELDS } from '../../protocols/openai-images/types';
 import { answer, arrayOf, bool, int, nullable, object, oneOf, str, USAGE_COST_FIELDS, type JsonSchema } from './schema';
 
