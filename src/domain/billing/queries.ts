@@ -137,7 +137,10 @@ export const toHoldView = (hold: Hold): HoldView => ({
 });
 
 /** A usage record as the request log shows it, with its key's current name. */
-export const toUsageView = (record: UsageRecord, keyName: string | null): UsageRecordView => ({
+/** The fields of a usage record a view shows (an entity, or a row mapped without the identity map). */
+export type UsageRecordFields = Omit<UsageRecord, 'account'>;
+
+export const toUsageView = (record: UsageRecordFields, keyName: string | null): UsageRecordView => ({
   id: record.id,
   keyId: record.keyId,
   keyName,
