@@ -36,6 +36,8 @@ export interface Config {
   videos: VideoJobConfig;
   /** How long one image vendor call may take to answer (ms): images can take minutes. */
   imageVendorTimeoutMs: number;
+  /** Failover across a model's deployments, their circuit breakers and prompt-cache affinity (docs/routing.md). */
+  routing: RoutingConfig;
   /** Outbound vendor HTTP timeouts (ms): connect, first byte, silence between streamed chunks. */
   vendorTimeouts: { connectMs: number; headersMs: number; bodyIdleMs: number };
   /**
@@ -54,6 +56,8 @@ export interface Config {
   leaseTtlMs: number;
   /** How often every instance releases expired holds and leases (ms). */
   sweepIntervalMs: number;
+  /** Whole UTC months of request log kept besides the current one; 0 keeps every month (docs/dashboard.md, Storage). */
+  requestLogRetentionMonths: number;
   /** Whether GraphQL answers introspection queries (schema discovery, code generation). */
   graphqlIntrospection: boolean;
   /** Full URL of the OTLP/HTTP traces endpoint; null: no tracing (and no OpenTelemetry loaded). */
@@ -62,6 +66,15 @@ export interface Config {
   otelServiceName: string;
   /** Browser origins allowed to call the API (CORS, docs/api.md): the API-key endpoints, and the session and operator planes. */
   cors: { apiOrigins: CorsOrigins; sessionOrigins: CorsOrigins };
+}
+
+export interface RoutingConfig {
+  maxAttempts: number;
+  budgetMs: number;
+  firstByteTimeoutMs: number;
+  failuresToCool: number;
+  cooldownMs: number;
+  stickyTtlMs: number;
 }
 
 /** `*` (any origin) or the allowed origins (`https://chat.example.com`); empty: same-origin only. */
@@ -221,10 +234,20 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       headersMs: integer(env, 'TOLLGATE_VENDOR_HEADERS_TIMEOUT_MS', 120_000, 1, 3_600_000),
       bodyIdleMs: integer(env, 'TOLLGATE_VENDOR_BODY_IDLE_TIMEOUT_MS', 120_000, 1, 3_600_000),
     },
+    routing: {
+      maxAttempts: integer(env, 'TOLLGATE_ROUTING_MAX_ATTEMPTS', 3, 1, 10),
+      budgetMs: integer(env, 'TOLLGATE_ROUTING_BUDGET_MS', 60_000, 1, 3_600_000),
+      firstByteTimeoutMs: integer(env, 'TOLLGATE_ROUTING_FIRST_BYTE_TIMEOUT_MS', 30_000, 1, 3_600_000),
+      failuresToCool: integer(env, 'TOLLGATE_ROUTING_FAILURES_TO_COOL', 3, 1, 1000),
+      cooldownMs: integer(env, 'TOLLGATE_ROUTING_COOLDOWN_MS', 10_000, 1, 3_600_000),
+      // Anthropic's and OpenAI's prompt caches keep an entry about 5 minutes after its last use.
+      stickyTtlMs: integer(env, 'TOLLGATE_ROUTING_STICKY_TTL_MS', 300_000, 0, 24 * 3_600_000),
+    },
     settlement,
     settlementBacklog: integer(env, 'TOLLGATE_SETTLEMENT_BACKLOG', DEFAULT_SETTLEMENT_BACKLOG, 1, 1_000_000),
     leaseTtlMs: integer(env, 'TOLLGATE_LEASE_TTL_MS', 60_000, 3_000, 3_600_000),
     sweepIntervalMs: integer(env, 'TOLLGATE_SWEEP_INTERVAL_MS', 30_000, 100, 3_600_000),
+    requestLogRetentionMonths: integer(env, 'TOLLGATE_REQUEST_LOG_RETENTION_MONTHS', 13, 0, 1200),
     graphqlIntrospection: boolean(env, 'TOLLGATE_GRAPHQL_INTROSPECTION', true),
     catalog,
     vendors: vendorSettings(env, catalog),
@@ -312,8 +335,10 @@ function baseUrl(env: Record<string, string | undefined>, name: string): string 
 /** One vendor's settings as configuration read them (`<VENDOR>_API_KEY`, `<VENDOR>_BASE_URL`), validated. */
 export interface VendorSettings {
   apiKey: string | null;
-  /** Without trailing slashes; null: the vendor's official default. */
+  /** Without trailing slashes; null: the catalog's `base_url`, else the vendor's official default. */
   baseUrl: string | null;
+  /** Bedrock's secret access key. */
+  secretKey?: string | null;
 }
 
 /** Each vendor's official SDK default (OPENAI_ includes /v1, ANTHROPIC_ and GEMINI_ have no version). */
@@ -332,26 +357,46 @@ const DEFAULT_BASE_URLS: Partial<Record<VendorProtocol, string>> = {
 export function configuredVendorEndpoints(catalog: Catalog, settings: ReadonlyMap<string, VendorSettings>): Map<string, VendorEndpoint> {
   const endpoints = new Map<string, VendorEndpoint>();
   for (const [vendor, protocol] of catalog.vendors) {
+    const defaults = catalog.vendorDefaults.get(vendor);
     const apiKey = settings.get(vendor)?.apiKey ?? null;
-    const baseUrl = settings.get(vendor)?.baseUrl ?? DEFAULT_BASE_URLS[protocol] ?? '';
-    const configured = protocol === 'sandbox' || (protocol === 'openai-compatible' ? baseUrl !== '' : apiKey !== null);
-    if (configured) endpoints.set(vendor, { vendor, protocol, apiKey, baseUrl });
+    const region = defaults?.region ?? null;
+    const baseUrl = settings.get(vendor)?.baseUrl ?? defaults?.baseUrl ?? DEFAULT_BASE_URLS[protocol] ?? (protocol === 'bedrock' && region ? `https://bedrock-runtime.${region}.amazonaws.com` : '');
+    const secretKey = settings.get(vendor)?.secretKey ?? null;
+    const configured =
+      protocol === 'sandbox' ||
+      (protocol === 'openai-compatible' ? baseUrl !== '' : protocol === 'azure-openai' ? apiKey !== null && baseUrl !== '' : protocol === 'bedrock' ? apiKey !== null && secretKey !== null && baseUrl !== '' : apiKey !== null);
+    if (configured) endpoints.set(vendor, { vendor, protocol, apiKey, baseUrl, secretKey, region: region ?? bedrockRegionOf(baseUrl), apiVersion: defaults?.apiVersion ?? (protocol === 'azure-openai' ? DEFAULT_AZURE_API_VERSION : null) });
   }
   if (!endpoints.has(SANDBOX_VENDOR)) endpoints.set(SANDBOX_VENDOR, { vendor: SANDBOX_VENDOR, protocol: 'sandbox', apiKey: null, baseUrl: '' });
   return endpoints;
 }
 
+/** Azure OpenAI's generally available `api-version` used when the catalog names none. */
+const DEFAULT_AZURE_API_VERSION = '2024-10-21';
+
+/** `bedrock-runtime.<region>.amazonaws.com` names its region; another host (a proxy) takes us-east-1 unless the catalog says. */
+const bedrockRegionOf = (url: string): string | null => /bedrock-runtime(?:-fips)?\.([a-z0-9-]+)\.amazonaws\.com/.exec(url)?.[1] ?? null;
+
 function vendorSettings(env: Record<string, string | undefined>, catalog: Catalog): Map<string, VendorSettings> {
   const settings = new Map<string, VendorSettings>();
-  for (const vendor of catalog.vendors.keys()) {
+  for (const [vendor, protocol] of catalog.vendors) {
     if (vendor === SANDBOX_VENDOR) continue;
     const name = vendorEnvName(vendor);
-    const apiKey = optional(env, `${name}_API_KEY`);
-    // A key is sent in a header: whitespace or control characters inside would break every request.
-    if (apiKey && /[\s\x00-\x1f\x7f]/.test(apiKey)) throw new ConfigError(`${name}_API_KEY must not contain spaces or control characters`);
-    settings.set(vendor, { apiKey, baseUrl: baseUrl(env, `${name}_BASE_URL`) });
+    const defaults = catalog.vendorDefaults.get(vendor);
+    const keyVariable = defaults?.apiKeyEnv ?? `${name}_${protocol === 'bedrock' ? 'ACCESS_KEY_ID' : 'API_KEY'}`;
+    const apiKey = secret(env, keyVariable);
+    const found: VendorSettings = { apiKey, baseUrl: baseUrl(env, `${name}_BASE_URL`) };
+    if (protocol === 'bedrock') found.secretKey = secret(env, defaults?.secretKeyEnv ?? `${name}_SECRET_ACCESS_KEY`);
+    settings.set(vendor, found);
   }
   return settings;
+}
+
+/** A credential is sent in a header (or signs one): whitespace or control characters inside would break every request. */
+function secret(env: Record<string, string | undefined>, name: string): string | null {
+  const value = optional(env, name);
+  if (value && /[\s\x00-\x1f\x7f]/.test(value)) throw new ConfigError(`${name} must not contain spaces or control characters`);
+  return value;
 }
 
 function loadLimitsFile(file: string, catalog: Catalog): LimitsConfig {

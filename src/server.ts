@@ -14,6 +14,9 @@ import { BillingService } from './domain/billing/service';
 import type { Overage } from './domain/billing/hold-requests';
 import { SandboxPaymentPort, type PaymentPort } from './domain/billing/payments';
 import { HoldSweeper } from './domain/billing/sweeper';
+import { RequestLogUpkeep } from './domain/usage/upkeep';
+import { UsageService } from './domain/usage/service';
+import { pgRequestLogPartitions } from './infra/pg-request-log-partitions';
 import { BudgetLeases } from './domain/billing/leases';
 import { pgLeaseStore } from './infra/pg-lease-store';
 import { pgSqlRunner } from './infra/sql-runner';
@@ -32,6 +35,12 @@ import { modelsRouter } from './rest/models';
 import { textEndpoints } from './rest/text-endpoints';
 import { TextPipeline } from './domain/generation/pipeline';
 import { createProviderRegistry } from './providers/registry';
+import { DEFAULT_BREAKER, DeploymentHealth } from './domain/routing/health';
+import { Router } from './domain/routing/failover';
+import { StickyRoutes } from './domain/routing/affinity';
+import { splitHealthKey } from './domain/routing/failover';
+import { listDeployments } from './domain/routing/listing';
+import { openRedisSharedHealth } from './infra/redis-deployment-health';
 import { TokenCounter } from './domain/generation/count-tokens';
 import type { Catalog } from './domain/catalog/types';
 import type { VendorEndpoint } from './domain/catalog/vendors';
@@ -47,6 +56,7 @@ import { VideoJobSlots } from './domain/videos/slots';
 import { openVideoStorage } from './infra/video-storage';
 import { PgBossVideoQueue } from './infra/video-queue';
 import { createVideoProviderRegistry } from './providers/videos/registry';
+import { usageRouter } from './rest/usage';
 import { videosRouter } from './rest/videos';
 import { imagesRouter } from './rest/images';
 import { DEFAULT_MULTIPART_LIMITS } from './rest/multipart';
@@ -107,6 +117,7 @@ export interface Services {
   videos: VideoService;
   videoRunner: VideoJobRunner;
   videoSweeper: VideoSweeper;
+  usage: UsageService;
 }
 
 export interface Tollgate {
@@ -165,7 +176,23 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
     onSwept: (released) => log.info({ released }, 'released expired holds'),
   });
   sweeper.start();
-  const providers = createProviderRegistry(vendors, { http: { timeouts: config.vendorTimeouts } });
+  // The request log's monthly partitions: made ahead of their rows, dropped past retention.
+  const requestLogUpkeep = new RequestLogUpkeep(pgRequestLogPartitions(orm), clock, {
+    retentionMonths: config.requestLogRetentionMonths,
+    onChange: (change) => log.info({ partition: change.partition }, `request log partition ${change.action}`),
+    onError: (err) => log.error({ err }, 'request log upkeep failed'),
+  });
+  await requestLogUpkeep.start();
+  // Deployments' health: shared by every instance through Redis when there is one, else per instance.
+  const { routing } = config;
+  const sharedHealth = config.redisUrl ? await openRedisSharedHealth(config.redisUrl, config.redisKeyPrefix, log) : null;
+  const health = new DeploymentHealth({ ...DEFAULT_BREAKER, failureThreshold: routing.failuresToCool, cooldownMs: routing.cooldownMs }, Date.now, sharedHealth, (key) => {
+    const [model, deployment] = splitHealthKey(key);
+    metrics?.routing.cooled(model, deployment);
+  });
+  const router = new Router(health, new StickyRoutes(routing.stickyTtlMs), { maxAttempts: routing.maxAttempts, budgetMs: routing.budgetMs, firstByteTimeoutMs: routing.firstByteTimeoutMs }, metrics?.routing);
+  metrics?.routing.watch({ deploymentStates: () => listDeployments(catalog, configuredVendors, health) });
+  const providers = createProviderRegistry(vendors, { http: { timeouts: config.vendorTimeouts }, router });
   const configuredVendors = new Set(vendors.keys());
   // Lease takes and the batch writer each get their own connections (see BudgetLeases).
   const billingSql = pgSqlRunner(options.databaseUrl, log, 4);
@@ -209,7 +236,8 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   const imageTimeouts = { connectMs: config.vendorTimeouts.connectMs, headersMs: config.imageVendorTimeoutMs, bodyIdleMs: config.imageVendorTimeoutMs };
   const imageProviders = createImageProviders(vendors, { http: { timeouts: imageTimeouts } });
   const images = new ImageService({ providers: imageProviders, catalog, configuredVendors, billing, clock, metrics: metrics ?? undefined });
-  const services: Services = { orm, clock, ids, bus, auth, accounts, keys, billing, catalog, vendors, admission, videos, videoRunner, videoSweeper };
+  const usage = new UsageService(orm, clock, billing);
+  const services: Services = { orm, clock, ids, bus, auth, accounts, keys, billing, catalog, vendors, admission, videos, videoRunner, videoSweeper, usage };
 
   let inFlight = 0;
   const track = (res: ServerResponse) => {
@@ -220,7 +248,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   // so the balancer, not Tollgate, closes them: otherwise a request sent on a connection that
   // Tollgate closes at that moment fails with "other side closed".
   const httpServer = createServer({ keepAliveTimeout: 65_000 });
-  const graphql = await mountGraphql(httpServer, { auth, accounts, keys, billing, bus, videos }, log, { introspection: config.graphqlIntrospection, feeds });
+  const graphql = await mountGraphql(httpServer, { auth, accounts, keys, billing, bus, videos, usage, deployments: () => listDeployments(catalog, configuredVendors, health) }, log, { introspection: config.graphqlIntrospection, feeds });
   // Express routes read JSON bodies after authenticating (rest/http.ts readJsonBody).
   const jsonBodies = jsonBody(config.maxJsonBodyBytes);
   const app = createRestApp({
@@ -238,6 +266,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
       modelsRouter(auth, catalog, configuredVendors, admitApiKeyRequests(admission)),
       imagesRouter({ auth, admission, images, clock, uploadLimits: { ...DEFAULT_MULTIPART_LIMITS, ...config.uploads }, jsonBody: jsonBodies }),
       videosRouter({ auth, admission, videos, storage: videoStorage, uploads: { ...config.uploads, maxFields: 16, maxFieldBytes: 64 * 1024 }, maxJsonBodyBytes: config.maxJsonBodyBytes }),
+      usageRouter({ auth, usage, billing, accounts, keys, admitRequest: admitApiKeyRequests(admission) }),
       openApiRouter(),
     ],
     root: [metricsRouter(auth, metrics)],
@@ -279,7 +308,9 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
       await billingSql.close();
       await batchSql.close();
       await sweeper.stop();
+      await requestLogUpkeep.stop();
       await providers.close();
+      await health.close();
       await imageProviders.close();
       await videoProviders.close();
       closeVideoStorage();

@@ -3,7 +3,9 @@ import { Provider, useMutation } from 'urql';
 import { createGraphqlClient, retryAfterSeconds } from './client';
 import { SignInDocument, SignOutDocument } from './generated/graphql';
 import { AccountPage } from './pages/AccountPage';
+import { LiveActivity } from './live';
 import { KeysPage } from './pages/KeysPage';
+import { RequestLogPage } from './pages/RequestLogPage';
 import { SpendPage } from './pages/SpendPage';
 import { VideosPage } from './pages/VideosPage';
 import { ErrorList } from './parts/ErrorList';
@@ -142,6 +144,7 @@ function Shell({ onSignedOut }: { onSignedOut: () => void }) {
           Sign out
         </button>
       </header>
+      <LiveActivity>
       <main id="main">
         <ErrorList error={signOutResult.error} />
         <h1 ref={heading} tabIndex={-1}>
@@ -150,9 +153,11 @@ function Shell({ onSignedOut }: { onSignedOut: () => void }) {
         {path === '/dashboard' && <AccountPage />}
         {path === '/dashboard/keys' && <KeysPage />}
         {path === '/dashboard/spend' && <SpendPage />}
+        {path === '/dashboard/requests' && <RequestLogPage />}
         {path === '/dashboard/videos' && <VideosPage />}
         {!page && <p>There is no such page. Choose one above.</p>}
       </main>
+      </LiveActivity>
     </>
   );
 }

@@ -5,6 +5,7 @@ export const PAGES = [
   { path: '/dashboard', title: 'Account' },
   { path: '/dashboard/keys', title: 'Keys' },
   { path: '/dashboard/spend', title: 'Spend' },
+  { path: '/dashboard/requests', title: 'Request log' },
   { path: '/dashboard/videos', title: 'Videos' },
 ] as const;
 

@@ -15,7 +15,8 @@ begin
     with ops as (
       select x.*, least(x.cost, x.hold) as charge from jsonb_to_recordset(settles) as x(
         seq int, lease_id text, hold_id text, cost bigint, hold bigint, model text, now timestamptz, ledger_id text, usage_id text,
-        usage_status text, request_id text, input int, cached int, cache_write_5m int, cache_write_1h int, output int, reasoning int, latency int)
+        usage_status text, request_id text, input int, cached int, cache_write_5m int, cache_write_1h int, output int, reasoning int, latency int,
+        deployment text)
     ),
     leases as (
       select h.id, h.account_id, h.key_id, h.plan_user_id, h.month, h.status, h.amount_micro
@@ -24,12 +25,12 @@ begin
     claimed as (
       insert into usage_records (id, account_id, key_id, hold_id, request_id, model, input_tokens, cached_input_tokens,
         cache_write_5m_input_tokens, cache_write_1h_input_tokens, output_tokens, reasoning_tokens, images, video_seconds,
-        cost_micro, overage_micro, status, latency_ms, created_at)
+        cost_micro, overage_micro, status, latency_ms, created_at, deployment)
       select o.usage_id, l.account_id, l.key_id, o.hold_id, o.request_id, o.model, o.input, o.cached,
         o.cache_write_5m, o.cache_write_1h, o.output, o.reasoning, 0, 0,
-        o.charge, o.cost - o.charge, o.usage_status, o.latency, o.now
+        o.charge, o.cost - o.charge, o.usage_status, o.latency, o.now, o.deployment
         from ops o join leases l on l.id = o.lease_id
-      on conflict (hold_id) do nothing
+      on conflict (hold_id, created_at) do nothing
       returning hold_id
     ),
     running as (

@@ -4,6 +4,7 @@ import { parseMicroString, parseUsdDecimal } from '../domain/shared/money';
 import { randomToken } from '../domain/shared/secrets';
 import { optionalString, parseOptions, requireString, UsageError, type OptionSpec, type ParsedOptions } from './args';
 import { openOperatorServices, type OperatorServices } from './database';
+import { listDeploymentsCommand } from './deployments';
 import { accountOutput, accountsOutput, createdKeyOutput, plansOutput, render, tiersOutput, userOutput, type Printable } from './output';
 
 export const ADMIN_USAGE = `Usage: tollgate admin <command> [options] [--json]
@@ -20,6 +21,8 @@ export const ADMIN_USAGE = `Usage: tollgate admin <command> [options] [--json]
   list-accounts  every account with its balance and tier
   list-plans     the plans in the database
   list-tiers     the configured tiers
+  list-deployments  every deployment of the routed models, with its health
+                 (shared through REDIS_URL; docs/routing.md)
 
 --json prints JSON for scripts (money as strings of micro-dollars) instead of a table.
 `;
@@ -117,11 +120,18 @@ const OPTIONS: Record<string, OptionSpec> = {
   'list-accounts': {},
   'list-plans': {},
   'list-tiers': {},
+  'list-deployments': {},
 };
 
 /** `tollgate admin <command> …`: validates, opens the database, runs one domain operation, prints. */
 export async function runAdmin(args: readonly string[], loadConfig: () => Config, out: NodeJS.WritableStream): Promise<number> {
   const [command, ...rest] = args;
+  if (command === 'list-deployments') {
+    // No database: the catalog, the environment and the shared health.
+    const values = parseOptions('admin list-deployments', rest, { json: { type: 'boolean' } });
+    out.write(render(await listDeploymentsCommand(loadConfig()), values.json === true));
+    return 0;
+  }
   const prepare = COMMANDS[command];
   if (!prepare) throw new UsageError(`admin: unknown command '${command}' (try: tollgate admin --help)`);
   const values = parseOptions(`admin ${command}`, rest, { ...OPTIONS[command], json: { type: 'boolean' } });

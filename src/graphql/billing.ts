@@ -1,15 +1,18 @@
 import { Arg, Ctx, Field, ID, InputType, Int, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
 import type { AutoTopUpSettings } from '../domain/billing/auto-top-up';
 import type { BillingService } from '../domain/billing/service';
-import type { HoldView, KeyMonthSpendView, UsageRecordView } from '../domain/billing/queries';
+import type { HoldView, KeyMonthSpendView } from '../domain/billing/queries';
+import { LEDGER_KINDS, type LedgerEntryView } from '../domain/billing/ledger';
+import type { LedgerKind } from '../domain/billing/entities';
+import { mapPage, pageOf, type PageShape } from './page';
+import { pageSize } from '../domain/shared/pages';
 import { parseMonthKey } from '../domain/billing/queries';
 import { badRequest } from '../domain/shared/errors';
 import { requireMicroString } from '../domain/shared/money';
-import { pageSize } from '../domain/shared/pages';
-import { parseIsoTimestamp, requireSession, type GraphqlContext } from './context';
+import { requireSession, type GraphqlContext } from './context';
 
 /**
- * Billing for the signed-in session: holds in flight, key month spend, usage records and the
+ * Billing for the signed-in session: holds in flight, key month spend, the ledger and the
  * automatic top-up setting. Money is a string of micro-dollars; time ISO-8601.
  */
 export interface BillingGraphqlContext extends GraphqlContext {
@@ -42,34 +45,19 @@ export class KeyMonthSpendType {
   @Field({ description: 'First instant of the next UTC month' }) resetsAt!: string;
 }
 
-@ObjectType('UsageRecord')
-export class UsageRecordType {
+@ObjectType('LedgerEntry', { description: 'A change of the balance' })
+export class LedgerEntryType {
   @Field(() => ID) id!: string;
+  @Field({ description: 'top_up, auto_top_up, charge or adjustment' }) kind!: string;
+  @Field({ description: 'Signed micro-dollars: top-ups positive, charges negative' }) amountMicro!: string;
   @Field(() => ID, { nullable: true }) keyId!: string | null;
-  @Field(() => String, { nullable: true }) requestId!: string | null;
-  @Field() model!: string;
-  @Field(() => Int, { description: 'The whole prompt: cache reads and writes included' }) inputTokens!: number;
-  @Field(() => Int, { description: 'Read from the vendor\'s prompt cache' }) cachedInputTokens!: number;
-  @Field(() => Int, { description: 'Written to the vendor\'s prompt cache, entries that live 5 minutes' }) cacheWrite5mInputTokens!: number;
-  @Field(() => Int, { description: 'Written to the vendor\'s prompt cache, entries that live 1 hour' }) cacheWrite1hInputTokens!: number;
-  @Field(() => Int, { description: 'Reasoning included' }) outputTokens!: number;
-  @Field(() => Int) reasoningTokens!: number;
-  @Field(() => Int) images!: number;
-  @Field(() => Int) videoSeconds!: number;
-  @Field({ description: 'Charged, micro-dollars: the usage\'s cost, at most the request\'s hold' }) costMicro!: string;
-  @Field({ description: 'What the vendor-reported usage cost beyond the hold, micro-dollars: charged to no one' }) overageMicro!: string;
-  @Field({ description: 'ok, partial or failed' }) status!: string;
-  @Field(() => Int) latencyMs!: number;
+  @Field(() => String, { nullable: true, description: 'For a charge, the model charged' }) note!: string | null;
   @Field() createdAt!: string;
 }
 
-@ObjectType('UsageRecordPage')
-export class UsageRecordPageType {
-  @Field(() => [UsageRecordType]) data!: UsageRecordType[];
-  @Field(() => String, { nullable: true }) firstId!: string | null;
-  @Field(() => String, { nullable: true }) lastId!: string | null;
-  @Field() hasMore!: boolean;
-}
+const LedgerEntryPageType = pageOf(LedgerEntryType, 'LedgerEntryPage');
+
+const toLedgerEntryType = (e: LedgerEntryView): LedgerEntryType => ({ ...e, amountMicro: e.amountMicro.toString(), createdAt: e.createdAt.toISOString() });
 
 @ObjectType('AutoTopUp')
 export class AutoTopUpType {
@@ -110,26 +98,6 @@ const toKeyMonthSpendType = (s: KeyMonthSpendView): KeyMonthSpendType => ({
   resetsAt: s.resetsAt.toISOString(),
 });
 
-const toUsageRecordType = (u: UsageRecordView): UsageRecordType => ({
-  id: u.id,
-  keyId: u.keyId,
-  requestId: u.requestId,
-  model: u.model,
-  inputTokens: u.inputTokens,
-  cachedInputTokens: u.cachedInputTokens,
-  cacheWrite5mInputTokens: u.cacheWrite5mInputTokens,
-  cacheWrite1hInputTokens: u.cacheWrite1hInputTokens,
-  outputTokens: u.outputTokens,
-  reasoningTokens: u.reasoningTokens,
-  images: u.images,
-  videoSeconds: u.videoSeconds,
-  costMicro: u.costMicro.toString(),
-  overageMicro: u.overageMicro.toString(),
-  status: u.status,
-  latencyMs: u.latencyMs,
-  createdAt: u.createdAt.toISOString(),
-});
-
 const toAutoTopUpType = (s: AutoTopUpSettings): AutoTopUpType => ({
   enabled: s.thresholdMicro !== null && s.amountMicro !== null,
   thresholdMicro: s.thresholdMicro?.toString() ?? null,
@@ -165,22 +133,17 @@ export class BillingResolver {
     return toKeyMonthSpendType(await ctx.services.billing.getKeyMonthSpend(session.accountId, keyId, monthKey));
   }
 
-  @Query(() => UsageRecordPageType, { description: 'Usage records, newest first; after is a usage record id; from inclusive, to exclusive' })
-  async usageRecords(
-    @Arg('first', () => Int, { nullable: true }) first: number | null,
+  @Query(() => LedgerEntryPageType, { description: 'The account\'s ledger (top-ups, charges, automatic top-ups), newest first; after is a ledger entry id' })
+  async ledger(
+    @Arg('first', () => Int, { nullable: true, description: '1 to 100, default 50' }) first: number | null,
     @Arg('after', () => String, { nullable: true }) after: string | null,
-    @Arg('keyId', () => ID, { nullable: true }) keyId: string | null,
-    @Arg('from', () => String, { nullable: true, description: 'ISO-8601' }) from: string | null,
-    @Arg('to', () => String, { nullable: true, description: 'ISO-8601' }) to: string | null,
-    @Ctx() ctx: BillingGraphqlContext,
-  ): Promise<UsageRecordPageType> {
+    @Arg('kind', () => String, { nullable: true, description: 'top_up, auto_top_up, charge or adjustment' }) kind: string | null,
+    @Ctx() ctx: GraphqlContext,
+  ): Promise<PageShape<LedgerEntryType>> {
     const session = requireSession(ctx);
-    const limit = pageSize(first);
-    const fromAt = parseIsoTimestamp(from, 'from');
-    const toAt = parseIsoTimestamp(to, 'to');
-    if (fromAt && toAt && fromAt > toAt) throw badRequest('from must not be after to', { field: 'from' });
-    const page = await ctx.services.billing.listUsageRecords(session.accountId, { limit, after: after ?? null, keyId: keyId ?? null, from: fromAt, to: toAt });
-    return { data: page.data.map(toUsageRecordType), firstId: page.firstId, lastId: page.lastId, hasMore: page.hasMore };
+    if (kind != null && !(LEDGER_KINDS as readonly string[]).includes(kind)) throw badRequest(`kind must be one of ${LEDGER_KINDS.join(', ')}`, { field: 'kind' });
+    const page = await ctx.services.usage.ledger(session.accountId, { limit: pageSize(first, 50), after: after ?? null, kind: (kind ?? null) as LedgerKind | null });
+    return mapPage(page, toLedgerEntryType);
   }
 
   @Query(() => AutoTopUpType, { description: 'Automatic top-up setting of the account' })

@@ -1,3 +1,4 @@
+import type { DeploymentListing } from '../domain/routing/listing';
 import type { AuthService } from '../domain/accounts/auth';
 import { bearerCredential, type OperatorPrincipal, type SessionPrincipal } from '../domain/shared/principal';
 import type { AccountService } from '../domain/accounts/service';
@@ -8,6 +9,7 @@ import { parseKeyName, parseSpendLimit } from '../domain/keys/rules';
 import { ApiError, badRequest, invalidToken, sessionRequired } from '../domain/shared/errors';
 import type { EventBus } from '../domain/shared/events';
 import type { VideoService } from '../domain/videos/service';
+import type { UsageService } from '../domain/usage/service';
 import type { SessionFeeds } from './session-feeds';
 
 export interface GraphqlServices {
@@ -17,6 +19,9 @@ export interface GraphqlServices {
   billing: BillingService;
   bus: EventBus;
   videos: VideoService;
+  usage: UsageService;
+  /** Every deployment of the routed models with its health (domain/routing/listing.ts). */
+  deployments(): DeploymentListing[];
 }
 
 /** Per operation: who is calling (or why the credential was refused) and the domain services. */

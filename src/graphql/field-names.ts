@@ -16,6 +16,8 @@ export const GRAPHQL_FIELD_NAMES: FieldNames = {
   'usage.keyId': 'keyId',
   'usage.month': 'month',
   'usage.range': 'from',
+  'usage.from': 'from',
+  'usage.to': 'to',
   'funds.amount': 'input.amountMicro',
   'autoTopUp.threshold': 'input.thresholdMicro',
   'autoTopUp.amount': 'input.amountMicro',

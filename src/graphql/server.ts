@@ -16,7 +16,9 @@ import type { SessionFeeds } from './session-feeds';
 import { BillingResolver } from './billing';
 import { GRAPHQL_LIMITS, graphqlValidationRules, validateWithLimits } from './query-limits';
 import { LimitsResolver } from './limits';
+import { DeploymentResolver } from './deployments';
 import { KeyResolver, KeySubscriptionResolver, OperatorResolver, SessionResolver } from './resolvers';
+import { UsageResolver } from './usage';
 import { VideoResolver, VideoSubscriptionResolver } from './videos';
 
 /**
@@ -34,7 +36,7 @@ const UNUSED_PUBSUB = {
 
 export async function buildGraphqlSchema(): Promise<GraphQLSchema> {
   return buildSchema({
-    resolvers: [SessionResolver, KeyResolver, KeySubscriptionResolver, OperatorResolver, BillingResolver, LimitsResolver, VideoResolver, VideoSubscriptionResolver],
+    resolvers: [SessionResolver, KeyResolver, KeySubscriptionResolver, OperatorResolver, BillingResolver, LimitsResolver, UsageResolver, DeploymentResolver, VideoResolver, VideoSubscriptionResolver],
     validate: false,
     pubSub: UNUSED_PUBSUB,
   });

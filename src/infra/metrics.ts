@@ -1,6 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { ChargedUsage, Metrics, RequestOutcome, VendorErrorKind } from '../domain/shared/telemetry';
 import { FastCounter, FastHistogram, type CounterCell as Inc, type HistogramCell as Observe } from './metric-cells';
+import { PrometheusRoutingMetrics } from './routing-metrics';
 
 /**
  * The Metrics port on prom-client, one Registry per Tollgate instance (tests run several in one
@@ -55,6 +56,8 @@ function inner<K, V extends Map<unknown, unknown>>(map: Map<K, V>, key: K): V {
 
 export class PrometheusMetrics implements Metrics {
   readonly registry = new Registry();
+  /** Failover and deployment health (routing-metrics.ts). */
+  readonly routing = new PrometheusRoutingMetrics(this.registry);
   private readonly requests: FastCounter;
   private readonly gatewaySeconds: FastHistogram;
   private readonly vendorSeconds: FastHistogram;

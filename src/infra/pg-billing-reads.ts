@@ -1,6 +1,7 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { Hold, UsageRecord } from '../domain/billing/entities';
-import type { AccountAudit, BillingReads, UsageFilter } from '../domain/billing/queries';
+import { toUsageView, type AccountAudit, type BillingReads, type UsageFilter, type UsageRecordView } from '../domain/billing/queries';
+import { isWellFormedId } from '../domain/shared/ids';
 import { sqlRows } from '../domain/shared/sql';
 
 const bigOrNull = (value: string | null): bigint | null => (value === null ? null : BigInt(value));
@@ -43,26 +44,31 @@ export class PgBillingReads implements BillingReads {
     return row ? new Date(row.created_at) : null;
   }
 
-  usageRecords(accountId: string, filter: UsageFilter, after: { id: string; createdAt: Date } | null): Promise<UsageRecord[]> {
-    const where = ['account_id = ?'];
+  usageRecords(accountId: string, filter: UsageFilter, after: { id: string; createdAt: Date } | null): Promise<UsageRecordView[]> {
+    const where = ['u.account_id = ?'];
     const params: (string | number)[] = [accountId];
-    if (filter.keyId !== null) {
-      where.push('key_id = ?');
-      params.push(filter.keyId);
-    }
-    if (filter.from !== null) {
-      where.push('created_at >= ?');
-      params.push(filter.from.toISOString());
-    }
-    if (filter.to !== null) {
-      where.push('created_at < ?');
-      params.push(filter.to.toISOString());
-    }
+    const match = (clause: string, value: string | null) => {
+      if (value === null) return;
+      where.push(clause);
+      params.push(value);
+    };
+    match('u.key_id = ?', filter.keyId);
+    match('u.model = ?', filter.model ?? null);
+    match('u.status = ?', filter.status ?? null);
+    match('u.created_at >= ?', filter.from?.toISOString() ?? null);
+    match('u.created_at < ?', filter.to?.toISOString() ?? null);
     if (after !== null) {
-      where.push('(created_at, id) < (?::timestamptz, ?)');
+      where.push('(u.created_at, u.id) < (?::timestamptz, ?)');
       params.push(after.createdAt.toISOString(), after.id);
     }
-    return this.entities(UsageRecord, `select * from usage_records where ${where.join(' and ')} order by created_at desc, id desc limit ?`, [...params, filter.limit + 1]);
+    return this.usageViews(`where ${where.join(' and ')} order by u.created_at desc, u.id desc limit ?`, [...params, filter.limit + 1]);
+  }
+
+  async findUsageRecord(accountId: string, by: { id: string } | { requestId: string }): Promise<UsageRecordView | null> {
+    if ('id' in by && !isWellFormedId(by.id, 'use')) return null;
+    const where = 'id' in by ? 'u.id = ?' : 'u.request_id = ?';
+    const [view] = await this.usageViews(`where u.account_id = ? and ${where} order by u.created_at desc limit 1`, [accountId, 'id' in by ? by.id : by.requestId]);
+    return view ?? null;
   }
 
   async accountSums(accountId: string): Promise<Omit<AccountAudit, 'consistent'> | null> {
@@ -76,6 +82,13 @@ export class PgBillingReads implements BillingReads {
     );
     if (!row) return null;
     return { balanceMicro: BigInt(row.balance_micro), ledgerSumMicro: BigInt(row.ledger_sum), reservedMicro: BigInt(row.reserved_micro), activeHoldsMicro: BigInt(row.active_holds) };
+  }
+
+  /** Usage records with their key's current name, as the request log shows them. */
+  private async usageViews(tail: string, params: (string | number)[]): Promise<UsageRecordView[]> {
+    const em = this.em();
+    const rows = await sqlRows<Record<string, unknown> & { key_name: string | null }>(em, `select u.*, k.name as key_name from usage_records u left join api_keys k on k.id = u.key_id ${tail}`, params);
+    return rows.map(({ key_name, ...row }) => toUsageView(em.map(UsageRecord, row), key_name));
   }
 
   /** A fork per call: reads only, nothing kept between calls. */

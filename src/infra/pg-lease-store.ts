@@ -11,7 +11,7 @@ function wireOp(op: LeaseOp, seq: number): Record<string, unknown> {
         seq, op: 'settle', lease_id: op.leaseId, hold_id: op.holdId, cost: op.costMicro.toString(), hold: op.holdMicro.toString(),
         model: op.model, now: op.at.toISOString(), ledger_id: op.ledgerId, usage_id: op.usageId, usage_status: op.usageStatus, request_id: op.requestId,
         input: op.inputTokens, cached: op.cachedInputTokens, cache_write_5m: op.cacheWrite5mInputTokens, cache_write_1h: op.cacheWrite1hInputTokens,
-        output: op.outputTokens, reasoning: op.reasoningTokens, latency: op.latencyMs,
+        output: op.outputTokens, reasoning: op.reasoningTokens, latency: op.latencyMs, deployment: op.deployment,
       };
     case 'trim':
       return { seq, op: 'trim', lease_id: op.leaseId, by_micro: op.byMicro.toString() };

@@ -10,6 +10,7 @@ export const REST_FIELD_NAMES: FieldNames = {
   'key.expiresAt': 'expires_at',
   'page.after': 'after',
   'page.limit': 'limit',
+  'usage.keyId': 'key_id',
   'video.prompt': 'prompt',
   'video.seconds': 'seconds',
   'video.size': 'size',

@@ -82,6 +82,8 @@ export function beginRequest(req: IncomingMessage, res: ServerResponse, observer
       account_id: record.accountId,
       key_id: record.keyId,
       model: record.model,
+      deployment: record.deployment,
+      attempts: record.attempts,
       cost_micro: record.costMicro?.toString(),
       aborted: !res.writableFinished || undefined,
       error_code: record.error?.code,

@@ -161,6 +161,15 @@ async function decodeAndStart<Extra>(format: TextFormat<Extra>, deps: TextEndpoi
  * is an ordinary error envelope; a failure once a stream has begun is the format's stream
  * error event.
  */
+/**
+ * The conversation a client names for prompt-cache affinity (docs/routing.md): `x-session-id`,
+ * or the one Claude Code sends; bounded so that a key in memory stays small.
+ */
+function routeHints(req: IncomingMessage): { session: string } | undefined {
+  const sent = req.headers['x-session-id'] ?? req.headers['x-claude-code-session-id'];
+  return typeof sent === 'string' && sent.length > 0 && sent.length <= 200 ? { session: sent } : undefined;
+}
+
 async function serveText<Extra>(format: TextFormat<Extra>, deps: TextEndpointDeps, req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> {
   // The key first: an unauthenticated client must not make the gateway read, inflate or parse its body.
   const principal = await authenticateApiKey(deps.auth, req, res, { allowXApiKey: format.allowXApiKey });
@@ -186,6 +195,7 @@ async function serveText<Extra>(format: TextFormat<Extra>, deps: TextEndpointDep
       onCharged: (costMicro) => (record.costMicro = costMicro),
       outcome: record,
       span: record.span,
+      route: routeHints(req),
     });
   } catch (error) {
     // Answered without being served: still counted, and its answer carries the headers (a full request window makes it that 429).

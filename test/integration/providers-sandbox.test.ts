@@ -182,7 +182,7 @@ describe('sandbox provider', () => {
     let error: unknown = null;
     try {
       for await (const event of sandbox.generate(request('[sandbox:delay=50] a b c d e f g h'), cancellation)) {
-        if (event.type === 'input-usage') continue;
+        if (event.type === 'input-usage' || event.type === 'served-by') continue;
         events.push(event);
         if (events.length === 2) cancellation.cancel();
       }

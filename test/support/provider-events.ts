@@ -12,7 +12,7 @@ export async function runProvider(provider: TextProvider, req: CanonicalRequest,
   const events: CanonicalEvent[] = [];
   const settled = dropHints(req, provider.hints(req), TOP_LEVEL_HINT_NAMES).request;
   try {
-    for await (const event of provider.generate(settled, signal)) if (event.type !== 'input-usage') events.push(event);
+    for await (const event of provider.generate(settled, signal)) if (event.type !== 'input-usage' && event.type !== 'served-by') events.push(event);
     return { events, error: null };
   } catch (error) {
     return { events, error };

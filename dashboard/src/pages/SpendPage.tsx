@@ -1,11 +1,11 @@
-import { useCallback, useEffect, useState } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import { useClient, useQuery } from 'urql';
 import type { CombinedError } from '@urql/core';
-import { HoldsDocument, KeysDocument, UsageRecordsDocument, type UsageRecordsQuery } from '../generated/graphql';
+import { KeysDocument, UsageRecordsDocument, type UsageRecordsQuery } from '../generated/graphql';
+import { KEYS_CONTEXT, useLiveRefresh } from '../live';
 import { formatMicro } from '../money';
 import { BarChart, type Bar } from '../parts/BarChart';
 import { ErrorList } from '../parts/ErrorList';
-import { formatTime } from '../parts/time';
 
 type UsageRecord = UsageRecordsQuery['usageRecords']['data'][number];
 type Grouping = 'day' | 'model' | 'key';
@@ -20,10 +20,19 @@ export function SpendPage() {
   const [truncated, setTruncated] = useState(false);
   const [error, setError] = useState<CombinedError | null>(null);
   const [grouping, setGrouping] = useState<Grouping>('day');
-  const [keys] = useQuery({ query: KeysDocument });
-  const [holds, refreshHolds] = useQuery({ query: HoldsDocument, requestPolicy: 'network-only' });
+  const [keys] = useQuery({ query: KeysDocument, context: KEYS_CONTEXT });
+  const loading = useRef(false);
 
   const load = useCallback(async () => {
+    if (loading.current) return;
+    loading.current = true;
+    try {
+      await readRecords();
+    } finally {
+      loading.current = false;
+    }
+  }, [client]);
+  const readRecords = async () => {
     const from = new Date(Date.now() - DAYS * 86_400_000).toISOString();
     const all: UsageRecord[] = [];
     let after: string | null = null;
@@ -45,8 +54,9 @@ export function SpendPage() {
     setTruncated(true);
     setError(null);
     setRecords(all);
-  }, [client]);
+  };
   useEffect(() => void load(), [load]);
+  useLiveRefresh(() => void load());
 
   const keyNames = new Map((keys.data?.keys ?? []).map((k) => [k.id, k.name]));
   const bars = records ? group(records, grouping, keyNames) : [];
@@ -74,44 +84,6 @@ export function SpendPage() {
             {bars.length === 0 ? <p>No usage in this period.</p> : <BarChart bars={bars} caption={`Cost per ${grouping}`} />}
           </>
         )}
-        <button type="button" className="secondary" onClick={() => void load()}>
-          Refresh usage
-        </button>
-      </section>
-      <section aria-labelledby="holds-title">
-        <h2 id="holds-title">Holds in flight</h2>
-        <p className="muted">Money reserved by requests and jobs still running, until they settle.</p>
-        <ErrorList error={holds.error} />
-        {holds.data && holds.data.holds.length === 0 && <p>No holds right now.</p>}
-        {holds.data && holds.data.holds.length > 0 && (
-          <div className="scroll">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Purpose</th>
-                  <th scope="col">Model</th>
-                  <th scope="col">Key</th>
-                  <th scope="col">Amount</th>
-                  <th scope="col">Since</th>
-                </tr>
-              </thead>
-              <tbody>
-                {holds.data.holds.map((h) => (
-                  <tr key={h.id}>
-                    <td>{h.purpose}{h.planBilled ? ' (plan)' : ''}</td>
-                    <td>{h.model || '—'}</td>
-                    <td>{h.keyId ? keyNames.get(h.keyId) ?? h.keyId : '—'}</td>
-                    <td>{formatMicro(h.amountMicro)}</td>
-                    <td>{formatTime(h.createdAt)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
-        <button type="button" className="secondary" onClick={() => refreshHolds({ requestPolicy: 'network-only' })}>
-          Refresh holds
-        </button>
       </section>
     </>
   );

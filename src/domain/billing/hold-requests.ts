@@ -50,6 +50,8 @@ export interface SettleInput {
   status?: Exclude<UsageStatus, 'failed'>;
   latencyMs?: number;
   requestId?: string | null;
+  /** The deployment that served a routed model (docs/routing.md), for the usage record. */
+  deployment?: string | null;
 }
 
 export interface ReleaseInput {
@@ -58,6 +60,8 @@ export interface ReleaseInput {
   usage?: UsageCounts;
   latencyMs?: number;
   requestId?: string | null;
+  /** The deployment that served a routed model (docs/routing.md), for the usage record. */
+  deployment?: string | null;
 }
 
 export interface HoldOutcome {

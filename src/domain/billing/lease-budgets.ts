@@ -59,7 +59,7 @@ export function sharesConstraint(budget: Budget, refused: Budget, reason: Refusa
 export const maxBig = (a: bigint, b: bigint): bigint => (a > b ? a : b);
 
 /** The operation that books a closed request hold: its charge, the part its lease pays, its usage record and ledger row. */
-export function settleOpOf(open: OpenHold, cost: bigint, usage: { status: string; usage?: SettleInput['usage']; latencyMs?: number; requestId?: string | null }, at: Date, ids: IdGenerator): SettleOp {
+export function settleOpOf(open: OpenHold, cost: bigint, usage: { status: string; usage?: SettleInput['usage']; latencyMs?: number; requestId?: string | null; deployment?: string | null }, at: Date, ids: IdGenerator): SettleOp {
   return {
     op: 'settle',
     leaseId: open.lease.id,
@@ -74,5 +74,6 @@ export function settleOpOf(open: OpenHold, cost: bigint, usage: { status: string
     requestId: usage.requestId ?? null,
     ...recordedTokenCounts(usage.usage ?? {}),
     latencyMs: usageCount(Math.round(usage.latencyMs ?? 0), 'latencyMs'),
+    deployment: usage.deployment ?? null,
   };
 }

@@ -44,6 +44,8 @@ export interface SettleOp {
   outputTokens: number;
   reasoningTokens: number;
   latencyMs: number;
+  /** The deployment that served (routed models), else null. */
+  deployment: string | null;
 }
 
 export type LeaseOp =

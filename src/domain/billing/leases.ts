@@ -204,7 +204,7 @@ export class BudgetLeases {
       // The hold's amount is in the lease (other open holds keep theirs), so its charge always is.
       const { chargedMicro, overageMicro } = chargeWithinHold(input.costMicro, open.amountMicro);
       open.lease.remaining -= chargedMicro;
-      const op = settleOpOf(open, input.costMicro, { status: input.status ?? 'ok', usage: input.usage, latencyMs: input.latencyMs, requestId: input.requestId }, this.clock.now(), this.ids);
+      const op = settleOpOf(open, input.costMicro, { status: input.status ?? 'ok', usage: input.usage, latencyMs: input.latencyMs, requestId: input.requestId, deployment: input.deployment }, this.clock.now(), this.ids);
       if (overageMicro > 0n) {
         const { budget } = open;
         this.billing.overageObserved({ requestId: op.requestId, accountId: budget.accountId, keyId: budget.keyId, model: open.model, holdMicro: open.amountMicro, costMicro: input.costMicro, chargedMicro, overageMicro });
@@ -228,7 +228,7 @@ export class BudgetLeases {
   async release(hold: LeasedHold, input: ReleaseInput = {}): Promise<void> {
     const open = this.claim(hold);
     if (!open) return;
-    if (input.recordFailure) await this.writer.pushSettlement(settleOpOf(open, 0n, { status: 'failed', usage: input.usage, latencyMs: input.latencyMs, requestId: input.requestId }, this.clock.now(), this.ids), open.budget.lane);
+    if (input.recordFailure) await this.writer.pushSettlement(settleOpOf(open, 0n, { status: 'failed', usage: input.usage, latencyMs: input.latencyMs, requestId: input.requestId, deployment: input.deployment }, this.clock.now(), this.ids), open.budget.lane);
     this.afterClose(open);
   }
 

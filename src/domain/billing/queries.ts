@@ -40,6 +40,8 @@ export interface KeyMonthSpendView {
 export interface UsageRecordView extends Required<UsageCounts> {
   id: string;
   keyId: string | null;
+  /** The key's current name (null without a key). */
+  keyName: string | null;
   holdId: string;
   requestId: string | null;
   model: string;
@@ -64,6 +66,10 @@ export interface UsageFilter {
   /** A usage record id of this account; the page starts after it (newest first). */
   after: string | null;
   keyId: string | null;
+  /** A service model id. */
+  model?: string | null;
+  /** ok, partial or failed. */
+  status?: string | null;
   /** Inclusive. */
   from: Date | null;
   /** Exclusive. */
@@ -107,7 +113,9 @@ export interface BillingReads {
    * Newest first (created_at, then id), `filter.limit + 1` of them; `after` positions the page
    * after that record (its creation time looked up by the caller), so pages stay stable.
    */
-  usageRecords(accountId: string, filter: UsageFilter, after: { id: string; createdAt: Date } | null): Promise<UsageRecord[]>;
+  usageRecords(accountId: string, filter: UsageFilter, after: { id: string; createdAt: Date } | null): Promise<UsageRecordView[]>;
+  /** One usage record of the account, by its id or its request id; null when there is none. */
+  findUsageRecord(accountId: string, by: { id: string } | { requestId: string }): Promise<UsageRecordView | null>;
   /** Null when there is no such account. */
   accountSums(accountId: string): Promise<Omit<AccountAudit, 'consistent'> | null>;
 }
@@ -128,9 +136,11 @@ export const toHoldView = (hold: Hold): HoldView => ({
   closedAt: hold.closedAt,
 });
 
-export const toUsageView = (record: UsageRecord): UsageRecordView => ({
+/** A usage record as the request log shows it, with its key's current name. */
+export const toUsageView = (record: UsageRecord, keyName: string | null): UsageRecordView => ({
   id: record.id,
   keyId: record.keyId,
+  keyName,
   holdId: record.holdId,
   requestId: record.requestId,
   model: record.model,
@@ -165,6 +175,8 @@ export function keyMonthSpendView(keyId: string, month: string, spend: { limitMi
     resetsAt: monthResetsAt(month),
   };
 }
+
+export const USAGE_STATUSES = ['ok', 'partial', 'failed'] as const;
 
 /** The refusals of a usage-record query, before it runs: a key of another account, a foreign cursor. */
 export async function checkUsageFilter(reads: BillingReads, accountId: string, filter: UsageFilter): Promise<{ id: string; createdAt: Date } | null> {

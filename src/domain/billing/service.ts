@@ -16,8 +16,8 @@ import {
 import { recordedTokenCounts, usageCount, type UsageMeta } from './usage-counts';
 import { releaseExpiredBatch, SWEEP_BATCH_SIZE } from './sweeper';
 import {
-  checkUsageFilter, keyMonthSpendView, toHoldView, toUsageView,
-  type AccountAudit, type BillingReads, type HoldView, type KeyMonthSpendView, type UsageFilter, type UsageRecordPage,
+  checkUsageFilter, keyMonthSpendView, toHoldView,
+  type AccountAudit, type BillingReads, type HoldView, type KeyMonthSpendView, type UsageFilter, type UsageRecordPage, type UsageRecordView,
 } from './queries';
 
 
@@ -314,14 +314,20 @@ export class BillingService {
   }
 
   /**
-   * Usage records of an account, newest first, filtered by key and time range. The cursor is a
-   * record id; its position is looked up, so pages stay stable while new records arrive.
+   * Usage records (the request log) of an account, newest first, filtered by key, model, status
+   * and time range. The cursor is a record id; its position is looked up, so pages stay stable
+   * while new records arrive, and each page is one index range read however deep (keyset).
    */
   async listUsageRecords(accountId: string, filter: UsageFilter): Promise<UsageRecordPage> {
     const after = await checkUsageFilter(this.reads, accountId, filter);
     const records = await this.reads.usageRecords(accountId, filter, after);
-    const data = records.slice(0, filter.limit).map(toUsageView);
+    const data = records.slice(0, filter.limit);
     return { data, firstId: data[0]?.id ?? null, lastId: data.at(-1)?.id ?? null, hasMore: records.length > filter.limit };
+  }
+
+  /** One usage record of the account, by its id or its request id; null when there is none. */
+  findUsageRecord(accountId: string, by: { id: string } | { requestId: string }): Promise<UsageRecordView | null> {
+    return this.reads.findUsageRecord(accountId, by);
   }
 
   /** balance vs Σ ledger and reserved vs Σ active holds, read in one statement. */

@@ -8,7 +8,7 @@ import { vendorSettingName } from './vendors';
  */
 export function isModelUsable(model: CatalogModel, access: ModelAccess): boolean {
   if (model.pricing === null) return false;
-  if (model.vendor !== SANDBOX_VENDOR && !access.configuredVendors.has(model.vendor)) return false;
+  if (!hasConfiguredUpstream(model, access)) return false;
   if (access.keyKind === 'plan') return access.planModels?.includes(model.id) ?? false;
   return true;
 }
@@ -18,12 +18,20 @@ export function isModelUsable(model: CatalogModel, access: ModelAccess): boolean
  * (isModelUsable's rule, one reason: the vendor, then the price, then the plan); undefined when it is.
  */
 export function unusableReason(catalog: Catalog, model: CatalogModel, access: ModelAccess): string | undefined {
-  if (model.vendor !== SANDBOX_VENDOR && !access.configuredVendors.has(model.vendor)) {
-    return `is in the catalog, but its vendor '${model.vendor}' is not configured on this gateway (the operator sets ${vendorSettingName(model.vendor, catalog.vendors.get(model.vendor))}).`;
+  if (!hasConfiguredUpstream(model, access)) {
+    const vendor = model.kind === 'text' ? model.deployments[0]!.vendor : model.vendor;
+    const which = model.kind === 'text' && model.deployments.length > 1 ? 'none of its deployments' : `its vendor '${vendor}'`;
+    return `is in the catalog, but ${which} is not configured on this gateway (the operator sets ${vendorSettingName(vendor, catalog.vendors.get(vendor))}).`;
   }
   if (model.pricing === null) return 'is in the catalog, but has no published price on this gateway.';
   if (access.keyKind === 'plan' && !(access.planModels?.includes(model.id) ?? false)) return "is not in this key's plan.";
   return undefined;
+}
+
+/** A text model needs one configured deployment; images and videos their vendor. */
+function hasConfiguredUpstream(model: CatalogModel, access: ModelAccess): boolean {
+  if (model.kind !== 'text') return model.vendor === SANDBOX_VENDOR || access.configuredVendors.has(model.vendor);
+  return model.deployments.some((d) => d.vendor === SANDBOX_VENDOR || access.configuredVendors.has(d.vendor));
 }
 
 export function usableTextModels(catalog: Catalog, access: ModelAccess): TextModel[] {

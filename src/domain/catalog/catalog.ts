@@ -10,7 +10,9 @@ import {
   type ImageModel,
   type ModelByKind,
   type ModelKind,
+  type Deployment,
   type RetiredModel,
+  type VendorDefaults,
   SANDBOX_VENDOR,
   type TextModel,
   type TextPricing,
@@ -107,23 +109,33 @@ function buildCatalog(source: ParsedCatalogSource): Catalog {
   const byId = new Map<string, CatalogModel>();
   const idPaths = new Map<string, string>();
   const vendors = new Map<string, VendorProtocol>();
+  const vendorDefaults = buildVendorDefaults(source.vendors ?? {});
   const text: TextModel[] = [];
+  /** A vendor speaks one protocol, whichever model or deployment names it. */
+  const claimVendor = (vendor: string, protocol: VendorProtocol, at: Path) => {
+    const known = vendors.get(vendor);
+    if (known !== undefined && known !== protocol) throw new FieldError(at, `must be "${known}" like the other models of vendor "${vendor}"`);
+    vendors.set(vendor, protocol);
+  };
   const images: ImageModel[] = [];
   const videos: VideoModel[] = [];
 
   source.models.forEach((entry, index) => {
     const at: Path = ['models', index];
     claimId(idPaths, entry.id, at);
-    const model = buildModel(entry, at);
-    const known = vendors.get(model.vendor);
-    if (known !== undefined && known !== model.protocol) {
-      throw new FieldError([...at, 'protocol'], `must be "${known}" like the other models of vendor "${model.vendor}"`);
-    }
-    vendors.set(model.vendor, model.protocol);
+    const model = buildModel(entry, at, vendorDefaults);
+    claimVendor(model.vendor, model.protocol, [...at, 'protocol']);
+    if (model.kind === 'text') model.deployments.forEach((d, i) => claimVendor(d.vendor, d.protocol, [...at, 'deployments', i, 'vendor']));
     byId.set(model.id, model);
     if (model.kind === 'text') text.push(model);
     else if (model.kind === 'image') images.push(model);
     else videos.push(model);
+  });
+
+  source.models.forEach((entry, index) => {
+    if (entry.kind !== 'text' || entry.fallback_model === undefined) return;
+    const fallback = byId.get(entry.fallback_model);
+    if (fallback?.kind !== 'text' || fallback.id === entry.id) throw new FieldError(['models', index, 'fallback_model'], 'must be the id of another text model in the catalog');
   });
 
   const retired: RetiredModel[] = (source.retired ?? []).map((entry, index) => {
@@ -145,11 +157,50 @@ function buildCatalog(source: ParsedCatalogSource): Catalog {
     retired: freeze(retired),
     byId,
     vendors,
+    vendorDefaults,
   });
 }
 
-function buildModel(entry: ModelSource, at: Path): CatalogModel {
-  const protocol = entry.protocol ?? DEFAULT_PROTOCOL[entry.vendor] ?? 'openai-compatible';
+function buildVendorDefaults(source: NonNullable<ParsedCatalogSource['vendors']>): Map<string, VendorDefaults> {
+  const defaults = new Map<string, VendorDefaults>();
+  for (const [vendor, entry] of Object.entries(source)) {
+    if ((vendor === SANDBOX_VENDOR) !== (entry.protocol === 'sandbox')) throw new FieldError(['vendors', vendor, 'protocol'], 'must be "sandbox" exactly when the vendor is "sandbox"');
+    if (entry.protocol === 'bedrock' && entry.region === undefined && entry.base_url === undefined) throw new FieldError(['vendors', vendor, 'region'], 'is required for a bedrock vendor without base_url');
+    defaults.set(
+      vendor,
+      freeze({
+        protocol: entry.protocol,
+        baseUrl: entry.base_url?.replace(/\/+$/, '') ?? null,
+        apiKeyEnv: entry.api_key_env ?? null,
+        secretKeyEnv: entry.secret_key_env ?? null,
+        apiVersion: entry.api_version ?? null,
+        region: entry.region ?? null,
+      }),
+    );
+  }
+  return defaults;
+}
+
+/** A vendor's protocol: its `vendors` entry, else the well-known name's, else OpenAI-compatible. */
+const protocolOf = (vendor: string, defaults: ReadonlyMap<string, VendorDefaults>): VendorProtocol =>
+  defaults.get(vendor)?.protocol ?? DEFAULT_PROTOCOL[vendor] ?? 'openai-compatible';
+
+/** The model's deployments, by priority; without a list, the one its own vendor makes. */
+function buildDeployments(entry: Extract<ModelSource, { kind: 'text' }>, base: { vendor: string; protocol: VendorProtocol; vendorModelId: string }, at: Path, defaults: ReadonlyMap<string, VendorDefaults>): readonly Deployment[] {
+  if (entry.deployments === undefined) return freeze([freeze({ name: base.vendor, vendor: base.vendor, protocol: base.protocol, vendorModelId: base.vendorModelId, priority: 0, weight: 1 })]);
+  const seen = new Set<string>();
+  const deployments = entry.deployments.map((d, i) => {
+    if (seen.has(d.vendor)) throw new FieldError([...at, 'deployments', i, 'vendor'], `repeats the vendor "${d.vendor}" (one deployment per vendor and model)`);
+    seen.add(d.vendor);
+    const protocol = protocolOf(d.vendor, defaults);
+    if (protocol === 'sandbox' || d.vendor === SANDBOX_VENDOR) throw new FieldError([...at, 'deployments', i, 'vendor'], 'must not be the sandbox');
+    return freeze({ name: d.vendor, vendor: d.vendor, protocol, vendorModelId: d.vendor_model_id ?? base.vendorModelId, priority: d.priority ?? 0, weight: d.weight ?? 1 });
+  });
+  return freeze(deployments.sort((a, b) => a.priority - b.priority));
+}
+
+function buildModel(entry: ModelSource, at: Path, defaults: ReadonlyMap<string, VendorDefaults>): CatalogModel {
+  const protocol = entry.protocol ?? protocolOf(entry.vendor, defaults);
   // The sandbox needs no key; letting another vendor claim its protocol (or the reverse)
   // would make a model usable without credentials or unreachable.
   if ((entry.vendor === SANDBOX_VENDOR) !== (protocol === 'sandbox')) {
@@ -170,10 +221,15 @@ function buildModel(entry: ModelSource, at: Path): CatalogModel {
       if (entry.max_output_tokens > entry.context_length) {
         throw new FieldError([...at, 'max_output_tokens'], 'must not exceed context_length');
       }
-      const pricing = entry.pricing && textPricing(entry.pricing, protocol);
+      const deployments = buildDeployments(entry, base, at, defaults);
+      // Cache-write prices follow the first deployment's vendor rule (Anthropic's, through Bedrock too).
+      const pricing = entry.pricing && textPricing(entry.pricing, deployments[0]!.protocol);
       return freeze({
         kind: 'text',
         ...base,
+        deployments,
+        routed: entry.deployments !== undefined,
+        fallbackModel: entry.fallback_model ?? null,
         contextLength: entry.context_length,
         maxOutputTokens: entry.max_output_tokens,
         effort: entry.effort ?? 'none',
@@ -234,7 +290,7 @@ function buildModel(entry: ModelSource, at: Path): CatalogModel {
  */
 function textPricing(source: NonNullable<Extract<ModelSource, { kind: 'text' }>['pricing']>, protocol: VendorProtocol): TextPricing {
   const input = parseUsdDecimal(source.input);
-  const anthropic = protocol === 'anthropic';
+  const anthropic = protocol === 'anthropic' || protocol === 'bedrock';
   return freeze({
     inputPerMTokMicro: input,
     cachedInputPerMTokMicro: source.cached_input !== undefined ? parseUsdDecimal(source.cached_input) : input,

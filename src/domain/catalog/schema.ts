@@ -30,6 +30,13 @@ import { EFFORT_CONTROLS, IMAGE_MODES, VENDOR_PROTOCOLS, VIDEO_MODES } from './t
  *       "ratios": ["16:9", "9:16"], "durations": [4, 8, 12], "max_input_images": 1,
  *       "pricing": { "per_second": "0.10" } }
  *   ],
+ *   // Optional, text models: several upstreams of the model (docs/routing.md); each names a
+ *   // vendor (credentials), its own model or Azure deployment name, a priority (lower first)
+ *   // and a weight within the priority. "fallback_model": a model id answering when all are down.
+ *   // "deployments": [{ "vendor": "azure_east", "vendor_model_id": "gpt4o-mini-prod", "priority": 0, "weight": 2 }]
+ *   "vendors": { "azure_east": { "protocol": "azure-openai", "base_url": "https://east.openai.azure.com",
+ *                "api_key_env": "AZURE_EAST_KEY", "api_version": "2024-10-21" },
+ *                "bedrock_us": { "protocol": "bedrock", "region": "us-east-1" } },   // optional
  *   "retired": [
  *     { "id": "anthropic/claude-3-5-sonnet", "successor": "anthropic/claude-sonnet-4-5",
  *       "aliases": ["claude-3-5-sonnet-20241022"] }
@@ -75,10 +82,39 @@ const common = {
   created: count(0),
 };
 
+/** A deployment of a text model: the vendor (credentials) that serves it, and its order. */
+const deployment = z.strictObject(
+  {
+    vendor: common.vendor,
+    vendor_model_id: common.vendor_model_id,
+    priority: count(0).optional(),
+    weight: count(1).optional(),
+  },
+  { error: 'must be an object' },
+);
+
+const ENV_NAME = /^[A-Z_][A-Z0-9_]*$/;
+const envName = z.string({ error: 'must be a string' }).regex(ENV_NAME, 'must be an environment variable name (A-Z, 0-9, _)');
+
+/** An account of a vendor kind: where it is and which variables hold its credentials. */
+const vendorEntry = z.strictObject(
+  {
+    protocol: oneOf(VENDOR_PROTOCOLS),
+    base_url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+    api_key_env: envName.optional(),
+    secret_key_env: envName.optional(),
+    api_version: z.string({ error: 'must be a string' }).regex(/^[A-Za-z0-9.-]{1,40}$/, 'must be an API version like "2024-10-21"').optional(),
+    region: z.string({ error: 'must be a string' }).regex(/^[a-z0-9-]{1,64}$/, 'must be a region like "us-east-1"').optional(),
+  },
+  { error: 'must be an object' },
+);
+
 const textModel = z.strictObject(
   {
     kind: z.literal('text'),
     ...common,
+    deployments: list(deployment).optional(),
+    fallback_model: z.string({ error: 'must be a string' }).optional(),
     context_length: count(1),
     max_output_tokens: count(1),
     effort: oneOf(EFFORT_CONTROLS).optional(),
@@ -131,6 +167,7 @@ export const catalogSourceSchema = z.strictObject(
       { error: 'must be a list' },
     ),
     retired: z.array(retiredModel, { error: 'must be a list' }).optional(),
+    vendors: z.record(z.string().regex(/^[a-z][a-z0-9_]*$/, 'must be a lowercase vendor name (letters, digits, _)'), vendorEntry, { error: 'must be an object' }).optional(),
   },
   { error: 'must be a JSON object' },
 );

@@ -10,7 +10,7 @@ export const EFFORT_CONTROLS = ['none', 'openai-effort', 'anthropic-thinking', '
 export type EffortControl = (typeof EFFORT_CONTROLS)[number];
 
 /** The wire protocol spoken to the vendor; selects the provider adapter. */
-export const VENDOR_PROTOCOLS = ['openai', 'anthropic', 'gemini', 'openai-compatible', 'sandbox'] as const;
+export const VENDOR_PROTOCOLS = ['openai', 'anthropic', 'gemini', 'openai-compatible', 'azure-openai', 'bedrock', 'sandbox'] as const;
 export type VendorProtocol = (typeof VENDOR_PROTOCOLS)[number];
 
 /** The vendor that needs no key and no network; always configured. */
@@ -51,8 +51,37 @@ export interface TextPricing {
   readonly outputPerMTokMicro: bigint;
 }
 
+/**
+ * One upstream that serves a text model (docs/routing.md): an account, region or cloud,
+ * reached with the credentials of its `vendor` (`<VENDOR>_API_KEY`…, or the variables the
+ * catalog's `vendors` section names). A model without a `deployments` list has exactly one,
+ * built from its own vendor, protocol and vendor model id.
+ */
+export interface Deployment {
+  /** Unique within the model: the vendor name (a metric label, the usage record's `deployment`). */
+  readonly name: string;
+  readonly vendor: string;
+  readonly protocol: VendorProtocol;
+  /** The model (OpenAI, Anthropic), Azure deployment or Bedrock model id sent upstream. */
+  readonly vendorModelId: string;
+  /** Lower is tried first. */
+  readonly priority: number;
+  /** Share of the traffic among deployments of one priority. */
+  readonly weight: number;
+}
+
 export interface TextModel extends ModelBase {
   readonly kind: 'text';
+  /** At least one; ordered by priority. */
+  readonly deployments: readonly Deployment[];
+  /**
+   * Whether requests go through routing (domain/routing): the catalog lists deployments for it.
+   * False for a model without a list (every model of a catalog written before deployments),
+   * which its vendor's provider serves directly.
+   */
+  readonly routed: boolean;
+  /** Opt-in: the model answering when every deployment of this one is down (docs/routing.md). */
+  readonly fallbackModel: string | null;
   readonly contextLength: number;
   /** Largest output limit (reasoning included); also `top_provider.max_completion_tokens`. */
   readonly maxOutputTokens: number;
@@ -107,8 +136,24 @@ export interface Catalog {
   readonly videos: readonly VideoModel[];
   readonly retired: readonly RetiredModel[];
   readonly byId: ReadonlyMap<string, CatalogModel>;
-  /** Every vendor named by a model, with the protocol it speaks (config reads its env vars). */
+  /** Every vendor named by a model or a deployment, with the protocol it speaks (config reads its env vars). */
   readonly vendors: ReadonlyMap<string, VendorProtocol>;
+  /** What the catalog's `vendors` section says of a vendor's endpoint (defaults; the environment overrides). */
+  readonly vendorDefaults: ReadonlyMap<string, VendorDefaults>;
+}
+
+/** A vendor entry of the catalog's `vendors` section: where and how to reach one account. */
+export interface VendorDefaults {
+  readonly protocol: VendorProtocol;
+  readonly baseUrl: string | null;
+  /** The variable holding the API key (Bedrock: the access key id); default `<VENDOR>_API_KEY`. */
+  readonly apiKeyEnv: string | null;
+  /** Bedrock: the variable holding the secret access key; default `<VENDOR>_SECRET_ACCESS_KEY`. */
+  readonly secretKeyEnv: string | null;
+  /** Azure OpenAI's `api-version` query parameter. */
+  readonly apiVersion: string | null;
+  /** Bedrock's AWS region. */
+  readonly region: string | null;
 }
 
 /**

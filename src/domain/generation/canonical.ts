@@ -229,7 +229,16 @@ export type AppliedContextEdit = Readonly<Record<string, unknown>>;
 export type InputUsage = Pick<CanonicalUsage, 'inputTokens' | 'cachedInputTokens' | 'cacheWrite5mInputTokens' | 'cacheWrite1hInputTokens'>;
 
 /** What a provider yields: the canonical events, and first, when its vendor reports it, the prompt's usage (kept by the pipeline for the answer's start). */
-export type ProviderEvent = CanonicalEvent | { type: 'input-usage'; usage: InputUsage };
+export type ProviderEvent =
+  | CanonicalEvent
+  | { type: 'input-usage'; usage: InputUsage }
+  /** Routing (domain/routing): which deployment of the model answers, before its first event. */
+  | { type: 'served-by'; deployment: string; vendor: string; attempts: number };
+
+/** What routing may use of the request beyond its body (domain/routing): the client's session, for cache affinity. */
+export interface RouteHints {
+  session?: string | null;
+}
 
 /** The provider port: one call, one stream of canonical events; throws ProviderError on failure. */
 export interface TextProvider {
@@ -239,7 +248,7 @@ export interface TextProvider {
   hints(request: CanonicalRequest): VendorHints;
   /** Refuses (400) what the vendor's request format cannot carry (beyond its capabilities), before anything is reserved. */
   validate?(request: CanonicalRequest): void;
-  generate(request: CanonicalRequest, signal: Cancellation): AsyncIterable<ProviderEvent>;
+  generate(request: CanonicalRequest, signal: Cancellation, route?: RouteHints): AsyncIterable<ProviderEvent>;
   /** The prompt's input tokens as the vendor counts them (its token-counting endpoint), where it has one; free. */
   countTokens?(request: CanonicalRequest, signal: Cancellation): Promise<number>;
 }

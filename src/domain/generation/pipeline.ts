@@ -140,7 +140,7 @@ export class TextPipeline implements TextGenerationService {
     // Tracing off: no span, and the only cost is this check.
     const span = context.span ? context.span.child(vendorSpanName(model), vendorSpanAttributes(model, decoded.modelId, request)) : null;
     const vendorStarted = performance.now();
-    const upstream = provider.generate(request, context.signal)[Symbol.asyncIterator]();
+    const upstream = provider.generate(request, context.signal, context.route)[Symbol.asyncIterator]();
     const generation = new OpenGeneration(deps, context, request, prices, hold, upstream, model, started, vendorStarted, span);
     await generation.begin();
     return { model, routedFrom, clampedTo: limit.clampedTo, events: generation.events(), droppedHints, inputUsage: () => generation.inputUsage() };
@@ -165,7 +165,10 @@ class OpenGeneration {
   private closed = false;
   /** performance.now() when the vendor's first event arrived (0: none yet). */
   private firstEventAt = 0;
-  private readonly vendor: string;
+  /** The vendor that answers: the model's, or the deployment's that served (routing). */
+  private vendor: string;
+  /** The deployment that served, for a routed model. */
+  private deployment: string | null = null;
   private finishReason: FinishReason | null = null;
 
   constructor(
@@ -228,12 +231,26 @@ class OpenGeneration {
     }
   }
 
-  /** The vendor's next canonical event; the prompt's usage it reports on the way is kept, not delivered. */
+  /** The vendor's next canonical event; the prompt's usage and the serving deployment it reports on the way are kept, not delivered. */
   private async next(): Promise<IteratorResult<CanonicalEvent>> {
     for (;;) {
       const result = await this.upstream.next();
-      if (result.done || result.value.type !== 'input-usage') return result as IteratorResult<CanonicalEvent>;
-      this.reportedInput = result.value.usage;
+      if (result.done) return result;
+      const event = result.value;
+      if (event.type === 'input-usage') this.reportedInput = event.usage;
+      else if (event.type === 'served-by') this.servedBy(event);
+      else return result as IteratorResult<CanonicalEvent>;
+    }
+  }
+
+  private servedBy(event: Extract<ProviderEvent, { type: 'served-by' }>): void {
+    this.vendor = event.vendor;
+    this.deployment = event.deployment;
+    const outcome = this.context.outcome;
+    if (outcome) {
+      outcome.vendor = event.vendor;
+      outcome.deployment = event.deployment;
+      outcome.attempts = event.attempts;
     }
   }
 
@@ -270,12 +287,12 @@ class OpenGeneration {
     let written: Promise<void>;
     if (outcome === null) {
       context.tokens?.settleTokens(0);
-      written = deps.budget.release(hold, { recordFailure: true, latencyMs, requestId: context.requestId });
+      written = deps.budget.release(hold, { recordFailure: true, latencyMs, requestId: context.requestId, deployment: this.deployment });
     } else {
       context.tokens?.settleTokens(outcome.usage.inputTokens + outcome.usage.outputTokens);
       const usage = billedUsage(outcome.usage);
       const costMicro = textChargeMicro(this.prices, usage);
-      written = deps.budget.settle(hold, { costMicro, usage, status: outcome.status, latencyMs, requestId: context.requestId });
+      written = deps.budget.settle(hold, { costMicro, usage, status: outcome.status, latencyMs, requestId: context.requestId, deployment: this.deployment });
       // Charged up to the hold: a vendor reporting more usage than the hold covers is an overage, not a charge.
       const { chargedMicro } = chargeWithinHold(costMicro, hold.amountMicro);
       context.onCharged?.(chargedMicro);

@@ -1,7 +1,7 @@
 import type { KeyPrincipal } from '../shared/principal';
 import type { TextModel } from '../catalog/types';
 import type { Cancellation } from './cancellation';
-import type { CanonicalEvent, CanonicalRequest, InputUsage } from './canonical';
+import type { CanonicalEvent, CanonicalRequest, InputUsage, RouteHints } from './canonical';
 import type { HintNames } from './hints';
 import type { RequestOutcome, TraceSpan } from '../shared/telemetry';
 
@@ -68,7 +68,9 @@ export interface TextGenerationContext {
    * the model and vendor once resolved (failures included) and the vendor's time once its call
    * ended, the rest being the gateway's own time.
    */
-  outcome?: Pick<RequestOutcome, 'model' | 'vendor' | 'vendorSeconds'>;
+  outcome?: Pick<RequestOutcome, 'model' | 'vendor' | 'vendorSeconds' | 'deployment' | 'attempts'>;
+  /** What routing may use beyond the body (the client's session header, for prompt-cache affinity). */
+  route?: RouteHints;
   /** The request's trace span, when tracing is on: the vendor call becomes its child. */
   span?: TraceSpan;
 }

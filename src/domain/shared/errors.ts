@@ -45,6 +45,7 @@ export const ERROR_CODES = {
   provider_error: { status: 502, when: 'The vendor failed: HTTP error, timeout, broken connection, unreadable answer', details: '`vendor`, `vendor_status` when it answered' },
   client_cancelled: { status: 502, when: 'The client went away before the vendor answered (recorded, rarely seen)', details: '`vendor`' },
   unavailable: { status: 503, when: 'The database or video storage is away, or charges are behind: nothing charged, retry', details: '—' },
+  deployments_unavailable: { status: 503, when: 'Every deployment of a routed model is cooling down after failures: nothing charged, retry after `Retry-After`', details: '`model`' },
 } as const satisfies Record<string, ErrorCodeEntry>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
@@ -87,6 +88,8 @@ export const FIELD_KEYS = [
   'usage.keyId',
   'usage.month',
   'usage.range',
+  'usage.from',
+  'usage.to',
   'funds.amount',
   'autoTopUp.threshold',
   'autoTopUp.amount',
@@ -173,3 +176,7 @@ export function storageErrorAsApiError(error: unknown): ApiError | null {
   }
   return null;
 }
+
+/** Every deployment of a routed model is cooled; `seconds` until the soonest comes back (also its Retry-After). */
+export const deploymentsUnavailable = (modelId: string, seconds: number) =>
+  new ApiError('deployments_unavailable', `Every deployment of the model '${modelId}' is cooling down after failures; nothing was charged. Retry in ${seconds} s.`, { model: modelId }, { 'retry-after': String(seconds) });

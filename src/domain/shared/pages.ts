@@ -5,10 +5,11 @@ export const MAX_PAGE_SIZE = 100;
 
 /**
  * The one page-size rule of every list (keys' events, videos, usage records): 1 to 100, 20 when
- * absent. Takes what the plane got: a number (GraphQL `first`) or a query string (REST `limit`).
+ * absent (or the list's own `fallback`). Takes what the plane got: a number (GraphQL `first`) or a
+ * query string (REST `limit`).
  */
-export function pageSize(requested: unknown): number {
-  if (requested === undefined || requested === null) return DEFAULT_PAGE_SIZE;
+export function pageSize(requested: unknown, fallback = DEFAULT_PAGE_SIZE): number {
+  if (requested === undefined || requested === null) return fallback;
   const n = typeof requested === 'string' ? (/^\d{1,4}$/.test(requested) ? Number(requested) : NaN) : requested;
   if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > MAX_PAGE_SIZE) {
     throw badRequest(`Page size must be a whole number from 1 to ${MAX_PAGE_SIZE}`, { field: 'page.limit' });

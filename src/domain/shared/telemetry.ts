@@ -21,6 +21,9 @@ export interface RequestOutcome {
   vendor?: string;
   /** Whole request, seconds. */
   seconds: number;
+  /** The deployment that served (a model with several, domain/routing) and the attempts it took. */
+  deployment?: string;
+  attempts?: number;
   /** Time spent waiting on the vendor (seconds), when a vendor was called. */
   vendorSeconds?: number;
   /** The error answered (envelope or stream error event). */

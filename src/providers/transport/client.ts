@@ -41,8 +41,10 @@ export interface VendorTarget extends VendorParty {
 }
 
 export interface VendorCall extends VendorTarget {
-  /** Sent as JSON, unless `form` is given. */
+  /** Sent as JSON, unless `form` or `bodyText` is given. */
   body: unknown;
+  /** The JSON body already serialized (a signed request must send exactly the bytes it signed). */
+  bodyText?: string;
   /** Sent as multipart/form-data instead of `body`. */
   form?: readonly FormPart[];
 }
@@ -97,6 +99,23 @@ export class VendorTransport {
       }
     } finally {
       // No-op after a complete read; otherwise aborts the request (early return or error).
+      if (!body.destroyed) body.destroy();
+    }
+  }
+
+  /**
+   * POSTs a JSON body and yields the raw chunks of a 2xx answer (a binary framing such as AWS
+   * event streams); failures as streamSse.
+   */
+  async *streamBytes(call: VendorCall, accept: string): AsyncGenerator<Buffer, void, undefined> {
+    const { body } = await this.post(call, accept);
+    try {
+      try {
+        for await (const chunk of body) yield chunk as Buffer;
+      } catch (error) {
+        throw this.transportError(call, error, 'stream');
+      }
+    } finally {
       if (!body.destroyed) body.destroy();
     }
   }
@@ -162,7 +181,7 @@ export class VendorTransport {
       headers: form
         ? { 'content-type': form.contentType, 'content-length': String(form.length), accept, 'user-agent': 'tollgate', ...call.headers }
         : { 'content-type': 'application/json', accept, 'user-agent': 'tollgate', ...call.headers },
-      body: form ? Readable.from(form.chunks, { objectMode: false }) : JSON.stringify(call.body),
+      body: form ? Readable.from(form.chunks, { objectMode: false }) : (call.bodyText ?? JSON.stringify(call.body)),
       signal: call.signal,
       headersTimeout: this.timeouts.headersMs,
       bodyTimeout: this.timeouts.bodyIdleMs,

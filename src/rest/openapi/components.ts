@@ -63,6 +63,22 @@ export const SCHEMAS: Readonly<Record<string, JsonSchema>> = {
     data: { type: 'object' },
   }),
   KeyEventPage: answer({ object: oneOf(['list']), data: arrayOf(ref('KeyEvent')), first_id: nullable(str()), last_id: nullable(str()), has_more: { type: 'boolean' } }),
+  KeyStatus: answer({
+    object: oneOf(['key']),
+    id: str(),
+    name: str(),
+    kind: oneOf(KEY_KINDS),
+    prefix: str('First 12 characters of the secret.'),
+    expires_at: nullable(unixSeconds),
+    month: str('The UTC month, YYYY-MM.'),
+    monthly_spend_limit_micro: nullable(micro('Monthly spend limit.')),
+    month_settled_micro: micro('Settled charges this UTC month.'),
+    month_reserved_micro: micro('Held by requests in flight (and budget leases).'),
+    month_spent_micro: micro('settled + reserved: what the limit is checked against.'),
+    month_remaining_micro: nullable(micro('limit − spent, never negative; null without a limit.')),
+    month_resets_at: unixSeconds,
+    account: answer({ balance_micro: micro('Settled balance.'), reserved_micro: micro('Held by requests in flight.'), available_micro: micro('balance − reserved.') }),
+  }),
   Session: answer({ object: oneOf(['session']), token: str('Session credential (Authorization: Bearer).'), expires_at: unixSeconds, user_id: str(), account_id: str() }),
   TextModel: answer(
     {

@@ -1,0 +1,70 @@
+import { createHash } from 'node:crypto';
+import type { CanonicalRequest } from '../generation/canonical';
+
+/**
+ * Prompt-cache affinity (docs/routing.md, Stickiness): vendors cache a prompt's prefix per
+ * account and region, so a conversation whose turns land on one deployment reads its prefix
+ * from cache (cheaper, faster) where a move would write it again. A conversation is named by
+ * the client's session header when it sends one, else by a hash of its leading messages (the
+ * system prompt and first user turn do not change as it grows); the deployment that served its
+ * last turn is remembered for about the vendor's cache lifetime and tried first.
+ */
+
+/** Remembered conversations per instance; the oldest are forgotten beyond it. */
+const MAX_CONVERSATIONS = 100_000;
+
+interface Remembered {
+  deployment: string;
+  until: number;
+}
+
+export class StickyRoutes {
+  private readonly routes = new Map<string, Remembered>();
+
+  constructor(
+    private readonly ttlMs: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** The deployment that served the conversation's last turn, while its cache is likely warm. */
+  get(conversation: string): string | null {
+    const remembered = this.routes.get(conversation);
+    if (remembered === undefined) return null;
+    if (remembered.until <= this.now()) {
+      this.routes.delete(conversation);
+      return null;
+    }
+    return remembered.deployment;
+  }
+
+  /** The deployment served this turn: its cache now holds the prefix, for another lifetime. */
+  remember(conversation: string, deployment: string): void {
+    // Re-inserted so that Map order is least recently used first.
+    this.routes.delete(conversation);
+    this.routes.set(conversation, { deployment, until: this.now() + this.ttlMs });
+    if (this.routes.size > MAX_CONVERSATIONS) this.routes.delete(this.routes.keys().next().value!);
+  }
+}
+
+/** How much of the leading messages names a conversation (enough to tell two apart, bounded CPU). */
+const LEADING_CHARS = 4096;
+
+/**
+ * The conversation a request continues: `session` (the client's session header) when sent, else
+ * a hash of the model, the leading system messages and the first user message. Null for a
+ * single-message request (a first turn without instructions has no prefix worth keeping warm).
+ */
+export function conversationKey(request: CanonicalRequest, session: string | null): string | null {
+  if (session) return `s:${request.model.id}:${session}`;
+  const { messages } = request;
+  if (messages.length < 2) return null;
+  const hash = createHash('sha256');
+  hash.update(request.model.id);
+  for (const message of messages) {
+    if (message.role !== 'system' && message.role !== 'user') break;
+    hash.update(`\u0000${message.role}\u0000`);
+    hash.update(message.content.length > LEADING_CHARS ? message.content.slice(0, LEADING_CHARS) : message.content);
+    if (message.role === 'user') break;
+  }
+  return `h:${hash.digest('base64url').slice(0, 22)}`;
+}

@@ -1,0 +1,244 @@
+import type { Deployment, TextModel } from '../catalog/types';
+import { Cancellation } from '../generation/cancellation';
+import type { CanonicalRequest, ProviderEvent, RouteHints, TextProvider } from '../generation/canonical';
+import { ProviderError } from '../generation/errors';
+import { deploymentsUnavailable, type ApiError } from '../shared/errors';
+import { conversationKey, type StickyRoutes } from './affinity';
+import type { DeploymentHealth } from './health';
+
+/**
+ * Failover across a model's deployments (docs/routing.md): before the first event of an answer
+ * reaches the pipeline (so before any byte reaches the client), a deployment's failure moves the
+ * request to the next one; after it, nothing is retried. One hold covers the request (the
+ * pipeline reserved it before calling); a failed attempt delivered nothing, so it costs nothing.
+ */
+
+export interface RoutingPolicy {
+  /** Deployments tried per request, at most. */
+  maxAttempts: number;
+  /** No attempt starts later than this after the first (ms). */
+  budgetMs: number;
+  /** A streamed attempt that sends no event for this long is abandoned for the next deployment (ms); the last candidate waits for the transport's own timeout. */
+  firstByteTimeoutMs: number;
+}
+
+export const DEFAULT_ROUTING_POLICY: RoutingPolicy = { maxAttempts: 3, budgetMs: 60_000, firstByteTimeoutMs: 30_000 };
+
+export type AttemptOutcome = 'served' | 'failed' | 'refused';
+
+/** What routing reports (metrics): labels are the catalog's model and deployment names, a bounded set. */
+export interface RoutingMetrics {
+  attempt(model: string, deployment: string, outcome: AttemptOutcome): void;
+  /** A request moved on from `deployment` to another. */
+  failover(model: string, deployment: string): void;
+  cooled(model: string, deployment: string): void;
+}
+
+/** One deployment as routing uses it: its provider, the model as that deployment names it, its health key. */
+export interface RouteTarget {
+  deployment: Deployment;
+  /** The catalog model with this deployment's vendor, protocol and vendor model id. */
+  model: TextModel;
+  provider: TextProvider;
+  /** `<model id>/<deployment name>`: the breaker's and the shared store's key. */
+  key: string;
+}
+
+export const healthKey = (model: TextModel, deployment: Deployment): string => `${model.id}/${deployment.name}`;
+
+/** The model id and deployment name of a health key (model ids hold one slash, deployment names none). */
+export function splitHealthKey(key: string): [model: string, deployment: string] {
+  const slash = key.lastIndexOf('/');
+  return [key.slice(0, slash), key.slice(slash + 1)];
+}
+
+/**
+ * Whether a failure is the deployment's (another may serve the request): no connection, no
+ * first byte in time, a 429, a 5xx (Anthropic's 529 "overloaded" included), an answer that is
+ * not the protocol, and the 4xx that a deployment's own setup causes (a key it refuses, a model
+ * or Azure deployment it does not have). A 4xx the request itself causes (400, 413, 422) would
+ * fail anywhere, and a cancelled request has nobody to answer.
+ */
+export function isDeploymentFailure(error: unknown): error is ProviderError {
+  if (!(error instanceof ProviderError)) return false;
+  switch (error.kind) {
+    case 'connect':
+    case 'timeout':
+    case 'http_429':
+    case 'http_5xx':
+    case 'broken_stream':
+    case 'invalid_answer':
+      return true;
+    case 'http_4xx':
+      return error.vendorStatus === 401 || error.vendorStatus === 403 || error.vendorStatus === 404 || error.vendorStatus === 408;
+    case 'cancelled':
+      return false;
+  }
+}
+
+/** Every deployment is cooled: 503 with the soonest end as Retry-After, nothing charged. */
+function allCooled(model: TextModel, availableAt: number): ApiError {
+  const seconds = Math.max(1, Math.ceil((availableAt - Date.now()) / 1000));
+  return deploymentsUnavailable(model.id, seconds);
+}
+
+export class Router {
+  constructor(
+    private readonly health: DeploymentHealth,
+    private readonly sticky: StickyRoutes,
+    private readonly policy: RoutingPolicy = DEFAULT_ROUTING_POLICY,
+    private readonly metrics: RoutingMetrics | null = null,
+    private readonly random: () => number = Math.random,
+  ) {}
+
+  /** The events of the first deployment that answers; a `served-by` event precedes them. */
+  stream(model: TextModel, targets: readonly RouteTarget[], request: CanonicalRequest, signal: Cancellation, hints: RouteHints | undefined): AsyncIterable<ProviderEvent> {
+    const conversation = targets.length > 1 ? conversationKey(request, hints?.session ?? null) : null;
+    return new FailoverStream(this, model, this.order(targets, conversation), request, signal, conversation);
+  }
+
+  /**
+   * The order to try: the conversation's last deployment first (its cache is warm), then by
+   * priority, and within a priority a weighted random order (Efraimidis-Spirakis keys).
+   */
+  order(targets: readonly RouteTarget[], conversation: string | null): RouteTarget[] {
+    const keyed = targets.map((target) => ({ target, key: Math.pow(this.random(), 1 / target.deployment.weight) }));
+    keyed.sort((a, b) => a.target.deployment.priority - b.target.deployment.priority || b.key - a.key);
+    const ordered = keyed.map((k) => k.target);
+    const warm = conversation === null ? null : this.sticky.get(conversation);
+    if (warm !== null) {
+      const index = ordered.findIndex((target) => target.deployment.name === warm);
+      if (index > 0) ordered.unshift(...ordered.splice(index, 1));
+    }
+    return ordered;
+  }
+
+  /** @internal for FailoverStream */
+  get deps() {
+    return { health: this.health, sticky: this.sticky, policy: this.policy, metrics: this.metrics };
+  }
+}
+
+/**
+ * The iterator the pipeline reads: its first `next()` runs the attempts; later ones go straight
+ * to the serving deployment's stream (one call more per event, no generator in between).
+ */
+class FailoverStream implements AsyncIterableIterator<ProviderEvent> {
+  private current: AsyncIterator<ProviderEvent> | null = null;
+  private serving: RouteTarget | null = null;
+  private held: IteratorResult<ProviderEvent> | null = null;
+  private probe: string | null = null;
+  private attempts = 0;
+
+  constructor(
+    private readonly router: Router,
+    private readonly model: TextModel,
+    private readonly candidates: RouteTarget[],
+    private readonly request: CanonicalRequest,
+    private readonly signal: Cancellation,
+    private readonly conversation: string | null,
+  ) {}
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  next(): Promise<IteratorResult<ProviderEvent>> {
+    if (this.held !== null) {
+      const held = this.held;
+      this.held = null;
+      return Promise.resolve(held);
+    }
+    if (this.current !== null) return this.current.next().then(undefined, this.streamFailed);
+    return this.start();
+  }
+
+  async return(): Promise<IteratorResult<ProviderEvent>> {
+    if (this.probe !== null) this.router.deps.health.abandoned(this.probe);
+    this.probe = null;
+    await this.current?.return?.().catch(() => undefined);
+    return { done: true, value: undefined };
+  }
+
+  /** A failure after the first event is not retried, but counts against the deployment. */
+  private readonly streamFailed = (error: unknown): never => {
+    if (this.serving !== null && isDeploymentFailure(error)) this.router.deps.health.failed(this.serving.key, error);
+    throw error;
+  };
+
+  private async start(): Promise<IteratorResult<ProviderEvent>> {
+    const { health, policy, metrics } = this.router.deps;
+    const started = Date.now();
+    let lastError: unknown = null;
+    let soonest = Infinity;
+    for (let i = 0; i < this.candidates.length; i++) {
+      const target = this.candidates[i]!;
+      if (this.signal.aborted) throw lastError ?? new ProviderError(`The request to ${this.model.id} was cancelled by the client.`, target.deployment.vendor, null, 'client_cancelled');
+      if (this.attempts >= policy.maxAttempts || (this.attempts > 0 && Date.now() - started >= policy.budgetMs)) break;
+      const admission = health.admit(target.key);
+      if (admission === null) {
+        soonest = Math.min(soonest, health.availableAt(target.key));
+        metrics?.attempt(this.model.id, target.deployment.name, 'refused');
+        continue;
+      }
+      this.probe = admission === 'probe' ? target.key : null;
+      this.attempts++;
+      const last = !this.candidates.slice(i + 1).some((next) => health.availableAt(next.key) === 0) || this.attempts >= policy.maxAttempts;
+      try {
+        const first = await this.attempt(target, last ? 0 : policy.firstByteTimeoutMs);
+        this.probe = null;
+        health.succeeded(target.key);
+        metrics?.attempt(this.model.id, target.deployment.name, 'served');
+        if (this.conversation !== null) this.router.deps.sticky.remember(this.conversation, target.deployment.name);
+        this.held = first;
+        return { done: false, value: { type: 'served-by', deployment: target.deployment.name, vendor: target.deployment.vendor, attempts: this.attempts } };
+      } catch (error) {
+        this.current = null;
+        if (!isDeploymentFailure(error) || this.signal.aborted) {
+          if (this.probe !== null) health.abandoned(this.probe);
+          this.probe = null;
+          // Not the deployment's doing: the request's own 4xx, or the client went away.
+          throw error;
+        }
+        this.probe = null;
+        health.failed(target.key, error);
+        metrics?.attempt(this.model.id, target.deployment.name, 'failed');
+        metrics?.failover(this.model.id, target.deployment.name);
+        lastError = error;
+      }
+    }
+    if (lastError !== null) throw lastError;
+    throw allCooled(this.model, soonest === Infinity ? Date.now() + 1000 : soonest);
+  }
+
+  /** One deployment's call up to its first event; the attempt has its own cancellation, tied to the client's, so a stalled attempt can be dropped. */
+  private async attempt(target: RouteTarget, firstByteTimeoutMs: number): Promise<IteratorResult<ProviderEvent>> {
+    const cancellation = new Cancellation();
+    const parent = this.signal;
+    const forward = () => cancellation.cancel();
+    parent.once('abort', forward);
+    let timedOut = false;
+    const timer =
+      firstByteTimeoutMs > 0 && this.request.stream !== false
+        ? setTimeout(() => {
+            timedOut = true;
+            cancellation.cancel();
+          }, firstByteTimeoutMs)
+        : null;
+    try {
+      const request = { ...this.request, model: target.model };
+      this.current = target.provider.generate(request, cancellation)[Symbol.asyncIterator]();
+      this.serving = target;
+      const first = await this.current.next();
+      if (first.done) throw new ProviderError(`${target.deployment.vendor} ended the answer without a result.`, target.deployment.vendor, null, undefined, 'invalid_answer');
+      return first;
+    } catch (error) {
+      parent.off('abort', forward);
+      await this.current?.return?.().catch(() => undefined);
+      if (timedOut && !parent.aborted) throw new ProviderError(`${target.deployment.vendor} sent nothing within ${firstByteTimeoutMs / 1000} s.`, target.deployment.vendor, null, undefined, 'timeout');
+      throw error;
+    } finally {
+      if (timer !== null) clearTimeout(timer);
+    }
+  }
+}
