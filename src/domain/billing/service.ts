@@ -120,12 +120,8 @@ export class BillingService {
    * otherwise never settle again to trigger it. Off (the common case): one read, no transaction.
    */
   async topUpBeforeRefusing(accountId: string): Promise<boolean> {
-    const [row] = await sqlRows<{ enabled: boolean }>(
-      this.orm.em.fork(),
-      'select auto_top_up_threshold_micro is not null and auto_top_up_amount_micro is not null as enabled from accounts where id = ?',
-      [accountId],
-    );
-    if (!row?.enabled) return false;
+    const setting = await this.reads.autoTopUp(accountId);
+    if (setting?.thresholdMicro == null || setting.amountMicro === null) return false;
     const outcome = await runAutoTopUp(this.autoTopUpDeps(), accountId);
     return outcome.status === 'credited';
   }
@@ -135,18 +131,11 @@ export class BillingService {
     const resetsAt = nextUtcMonthStart(now);
     const { principal } = request;
     if (reason === 'balance') {
-      const [row] = await sqlRows<{ available: string }>(this.orm.em.fork(), 'select balance_micro - reserved_micro as available from accounts where id = ?', [principal.accountId]);
-      return insufficientBalance(request.amountMicro, row?.available ?? '0');
+      return insufficientBalance(request.amountMicro, ((await this.reads.availableMicro(principal.accountId)) ?? 0n).toString());
     }
     if (reason === 'plan_allowance') {
-      const [row] = await sqlRows<{ allowance: string | null; used: string }>(
-        this.orm.em.fork(),
-        `select p.monthly_allowance_micro as allowance, coalesce(u.used_micro + u.reserved_micro, 0) as used
-           from users us left join plans p on p.id = us.plan_id left join plan_month_usage u on u.user_id = us.id and u.month = ?
-          where us.id = ?`,
-        [utcMonthKey(now), principal.userId],
-      );
-      return planAllowanceExhausted(BigInt(row?.allowance ?? '0'), BigInt(row?.used ?? '0'), unixSeconds(resetsAt));
+      const use = principal.userId === null ? { allowanceMicro: 0n, usedMicro: 0n } : await this.reads.planAllowanceUse(principal.userId, utcMonthKey(now));
+      return planAllowanceExhausted(use.allowanceMicro, use.usedMicro, unixSeconds(resetsAt));
     }
     const { limitMicro, spentMicro } = await this.recordSpendLimitReached(principal, now);
     return keySpendLimitReached(limitMicro, spentMicro, unixSeconds(resetsAt));
@@ -275,13 +264,9 @@ export class BillingService {
   }
 
   async getAutoTopUp(accountId: string): Promise<AutoTopUpSettings> {
-    const [row] = await sqlRows<{ threshold: string | null; amount: string | null }>(
-      this.orm.em.fork(),
-      'select auto_top_up_threshold_micro as threshold, auto_top_up_amount_micro as amount from accounts where id = ?',
-      [accountId],
-    );
-    if (!row) throw notFound(`No account '${accountId}'.`);
-    return { thresholdMicro: row.threshold === null ? null : BigInt(row.threshold), amountMicro: row.amount === null ? null : BigInt(row.amount) };
+    const setting = await this.reads.autoTopUp(accountId);
+    if (!setting) throw notFound(`No account '${accountId}'.`);
+    return setting;
   }
 
   /** Turns automatic top-up on (threshold 0..$100,000, amount $1..$100,000) or off (null). */
