@@ -9,12 +9,11 @@ import { runAutoTopUp, validateAutoTopUp, type AutoTopUpSettings } from './auto-
 import type { HoldClosed, HoldStore } from './hold-store';
 import type { PaymentPort } from './payments';
 import { retryDeadlocks, sqlRows } from '../shared/sql';
-import { extendHoldExpiry } from './hold-rows';
 import {
   DEFAULT_HOLD_TTL_MS, type BillingPrincipal, type HoldOutcome, type HoldRequest, type Overage, type OverageObserver, type RefusalReason, type ReleaseInput, type SettleInput,
 } from './hold-requests';
 import { recordedTokenCounts, usageCount, type UsageMeta } from './usage-counts';
-import { releaseExpiredBatch, SWEEP_BATCH_SIZE } from './sweeper';
+import { SWEEP_BATCH_SIZE } from './sweeper';
 import {
   checkUsageFilter, keyMonthSpendView, toHoldView,
   type AccountAudit, type BillingReads, type HoldView, type KeyMonthSpendView, type UsageFilter, type UsageRecordPage, type UsageRecordView,
@@ -250,14 +249,14 @@ export class BillingService {
   /** Keeps a long-running request's hold from being swept; false when it is no longer active. */
   async extendHold(holdId: string, ttlMs: number): Promise<boolean> {
     const expiresAt = new Date(this.clock.now().getTime() + ttlMs);
-    return extendHoldExpiry(this.orm.em.fork(), holdId, expiresAt);
+    return this.holds.extendExpiry(holdId, expiresAt);
   }
 
   /** Releases every active hold whose expiry has passed (a process died mid-request); returns how many. */
   async sweepExpiredHolds(now: Date = this.clock.now()): Promise<number> {
     let total = 0;
     for (;;) {
-      const released = await this.transaction((tx) => releaseExpiredBatch(tx, now, SWEEP_BATCH_SIZE));
+      const released = await this.holds.releaseExpired(now, SWEEP_BATCH_SIZE);
       total += released;
       if (released < SWEEP_BATCH_SIZE) return total;
     }
