@@ -235,7 +235,13 @@ export const joinTextParts = (parts: readonly string[]): string => parts.join('\
 
 /** Drops keys whose value is undefined, so decoded requests hold only what was set. */
 export function compact<T extends object>(value: T): T {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
+  // A loop rather than fromEntries(entries().filter()): three arrays and a pair per field less on every request.
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) {
+    const field = (value as Record<string, unknown>)[key];
+    if (field !== undefined) out[key] = field;
+  }
+  return out as T;
 }
 
 /** The first value that is set; both arguments are evaluated, so both fields are validated. */

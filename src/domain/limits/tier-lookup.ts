@@ -68,14 +68,21 @@ export class TierLookup {
   }
 
   async tierOf(accountId: string): Promise<Tier> {
+    const fresh = this.cachedTierOf(accountId);
+    if (fresh) return fresh;
     const cached = this.cache.get(accountId);
-    if (cached && this.clock.now().getTime() - cached.loadedAt < this.ttlMs) return cached.tier;
     let pending = this.loading.get(accountId);
     if (!pending) {
       pending = this.load(accountId, cached).finally(() => this.loading.delete(accountId));
       this.loading.set(accountId, pending);
     }
     return pending;
+  }
+
+  /** The account's tier while its cached entry is fresh, without waiting (undefined: ask tierOf). */
+  cachedTierOf(accountId: string): Tier | undefined {
+    const cached = this.cache.get(accountId);
+    return cached && this.clock.now().getTime() - cached.loadedAt < this.ttlMs ? cached.tier : undefined;
   }
 
   forget(accountId: string): void {
