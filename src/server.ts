@@ -74,6 +74,7 @@ import type { RequestObservers } from './rest/http';
 import type { Express } from 'express';
 import { pgHoldStore } from './infra/pg-hold-store';
 import { PgBillingReads } from './infra/pg-billing-reads';
+import { PgCredentialStore } from './infra/pg-credential-store';
 import { createLogger, withErrorSerializer } from './infra/logger';
 
 /** The version reported in traces (`service.version`). */
@@ -149,7 +150,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   // Failed sign-ins are counted on every instance's shared Redis when there is one (domain/accounts/sign-in-rules.ts).
   const signInStore = config.redisUrl ? await openRedisSignInStore(config.redisUrl, config.redisKeyPrefix, log) : null;
   const throttle = new SignInThrottle(signInStore ?? new InMemorySignInStore(), signInStore ? new InMemorySignInStore() : null, clock, log);
-  const auth = new AuthService(orm, clock, ids, bus, { adminToken: config.adminToken, sessionTtlSeconds: config.sessionTtlSeconds }, throttle);
+  const auth = new AuthService(new PgCredentialStore(orm), clock, ids, bus, { adminToken: config.adminToken, sessionTtlSeconds: config.sessionTtlSeconds }, throttle);
   const accounts = new AccountService(orm, clock, ids, bus, config.limits);
   const keys = new KeyService(orm, clock, ids, bus);
   // GraphQL subscriptions end with the session that opened them (graphql/session-feeds.ts).
