@@ -75,6 +75,7 @@ import type { Express } from 'express';
 import { pgHoldStore } from './infra/pg-hold-store';
 import { PgBillingReads } from './infra/pg-billing-reads';
 import { PgCredentialStore } from './infra/pg-credential-store';
+import { PgAccountStore } from './infra/pg-account-store';
 import { createLogger, withErrorSerializer } from './infra/logger';
 
 /** The version reported in traces (`service.version`). */
@@ -151,7 +152,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   const signInStore = config.redisUrl ? await openRedisSignInStore(config.redisUrl, config.redisKeyPrefix, log) : null;
   const throttle = new SignInThrottle(signInStore ?? new InMemorySignInStore(), signInStore ? new InMemorySignInStore() : null, clock, log);
   const auth = new AuthService(new PgCredentialStore(orm), clock, ids, bus, { adminToken: config.adminToken, sessionTtlSeconds: config.sessionTtlSeconds }, throttle);
-  const accounts = new AccountService(orm, clock, ids, bus, config.limits);
+  const accounts = new AccountService(new PgAccountStore(orm), clock, ids, bus, config.limits);
   const keys = new KeyService(orm, clock, ids, bus);
   // GraphQL subscriptions end with the session that opened them (graphql/session-feeds.ts).
   const feeds = new SessionFeeds(auth, bus, clock, options.sessionCheckIntervalMs ?? SESSION_CHECK_INTERVAL_MS);
