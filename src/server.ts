@@ -75,7 +75,7 @@ import type { Express } from 'express';
 import { pgHoldStore } from './infra/pg-hold-store';
 import { PgBillingReads } from './infra/pg-billing-reads';
 import { PgCredentialStore } from './infra/pg-credential-store';
-import { PgAccountStore } from './infra/pg-account-store';
+import { PgAccountStore, pgAccountTierSource } from './infra/pg-account-store';
 import { createLogger, withErrorSerializer } from './infra/logger';
 
 /** The version reported in traces (`service.version`). */
@@ -222,7 +222,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
     metrics: metrics ?? undefined,
   });
   const sharedLimits = config.redisUrl ? await openRedisLimitStore(config.redisUrl, { keyPrefix: config.redisKeyPrefix, log }) : null;
-  const admission = createAdmissionService({ orm, clock, bus, log, sharedStore: sharedLimits, tiers: config.limits.tiers });
+  const admission = createAdmissionService({ tierSource: pgAccountTierSource(orm), clock, bus, log, sharedStore: sharedLimits, tiers: config.limits.tiers });
   // Video jobs: durable steps on pg-boss in this database, files behind the storage port (opened above). Steps
   // queued here wake a worker at once; the 5 s poll only finds those queued by other instances.
   const videoQueue = new PgBossVideoQueue({ databaseUrl: options.databaseUrl, schema: config.videos.queueSchema, pollingIntervalSeconds: 5, workers: config.videos.workers, onError: (err) => log.error({ err }, 'video queue error') });

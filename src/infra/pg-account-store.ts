@@ -2,6 +2,7 @@ import { UniqueConstraintViolationException, type MikroORM } from '@mikro-orm/po
 import { Account, Plan, User } from '../domain/accounts/entities';
 import type { AccountCredit, AccountStore, NewAccount, NewUser, UserInsert } from '../domain/accounts/store';
 import type { PlanDefinition } from '../domain/accounts/plans';
+import type { AccountTierSource } from '../domain/limits/tier-lookup';
 import { creditAccount } from '../domain/billing/auto-top-up';
 import { retryDeadlocks } from '../domain/shared/sql';
 
@@ -64,4 +65,12 @@ export class PgAccountStore implements AccountStore {
       [plan.id, plan.name, JSON.stringify(plan.models), plan.monthlyAllowanceMicro.toString(), plan.requestsPerMinute, plan.createdAt.toISOString()],
     );
   }
+}
+
+/** What decides an account's tier, read for admission control's tier cache. */
+export function pgAccountTierSource(orm: MikroORM): AccountTierSource {
+  return async (accountId) => {
+    const account = await orm.em.fork().findOne(Account, accountId, { fields: ['lifetimeTopUpsMicro', 'tierOverride'] });
+    return account ? { lifetimeTopUpsMicro: account.lifetimeTopUpsMicro, tierOverride: account.tierOverride } : null;
+  };
 }
