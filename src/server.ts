@@ -74,6 +74,8 @@ import type { RequestObservers } from './rest/http';
 import type { Express } from 'express';
 import { pgHoldStore } from './infra/pg-hold-store';
 import { PgBillingReads } from './infra/pg-billing-reads';
+import { PgCredentialStore } from './infra/pg-credential-store';
+import { PgAccountStore, pgAccountTierSource } from './infra/pg-account-store';
 import { createLogger, withErrorSerializer } from './infra/logger';
 
 /** The version reported in traces (`service.version`). */
@@ -149,8 +151,8 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   // Failed sign-ins are counted on every instance's shared Redis when there is one (domain/accounts/sign-in-rules.ts).
   const signInStore = config.redisUrl ? await openRedisSignInStore(config.redisUrl, config.redisKeyPrefix, log) : null;
   const throttle = new SignInThrottle(signInStore ?? new InMemorySignInStore(), signInStore ? new InMemorySignInStore() : null, clock, log);
-  const auth = new AuthService(orm, clock, ids, bus, { adminToken: config.adminToken, sessionTtlSeconds: config.sessionTtlSeconds }, throttle);
-  const accounts = new AccountService(orm, clock, ids, bus, config.limits);
+  const auth = new AuthService(new PgCredentialStore(orm), clock, ids, bus, { adminToken: config.adminToken, sessionTtlSeconds: config.sessionTtlSeconds }, throttle);
+  const accounts = new AccountService(new PgAccountStore(orm), clock, ids, bus, config.limits);
   const keys = new KeyService(orm, clock, ids, bus);
   // GraphQL subscriptions end with the session that opened them (graphql/session-feeds.ts).
   const feeds = new SessionFeeds(auth, bus, clock, options.sessionCheckIntervalMs ?? SESSION_CHECK_INTERVAL_MS);
@@ -220,7 +222,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
     metrics: metrics ?? undefined,
   });
   const sharedLimits = config.redisUrl ? await openRedisLimitStore(config.redisUrl, { keyPrefix: config.redisKeyPrefix, log }) : null;
-  const admission = createAdmissionService({ orm, clock, bus, log, sharedStore: sharedLimits, tiers: config.limits.tiers });
+  const admission = createAdmissionService({ tierSource: pgAccountTierSource(orm), clock, bus, log, sharedStore: sharedLimits, tiers: config.limits.tiers });
   // Video jobs: durable steps on pg-boss in this database, files behind the storage port (opened above). Steps
   // queued here wake a worker at once; the 5 s poll only finds those queued by other instances.
   const videoQueue = new PgBossVideoQueue({ databaseUrl: options.databaseUrl, schema: config.videos.queueSchema, pollingIntervalSeconds: 5, workers: config.videos.workers, onError: (err) => log.error({ err }, 'video queue error') });

@@ -11,6 +11,7 @@ import { ulidIds } from '../domain/shared/ids';
 import { connectDatabase } from '../infra/database';
 import { attachEmbeddedPostgres } from '../infra/embedded-postgres';
 import { PgBillingReads } from '../infra/pg-billing-reads';
+import { PgAccountStore } from '../infra/pg-account-store';
 
 export interface CommandDatabase {
   orm: MikroORM;
@@ -65,7 +66,7 @@ export async function openOperatorServices(config: Config): Promise<OperatorServ
   try {
     await db.orm.getMigrator().up();
     const ids = ulidIds();
-    const accounts = new AccountService(db.orm, systemClock, ids, bus, config.limits);
+    const accounts = new AccountService(new PgAccountStore(db.orm), systemClock, ids, bus, config.limits);
     await accounts.syncPlans();
     return { accounts, keys: new KeyService(db.orm, systemClock, ids, bus), usage: new UsageService(db.orm, systemClock, new PgBillingReads(db.orm)), close };
   } catch (error) {

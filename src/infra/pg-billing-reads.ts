@@ -92,6 +92,31 @@ export class PgBillingReads implements BillingReads {
     return rows.map((row) => toUsageView(usageFields(row), row.key_name));
   }
 
+  async availableMicro(accountId: string): Promise<bigint | null> {
+    const [row] = await sqlRows<{ available: string }>(this.em(), 'select balance_micro - reserved_micro as available from accounts where id = ?', [accountId]);
+    return row ? BigInt(row.available) : null;
+  }
+
+  async planAllowanceUse(userId: string, month: string): Promise<{ allowanceMicro: bigint; usedMicro: bigint }> {
+    const [row] = await sqlRows<{ allowance: string | null; used: string }>(
+      this.em(),
+      `select p.monthly_allowance_micro as allowance, coalesce(u.used_micro + u.reserved_micro, 0) as used
+         from users us left join plans p on p.id = us.plan_id left join plan_month_usage u on u.user_id = us.id and u.month = ?
+        where us.id = ?`,
+      [month, userId],
+    );
+    return { allowanceMicro: BigInt(row?.allowance ?? '0'), usedMicro: BigInt(row?.used ?? '0') };
+  }
+
+  async autoTopUp(accountId: string): Promise<{ thresholdMicro: bigint | null; amountMicro: bigint | null } | null> {
+    const [row] = await sqlRows<{ threshold: string | null; amount: string | null }>(
+      this.em(),
+      'select auto_top_up_threshold_micro as threshold, auto_top_up_amount_micro as amount from accounts where id = ?',
+      [accountId],
+    );
+    return row ? { thresholdMicro: bigOrNull(row.threshold), amountMicro: bigOrNull(row.amount) } : null;
+  }
+
   /** A fork per call: reads only, nothing kept between calls. */
   private em(): EntityManager {
     return this.orm.em.fork();

@@ -2,6 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { HoldClose, HoldClosed, HoldStore, HoldTake } from '../domain/billing/hold-store';
 import type { RefusalReason } from '../domain/billing/hold-requests';
 import { retryDeadlocks, sqlRows } from '../domain/shared/sql';
+import { extendHoldExpiry, releaseExpiredBatch } from './pg-hold-rows';
 
 /** What tollgate_close_hold answers for a hold, and tollgate_apply_lease_ops for each operation (bigints as strings). */
 export interface ClosedHoldRow {
@@ -69,5 +70,10 @@ export function pgHoldStore(orm: MikroORM): HoldStore {
           model: row!.model,
         };
       }),
+
+    extendExpiry: (holdId: string, expiresAt: Date): Promise<boolean> => extendHoldExpiry(orm.em.fork(), holdId, expiresAt),
+
+    // A deadlock rolls the whole batch back, so running it again is safe.
+    releaseExpired: (now: Date, limit: number): Promise<number> => retryDeadlocks(() => orm.em.fork().transactional((tx) => releaseExpiredBatch(tx, now, limit))),
   };
 }

@@ -5,6 +5,9 @@ import { ApiError, ERROR_CODES } from '../../src/domain/shared/errors';
 import { ProviderError } from '../../src/domain/generation/errors';
 import { concurrencyRefusal } from '../../src/domain/limits/refusals';
 import { cancelledError } from '../../src/providers/transport/errors';
+import { REST_FIELD_NAMES } from '../../src/rest/field-names';
+import { GRAPHQL_FIELD_NAMES } from '../../src/graphql/field-names';
+import { CLI_FIELD_NAMES } from '../../src/cli/field-names';
 
 /** The error table of docs/api.md, row by row: status, code, when, details. */
 function documentedRows(): string[][] {
@@ -69,4 +72,9 @@ test('a domain field key is shown under each plane\'s own name, and a wire name 
   expect(errors.detailsForPlane(refusal, { 'key.monthlySpendLimit': 'input.monthlySpendLimitMicro' })).toEqual({ field: 'input.monthlySpendLimitMicro' });
   const wire = errors.badRequest('messages[0].role must be one of user, assistant', { field: 'messages[0].role' });
   expect(errors.detailsForPlane(wire, { 'key.monthlySpendLimit': 'x' })).toBe(wire.details);
+});
+
+test('every domain field key has a name in a plane that answers it (no key reaches a caller as the domain spells it)', () => {
+  const unnamed = errors.FIELD_KEYS.filter((key) => !(key in REST_FIELD_NAMES) && !(key in GRAPHQL_FIELD_NAMES) && !(key in CLI_FIELD_NAMES));
+  expect(unnamed).toEqual([]);
 });

@@ -1,4 +1,3 @@
-import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Clock } from '../shared/clock';
 import { invalidToken, sessionRequired } from '../shared/errors';
 import { TOPIC_KEY_EVENTS, TOPIC_SESSION_ENDED, type EventBus } from '../shared/events';
@@ -7,8 +6,7 @@ import {
   API_KEY_PREFIX, SESSION_TOKEN_PREFIX, type KeyPrincipal, type OperatorPrincipal, type SessionPrincipal,
 } from '../shared/principal';
 import { constantTimeEqual, hashToken, randomToken, verifyPassword } from '../shared/secrets';
-import { ApiKey } from '../keys/entities';
-import { Session, User } from './entities';
+import type { CredentialStore } from './credential-store';
 import type { SignInThrottle } from './sign-in-throttle';
 
 // Principals and secret prefixes are shared by every domain folder: they live in shared/principal.ts.
@@ -37,7 +35,7 @@ export class AuthService {
   private readonly unsubscribe: () => void;
 
   constructor(
-    private readonly orm: MikroORM,
+    private readonly store: CredentialStore,
     private readonly clock: Clock,
     private readonly ids: IdGenerator,
     private readonly bus: EventBus,
@@ -89,8 +87,7 @@ export class AuthService {
   }
 
   private async loadKey(hash: string, now: number): Promise<CachedKey | undefined> {
-    const em = this.orm.em.fork();
-    const key = await em.findOne(ApiKey, { secretHash: hash, revokedAt: null }, { populate: ['user.plan'] });
+    const key = await this.store.findLiveKey(hash);
     if (!key || !constantTimeEqual(key.secretHash, hash)) return undefined;
     const plan = key.kind === 'plan' ? key.user?.getEntity().plan?.getEntity() : undefined;
     const entry: CachedKey = {
@@ -118,14 +115,7 @@ export class AuthService {
     if (this.lastUsed.size === 0) return;
     const batch = [...this.lastUsed];
     this.lastUsed.clear();
-    const values = batch.map(() => '(?, ?::timestamptz)').join(', ');
-    await this.orm.em
-      .fork()
-      .getConnection()
-      .execute(
-        `update api_keys k set last_used_at = greatest(coalesce(k.last_used_at, v.at), v.at) from (values ${values}) as v(id, at) where k.id = v.id`,
-        batch.flatMap(([id, at]) => [id, at.toISOString()]),
-      );
+    await this.store.noteKeysUsed(batch);
   }
 
   /**
@@ -136,8 +126,7 @@ export class AuthService {
     if (email.includes('\u0000')) throw invalidToken('The email or password is wrong.'); // no stored email has one
     const normalized = email.trim().toLowerCase();
     const attempt = await this.throttle.claim(normalized, clientAddress);
-    const em = this.orm.em.fork();
-    const user = await em.findOne(User, { email: normalized });
+    const user = await this.store.findUserByEmail(normalized);
     // Verify against a dummy hash when the user is unknown, so timing does not reveal which emails exist.
     const ok = await verifyPassword(password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
     if (!user || !ok) throw invalidToken('The email or password is wrong.');
@@ -146,39 +135,34 @@ export class AuthService {
   }
 
   async createSession(userId: string, accountId: string): Promise<{ token: string; expiresAt: Date; session: SessionPrincipal }> {
-    const em = this.orm.em.fork();
     const token = SESSION_TOKEN_PREFIX + randomToken(40);
     const now = this.clock.now();
-    const session = em.create(Session, {
+    const session = await this.store.insertSession({
       id: this.ids.next('ses'),
-      user: userId,
+      userId,
       tokenHash: hashToken(token),
       createdAt: now,
       expiresAt: new Date(now.getTime() + this.options.sessionTtlSeconds * 1000),
-      revokedAt: null,
     });
-    await em.flush();
     return { token, expiresAt: session.expiresAt, session: { type: 'session', sessionId: session.id, userId, accountId, expiresAt: session.expiresAt } };
   }
 
   /** Ends the session; what it opened elsewhere (live feeds, on any instance) ends with it. */
   async signOut(sessionId: string): Promise<void> {
-    await this.orm.em.fork().nativeUpdate(Session, { id: sessionId, revokedAt: null }, { revokedAt: this.clock.now() });
+    await this.store.revokeSession(sessionId, this.clock.now());
     this.bus.publish(TOPIC_SESSION_ENDED, { sessionId });
   }
 
   /** Of these sessions, the ones still valid now (not signed out, expired or deleted with their user). */
   async liveSessionIds(sessionIds: readonly string[]): Promise<Set<string>> {
     if (sessionIds.length === 0) return new Set();
-    const rows = await this.orm.em.fork().find(Session, { id: { $in: [...sessionIds] }, revokedAt: null, expiresAt: { $gt: this.clock.now() } }, { fields: ['id'] });
-    return new Set(rows.map((row) => row.id));
+    return new Set(await this.store.liveSessionIds(sessionIds, this.clock.now()));
   }
 
   /** The session behind a bearer token; a valid API key gets 403 `session_required`. */
   async authenticateSession(token: string): Promise<SessionPrincipal> {
     if (token.startsWith(SESSION_TOKEN_PREFIX)) {
-      const em = this.orm.em.fork();
-      const session = await em.findOne(Session, { tokenHash: hashToken(token), revokedAt: null }, { populate: ['user'] });
+      const session = await this.store.findUnrevokedSession(hashToken(token));
       if (session && session.expiresAt > this.clock.now()) {
         return { type: 'session', sessionId: session.id, userId: session.user.id, accountId: session.user.getEntity().account.id, expiresAt: session.expiresAt };
       }

@@ -1,7 +1,8 @@
-import type { MikroORM } from '@mikro-orm/postgresql';
-import { creditAccount } from '../accounts/service';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import type { AccountCredit } from '../accounts/store';
+import { LedgerEntry } from './entities';
 import type { Clock } from '../shared/clock';
-import { badRequest } from '../shared/errors';
+import { badRequest, notFound } from '../shared/errors';
 import type { IdGenerator } from '../shared/ids';
 import type { PaymentPort } from './payments';
 import { sqlRows } from '../shared/sql';
@@ -78,7 +79,32 @@ async function attemptAutoTopUp(deps: { orm: MikroORM; ids: IdGenerator; clock: 
     const amountMicro = BigInt(account.auto_top_up_amount_micro);
     const payment = await deps.payments.charge(accountId, amountMicro);
     if (!payment.ok) return { status: 'declined', message: payment.message ?? 'the payment was declined' };
-    await creditAccount(tx, deps.ids, deps.clock, accountId, amountMicro, 'auto_top_up', `automatic top-up, payment ${payment.reference ?? 'without reference'}`);
+    const note = `automatic top-up, payment ${payment.reference ?? 'without reference'}`;
+    const credited = await creditAccount(tx, { accountId, amountMicro, kind: 'auto_top_up', note, ledgerId: deps.ids.next('led'), at: deps.clock.now() });
+    if (!credited) throw notFound(`No account '${accountId}'.`);
     return { status: 'credited', amountMicro, reference: payment.reference };
   });
+}
+
+/**
+ * Adds money to an account inside the caller's transaction: the balance and (for top-ups) the
+ * lifetime total that drives the tier in one conditional UPDATE, then the ledger row; false
+ * (nothing written) when there is no such account. The account store's adapter
+ * (src/infra/pg-account-store.ts) runs it for operator top-ups.
+ */
+// Here, not in src/infra, only while runAutoTopUp is handed the ORM by the billing service: once
+// it is handed an auto top-up port, this statement moves to that port's PostgreSQL adapter.
+export async function creditAccount(tx: EntityManager, credit: AccountCredit): Promise<boolean> {
+  const { accountId, amountMicro, kind } = credit;
+  const lifetime = kind === 'top_up' || kind === 'auto_top_up' ? amountMicro : 0n;
+  // tx.execute runs inside the caller's transaction (tx.getConnection().execute would not).
+  const updated = await tx.execute(
+    'update accounts set balance_micro = balance_micro + ?, lifetime_top_ups_micro = lifetime_top_ups_micro + ? where id = ?',
+    [amountMicro.toString(), lifetime.toString(), accountId],
+    'run',
+  );
+  if ((updated as { affectedRows?: number }).affectedRows === 0) return false;
+  tx.create(LedgerEntry, { id: credit.ledgerId, account: accountId, kind, amountMicro, note: credit.note, createdAt: credit.at });
+  await tx.flush();
+  return true;
 }

@@ -63,4 +63,11 @@ export interface HoldStore {
   /** Null when taken; otherwise why not (nothing was taken). */
   takeHold(take: HoldTake): Promise<RefusalReason | null>;
   closeHold(close: HoldClose): Promise<HoldClosed>;
+  /** Pushes an active hold's expiry out (long jobs and streams); false when it is no longer active. */
+  extendExpiry(holdId: string, expiresAt: Date): Promise<boolean>;
+  /**
+   * Releases up to `limit` holds whose expiry has passed, in one transaction (nothing charged,
+   * their reservations given back); how many. Safe on several instances at once.
+   */
+  releaseExpired(now: Date, limit: number): Promise<number>;
 }

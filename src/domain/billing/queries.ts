@@ -118,6 +118,12 @@ export interface BillingReads {
   findUsageRecord(accountId: string, by: { id: string } | { requestId: string }): Promise<UsageRecordView | null>;
   /** Null when there is no such account. */
   accountSums(accountId: string): Promise<Omit<AccountAudit, 'consistent'> | null>;
+  /** Balance less holds in flight; null when there is no such account. */
+  availableMicro(accountId: string): Promise<bigint | null>;
+  /** The user's plan allowance (0 without a plan) and what the month used and holds of it. */
+  planAllowanceUse(userId: string, month: string): Promise<{ allowanceMicro: bigint; usedMicro: bigint }>;
+  /** The account's automatic top-up setting (both null: off); null when there is no such account. */
+  autoTopUp(accountId: string): Promise<{ thresholdMicro: bigint | null; amountMicro: bigint | null } | null>;
 }
 
 export const toHoldView = (hold: Hold): HoldView => ({

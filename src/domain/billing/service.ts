@@ -9,12 +9,11 @@ import { runAutoTopUp, validateAutoTopUp, type AutoTopUpSettings } from './auto-
 import type { HoldClosed, HoldStore } from './hold-store';
 import type { PaymentPort } from './payments';
 import { retryDeadlocks, sqlRows } from '../shared/sql';
-import { extendHoldExpiry } from './hold-rows';
 import {
   DEFAULT_HOLD_TTL_MS, type BillingPrincipal, type HoldOutcome, type HoldRequest, type Overage, type OverageObserver, type RefusalReason, type ReleaseInput, type SettleInput,
 } from './hold-requests';
 import { recordedTokenCounts, usageCount, type UsageMeta } from './usage-counts';
-import { releaseExpiredBatch, SWEEP_BATCH_SIZE } from './sweeper';
+import { SWEEP_BATCH_SIZE } from './sweeper';
 import {
   readUsagePage, keyMonthSpendView, toHoldView,
   type AccountAudit, type BillingReads, type HoldView, type KeyMonthSpendView, type UsageFilter, type UsageRecordPage, type UsageRecordView,
@@ -120,12 +119,8 @@ export class BillingService {
    * otherwise never settle again to trigger it. Off (the common case): one read, no transaction.
    */
   async topUpBeforeRefusing(accountId: string): Promise<boolean> {
-    const [row] = await sqlRows<{ enabled: boolean }>(
-      this.orm.em.fork(),
-      'select auto_top_up_threshold_micro is not null and auto_top_up_amount_micro is not null as enabled from accounts where id = ?',
-      [accountId],
-    );
-    if (!row?.enabled) return false;
+    const setting = await this.reads.autoTopUp(accountId);
+    if (setting?.thresholdMicro == null || setting.amountMicro === null) return false;
     const outcome = await runAutoTopUp(this.autoTopUpDeps(), accountId);
     return outcome.status === 'credited';
   }
@@ -135,18 +130,11 @@ export class BillingService {
     const resetsAt = nextUtcMonthStart(now);
     const { principal } = request;
     if (reason === 'balance') {
-      const [row] = await sqlRows<{ available: string }>(this.orm.em.fork(), 'select balance_micro - reserved_micro as available from accounts where id = ?', [principal.accountId]);
-      return insufficientBalance(request.amountMicro, row?.available ?? '0');
+      return insufficientBalance(request.amountMicro, ((await this.reads.availableMicro(principal.accountId)) ?? 0n).toString());
     }
     if (reason === 'plan_allowance') {
-      const [row] = await sqlRows<{ allowance: string | null; used: string }>(
-        this.orm.em.fork(),
-        `select p.monthly_allowance_micro as allowance, coalesce(u.used_micro + u.reserved_micro, 0) as used
-           from users us left join plans p on p.id = us.plan_id left join plan_month_usage u on u.user_id = us.id and u.month = ?
-          where us.id = ?`,
-        [utcMonthKey(now), principal.userId],
-      );
-      return planAllowanceExhausted(BigInt(row?.allowance ?? '0'), BigInt(row?.used ?? '0'), unixSeconds(resetsAt));
+      const use = principal.userId === null ? { allowanceMicro: 0n, usedMicro: 0n } : await this.reads.planAllowanceUse(principal.userId, utcMonthKey(now));
+      return planAllowanceExhausted(use.allowanceMicro, use.usedMicro, unixSeconds(resetsAt));
     }
     const { limitMicro, spentMicro } = await this.recordSpendLimitReached(principal, now);
     return keySpendLimitReached(limitMicro, spentMicro, unixSeconds(resetsAt));
@@ -261,27 +249,23 @@ export class BillingService {
   /** Keeps a long-running request's hold from being swept; false when it is no longer active. */
   async extendHold(holdId: string, ttlMs: number): Promise<boolean> {
     const expiresAt = new Date(this.clock.now().getTime() + ttlMs);
-    return extendHoldExpiry(this.orm.em.fork(), holdId, expiresAt);
+    return this.holds.extendExpiry(holdId, expiresAt);
   }
 
   /** Releases every active hold whose expiry has passed (a process died mid-request); returns how many. */
   async sweepExpiredHolds(now: Date = this.clock.now()): Promise<number> {
     let total = 0;
     for (;;) {
-      const released = await this.transaction((tx) => releaseExpiredBatch(tx, now, SWEEP_BATCH_SIZE));
+      const released = await this.holds.releaseExpired(now, SWEEP_BATCH_SIZE);
       total += released;
       if (released < SWEEP_BATCH_SIZE) return total;
     }
   }
 
   async getAutoTopUp(accountId: string): Promise<AutoTopUpSettings> {
-    const [row] = await sqlRows<{ threshold: string | null; amount: string | null }>(
-      this.orm.em.fork(),
-      'select auto_top_up_threshold_micro as threshold, auto_top_up_amount_micro as amount from accounts where id = ?',
-      [accountId],
-    );
-    if (!row) throw notFound(`No account '${accountId}'.`);
-    return { thresholdMicro: row.threshold === null ? null : BigInt(row.threshold), amountMicro: row.amount === null ? null : BigInt(row.amount) };
+    const setting = await this.reads.autoTopUp(accountId);
+    if (!setting) throw notFound(`No account '${accountId}'.`);
+    return setting;
   }
 
   /** Turns automatic top-up on (threshold 0..$100,000, amount $1..$100,000) or off (null). */

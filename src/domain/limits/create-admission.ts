@@ -1,14 +1,14 @@
-import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Clock } from '../shared/clock';
 import type { EventBus } from '../shared/events';
 import { AdmissionService, type AdmissionLogger } from './admission';
 import type { LimitStore } from './store';
 import { InMemoryLimitStore } from './store-memory';
-import { accountTierSourceFromOrm, TierLookup } from './tier-lookup';
+import { TierLookup, type AccountTierSource } from './tier-lookup';
 import type { Tier } from './tiers';
 
 export interface AdmissionSetup {
-  orm: MikroORM;
+  /** Where an account's tier inputs are read (cached by the tier lookup). */
+  tierSource: AccountTierSource;
   clock: Clock;
   bus: EventBus;
   log: AdmissionLogger;
@@ -24,7 +24,7 @@ export interface AdmissionSetup {
  * by every instance, with in-process limits as the fallback while it fails), in-process otherwise.
  */
 export function createAdmissionService(setup: AdmissionSetup): AdmissionService {
-  const tiers = new TierLookup(accountTierSourceFromOrm(setup.orm), setup.clock, { ttlMs: setup.tierCacheTtlMs, tiers: setup.tiers, bus: setup.bus });
+  const tiers = new TierLookup(setup.tierSource, setup.clock, { ttlMs: setup.tierCacheTtlMs, tiers: setup.tiers, bus: setup.bus });
   const common = { tiers, clock: setup.clock, log: setup.log, slotTtlMs: setup.slotTtlMs };
   if (!setup.sharedStore) return new AdmissionService({ ...common, store: new InMemoryLimitStore() });
   return new AdmissionService({ ...common, store: setup.sharedStore, fallbackStore: new InMemoryLimitStore() });

@@ -1,5 +1,3 @@
-import type { MikroORM } from '@mikro-orm/postgresql';
-import { Account } from '../accounts/entities';
 import type { Clock } from '../shared/clock';
 import { TOPIC_ACCOUNT_CHANGED, type EventBus } from '../shared/events';
 import { DEFAULT_TIERS, tierFor, type Tier } from './tiers';
@@ -14,15 +12,8 @@ export interface AccountTierInputs {
   tierOverride: number | null;
 }
 
-/** Reads what decides an account's tier; null when the account does not exist. */
+/** Reads what decides an account's tier; null when the account does not exist (PostgreSQL: src/infra/pg-account-store.ts). */
 export type AccountTierSource = (accountId: string) => Promise<AccountTierInputs | null>;
-
-export function accountTierSourceFromOrm(orm: MikroORM): AccountTierSource {
-  return async (accountId) => {
-    const account = await orm.em.fork().findOne(Account, accountId, { fields: ['lifetimeTopUpsMicro', 'tierOverride'] });
-    return account ? { lifetimeTopUpsMicro: account.lifetimeTopUpsMicro, tierOverride: account.tierOverride } : null;
-  };
-}
 
 export interface TierLookupOptions {
   /** How long a looked-up tier is trusted; default 5 s. */

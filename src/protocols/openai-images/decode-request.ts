@@ -1,6 +1,5 @@
 import type { ImageRequestInput } from '../../domain/images/request';
-import { badRequest } from '../../domain/shared/errors';
-import { refuseUnknownFields } from '../decode-fields';
+import { Fields, refuseField, refuseUnknownFields } from '../decode-fields';
 import { EDIT_FIELDS, GENERATION_FIELDS } from './types';
 
 /**
@@ -15,27 +14,20 @@ export interface EditFormInput {
   files: readonly { field: string; data: Buffer }[];
 }
 
-/** `POST /images/generations`: the JSON body. */
+/** `POST /images/generations`: the JSON body, read by the field reader every JSON decoder uses. */
 export function decodeGenerationBody(body: unknown): ImageRequestInput {
-  if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) throw badRequest('The request body must be a JSON object.', { field: null });
-  const fields = body as Record<string, unknown>;
-  refuseUnknownFields(Object.keys(fields), GENERATION_FIELDS);
-  const optionalString = (name: string): string | undefined => {
-    const value = fields[name];
-    if (value === undefined || value === null) return undefined;
-    if (typeof value !== 'string') throw badRequest(`${name}: must be a string.`, { field: name });
-    return value;
-  };
-  checkWireOnly(optionalString('response_format'), fields.stream === true || fields.stream === 'true');
-  const n = fields.n;
-  if (n !== undefined && n !== null && typeof n !== 'number') throw badRequest('n: must be an integer from 1 to 4.', { field: 'n' });
+  const fields = Fields.body(body).allowOnly(GENERATION_FIELDS);
+  const stream = fields.raw('stream');
+  checkWireOnly(fields.string('response_format'), stream === true || stream === 'true');
+  const n = fields.raw('n');
+  if (n !== undefined && typeof n !== 'number') refuseField('n', 'must be an integer from 1 to 4');
   return {
     mode: 'generate',
-    modelId: requiredString(optionalString('model'), 'model'),
-    prompt: requiredString(optionalString('prompt'), 'prompt'),
-    n: typeof n === 'number' ? n : 1,
-    size: optionalString('size'),
-    quality: optionalString('quality'),
+    modelId: requiredString(fields.string('model'), 'model'),
+    prompt: requiredString(fields.string('prompt'), 'prompt'),
+    n: n ?? 1,
+    size: fields.string('size'),
+    quality: fields.string('quality'),
     images: [],
   };
 }
@@ -43,18 +35,18 @@ export function decodeGenerationBody(body: unknown): ImageRequestInput {
 /** `POST /images/edits`: the multipart form's fields and files. */
 export function decodeEditForm(form: EditFormInput): ImageRequestInput {
   const fileFields = form.files.map((file) => file.field);
-  if (fileFields.includes('mask')) throw badRequest('mask: masks are not supported on image edits; send only image parts.', { field: 'mask' });
+  if (fileFields.includes('mask')) refuseField('mask', 'is not supported on image edits (no masks): send only image parts');
   refuseUnknownFields(fileFields, ['image', 'image[]']);
   refuseUnknownFields(form.fields.map((field) => field.name), EDIT_FIELDS);
   const single = (name: string): string | undefined => {
     const values = form.fields.filter((field) => field.name === name).map((field) => field.value);
-    if (values.length > 1) throw badRequest(`${name}: sent more than once.`, { field: name });
+    if (values.length > 1) refuseField(name, 'must be sent once');
     return values[0];
   };
   checkWireOnly(single('response_format'), single('stream') === 'true');
   const nText = single('n');
   const n = nText === undefined ? 1 : /^-?\d+$/.test(nText.trim()) ? Number(nText) : NaN;
-  if (Number.isNaN(n)) throw badRequest('n: must be an integer from 1 to 4.', { field: 'n' });
+  if (Number.isNaN(n)) refuseField('n', 'must be an integer from 1 to 4');
   return {
     mode: 'edit',
     modelId: requiredString(single('model'), 'model'),
@@ -67,14 +59,14 @@ export function decodeEditForm(form: EditFormInput): ImageRequestInput {
 }
 
 function requiredString(value: string | undefined, name: string): string {
-  if (value === undefined || value === '') throw badRequest(`${name}: is required.`, { field: name });
+  if (value === undefined || value === '') refuseField(name, 'is required');
   return value;
 }
 
 /** Images are answered whole and base64-encoded only: no URLs, no partial-image streams. */
 function checkWireOnly(responseFormat: string | undefined, stream: boolean): void {
   if (responseFormat !== undefined && responseFormat !== 'b64_json') {
-    throw badRequest(`response_format: only 'b64_json' is supported, got '${responseFormat}'.`, { field: 'response_format' });
+    refuseField('response_format', `must be 'b64_json' (images are answered base64-encoded), got '${responseFormat}'`);
   }
-  if (stream) throw badRequest('stream: streamed image answers are not supported; omit stream.', { field: 'stream' });
+  if (stream) refuseField('stream', 'is not supported for images (answers are whole): omit stream');
 }
