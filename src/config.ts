@@ -238,7 +238,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxAttempts: integer(env, 'TOLLGATE_ROUTING_MAX_ATTEMPTS', 3, 1, 10),
       budgetMs: integer(env, 'TOLLGATE_ROUTING_BUDGET_MS', 60_000, 1, 3_600_000),
       firstByteTimeoutMs: integer(env, 'TOLLGATE_ROUTING_FIRST_BYTE_TIMEOUT_MS', 30_000, 1, 3_600_000),
-      failuresToCool: integer(env, 'TOLLGATE_ROUTING_FAILURES_TO_COOL', 3, 1, 1000),
+      failuresToCool: integer(env, 'TOLLGATE_ROUTING_FAILURES_TO_COOL', 3, 0, 1000),
       cooldownMs: integer(env, 'TOLLGATE_ROUTING_COOLDOWN_MS', 10_000, 1, 3_600_000),
       // Anthropic's and OpenAI's prompt caches keep an entry about 5 minutes after its last use.
       stickyTtlMs: integer(env, 'TOLLGATE_ROUTING_STICKY_TTL_MS', 300_000, 0, 24 * 3_600_000),

@@ -167,7 +167,8 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
       'vendor usage cost more than the hold: charged the hold, the excess recorded as overage',
     );
   };
-  const billing = new BillingService(orm, clock, ids, bus, options.payments ?? new SandboxPaymentPort(), pgHoldStore(orm), new PgBillingReads(orm), onOverage);
+  const billingReads = new PgBillingReads(orm);
+  const billing = new BillingService(orm, clock, ids, bus, options.payments ?? new SandboxPaymentPort(), pgHoldStore(orm), billingReads, onOverage);
   await accounts.syncPlans();
   // Releases holds whose request died with its process (crash safety); safe on every instance.
   const sweeper = new HoldSweeper(billing, {
@@ -236,7 +237,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   const imageTimeouts = { connectMs: config.vendorTimeouts.connectMs, headersMs: config.imageVendorTimeoutMs, bodyIdleMs: config.imageVendorTimeoutMs };
   const imageProviders = createImageProviders(vendors, { http: { timeouts: imageTimeouts } });
   const images = new ImageService({ providers: imageProviders, catalog, configuredVendors, billing, clock, metrics: metrics ?? undefined });
-  const usage = new UsageService(orm, clock, billing);
+  const usage = new UsageService(orm, clock, billingReads);
   const services: Services = { orm, clock, ids, bus, auth, accounts, keys, billing, catalog, vendors, admission, videos, videoRunner, videoSweeper, usage };
 
   let inFlight = 0;

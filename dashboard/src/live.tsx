@@ -1,9 +1,10 @@
-import { createContext, useContext, useEffect, useRef, useState, type ReactNode } from 'react';
+import { createContext, useCallback, useContext, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
 import { useClient, useQuery } from 'urql';
-import { KeyEventsLiveDocument, KeysDocument, MeDocument, VideoUpdatedDocument, type KeyEventFieldsFragment, type VideoFieldsFragment } from './generated/graphql';
+import { KeyEventsLiveDocument, MeDocument, VideoUpdatedDocument, type KeyEventFieldsFragment, type VideoFieldsFragment } from './generated/graphql';
 
 /**
- * What the signed-in page hears live, in one place: the events of every active key and every
+ * What the signed-in page hears live, in one place: the events of the active keys on screen
+ * (each card asks for its key: a page of cards, not every key of a large account) and every
  * video update, over one graphql-ws connection. Each one bumps `generation`, and the figures on
  * screen (key cards, balance, holds, spend) re-read themselves on each bump. A text request's
  * charge publishes no event, so while the tab is visible the generation also moves every
@@ -16,11 +17,12 @@ type Listener<T> = (value: T) => void;
 interface Activity {
   generation: number;
   myUserId: string | null;
+  watch(keyId: string): () => void;
   keyEvents: Set<Listener<KeyEventFieldsFragment>>;
   videoUpdates: Set<Listener<VideoFieldsFragment>>;
 }
 
-const ActivityContext = createContext<Activity>({ generation: 0, myUserId: null, keyEvents: new Set(), videoUpdates: new Set() });
+const ActivityContext = createContext<Activity>({ generation: 0, myUserId: null, watch: () => () => undefined, keyEvents: new Set(), videoUpdates: new Set() });
 
 /** Queries that return keys are refreshed by any mutation that returns a key, even into an empty list. */
 export const KEYS_CONTEXT = { additionalTypenames: ['ApiKey'] };
@@ -30,13 +32,26 @@ export function LiveActivity({ children }: { children: ReactNode }) {
   const [generation, setGeneration] = useState(0);
   const listeners = useRef({ keyEvents: new Set<Listener<KeyEventFieldsFragment>>(), videoUpdates: new Set<Listener<VideoFieldsFragment>>() }).current;
   const [me] = useQuery({ query: MeDocument });
-  const [keys] = useQuery({ query: KeysDocument, context: KEYS_CONTEXT });
   const bump = () => setGeneration((g) => g + 1);
 
-  // A revoked key has no events to come; the subscriptions follow the list of active keys.
-  const activeIds = (keys.data?.keys ?? []).filter((k) => k.revokedAt === null).map((k) => k.id).sort().join(' ');
+  // The keys on screen, counted (a key can be on screen twice: its card and its events).
+  const watchers = useRef(new Map<string, number>()).current;
+  const [watchedIds, setWatchedIds] = useState('');
+  const watch = useCallback(
+    (keyId: string) => {
+      watchers.set(keyId, (watchers.get(keyId) ?? 0) + 1);
+      setWatchedIds([...watchers.keys()].sort().join(' '));
+      return () => {
+        const left = (watchers.get(keyId) ?? 1) - 1;
+        if (left > 0) watchers.set(keyId, left);
+        else watchers.delete(keyId);
+        setWatchedIds([...watchers.keys()].sort().join(' '));
+      };
+    },
+    [watchers],
+  );
   useEffect(() => {
-    const subscriptions = activeIds.split(' ').filter(Boolean).map((keyId) =>
+    const subscriptions = watchedIds.split(' ').filter(Boolean).map((keyId) =>
       client.subscription(KeyEventsLiveDocument, { keyId }).subscribe((result) => {
         const event = result.data?.keyEvents;
         if (!event) return;
@@ -45,7 +60,7 @@ export function LiveActivity({ children }: { children: ReactNode }) {
       }),
     );
     return () => subscriptions.forEach((s) => s.unsubscribe());
-  }, [client, activeIds, listeners]);
+  }, [client, watchedIds, listeners]);
 
   useEffect(() => {
     const { unsubscribe } = client.subscription(VideoUpdatedDocument, {}).subscribe((result) => {
@@ -68,7 +83,7 @@ export function LiveActivity({ children }: { children: ReactNode }) {
     };
   }, []);
 
-  const value = { generation, myUserId: me.data?.me.id ?? null, ...listeners };
+  const value = useMemo(() => ({ generation, myUserId: me.data?.me.id ?? null, watch, ...listeners }), [generation, me.data, watch, listeners]);
   return <ActivityContext.Provider value={value}>{children}</ActivityContext.Provider>;
 }
 
@@ -88,6 +103,12 @@ export function useLiveRefresh(refresh: (options: { requestPolicy: 'network-only
     seen.current = generation;
     latest.current({ requestPolicy: 'network-only' });
   }, [generation]);
+}
+
+/** Keeps the live events of a key coming while the calling component is on screen (a revoked key has none to come). */
+export function useWatchKey(keyId: string, active: boolean): void {
+  const { watch } = useContext(ActivityContext);
+  useEffect(() => (active ? watch(keyId) : undefined), [watch, keyId, active]);
 }
 
 /** Calls `listener` with each live event of the key. */

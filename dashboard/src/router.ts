@@ -6,6 +6,7 @@ export const PAGES = [
   { path: '/dashboard/keys', title: 'Keys' },
   { path: '/dashboard/spend', title: 'Spend' },
   { path: '/dashboard/requests', title: 'Request log' },
+  { path: '/dashboard/ledger', title: 'Ledger' },
   { path: '/dashboard/videos', title: 'Videos' },
 ] as const;
 

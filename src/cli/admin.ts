@@ -3,6 +3,7 @@ import { parseKeyKind, parseKeyName, parseSpendLimit } from '../domain/keys/rule
 import { parseMicroString, parseUsdDecimal } from '../domain/shared/money';
 import { randomToken } from '../domain/shared/secrets';
 import { optionalString, parseOptions, requireString, UsageError, type OptionSpec, type ParsedOptions } from './args';
+import { KEY_USAGE_COMMANDS, KEY_USAGE_HELP, KEY_USAGE_OPTIONS } from './admin-keys';
 import { openOperatorServices, type OperatorServices } from './database';
 import { listDeploymentsCommand } from './deployments';
 import { accountOutput, accountsOutput, createdKeyOutput, plansOutput, render, tiersOutput, userOutput, type Printable } from './output';
@@ -24,6 +25,7 @@ export const ADMIN_USAGE = `Usage: tollgate admin <command> [options] [--json]
   list-deployments  every deployment of the routed models, with its health
                  (shared through REDIS_URL; docs/routing.md)
 
+${KEY_USAGE_HELP}
 --json prints JSON for scripts (money as strings of micro-dollars) instead of a table.
 `;
 
@@ -108,6 +110,7 @@ const COMMANDS: Record<string, (values: ParsedOptions) => AdminRun> = {
   'list-accounts': () => async (s) => accountsOutput(await s.accounts.listAccounts()),
   'list-plans': () => async (s) => plansOutput(await s.accounts.listPlans()),
   'list-tiers': () => async (s) => tiersOutput(s.accounts.listTiers()),
+  ...KEY_USAGE_COMMANDS,
 };
 
 const OPTIONS: Record<string, OptionSpec> = {
@@ -121,6 +124,7 @@ const OPTIONS: Record<string, OptionSpec> = {
   'list-plans': {},
   'list-tiers': {},
   'list-deployments': {},
+  ...KEY_USAGE_OPTIONS,
 };
 
 /** `tollgate admin <command> …`: validates, opens the database, runs one domain operation, prints. */

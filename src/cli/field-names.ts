@@ -12,4 +12,8 @@ export const CLI_FIELD_NAMES: FieldNames = {
   'key.monthlySpendLimit': '--monthly-limit-micro',
   'key.expiresAt': '--expires-at',
   'funds.amount': '--amount-micro or --amount-usd',
+  'usage.keyId': '--key',
+  'usage.from': '--from',
+  'usage.to': '--to',
+  'page.after': '--after',
 };

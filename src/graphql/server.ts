@@ -15,9 +15,10 @@ import { buildContext, type GraphqlServices } from './context';
 import type { SessionFeeds } from './session-feeds';
 import { BillingResolver } from './billing';
 import { GRAPHQL_LIMITS, graphqlValidationRules, validateWithLimits } from './query-limits';
-import { LimitsResolver } from './limits';
+import { KeyResolver, KeySubscriptionResolver } from './keys';
+import { LimitsResolver, OperatorResolver } from './operator';
+import { SessionResolver } from './sessions';
 import { DeploymentResolver } from './deployments';
-import { KeyResolver, KeySubscriptionResolver, OperatorResolver, SessionResolver } from './resolvers';
 import { UsageResolver } from './usage';
 import { VideoResolver, VideoSubscriptionResolver } from './videos';
 

@@ -26,11 +26,28 @@ export class PgVideoStore implements VideoStore {
 
   list(accountId: string, query: VideoListQuery): Promise<Video[]> {
     const direction = query.order === 'asc' ? 'asc' : 'desc';
-    const cursor = query.after === null ? '' : direction === 'asc' ? 'and id > ?' : 'and id < ?';
+    const where = ['account_id = ?', 'deleted_at is null'];
     const params: (string | number)[] = [accountId];
-    if (query.after !== null) params.push(query.after);
+    if (query.after !== null) {
+      where.push(direction === 'asc' ? 'id > ?' : 'id < ?');
+      params.push(query.after);
+    }
+    if (query.status != null) {
+      where.push('status = ?');
+      params.push(query.status);
+    }
+    if (query.search != null) {
+      where.push(`prompt ilike ? escape '\\'`);
+      params.push(`%${query.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
+    }
     params.push(query.limit + 1);
-    return this.videos(`select * from videos where account_id = ? and deleted_at is null ${cursor} order by id ${direction} limit ?`, params);
+    return this.videos(`select * from videos where ${where.join(' and ')} order by id ${direction} limit ?`, params);
+  }
+
+  async charges(holdIds: string[]): Promise<Map<string, string>> {
+    if (holdIds.length === 0) return new Map();
+    const rows = await sqlRows<{ id: string; charged_micro: string }>(this.em(), `select id, charged_micro::text as charged_micro from holds where id in (${holdIds.map(() => '?').join(', ')}) and charged_micro is not null`, holdIds);
+    return new Map(rows.map((row) => [row.id, row.charged_micro]));
   }
 
   async markStarted(id: string, now: Date): Promise<Video | null> {

@@ -78,7 +78,9 @@ export class BedrockProvider implements TextProvider {
       }
     } catch (error) {
       if (decoder.done) return;
-      throw error;
+      if (error instanceof ProviderError) throw error;
+      // The codec's own refusals (a bad CRC, a body that ends inside a message).
+      throw new ProviderError(`${this.endpoint.vendor} sent an event stream that cannot be read (${error instanceof Error ? error.message : String(error)}).`, this.endpoint.vendor, null, undefined, 'invalid_answer');
     }
     yield* decoder.end();
   }

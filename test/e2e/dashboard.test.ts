@@ -101,7 +101,12 @@ suite('the dashboard in a real browser', () => {
     await page.getByText(`Signed in as ${demo.email}`).waitFor();
     await hasText(page.getByTestId('auto-top-up'), 'Off.');
     await shot('account');
-    // Automatic top-up: on with exact amounts, then off again.
+    // Automatic top-up: a threshold over the API's bound is refused in the form's words, in dollars.
+    await page.getByLabel('Threshold ($)').fill('200000');
+    await page.getByLabel('Top-up amount ($)').fill('10');
+    await page.getByRole('button', { name: 'Turn automatic top-up on' }).click();
+    await hasText(page.getByRole('alert'), 'Threshold must be from $0.00 to $100,000.00.');
+    // On with exact amounts, then off again.
     await page.getByLabel('Threshold ($)').fill('2.5');
     await page.getByLabel('Top-up amount ($)').fill('10');
     await page.getByRole('button', { name: 'Turn automatic top-up on' }).click();
@@ -179,11 +184,11 @@ suite('the dashboard in a real browser', () => {
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { level: 1, name: 'Spend' }).waitFor();
     await hasText(page.getByTestId('spend-total'), /^\$0\.\d+ over 1 request\.$/, undefined, 20_000);
-    await page.getByRole('radio', { name: 'key' }).check();
+    await page.getByRole('radio', { name: 'Key', exact: true }).check();
     await page.getByRole('table', { name: 'Cost per key' }).getByRole('rowheader', { name: 'e2e key' }).waitFor();
-    await page.getByRole('radio', { name: 'model' }).check();
+    await page.getByRole('radio', { name: 'Model', exact: true }).check();
     await page.getByRole('table', { name: 'Cost per model' }).getByRole('rowheader', { name: 'sandbox/echo' }).waitFor();
-    await page.getByRole('radio', { name: 'day' }).check();
+    await page.getByRole('radio', { name: 'Day', exact: true }).check();
     await page.getByRole('table', { name: 'Cost per day' }).getByRole('rowheader', { name: new Date().toISOString().slice(0, 10) }).waitFor();
     await shot('spend');
   });
@@ -269,21 +274,26 @@ suite('the dashboard in a real browser', () => {
     }
     const all = (await graphql(t.url, '{ keys { id } }', {}, demo.session_token)).data.keys.length;
     expect(all).toBeGreaterThan(12);
+    expect(all).toBeLessThanOrEqual(20);
     const cards = page.getByRole('list', { name: 'API keys' }).locator(':scope > li');
-    await hasText(page.getByTestId('keys-range'), `Keys 1–10 of ${all}`, undefined, 20_000);
+    await hasText(page.getByTestId('keys-page'), 'Page 1', undefined, 20_000);
     await hasCount(cards, 10);
+    await hasText(cards.first().locator('h3'), 'many 11');
     await page.getByRole('button', { name: 'Next keys' }).click();
-    await hasText(page.getByTestId('keys-range'), `Keys 11–${all} of ${all}`);
+    await hasText(page.getByTestId('keys-page'), 'Page 2');
     await hasCount(cards, all - 10);
-    // Search by name: nine of them start "many 0", so one page and no pager.
+    expect(await page.getByRole('button', { name: 'Next keys' }).isDisabled()).toBe(true);
+    await page.getByRole('button', { name: 'Previous keys' }).click();
+    await hasText(cards.first().locator('h3'), 'many 11');
+    // Search by name (on the server): nine of them contain "many 0", so one page and no pager.
     await page.getByLabel('Search keys').fill('many 0');
     await hasCount(cards, 9);
-    await hasCount(page.getByTestId('keys-range'), 0);
+    await hasCount(page.getByTestId('keys-page'), 0);
     await page.getByLabel('Search keys').fill('');
     await page.getByLabel('Show').selectOption('revoked');
     await hasCount(cards, 2);
     await keyCard('revoked elsewhere').waitFor();
-    await page.getByLabel('Show').selectOption('all');
+    await page.getByLabel('Show').selectOption({ label: 'all keys' });
 
     await page.getByLabel('Search keys').fill('many 01');
     const card = keyCard('many 01');
@@ -302,7 +312,7 @@ suite('the dashboard in a real browser', () => {
     for (const [width, colorScheme] of [[1100, 'light'], [360, 'light'], [1100, 'dark']] as const) {
       await page.setViewportSize({ width, height: width > 400 ? 900 : 780 });
       await page.emulateMedia({ colorScheme });
-      for (const name of ['Account', 'Keys', 'Spend', 'Videos']) {
+      for (const name of ['Account', 'Keys', 'Spend', 'Request log', 'Ledger', 'Videos']) {
         await nav(name);
         await page.getByRole('heading', { level: 1, name }).waitFor();
         await page.waitForLoadState('networkidle').catch(() => undefined);
@@ -320,7 +330,7 @@ suite('the dashboard in a real browser', () => {
 
   test('every page fits a phone screen, and signing out ends the session', async () => {
     await page.setViewportSize({ width: 360, height: 780 });
-    for (const name of ['Account', 'Keys', 'Spend', 'Videos']) {
+    for (const name of ['Account', 'Keys', 'Spend', 'Request log', 'Ledger', 'Videos']) {
       await nav(name);
       await page.getByRole('heading', { level: 1, name }).waitFor();
       const overflow = await sidewaysOverflow(page);

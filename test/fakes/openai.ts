@@ -21,6 +21,8 @@ export interface RecordedRequest {
   /** Parsed JSON body (or the raw text when it is not JSON). */
    
   body: any;
+  /** The body as sent (a signed request is checked against its exact bytes). */
+  rawBody: string;
   /** True when the client went away before the answer was complete. */
   aborted: boolean;
   /** True when the fake cut the connection itself (`cutAfterChunks`). */
@@ -145,6 +147,7 @@ async function recordRequest(req: IncomingMessage, res: ServerResponse): Promise
     query: Object.fromEntries(url.searchParams),
     headers: req.headers,
     body,
+    rawBody: text,
     aborted: false,
     cutByServer: false,
     finished: new Promise<void>((resolve) => (resolveFinished = resolve)),
@@ -308,7 +311,7 @@ function chatFinish(reply: FakeOpenAIReply, answer: OpenAIAnswer): string {
   return answer.toolCalls.length > 0 ? 'tool_calls' : 'stop';
 }
 
-async function chatCompletions(exchange: FakeExchange<FakeOpenAIReply>, fixedModel: string | undefined): Promise<void> {
+export async function chatCompletions(exchange: FakeExchange<FakeOpenAIReply>, fixedModel: string | undefined): Promise<void> {
   const { request, reply, json, sse } = exchange;
   const body = request.body ?? {};
   if (typeof body.model !== 'string' || !Array.isArray(body.messages)) return json(400, { error: { message: "Missing required parameter: 'messages'.", type: 'invalid_request_error' } });

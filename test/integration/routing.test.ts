@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { startFakeAnthropic, type FakeAnthropic } from '../fakes/anthropic';
 import { startFakeOpenAI, type FakeOpenAIReply, type FakeVendor } from '../fakes/openai';
 import { ADMIN_TOKEN, graphql } from '../support/tollgate';
-import { eventually, expectChargedExactly, expectNothingCharged, requestId, settledMoneyOf, startTextHarness, textAccount, withId, type TextAccount, type TextHarness } from '../support/text';
+import { accountMoney, eventually, expectChargedExactly, expectNothingCharged, requestId, settledMoneyOf, startTextHarness, textAccount, withId, type TextAccount, type TextHarness } from '../support/text';
 
 /**
  * Failover across a model's deployments over real HTTP: two OpenAI fakes (two accounts of one
@@ -31,6 +31,12 @@ function routingCatalog(east: FakeVendor<FakeOpenAIReply>, west: FakeVendor<Fake
         kind: 'text', id: `acme/gpt-routed-${i}`, vendor: 'openai_east', vendor_model_id: 'gpt-4o-mini', created: 1721260800,
         context_length: 128000, max_output_tokens: 4096, pricing: PRICING,
         deployments: [{ vendor: 'openai_east', priority: 0 }, { vendor: 'openai_west', vendor_model_id: 'gpt-4o-mini-west', priority: 1 }],
+      })),
+      // Two deployments sharing the traffic (one priority, equal weights).
+      ...['acme/gpt-balanced', 'acme/gpt-sticky'].map((id) => ({
+        kind: 'text', id, vendor: 'openai_east', vendor_model_id: 'gpt-4o-mini', created: 1721260800,
+        context_length: 128000, max_output_tokens: 4096, pricing: PRICING,
+        deployments: [{ vendor: 'openai_east' }, { vendor: 'openai_west' }],
       })),
       {
         kind: 'text', id: 'acme/claude-routed', vendor: 'claude_a', vendor_model_id: 'claude-sonnet-4-5', created: 1759104000,
@@ -88,6 +94,8 @@ beforeEach(() => {
 
 const ask = (model: string, id: string, stream = false) =>
   a.openai.chat.completions.create({ model, messages: [{ role: 'user', content: `Hi ${id}` }], max_tokens: 50, stream: stream as false }, withId(id)).withResponse();
+
+const accountMoneyOf = () => accountMoney(h.db, a.accountId);
 
 /** The deployment the request's usage record names. */
 async function servedBy(id: string): Promise<string | null> {
@@ -158,6 +166,89 @@ describe('failover before the first byte', () => {
     expect(east.requests).toHaveLength(1);
     expect(west.requests).toHaveLength(1);
     await expectNothingCharged(h, a, id);
+  });
+});
+
+describe('a client that went away', () => {
+  test('stops the retries: the next deployment is never called, nothing is charged', async () => {
+    east.script({ headersDelayMs: 300, status: 503 });
+    const id = requestId();
+    const controller = new AbortController();
+    const asked = a.openai.chat.completions.create({ model: freshModel(), messages: [{ role: 'user', content: 'Hi' }], max_tokens: 50 }, { ...withId(id), signal: controller.signal });
+    setTimeout(() => controller.abort(), 100);
+    await expect(asked).rejects.toThrow();
+    await new Promise((r) => setTimeout(r, 600));
+    expect(east.requests).toHaveLength(1);
+    expect(west.requests).toHaveLength(0);
+    await expectNothingCharged(h, a, id);
+  });
+});
+
+describe('1,000 requests, one deployment failing half of its own', () => {
+  test('no client sees an error, and each request is charged once', async () => {
+    // The west fails every other request it gets, in every way that leaves the client nothing: error
+    // statuses, a slow failure, and an answer broken off half-way (a whole answer is sent only complete).
+    const failures: FakeOpenAIReply[] = [{ status: 503 }, { status: 429 }, { status: 500 }, { status: 529 }, { headersDelayMs: 200, status: 502 }, { cutAfterChunks: 1 }];
+    west.script(...Array.from({ length: 3_000 }, (_, i): FakeOpenAIReply => (i % 2 === 0 ? { text: 'west ok' } : failures[(i >> 1) % failures.length]!)));
+    east.script({ text: 'east ok' });
+    const ids = Array.from({ length: 1_000 }, () => requestId());
+    let errors = 0;
+    let next = 0;
+    const worker = async () => {
+      while (next < ids.length) {
+        const id = ids[next++]!;
+        try {
+          const { data } = await ask('acme/gpt-balanced', id);
+          if (!/ok$/.test(data.choices[0]!.message.content ?? '')) errors++;
+        } catch {
+          errors++;
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: 16 }, worker));
+    expect(errors).toBe(0);
+    // Both deployments served, and the west failed some: failover did the work.
+    expect(west.requests.length).toBeGreaterThan(0);
+    expect(east.requests.length).toBeGreaterThan(500);
+    await eventually(async () => (await h.db.query('select count(*)::int as n from usage_records where request_id = any($1)', [ids])).rows[0].n === ids.length, 10_000);
+    const { rows } = await h.db.query<{ status: string; n: number; charges: number }>(
+      `select u.status, count(*)::int as n, count(l.id)::int as charges
+         from usage_records u left join ledger_entries l on l.hold_id = u.hold_id and l.kind = 'charge'
+        where u.request_id = any($1) group by u.status`,
+      [ids],
+    );
+    expect(rows).toEqual([{ status: 'ok', n: 1_000, charges: 1_000 }]);
+    await eventually(async () => (await accountMoneyOf()).activeHolds === 0);
+    const money = await accountMoneyOf();
+    expect(money.balance).toBe(money.ledgerSum);
+  }, 120_000);
+});
+
+describe('prompt-cache affinity', () => {
+  test('turns of one conversation stay on the deployment that served its last turn, and move only when it fails', async () => {
+    const system = { role: 'system' as const, content: 'You are a patient tutor with a long, cacheable prompt.' };
+    const turn = (n: number) =>
+      a.openai.chat.completions.create({ model: 'acme/gpt-sticky', messages: [system, { role: 'user', content: 'Teach me fractions.' }, ...Array.from({ length: n }, (_, i) => ({ role: i % 2 ? ('user' as const) : ('assistant' as const), content: `turn ${i}` }))], max_tokens: 50 });
+    east.script({ text: 'east' });
+    west.script({ text: 'west' });
+    const first = (await turn(0)).choices[0]!.message.content;
+    const served: string[] = [];
+    for (let n = 1; n <= 12; n++) served.push((await turn(n)).choices[0]!.message.content!);
+    expect(served).toEqual(Array(12).fill(first));
+    // Its deployment fails: the conversation moves, and stays where it moved.
+    const [warm, other] = first === 'east' ? [east, west] : [west, east];
+    warm.script({ status: 503 });
+    const moved: string[] = [];
+    for (let n = 13; n <= 18; n++) moved.push((await turn(n)).choices[0]!.message.content!);
+    expect(new Set(moved)).toEqual(new Set([other === east ? 'east' : 'west']));
+
+    // Another conversation, named by its session header alone, sticks the same way.
+    east.script({ text: 'east' });
+    west.script({ text: 'west' });
+    const session = (n: number) => a.openai.chat.completions.create({ model: 'acme/gpt-sticky', messages: [{ role: 'user', content: `question ${n}` }], max_tokens: 50 }, { headers: { 'x-session-id': 'conv-42' } });
+    const bySession = new Set<string>();
+    for (let n = 0; n < 10; n++) bySession.add((await session(n)).choices[0]!.message.content!);
+    expect(bySession.size).toBe(1);
   });
 });
 

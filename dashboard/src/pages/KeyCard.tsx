@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { useMutation, useQuery } from 'urql';
 import { KeyMonthSpendDocument, RevokeKeyDocument, UpdateKeyDocument, type KeyFieldsFragment } from '../generated/graphql';
-import { KEYS_CONTEXT, useLiveRefresh } from '../live';
+import { KEYS_CONTEXT, useLiveRefresh, useWatchKey } from '../live';
 import { dollarsToMicro, formatMicro, microRatio, microToDollarText } from '../money';
 import { ErrorList } from '../parts/ErrorList';
 import { formatTime } from '../parts/time';
@@ -22,6 +22,7 @@ export function KeyCard({ apiKey }: { apiKey: KeyFieldsFragment }) {
   const [mode, setMode] = useState<Mode>(null);
   const [eventsShown, setEventsShown] = useState(false);
   const revoked = apiKey.revokedAt !== null;
+  useWatchKey(apiKey.id, !revoked);
   const limit = apiKey.monthlySpendLimitMicro;
   const toggle = (next: Mode) => setMode(mode === next ? null : next);
   return (

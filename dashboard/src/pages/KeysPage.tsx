@@ -1,72 +1,67 @@
 import { useState, type FormEvent } from 'react';
 import { useMutation, useQuery } from 'urql';
-import { CreateKeyDocument, KeysDocument } from '../generated/graphql';
+import { CreateKeyDocument, KeyPageDocument } from '../generated/graphql';
 import { dollarsToMicro } from '../money';
 import { KEYS_CONTEXT, useLiveRefresh } from '../live';
 import { ErrorList } from '../parts/ErrorList';
 import { KEY_FIELDS, KeyCard, LIMIT_PROBLEM } from './KeyCard';
 
-/** Keys per page: a long list is paged, never cut off, and searchable by name or prefix. */
+/** Keys per page: a long list is paged by cursor, never cut off, and searchable by name or prefix. */
 export const KEYS_PER_PAGE = 10;
 
-type Shown = 'all' | 'active' | 'revoked';
+type Shown = '' | 'active' | 'revoked';
 
 export function KeysPage() {
-  const [{ data, error, fetching }, refresh] = useQuery({ query: KeysDocument, context: KEYS_CONTEXT });
-  useLiveRefresh(refresh);
   const [search, setSearch] = useState('');
-  const [shown, setShown] = useState<Shown>('all');
-  const [pageIndex, setPageIndex] = useState(0);
-  const all = data?.keys ?? [];
-  const wanted = search.trim().toLowerCase();
-  // Active keys first (newest first within each), so what can still be used is on top.
-  const keys = all
-    .filter((k) => (shown === 'all' ? true : shown === 'active' ? k.revokedAt === null : k.revokedAt !== null))
-    .filter((k) => wanted === '' || k.name.toLowerCase().includes(wanted) || k.prefix.toLowerCase().startsWith(wanted))
-    .sort((a, b) => Number(a.revokedAt !== null) - Number(b.revokedAt !== null) || b.createdAt.localeCompare(a.createdAt));
-  const pages = Math.max(1, Math.ceil(keys.length / KEYS_PER_PAGE));
-  const current = Math.min(pageIndex, pages - 1);
-  const visible = keys.slice(current * KEYS_PER_PAGE, (current + 1) * KEYS_PER_PAGE);
-  const revokedCount = all.filter((k) => k.revokedAt !== null).length;
+  const [shown, setShown] = useState<Shown>('');
+  // The cursors of the pages seen so far: Previous goes back through them.
+  const [cursors, setCursors] = useState<(string | null)[]>([null]);
+  const after = cursors[cursors.length - 1] ?? null;
+  const [{ data, error, fetching }, refresh] = useQuery({
+    query: KeyPageDocument,
+    variables: { first: KEYS_PER_PAGE, after, search: search.trim() || null, status: shown || null },
+    context: KEYS_CONTEXT,
+    requestPolicy: 'cache-and-network',
+  });
+  useLiveRefresh(refresh);
+  const page = data?.keyPage;
+  const keys = page?.data ?? [];
+  const filtered = search.trim() !== '' || shown !== '';
+  const restart = () => setCursors([null]);
   return (
     <>
       <CreateKey />
       <section aria-labelledby="keys-title">
         <h2 id="keys-title">Your keys</h2>
+        <form className="inline" role="search" aria-label="Find keys" onSubmit={(e) => e.preventDefault()}>
+          <label>
+            Search keys
+            <input type="search" value={search} placeholder="name or prefix" onChange={(e) => { setSearch(e.target.value); restart(); }} />
+          </label>
+          <div className="field">
+            <label htmlFor="keys-shown">Show</label>
+            <select id="keys-shown" value={shown} onChange={(e) => { setShown(e.target.value as Shown); restart(); }}>
+              <option value="">all keys</option>
+              <option value="active">active keys</option>
+              <option value="revoked">revoked keys</option>
+            </select>
+          </div>
+        </form>
         <ErrorList error={error} />
         {!data && fetching && <p role="status">Loading keys…</p>}
-        {data && all.length === 0 && <p>No keys yet.</p>}
-        {all.length > 0 && (
-          <form className="inline" role="search" aria-label="Find keys" onSubmit={(e) => e.preventDefault()}>
-            <label>
-              Search keys
-              <input type="search" value={search} placeholder="name or prefix" onChange={(e) => { setSearch(e.target.value); setPageIndex(0); }} />
-            </label>
-            <div className="field">
-              <label htmlFor="keys-shown">Show</label>
-              <select id="keys-shown" value={shown} onChange={(e) => { setShown(e.target.value as Shown); setPageIndex(0); }}>
-                <option value="all">all keys ({all.length})</option>
-                <option value="active">active keys ({all.length - revokedCount})</option>
-                <option value="revoked">revoked keys ({revokedCount})</option>
-              </select>
-            </div>
-          </form>
-        )}
-        {data && all.length > 0 && keys.length === 0 && <p>No key matches.</p>}
+        {page && keys.length === 0 && <p>{filtered ? 'No key matches.' : 'No keys yet.'}</p>}
         <ul className="cards" aria-label="API keys">
-          {visible.map((key) => (
+          {keys.map((key) => (
             <KeyCard key={key.id} apiKey={key} />
           ))}
         </ul>
-        {keys.length > KEYS_PER_PAGE && (
+        {(cursors.length > 1 || page?.hasMore) && (
           <nav className="pager" aria-label="Pages of keys">
-            <button type="button" className="secondary" disabled={current === 0} onClick={() => setPageIndex(current - 1)}>
+            <button type="button" className="secondary" disabled={cursors.length === 1} onClick={() => setCursors((c) => c.slice(0, -1))}>
               Previous keys
             </button>
-            <span role="status" data-testid="keys-range">
-              Keys {current * KEYS_PER_PAGE + 1}–{current * KEYS_PER_PAGE + visible.length} of {keys.length}
-            </span>
-            <button type="button" className="secondary" disabled={current >= pages - 1} onClick={() => setPageIndex(current + 1)}>
+            <span data-testid="keys-page">Page {cursors.length}</span>
+            <button type="button" className="secondary" disabled={!page?.hasMore || !page.lastId} onClick={() => page?.lastId && setCursors((c) => [...c, page.lastId!])}>
               Next keys
             </button>
           </nav>

@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import { useQuery } from 'urql';
-import { KeysDocument, RequestLogDocument, type RequestLogFieldsFragment } from '../generated/graphql';
+import { downloadRequestLogCsv } from '../csv';
+import { KeysDocument, RequestLogDocument, SpendModelsDocument, type RequestLogFieldsFragment } from '../generated/graphql';
 import { KEYS_CONTEXT, useLiveRefresh } from '../live';
 import { formatMicro } from '../money';
 import { lastDays, periodInstants, type Period, type PeriodChoice } from '../period';
@@ -8,19 +9,26 @@ import { ErrorList } from '../parts/ErrorList';
 import { PeriodPicker } from '../parts/PeriodPicker';
 import { formatTimeToSecond } from '../parts/time';
 import { RequestDetail, statusInWords, usageInWords } from './RequestLogRow';
+import { Scroll } from '../parts/Scroll';
 
 interface Filter {
   keyId: string;
+  model: string;
+  status: string;
   choice: PeriodChoice;
   period: Period;
 }
+
+const STATUSES = ['ok', 'partial', 'failed'];
 
 /**
  * One row per request, newest first, 50 to a page: filters narrow it, Next and Previous walk it
  * by cursor (the server never counts or skips rows), a row opens its details.
  */
 export function RequestLogPage() {
-  const [filter, setFilter] = useState<Filter>({ keyId: '', choice: '30', period: lastDays(30) });
+  const [filter, setFilter] = useState<Filter>({ keyId: '', model: '', status: '', choice: '30', period: lastDays(30) });
+  const [exporting, setExporting] = useState(false);
+  const [exportProblem, setExportProblem] = useState<string | null>(null);
   // The cursors of the pages seen so far: Previous goes back through them.
   const [cursors, setCursors] = useState<(string | null)[]>([null]);
   const [openId, setOpenId] = useState<string | null>(null);
@@ -28,11 +36,15 @@ export function RequestLogPage() {
   const keyNames = new Map((keys.data?.keys ?? []).map((k) => [k.id, k.name]));
   const instants = periodInstants(filter.period);
   const after = cursors[cursors.length - 1] ?? null;
-  const [{ data, error, fetching }, refresh] = useQuery({
-    query: RequestLogDocument,
-    variables: { after, from: instants.from, to: instants.to, keyId: filter.keyId || null },
-    requestPolicy: 'cache-and-network',
-  });
+  const logFilter = { from: instants.from, to: instants.to, keyId: filter.keyId || null, model: filter.model || null, status: filter.status || null };
+  const [{ data, error, fetching }, refresh] = useQuery({ query: RequestLogDocument, variables: { after, filter: logFilter }, requestPolicy: 'cache-and-network' });
+  // The models offered are the ones used in the period (from the server's spend by model).
+  const [models] = useQuery({ query: SpendModelsDocument, variables: { from: filter.period.from, to: filter.period.to } });
+  const exportCsv = async () => {
+    setExporting(true);
+    setExportProblem(await downloadRequestLogCsv(logFilter, `requests-${filter.period.from}-to-${filter.period.to}.csv`));
+    setExporting(false);
+  };
   // Only the newest page changes as requests arrive; an older page stays as it was read.
   useLiveRefresh((options) => cursors.length === 1 && refresh(options));
   const change = (next: Partial<Filter>) => {
@@ -40,10 +52,10 @@ export function RequestLogPage() {
     setCursors([null]);
     setOpenId(null);
   };
-  const page = data?.usageRecords;
+  const page = data?.requestLog;
   const rows = page?.data ?? [];
   const open = rows.find((r) => r.id === openId) ?? null;
-  const keyLabel = (r: RequestLogFieldsFragment) => (r.keyId ? (keyNames.get(r.keyId) ?? r.keyId) : '(no key)');
+  const keyLabel = (r: RequestLogFieldsFragment) => (r.keyId ? (r.keyName ?? keyNames.get(r.keyId) ?? r.keyId) : '(no key)');
   return (
     <>
       <section aria-labelledby="filters-title">
@@ -62,7 +74,33 @@ export function RequestLogPage() {
               ))}
             </select>
           </div>
+          <div className="field">
+            <label htmlFor="log-model">Model</label>
+            <select id="log-model" value={filter.model} onChange={(e) => change({ model: e.target.value })}>
+              <option value="">every model</option>
+              {(models.data?.spend.groups ?? []).map((g) => g.model).filter((m): m is string => !!m).sort().map((m) => (
+                <option key={m} value={m}>
+                  {m}
+                </option>
+              ))}
+            </select>
+          </div>
+          <div className="field">
+            <label htmlFor="log-status">Status</label>
+            <select id="log-status" value={filter.status} onChange={(e) => change({ status: e.target.value })}>
+              <option value="">any status</option>
+              {STATUSES.map((s) => (
+                <option key={s} value={s}>
+                  {statusInWords(s)}
+                </option>
+              ))}
+            </select>
+          </div>
+          <button type="button" className="secondary" onClick={exportCsv} disabled={exporting}>
+            {exporting ? 'Preparing the CSV…' : 'Download these requests as CSV'}
+          </button>
         </form>
+        <ErrorList messages={exportProblem ? [exportProblem] : []} />
         <p className="muted">
           From {filter.period.from} to {filter.period.to}, UTC days. Times below are in your time zone.
         </p>
@@ -73,7 +111,7 @@ export function RequestLogPage() {
         {!data && fetching && <p role="status">Loading requests…</p>}
         {data && rows.length === 0 && <p>No requests in this period.</p>}
         {rows.length > 0 && (
-          <div className="scroll">
+          <Scroll label="Request log, scrollable">
             <table aria-label="Request log">
               <thead>
                 <tr>
@@ -106,7 +144,7 @@ export function RequestLogPage() {
                 ))}
               </tbody>
             </table>
-          </div>
+          </Scroll>
         )}
         {(cursors.length > 1 || page?.hasMore) && (
           <nav className="pager" aria-label="Pages of requests">

@@ -4,6 +4,7 @@ import { KEYS_CONTEXT, useLiveRefresh } from '../live';
 import { formatMicro } from '../money';
 import { ErrorList } from './ErrorList';
 import { formatTime } from './time';
+import { Scroll } from './Scroll';
 
 /** What each kind of hold is, for a person who did not read the billing docs. */
 const PURPOSES: Record<string, { name: string; explains: string }> = {
@@ -43,7 +44,7 @@ export function Holds() {
       {holds.data && list.length === 0 && <p>No holds right now: nothing is reserved.</p>}
       {list.length > 0 && (
         <>
-          <div className="scroll">
+          <Scroll label="Holds in flight, scrollable">
             <table aria-label="Holds in flight">
               <thead>
                 <tr>
@@ -69,7 +70,7 @@ export function Holds() {
                 ))}
               </tbody>
             </table>
-          </div>
+          </Scroll>
           <dl className="explain">
             {kinds.map((kind) => (
               <div key={kind}>

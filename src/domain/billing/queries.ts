@@ -187,4 +187,12 @@ export async function checkUsageFilter(reads: BillingReads, accountId: string, f
   return { id: filter.after, createdAt };
 }
 
+/** A page of the request log: the filter checked, then one keyset read. */
+export async function readUsagePage(reads: BillingReads, accountId: string, filter: UsageFilter): Promise<UsageRecordPage> {
+  const after = await checkUsageFilter(reads, accountId, filter);
+  const records = await reads.usageRecords(accountId, filter, after);
+  const data = records.slice(0, filter.limit);
+  return { data, firstId: data[0]?.id ?? null, lastId: data.at(-1)?.id ?? null, hasMore: records.length > filter.limit };
+}
+
 const notFoundKey = (keyId: string) => notFound(`No key '${keyId}' in this account.`, { field: 'usage.keyId' });

@@ -16,7 +16,7 @@ import {
 import { recordedTokenCounts, usageCount, type UsageMeta } from './usage-counts';
 import { releaseExpiredBatch, SWEEP_BATCH_SIZE } from './sweeper';
 import {
-  checkUsageFilter, keyMonthSpendView, toHoldView,
+  readUsagePage, keyMonthSpendView, toHoldView,
   type AccountAudit, type BillingReads, type HoldView, type KeyMonthSpendView, type UsageFilter, type UsageRecordPage, type UsageRecordView,
 } from './queries';
 
@@ -319,10 +319,7 @@ export class BillingService {
    * while new records arrive, and each page is one index range read however deep (keyset).
    */
   async listUsageRecords(accountId: string, filter: UsageFilter): Promise<UsageRecordPage> {
-    const after = await checkUsageFilter(this.reads, accountId, filter);
-    const records = await this.reads.usageRecords(accountId, filter, after);
-    const data = records.slice(0, filter.limit);
-    return { data, firstId: data[0]?.id ?? null, lastId: data.at(-1)?.id ?? null, hasMore: records.length > filter.limit };
+    return readUsagePage(this.reads, accountId, filter);
   }
 
   /** One usage record of the account, by its id or its request id; null when there is none. */

@@ -132,12 +132,6 @@ function buildCatalog(source: ParsedCatalogSource): Catalog {
     else videos.push(model);
   });
 
-  source.models.forEach((entry, index) => {
-    if (entry.kind !== 'text' || entry.fallback_model === undefined) return;
-    const fallback = byId.get(entry.fallback_model);
-    if (fallback?.kind !== 'text' || fallback.id === entry.id) throw new FieldError(['models', index, 'fallback_model'], 'must be the id of another text model in the catalog');
-  });
-
   const retired: RetiredModel[] = (source.retired ?? []).map((entry, index) => {
     const at: Path = ['retired', index];
     claimId(idPaths, entry.id, at);
@@ -201,6 +195,8 @@ function buildDeployments(entry: Extract<ModelSource, { kind: 'text' }>, base: {
 
 function buildModel(entry: ModelSource, at: Path, defaults: ReadonlyMap<string, VendorDefaults>): CatalogModel {
   const protocol = entry.protocol ?? protocolOf(entry.vendor, defaults);
+  const declared = defaults.get(entry.vendor)?.protocol;
+  if (declared !== undefined && declared !== protocol) throw new FieldError([...at, 'protocol'], `must be "${declared}" as the vendors section says of "${entry.vendor}"`);
   // The sandbox needs no key; letting another vendor claim its protocol (or the reverse)
   // would make a model usable without credentials or unreachable.
   if ((entry.vendor === SANDBOX_VENDOR) !== (protocol === 'sandbox')) {
@@ -229,7 +225,6 @@ function buildModel(entry: ModelSource, at: Path, defaults: ReadonlyMap<string, 
         ...base,
         deployments,
         routed: entry.deployments !== undefined,
-        fallbackModel: entry.fallback_model ?? null,
         contextLength: entry.context_length,
         maxOutputTokens: entry.max_output_tokens,
         effort: entry.effort ?? 'none',

@@ -32,7 +32,7 @@ import { EFFORT_CONTROLS, IMAGE_MODES, VENDOR_PROTOCOLS, VIDEO_MODES } from './t
  *   ],
  *   // Optional, text models: several upstreams of the model (docs/routing.md); each names a
  *   // vendor (credentials), its own model or Azure deployment name, a priority (lower first)
- *   // and a weight within the priority. "fallback_model": a model id answering when all are down.
+ *   // and a weight within the priority.
  *   // "deployments": [{ "vendor": "azure_east", "vendor_model_id": "gpt4o-mini-prod", "priority": 0, "weight": 2 }]
  *   "vendors": { "azure_east": { "protocol": "azure-openai", "base_url": "https://east.openai.azure.com",
  *                "api_key_env": "AZURE_EAST_KEY", "api_version": "2024-10-21" },
@@ -114,7 +114,6 @@ const textModel = z.strictObject(
     kind: z.literal('text'),
     ...common,
     deployments: list(deployment).optional(),
-    fallback_model: z.string({ error: 'must be a string' }).optional(),
     context_length: count(1),
     max_output_tokens: count(1),
     effort: oneOf(EFFORT_CONTROLS).optional(),

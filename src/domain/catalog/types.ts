@@ -80,8 +80,6 @@ export interface TextModel extends ModelBase {
    * which its vendor's provider serves directly.
    */
   readonly routed: boolean;
-  /** Opt-in: the model answering when every deployment of this one is down (docs/routing.md). */
-  readonly fallbackModel: string | null;
   readonly contextLength: number;
   /** Largest output limit (reasoning included); also `top_provider.max_completion_tokens`. */
   readonly maxOutputTokens: number;

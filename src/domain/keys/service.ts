@@ -1,4 +1,4 @@
-import { LockMode, type EntityManager, type MikroORM } from '@mikro-orm/postgresql';
+import { LockMode, type EntityManager, type FilterQuery, type MikroORM } from '@mikro-orm/postgresql';
 import { Account, User } from '../accounts/entities';
 import { API_KEY_PREFIX, type SessionPrincipal } from '../shared/principal';
 import { KeyMonthSpend } from '../billing/entities';
@@ -25,6 +25,19 @@ export interface KeyView {
   monthSpentMicro: bigint;
 }
 
+
+/** Who changes a key: a signed-in user, or the operator (userId null: the events name no user). */
+export interface KeyActor {
+  accountId: string;
+  userId: string | null;
+}
+
+export interface KeyPage {
+  data: KeyView[];
+  firstId: string | null;
+  lastId: string | null;
+  hasMore: boolean;
+}
 
 export interface KeyEventPage {
   data: KeyEventView[];
@@ -119,6 +132,28 @@ export class KeyService {
     return { key: this.toView(key, 0n), secret };
   }
 
+  /**
+   * A page of the account's keys, newest first (keyset on the id, which sorts by creation):
+   * `search` matches the name or the prefix (case-insensitive), `status` active or revoked.
+   */
+  async listKeyPage(accountId: string, page: { limit: number; after: string | null; search: string | null; status: 'active' | 'revoked' | null }): Promise<KeyPage> {
+    if (page.after !== null && !isWellFormedId(page.after, 'key')) throw badRequest('The page cursor must be the id of a key of this account', { field: 'page.after' });
+    const em = this.orm.em.fork();
+    const where: FilterQuery<ApiKey> = { account: accountId };
+    if (page.after !== null) where.id = { $lt: page.after };
+    if (page.status === 'active') where.revokedAt = null;
+    if (page.status === 'revoked') where.revokedAt = { $ne: null };
+    if (page.search !== null) {
+      const like = `%${page.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+      where.$or = [{ name: { $ilike: like } }, { prefix: { $ilike: like } }];
+    }
+    const rows = await em.find(ApiKey, where, { orderBy: { id: 'desc' }, limit: page.limit + 1 });
+    const keys = rows.slice(0, page.limit);
+    const spent = await this.monthSpent(em, keys.map((k) => k.id));
+    const data = keys.map((key) => this.toView(key, spent.get(key.id) ?? 0n));
+    return { data, firstId: data[0]?.id ?? null, lastId: data.at(-1)?.id ?? null, hasMore: rows.length > page.limit };
+  }
+
   async listKeys(accountId: string): Promise<KeyView[]> {
     const em = this.orm.em.fork();
     const keys = await em.find(ApiKey, { account: accountId }, { orderBy: { createdAt: 'desc', id: 'desc' } });
@@ -133,7 +168,7 @@ export class KeyService {
     return this.toView(key, spent.get(key.id) ?? 0n);
   }
 
-  async updateKey(actor: SessionPrincipal, keyId: string, input: UpdateKeyInput): Promise<KeyView> {
+  async updateKey(actor: KeyActor, keyId: string, input: UpdateKeyInput): Promise<KeyView> {
     const em = this.orm.em.fork();
     const events = await em.transactional(async (tx) => {
       const key = await this.findOwnKey(tx, actor.accountId, keyId, true);
@@ -161,7 +196,7 @@ export class KeyService {
   }
 
   /** Idempotent: revoking a revoked key returns it unchanged and writes no second event. */
-  async revokeKey(actor: SessionPrincipal, keyId: string): Promise<KeyView> {
+  async revokeKey(actor: KeyActor, keyId: string): Promise<KeyView> {
     const em = this.orm.em.fork();
     const events = await em.transactional(async (tx) => {
       const key = await this.findOwnKey(tx, actor.accountId, keyId, true);

@@ -102,6 +102,7 @@ export class Router {
    * priority, and within a priority a weighted random order (Efraimidis-Spirakis keys).
    */
   order(targets: readonly RouteTarget[], conversation: string | null): RouteTarget[] {
+    if (targets.length === 1) return [targets[0]!];
     const keyed = targets.map((target) => ({ target, key: Math.pow(this.random(), 1 / target.deployment.weight) }));
     keyed.sort((a, b) => a.target.deployment.priority - b.target.deployment.priority || b.key - a.key);
     const ordered = keyed.map((k) => k.target);
@@ -183,7 +184,7 @@ class FailoverStream implements AsyncIterableIterator<ProviderEvent> {
       }
       this.probe = admission === 'probe' ? target.key : null;
       this.attempts++;
-      const last = !this.candidates.slice(i + 1).some((next) => health.availableAt(next.key) === 0) || this.attempts >= policy.maxAttempts;
+      const last = this.attempts >= policy.maxAttempts || !this.anotherAfter(i);
       try {
         const first = await this.attempt(target, last ? 0 : policy.firstByteTimeoutMs);
         this.probe = null;
@@ -211,20 +212,32 @@ class FailoverStream implements AsyncIterableIterator<ProviderEvent> {
     throw allCooled(this.model, soonest === Infinity ? Date.now() + 1000 : soonest);
   }
 
-  /** One deployment's call up to its first event; the attempt has its own cancellation, tied to the client's, so a stalled attempt can be dropped. */
+  /** Whether a deployment after the i-th could still be tried now. */
+  private anotherAfter(i: number): boolean {
+    const { health } = this.router.deps;
+    for (let j = i + 1; j < this.candidates.length; j++) if (health.availableAt(this.candidates[j]!.key) === 0) return true;
+    return false;
+  }
+
+  /**
+   * One deployment's call up to its first event. A streamed attempt with another deployment
+   * behind it has its own cancellation, tied to the client's, so that it can be dropped when its
+   * first event is late; any other attempt uses the client's own (no timer, no listener).
+   */
   private async attempt(target: RouteTarget, firstByteTimeoutMs: number): Promise<IteratorResult<ProviderEvent>> {
-    const cancellation = new Cancellation();
     const parent = this.signal;
+    const timed = firstByteTimeoutMs > 0 && this.request.stream !== false;
+    const cancellation = timed ? new Cancellation() : parent;
     const forward = () => cancellation.cancel();
-    parent.once('abort', forward);
     let timedOut = false;
-    const timer =
-      firstByteTimeoutMs > 0 && this.request.stream !== false
-        ? setTimeout(() => {
-            timedOut = true;
-            cancellation.cancel();
-          }, firstByteTimeoutMs)
-        : null;
+    let timer: NodeJS.Timeout | null = null;
+    if (timed) {
+      parent.once('abort', forward);
+      timer = setTimeout(() => {
+        timedOut = true;
+        cancellation.cancel();
+      }, firstByteTimeoutMs);
+    }
     try {
       const request = { ...this.request, model: target.model };
       this.current = target.provider.generate(request, cancellation)[Symbol.asyncIterator]();
@@ -233,7 +246,7 @@ class FailoverStream implements AsyncIterableIterator<ProviderEvent> {
       if (first.done) throw new ProviderError(`${target.deployment.vendor} ended the answer without a result.`, target.deployment.vendor, null, undefined, 'invalid_answer');
       return first;
     } catch (error) {
-      parent.off('abort', forward);
+      if (timed) parent.off('abort', forward);
       await this.current?.return?.().catch(() => undefined);
       if (timedOut && !parent.aborted) throw new ProviderError(`${target.deployment.vendor} sent nothing within ${firstByteTimeoutMs / 1000} s.`, target.deployment.vendor, null, undefined, 'timeout');
       throw error;

@@ -11,7 +11,7 @@ import type { ProviderError } from '../generation/errors';
  */
 
 export interface BreakerOptions {
-  /** Failures in a row that cool a deployment. */
+  /** Failures in a row that cool a deployment; 0: never by count (a 429's Retry-After still cools). */
   failureThreshold: number;
   /** First cooldown; doubled after each failed probe. */
   cooldownMs: number;
@@ -129,7 +129,7 @@ export class DeploymentHealth {
     else if (wasProbe) {
       breaker.cooldownMs = Math.min(breaker.cooldownMs * 2, this.options.maxCooldownMs);
       coolMs = breaker.cooldownMs;
-    } else if (breaker.failures >= this.options.failureThreshold && this.now() >= breaker.localUntil) coolMs = breaker.cooldownMs;
+    } else if (this.options.failureThreshold > 0 && breaker.failures >= this.options.failureThreshold && this.now() >= breaker.localUntil) coolMs = breaker.cooldownMs;
     if (coolMs === 0) return;
     breaker.tripped = true;
     breaker.localUntil = this.now() + coolMs;

@@ -1,6 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { UsageFilter, UsageRecordPage, UsageRecordView } from '../billing/queries';
-import type { BillingService } from '../billing/service';
+import { readUsagePage, type BillingReads, type UsageFilter, type UsageRecordPage, type UsageRecordView } from '../billing/queries';
 import { listLedger, type LedgerPage } from '../billing/ledger';
 import type { LedgerKind } from '../billing/entities';
 import type { Clock } from '../shared/clock';
@@ -15,7 +14,7 @@ export class UsageService {
   constructor(
     private readonly orm: MikroORM,
     private readonly clock: Clock,
-    private readonly billing: BillingService,
+    private readonly reads: BillingReads,
   ) {}
 
   /** from/to: UTC days YYYY-MM-DD, inclusive, null for the 30 days ending today. */
@@ -25,14 +24,14 @@ export class UsageService {
   }
 
   requestLog(accountId: string, filter: UsageFilter): Promise<UsageRecordPage> {
-    return this.billing.listUsageRecords(accountId, filter);
+    return readUsagePage(this.reads, accountId, filter);
   }
 
   /** Every record matching the filter, newest first, read one keyset page at a time (constant memory). */
   async *requestLogRows(accountId: string, filter: Omit<UsageFilter, 'limit' | 'after'>, pageSize = 1000): AsyncGenerator<UsageRecordView> {
     let after: string | null = null;
     for (;;) {
-      const page = await this.billing.listUsageRecords(accountId, { ...filter, limit: pageSize, after });
+      const page = await readUsagePage(this.reads, accountId, { ...filter, limit: pageSize, after });
       yield* page.data;
       if (!page.hasMore) return;
       after = page.lastId;
@@ -40,7 +39,7 @@ export class UsageService {
   }
 
   requestLogEntry(accountId: string, by: { id: string } | { requestId: string }): Promise<UsageRecordView | null> {
-    return this.billing.findUsageRecord(accountId, by);
+    return this.reads.findUsageRecord(accountId, by);
   }
 
   ledger(accountId: string, page: { limit: number; after: string | null; kind: LedgerKind | null }): Promise<LedgerPage> {

@@ -117,7 +117,7 @@ export class VideoService {
     const { store } = this.deps;
     for (;;) {
       const row = await store.find(claim.videoId);
-      if (row) return toVideoView(row);
+      if (row) return (await this.withCharges([row]))[0]!;
       const current = await store.findIdempotencyClaim(claim.accountId, claim.idempotencyKey);
       if (!current || current.videoId !== claim.videoId) return null;
       if (this.deps.clock.now().getTime() - current.createdAt.getTime() > STALE_CLAIM_MS) {
@@ -179,7 +179,14 @@ export class VideoService {
 
   /** 404 `not_found` for an unknown id, another account's video and a deleted one alike. */
   async get(accountId: string, videoId: string): Promise<VideoView> {
-    return toVideoView(await this.ownRow(accountId, videoId));
+    const row = await this.ownRow(accountId, videoId);
+    return (await this.withCharges([row]))[0]!;
+  }
+
+  /** Views with what each completed job was charged (one read for the page). */
+  private async withCharges(rows: Video[]): Promise<VideoView[]> {
+    const charges = await this.deps.store.charges(rows.filter((row) => row.status === 'completed').map((row) => row.holdId));
+    return rows.map((row) => toVideoView(row, charges.get(row.holdId) ?? null));
   }
 
   private async ownRow(accountId: string, videoId: string): Promise<Video> {
@@ -202,13 +209,13 @@ export class VideoService {
     await this.deps.storage.delete(contentKey(videoId));
     const deleted = await this.deps.store.markDeleted(videoId, accountId, this.deps.clock.now());
     if (!deleted) throw notFound(`No video '${videoId}'.`);
-    return toVideoView(deleted);
+    return (await this.withCharges([deleted]))[0]!;
   }
 
   async list(accountId: string, query: VideoListQuery): Promise<VideoPage> {
     if (query.after !== null && !isVideoId(query.after)) throw badRequest('The page cursor must be a video id', { field: 'page.after' });
     const rows = await this.deps.store.list(accountId, query);
-    const data = rows.slice(0, query.limit).map(toVideoView);
+    const data = await this.withCharges(rows.slice(0, query.limit));
     return { data, firstId: data[0]?.id ?? null, lastId: data.at(-1)?.id ?? null, hasMore: rows.length > query.limit };
   }
 

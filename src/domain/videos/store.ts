@@ -1,4 +1,4 @@
-import type { Video, VideoIdempotencyKey } from './entities';
+import type { Video, VideoIdempotencyKey, VideoStatus } from './entities';
 import type { VendorJobHandle } from './ports';
 
 /**
@@ -26,6 +26,8 @@ export interface VideoStore {
   markDeleted(id: string, accountId: string, now: Date): Promise<Video | null>;
   /** Unfinished jobs past their deadline. */
   overdueIds(now: Date, limit: number): Promise<string[]>;
+  /** What each of these holds charged, once settled (a decimal string of micro-dollars), by hold id. */
+  charges(holdIds: string[]): Promise<Map<string, string>>;
 
   /** Inserts the key; true when this request won it (racers agree on one winner). */
   claimIdempotencyKey(claim: VideoIdempotencyKey): Promise<boolean>;
@@ -42,4 +44,7 @@ export interface VideoListQuery {
   order: 'asc' | 'desc';
   /** A video id: the page starts after it in `order`. */
   after: string | null;
+  status?: VideoStatus | null;
+  /** Words the prompt contains (case-insensitive). */
+  search?: string | null;
 }

@@ -4,7 +4,8 @@ import type { Video } from './entities';
 
 const ms = (at: Date | null): number | null => (at === null ? null : at.getTime());
 
-export function toVideoView(row: Video): VideoView {
+/** `chargedMicro`: what the job's hold charged, once settled (read with the job by get and list). */
+export function toVideoView(row: Video, chargedMicro: string | null = null): VideoView {
   return {
     id: row.id,
     accountId: row.accountId,
@@ -19,5 +20,6 @@ export function toVideoView(row: Video): VideoView {
     completedAt: row.status === 'completed' || row.status === 'failed' ? ms(row.completedAt) : null,
     expiresAt: ms(row.expiresAt),
     error: row.errorCode === null ? null : { code: row.errorCode, message: row.errorMessage ?? '' },
+    chargedMicro: row.status === 'completed' ? chargedMicro : null,
   };
 }

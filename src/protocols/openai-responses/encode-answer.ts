@@ -1,3 +1,4 @@
+import { usageCostIfKnown } from '../cost';
 import type { CanonicalMcpItem, CanonicalReasoningBlock, CanonicalToolCall, CanonicalUsage } from '../../domain/generation/canonical';
 import type { ApiError } from '../../domain/shared/errors';
 import { type AnswerMeta, type CollectedResult, randomWireId, reportedReasoningTokens } from '../collect';
@@ -29,6 +30,7 @@ export function responsesUsage(usage: CanonicalUsage): ResponseUsage {
     output_tokens: usage.outputTokens,
     output_tokens_details: { reasoning_tokens: reportedReasoningTokens(usage) },
     total_tokens: usage.inputTokens + usage.outputTokens,
+    ...usageCostIfKnown(usage.cost),
   };
 }
 

@@ -1,3 +1,4 @@
+import type { UsageCostFields } from '../cost';
 import type { ResponseInputItem, ResponseOutputItem } from './items';
 
 /**
@@ -175,7 +176,7 @@ export interface ResponseCreateParams {
 // The response object
 // ---------------------------------------------------------------------------------------------
 
-export interface ResponseUsage {
+export interface ResponseUsage extends Partial<UsageCostFields> {
   /** Includes cached tokens. */
   input_tokens: number;
   input_tokens_details: { cached_tokens: number };

@@ -12,14 +12,25 @@ const fromUtf8 = (text: string): Uint8Array => Buffer.from(text, 'utf8');
 
 export const newEventStreamCodec = (): EventStreamCodec => new EventStreamCodec(toUtf8, fromUtf8);
 
+/**
+ * The messages of a body, whatever its chunk boundaries: each message starts with its total
+ * length (4 bytes, big-endian), so whole messages are cut from the bytes received and the codec
+ * checks and decodes each (its CRCs, its typed headers).
+ */
 export async function* eventStreamMessages(chunks: AsyncIterable<Buffer>): AsyncGenerator<Message, void, undefined> {
   const codec = newEventStreamCodec();
+  let pending: Buffer = Buffer.alloc(0);
   for await (const chunk of chunks) {
-    codec.feed(chunk);
-    for (const message of codec.getAvailableMessages().getMessages()) yield message;
+    pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
+    while (pending.length >= 4) {
+      const length = pending.readUInt32BE(0);
+      if (pending.length < length) break;
+      // A copy of exactly one message: the codec reads its bytes through the underlying buffer.
+      yield codec.decode(new Uint8Array(pending.subarray(0, length)));
+      pending = pending.subarray(length);
+    }
   }
-  codec.endOfStream();
-  for (const message of codec.getAvailableMessages().getMessages()) yield message;
+  if (pending.length > 0) throw new Error(`The event stream ended inside a message (${pending.length} bytes left).`);
 }
 
 /** A string header's value (`:event-type`, `:message-type`, `:exception-type`). */

@@ -1,6 +1,6 @@
 import { KEY_KINDS } from '../../domain/keys/entities';
 import { KEY_CREATE_FIELDS, KEY_UPDATE_FIELDS, SIGN_IN_FIELDS } from '../keys';
-import { answer, any, arrayOf, int, micro, nullable, object, oneOf, ref, str, type JsonSchema } from './schema';
+import { answer, any, arrayOf, int, micro, nullable, object, oneOf, ref, str, USAGE_COST_FIELDS, type JsonSchema } from './schema';
 import { MEDIA_SCHEMAS } from './media';
 import { chatRequestSchema, responsesRequestSchema } from './text-requests';
 import { messagesRequestSchema } from './messages-request';
@@ -135,8 +135,9 @@ export const SCHEMAS: Readonly<Record<string, JsonSchema>> = {
   OpenApiDocument: { type: 'object', description: 'An OpenAPI 3.1 document.' },
   GraphqlResult: answer({ data: any('The result.'), errors: arrayOf(any('An error; extensions.code from the error table.')) }, []),
   GraphqlRequest: answer({ query: str(), variables: { type: 'object' }, operationName: str() }, ['query']),
-  OpenAiAnswer: any('An answer in the OpenAI format of the endpoint (chat.completion, or response), or its server-sent events when stream is true.'),
-  MessagesAnswer: any('An answer in the Anthropic Messages format, or its server-sent events when stream is true.'),
+  OpenAiAnswer: any('An answer in the OpenAI format of the endpoint (chat.completion, or response), or its server-sent events when stream is true. Its usage carries cost, cost_micro and cost_details (UsageCost), in the body and in the last stream chunk with usage (Chat: stream_options.include_usage) or response.completed.'),
+  MessagesAnswer: any('An answer in the Anthropic Messages format, or its server-sent events when stream is true. Its usage carries cost, cost_micro and cost_details (UsageCost), in the body and in the stream\'s message_delta.'),
+  UsageCost: answer(USAGE_COST_FIELDS, undefined, 'The fields every charged answer adds to its usage object.'),
   ...MEDIA_SCHEMAS,
   ...MESSAGES_SCHEMAS,
 };
