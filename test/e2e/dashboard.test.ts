@@ -105,7 +105,7 @@ suite('the dashboard in a real browser', () => {
     await page.getByLabel('Threshold ($)').fill('200000');
     await page.getByLabel('Top-up amount ($)').fill('10');
     await page.getByRole('button', { name: 'Turn automatic top-up on' }).click();
-    await hasText(page.getByRole('alert'), 'Threshold must be from $0.00 to $100,000.00.');
+    await hasText(page.getByRole('alert'), 'Top-up threshold must be between $0 and $100,000');
     // On with exact amounts, then off again.
     await page.getByLabel('Threshold ($)').fill('2.5');
     await page.getByLabel('Top-up amount ($)').fill('10');
