@@ -207,7 +207,7 @@ suite('the usage pages of the dashboard in a real browser', () => {
     await page.getByText('No requests in this period.').waitFor();
   });
 
-  test('the video jobs are paged, 20 at a time, with every one there on demand', async () => {
+  test('the video jobs are paged, 20 at a time, with every one there on demand, and searched', async () => {
     await nav('Videos');
     const cards = page.getByRole('list', { name: 'Video jobs' }).locator(':scope > li.card');
     await hasCount(cards, 20);
@@ -215,6 +215,12 @@ suite('the usage pages of the dashboard in a real browser', () => {
     await hasCount(cards, VIDEOS);
     await hasText(cards.last().locator('h3'), 'video number 1');
     await hasCount(page.getByRole('button', { name: 'Show older video jobs' }), 0);
+    // Searched in the prompts on the server: "video number 1" and 10 to 19.
+    await page.getByLabel('Search prompts').fill('number 1');
+    await hasCount(cards, 11);
+    await page.getByLabel('Status').selectOption('failed');
+    await page.getByText('No video job matches.').waitFor();
+    await hasCount(cards, 0);
   });
 
   test('the usage pages fit a phone and pass the accessibility rules', async () => {
