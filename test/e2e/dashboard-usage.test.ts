@@ -133,6 +133,18 @@ suite('the usage pages of the dashboard in a real browser', () => {
     await hasCount(detail, 0);
   });
 
+  test('a request is found by its request id, whatever page it is on', async () => {
+    const oldest = (await usageRecords()).at(-1)!;
+    await page.getByLabel('Request id').fill(oldest.requestId);
+    await page.getByRole('button', { name: 'Find this request' }).click();
+    await page.getByTestId('request-detail').waitFor();
+    await hasText(page.getByTestId('request-detail').locator('div', { has: page.locator('dt', { hasText: /^Request id$/ }) }).locator('dd'), oldest.requestId);
+    await page.getByLabel('Request id').fill('req_nobody_has_this');
+    await page.getByRole('button', { name: 'Find this request' }).click();
+    await hasText(page.getByRole('form', { name: 'Find a request' }).getByRole('alert'), 'No request of this account has the id req_nobody_has_this.');
+    await page.getByRole('button', { name: 'Close details' }).click();
+  });
+
   test('a custom period with no requests says so; a wrong one is refused in the words of the form', async () => {
     await page.getByRole('radio', { name: 'Custom' }).check();
     await page.getByLabel('First day').fill('2020-01-02');
