@@ -133,6 +133,18 @@ suite('the usage pages of the dashboard in a real browser', () => {
     await hasCount(detail, 0);
   });
 
+  test('a request is found by its request id, whatever page it is on', async () => {
+    const oldest = (await usageRecords()).at(-1)!;
+    await page.getByLabel('Request id').fill(oldest.requestId);
+    await page.getByRole('button', { name: 'Find this request' }).click();
+    await page.getByTestId('request-detail').waitFor();
+    await hasText(page.getByTestId('request-detail').locator('div', { has: page.locator('dt', { hasText: /^Request id$/ }) }).locator('dd'), oldest.requestId);
+    await page.getByLabel('Request id').fill('req_nobody_has_this');
+    await page.getByRole('button', { name: 'Find this request' }).click();
+    await hasText(page.getByRole('form', { name: 'Find a request' }).getByRole('alert'), 'No request of this account has the id req_nobody_has_this.');
+    await page.getByRole('button', { name: 'Close details' }).click();
+  });
+
   test('a custom period with no requests says so; a wrong one is refused in the words of the form', async () => {
     await page.getByRole('radio', { name: 'Custom' }).check();
     await page.getByLabel('First day').fill('2020-01-02');
@@ -207,7 +219,7 @@ suite('the usage pages of the dashboard in a real browser', () => {
     await page.getByText('No requests in this period.').waitFor();
   });
 
-  test('the video jobs are paged, 20 at a time, with every one there on demand', async () => {
+  test('the video jobs are paged, 20 at a time, with every one there on demand, and searched', async () => {
     await nav('Videos');
     const cards = page.getByRole('list', { name: 'Video jobs' }).locator(':scope > li.card');
     await hasCount(cards, 20);
@@ -215,6 +227,12 @@ suite('the usage pages of the dashboard in a real browser', () => {
     await hasCount(cards, VIDEOS);
     await hasText(cards.last().locator('h3'), 'video number 1');
     await hasCount(page.getByRole('button', { name: 'Show older video jobs' }), 0);
+    // Searched in the prompts on the server: "video number 1" and 10 to 19.
+    await page.getByLabel('Search prompts').fill('number 1');
+    await hasCount(cards, 11);
+    await page.getByLabel('Status').selectOption('failed');
+    await page.getByText('No video job matches.').waitFor();
+    await hasCount(cards, 0);
   });
 
   test('the usage pages fit a phone and pass the accessibility rules', async () => {

@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 
@@ -21,11 +22,50 @@ export function browserSuite(): jest.Describe {
   return haveChromium || process.env.CI ? describe : describe.skip;
 }
 
-/** The page under test is the current source: typed operations, then the Vite build into dist/dashboard. */
+/** A digest of everything the build reads, so a build of the same source is not made twice. */
+function sourceDigest(): string {
+  const hash = createHash('sha256');
+  const add = (path: string) => {
+    if (statSync(path).isDirectory()) {
+      for (const name of readdirSync(path).sort()) if (name !== 'generated') add(join(path, name));
+    } else hash.update(path).update(readFileSync(path));
+  };
+  add(join(ROOT, 'dashboard'));
+  return hash.digest('hex');
+}
+
+/**
+ * The page under test is the current source: typed operations, then the Vite build into
+ * dist/dashboard. Test files run in parallel and serve the same directory, so one builds (under
+ * a lock directory) while the others wait, and a build of the same source is reused: a second
+ * build would empty the directory under a running test.
+ */
 export function buildDashboard(): void {
   if (!haveChromium) throw new Error(`${CHROMIUM} is missing: .ci/run installs Debian's chromium package before the tests`);
-  execFileSync(process.execPath, ['scripts/dashboard-codegen.mjs'], { cwd: ROOT, stdio: 'inherit' });
-  execFileSync(process.execPath, ['node_modules/vite/bin/vite.js', 'build', '--config', 'dashboard/vite.config.ts', '--logLevel', 'error'], { cwd: ROOT, stdio: 'inherit' });
+  const out = join(ROOT, 'dist', 'dashboard');
+  const stamp = join(ROOT, 'dist', 'dashboard-source.sha256');
+  const lock = join(ROOT, 'dist', 'dashboard-build.lock');
+  mkdirSync(join(ROOT, 'dist'), { recursive: true });
+  const deadline = Date.now() + 180_000;
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      break;
+    } catch {
+      // Another test file is building; a lock older than the deadline is a crashed run's.
+      if (Date.now() > deadline || Date.now() - statSync(lock).mtimeMs > 180_000) rmSync(lock, { recursive: true, force: true });
+      else execFileSync('sleep', ['0.5']);
+    }
+  }
+  try {
+    const digest = sourceDigest();
+    if (existsSync(stamp) && existsSync(join(out, 'index.html')) && readFileSync(stamp, 'utf8') === digest) return;
+    execFileSync(process.execPath, ['scripts/dashboard-codegen.mjs'], { cwd: ROOT, stdio: 'inherit' });
+    execFileSync(process.execPath, ['node_modules/vite/bin/vite.js', 'build', '--config', 'dashboard/vite.config.ts', '--logLevel', 'error'], { cwd: ROOT, stdio: 'inherit' });
+    writeFileSync(stamp, digest);
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
+  }
 }
 
 export function launchChromium(): Promise<Browser> {

@@ -8,6 +8,7 @@ import { lastDays, periodInstants, type Period, type PeriodChoice } from '../per
 import { ErrorList } from '../parts/ErrorList';
 import { PeriodPicker } from '../parts/PeriodPicker';
 import { formatTimeToSecond } from '../parts/time';
+import { FindRequest } from './FindRequest';
 import { RequestDetail, statusInWords, usageInWords } from './RequestLogRow';
 import { Scroll } from '../parts/Scroll';
 
@@ -32,6 +33,8 @@ export function RequestLogPage() {
   // The cursors of the pages seen so far: Previous goes back through them.
   const [cursors, setCursors] = useState<(string | null)[]>([null]);
   const [openId, setOpenId] = useState<string | null>(null);
+  // A request found by its id, which may be on no page shown.
+  const [found, setFound] = useState<RequestLogFieldsFragment | null>(null);
   const [keys] = useQuery({ query: KeysDocument, context: KEYS_CONTEXT });
   const keyNames = new Map((keys.data?.keys ?? []).map((k) => [k.id, k.name]));
   const instants = periodInstants(filter.period);
@@ -54,7 +57,7 @@ export function RequestLogPage() {
   };
   const page = data?.requestLog;
   const rows = page?.data ?? [];
-  const open = rows.find((r) => r.id === openId) ?? null;
+  const open = rows.find((r) => r.id === openId) ?? (found?.id === openId ? found : null);
   const keyLabel = (r: RequestLogFieldsFragment) => (r.keyId ? (r.keyName ?? keyNames.get(r.keyId) ?? r.keyId) : '(no key)');
   return (
     <>
@@ -101,6 +104,12 @@ export function RequestLogPage() {
           </button>
         </form>
         <ErrorList messages={exportProblem ? [exportProblem] : []} />
+        <FindRequest
+          onFound={(record) => {
+            setFound(record);
+            setOpenId(record.id);
+          }}
+        />
         <p className="muted">
           From {filter.period.from} to {filter.period.to}, UTC days. Times below are in your time zone.
         </p>

@@ -16,10 +16,21 @@ export function VideosPage() {
   const [updates, setUpdates] = useState<Map<string, VideoFieldsFragment>>(new Map());
   const [listed, setListed] = useState<Map<string, VideoFieldsFragment[]>>(new Map());
   const [cursors, setCursors] = useState<(string | null)[]>([null]);
+  const [search, setSearch] = useState('');
+  const [status, setStatus] = useState<'' | VideoStatus>('');
   useVideoUpdates((video) => setUpdates((all) => new Map(all).set(video.id, video)));
+  const refilter = () => {
+    setCursors([null]);
+    setListed(new Map());
+  };
 
+  const wanted = search.trim().toLowerCase();
+  const filtered = wanted !== '' || status !== '';
   const listedIds = new Set([...listed.values()].flat().map((v) => v.id));
-  const fresh = [...updates.values()].filter((v) => !listedIds.has(v.id)).sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+  // A job created since the list was read arrives live; it is shown when it fits the filter.
+  const fresh = [...updates.values()]
+    .filter((v) => !listedIds.has(v.id) && (status === '' || v.status === status) && v.prompt.toLowerCase().includes(wanted))
+    .sort((a, b) => b.createdAt.localeCompare(a.createdAt));
   const onPage = (after: string | null, videos: VideoFieldsFragment[]) => setListed((all) => new Map(all).set(after ?? '', videos));
   const nothing = fresh.length === 0 && listed.get('')?.length === 0;
   return (
@@ -27,15 +38,34 @@ export function VideosPage() {
       <h2 id="videos-title">Video jobs</h2>
       <p className="muted">Status and progress change here as the jobs run.</p>
       <LiveStatus />
-      {nothing && <p>No video jobs yet. Create one with an API key: POST /v1/videos.</p>}
+      <form className="inline" role="search" aria-label="Find video jobs" onSubmit={(e) => e.preventDefault()}>
+        <label>
+          Search prompts
+          <input type="search" value={search} onChange={(e) => { setSearch(e.target.value); refilter(); }} />
+        </label>
+        <div className="field">
+          <label htmlFor="videos-status">Status</label>
+          <select id="videos-status" value={status} onChange={(e) => { setStatus(e.target.value as '' | VideoStatus); refilter(); }}>
+            <option value="">any status</option>
+            {VIDEO_STATUSES.map((s) => (
+              <option key={s} value={s}>
+                {s.replace('_', ' ')}
+              </option>
+            ))}
+          </select>
+        </div>
+      </form>
+      {nothing && <p>{filtered ? 'No video job matches.' : 'No video jobs yet. Create one with an API key: POST /v1/videos.'}</p>}
       <ul className="cards" aria-label="Video jobs">
         {fresh.map((video) => (
           <VideoCard key={video.id} video={video} />
         ))}
         {cursors.map((after, i) => (
           <VideosPageOf
-            key={after ?? 'first'}
+            key={`${after ?? 'first'} ${status} ${wanted}`}
             after={after}
+            search={wanted || null}
+            status={status || null}
             updates={updates}
             onLoaded={onPage}
             onMore={i === cursors.length - 1 ? (next) => setCursors((all) => [...all, next]) : null}
@@ -47,13 +77,15 @@ export function VideosPage() {
 }
 
 /** One page of 20 jobs older than `after`; the last page offers the next one. */
-function VideosPageOf({ after, updates, onLoaded, onMore }: {
+function VideosPageOf({ after, search, status, updates, onLoaded, onMore }: {
   after: string | null;
+  search: string | null;
+  status: VideoStatus | null;
   updates: Map<string, VideoFieldsFragment>;
   onLoaded: (after: string | null, videos: VideoFieldsFragment[]) => void;
   onMore: ((after: string) => void) | null;
 }) {
-  const [{ data, error, fetching }] = useQuery({ query: VideosDocument, variables: { after }, requestPolicy: 'network-only' });
+  const [{ data, error, fetching }] = useQuery({ query: VideosDocument, variables: { after, search, status }, requestPolicy: 'network-only' });
   const page = data?.videos;
   // The page above needs to know which jobs are listed, so that a live update of one is not shown twice.
   useEffect(() => {
@@ -81,6 +113,8 @@ function VideosPageOf({ after, updates, onLoaded, onMore }: {
 }
 
 const ORDER = ['queued', 'in_progress', 'completed', 'failed'];
+type VideoStatus = 'queued' | 'in_progress' | 'completed' | 'failed';
+const VIDEO_STATUSES: VideoStatus[] = ['queued', 'in_progress', 'completed', 'failed'];
 
 /** Updates can arrive before or after the list; status only moves forward and progress only rises. */
 function newer(listed: VideoFieldsFragment, update: VideoFieldsFragment | undefined): VideoFieldsFragment {
