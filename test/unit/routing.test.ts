@@ -151,8 +151,14 @@ describe('circuit breaker', () => {
     deliver(new Map([['m/f', now + 5_000]]));
     expect(health.admit('m/f')).toBeNull();
     expect(health.view('m/f').state).toBe('cooled');
+    now += 5_000;
+    deliver(new Map([['m/f', now - 1]]));
+    expect(health.view('m/f').state).toBe('half-open');
     deliver(new Map());
     expect(health.admit('m/f')).toBe('closed');
+    // Listed past its cooldown before this instance knew it: half-open, a probe goes first.
+    deliver(new Map([['m/g', now - 1]]));
+    expect(health.admit('m/g')).toBe('probe');
   });
 });
 

@@ -154,11 +154,17 @@ export class DeploymentHealth {
     return this.shared?.close() ?? Promise.resolve();
   }
 
-  /** Another instance's view: cooled deployments trip here too; one no longer listed recovered there. */
+  /**
+   * Another instance's view: cooled deployments trip here too (past its cooldown, one still listed
+   * is half-open: no probe has succeeded yet); one no longer listed recovered there.
+   */
   private applyShared(cooled: ReadonlyMap<string, number>): void {
     const now = this.now();
     for (const [key, until] of cooled) {
-      if (until <= now) continue;
+      if (until <= now && !this.breakers.has(key)) {
+        this.breakers.set(key, { failures: 0, localUntil: 0, sharedUntil: until, tripped: true, cooldownMs: this.options.cooldownMs, probing: false, lastError: 'cooled by another instance' });
+        continue;
+      }
       let breaker = this.breakers.get(key);
       if (breaker === undefined) {
         breaker = { failures: 0, localUntil: 0, sharedUntil: 0, tripped: true, cooldownMs: this.options.cooldownMs, probing: false, lastError: 'cooled by another instance' };
