@@ -1,3 +1,5 @@
+import { Writable } from 'node:stream';
+import pino from 'pino';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +12,15 @@ import { accountMoney, eventually, expectChargedExactly, expectNothingCharged, r
  * Failover across a model's deployments over real HTTP: two OpenAI fakes (two accounts of one
  * model, east first) and two Anthropic fakes behind a catalog file; money read from PostgreSQL.
  */
+
+/** The access log's lines (one JSON line per request). */
+const logLines: Record<string, unknown>[] = [];
+const logSink = new Writable({
+  write(chunk, _encoding, done) {
+    for (const line of String(chunk).split('\n').filter(Boolean)) logLines.push(JSON.parse(line));
+    done();
+  },
+});
 
 const PRICING = { input: '1.00', output: '2.00' };
 const ROUTED_MODELS = 20;
@@ -67,7 +78,8 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'tollgate-routing-'));
   const file = join(dir, 'catalog.json');
   writeFileSync(file, JSON.stringify(routingCatalog(east, west, claudeA, claudeB)));
-  h = await startTextHarness({
+  h = await startTextHarness(
+    {
     TOLLGATE_CATALOG: file,
     EAST_OPENAI_KEY: 'sk-east',
     OPENAI_WEST_API_KEY: 'sk-west',
@@ -75,7 +87,9 @@ beforeAll(async () => {
     CLAUDE_B_API_KEY: 'sk-ant-b',
     TOLLGATE_ROUTING_COOLDOWN_MS: String(COOLDOWN_MS),
     TOLLGATE_ROUTING_FIRST_BYTE_TIMEOUT_MS: '400',
-  });
+    },
+    { log: pino({ level: 'info' }, logSink) },
+  );
   a = await textAccount(h.t);
 });
 
@@ -115,7 +129,8 @@ describe('failover before the first byte', () => {
     east.script(failure);
     west.script({ text: 'From the west.', usage: { input: 12, output: 4 } });
     const id = requestId();
-    const { data } = await ask(freshModel(), id);
+    const model = freshModel();
+    const { data } = await ask(model, id);
     expect(data.choices[0]!.message.content).toBe('From the west.');
     expect(east.requests).toHaveLength(1);
     expect(west.requests).toHaveLength(1);
@@ -123,6 +138,9 @@ describe('failover before the first byte', () => {
     expect(west.lastRequest!.body.model).toBe('gpt-4o-mini-west');
     await expectChargedExactly(h, a, id, chargeOf(4));
     expect(await servedBy(id)).toBe('openai_west');
+    // The access log names the deployment that served and the attempts it took.
+    await eventually(() => logLines.some((line) => line.request_id === id));
+    expect(logLines.find((line) => line.request_id === id)).toMatchObject({ status: 200, model, deployment: 'openai_west', attempts: 2 });
   });
 
   test('a first deployment that sends nothing in time is abandoned for the second (streamed)', async () => {
