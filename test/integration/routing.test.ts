@@ -332,6 +332,21 @@ describe('health', () => {
     expect(text).toContain(`tollgate_routing_deployment_state{${labels}} 2`);
   });
 
+  test('when every deployment is cooled: 503 with Retry-After, no upstream call, nothing charged', async () => {
+    const model = freshModel();
+    east.script({ status: 503 });
+    west.script({ status: 502 });
+    for (let i = 0; i < 3; i++) await expect(ask(model, requestId())).rejects.toMatchObject({ status: 502 });
+    const [eastCalls, westCalls] = [east.requests.length, west.requests.length];
+    const id = requestId();
+    const refused = await fetch(`${h.t.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${a.secret}`, 'content-type': 'application/json', 'x-request-id': id }, body: JSON.stringify({ model, messages: [{ role: 'user', content: 'Hi' }], max_tokens: 20 }) });
+    expect(refused.status).toBe(503);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('deployments_unavailable');
+    expect([east.requests.length, west.requests.length]).toEqual([eastCalls, westCalls]);
+    await expectNothingCharged(h, a, id);
+  });
+
   test("a 429 cools the deployment for its Retry-After, at once", async () => {
     const model = freshModel();
     east.script({ status: 429, retryAfter: '1' }, { text: 'ok' });
