@@ -24,7 +24,8 @@ import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { SandboxPaymentPort } from '../src/domain/billing/payments';
-import { BillingService, type BillingPrincipal } from '../src/domain/billing/service';
+import { BillingService } from '../src/domain/billing/service';
+import type { BillingPrincipal } from '../src/domain/billing/hold-requests';
 import { systemClock } from '../src/domain/shared/clock';
 import { inProcessEventBus } from '../src/domain/shared/events';
 import { ulidIds } from '../src/domain/shared/ids';
@@ -32,6 +33,7 @@ import { openDatabase } from '../src/infra/database';
 import { cpuMs } from './proc';
 import { benchDatabase } from './provision';
 import { pgHoldStore } from '../src/infra/pg-hold-store';
+import { PgBillingReads } from '../src/infra/pg-billing-reads';
 import pino from 'pino';
 import { BudgetLeases } from '../src/domain/billing/leases';
 import { pgLeaseStore } from '../src/infra/pg-lease-store';
@@ -224,7 +226,7 @@ async function main(): Promise<void> {
   await withScratchDatabase(async (url) => {
     const orm = await openDatabase(url, 20);
     try {
-      const billing = new BillingService(orm, systemClock, ulidIds(), inProcessEventBus(), new SandboxPaymentPort(), pgHoldStore(orm));
+      const billing = new BillingService(orm, systemClock, ulidIds(), inProcessEventBus(), new SandboxPaymentPort(), pgHoldStore(orm), new PgBillingReads(orm));
       await scenario('spread: 200 accounts, one key each, no limit', billing, await provision(orm, 200, null));
       await scenario('hot: one account, one key with a monthly limit', billing, await provision(orm, 1, 100_000_000_000n));
       const [leaseAccount] = await provision(orm, 1, null);

@@ -78,9 +78,9 @@ async function pushbackWaits(url: string): Promise<number> {
   return match ? Number(match[1]) : 0;
 }
 
-function startNodeFloor(upstreamOrigin: string): Promise<{ child: ChildProcess; port: number }> {
+export function startNodeFloor(upstreamOrigin: string, execArgv: string[] = []): Promise<{ child: ChildProcess; port: number }> {
   const undiciDir = dirname(require.resolve('undici/package.json'));
-  const child = fork(join(__dirname, 'node-floor.mjs'), ['0', undiciDir], { execArgv: [], env: { ...process.env, FLOOR_UPSTREAM: upstreamOrigin, FLOOR_API_KEY: 'sk-bench' }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(join(__dirname, 'node-floor.mjs'), ['0', undiciDir], { execArgv, env: { ...process.env, FLOOR_UPSTREAM: upstreamOrigin, FLOOR_API_KEY: 'sk-bench' }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   return new Promise((resolve, reject) => {
     child.once('message', (message: { port: number }) => resolve({ child, port: message.port }));
     child.once('exit', (code) => reject(new Error(`node-floor.mjs exited with ${code}`)));

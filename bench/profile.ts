@@ -14,12 +14,20 @@
  *  - the 30 functions with the most self time.
  * Samples are counts at the profiler's interval: the shares are what matters, not absolute time
  * (the inspector's session costs some CPU of its own).
+ *
+ * The inspector samples the main thread's wall time: on a busy machine a thread descheduled in a
+ * system call (a loopback write wakes its reader) is counted there, so socket writes look larger
+ * than their CPU. PROFILE_PERF=1 uses `perf record -e cpu-clock -g` instead (node flag
+ * `--perf-basic-prof`): CPU-time samples of every thread (GC helpers, the kernel) summed by the
+ * same stages, the kernel's part of each stage apart. PROFILE_TARGET=floor profiles the Node
+ * floor (bench/node-floor.mjs) under the same load that way, for the floor's column.
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import WebSocket from 'ws';
+import { startNodeFloor } from './cpu';
 import { runLoad } from './load';
 import { resetPeakRss } from './proc';
 import { benchDatabase, provisionKey } from './provision';
@@ -55,7 +63,7 @@ interface CpuProfile {
 const STAGES: [RegExp, string][] = [
   [/\/src\/rest\/auth|\/domain\/accounts\/auth|\/domain\/keys\//, 'authentication'],
   [/\/domain\/limits\/|\/infra\/redis-limit/, 'admission'],
-  [/\/protocols\/[^/]+\/decode-|\/protocols\/decode-fields|\/generation\/validate|\/generation\/rules|\/catalog\/|\/billing\/estimate|\/node_modules\/zod\//, 'body decode and canonical rules'],
+  [/\/protocols\/[^/]+\/decode-|\/protocols\/(decode-fields|apply-field-policy|field-policy|cache-breakpoints)|\/generation\/(validate|rules|hints|vendor-only|prompt-size)|\/catalog\/|\/billing\/estimate|\/node_modules\/zod\//, 'body decode and canonical rules'],
   [/\/protocols\/[^/]+\/vendor-request/, 'vendor request encoding'],
   [/\/src\/providers\/|\/node_modules\/undici\//, 'vendor call (undici)'],
   [/\/protocols\/[^/]+\/(stream-decoder|encode-answer|stream-encoder)|\/protocols\/(collect|sse-parse|sse-write)/, 'answer decoding and re-encoding'],
@@ -113,6 +121,40 @@ export function summarize(profile: CpuProfile): string[] {
   for (const [stage, t] of [...stageTime].sort((a, b) => b[1] - a[1])) lines.push(`  ${pct(t)}  ${stage}`);
   lines.push('', 'Top functions by self time:');
   for (const [name, t] of [...selfTime].sort((a, b) => b[1] - a[1]).slice(0, 30)) lines.push(`  ${pct(t)}  ${name}`);
+  return lines;
+}
+
+/** V8's collector and its helper threads, by symbol (perf sees no JS frame there). */
+const GC_SYMBOLS = /Scaveng|MarkCompact|ConcurrentMarking|Sweeper|MinorMC|Marking|Evacuat|GCTracer|Heap::/;
+
+/**
+ * `perf script -F comm,tid,ip,sym,dso` output summed by stage: each sample goes to the innermost
+ * JS frame of Tollgate's code or of a library it calls (as summarize does); a sample whose leaf is
+ * in the kernel counts as that stage's kernel part; samples with none of those frames are the
+ * collector's, the kernel's or the runtime's.
+ */
+export function summarizePerf(text: string): string[] {
+  const stages = new Map<string, number>();
+  let total = 0;
+  for (const block of text.split('\n\n')) {
+    const frames = block.split('\n').slice(1).map((line) => line.trim()).filter(Boolean);
+    if (frames.length === 0) continue;
+    total++;
+    let stage: string | null = null;
+    for (const frame of frames) {
+      if (!frame.includes('JS:')) continue;
+      const url = /(\/\S+\.m?js|node:\S+)/.exec(frame)?.[1] ?? '';
+      stage = stageOf({ functionName: '', url: url.replace(/:\d+:\d+$/, ''), lineNumber: 0 });
+      if (stage === RUNTIME) stage = null;
+      if (stage) break;
+    }
+    const kernelLeaf = frames[0]!.includes('[kernel');
+    if (!stage) stage = GC_SYMBOLS.test(frames.join(' ')) ? 'garbage collector' : kernelLeaf ? 'runtime: kernel (sockets, scheduling)' : RUNTIME;
+    else if (kernelLeaf) stage += ' [kernel]';
+    stages.set(stage, (stages.get(stage) ?? 0) + 1);
+  }
+  const lines = [`${total} CPU-time samples (every thread, kernel included)`, '', 'By stage:'];
+  for (const [stage, n] of [...stages].sort((a, b) => b[1] - a[1])) lines.push(`  ${((n / total) * 100).toFixed(1).padStart(5)} %  ${stage}`);
   return lines;
 }
 
@@ -213,7 +255,42 @@ async function inspect(port: number) {
   };
 }
 
+/** PROFILE_PERF=1 (or PROFILE_TARGET=floor): CPU-time samples with perf rather than the inspector's wall-time ones. */
+const PERF = process.env.PROFILE_PERF === '1' || process.env.PROFILE_TARGET === 'floor';
+
+/** `perf record` of a process for `seconds`; resolves with the perf script text once done. */
+function perfRecord(pid: number, seconds: number, out: string): Promise<string> {
+  const perf = spawn('perf', ['record', '-F', '999', '-e', 'cpu-clock', '-g', '-p', String(pid), '-o', out, '--', 'sleep', String(seconds)], { stdio: 'ignore' });
+  return new Promise((resolve, reject) => {
+    perf.once('error', reject);
+    perf.once('exit', () => resolve(execFileSync('perf', ['script', '-i', out, '-F', 'comm,tid,ip,sym,dso'], { maxBuffer: 1 << 30, stdio: ['ignore', 'pipe', 'ignore'] }).toString()));
+  });
+}
+
+/** PROFILE_TARGET=floor: the Node floor under the same load, profiled with perf (the stage table's floor column). */
+async function profileFloor(upstreamUrl: string): Promise<void> {
+  const floor = await startNodeFloor(new URL(upstreamUrl).origin, ['--perf-basic-prof']);
+  try {
+    const body = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Say something about foxes.' }], ...(BODY === 'stream' ? { stream: true, stream_options: { include_usage: true } } : {}) });
+    const load = (durationMs: number) => runLoad({ url: `http://127.0.0.1:${floor.port}/v1/chat/completions`, headers: { 'content-type': 'application/json', authorization: 'Bearer sk-bench' }, body, connections: CONNECTIONS, durationMs, warmupMs: 0 });
+    await load(3_000);
+    mkdirSync(OUT, { recursive: true });
+    const recorded = perfRecord(floor.child.pid!, SECONDS, join(OUT, `floor-${BODY}-c${CONNECTIONS}-${Date.now()}.perf.data`));
+    const result = await load(SECONDS * 1000);
+    console.log(`node floor, ${BODY} at c=${CONNECTIONS}, ${SECONDS} s: ${result.requestsPerSecond.toFixed(0)} req/s, ${result.errors} errors`);
+    for (const line of summarizePerf(await recorded)) console.log(line);
+  } finally {
+    floor.child.disconnect();
+  }
+}
+
 async function main(): Promise<void> {
+  if (process.env.PROFILE_TARGET === 'floor') {
+    const upstreamChild = spawn(process.execPath, ['-r', join(ROOT, 'test', 'support', 'swc-register.js'), join(__dirname, 'upstream-process.ts')], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const upstream = await new Promise<{ url: string }>((resolve) => upstreamChild.once('message', (m) => resolve(m as { url: string })));
+    await profileFloor(upstream.url).finally(() => upstreamChild.disconnect());
+    return;
+  }
   if (process.env.BENCH_SHARING_BUILD !== '0') buildGateway();
   const database = await benchDatabase(SERVER_URL);
   const upstreamChild = spawn(process.execPath, ['-r', join(ROOT, 'test', 'support', 'swc-register.js'), join(__dirname, 'upstream-process.ts')], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
@@ -223,10 +300,10 @@ async function main(): Promise<void> {
   const plain = process.env.PROFILE_START === 'plain';
   const env = gatewayEnv(options, null);
   // PROFILE_GC_TRACE=1: V8's line per collection (--trace-gc-nvp) during the load, summed.
-  const gcTrace = process.env.PROFILE_GC_TRACE ? ' --trace-gc-nvp' : '';
+  const gcTrace = `${process.env.PROFILE_GC_TRACE ? ' --trace-gc-nvp' : ''}${PERF ? ' --perf-basic-prof' : ''}`;
   const flags = `${process.env.TOLLGATE_NODE_FLAGS ?? '--max-semi-space-size=8 --heap-growing-percent=50 --v8-pool-size=2'} --inspect-port=127.0.0.1:${inspectorPort}${gcTrace}`;
   const gateway = plain
-    ? await startCompiledGateway(env, [process.execPath, `--inspect-port=127.0.0.1:${inspectorPort}`, ...(gcTrace ? [gcTrace.trim()] : []), join(ROOT, 'dist', 'src', 'main.js'), 'start'])
+    ? await startCompiledGateway(env, [process.execPath, `--inspect-port=127.0.0.1:${inspectorPort}`, ...gcTrace.split(' ').filter(Boolean), join(ROOT, 'dist', 'src', 'main.js'), 'start'])
     : await startCompiledGateway({ ...env, TOLLGATE_NODE_FLAGS: flags });
   try {
     const tokens = await Promise.all(Array.from({ length: ACCOUNTS }, () => provisionKey(gateway.url)));
@@ -236,11 +313,11 @@ async function main(): Promise<void> {
     const load = (durationMs: number) => runLoad({ url: `${gateway.url}/v1/chat/completions`, headers: headerSets[0]!, headerSets, body, connections: CONNECTIONS, durationMs, warmupMs: 0 });
     await load(3_000); // warm: compiled code, leases, pools
     const gcLines: string[] = [];
-    if (gcTrace) gateway.child.stdout!.on('data', (chunk: Buffer) => gcLines.push(...String(chunk).split('\n').filter((line) => line.includes('gc='))));
+    if (process.env.PROFILE_GC_TRACE) gateway.child.stdout!.on('data', (chunk: Buffer) => gcLines.push(...String(chunk).split('\n').filter((line) => line.includes('gc='))));
     process.kill(gateway.child.pid!, 'SIGUSR1');
     const session = await inspect(inspectorPort);
     // PROFILE_CPU=0: no V8 CPU profile (its sampler costs CPU of its own: measuring with perf, say).
-    const cpuProfile = process.env.PROFILE_CPU !== '0';
+    const cpuProfile = process.env.PROFILE_CPU !== '0' && !PERF;
     if (cpuProfile) {
       await session.post('Profiler.enable');
       await session.post('Profiler.setSamplingInterval', { interval: 200 });
@@ -265,6 +342,7 @@ async function main(): Promise<void> {
       resetPeakRss(gateway.child.pid!);
       setTimeout(() => void memoryReport(session, gateway.child.pid!).then((lines) => (memory = lines)), SECONDS * 1000 - 1_500);
     }
+    const perfText = PERF ? (mkdirSync(OUT, { recursive: true }), perfRecord(gateway.child.pid!, SECONDS, join(OUT, `${BODY}-c${CONNECTIONS}-${Date.now()}.perf.data`))) : null;
     const result = await load(SECONDS * 1000);
     const profile = cpuProfile ? (await session.post('Profiler.stop')).profile : null;
     mkdirSync(OUT, { recursive: true });
@@ -275,7 +353,8 @@ async function main(): Promise<void> {
     session.close();
     console.log(`${BODY} at c=${CONNECTIONS}, ${SECONDS} s: ${result.requestsPerSecond.toFixed(0)} req/s, ${result.errors} errors; profile in ${join(OUT, `${stamp}.cpuprofile`)}`);
     if (profile) for (const line of summarize(profile as CpuProfile)) console.log(line);
-    if (gcTrace) for (const line of ['', ...summarizeGc(gcLines, result.totalRequests)]) console.log(line);
+    if (perfText) for (const line of summarizePerf(await perfText)) console.log(line);
+    if (process.env.PROFILE_GC_TRACE) for (const line of ['', ...summarizeGc(gcLines, result.totalRequests)]) console.log(line);
     if (heap) for (const line of ['', ...summarizeHeap(heap.head as HeapNode, result.totalRequests)]) console.log(line);
     for (const line of memory) console.log(line);
     if (retained) for (const line of ['', `Retained with ${CONNECTIONS} requests in flight (per request in flight, caches included):`, ...summarizeHeap(retained, CONNECTIONS)]) console.log(line);

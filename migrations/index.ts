@@ -9,7 +9,8 @@ import { Migration20261128000000AppendOnlyAccountRefs } from './Migration2026112
 import { Migration20261129120000Videos } from './Migration20261129120000Videos';
 import { Migration20261201000000ChargesWithinHolds } from './Migration20261201000000ChargesWithinHolds';
 import { Migration20261204000000VideoDeletion } from './Migration20261204000000VideoDeletion';
-import { Migration20261210000000UsageDeployment } from './Migration20261210000000UsageDeployment';
+import { Migration20261211000000RequestLog } from './Migration20261211000000RequestLog';
+import { Migration20261211500000UsageDeployment } from './Migration20261211500000UsageDeployment';
 
 /** Applied in this order on start; add each new migration here. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -23,5 +24,6 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261129120000Videos', class: Migration20261129120000Videos },
   { name: 'Migration20261201000000ChargesWithinHolds', class: Migration20261201000000ChargesWithinHolds },
   { name: 'Migration20261204000000VideoDeletion', class: Migration20261204000000VideoDeletion },
-  { name: 'Migration20261210000000UsageDeployment', class: Migration20261210000000UsageDeployment },
+  { name: 'Migration20261211000000RequestLog', class: Migration20261211000000RequestLog },
+  { name: 'Migration20261211500000UsageDeployment', class: Migration20261211500000UsageDeployment },
 ];

@@ -15,5 +15,6 @@ export const MIGRATION_NAMES: readonly string[] = [
   'Migration20261129120000Videos',
   'Migration20261201000000ChargesWithinHolds',
   'Migration20261204000000VideoDeletion',
-  'Migration20261210000000UsageDeployment',
+  'Migration20261211000000RequestLog',
+  'Migration20261211500000UsageDeployment',
 ];

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { loadCatalog, type Catalog } from './domain/catalog';
+import { loadCatalog } from './domain/catalog/catalog';
+import type { Catalog } from './domain/catalog/types';
 import { SANDBOX_VENDOR, type VendorProtocol } from './domain/catalog/types';
 import { vendorEnvName, type VendorEndpoint } from './domain/catalog/vendors';
 import { DEFAULT_SETTLEMENT_BACKLOG } from './domain/billing/leases';
@@ -55,6 +56,8 @@ export interface Config {
   leaseTtlMs: number;
   /** How often every instance releases expired holds and leases (ms). */
   sweepIntervalMs: number;
+  /** Whole UTC months of request log kept besides the current one; 0 keeps every month (docs/dashboard.md, Storage). */
+  requestLogRetentionMonths: number;
   /** Whether GraphQL answers introspection queries (schema discovery, code generation). */
   graphqlIntrospection: boolean;
   /** Full URL of the OTLP/HTTP traces endpoint; null: no tracing (and no OpenTelemetry loaded). */
@@ -244,6 +247,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     settlementBacklog: integer(env, 'TOLLGATE_SETTLEMENT_BACKLOG', DEFAULT_SETTLEMENT_BACKLOG, 1, 1_000_000),
     leaseTtlMs: integer(env, 'TOLLGATE_LEASE_TTL_MS', 60_000, 3_000, 3_600_000),
     sweepIntervalMs: integer(env, 'TOLLGATE_SWEEP_INTERVAL_MS', 30_000, 100, 3_600_000),
+    requestLogRetentionMonths: integer(env, 'TOLLGATE_REQUEST_LOG_RETENTION_MONTHS', 13, 0, 1200),
     graphqlIntrospection: boolean(env, 'TOLLGATE_GRAPHQL_INTROSPECTION', true),
     catalog,
     vendors: vendorSettings(env, catalog),

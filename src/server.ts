@@ -10,12 +10,17 @@ import { InMemorySignInStore } from './domain/accounts/sign-in-store';
 import { openRedisSignInStore } from './infra/redis-sign-in-store';
 import { AccountService } from './domain/accounts/service';
 import { KeyService } from './domain/keys/service';
-import { BillingService, type Overage } from './domain/billing/service';
+import { BillingService } from './domain/billing/service';
+import type { Overage } from './domain/billing/hold-requests';
 import { SandboxPaymentPort, type PaymentPort } from './domain/billing/payments';
 import { HoldSweeper } from './domain/billing/sweeper';
+import { RequestLogUpkeep } from './domain/usage/upkeep';
+import { UsageService } from './domain/usage/service';
+import { pgRequestLogPartitions } from './infra/pg-request-log-partitions';
 import { BudgetLeases } from './domain/billing/leases';
 import { pgLeaseStore } from './infra/pg-lease-store';
 import { pgSqlRunner } from './infra/sql-runner';
+import { PgVideoStore } from './infra/pg-video-store';
 import { systemClock, type Clock } from './domain/shared/clock';
 import { inProcessEventBus, type EventBus } from './domain/shared/events';
 import { createRedisEventBus, type ClosableEventBus } from './infra/redis-event-bus';
@@ -37,7 +42,7 @@ import { splitHealthKey } from './domain/routing/failover';
 import { listDeployments } from './domain/routing/listing';
 import { openRedisSharedHealth } from './infra/redis-deployment-health';
 import { TokenCounter } from './domain/generation/count-tokens';
-import type { Catalog } from './domain/catalog';
+import type { Catalog } from './domain/catalog/types';
 import type { VendorEndpoint } from './domain/catalog/vendors';
 import type { AdmissionService } from './domain/limits/admission';
 import { createAdmissionService } from './domain/limits/create-admission';
@@ -51,6 +56,7 @@ import { VideoJobSlots } from './domain/videos/slots';
 import { openVideoStorage } from './infra/video-storage';
 import { PgBossVideoQueue } from './infra/video-queue';
 import { createVideoProviderRegistry } from './providers/videos/registry';
+import { usageRouter } from './rest/usage';
 import { videosRouter } from './rest/videos';
 import { imagesRouter } from './rest/images';
 import { DEFAULT_MULTIPART_LIMITS } from './rest/multipart';
@@ -67,6 +73,7 @@ import { routePatterns } from './rest/route-patterns';
 import type { RequestObservers } from './rest/http';
 import type { Express } from 'express';
 import { pgHoldStore } from './infra/pg-hold-store';
+import { PgBillingReads } from './infra/pg-billing-reads';
 import { createLogger, withErrorSerializer } from './infra/logger';
 
 /** The version reported in traces (`service.version`). */
@@ -110,6 +117,7 @@ export interface Services {
   videos: VideoService;
   videoRunner: VideoJobRunner;
   videoSweeper: VideoSweeper;
+  usage: UsageService;
 }
 
 export interface Tollgate {
@@ -159,7 +167,8 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
       'vendor usage cost more than the hold: charged the hold, the excess recorded as overage',
     );
   };
-  const billing = new BillingService(orm, clock, ids, bus, options.payments ?? new SandboxPaymentPort(), pgHoldStore(orm), onOverage);
+  const billingReads = new PgBillingReads(orm);
+  const billing = new BillingService(orm, clock, ids, bus, options.payments ?? new SandboxPaymentPort(), pgHoldStore(orm), billingReads, onOverage);
   await accounts.syncPlans();
   // Releases holds whose request died with its process (crash safety); safe on every instance.
   const sweeper = new HoldSweeper(billing, {
@@ -168,6 +177,13 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
     onSwept: (released) => log.info({ released }, 'released expired holds'),
   });
   sweeper.start();
+  // The request log's monthly partitions: made ahead of their rows, dropped past retention.
+  const requestLogUpkeep = new RequestLogUpkeep(pgRequestLogPartitions(orm), clock, {
+    retentionMonths: config.requestLogRetentionMonths,
+    onChange: (change) => log.info({ partition: change.partition }, `request log partition ${change.action}`),
+    onError: (err) => log.error({ err }, 'request log upkeep failed'),
+  });
+  await requestLogUpkeep.start();
   // Deployments' health: shared by every instance through Redis when there is one (and a model to route), else per instance.
   const { routing } = config;
   const sharedHealth = config.redisUrl && catalog.text.some((model) => model.routed) ? await openRedisSharedHealth(config.redisUrl, config.redisKeyPrefix, log) : null;
@@ -210,17 +226,19 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   const videoQueue = new PgBossVideoQueue({ databaseUrl: options.databaseUrl, schema: config.videos.queueSchema, pollingIntervalSeconds: 5, workers: config.videos.workers, onError: (err) => log.error({ err }, 'video queue error') });
   const videoSlots = new VideoJobSlots(admission);
   const videoProviders = createVideoProviderRegistry(vendors, { sandbox: { renderMs: config.videos.sandboxRenderMs, slowMs: config.videos.sandboxSlowMs }, http: { timeouts: config.vendorTimeouts } });
-  const videoDeps = { orm, clock, ids, bus, billing, catalog, configuredVendors, storage: videoStorage, queue: videoQueue, slots: videoSlots };
+  const videoStore = new PgVideoStore(orm);
+  const videoDeps = { store: videoStore, clock, ids, bus, billing, catalog, configuredVendors, storage: videoStorage, queue: videoQueue, slots: videoSlots };
   const videos = new VideoService({ ...videoDeps, deadlineMs: config.videos.deadlineMs });
   const videoRunner = new VideoJobRunner({ ...videoDeps, providers: videoProviders, log, metrics: metrics ?? undefined, pollInitialMs: config.videos.pollInitialMs, pollMaxMs: config.videos.pollMaxMs });
-  const videoSweeper = new VideoSweeper({ orm, clock, storage: videoStorage, runner: videoRunner }, { intervalMs: config.videos.sweepIntervalMs, onError: (err) => log.error({ err }, 'video sweep failed') });
+  const videoSweeper = new VideoSweeper({ store: videoStore, clock, storage: videoStorage, runner: videoRunner }, { intervalMs: config.videos.sweepIntervalMs, onError: (err) => log.error({ err }, 'video sweep failed') });
   await videoQueue.start((step) => videoRunner.runStep(step));
   videoSweeper.start();
   // Images: their own vendor client, whose timeouts allow the minutes an image can take.
   const imageTimeouts = { connectMs: config.vendorTimeouts.connectMs, headersMs: config.imageVendorTimeoutMs, bodyIdleMs: config.imageVendorTimeoutMs };
   const imageProviders = createImageProviders(vendors, { http: { timeouts: imageTimeouts } });
-  const images = new ImageService({ providers: imageProviders, billing, clock, metrics: metrics ?? undefined });
-  const services: Services = { orm, clock, ids, bus, auth, accounts, keys, billing, catalog, vendors, admission, videos, videoRunner, videoSweeper };
+  const images = new ImageService({ providers: imageProviders, catalog, configuredVendors, billing, clock, metrics: metrics ?? undefined });
+  const usage = new UsageService(orm, clock, billingReads);
+  const services: Services = { orm, clock, ids, bus, auth, accounts, keys, billing, catalog, vendors, admission, videos, videoRunner, videoSweeper, usage };
 
   let inFlight = 0;
   const track = (res: ServerResponse) => {
@@ -231,7 +249,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   // so the balancer, not Tollgate, closes them: otherwise a request sent on a connection that
   // Tollgate closes at that moment fails with "other side closed".
   const httpServer = createServer({ keepAliveTimeout: 65_000 });
-  const graphql = await mountGraphql(httpServer, { auth, accounts, keys, billing, bus, videos, deployments: () => listDeployments(catalog, configuredVendors, health) }, log, { introspection: config.graphqlIntrospection, feeds });
+  const graphql = await mountGraphql(httpServer, { auth, accounts, keys, billing, bus, videos, usage, deployments: () => listDeployments(catalog, configuredVendors, health) }, log, { introspection: config.graphqlIntrospection, feeds });
   // Express routes read JSON bodies after authenticating (rest/http.ts readJsonBody).
   const jsonBodies = jsonBody(config.maxJsonBodyBytes);
   const app = createRestApp({
@@ -247,8 +265,9 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
       sessionsRouter(auth, jsonBodies),
       keysRouter(auth, keys, jsonBodies),
       modelsRouter(auth, catalog, configuredVendors, admitApiKeyRequests(admission)),
-      imagesRouter({ auth, admission, catalog, configuredVendors, images, clock, uploadLimits: { ...DEFAULT_MULTIPART_LIMITS, ...config.uploads }, jsonBody: jsonBodies }),
+      imagesRouter({ auth, admission, images, clock, uploadLimits: { ...DEFAULT_MULTIPART_LIMITS, ...config.uploads }, jsonBody: jsonBodies }),
       videosRouter({ auth, admission, videos, storage: videoStorage, uploads: { ...config.uploads, maxFields: 16, maxFieldBytes: 64 * 1024 }, maxJsonBodyBytes: config.maxJsonBodyBytes }),
+      usageRouter({ auth, usage, billing, accounts, keys, admitRequest: admitApiKeyRequests(admission) }),
       openApiRouter(),
     ],
     root: [metricsRouter(auth, metrics)],
@@ -259,6 +278,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   const cors = corsStep(config.cors, observers);
   httpServer.on('request', (req, res) => {
     if (cors(req, res)) return;
+    // Express answers its own failures (the error middleware); nothing is left to await here.
     if (!text(req, res)) void app(req, res);
   });
 
@@ -289,6 +309,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
       await billingSql.close();
       await batchSql.close();
       await sweeper.stop();
+      await requestLogUpkeep.stop();
       await providers.close();
       await health.close();
       await imageProviders.close();

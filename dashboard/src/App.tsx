@@ -1,15 +1,17 @@
 import { useCallback, useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
 import { Provider, useMutation } from 'urql';
-import { createGraphqlClient, retryAfterSeconds } from './client';
+import { createGraphqlClient, retryAfterSeconds, SESSION_KEY } from './client';
 import { SignInDocument, SignOutDocument } from './generated/graphql';
 import { AccountPage } from './pages/AccountPage';
+import { LiveActivity } from './live';
 import { KeysPage } from './pages/KeysPage';
+import { LedgerPage } from './pages/LedgerPage';
+import { RequestLogPage } from './pages/RequestLogPage';
 import { SpendPage } from './pages/SpendPage';
 import { VideosPage } from './pages/VideosPage';
 import { ErrorList } from './parts/ErrorList';
 import { navigate, PAGES, usePath } from './router';
 
-const SESSION_KEY = 'tollgate.session';
 
 /** The session token lives in this tab only (sessionStorage): closing the tab forgets it. */
 export function App() {
@@ -142,6 +144,7 @@ function Shell({ onSignedOut }: { onSignedOut: () => void }) {
           Sign out
         </button>
       </header>
+      <LiveActivity>
       <main id="main">
         <ErrorList error={signOutResult.error} />
         <h1 ref={heading} tabIndex={-1}>
@@ -150,9 +153,12 @@ function Shell({ onSignedOut }: { onSignedOut: () => void }) {
         {path === '/dashboard' && <AccountPage />}
         {path === '/dashboard/keys' && <KeysPage />}
         {path === '/dashboard/spend' && <SpendPage />}
+        {path === '/dashboard/requests' && <RequestLogPage />}
+        {path === '/dashboard/ledger' && <LedgerPage />}
         {path === '/dashboard/videos' && <VideosPage />}
         {!page && <p>There is no such page. Choose one above.</p>}
       </main>
+      </LiveActivity>
     </>
   );
 }

@@ -5,6 +5,10 @@ import { createClient as createWsClient, type Client as WsClient } from 'graphql
  * One GraphQL client per session: queries and mutations over HTTP POST to /graphql, and
  * subscriptions over graphql-ws on the same path, both carrying the session token.
  */
+
+/** Where the tab keeps its session token (sessionStorage: closing the tab forgets it). */
+export const SESSION_KEY = 'tollgate.session';
+
 export type LiveStatus = 'idle' | 'connecting' | 'connected' | 'closed';
 
 /** The state of the graphql-ws connection, shown next to live lists (it opens with the first subscription). */

@@ -5,6 +5,8 @@ export const PAGES = [
   { path: '/dashboard', title: 'Account' },
   { path: '/dashboard/keys', title: 'Keys' },
   { path: '/dashboard/spend', title: 'Spend' },
+  { path: '/dashboard/requests', title: 'Request log' },
+  { path: '/dashboard/ledger', title: 'Ledger' },
   { path: '/dashboard/videos', title: 'Videos' },
 ] as const;
 

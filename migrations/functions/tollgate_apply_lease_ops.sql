@@ -30,7 +30,7 @@ begin
         o.cache_write_5m, o.cache_write_1h, o.output, o.reasoning, 0, 0,
         o.charge, o.cost - o.charge, o.usage_status, o.latency, o.now, o.deployment
         from ops o join leases l on l.id = o.lease_id
-      on conflict (hold_id) do nothing
+      on conflict (hold_id, created_at) do nothing
       returning hold_id
     ),
     running as (

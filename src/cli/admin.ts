@@ -3,6 +3,7 @@ import { parseKeyKind, parseKeyName, parseSpendLimit } from '../domain/keys/rule
 import { parseMicroString, parseUsdDecimal } from '../domain/shared/money';
 import { randomToken } from '../domain/shared/secrets';
 import { optionalString, parseOptions, requireString, UsageError, type OptionSpec, type ParsedOptions } from './args';
+import { KEY_USAGE_COMMANDS, KEY_USAGE_HELP, KEY_USAGE_OPTIONS } from './admin-keys';
 import { openOperatorServices, type OperatorServices } from './database';
 import { listDeploymentsCommand } from './deployments';
 import { accountOutput, accountsOutput, createdKeyOutput, plansOutput, render, tiersOutput, userOutput, type Printable } from './output';
@@ -24,6 +25,7 @@ export const ADMIN_USAGE = `Usage: tollgate admin <command> [options] [--json]
   list-deployments  every deployment of the routed models, with its health
                  (shared through REDIS_URL; docs/routing.md)
 
+${KEY_USAGE_HELP}
 --json prints JSON for scripts (money as strings of micro-dollars) instead of a table.
 `;
 
@@ -60,7 +62,7 @@ function parseExpiry(command: string, raw: string | undefined): Date | null {
 const COMMANDS: Record<string, (values: ParsedOptions) => AdminRun> = {
   'create-account': (v) => {
     const name = requireString('create-account', v, 'name');
-    return async (s) => accountOutput(await s.accounts.createAccount(name, '--name'));
+    return async (s) => accountOutput(await s.accounts.createAccount(name));
   },
   'create-user': (v) => {
     const accountId = requireString('create-user', v, 'account');
@@ -69,45 +71,46 @@ const COMMANDS: Record<string, (values: ParsedOptions) => AdminRun> = {
     const plan = optionalString(v, 'plan') ?? null;
     return async (s) => {
       const password = given ?? randomToken(16);
-      const user = await s.accounts.createUser({ accountId, email, password, plan }, { email: '--email', password: '--password', plan: '--plan' });
+      const user = await s.accounts.createUser({ accountId, email, password, plan });
       return userOutput(user, given === undefined ? password : null);
     };
   },
   'add-funds': (v) => {
     const accountId = requireString('add-funds', v, 'account');
     const amount = parseAmount('add-funds', v);
-    return async (s) => accountOutput(await s.accounts.addFunds(accountId, amount, v['amount-usd'] ? '--amount-usd' : '--amount-micro'));
+    return async (s) => accountOutput(await s.accounts.addFunds(accountId, amount));
   },
   'set-tier': (v) => {
     const accountId = requireString('set-tier', v, 'account');
     const tier = parseTier('set-tier', requireString('set-tier', v, 'tier'));
-    return async (s) => accountOutput(await s.accounts.setAccountTier(accountId, tier, '--tier'));
+    return async (s) => accountOutput(await s.accounts.setAccountTier(accountId, tier));
   },
   'unpin-tier': (v) => {
     const accountId = requireString('unpin-tier', v, 'account');
-    return async (s) => accountOutput(await s.accounts.setAccountTier(accountId, null, '--tier'));
+    return async (s) => accountOutput(await s.accounts.setAccountTier(accountId, null));
   },
   'create-key': (v) => {
     const accountOption = optionalString(v, 'account');
     const userId = optionalString(v, 'user') ?? null;
     if (accountOption === undefined && userId === null) throw new UsageError('create-key: give --account or --user');
     const input = {
-      name: parseKeyName(requireString('create-key', v, 'name'), '--name'),
-      kind: parseKeyKind(optionalString(v, 'kind') ?? 'prepaid', '--kind'),
-      monthlySpendLimitMicro: v['monthly-limit-micro'] === undefined ? null : parseSpendLimit(v['monthly-limit-micro'], '--monthly-limit-micro'),
+      name: parseKeyName(requireString('create-key', v, 'name')),
+      kind: parseKeyKind(optionalString(v, 'kind') ?? 'prepaid'),
+      monthlySpendLimitMicro: v['monthly-limit-micro'] === undefined ? null : parseSpendLimit(v['monthly-limit-micro']),
       expiresAt: parseExpiry('create-key', optionalString(v, 'expires-at')),
     };
     return async (s) => {
       // A user's key belongs to the user's account; --account, when also given, must agree.
       const accountId = userId === null ? accountOption! : (await s.accounts.getUser(userId)).accountId;
       if (accountOption !== undefined && accountOption !== accountId) throw new UsageError(`create-key: user '${userId}' is not in account '${accountOption}'`);
-      const { key, secret } = await s.keys.createKeyAsOperator({ accountId, userId }, input, { kind: '--kind', limit: '--monthly-limit-micro', expiresAt: '--expires-at' });
+      const { key, secret } = await s.keys.createKeyAsOperator({ accountId, userId }, input);
       return createdKeyOutput(key, secret);
     };
   },
   'list-accounts': () => async (s) => accountsOutput(await s.accounts.listAccounts()),
   'list-plans': () => async (s) => plansOutput(await s.accounts.listPlans()),
   'list-tiers': () => async (s) => tiersOutput(s.accounts.listTiers()),
+  ...KEY_USAGE_COMMANDS,
 };
 
 const OPTIONS: Record<string, OptionSpec> = {
@@ -121,6 +124,7 @@ const OPTIONS: Record<string, OptionSpec> = {
   'list-plans': {},
   'list-tiers': {},
   'list-deployments': {},
+  ...KEY_USAGE_OPTIONS,
 };
 
 /** `tollgate admin <command> …`: validates, opens the database, runs one domain operation, prints. */

@@ -3,10 +3,14 @@ import type { Config } from '../config';
 import { AccountService } from '../domain/accounts/service';
 import { KeyService } from '../domain/keys/service';
 import { systemClock } from '../domain/shared/clock';
+import pino from 'pino';
 import { inProcessEventBus } from '../domain/shared/events';
+import { UsageService } from '../domain/usage/service';
+import { createRedisEventBus, type ClosableEventBus } from '../infra/redis-event-bus';
 import { ulidIds } from '../domain/shared/ids';
 import { connectDatabase } from '../infra/database';
 import { attachEmbeddedPostgres } from '../infra/embedded-postgres';
+import { PgBillingReads } from '../infra/pg-billing-reads';
 
 export interface CommandDatabase {
   orm: MikroORM;
@@ -38,25 +42,34 @@ export async function connectCommandDatabase(config: Config): Promise<CommandDat
 export interface OperatorServices {
   accounts: AccountService;
   keys: KeyService;
+  usage: UsageService;
   close(): Promise<void>;
 }
 
 /**
  * The same domain services the planes use, on a migrated database with the configured plans
- * written. Events go to an in-process bus: a running gateway picks up tier and balance changes
- * when its short tier cache expires (seconds), and new keys need no notice.
+ * written. With REDIS_URL, events go through the gateways' Redis event bus, so a key revoked or
+ * limited here is dropped from their key caches at once; without it (one gateway, no Redis) a
+ * running gateway picks the change up when its key cache entry expires (a minute), and tier and
+ * balance changes when its tier cache does (seconds).
  */
 export async function openOperatorServices(config: Config): Promise<OperatorServices> {
   const db = await connectCommandDatabase(config);
+  const bus: ClosableEventBus = config.redisUrl
+    ? createRedisEventBus(config.redisUrl, config.redisKeyPrefix, pino({ level: 'silent' }), { queueUntilConnected: true })
+    : { ...inProcessEventBus(), close: async () => undefined };
+  const close = async () => {
+    await bus.close();
+    await db.close();
+  };
   try {
     await db.orm.getMigrator().up();
-    const bus = inProcessEventBus();
     const ids = ulidIds();
     const accounts = new AccountService(db.orm, systemClock, ids, bus, config.limits);
     await accounts.syncPlans();
-    return { accounts, keys: new KeyService(db.orm, systemClock, ids, bus), close: () => db.close() };
+    return { accounts, keys: new KeyService(db.orm, systemClock, ids, bus), usage: new UsageService(db.orm, systemClock, new PgBillingReads(db.orm)), close };
   } catch (error) {
-    await db.close();
+    await close();
     throw error;
   }
 }

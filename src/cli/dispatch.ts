@@ -1,5 +1,6 @@
 import { ConfigError, loadConfig } from '../config';
-import { ApiError } from '../domain/shared/errors';
+import { ApiError, detailsForPlane } from '../domain/shared/errors';
+import { CLI_FIELD_NAMES } from './field-names';
 import { DatabaseUnreachableError } from '../infra/database';
 import { ADMIN_USAGE, runAdmin } from './admin';
 import { UsageError } from './args';
@@ -26,8 +27,15 @@ Configuration comes from the environment (DATABASE_URL, TOLLGATE_LIMITS_FILE, ..
 export function describeFailure(error: unknown): string {
   if (error instanceof ConfigError) return `Configuration error: ${error.message}`;
   if (error instanceof DatabaseUnreachableError) return `${error.message} (check DATABASE_URL)`;
-  if (error instanceof ApiError || error instanceof UsageError) return error.message;
+  if (error instanceof ApiError) return cliMessage(error);
+  if (error instanceof UsageError) return error.message;
   return error instanceof Error ? error.message : String(error);
+}
+
+/** A domain refusal prefixed with the option it is about (`--monthly-limit-micro: Monthly limit must be…`). */
+function cliMessage(error: ApiError): string {
+  const field = detailsForPlane(error, CLI_FIELD_NAMES).field;
+  return typeof field === 'string' && field.startsWith('--') ? `${field}: ${error.message}` : error.message;
 }
 
 /**

@@ -8,7 +8,8 @@ import { formatScaled } from '../domain/shared/money';
  * What admin commands print: a record for `--json` (snake_case, money as decimal strings of
  * micro-dollars, like the REST plane) and a table for people (money in dollars).
  */
-export type JsonRecord = Record<string, string | number | boolean | null | string[]>;
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+export type JsonRecord = { [key: string]: JsonValue };
 
 export interface Printable {
   json: JsonRecord | JsonRecord[];

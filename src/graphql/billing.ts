@@ -1,14 +1,18 @@
 import { Arg, Ctx, Field, ID, InputType, Int, Mutation, ObjectType, Query, Resolver } from 'type-graphql';
 import type { AutoTopUpSettings } from '../domain/billing/auto-top-up';
 import type { BillingService } from '../domain/billing/service';
-import type { HoldView, KeyMonthSpendView, UsageRecordView } from '../domain/billing/queries';
+import type { HoldView, KeyMonthSpendView } from '../domain/billing/queries';
+import { LEDGER_KINDS, type LedgerEntryView } from '../domain/billing/ledger';
+import type { LedgerKind } from '../domain/billing/entities';
+import { mapPage, pageOf, type PageShape } from './page';
+import { pageSize } from '../domain/shared/pages';
 import { parseMonthKey } from '../domain/billing/queries';
 import { badRequest } from '../domain/shared/errors';
-import { parseMicroString } from '../domain/shared/money';
-import { parseIsoTimestamp, requireSession, type GraphqlContext } from './context';
+import { requireMicroString } from '../domain/shared/money';
+import { requireSession, type GraphqlContext } from './context';
 
 /**
- * Billing for the signed-in session: holds in flight, key month spend, usage records and the
+ * Billing for the signed-in session: holds in flight, key month spend, the ledger and the
  * automatic top-up setting. Money is a string of micro-dollars; time ISO-8601.
  */
 export interface BillingGraphqlContext extends GraphqlContext {
@@ -41,34 +45,19 @@ export class KeyMonthSpendType {
   @Field({ description: 'First instant of the next UTC month' }) resetsAt!: string;
 }
 
-@ObjectType('UsageRecord')
-export class UsageRecordType {
+@ObjectType('LedgerEntry', { description: 'A change of the balance' })
+export class LedgerEntryType {
   @Field(() => ID) id!: string;
+  @Field({ description: 'top_up, auto_top_up, charge or adjustment' }) kind!: string;
+  @Field({ description: 'Signed micro-dollars: top-ups positive, charges negative' }) amountMicro!: string;
   @Field(() => ID, { nullable: true }) keyId!: string | null;
-  @Field(() => String, { nullable: true }) requestId!: string | null;
-  @Field() model!: string;
-  @Field(() => Int, { description: 'The whole prompt: cache reads and writes included' }) inputTokens!: number;
-  @Field(() => Int, { description: 'Read from the vendor\'s prompt cache' }) cachedInputTokens!: number;
-  @Field(() => Int, { description: 'Written to the vendor\'s prompt cache, entries that live 5 minutes' }) cacheWrite5mInputTokens!: number;
-  @Field(() => Int, { description: 'Written to the vendor\'s prompt cache, entries that live 1 hour' }) cacheWrite1hInputTokens!: number;
-  @Field(() => Int, { description: 'Reasoning included' }) outputTokens!: number;
-  @Field(() => Int) reasoningTokens!: number;
-  @Field(() => Int) images!: number;
-  @Field(() => Int) videoSeconds!: number;
-  @Field({ description: 'Charged, micro-dollars: the usage\'s cost, at most the request\'s hold' }) costMicro!: string;
-  @Field({ description: 'What the vendor-reported usage cost beyond the hold, micro-dollars: charged to no one' }) overageMicro!: string;
-  @Field({ description: 'ok, partial or failed' }) status!: string;
-  @Field(() => Int) latencyMs!: number;
+  @Field(() => String, { nullable: true, description: 'For a charge, the model charged' }) note!: string | null;
   @Field() createdAt!: string;
 }
 
-@ObjectType('UsageRecordPage')
-export class UsageRecordPageType {
-  @Field(() => [UsageRecordType]) data!: UsageRecordType[];
-  @Field(() => String, { nullable: true }) firstId!: string | null;
-  @Field(() => String, { nullable: true }) lastId!: string | null;
-  @Field() hasMore!: boolean;
-}
+const LedgerEntryPageType = pageOf(LedgerEntryType, 'LedgerEntryPage');
+
+const toLedgerEntryType = (e: LedgerEntryView): LedgerEntryType => ({ ...e, amountMicro: e.amountMicro.toString(), createdAt: e.createdAt.toISOString() });
 
 @ObjectType('AutoTopUp')
 export class AutoTopUpType {
@@ -109,46 +98,20 @@ const toKeyMonthSpendType = (s: KeyMonthSpendView): KeyMonthSpendType => ({
   resetsAt: s.resetsAt.toISOString(),
 });
 
-const toUsageRecordType = (u: UsageRecordView): UsageRecordType => ({
-  id: u.id,
-  keyId: u.keyId,
-  requestId: u.requestId,
-  model: u.model,
-  inputTokens: u.inputTokens,
-  cachedInputTokens: u.cachedInputTokens,
-  cacheWrite5mInputTokens: u.cacheWrite5mInputTokens,
-  cacheWrite1hInputTokens: u.cacheWrite1hInputTokens,
-  outputTokens: u.outputTokens,
-  reasoningTokens: u.reasoningTokens,
-  images: u.images,
-  videoSeconds: u.videoSeconds,
-  costMicro: u.costMicro.toString(),
-  overageMicro: u.overageMicro.toString(),
-  status: u.status,
-  latencyMs: u.latencyMs,
-  createdAt: u.createdAt.toISOString(),
-});
-
 const toAutoTopUpType = (s: AutoTopUpSettings): AutoTopUpType => ({
   enabled: s.thresholdMicro !== null && s.amountMicro !== null,
   thresholdMicro: s.thresholdMicro?.toString() ?? null,
   amountMicro: s.amountMicro?.toString() ?? null,
 });
 
-function parseMicro(value: string, field: string): bigint {
-  const micro = parseMicroString(value);
-  if (micro === undefined) throw badRequest(`${field} must be a decimal string of micro-dollars`);
-  return micro;
-}
-
 /** Both set: on; both null (or no input): off; one of them alone is refused. */
 function parseAutoTopUpInput(input: AutoTopUpInput | null): { thresholdMicro: bigint; amountMicro: bigint } | null {
   const threshold = input?.thresholdMicro ?? null;
   const amount = input?.amountMicro ?? null;
   if (threshold === null && amount === null) return null;
-  if (threshold === null) throw badRequest('input.thresholdMicro is required when input.amountMicro is set (both null turns automatic top-up off)');
-  if (amount === null) throw badRequest('input.amountMicro is required when input.thresholdMicro is set (both null turns automatic top-up off)');
-  return { thresholdMicro: parseMicro(threshold, 'input.thresholdMicro'), amountMicro: parseMicro(amount, 'input.amountMicro') };
+  if (threshold === null) throw badRequest('Top-up threshold is required with a top-up amount (neither turns automatic top-up off)', { field: 'autoTopUp.threshold' });
+  if (amount === null) throw badRequest('Top-up amount is required with a top-up threshold (neither turns automatic top-up off)', { field: 'autoTopUp.amount' });
+  return { thresholdMicro: requireMicroString(threshold, 'Top-up threshold', 'autoTopUp.threshold'), amountMicro: requireMicroString(amount, 'Top-up amount', 'autoTopUp.amount') };
 }
 
 @Resolver()
@@ -166,31 +129,21 @@ export class BillingResolver {
     @Ctx() ctx: BillingGraphqlContext,
   ): Promise<KeyMonthSpendType> {
     const session = requireSession(ctx);
-    const monthKey = month === null || month === undefined ? undefined : parseMonthKey(month, 'month');
+    const monthKey = month === null || month === undefined ? undefined : parseMonthKey(month);
     return toKeyMonthSpendType(await ctx.services.billing.getKeyMonthSpend(session.accountId, keyId, monthKey));
   }
 
-  @Query(() => UsageRecordPageType, { description: 'Usage records, newest first; after is a usage record id; from inclusive, to exclusive' })
-  async usageRecords(
-    @Arg('first', () => Int, { nullable: true }) first: number | null,
+  @Query(() => LedgerEntryPageType, { description: 'The account\'s ledger (top-ups, charges, automatic top-ups), newest first; after is a ledger entry id' })
+  async ledger(
+    @Arg('first', () => Int, { nullable: true, description: '1 to 100, default 50' }) first: number | null,
     @Arg('after', () => String, { nullable: true }) after: string | null,
-    @Arg('keyId', () => ID, { nullable: true }) keyId: string | null,
-    @Arg('from', () => String, { nullable: true, description: 'ISO-8601' }) from: string | null,
-    @Arg('to', () => String, { nullable: true, description: 'ISO-8601' }) to: string | null,
-    @Ctx() ctx: BillingGraphqlContext,
-  ): Promise<UsageRecordPageType> {
+    @Arg('kind', () => String, { nullable: true, description: 'top_up, auto_top_up, charge or adjustment' }) kind: string | null,
+    @Ctx() ctx: GraphqlContext,
+  ): Promise<PageShape<LedgerEntryType>> {
     const session = requireSession(ctx);
-    const limit = first ?? 20;
-    if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw badRequest('first must be from 1 to 100');
-    const fromAt = parseIsoTimestamp(from, 'from');
-    const toAt = parseIsoTimestamp(to, 'to');
-    if (fromAt && toAt && fromAt > toAt) throw badRequest('from must not be after to');
-    const page = await ctx.services.billing.listUsageRecords(
-      session.accountId,
-      { limit, after: after ?? null, keyId: keyId ?? null, from: fromAt, to: toAt },
-      { after: 'after', keyId: 'keyId' },
-    );
-    return { data: page.data.map(toUsageRecordType), firstId: page.firstId, lastId: page.lastId, hasMore: page.hasMore };
+    if (kind != null && !(LEDGER_KINDS as readonly string[]).includes(kind)) throw badRequest(`kind must be one of ${LEDGER_KINDS.join(', ')}`, { field: 'kind' });
+    const page = await ctx.services.usage.ledger(session.accountId, { limit: pageSize(first, 50), after: after ?? null, kind: (kind ?? null) as LedgerKind | null });
+    return mapPage(page, toLedgerEntryType);
   }
 
   @Query(() => AutoTopUpType, { description: 'Automatic top-up setting of the account' })
@@ -203,6 +156,6 @@ export class BillingResolver {
   async setAutoTopUp(@Arg('input', () => AutoTopUpInput, { nullable: true }) input: AutoTopUpInput | null, @Ctx() ctx: BillingGraphqlContext): Promise<AutoTopUpType> {
     const session = requireSession(ctx);
     const settings = parseAutoTopUpInput(input ?? null);
-    return toAutoTopUpType(await ctx.services.billing.setAutoTopUp(session.accountId, settings, { threshold: 'input.thresholdMicro', amount: 'input.amountMicro' }));
+    return toAutoTopUpType(await ctx.services.billing.setAutoTopUp(session.accountId, settings));
   }
 }

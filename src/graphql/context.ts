@@ -1,14 +1,15 @@
 import type { DeploymentListing } from '../domain/routing/listing';
 import type { AuthService } from '../domain/accounts/auth';
-import type { OperatorPrincipal, SessionPrincipal } from '../domain/shared/principal';
+import { bearerCredential, type OperatorPrincipal, type SessionPrincipal } from '../domain/shared/principal';
 import type { AccountService } from '../domain/accounts/service';
 import type { BillingService } from '../domain/billing/service';
 import type { KeyService } from '../domain/keys/service';
-import type { KeyKind } from '../domain/keys/entities';
+import type { KeyKind } from '../domain/shared/principal';
 import { parseKeyName, parseSpendLimit } from '../domain/keys/rules';
 import { ApiError, badRequest, invalidToken, sessionRequired } from '../domain/shared/errors';
 import type { EventBus } from '../domain/shared/events';
 import type { VideoService } from '../domain/videos/service';
+import type { UsageService } from '../domain/usage/service';
 import type { SessionFeeds } from './session-feeds';
 
 export interface GraphqlServices {
@@ -18,6 +19,7 @@ export interface GraphqlServices {
   billing: BillingService;
   bus: EventBus;
   videos: VideoService;
+  usage: UsageService;
   /** Every deployment of the routed models with its health (domain/routing/listing.ts). */
   deployments(): DeploymentListing[];
 }
@@ -36,12 +38,11 @@ export interface GraphqlContext {
 /** Reads `Authorization: Bearer …` (HTTP header or graphql-ws `connectionParams.authorization`). */
 export async function buildContext(services: GraphqlServices, authorization: unknown, connection: { feeds?: SessionFeeds; clientAddress?: string } = {}): Promise<GraphqlContext> {
   const base = { services, feeds: connection.feeds ?? null, clientAddress: connection.clientAddress };
-  const header = typeof authorization === 'string' ? authorization : '';
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  if (!header) return { ...base, principal: null, authError: null };
-  if (!match) return { ...base, principal: null, authError: invalidToken('Send the credential as Bearer <token>.') };
+  if (typeof authorization !== 'string' || authorization === '') return { ...base, principal: null, authError: null };
+  const token = bearerCredential(authorization);
+  if (!token) return { ...base, principal: null, authError: invalidToken('Send the credential as Bearer <token>.') };
   try {
-    return { ...base, principal: await services.auth.authenticateSessionOrOperator(match[1]), authError: null };
+    return { ...base, principal: await services.auth.authenticateSessionOrOperator(token), authError: null };
   } catch (error) {
     if (error instanceof ApiError) return { ...base, principal: null, authError: error };
     throw error;
@@ -66,26 +67,23 @@ export function requireSession(ctx: GraphqlContext): SessionPrincipal {
 export function requireOperator(ctx: GraphqlContext): OperatorPrincipal {
   if (ctx.principal?.type === 'operator') return ctx.principal;
   if (ctx.authError) throw ctx.authError;
-  throw new ApiError(401, 'invalid_token', 'This operation needs the operator token (TOLLGATE_ADMIN_TOKEN).');
+  throw invalidToken('This operation needs the operator token (TOLLGATE_ADMIN_TOKEN).');
 }
 
 /** An optional ISO-8601 timestamp argument (GraphQL times are ISO strings), or 400 naming the field. */
 export function parseIsoTimestamp(value: string | null | undefined, field: string): Date | null {
   if (value === undefined || value === null) return null;
   const at = new Date(value);
-  if (!/^\d{4}-\d{2}-\d{2}T/.test(value) || Number.isNaN(at.getTime())) throw badRequest(`${field} must be an ISO-8601 timestamp`);
+  if (!/^\d{4}-\d{2}-\d{2}T/.test(value) || Number.isNaN(at.getTime())) throw badRequest(`${field} must be an ISO-8601 timestamp`, { field });
   return at;
 }
 
 /** The fields of a key to create, as both key-creating mutations take them, checked with their GraphQL names. */
 export function parseKeyCreation(input: { name: string; kind?: KeyKind | null; monthlySpendLimitMicro?: string | null; expiresAt?: string | null }) {
   return {
-    name: parseKeyName(input.name, 'input.name'),
+    name: parseKeyName(input.name),
     kind: input.kind ?? 'prepaid',
-    monthlySpendLimitMicro: input.monthlySpendLimitMicro == null ? null : parseSpendLimit(input.monthlySpendLimitMicro, 'input.monthlySpendLimitMicro'),
+    monthlySpendLimitMicro: input.monthlySpendLimitMicro == null ? null : parseSpendLimit(input.monthlySpendLimitMicro),
     expiresAt: parseIsoTimestamp(input.expiresAt, 'input.expiresAt'),
   };
 }
-
-/** Field names for the key service's own refusals of the same input. */
-export const KEY_CREATION_FIELDS = { kind: 'input.kind', limit: 'input.monthlySpendLimitMicro', expiresAt: 'input.expiresAt' };

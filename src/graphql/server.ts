@@ -9,14 +9,17 @@ import { useServer } from 'graphql-ws/use/ws';
 import { buildSchema } from 'type-graphql';
 import { WebSocketServer } from 'ws';
 import type { Logger } from 'pino';
-import { ApiError, storageErrorAsApiError } from '../domain/shared/errors';
+import { ApiError, detailsForPlane, storageErrorAsApiError } from '../domain/shared/errors';
+import { GRAPHQL_FIELD_NAMES } from './field-names';
 import { buildContext, type GraphqlServices } from './context';
 import type { SessionFeeds } from './session-feeds';
 import { BillingResolver } from './billing';
 import { GRAPHQL_LIMITS, graphqlValidationRules, validateWithLimits } from './query-limits';
-import { LimitsResolver } from './limits';
+import { KeyResolver, KeySubscriptionResolver } from './keys';
+import { LimitsResolver, OperatorResolver } from './operator';
+import { SessionResolver } from './sessions';
 import { DeploymentResolver } from './deployments';
-import { KeyResolver, KeySubscriptionResolver, OperatorResolver, SessionResolver } from './resolvers';
+import { UsageResolver } from './usage';
 import { VideoResolver, VideoSubscriptionResolver } from './videos';
 
 /**
@@ -34,7 +37,7 @@ const UNUSED_PUBSUB = {
 
 export async function buildGraphqlSchema(): Promise<GraphQLSchema> {
   return buildSchema({
-    resolvers: [SessionResolver, KeyResolver, KeySubscriptionResolver, OperatorResolver, BillingResolver, LimitsResolver, DeploymentResolver, VideoResolver, VideoSubscriptionResolver],
+    resolvers: [SessionResolver, KeyResolver, KeySubscriptionResolver, OperatorResolver, BillingResolver, LimitsResolver, UsageResolver, DeploymentResolver, VideoResolver, VideoSubscriptionResolver],
     validate: false,
     pubSub: UNUSED_PUBSUB,
   });
@@ -49,7 +52,7 @@ export async function buildGraphqlSchema(): Promise<GraphQLSchema> {
 export function formatError(formatted: GraphQLFormattedError, error: unknown, log: Logger): GraphQLFormattedError {
   const thrown = error instanceof GraphQLError && error.originalError ? error.originalError : error;
   const known = thrown instanceof ApiError ? thrown : storageErrorAsApiError(thrown);
-  if (known) return { message: known.message, locations: formatted.locations, path: formatted.path, extensions: { code: known.code, status: known.status, details: known.details } };
+  if (known) return { message: known.message, locations: formatted.locations, path: formatted.path, extensions: { code: known.code, status: known.status, details: detailsForPlane(known, GRAPHQL_FIELD_NAMES) } };
   const code = formatted.extensions?.code;
   if (code === 'INTERNAL_SERVER_ERROR' || code === undefined) {
     log.error({ err: error }, 'graphql internal error');

@@ -55,7 +55,8 @@ export class SessionFeeds {
     const stop = this.watch(session, (error) => {
       endedWith = error;
       fail(error);
-      void finish();
+      // The feed has ended either way; a source that fails to close has nothing left to tell.
+      finish().catch(() => undefined);
     });
     return {
       next: async () => {

@@ -1,7 +1,9 @@
-import { Arg, Ctx, Field, ID, Int, ObjectType, Query, Resolver, Root, Subscription, type SubscribeResolverData } from 'type-graphql';
-import { ApiError, badRequest } from '../domain/shared/errors';
+import { Arg, Ctx, Field, ID, Int, ObjectType, Query, Resolver, Root, Subscription, registerEnumType, type SubscribeResolverData } from 'type-graphql';
+import { badRequest } from '../domain/shared/errors';
+import { pageSize } from '../domain/shared/pages';
 import { subscribeIterator, TOPIC_VIDEO_UPDATED, type VideoView } from '../domain/shared/events';
 import { requireSession, sessionFeed, type GraphqlContext } from './context';
+import { mapPage, orNull, pageOf, type PageShape } from './page';
 
 @ObjectType('VideoError')
 export class VideoErrorType {
@@ -23,15 +25,18 @@ export class VideoType {
   @Field(() => String, { nullable: true }) completedAt!: string | null;
   @Field(() => String, { nullable: true, description: 'When the file is deleted: completion + 7 days' }) expiresAt!: string | null;
   @Field(() => VideoErrorType, { nullable: true }) error!: VideoErrorType | null;
+  @Field(() => String, { nullable: true, description: 'Charged, micro-dollars, once completed' }) costMicro!: string | null;
 }
 
-@ObjectType('VideoPage')
-export class VideoPageType {
-  @Field(() => [VideoType]) data!: VideoType[];
-  @Field(() => String, { nullable: true }) firstId!: string | null;
-  @Field(() => String, { nullable: true }) lastId!: string | null;
-  @Field() hasMore!: boolean;
+const VideoPageType = pageOf(VideoType, 'VideoPage');
+
+export enum VideoStatusEnum {
+  queued = 'queued',
+  in_progress = 'in_progress',
+  completed = 'completed',
+  failed = 'failed',
 }
+registerEnumType(VideoStatusEnum, { name: 'VideoStatus' });
 
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
@@ -49,33 +54,32 @@ export function toVideoType(video: VideoView): VideoType {
     completedAt: iso(video.completedAt),
     expiresAt: iso(video.expiresAt),
     error: video.error,
+    costMicro: video.chargedMicro,
   };
 }
 
 @Resolver()
 export class VideoResolver {
-  @Query(() => VideoPageType, { description: 'Videos of the signed-in account, newest first; after is a video id' })
+  @Query(() => VideoPageType, { description: 'Videos of the signed-in account, newest first; after is a video id; search matches words of the prompt' })
   async videos(
     @Arg('first', () => Int, { nullable: true }) first: number | null,
     @Arg('after', () => String, { nullable: true }) after: string | null,
+    @Arg('status', () => VideoStatusEnum, { nullable: true }) status: VideoStatusEnum | null,
+    @Arg('search', () => String, { nullable: true }) search: string | null,
     @Ctx() ctx: GraphqlContext,
-  ): Promise<VideoPageType> {
+  ): Promise<PageShape<VideoType>> {
     const session = requireSession(ctx);
-    const limit = first ?? 20;
-    if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw badRequest('first must be from 1 to 100');
-    const page = await ctx.services.videos.list(session.accountId, { limit, order: 'desc', after: after ?? null }, { after: 'after' });
-    return { ...page, data: page.data.map(toVideoType) };
+    const text = search?.trim() || null;
+    if (text !== null && text.length > 200) throw badRequest('search must be at most 200 characters', { field: 'search' });
+    const page = await ctx.services.videos.list(session.accountId, { limit: pageSize(first), order: 'desc', after: after ?? null, status: status ?? null, search: text });
+    return mapPage(page, toVideoType);
   }
 
   @Query(() => VideoType, { nullable: true, description: 'null when the video does not exist in this account' })
   async video(@Arg('id', () => ID) id: string, @Ctx() ctx: GraphqlContext): Promise<VideoType | null> {
     const session = requireSession(ctx);
-    try {
-      return toVideoType(await ctx.services.videos.get(session.accountId, id));
-    } catch (error) {
-      if (error instanceof ApiError && error.code === 'not_found') return null;
-      throw error;
-    }
+    const video = await orNull(ctx.services.videos.get(session.accountId, id));
+    return video && toVideoType(video);
   }
 }
 

@@ -5,7 +5,7 @@ import type { Registry } from 'prom-client';
  * exposed by it like its own. Each label set resolves once to a cell (a plain object holding
  * numbers); counting then is an addition, with no allocation, no label hashing and no label
  * validation, which prom-client's children do on every call (their cost is in
- * docs/performance-observability.md). Values are only turned into samples when scraped.
+ * docs/performance.md). Values are only turned into samples when scraped.
  */
 
 export interface CounterCell {

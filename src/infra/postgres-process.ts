@@ -145,6 +145,7 @@ export function runPostgres(binary: string, args: string[], log: (line: string) 
       });
     });
     child.once('error', reject);
+    // `exited` only resolves, and its callback cannot throw.
     void exited.then(() => {
       process.off('exit', stopOnExit);
       reject(new Error(tail.trim().split('\n').slice(-3).join(' ') || `postgres exited with ${child.exitCode ?? child.signalCode}`));

@@ -49,14 +49,37 @@ function isNeutral(refusal: Refusal, value: unknown): boolean {
   return (accepts as readonly unknown[]).includes(value);
 }
 
+/** A policy's lists in the order it declares them, listed once rather than on every request (a request allocates none of them). */
+interface PolicyLists {
+  known: readonly string[];
+  refusals: readonly (readonly [string, Refusal])[];
+  metadata: readonly (readonly [string, (req: Fields, field: string) => unknown])[];
+}
+
+const listsByPolicy = new WeakMap<object, PolicyLists>();
+
+function listsOf<P extends FieldPolicy>(policy: FormatFieldPolicy<P>): PolicyLists {
+  let lists = listsByPolicy.get(policy);
+  if (!lists) {
+    lists = {
+      known: fieldsOf(policy.table),
+      refusals: Object.entries(policy.refusals) as [string, Refusal][],
+      metadata: Object.entries(policy.metadata) as [string, (req: Fields, field: string) => unknown][],
+    };
+    listsByPolicy.set(policy, lists);
+  }
+  return lists;
+}
+
 /** Refuses unknown fields (naming the first), then refused fields set to anything but a neutral value; checks metadata shapes. */
 export function applyFieldPolicy<P extends FieldPolicy>(req: Fields, policy: FormatFieldPolicy<P>): void {
-  req.allowOnly(fieldsOf(policy.table));
-  for (const [field, refusal] of Object.entries(policy.refusals) as [string, Refusal][]) {
+  const { known, refusals, metadata } = listsOf(policy);
+  req.allowOnly(known);
+  for (const [field, refusal] of refusals) {
     const value = req.raw(field);
     if (value !== undefined && !isNeutral(refusal, value)) refuseField(req.field(field), refusal.problem);
   }
-  for (const [field, check] of Object.entries(policy.metadata) as [string, (req: Fields, field: string) => unknown][]) check(req, field);
+  for (const [field, check] of metadata) check(req, field);
 }
 
 /** A `{string: string}` map of at most `maxPairs` pairs (OpenAI's metadata). */

@@ -52,7 +52,8 @@ export class EventCollector {
   private text = '';
   private readonly reasoning: CanonicalReasoningBlock[] = [];
   private openReasoning: string | null = null;
-  private readonly toolCalls = new Map<number, CanonicalToolCall>();
+  /** Made on the first tool call: most answers have none. */
+  private toolCalls: Map<number, CanonicalToolCall> | null = null;
   private readonly mcpItems: CanonicalMcpItem[] = [];
   private finish: CollectedResult['finish'] | null = null;
 
@@ -71,9 +72,10 @@ export class EventCollector {
         this.openReasoning = null;
         break;
       case 'tool-call-start':
-        this.toolCalls.set(event.index, { id: event.id, name: event.name, arguments: '', kind: event.kind });
+        (this.toolCalls ??= new Map()).set(event.index, { id: event.id, name: event.name, arguments: '', kind: event.kind });
         break;
       case 'tool-call-delta': {
+        this.toolCalls ??= new Map();
         const call = this.toolCalls.get(event.index);
         // A delta for a call that never started is a provider defect: keep the arguments anyway.
         if (call) call.arguments += event.argumentsDelta;
@@ -104,7 +106,7 @@ export class EventCollector {
   result(): CollectedResult {
     // The provider port promises a finish event last on success; its absence is a defect.
     if (!this.finish) throw new Error('The generation ended without a finish event.');
-    return { text: this.text, reasoning: [...this.reasoning], toolCalls: [...this.toolCalls.values()], mcpItems: [...this.mcpItems], finish: this.finish };
+    return { text: this.text, reasoning: [...this.reasoning], toolCalls: this.toolCalls ? [...this.toolCalls.values()] : [], mcpItems: [...this.mcpItems], finish: this.finish };
   }
 }
 

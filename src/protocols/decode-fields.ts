@@ -30,14 +30,17 @@ export function refuseField(field: string, problem: string): never {
 }
 
 /**
- * A decoder's list of the top-level fields it reads, tied to the format's request type: a field
- * that one has and the other lacks fails to compile, so the list (which also builds the API
- * document) and the type cannot drift apart.
+ * The one refusal of fields outside a list, for JSON bodies, forms and nested objects alike (a
+ * typo must not silently drop a setting): the first unknown name is `details.field`, all of them
+ * `details.fields`. `parent` is the object's path, empty for the body.
  */
-export const fieldListOf =
-  <T>() =>
-  <const K extends readonly (keyof T & string)[]>(fields: K & ([Exclude<keyof T, K[number]>] extends [never] ? unknown : { missing: Exclude<keyof T, K[number]> })): K =>
-    fields;
+export function refuseUnknownFields(names: Iterable<string>, known: readonly string[], parent = ''): void {
+  let unknown: Set<string> | null = null;
+  for (const name of names) if (!known.includes(name)) (unknown ??= new Set()).add(name);
+  if (unknown === null) return;
+  const paths = [...unknown].map((name) => fieldPath(parent, name));
+  throw badRequest(`${paths.join(', ')} ${paths.length > 1 ? 'are not known fields' : 'is not a known field'}`, { field: paths[0]!, fields: paths });
+}
 
 const describeList = (values: readonly string[]) => values.map((v) => `'${v}'`).join(', ');
 
@@ -50,7 +53,7 @@ export class Fields {
 
   /** The request body: anything but a JSON object is refused. */
   static body(body: unknown): Fields {
-    if (!isJsonObject(body)) throw badRequest('The request body must be a JSON object.');
+    if (!isJsonObject(body)) throw badRequest('The request body must be a JSON object.', { field: null });
     return new Fields('', body);
   }
 
@@ -74,11 +77,9 @@ export class Fields {
     return this.raw(key) !== undefined;
   }
 
-  /** Refuses the first field not in `known` (a typo must not silently drop a setting). */
+  /** Refuses fields not in `known`. */
   allowOnly(known: readonly string[]): this {
-    for (const key of Object.keys(this.value)) {
-      if (!known.includes(key)) refuseField(this.field(key), 'is not a known field');
-    }
+    refuseUnknownFields(Object.keys(this.value), known, this.path);
     return this;
   }
 
@@ -234,7 +235,13 @@ export const joinTextParts = (parts: readonly string[]): string => parts.join('\
 
 /** Drops keys whose value is undefined, so decoded requests hold only what was set. */
 export function compact<T extends object>(value: T): T {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
+  // A loop rather than fromEntries(entries().filter()): three arrays and a pair per field less on every request.
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) {
+    const field = (value as Record<string, unknown>)[key];
+    if (field !== undefined) out[key] = field;
+  }
+  return out as T;
 }
 
 /** The first value that is set; both arguments are evaluated, so both fields are validated. */

@@ -1,5 +1,5 @@
 import type { Cancellation } from '../domain/generation/cancellation';
-import type { VendorCapabilities } from '../domain/generation/capabilities';
+import type { VendorCapabilities } from '../domain/generation/canonical';
 import type { CanonicalRequest, ProviderEvent, TextProvider, VendorHints } from '../domain/generation/canonical';
 import type { VendorEndpoint } from '../domain/catalog/vendors';
 import { GenerateContentStreamDecoder } from '../protocols/gemini/stream-decoder';

@@ -1,5 +1,5 @@
 import type { Cancellation } from '../domain/generation/cancellation';
-import type { VendorCapabilities } from '../domain/generation/capabilities';
+import type { VendorCapabilities } from '../domain/generation/canonical';
 import type { CanonicalHint, CanonicalRequest, ProviderEvent, TextProvider, VendorHints } from '../domain/generation/canonical';
 import type { VendorEndpoint } from '../domain/catalog/vendors';
 import { ChatStreamDecoder } from '../protocols/openai-chat/stream-decoder';

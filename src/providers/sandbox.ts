@@ -37,7 +37,7 @@
  */
 import { countTokensExactly } from '../domain/billing/estimate';
 import type { Cancellation } from '../domain/generation/cancellation';
-import type { VendorCapabilities } from '../domain/generation/capabilities';
+import type { VendorCapabilities } from '../domain/generation/canonical';
 import type { CanonicalRequest, CanonicalTool, JsonSchema, ProviderEvent, ReasoningEffort, TextProvider, VendorHints } from '../domain/generation/canonical';
 import { ProviderError } from '../domain/generation/errors';
 import { withFields } from '../domain/shared/objects';

@@ -1,7 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import type { RequestHandler } from 'express';
 import type { KeyPrincipal } from '../domain/shared/principal';
-import type { AdmissionService, AdmissionTicket } from '../domain/limits/admission';
+import type { AdmissionService } from '../domain/limits/admission';
+import type { AdmissionTicket } from '../domain/limits/ticket';
 import { keyPrincipal } from './auth';
 import { setHeaders } from './http';
 

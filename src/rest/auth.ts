@@ -1,16 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestHandler, Response } from 'express';
 import type { AuthService } from '../domain/accounts/auth';
-import type { KeyPrincipal, OperatorPrincipal, SessionPrincipal } from '../domain/shared/principal';
+import { bearerCredential, requirePrepaidKey, type KeyPrincipal, type SessionPrincipal } from '../domain/shared/principal';
 import { invalidToken } from '../domain/shared/errors';
 import { accessLogRecord } from './http';
 
-export function bearerToken(req: IncomingMessage): string | null {
-  const header = req.headers.authorization;
-  if (!header) return null;
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  return match ? match[1]! : null;
-}
+export const bearerToken = (req: IncomingMessage): string | null => bearerCredential(req.headers.authorization);
 
 /** The request's API key principal (`Authorization: Bearer`, or `x-api-key` where the Anthropic SDK sends it); 401 without a valid key. */
 export async function authenticateApiKey(auth: AuthService, req: IncomingMessage, res: ServerResponse, options: { allowXApiKey: boolean }): Promise<KeyPrincipal> {
@@ -45,5 +40,10 @@ export function requireSession(auth: AuthService): RequestHandler {
 }
 
 export const keyPrincipal = (res: Response): KeyPrincipal => res.locals.principal as KeyPrincipal;
+
+/** Express, after requireApiKey: the media endpoints' prepaid-only rule, before any body is read. */
+export const prepaidKeyOnly: RequestHandler = (_req, res, next) => {
+  requirePrepaidKey(keyPrincipal(res));
+  next();
+};
 export const sessionPrincipal = (res: Response): SessionPrincipal => res.locals.principal as SessionPrincipal;
-export type { OperatorPrincipal };

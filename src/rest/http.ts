@@ -3,7 +3,8 @@ import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Duplex, Readable } from 'node:stream';
 import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
-import { ApiError, badRequest, notFound, storageErrorAsApiError } from '../domain/shared/errors';
+import { ApiError, badRequest, type ErrorDetails, detailsForPlane, internalError, notFound, payloadTooLarge, storageErrorAsApiError, unsupportedMediaType } from '../domain/shared/errors';
+import { REST_FIELD_NAMES } from './field-names';
 import type { IdGenerator } from '../domain/shared/ids';
 import type { Metrics, RequestOutcome, TraceSpan, Tracer } from '../domain/shared/telemetry';
 
@@ -137,10 +138,16 @@ export function setHeaders<H extends { readonly [K in keyof H]?: string }>(res: 
   }
 }
 
-/** An endpoint's own error body (the Messages endpoints answer in Anthropic's shape); by default the envelope. */
-export type ErrorBody = (error: ApiError) => unknown;
+/**
+ * An endpoint's own error body (the Messages endpoints answer in Anthropic's shape); by default
+ * the envelope. `details` is the error's, with `field` named as the REST caller sent it.
+ */
+export type ErrorBody = (error: ApiError, details: ErrorDetails) => unknown;
 
-const envelope: ErrorBody = (error) => ({ error: { code: error.code, message: error.message, details: error.details } });
+const envelope: ErrorBody = (error, details) => ({ error: { code: error.code, message: error.message, details } });
+
+/** The error's details as REST shows them: a domain field key becomes the body field's name. */
+const restDetails = (error: ApiError): ErrorDetails => detailsForPlane(error, REST_FIELD_NAMES);
 
 export function sendError(res: ServerResponse, error: ApiError, body: ErrorBody = envelope): void {
   noteError(res, error);
@@ -149,7 +156,7 @@ export function sendError(res: ServerResponse, error: ApiError, body: ErrorBody 
     return;
   }
   setHeaders(res, error.headers);
-  sendJson(res, error.status, body(error));
+  sendJson(res, error.status, body(error, restDetails(error)));
 }
 
 /** Whether the request declares a multipart/form-data body (read by multipart.ts, not here). */
@@ -160,8 +167,7 @@ export function isMultipart(req: IncomingMessage): boolean {
 /** The client went away while its body was being read: nobody is left to answer. */
 export class RequestAborted extends Error {}
 
-const unsupportedMediaType = (message: string) => new ApiError(415, 'unsupported_media_type', message);
-const tooLarge = (limitBytes: number) => new ApiError(413, 'payload_too_large', `The request body is larger than the limit of ${limitBytes} bytes.`, { limit: 'max_body_bytes', limit_value: limitBytes });
+const tooLarge = (limitBytes: number) => payloadTooLarge(`The request body is larger than the limit of ${limitBytes} bytes.`, 'max_body_bytes', limitBytes);
 
 /** The request's body after Content-Encoding (gzip, deflate and br are accepted, as body-parser did). */
 function decodedBody(req: IncomingMessage): Readable {
@@ -207,28 +213,22 @@ export async function readJsonBody(req: IncomingMessage, limitBytes: number): Pr
     body.once('end', resolve);
     // A zlib error is the client's bad body; any other error while reading is the connection
     // failing (reset, aborted): nobody is left to answer, and it is no defect of ours.
-    body.once('error', (error: Error) => reject(error instanceof RequestAborted || body === req ? new RequestAborted() : badRequest('The request body could not be decompressed.')));
+    body.once('error', (error: Error) => reject(error instanceof RequestAborted || body === req ? new RequestAborted() : badRequest('The request body could not be decompressed.', { field: null })));
     req.once('aborted', () => reject(new RequestAborted()));
   });
   const text = (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8');
   try {
     return JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
   } catch {
-    throw badRequest('The request body is not valid JSON.');
+    throw badRequest('The request body is not valid JSON.', { field: null });
   }
 }
 
 /** The request body as an object, or 400 naming what was sent instead. */
 export function bodyObject(body: unknown): Record<string, unknown> {
   if (body === undefined || body === null) return {};
-  if (typeof body !== 'object' || Array.isArray(body)) throw badRequest('The request body must be a JSON object.');
+  if (typeof body !== 'object' || Array.isArray(body)) throw badRequest('The request body must be a JSON object.', { field: null });
   return body as Record<string, unknown>;
-}
-
-/** Refuses fields the endpoint does not know, naming them. */
-export function rejectUnknownFields(body: Record<string, unknown>, known: readonly string[]): void {
-  const unknown = Object.keys(body).filter((k) => !known.includes(k));
-  if (unknown.length > 0) throw badRequest(`Unsupported field${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}`, { fields: unknown });
 }
 
 /** The one place REST errors become the envelope (or an endpoint's own `body`). Defects are logged and answered 500 without internals. */
@@ -239,7 +239,7 @@ export function answerError(res: ServerResponse, error: unknown, log: Logger, bo
   const storageError = storageErrorAsApiError(error);
   if (storageError) return sendError(res, storageError, body);
   log.error({ err: error, request_id: accessLogRecord(res)?.requestId }, 'unhandled error');
-  sendError(res, new ApiError(500, 'internal_error', 'Internal error.'), body);
+  sendError(res, internalError(), body);
 }
 
 /**

@@ -1,26 +1,22 @@
 import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { AuthService } from '../domain/accounts/auth';
-import type { Catalog } from '../domain/catalog/types';
-import { modelAccessFor } from '../domain/catalog/vendors';
 import { Cancellation } from '../domain/generation/cancellation';
-import { validateImageRequest, type ImageRequestInput } from '../domain/images/request';
+import type { ImageRequestInput } from '../domain/images/request';
 import type { ImageService } from '../domain/images/service';
 import { unixSeconds, type Clock } from '../domain/shared/clock';
 import { decodeEditForm, decodeGenerationBody } from '../protocols/openai-images/decode-request';
 import { encodeImagesResponse } from '../protocols/openai-images/encode-answer';
 import { admitApiKeyRequests } from './admission';
 import type { AdmissionService } from '../domain/limits/admission';
-import { keyPrincipal, requireApiKey } from './auth';
+import { keyPrincipal, prepaidKeyOnly, requireApiKey } from './auth';
 import { accessLogRecord } from './http';
-import { walletKeyRequired } from './models';
-import { discardRemainingBody, isMultipart, readMultipart, type MultipartForm, type MultipartLimits } from './multipart';
-import { ApiError } from '../domain/shared/errors';
+import { discardRemainingBody, readMultipart, type MultipartForm, type MultipartLimits } from './multipart';
+import { isMultipart } from './http';
+import { ApiError, unsupportedMediaType } from '../domain/shared/errors';
 
 export interface ImagesRouterDeps {
   auth: AuthService;
   admission: AdmissionService;
-  catalog: Catalog;
-  configuredVendors: ReadonlySet<string>;
   images: ImageService;
   clock: Clock;
   uploadLimits: MultipartLimits;
@@ -30,22 +26,21 @@ export interface ImagesRouterDeps {
 
 /**
  * POST /images/generations (JSON) and /images/edits (multipart): authenticate, admit, refuse
- * plan keys, then (edits) read the upload, decode, validate against the model, run, answer.
+ * plan keys, then (edits) read the upload, decode, and hand it to the image service, which
+ * validates it against the model and runs it.
  * The body of an edit is read only after the key is known to be good.
  */
 export function imagesRouter(deps: ImagesRouterDeps): Router {
   const router = Router();
-  const gate = [requireApiKey(deps.auth, { allowXApiKey: false }), admitApiKeyRequests(deps.admission)];
+  const gate = [requireApiKey(deps.auth, { allowXApiKey: false }), admitApiKeyRequests(deps.admission), prepaidKeyOnly];
 
-  router.post('/images/generations', ...gate, async (req, res, next) => {
-    prepaidOnly(res);
-    if (isMultipart(req)) throw new ApiError(415, 'unsupported_media_type', 'Image generations take a JSON body (Content-Type: application/json); uploads go to /v1/images/edits.');
+  router.post('/images/generations', ...gate, (req, _res, next) => {
+    if (isMultipart(req)) throw unsupportedMediaType('Image generations take a JSON body (Content-Type: application/json); uploads go to /v1/images/edits.');
     next();
   }, deps.jsonBody, async (req: Request, res: Response) => {
     await answer(deps, res, decodeGenerationBody(req.body));
   });
   router.post('/images/edits', ...gate, async (req: Request, res) => {
-    prepaidOnly(res);
     const form = await readMultipart(req, deps.uploadLimits, { explainTooManyFiles: (sent, count) => tooManyImages(deps, res, sent, count) });
     await answer(deps, res, decodeEditForm(form));
   });
@@ -63,7 +58,7 @@ export function imagesRouter(deps: ImagesRouterDeps): Router {
  */
 function tooManyImages(deps: ImagesRouterDeps, res: Response, form: MultipartForm, count: number): Error | null {
   try {
-    validateImageRequest({ ...decodeEditForm(form), imageCount: count }, deps.catalog, modelAccessFor(keyPrincipal(res), deps.configuredVendors));
+    deps.images.validate(keyPrincipal(res), { ...decodeEditForm(form), imageCount: count });
     return null;
   } catch (error) {
     if (!(error instanceof ApiError)) return null;
@@ -72,13 +67,9 @@ function tooManyImages(deps: ImagesRouterDeps, res: Response, form: MultipartFor
   }
 }
 
-function prepaidOnly(res: Response): void {
-  if (keyPrincipal(res).kind !== 'prepaid') throw walletKeyRequired();
-}
-
 async function answer(deps: ImagesRouterDeps, res: Response, input: ImageRequestInput): Promise<void> {
   const principal = keyPrincipal(res);
-  const request = validateImageRequest(input, deps.catalog, modelAccessFor(principal, deps.configuredVendors));
+  const request = deps.images.validate(principal, input);
   const record = accessLogRecord(res);
   record.model = request.model.id;
   if (request.routedFrom !== null) res.setHeader('x-service-model-routed-from', request.routedFrom);

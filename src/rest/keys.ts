@@ -1,11 +1,14 @@
 import { Router, type RequestHandler } from 'express';
 import type { AuthService } from '../domain/accounts/auth';
-import type { KeyEventView, KeyService, KeyView } from '../domain/keys/service';
+import type { KeyService, KeyView } from '../domain/keys/service';
+import type { KeyEventView } from '../domain/shared/events';
 import { parseKeyKind, parseKeyName, parseSpendLimit } from '../domain/keys/rules';
 import { unixSeconds } from '../domain/shared/clock';
 import { badRequest, invalidToken } from '../domain/shared/errors';
 import { bearerToken, requireSession, sessionPrincipal } from './auth';
-import { bodyObject, rejectUnknownFields } from './http';
+import { bodyObject } from './http';
+import { pageCursor, pageSize } from '../domain/shared/pages';
+import { refuseUnknownFields } from '../protocols/decode-fields';
 
 /** The fields each body accepts (others are refused); the API document is built from these lists. */
 export const KEY_CREATE_FIELDS = ['name', 'kind', 'monthly_spend_limit_micro', 'expires_at'] as const;
@@ -46,16 +49,9 @@ export function renderKeyEvent(event: KeyEventView): Record<string, unknown> {
 function parseExpiresAt(value: unknown): Date | null {
   if (value === undefined || value === null) return null;
   if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0 || value > 253402300799) {
-    throw badRequest('expires_at must be a Unix timestamp in seconds (integer) or null');
+    throw badRequest('expires_at must be a Unix timestamp in seconds (integer) or null', { field: 'expires_at' });
   }
   return new Date(value * 1000);
-}
-
-function parseLimitQuery(value: unknown): number {
-  if (value === undefined) return 20;
-  const n = typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : NaN;
-  if (!Number.isInteger(n) || n < 1 || n > 100) throw badRequest('limit must be an integer from 1 to 100');
-  return n;
 }
 
 /** Key management for signed-in sessions (docs/api.md, Sessions and key management). */
@@ -65,11 +61,11 @@ export function keysRouter(auth: AuthService, keys: KeyService, jsonBody: Reques
 
   router.post('/keys', async (req, res) => {
     const body = bodyObject(req.body);
-    rejectUnknownFields(body, KEY_CREATE_FIELDS);
+    refuseUnknownFields(Object.keys(body), KEY_CREATE_FIELDS);
     const created = await keys.createKey(sessionPrincipal(res), {
-      name: parseKeyName(body.name, 'name'),
-      kind: body.kind === undefined ? 'prepaid' : parseKeyKind(body.kind, 'kind'),
-      monthlySpendLimitMicro: body.monthly_spend_limit_micro === undefined ? null : parseSpendLimit(body.monthly_spend_limit_micro, 'monthly_spend_limit_micro'),
+      name: parseKeyName(body.name),
+      kind: body.kind === undefined ? 'prepaid' : parseKeyKind(body.kind),
+      monthlySpendLimitMicro: body.monthly_spend_limit_micro === undefined ? null : parseSpendLimit(body.monthly_spend_limit_micro),
       expiresAt: parseExpiresAt(body.expires_at),
     });
     res.status(201).json({ ...renderKey(created.key), secret: created.secret });
@@ -86,10 +82,10 @@ export function keysRouter(auth: AuthService, keys: KeyService, jsonBody: Reques
 
   router.patch('/keys/:id', async (req, res) => {
     const body = bodyObject(req.body);
-    rejectUnknownFields(body, KEY_UPDATE_FIELDS);
+    refuseUnknownFields(Object.keys(body), KEY_UPDATE_FIELDS);
     const updated = await keys.updateKey(sessionPrincipal(res), req.params.id, {
-      name: body.name === undefined ? undefined : parseKeyName(body.name, 'name'),
-      monthlySpendLimitMicro: body.monthly_spend_limit_micro === undefined ? undefined : parseSpendLimit(body.monthly_spend_limit_micro, 'monthly_spend_limit_micro'),
+      name: body.name === undefined ? undefined : parseKeyName(body.name),
+      monthlySpendLimitMicro: body.monthly_spend_limit_micro === undefined ? undefined : parseSpendLimit(body.monthly_spend_limit_micro),
     });
     res.json(renderKey(updated));
   });
@@ -99,9 +95,7 @@ export function keysRouter(auth: AuthService, keys: KeyService, jsonBody: Reques
   });
 
   router.get('/keys/:id/events', async (req, res) => {
-    const after = req.query.after;
-    if (after !== undefined && typeof after !== 'string') throw badRequest('after must be an event id');
-    const page = await keys.listEvents(sessionPrincipal(res).accountId, req.params.id, { limit: parseLimitQuery(req.query.limit), after: after ?? null });
+    const page = await keys.listEvents(sessionPrincipal(res).accountId, req.params.id, { limit: pageSize(req.query.limit), after: pageCursor(req.query.after) });
     res.json({ object: 'list', data: page.data.map(renderKeyEvent), first_id: page.firstId, last_id: page.lastId, has_more: page.hasMore });
   });
 
@@ -115,9 +109,9 @@ export function sessionsRouter(auth: AuthService, jsonBody: RequestHandler): Rou
 
   router.post('/auth/sessions', async (req, res) => {
     const body = bodyObject(req.body);
-    rejectUnknownFields(body, SIGN_IN_FIELDS);
-    if (typeof body.email !== 'string' || body.email.length === 0) throw badRequest('email must be a non-empty string');
-    if (typeof body.password !== 'string' || body.password.length === 0) throw badRequest('password must be a non-empty string');
+    refuseUnknownFields(Object.keys(body), SIGN_IN_FIELDS);
+    if (typeof body.email !== 'string' || body.email.length === 0) throw badRequest('email must be a non-empty string', { field: 'email' });
+    if (typeof body.password !== 'string' || body.password.length === 0) throw badRequest('password must be a non-empty string', { field: 'password' });
     const session = await auth.signIn(body.email, body.password, req.socket.remoteAddress);
     res.status(201).json({ object: 'session', token: session.token, expires_at: unixSeconds(session.expiresAt), user_id: session.session.userId, account_id: session.session.accountId });
   });

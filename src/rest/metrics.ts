@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import type { AuthService } from '../domain/accounts/auth';
-import { ApiError, invalidToken, notFound } from '../domain/shared/errors';
+import { invalidToken, notFound } from '../domain/shared/errors';
 import { bearerToken } from './auth';
 
 /** The Prometheus text of the instance's metrics (infra/metrics.ts). */
@@ -19,7 +19,7 @@ export function metricsRouter(auth: AuthService, metrics: MetricsExposition | nu
     if (metrics === null) throw notFound('Metrics are off: set TOLLGATE_ADMIN_TOKEN to serve them to the operator.');
     const token = bearerToken(req);
     if (!token) throw invalidToken('Send the operator token as Authorization: Bearer <TOLLGATE_ADMIN_TOKEN>.');
-    if (!auth.isOperatorToken(token)) throw new ApiError(401, 'invalid_token', 'GET /metrics needs the operator token.');
+    if (!auth.isOperatorToken(token)) throw invalidToken('GET /metrics needs the operator token.');
     const { contentType, text } = await metrics.exposition();
     res.setHeader('content-type', contentType);
     res.setHeader('cache-control', 'no-store');

@@ -1,20 +1,15 @@
 import { Router, type RequestHandler, type Response } from 'express';
-import { renderImageModelList, renderModel, renderTextModelList, renderVideoModelList, type Catalog } from '../domain/catalog';
+import { renderImageModelList, renderModel, renderTextModelList, renderVideoModelList } from '../domain/catalog/render';
+import type { Catalog } from '../domain/catalog/types';
 import { modelAccessFor } from '../domain/catalog/vendors';
-import { ApiError } from '../domain/shared/errors';
 import type { AuthService } from '../domain/accounts/auth';
-import { keyPrincipal, requireApiKey } from './auth';
+import { keyPrincipal, prepaidKeyOnly, requireApiKey } from './auth';
 
-export const walletKeyRequired = () =>
-  new ApiError(403, 'api_wallet_key_required', 'Image and video endpoints need a prepaid API key; plan-billed keys cannot use them.');
 
 /** GET /models, /models/{id}, /images/models, /videos/models: only what the key can use, prices for prepaid keys. */
 export function modelsRouter(auth: AuthService, catalog: Catalog, configuredVendors: ReadonlySet<string>, admitRequest: RequestHandler): Router {
   const router = Router();
   const access = (res: Response) => modelAccessFor(keyPrincipal(res), configuredVendors);
-  const prepaidOnly = (res: Response) => {
-    if (keyPrincipal(res).kind !== 'prepaid') throw walletKeyRequired();
-  };
   router.get(['/models', '/images/models', '/videos/models', '/models/:id', '/models/:namespace/:name'], requireApiKey(auth, { allowXApiKey: false }), admitRequest);
   router.get('/models', (_req, res) => void res.json(renderTextModelList(catalog, access(res))));
   // One model by any id that resolves for the key; `vendor/model` ids come URL-encoded from the SDKs, or as two segments.
@@ -24,13 +19,7 @@ export function modelsRouter(auth: AuthService, catalog: Catalog, configuredVend
     if (routedFrom !== null) res.setHeader('x-service-model-routed-from', routedFrom);
     res.json(entry);
   });
-  router.get('/images/models', (_req, res) => {
-    prepaidOnly(res);
-    res.json(renderImageModelList(catalog, access(res)));
-  });
-  router.get('/videos/models', (_req, res) => {
-    prepaidOnly(res);
-    res.json(renderVideoModelList(catalog, access(res)));
-  });
+  router.get('/images/models', prepaidKeyOnly, (_req, res) => void res.json(renderImageModelList(catalog, access(res))));
+  router.get('/videos/models', prepaidKeyOnly, (_req, res) => void res.json(renderVideoModelList(catalog, access(res))));
   return router;
 }

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import busboy from 'busboy';
-import { ApiError, badRequest } from '../domain/shared/errors';
+import { badRequest, payloadTooLarge, unsupportedMediaType } from '../domain/shared/errors';
 import { isMultipart, RequestAborted } from './http';
 
 /*
@@ -52,10 +52,9 @@ export interface MultipartForm {
 export const fieldValues = (form: MultipartForm, name: string): string[] =>
   form.fields.filter((field) => field.name === name).map((field) => field.value);
 
-export { isMultipart };
 
 const tooLarge = (message: string, limit: string, limitValue: number) =>
-  new ApiError(413, 'payload_too_large', message, { limit, limit_value: limitValue });
+  payloadTooLarge(message, limit, limitValue);
 
 
 /**
@@ -73,10 +72,10 @@ export interface MultipartOptions {
 
 export function readMultipart(req: IncomingMessage, limits: MultipartLimits = DEFAULT_MULTIPART_LIMITS, options: MultipartOptions = {}): Promise<MultipartForm> {
   if (!isMultipart(req)) {
-    return Promise.reject(new ApiError(415, 'unsupported_media_type', 'The request body must be multipart/form-data.'));
+    return Promise.reject(unsupportedMediaType('The request body must be multipart/form-data.'));
   }
   if (req.headers['content-encoding'] && req.headers['content-encoding'].toLowerCase() !== 'identity') {
-    return Promise.reject(new ApiError(415, 'unsupported_media_type', 'Multipart bodies cannot be content-encoded.'));
+    return Promise.reject(unsupportedMediaType('Multipart bodies cannot be content-encoded.'));
   }
   const totalTooLarge = () => tooLarge(`The request body is larger than the limit of ${limits.maxTotalBytes} bytes.`, 'max_total_bytes', limits.maxTotalBytes);
   const declared = Number(req.headers['content-length']);
@@ -100,7 +99,7 @@ export function readMultipart(req: IncomingMessage, limits: MultipartLimits = DE
       },
     });
   } catch {
-    return Promise.reject(badRequest('The multipart body has no valid boundary in its Content-Type.'));
+    return Promise.reject(badRequest('The multipart body has no valid boundary in its Content-Type.', { field: null }));
   }
 
   return new Promise<MultipartForm>((resolve, reject) => {
@@ -125,10 +124,10 @@ export function readMultipart(req: IncomingMessage, limits: MultipartLimits = DE
     parser.on('file', (name, stream, info) => {
       if (!name) {
         stream.resume();
-        return fail(badRequest('A multipart file part has no field name.'));
+        return fail(badRequest('A multipart file part has no field name.', { field: null }));
       }
       // A body cut inside a file part errors the part's stream: unheard, that error would end the process.
-      stream.on('error', (error: Error) => fail(badRequest(`The multipart body is malformed: ${error.message}.`)));
+      stream.on('error', (error: Error) => fail(badRequest(`The multipart body is malformed: ${error.message}.`, { field: null })));
       if (++fileParts > limits.maxFiles) {
         stream.resume();
         return;
@@ -147,13 +146,13 @@ export function readMultipart(req: IncomingMessage, limits: MultipartLimits = DE
       if (info.valueTruncated) {
         return fail(tooLarge(`The field '${name}' is longer than the limit of ${limits.maxFieldBytes} bytes per field.`, 'max_field_bytes', limits.maxFieldBytes));
       }
-      if (!name) return fail(badRequest('A multipart field has no name.'));
+      if (!name) return fail(badRequest('A multipart field has no name.', { field: null }));
       form.fields.push({ name, value });
     });
     parser.on('filesLimit', () => fail(tooLarge(`The request has more than ${limits.maxFiles} file parts.`, 'max_files', limits.maxFiles)));
     parser.on('fieldsLimit', () => fail(tooLarge(`The request has more than ${limits.maxFields} text fields.`, 'max_fields', limits.maxFields)));
     parser.on('partsLimit', () => fail(tooLarge(`The request has more than ${limits.maxFiles + limits.maxFields} parts.`, 'max_parts', limits.maxFiles + limits.maxFields)));
-    parser.on('error', (error: Error) => fail(badRequest(`The multipart body is malformed: ${error.message}.`)));
+    parser.on('error', (error: Error) => fail(badRequest(`The multipart body is malformed: ${error.message}.`, { field: null })));
     parser.on('close', () => {
       if (settled) return;
       if (fileParts > limits.maxFiles) {

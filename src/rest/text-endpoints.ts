@@ -4,7 +4,7 @@ import { Cancellation } from '../domain/generation/cancellation';
 import type { DecodedTextRequest, TextGeneration, TextGenerationContext, TextGenerationService } from '../domain/generation/service';
 import type { KeyPrincipal } from '../domain/shared/principal';
 import type { AdmissionService } from '../domain/limits/admission';
-import { ApiError } from '../domain/shared/errors';
+import { ApiError, internalError } from '../domain/shared/errors';
 import { unixSeconds } from '../domain/shared/clock';
 import { decodeMessagesIngress } from '../protocols/anthropic-messages/decode-request';
 import { encodeMessagesResponse, messagesErrorBody } from '../protocols/anthropic-messages/encode-answer';
@@ -228,7 +228,7 @@ async function serveText<Extra>(format: TextFormat<Extra>, deps: TextEndpointDep
       if (drained) await drained;
     }
   } catch (error) {
-    const failure = error instanceof ApiError ? error : new ApiError(500, 'internal_error', 'Internal error.');
+    const failure = error instanceof ApiError ? error : internalError();
     noteError(res, failure);
     const drained = writeChunk(res, encoder.encodeError(failure));
     if (drained) await drained;

@@ -1,18 +1,20 @@
-import { Router, type Request, type RequestHandler, type Response } from 'express';
+import { Router, type Request, type Response } from 'express';
 import rangeParser from 'range-parser';
 import type { AuthService } from '../domain/accounts/auth';
-import { sniffImageFormat, IMAGE_MIME_TYPES } from '../domain/shared/image-bytes';
-import { ApiError, badRequest } from '../domain/shared/errors';
-import { VIDEO_INPUT_ROLES, type VideoInputImage, type VideoInputRole, type VideoStorage } from '../domain/videos/ports';
-import { parseIdempotencyKey, VIDEO_CREATE_FIELDS, type VideoCreateFields } from '../domain/videos/rules';
-import { walletKeyRequired, type VideoService } from '../domain/videos/service';
-import type { VideoListQuery } from '../domain/videos/repository';
+import { badRequest, rangeNotSatisfiable } from '../domain/shared/errors';
+import { pageCursor, pageSize } from '../domain/shared/pages';
+import type { VideoStorage } from '../domain/videos/ports';
+import type { VideoRequestInput } from '../domain/videos/rules';
+import { decodeVideoCreateBody, decodeVideoCreateForm, parseIdempotencyKey } from '../protocols/openai-videos/decode-request';
+import type { VideoService } from '../domain/videos/service';
+import type { VideoListQuery } from '../domain/videos/store';
 import { toVideoDeletedObject, toVideoListObject, toVideoObject } from '../protocols/openai-videos/encode-answer';
-import { keyPrincipal, requireApiKey } from './auth';
+import { keyPrincipal, prepaidKeyOnly, requireApiKey } from './auth';
 import { admitApiKeyRequests } from './admission';
 import type { AdmissionService } from '../domain/limits/admission';
-import { accessLogRecord, bodyObject, readJsonBody, rejectUnknownFields, setHeaders } from './http';
-import { fieldValues, isMultipart, readMultipart, type MultipartLimits } from './multipart';
+import { accessLogRecord, bodyObject, readJsonBody, setHeaders } from './http';
+import { readMultipart, type MultipartLimits } from './multipart';
+import { isMultipart } from './http';
 
 export interface VideosRouterDeps {
   auth: AuthService;
@@ -27,14 +29,9 @@ export interface VideosRouterDeps {
 export function videosRouter(deps: VideosRouterDeps): Router {
   const router = Router();
   const authenticate = requireApiKey(deps.auth, { allowXApiKey: false });
-  const prepaidOnly: RequestHandler = (_req, res, next) => {
-    if (keyPrincipal(res).kind !== 'prepaid') throw walletKeyRequired();
-    next();
-  };
   const create = async (req: Request, res: Response) => {
     const idempotencyKey = parseIdempotencyKey(req.headers['idempotency-key']);
-    const { fields, inputs } = isMultipart(req) ? await readForm(req, deps.uploads) : await readJson(req, deps.maxJsonBodyBytes);
-    const created = await deps.videos.create(keyPrincipal(res), { fields, inputs, idempotencyKey });
+    const created = await deps.videos.create(keyPrincipal(res), { request: await readCreateRequest(req, deps), idempotencyKey });
     accessLogRecord(res).model = created.video.model;
     if (created.routedFrom !== null) res.setHeader('x-service-model-routed-from', created.routedFrom);
     if (created.replayed) res.setHeader('x-service-idempotent-replay', 'true');
@@ -44,14 +41,14 @@ export function videosRouter(deps: VideosRouterDeps): Router {
   // A create whose Idempotency-Key made a job already is answered (the job, or 409 for another
   // body) before admission: that job's slot was counted when it began, and a full account must
   // still learn what became of its request. Anything else is admitted first.
-  router.post('/videos', authenticate, prepaidOnly, async (req, res, next) => {
+  router.post('/videos', authenticate, prepaidKeyOnly, async (req, res, next) => {
     const idempotencyKey = parseIdempotencyKey(req.headers['idempotency-key']);
     if (idempotencyKey === null || !(await deps.videos.idempotencyKeyInUse(keyPrincipal(res).accountId, idempotencyKey))) return next();
     setHeaders(res, await deps.admission.currentHeaders(keyPrincipal(res)));
     await create(req, res);
   }, admitApiKeyRequests(deps.admission), create);
 
-  router.use('/videos', authenticate, admitApiKeyRequests(deps.admission), prepaidOnly);
+  router.use('/videos', authenticate, admitApiKeyRequests(deps.admission), prepaidKeyOnly);
 
   router.get('/videos', async (req, res) => {
     res.json(toVideoListObject(await deps.videos.list(keyPrincipal(res).accountId, listQuery(req))));
@@ -84,7 +81,7 @@ function sendRange(req: Request, res: Response, storage: VideoStorage, key: stri
   const ranges = header ? rangeParser(size, header, { combine: true }) : -2;
   if (ranges === -1) {
     res.setHeader('content-range', `bytes */${size}`);
-    throw new ApiError(416, 'range_not_satisfiable', `Range: no part of '${header}' lies within the ${size} bytes of the video.`, { field: 'Range', size });
+    throw rangeNotSatisfiable(String(header), size);
   }
   // Several ranges would need a multipart/byteranges answer; the whole file is a valid answer too.
   const range = ranges !== -2 && ranges.type === 'bytes' && ranges.length === 1 ? ranges[0]! : null;
@@ -102,48 +99,14 @@ function sendRange(req: Request, res: Response, storage: VideoStorage, key: stri
   stream.pipe(res);
 }
 
-/** The JSON body, read here after authentication (unless an app-wide parser already read it). */
-async function readJson(req: Request, limitBytes: number): Promise<{ fields: VideoCreateFields; inputs: VideoInputImage[] }> {
-  const body = bodyObject(req.readableEnded ? req.body : await readJsonBody(req, limitBytes));
-  rejectUnknownFields(body, VIDEO_CREATE_FIELDS);
-  return { fields: body, inputs: [] };
-}
-
-const roleOf = (field: string): VideoInputRole | null => {
-  const name = field.endsWith('[]') ? field.slice(0, -2) : field;
-  return (VIDEO_INPUT_ROLES as readonly string[]).includes(name) ? (name as VideoInputRole) : null;
-};
-
-/** Multipart: the text fields of the JSON form, plus image files checked by their bytes. */
-async function readForm(req: Request, limits: MultipartLimits): Promise<{ fields: VideoCreateFields; inputs: VideoInputImage[] }> {
-  const form = await readMultipart(req, limits);
-  const fields: Record<string, string> = {};
-  for (const { name } of form.fields) {
-    if (!(VIDEO_CREATE_FIELDS as readonly string[]).includes(name)) throw badRequest(`Unsupported field: ${name}`, { fields: [name] });
-    const values = fieldValues(form, name);
-    if (values.length > 1) throw badRequest(`${name} must be sent once`, { field: name });
-    fields[name] = values[0]!;
-  }
-  const inputs: VideoInputImage[] = [];
-  for (const file of form.files) {
-    const role = roleOf(file.field);
-    if (!role) throw badRequest(`Unsupported file field: ${file.field} (expected ${VIDEO_INPUT_ROLES.join(', ')})`, { field: file.field });
-    if (role !== 'reference' && inputs.some((input) => input.role === role)) throw badRequest(`${role} must be sent once`, { field: role });
-    const format = sniffImageFormat(file.data);
-    if (!format) throw badRequest(`${file.field} must be a PNG, JPEG or WebP image (checked by its bytes)`, { field: file.field });
-    inputs.push({ role, mediaType: IMAGE_MIME_TYPES[format], bytes: file.data });
-  }
-  return { fields, inputs };
+/** The JSON body, read here after authentication (unless an app-wide parser already read it), or the multipart form. */
+async function readCreateRequest(req: Request, deps: VideosRouterDeps): Promise<VideoRequestInput> {
+  if (isMultipart(req)) return decodeVideoCreateForm(await readMultipart(req, deps.uploads));
+  return decodeVideoCreateBody(bodyObject(req.readableEnded ? req.body : await readJsonBody(req, deps.maxJsonBodyBytes)));
 }
 
 function listQuery(req: Request): VideoListQuery {
   const { limit, order, after } = req.query;
-  let parsedLimit = 20;
-  if (limit !== undefined) {
-    parsedLimit = typeof limit === 'string' && /^\d{1,4}$/.test(limit) ? Number(limit) : NaN;
-    if (!(parsedLimit >= 1 && parsedLimit <= 100)) throw badRequest('limit must be an integer from 1 to 100', { field: 'limit' });
-  }
   if (order !== undefined && order !== 'asc' && order !== 'desc') throw badRequest("order must be 'asc' or 'desc'", { field: 'order' });
-  if (after !== undefined && typeof after !== 'string') throw badRequest('after must be a video id', { field: 'after' });
-  return { limit: parsedLimit, order: order ?? 'desc', after: (after as string | undefined) ?? null };
+  return { limit: pageSize(limit), order: order ?? 'desc', after: pageCursor(after) };
 }

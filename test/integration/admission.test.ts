@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { createServer, type Server } from 'node:http';
 import express from 'express';
 import pino from 'pino';
-import type { KeyPrincipal } from '../../src/domain/accounts/auth';
+import type { KeyPrincipal } from '../../src/domain/shared/principal';
 import { AdmissionService } from '../../src/domain/limits/admission';
 import { InMemoryLimitStore } from '../../src/domain/limits/store-memory';
 import { TierLookup } from '../../src/domain/limits/tier-lookup';

@@ -1,11 +1,13 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { SandboxPaymentPort } from '../../src/domain/billing/payments';
-import { BillingService, type BillingPrincipal } from '../../src/domain/billing/service';
+import { BillingService } from '../../src/domain/billing/service';
+import type { BillingPrincipal } from '../../src/domain/billing/hold-requests';
 import { systemClock, utcMonthKey } from '../../src/domain/shared/clock';
 import type { FireRequest, FireResult } from '../support/billing-worker';
 import { call, createKey, provisionAccount, startTestTollgate, type TestTollgate } from '../support/tollgate';
 import { pgHoldStore } from '../../src/infra/pg-hold-store';
+import { PgBillingReads } from '../../src/infra/pg-billing-reads';
 
 /**
  * The concurrency proof: 300 reservations against one account and one key, fired at once
@@ -77,7 +79,7 @@ class WorkerProcess {
 beforeAll(async () => {
   t = await startTestTollgate();
   const s = t.tollgate.services;
-  billing = new BillingService(s.orm, systemClock, s.ids, s.bus, new SandboxPaymentPort(), pgHoldStore(s.orm));
+  billing = new BillingService(s.orm, systemClock, s.ids, s.bus, new SandboxPaymentPort(), pgHoldStore(s.orm), new PgBillingReads(s.orm));
   workers = await Promise.all([WorkerProcess.start(t.databaseUrl), WorkerProcess.start(t.databaseUrl)]);
 });
 

@@ -1,10 +1,13 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import pino from 'pino';
-import { BudgetLeases, TOPIC_BUDGET_PRESSURE, type LeasedHold } from '../../src/domain/billing/leases';
+import { BudgetLeases } from '../../src/domain/billing/leases';
+import type { LeasedHold } from '../../src/domain/billing/lease-budgets';
+import { TOPIC_BUDGET_PRESSURE } from '../../src/domain/shared/events';
 import { LeaseOpWriter, MAX_BACKLOG_BATCH_OPS } from '../../src/domain/billing/lease-op-writer';
 import { SandboxPaymentPort } from '../../src/domain/billing/payments';
-import { BillingService, type BillingPrincipal } from '../../src/domain/billing/service';
+import { BillingService } from '../../src/domain/billing/service';
+import type { BillingPrincipal } from '../../src/domain/billing/hold-requests';
 import { systemClock, utcMonthKey } from '../../src/domain/shared/clock';
 import { ApiError } from '../../src/domain/shared/errors';
 import { ulidIds } from '../../src/domain/shared/ids';
@@ -14,6 +17,7 @@ import type { LeaseOp, LeaseStore } from '../../src/domain/billing/lease-store';
 import type { LeaseFireRequest, LeaseFireResult, LeaseWorkerAnswer, LeaseWorkerCommand } from '../support/lease-worker';
 import { call, createKey, provisionAccount, startTestTollgate, type TestTollgate } from '../support/tollgate';
 import { pgHoldStore } from '../../src/infra/pg-hold-store';
+import { PgBillingReads } from '../../src/infra/pg-billing-reads';
 
 /**
  * Budget leases (src/domain/billing/leases.ts): request holds carved in memory out of leases
@@ -108,7 +112,7 @@ class LeaseWorker {
 beforeAll(async () => {
   t = await startTestTollgate();
   const s = t.tollgate.services;
-  billing = new BillingService(s.orm, systemClock, s.ids, s.bus, new SandboxPaymentPort(), pgHoldStore(s.orm));
+  billing = new BillingService(s.orm, systemClock, s.ids, s.bus, new SandboxPaymentPort(), pgHoldStore(s.orm), new PgBillingReads(s.orm));
 });
 
 afterAll(async () => {
@@ -429,17 +433,20 @@ test('idempotent settle: the same hold settled twice (and concurrently, and then
   await Promise.all([leases.settle(hold, { costMicro: cost }), leases.settle(hold, { costMicro: 2n * cost }), leases.release(hold)]);
   expect(await state(principal.accountId, key.id)).toMatchObject({ balance: funds - cost, keySettled: cost, ledgerSum: funds - cost, ledgerCharges: 1 });
 
-  // The database claim too: a second settle op for the same request (a retried batch, say) changes nothing.
+  // The database claim too: a second settle op for the same request (a retried batch, which
+  // carries the time its operation was made, as the writer retries it) changes nothing.
   const [lease] = await sql<{ id: string }>(`select id from holds where account_id = ? and purpose = 'lease' and status = 'active'`, [principal.accountId]);
   expect(lease).toBeDefined();
-  const now = new Date().toISOString();
-  const replay = [{
+  const [first] = await sql<{ created_at: Date }>('select created_at from usage_records where hold_id = ?', [hold.id]);
+  const replayAt = (now: string) => [{
     seq: 0, op: 'settle', lease_id: lease!.id, hold_id: hold.id, cost: cost.toString(), hold: A.toString(),
     model: 'sandbox/echo', now, ledger_id: 'led_replay', usage_id: 'use_replay', usage_status: 'ok', request_id: null,
     input: 0, cached: 0, cache_write_5m: 0, cache_write_1h: 0, output: 0, reasoning: 0, latency: 0,
   }];
-  const [answer] = await runner.rows<{ applied: boolean }>('tollgate_apply_lease_ops', 'select * from tollgate_apply_lease_ops($1::jsonb)', [JSON.stringify(replay)]);
+  const [answer] = await runner.rows<{ applied: boolean }>('tollgate_apply_lease_ops', 'select * from tollgate_apply_lease_ops($1::jsonb)', [JSON.stringify(replayAt(new Date(first!.created_at).toISOString()))]);
   expect(answer).toMatchObject({ applied: false });
+  // An op for the same request made at another time (no writer makes one) is refused by the charge's own claim.
+  await expect(runner.rows('tollgate_apply_lease_ops', 'select * from tollgate_apply_lease_ops($1::jsonb)', [JSON.stringify(replayAt(new Date().toISOString()))])).rejects.toThrow(/ledger_entries_hold_id_unique/);
   expect(await state(principal.accountId, key.id)).toMatchObject({ balance: funds - cost, keySettled: cost, ledgerSum: funds - cost, ledgerCharges: 1 });
   const rows = await requestRows(principal.accountId);
   expect(rows).toEqual([expect.objectContaining({ id: hold.id, status: 'ok', usage_cost: cost.toString(), ledger_rows: 1 })]);

@@ -107,10 +107,10 @@ test.each([
   [['admin', 'create-account'], 2, 'create-account: --name is required'],
   [['admin', 'create-account', '--nmae', 'x'], 2, "admin create-account: Unknown option '--nmae'."],
   [['admin', 'create-account', '--name', 'x', 'extra'], 2, "unexpected argument 'extra'"],
-  [['admin', 'create-user', '--account', 'acct_nope', '--email', 'not-an-email'], 1, '--email must be an email address'],
+  [['admin', 'create-user', '--account', 'acct_nope', '--email', 'not-an-email'], 1, '--email: Email must be an email address'],
   [['admin', 'create-key', '--name', 'k'], 2, 'give --account or --user'],
-  [['admin', 'create-key', '--account', 'acct_nope', '--name', 'k', '--kind', 'gold'], 1, '--kind must be one of prepaid, plan'],
-  [['admin', 'create-key', '--account', 'acct_nope', '--name', 'k', '--monthly-limit-micro', '5'], 1, '--monthly-limit-micro must be from 1000000'],
+  [['admin', 'create-key', '--account', 'acct_nope', '--name', 'k', '--kind', 'gold'], 1, '--kind: Key kind must be one of prepaid, plan'],
+  [['admin', 'create-key', '--account', 'acct_nope', '--name', 'k', '--monthly-limit-micro', '5'], 1, '--monthly-limit-micro: Monthly limit must be between $1 and $100,000'],
   [['admin', 'set-tier', '--account', 'acct_nope', '--tier', 'two'], 2, '--tier must be a tier number'],
   [['admin', 'frobnicate'], 2, "admin: unknown command 'frobnicate'"],
   [['launch'], 2, "unknown command 'launch'"],
@@ -125,7 +125,7 @@ test.each([
 test('a tier outside the configuration and an unknown user are refused by the domain rules', async () => {
   const { id } = await adminJson<{ id: string }>('create-account', '--name', 'Second');
   const tier = await admin('set-tier', '--account', id, '--tier', '9');
-  expect(tier).toMatchObject({ code: 1, stderr: 'tollgate: --tier must be one of 1, 2, 3, 4, 5 or null\n' });
+  expect(tier).toMatchObject({ code: 1, stderr: 'tollgate: --tier: Tier must be one of 1, 2, 3, 4, 5\n' });
   const key = await admin('create-key', '--user', 'usr_nope', '--name', 'k');
   expect(key).toMatchObject({ code: 1, stderr: "tollgate: No user 'usr_nope'.\n" });
 });

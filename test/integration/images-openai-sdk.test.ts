@@ -63,7 +63,7 @@ describe('POST /v1/images/generations', () => {
     for (const c of calls) expect(c.json).toEqual({ model: 'gpt-image-1', prompt: 'three cats', n: 1, size: '1024x1536', quality: 'medium' });
     // In parallel: all three calls had arrived before the first was answered.
     expect(Math.max(...calls.map((c) => c.receivedAt))).toBeLessThan(Math.min(...calls.map((c) => c.answeredAt!)));
-    expect(response.usage).toEqual({ input_tokens: 150, output_tokens: 816, total_tokens: 966 });
+    expect(response.usage).toEqual({ input_tokens: 150, output_tokens: 816, total_tokens: 966, cost: 0.126, cost_micro: '126000', cost_details: { images: 0.126 } });
     const ledger = await accountLedger(h.db, acct.accountId);
     expect(ledger.charges).toEqual([-3n * GPT_IMAGE]);
     expect(ledger.usage).toEqual([['ok', 3, '126000']]);

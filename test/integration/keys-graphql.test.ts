@@ -67,7 +67,8 @@ test('key lifecycle mirrors REST and events are shared by both APIs', async () =
 test('GraphQL refusals carry the error codes and name the field', async () => {
   const bad = await graphql(t.url, 'mutation{createKey(input:{name:"x", monthlySpendLimitMicro:"5"}){secret}}', {}, owner.sessionToken);
   expect(bad.errors?.[0].extensions.code).toBe('bad_request');
-  expect(bad.errors?.[0].message).toContain('monthlySpendLimitMicro');
+  // The message speaks the person's units (the dashboard shows it); details name the input field.
+  expect(bad.errors?.[0]).toMatchObject({ message: 'Monthly limit must be between $1 and $100,000', extensions: { details: { field: 'input.monthlySpendLimitMicro' } } });
 
   const apiKey = await createKey(t.url, owner.sessionToken);
   const withKey = await graphql(t.url, '{ keys { id } }', {}, apiKey.secret);
@@ -89,7 +90,7 @@ test('GraphQL refusals carry the error codes and name the field', async () => {
 
   const funds = await graphql(t.url, 'mutation($a:ID!){addFunds(input:{accountId:$a,amountMicro:"-5"}){id}}', { a: owner.accountId }, ADMIN_TOKEN);
   expect(funds.errors?.[0].extensions.code).toBe('bad_request');
-  expect(funds.errors?.[0].message).toContain('amountMicro');
+  expect(funds.errors?.[0].extensions.details).toEqual({ field: 'input.amountMicro' });
 
   // Ledger rows carry no foreign key (migration AppendOnlyAccountRefs): an unknown account is refused before any is written.
   const nowhere = await graphql(t.url, 'mutation($a:ID!){addFunds(input:{accountId:$a,amountMicro:"5"}){id}}', { a: 'acct_does_not_exist' }, ADMIN_TOKEN);
@@ -109,7 +110,7 @@ test('operator pins and unpins the tier', async () => {
   const auto = await graphql(t.url, 'mutation($a:ID!){setAccountTier(input:{accountId:$a,tier:null}){tier tierOverride}}', { a: owner.accountId }, ADMIN_TOKEN);
   expect(auto.data.setAccountTier).toEqual({ tier: 2, tierOverride: null });
   const bad = await graphql(t.url, 'mutation($a:ID!){setAccountTier(input:{accountId:$a,tier:9}){tier}}', { a: owner.accountId }, ADMIN_TOKEN);
-  expect(bad.errors?.[0].message).toContain('input.tier');
+  expect(bad.errors?.[0]).toMatchObject({ message: 'Tier must be one of 1, 2, 3, 4, 5', extensions: { details: { field: 'input.tier' } } });
 });
 
 describe('graphql-ws', () => {

@@ -137,10 +137,10 @@ describe('key lifecycle over REST', () => {
     expect(plan.body.kind).toBe('plan');
     const noPlan = await call(`${t.url}/v1/keys`, { token: otherSession, body: { name: 'plan key', kind: 'plan' } });
     expect(noPlan.status).toBe(400);
-    expect(noPlan.body.error.message).toMatch(/kind/);
+    expect(noPlan.body.error.details).toEqual({ field: 'kind' });
     const limited = await call(`${t.url}/v1/keys`, { token: session, body: { name: 'x', kind: 'plan', monthly_spend_limit_micro: '5000000' } });
     expect(limited.status).toBe(400);
-    expect(limited.body.error.message).toMatch(/monthly_spend_limit_micro/);
+    expect(limited.body.error).toMatchObject({ message: 'Monthly limit applies to prepaid keys only', details: { field: 'monthly_spend_limit_micro' } });
   });
 });
 
@@ -162,7 +162,7 @@ describe('refusals', () => {
     const r = await call(`${t.url}/v1/keys`, { token: session, body: { name: 'k', ...extra } });
     expect(r.status).toBe(400);
     expect(r.body.error.code).toBe('bad_request');
-    expect(r.body.error.message).toContain(field);
+    expect(r.body.error.details.field).toBe(field);
   });
 
   test('limits at the bounds are accepted', async () => {
@@ -228,10 +228,10 @@ describe('refusals', () => {
     const key = await createKey(t.url, session);
     const limit = await call(`${t.url}/v1/keys/${key.id}/events?limit=0`, { token: session });
     expect(limit.status).toBe(400);
-    expect(limit.body.error.message).toMatch(/limit/);
+    expect(limit.body.error.details).toEqual({ field: 'limit' });
     const after = await call(`${t.url}/v1/keys/${key.id}/events?after=kev_foreign`, { token: session });
     expect(after.status).toBe(400);
-    expect(after.body.error.message).toMatch(/after/);
+    expect(after.body.error.details).toEqual({ field: 'after' });
   });
 
   test('every answer carries x-request-id, echoing a sane one', async () => {

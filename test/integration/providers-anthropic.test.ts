@@ -1,6 +1,6 @@
 import { Cancellation } from '../../src/domain/generation/cancellation';
 import { createServer } from 'node:net';
-import { builtinCatalog, findModel } from '../../src/domain/catalog';
+import { builtinCatalog, findModel } from '../../src/domain/catalog/catalog';
 import type { CanonicalRequest, McpApprovalRule, TextProvider } from '../../src/domain/generation/canonical';
 import { ProviderError } from '../../src/domain/generation/errors';
 import { ApiError } from '../../src/domain/shared/errors';
@@ -304,7 +304,7 @@ describe('Anthropic provider', () => {
     }
     expect(refused).toBeInstanceOf(ApiError);
     expect((refused as ApiError).message).toMatch(/^input: 'mcp_approval_request' items/);
-    expect((refused as ApiError).details).toMatchObject({ param: 'input' });
+    expect((refused as ApiError).details).toMatchObject({ field: 'input' });
     expect(fake.requests.length).toBe(before);
 
     fake.script({ text: 'Ok.' });

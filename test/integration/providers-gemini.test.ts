@@ -1,6 +1,7 @@
 import { Cancellation } from '../../src/domain/generation/cancellation';
 import { createServer } from 'node:net';
-import { builtinCatalog, findModel, type TextModel } from '../../src/domain/catalog';
+import { builtinCatalog, findModel } from '../../src/domain/catalog/catalog';
+import type { TextModel } from '../../src/domain/catalog/types';
 import type { CanonicalRequest, TextProvider } from '../../src/domain/generation/canonical';
 import { ProviderError } from '../../src/domain/generation/errors';
 import { ApiError } from '../../src/domain/shared/errors';

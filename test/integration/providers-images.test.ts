@@ -1,5 +1,5 @@
 import sharp from 'sharp';
-import { builtinCatalog, findModel } from '../../src/domain/catalog';
+import { builtinCatalog, findModel } from '../../src/domain/catalog/catalog';
 import type { VendorEndpoint } from '../../src/domain/catalog/vendors';
 import { Cancellation } from '../../src/domain/generation/cancellation';
 import { ProviderError } from '../../src/domain/generation/errors';

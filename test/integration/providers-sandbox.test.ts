@@ -1,5 +1,5 @@
 import { Cancellation } from '../../src/domain/generation/cancellation';
-import { builtinCatalog, findModel } from '../../src/domain/catalog';
+import { builtinCatalog, findModel } from '../../src/domain/catalog/catalog';
 import type { CanonicalEvent, CanonicalRequest, TextProvider } from '../../src/domain/generation/canonical';
 import { ProviderError } from '../../src/domain/generation/errors';
 import { ApiError } from '../../src/domain/shared/errors';

@@ -102,7 +102,7 @@ test("more images than the model takes is the model's 400 naming image and its l
     expect({ count, status: response.status, error: ((await response.json()) as any).error }).toEqual({
       count,
       status: 400,
-      error: { code: 'bad_request', message: `image: 'sandbox/image' accepts at most 4 input images, got ${count}.`, details: { param: 'image', limit: 'max_input_images', limit_value: 4 } },
+      error: { code: 'bad_request', message: `image: 'sandbox/image' accepts at most 4 input images, got ${count}.`, details: { field: 'image', limit: 'max_input_images', limit_value: 4 } },
     });
   }
   expect(await graphql(t.url, '{ me { id } }', {}, session)).toMatchObject({ data: { me: { id: expect.any(String) } } });

@@ -46,6 +46,11 @@ describe('idempotency', () => {
     expect(later.body).toMatchObject({ id: created[0]!.body.id, status: 'completed' });
     const ledger = await db.query(`select count(*)::int as n, sum(amount_micro)::text as total from ledger_entries where account_id = $1 and kind = 'charge'`, [accountId]);
     expect(ledger.rows[0]).toEqual({ n: 1, total: '-2000' });
+    // The completed job shows what it was charged (a queued one shows no cost yet).
+    expect(created[0]!.body.usage).toBeUndefined();
+    expect(later.body.usage).toEqual({ cost: 0.002, cost_micro: '2000', cost_details: { video_seconds: 0.002 } });
+    const listed = await call(`${t.url}/v1/videos`, { token: apiKey });
+    expect(listed.body.data[0].usage.cost_micro).toBe('2000');
   });
 
   test('the same key with another body is 409 idempotency_conflict; keys are per account', async () => {
@@ -115,7 +120,7 @@ describe('refusals before anything is reserved', () => {
     const answer = await create(apiKey, body);
     expect(answer.status).toBe(400);
     expect(answer.body.error.code).toBe('bad_request');
-    expect(answer.body.error.message).toContain(field);
+    expect(answer.body.error.details.field).toBe(field);
     expect(await count('select count(*)::int as n from holds where account_id = $1', [accountId])).toBe(0);
     expect(await count('select count(*)::int as n from videos where account_id = $1', [accountId])).toBe(0);
   });
@@ -143,7 +148,7 @@ describe('refusals before anything is reserved', () => {
     }
     const cursor = await call(`${t.url}/v1/videos?after=%00`, { token: apiKey });
     expect(cursor.status).toBe(400);
-    expect(cursor.body.error.message).toContain('after');
+    expect(cursor.body.error.details).toEqual({ field: 'after' });
   });
 
   test('a plan-billed key is 403 api_wallet_key_required on every video path', async () => {
@@ -165,6 +170,7 @@ describe('jobs', () => {
     expect(created.status).toBe(202);
     const failed = await waitForVideo(t.url, apiKey, created.body.id);
     expect(failed).toMatchObject({ status: 'failed', error: { code: 'generation_failed' }, expires_at: null });
+    expect(failed.usage).toBeUndefined();
     const after = await t.tollgate.services.billing.auditAccount(accountId);
     expect(after.balanceMicro).toBe(before.balanceMicro);
     expect(after.reservedMicro).toBe(0n);

@@ -9,13 +9,15 @@
 import 'reflect-metadata';
 import { MikroORM } from '@mikro-orm/postgresql';
 import { SandboxPaymentPort } from '../../src/domain/billing/payments';
-import { BillingService, type BillingPrincipal } from '../../src/domain/billing/service';
+import { BillingService } from '../../src/domain/billing/service';
+import type { BillingPrincipal } from '../../src/domain/billing/hold-requests';
 import { systemClock } from '../../src/domain/shared/clock';
 import { ApiError } from '../../src/domain/shared/errors';
 import { inProcessEventBus } from '../../src/domain/shared/events';
 import { ulidIds } from '../../src/domain/shared/ids';
 import { ormOptions } from '../../src/infra/database';
 import { pgHoldStore } from '../../src/infra/pg-hold-store';
+import { PgBillingReads } from '../../src/infra/pg-billing-reads';
 
 export interface FireRequest {
   principal: BillingPrincipal;
@@ -31,7 +33,7 @@ async function main(): Promise<void> {
   const databaseUrl = process.env.BILLING_WORKER_DATABASE_URL;
   if (!databaseUrl || !process.send) throw new Error('run me with child_process.fork and BILLING_WORKER_DATABASE_URL');
   const orm = await MikroORM.init(ormOptions(databaseUrl, 20));
-  const billing = new BillingService(orm, systemClock, ulidIds(), inProcessEventBus(), new SandboxPaymentPort(), pgHoldStore(orm));
+  const billing = new BillingService(orm, systemClock, ulidIds(), inProcessEventBus(), new SandboxPaymentPort(), pgHoldStore(orm), new PgBillingReads(orm));
   const send = (message: unknown) => process.send?.(message);
 
   process.on('message', (message: ParentMessage) => {

@@ -15,9 +15,11 @@
 import 'reflect-metadata';
 import { MikroORM } from '@mikro-orm/postgresql';
 import pino from 'pino';
-import { BudgetLeases, type LeasedHold } from '../../src/domain/billing/leases';
+import { BudgetLeases } from '../../src/domain/billing/leases';
+import type { LeasedHold } from '../../src/domain/billing/lease-budgets';
 import { SandboxPaymentPort } from '../../src/domain/billing/payments';
-import { BillingService, type BillingPrincipal } from '../../src/domain/billing/service';
+import { BillingService } from '../../src/domain/billing/service';
+import type { BillingPrincipal } from '../../src/domain/billing/hold-requests';
 import { systemClock } from '../../src/domain/shared/clock';
 import { ApiError } from '../../src/domain/shared/errors';
 import { inProcessEventBus } from '../../src/domain/shared/events';
@@ -26,6 +28,7 @@ import { ormOptions } from '../../src/infra/database';
 import { pgLeaseStore } from '../../src/infra/pg-lease-store';
 import { pgSqlRunner } from '../../src/infra/sql-runner';
 import { pgHoldStore } from '../../src/infra/pg-hold-store';
+import { PgBillingReads } from '../../src/infra/pg-billing-reads';
 
 export interface LeaseFireRequest {
   principal: BillingPrincipal;
@@ -54,7 +57,7 @@ async function main(): Promise<void> {
   const orm = await MikroORM.init(ormOptions(databaseUrl, 10));
   const ids = ulidIds();
   const bus = inProcessEventBus();
-  const billing = new BillingService(orm, systemClock, ids, bus, new SandboxPaymentPort(), pgHoldStore(orm));
+  const billing = new BillingService(orm, systemClock, ids, bus, new SandboxPaymentPort(), pgHoldStore(orm), new PgBillingReads(orm));
   const runner = pgSqlRunner(databaseUrl, pino({ level: 'silent' }));
   const leases = new BudgetLeases(pgLeaseStore(runner), billing, systemClock, ids, bus);
   const open: LeasedHold[] = [];

@@ -3,7 +3,8 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import type { Logger } from 'pino';
 import { Client } from 'pg';
-import { builtinCatalog, findModel, type Catalog, type TextModel } from '../../src/domain/catalog';
+import { builtinCatalog, findModel } from '../../src/domain/catalog/catalog';
+import type { Catalog, TextModel } from '../../src/domain/catalog/types';
 import { textChargeMicro, type TokenUsage } from '../../src/domain/billing/pricing';
 import { ADMIN_TOKEN, createKey, graphql, provisionAccount, startTestTollgate, type TestTollgate } from './tollgate';
 

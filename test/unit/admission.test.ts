@@ -2,12 +2,15 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import type { KeyPrincipal } from '../../src/domain/accounts/auth';
-import { AdmissionService, RateLimitRefusal, type AdmissionTicket } from '../../src/domain/limits/admission';
+import type { KeyPrincipal } from '../../src/domain/shared/principal';
+import { AdmissionService } from '../../src/domain/limits/admission';
+import type { AdmissionTicket } from '../../src/domain/limits/ticket';
+import { RateLimitRefusal } from '../../src/domain/limits/refusals';
 import type { LimitStore } from '../../src/domain/limits/store';
 import { InMemoryLimitStore } from '../../src/domain/limits/store-memory';
 import { RedisLimitStore } from '../../src/infra/redis-limit-store';
-import { TierLookup, TOPIC_ACCOUNT_CHANGED, type AccountTierInputs } from '../../src/domain/limits/tier-lookup';
+import { TierLookup, type AccountTierInputs } from '../../src/domain/limits/tier-lookup';
+import { TOPIC_ACCOUNT_CHANGED } from '../../src/domain/shared/events';
 import { ManualClock } from '../../src/domain/shared/clock';
 import { inProcessEventBus } from '../../src/domain/shared/events';
 
@@ -275,8 +278,8 @@ describe.each(['memory', 'redis'] as const)('admission with the %s store', (kind
     const { admission, account } = setup();
     const key = account(); // 5 RPS, 100 RPM, 200,000 TPM, 5 concurrent
     const first = await admission.deferred(key);
-    const headers = await first.reserveTokens(150_000);
-    expect(headers).toMatchObject({ 'x-ratelimit-remaining-requests': '99', 'x-ratelimit-remaining-tokens': '50000' });
+    await first.reserveTokens(150_000);
+    expect(first.headers()).toMatchObject({ 'x-ratelimit-remaining-requests': '99', 'x-ratelimit-remaining-tokens': '50000' });
     expect(await admission.slotsInUse(key.accountId)).toBe(1);
 
     // Over the token window: refused with the token details, and nothing recorded (no request, no slot).

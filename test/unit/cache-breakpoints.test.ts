@@ -1,4 +1,5 @@
-import { builtinCatalog, findModel, type TextModel } from '../../src/domain/catalog';
+import { builtinCatalog, findModel } from '../../src/domain/catalog/catalog';
+import type { TextModel } from '../../src/domain/catalog/types';
 import type { CanonicalRequest } from '../../src/domain/generation/canonical';
 import { ApiError } from '../../src/domain/shared/errors';
 import { decodeMessagesRequest } from '../../src/protocols/anthropic-messages/decode-request';

@@ -1,4 +1,5 @@
-import { builtinCatalog, findModel, type TextModel } from '../../src/domain/catalog';
+import { builtinCatalog, findModel } from '../../src/domain/catalog/catalog';
+import type { TextModel } from '../../src/domain/catalog/types';
 import type { VendorEndpoint } from '../../src/domain/catalog/vendors';
 import type { CanonicalHint, CanonicalRequest, VendorOnlySettings } from '../../src/domain/generation/canonical';
 import { CANONICAL_HINTS, dropHints, settleForVendor } from '../../src/domain/generation/hints';

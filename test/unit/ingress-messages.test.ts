@@ -1,5 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
-import { builtinCatalog, findModel, type TextModel } from '../../src/domain/catalog';
+import { builtinCatalog, findModel } from '../../src/domain/catalog/catalog';
+import type { TextModel } from '../../src/domain/catalog/types';
 import type { CanonicalEvent, CanonicalRequest, CanonicalUsage, FinishReason } from '../../src/domain/generation/canonical';
 import { ProviderError } from '../../src/domain/generation/errors';
 import { clampOutputLimit } from '../../src/domain/generation/rules';

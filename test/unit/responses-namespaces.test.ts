@@ -1,6 +1,6 @@
 import type { CanonicalEvent, CanonicalUsage } from '../../src/domain/generation/canonical';
 import { ApiError } from '../../src/domain/shared/errors';
-import { builtinCatalog, findModel } from '../../src/domain/catalog';
+import { builtinCatalog, findModel } from '../../src/domain/catalog/catalog';
 import { collectEvents } from '../../src/protocols/collect';
 import { decodeResponsesIngress } from '../../src/protocols/openai-responses/decode-request';
 import { encodeResponsesResponse } from '../../src/protocols/openai-responses/encode-answer';

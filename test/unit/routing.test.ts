@@ -1,4 +1,4 @@
-import { builtinCatalog, parseCatalog } from '../../src/domain/catalog';
+import { builtinCatalog, parseCatalog } from '../../src/domain/catalog/catalog';
 import { configuredVendorEndpoints, loadConfig } from '../../src/config';
 import { ProviderError } from '../../src/domain/generation/errors';
 import { isDeploymentFailure } from '../../src/domain/routing/failover';

@@ -1,4 +1,5 @@
-import { builtinCatalog, findModel, type TextModel } from '../../src/domain/catalog';
+import { builtinCatalog, findModel } from '../../src/domain/catalog/catalog';
+import type { TextModel } from '../../src/domain/catalog/types';
 import type { CanonicalMessage, CanonicalRequest, VendorOnlySettings } from '../../src/domain/generation/canonical';
 import { settleVendorOnly } from '../../src/domain/generation/vendor-only';
 import { ApiError } from '../../src/domain/shared/errors';

@@ -1,7 +1,10 @@
 import { builtinCatalog } from '../../src/domain/catalog/catalog';
 import type { VideoModel } from '../../src/domain/catalog/types';
 import { ApiError } from '../../src/domain/shared/errors';
-import { parseIdempotencyKey, requestHash, validateVideoRequest } from '../../src/domain/videos/rules';
+import { requestHash, validateVideoRequest, type VideoRequestInput } from '../../src/domain/videos/rules';
+import { decodeVideoCreateBody, decodeVideoCreateForm, parseIdempotencyKey } from '../../src/protocols/openai-videos/decode-request';
+import { detailsForPlane } from '../../src/domain/shared/errors';
+import { REST_FIELD_NAMES } from '../../src/rest/field-names';
 
 const catalog = builtinCatalog();
 const sora = catalog.byId.get('openai/sora-2') as VideoModel;
@@ -11,30 +14,38 @@ const refusal = (run: () => unknown): { message: string; field: unknown } => {
   try {
     run();
   } catch (error) {
-    if (error instanceof ApiError) return { message: error.message, field: error.details.field };
+    // The field as a REST caller sent it (domain rules carry their field key).
+    if (error instanceof ApiError) return { message: error.message, field: detailsForPlane(error, REST_FIELD_NAMES).field };
     throw error;
   }
   throw new Error('expected a refusal');
 };
 
+/** What a JSON body decodes to, then the model's rules over it, as the service runs them. */
+const validate = (model: VideoModel, body: Record<string, unknown>, inputs: VideoRequestInput['inputs'] = []) => {
+  const input = decodeVideoCreateBody({ model: model.id, ...body });
+  return validateVideoRequest(model, input, inputs.length > 0 ? inputs : input.inputs);
+};
+const image = (role: 'input_reference' | 'reference' | 'first_frame') => ({ role, mediaType: 'image/png', bytes: Buffer.alloc(0) });
+
 test('omitted fields take the model first listed values; digit strings are accepted for seconds', () => {
-  expect(validateVideoRequest(sandbox, { prompt: 'p' }, [])).toEqual({ prompt: 'p', seconds: 2, resolution: '480p', ratio: '16:9' });
-  expect(validateVideoRequest(sora, { prompt: 'p', seconds: '12', ratio: '9:16' }, [])).toEqual({ prompt: 'p', seconds: 12, resolution: '720p', ratio: '9:16' });
+  expect(validate(sandbox, { prompt: 'p' })).toEqual({ prompt: 'p', seconds: 2, resolution: '480p', ratio: '16:9' });
+  expect(validate(sora, { prompt: 'p', seconds: '12', ratio: '9:16' })).toEqual({ prompt: 'p', seconds: 12, resolution: '720p', ratio: '9:16' });
 });
 
 test("OpenAI's size is read as a resolution and a ratio, and must land on listed values", () => {
-  expect(validateVideoRequest(sora, { prompt: 'p', size: '720x1280' }, [])).toMatchObject({ resolution: '720p', ratio: '9:16' });
-  expect(refusal(() => validateVideoRequest(sora, { prompt: 'p', size: '1920x1080' }, [])).field).toBe('size');
-  expect(refusal(() => validateVideoRequest(sora, { prompt: 'p', size: 'big' }, [])).field).toBe('size');
+  expect(validate(sora, { prompt: 'p', size: '720x1280' })).toMatchObject({ resolution: '720p', ratio: '9:16' });
+  expect(refusal(() => validate(sora, { prompt: 'p', size: '1920x1080' })).field).toBe('size');
+  expect(refusal(() => validate(sora, { prompt: 'p', size: 'big' })).field).toBe('size');
 });
 
 test('image inputs need the image-to-video mode and fit max_input_images; the refusal names the file field', () => {
-  expect(validateVideoRequest(sora, { prompt: 'p' }, [{ role: 'input_reference' }])).toMatchObject({ seconds: 4 });
-  const tooMany = refusal(() => validateVideoRequest(sora, { prompt: 'p' }, [{ role: 'reference' }, { role: 'reference' }]));
+  expect(validate(sora, { prompt: 'p' }, [image('input_reference')])).toMatchObject({ seconds: 4 });
+  const tooMany = refusal(() => validate(sora, { prompt: 'p' }, [image('reference'), image('reference')]));
   expect(tooMany.field).toBe('reference');
   expect(tooMany.message).toContain('at most 1');
   const textOnly: VideoModel = { ...sandbox, modes: ['text-to-video'] };
-  expect(refusal(() => validateVideoRequest(textOnly, { prompt: 'p' }, [{ role: 'first_frame' }])).field).toBe('first_frame');
+  expect(refusal(() => validate(textOnly, { prompt: 'p' }, [image('first_frame')])).field).toBe('first_frame');
 });
 
 test.each([
@@ -44,8 +55,20 @@ test.each([
   ['seconds', { prompt: 'p', seconds: '4.0' }],
   ['resolution', { prompt: 'p', resolution: 720 }],
   ['ratio', { prompt: 'p', ratio: '21:9' }],
+  ['colour', { prompt: 'p', colour: 'red' }],
 ])('%s is named in the refusal of %j', (field, fields) => {
-  expect(refusal(() => validateVideoRequest(sora, fields, [])).field).toBe(field);
+  expect(refusal(() => validate(sora, fields)).field).toBe(field);
+});
+
+test('a form names its model and each field once; image parts are checked by their bytes', () => {
+  const png = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
+  const form = (fields: [string, string][], files: [string, Buffer][] = []) =>
+    decodeVideoCreateForm({ fields: fields.map(([name, value]) => ({ name, value })), files: files.map(([field, data]) => ({ field, data })) });
+  expect(form([['model', 'sandbox/video'], ['prompt', 'p']], [['input_reference', png]])).toMatchObject({ modelId: 'sandbox/video', inputs: [{ role: 'input_reference', mediaType: 'image/png' }] });
+  expect(refusal(() => form([['prompt', 'p']])).field).toBe('model');
+  expect(refusal(() => form([['model', 'm'], ['prompt', 'a'], ['prompt', 'b']])).field).toBe('prompt');
+  expect(refusal(() => form([['model', 'm']], [['input_reference', Buffer.from('not an image')]])).field).toBe('input_reference');
+  expect(refusal(() => form([['model', 'm']], [['mask', png]])).field).toBe('mask');
 });
 
 test('idempotency keys are visible ASCII up to 255 characters; the body hash ignores nothing that matters', () => {

@@ -1,12 +1,15 @@
 import { useState, type FormEvent } from 'react';
 import { useMutation, useQuery } from 'urql';
 import { AccountPageDocument, SetAutoTopUpDocument } from '../generated/graphql';
+import { useLiveRefresh } from '../live';
 import { dollarsToMicro, formatMicro, microToDollarText } from '../money';
 import { ErrorList } from '../parts/ErrorList';
+import { Holds } from '../parts/Holds';
 import { formatTime } from '../parts/time';
 
 export function AccountPage() {
   const [{ data, error, fetching }, refresh] = useQuery({ query: AccountPageDocument });
+  useLiveRefresh(refresh);
   if (!data) return fetching ? <p role="status">Loading the account…</p> : <ErrorList error={error} />;
   const { account, me, autoTopUp } = data;
   const limits = account.tierLimits;
@@ -26,7 +29,7 @@ export function AccountPage() {
           </div>
           <div>
             <dt>Reserved</dt>
-            <dd>{formatMicro(account.reservedMicro)}</dd>
+            <dd data-testid="reserved">{formatMicro(account.reservedMicro)}</dd>
           </div>
           <div>
             <dt>Available</dt>
@@ -37,10 +40,9 @@ export function AccountPage() {
             <dd>{formatMicro(account.lifetimeTopUpsMicro)}</dd>
           </div>
         </dl>
-        <button type="button" className="secondary" onClick={() => refresh({ requestPolicy: 'network-only' })}>
-          Refresh
-        </button>
+        <p className="muted">Available is the balance less what is reserved for work still running (see Holds in flight below).</p>
       </section>
+      <Holds />
       <section aria-labelledby="tier-title">
         <h2 id="tier-title">Tier {account.tier}</h2>
         <p>{account.tierOverride === null ? 'Follows lifetime top-ups.' : 'Pinned by the operator.'}</p>
@@ -109,7 +111,7 @@ function AutoTopUpSection({ setting }: { setting: { enabled: boolean; thresholdM
           </button>
         )}
       </form>
-      <ErrorList error={result.error} messages={problems} />
+      <ErrorList error={result.error} messages={problems} fields={{ thresholdMicro: 'Threshold', amountMicro: 'Top-up amount' }} />
     </section>
   );
 }

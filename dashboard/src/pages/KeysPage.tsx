@@ -1,54 +1,77 @@
-import { useEffect, useState, type FormEvent } from 'react';
-import type { CombinedError } from '@urql/core';
-import { useClient, useMutation, useQuery } from 'urql';
-import {
-  CreateKeyDocument, KeyEventsDocument, KeyMonthSpendDocument, KeyEventsLiveDocument, KeysDocument, RevokeKeyDocument, UpdateKeyDocument,
-  type KeyEventFieldsFragment, type KeyFieldsFragment,
-} from '../generated/graphql';
-import { dollarsToMicro, formatMicro, microRatio } from '../money';
+import { useState, type FormEvent } from 'react';
+import { useMutation, useQuery } from 'urql';
+import { CreateKeyDocument, KeyPageDocument } from '../generated/graphql';
+import { dollarsToMicro } from '../money';
+import { KEYS_CONTEXT, useLiveRefresh } from '../live';
 import { ErrorList } from '../parts/ErrorList';
-import { LiveStatus } from '../parts/LiveStatus';
-import { formatTime } from '../parts/time';
+import { KEY_FIELDS, KeyCard, LIMIT_PROBLEM } from './KeyCard';
 
-const LIMIT_PROBLEM = 'Monthly limit must be an amount in dollars with at most 6 decimals, like 25 or 12.50.';
+/** Keys per page: a long list is paged by cursor, never cut off, and searchable by name or prefix. */
+export const KEYS_PER_PAGE = 10;
+
+type Shown = '' | 'active' | 'revoked';
 
 export function KeysPage() {
-  const [{ data, error, fetching }, refresh] = useQuery({ query: KeysDocument, context: KEYS_CONTEXT });
-  const [eventsOf, setEventsOf] = useState<string | null>(null);
-  // Each reload also re-reads every key's standing against its limit.
-  const [generation, setGeneration] = useState(0);
-  const reload = () => {
-    setGeneration((g) => g + 1);
-    refresh({ requestPolicy: 'network-only' });
-  };
-  const keys = data?.keys ?? [];
-  const watched = keys.find((k) => k.id === eventsOf) ?? null;
+  const [search, setSearch] = useState('');
+  const [shown, setShown] = useState<Shown>('');
+  // The cursors of the pages seen so far: Previous goes back through them.
+  const [cursors, setCursors] = useState<(string | null)[]>([null]);
+  const after = cursors[cursors.length - 1] ?? null;
+  const [{ data, error, fetching }, refresh] = useQuery({
+    query: KeyPageDocument,
+    variables: { first: KEYS_PER_PAGE, after, search: search.trim() || null, status: shown || null },
+    context: KEYS_CONTEXT,
+    requestPolicy: 'cache-and-network',
+  });
+  useLiveRefresh(refresh);
+  const page = data?.keyPage;
+  const keys = page?.data ?? [];
+  const filtered = search.trim() !== '' || shown !== '';
+  const restart = () => setCursors([null]);
   return (
     <>
-      <CreateKey onCreated={reload} />
+      <CreateKey />
       <section aria-labelledby="keys-title">
         <h2 id="keys-title">Your keys</h2>
+        <form className="inline" role="search" aria-label="Find keys" onSubmit={(e) => e.preventDefault()}>
+          <label>
+            Search keys
+            <input type="search" value={search} placeholder="name or prefix" onChange={(e) => { setSearch(e.target.value); restart(); }} />
+          </label>
+          <div className="field">
+            <label htmlFor="keys-shown">Show</label>
+            <select id="keys-shown" value={shown} onChange={(e) => { setShown(e.target.value as Shown); restart(); }}>
+              <option value="">all keys</option>
+              <option value="active">active keys</option>
+              <option value="revoked">revoked keys</option>
+            </select>
+          </div>
+        </form>
         <ErrorList error={error} />
         {!data && fetching && <p role="status">Loading keys…</p>}
-        {data && keys.length === 0 && <p>No keys yet.</p>}
+        {page && keys.length === 0 && <p>{filtered ? 'No key matches.' : 'No keys yet.'}</p>}
         <ul className="cards" aria-label="API keys">
           {keys.map((key) => (
-            <KeyCard key={key.id} apiKey={key} generation={generation} onChanged={reload} onShowEvents={() => setEventsOf(key.id)} eventsShown={eventsOf === key.id} />
+            <KeyCard key={key.id} apiKey={key} />
           ))}
         </ul>
-        <button type="button" className="secondary" onClick={reload}>
-          Refresh keys
-        </button>
+        {(cursors.length > 1 || page?.hasMore) && (
+          <nav className="pager" aria-label="Pages of keys">
+            <button type="button" className="secondary" disabled={cursors.length === 1} onClick={() => setCursors((c) => c.slice(0, -1))}>
+              Previous keys
+            </button>
+            <span data-testid="keys-page">Page {cursors.length}</span>
+            <button type="button" className="secondary" disabled={!page?.hasMore || !page.lastId} onClick={() => page?.lastId && setCursors((c) => [...c, page.lastId!])}>
+              Next keys
+            </button>
+          </nav>
+        )}
       </section>
-      {watched && <KeyEvents apiKey={watched} onClose={() => setEventsOf(null)} />}
     </>
   );
 }
 
-/** Queries of the key list are refreshed by any mutation that returns a key, even into an empty list. */
-const KEYS_CONTEXT = { additionalTypenames: ['ApiKey'] };
-
-function CreateKey({ onCreated }: { onCreated: () => void }) {
+function CreateKey() {
   const [name, setName] = useState('');
   const [limit, setLimit] = useState('');
   const [problems, setProblems] = useState<string[]>([]);
@@ -64,7 +87,6 @@ function CreateKey({ onCreated }: { onCreated: () => void }) {
       setSecret({ name: answer.data.createKey.key.name, secret: answer.data.createKey.secret });
       setName('');
       setLimit('');
-      onCreated();
     }
   };
   return (
@@ -83,7 +105,7 @@ function CreateKey({ onCreated }: { onCreated: () => void }) {
           Create key
         </button>
       </form>
-      <ErrorList error={result.error} messages={problems} />
+      <ErrorList error={result.error} messages={problems} fields={{ ...KEY_FIELDS, name: 'Key name' }} />
       {secret && <SecretOnce {...secret} onDone={() => setSecret(null)} />}
     </section>
   );
@@ -119,194 +141,3 @@ function SecretOnce({ name, secret, onDone }: { name: string; secret: string; on
   );
 }
 
-type Mode = 'rename' | 'limit' | 'revoke' | null;
-
-function KeyCard({ apiKey, generation, onChanged, onShowEvents, eventsShown }: { apiKey: KeyFieldsFragment; generation: number; onChanged: () => void; onShowEvents: () => void; eventsShown: boolean }) {
-  const [mode, setMode] = useState<Mode>(null);
-  const revoked = apiKey.revokedAt !== null;
-  const limit = apiKey.monthlySpendLimitMicro;
-  return (
-    <li className={revoked ? 'card revoked' : 'card'} aria-label={`Key ${apiKey.name}`}>
-      <div className="card-head">
-        <h3>{apiKey.name}</h3>
-        <span className="badge">{revoked ? 'revoked' : apiKey.kind}</span>
-      </div>
-      <p className="muted">
-        <code>{apiKey.prefix}…</code> · created {formatTime(apiKey.createdAt)} · last used {formatTime(apiKey.lastUsedAt)}
-        {apiKey.expiresAt ? ` · expires ${formatTime(apiKey.expiresAt)}` : ''}
-        {revoked ? ` · revoked ${formatTime(apiKey.revokedAt)}` : ''}
-      </p>
-      <p data-testid="key-spend">
-        This month: {formatMicro(apiKey.monthSpentMicro)} {limit === null ? '(no limit)' : `of ${formatMicro(limit)}`}
-      </p>
-      {limit !== null && !revoked && <LimitStanding key={`${generation}/${limit}`} apiKey={apiKey} />}
-      {!revoked && (
-        <div className="row">
-          <button type="button" className="secondary" aria-expanded={mode === 'rename'} onClick={() => setMode(mode === 'rename' ? null : 'rename')}>
-            Rename
-          </button>
-          <button type="button" className="secondary" aria-expanded={mode === 'limit'} onClick={() => setMode(mode === 'limit' ? null : 'limit')}>
-            Monthly limit
-          </button>
-          <button type="button" className="secondary" aria-pressed={eventsShown} onClick={onShowEvents}>
-            Events
-          </button>
-          <button type="button" className="danger" aria-expanded={mode === 'revoke'} onClick={() => setMode(mode === 'revoke' ? null : 'revoke')}>
-            Revoke
-          </button>
-        </div>
-      )}
-      {revoked && (
-        <div className="row">
-          <button type="button" className="secondary" aria-pressed={eventsShown} onClick={onShowEvents}>
-            Events
-          </button>
-        </div>
-      )}
-      {mode === 'rename' && <RenameForm apiKey={apiKey} onDone={() => { setMode(null); onChanged(); }} />}
-      {mode === 'limit' && <LimitForm apiKey={apiKey} onDone={() => { setMode(null); onChanged(); }} />}
-      {mode === 'revoke' && <RevokeConfirm apiKey={apiKey} onDone={() => { setMode(null); onChanged(); }} onCancel={() => setMode(null)} />}
-    </li>
-  );
-}
-
-/**
- * Against the limit counts what is settled plus what requests in flight hold (the figure the
- * gateway checks), which the key's own settled figure alone would understate.
- */
-function LimitStanding({ apiKey }: { apiKey: KeyFieldsFragment }) {
-  const [{ data, error }] = useQuery({ query: KeyMonthSpendDocument, variables: { keyId: apiKey.id }, requestPolicy: 'network-only' });
-  if (error) return <ErrorList error={error} />;
-  if (!data) return null;
-  const spend = data.keyMonthSpend;
-  const limit = spend.limitMicro ?? apiKey.monthlySpendLimitMicro!;
-  return (
-    <>
-      <meter min={0} max={1} low={0.8} high={0.95} optimum={0} value={microRatio(spend.spentMicro, limit)} aria-label={`Spend of ${apiKey.name} against its limit`} />
-      <p className="muted" data-testid="key-limit-standing">
-        {formatMicro(spend.spentMicro)} counted against the limit ({formatMicro(spend.reservedMicro)} in flight), {formatMicro(spend.remainingMicro)} left until{' '}
-        {formatTime(spend.resetsAt)}.{spend.limitReachedAt ? ` Limit reached ${formatTime(spend.limitReachedAt)}.` : ''}
-      </p>
-    </>
-  );
-}
-
-function RenameForm({ apiKey, onDone }: { apiKey: KeyFieldsFragment; onDone: () => void }) {
-  const [name, setName] = useState(apiKey.name);
-  const [result, update] = useMutation(UpdateKeyDocument);
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
-    const answer = await update({ id: apiKey.id, input: { name } });
-    if (answer.data) onDone();
-  };
-  return (
-    <form onSubmit={submit} className="inline">
-      <label>
-        New name
-        <input autoFocus required value={name} onChange={(e) => setName(e.target.value)} />
-      </label>
-      <button type="submit" disabled={result.fetching}>
-        Save name
-      </button>
-      <ErrorList error={result.error} />
-    </form>
-  );
-}
-
-function LimitForm({ apiKey, onDone }: { apiKey: KeyFieldsFragment; onDone: () => void }) {
-  const [dollars, setDollars] = useState(apiKey.monthlySpendLimitMicro === null ? '' : formatMicro(apiKey.monthlySpendLimitMicro).replace(/[$,]/g, ''));
-  const [problems, setProblems] = useState<string[]>([]);
-  const [result, update] = useMutation(UpdateKeyDocument);
-  const save = async (micro: string | null) => {
-    const answer = await update({ id: apiKey.id, input: { monthlySpendLimitMicro: micro } });
-    if (answer.data) onDone();
-  };
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
-    const micro = dollarsToMicro(dollars);
-    if (micro === undefined) return setProblems([LIMIT_PROBLEM]);
-    setProblems([]);
-    await save(micro);
-  };
-  return (
-    <form onSubmit={submit} className="inline">
-      <label>
-        Monthly limit ($)
-        <input autoFocus inputMode="decimal" value={dollars} onChange={(e) => setDollars(e.target.value)} />
-      </label>
-      <button type="submit" disabled={result.fetching}>
-        Set limit
-      </button>
-      {apiKey.monthlySpendLimitMicro !== null && (
-        <button type="button" className="secondary" disabled={result.fetching} onClick={() => save(null)}>
-          Remove limit
-        </button>
-      )}
-      <ErrorList error={result.error} messages={problems} />
-    </form>
-  );
-}
-
-function RevokeConfirm({ apiKey, onDone, onCancel }: { apiKey: KeyFieldsFragment; onDone: () => void; onCancel: () => void }) {
-  const [result, revoke] = useMutation(RevokeKeyDocument);
-  const confirm = async () => {
-    const answer = await revoke({ id: apiKey.id });
-    if (answer.data) onDone();
-  };
-  return (
-    <div className="confirm" role="group" aria-label={`Revoke ${apiKey.name}`}>
-      <p>Revoking is final: requests with this key are refused from now on.</p>
-      <div className="row">
-        <button type="button" className="danger" onClick={confirm} disabled={result.fetching}>
-          Revoke {apiKey.name} now
-        </button>
-        <button type="button" className="secondary" onClick={onCancel}>
-          Keep it
-        </button>
-      </div>
-      <ErrorList error={result.error} />
-    </div>
-  );
-}
-
-/** The newest events of one key, then each new one as it happens (the `keyEvents` subscription). */
-function KeyEvents({ apiKey, onClose }: { apiKey: KeyFieldsFragment; onClose: () => void }) {
-  const [{ data, error }] = useQuery({ query: KeyEventsDocument, variables: { keyId: apiKey.id }, requestPolicy: 'network-only' });
-  const [live, setLive] = useState<KeyEventFieldsFragment[]>([]);
-  const [liveError, setLiveError] = useState<CombinedError | null>(null);
-  const client = useClient();
-  useEffect(() => {
-    setLive([]);
-    setLiveError(null);
-    const { unsubscribe } = client.subscription(KeyEventsLiveDocument, { keyId: apiKey.id }).subscribe((result) => {
-      if (result.error) setLiveError(result.error);
-      const event = result.data?.keyEvents;
-      if (event) setLive((events) => (events.some((e) => e.id === event.id) ? events : [event, ...events]));
-    });
-    return unsubscribe;
-  }, [client, apiKey.id]);
-  const loaded = data?.keyEvents.data ?? [];
-  const events = [...live, ...loaded.filter((e) => !live.some((l) => l.id === e.id))];
-  return (
-    <section aria-labelledby="events-title">
-      <div className="card-head">
-        <h2 id="events-title">Events of {apiKey.name}</h2>
-        <button type="button" className="secondary" onClick={onClose}>
-          Close events
-        </button>
-      </div>
-      <p className="muted">New events appear here as they happen.</p>
-      <LiveStatus />
-      <ErrorList error={error ?? liveError} />
-      <ol className="events" aria-live="polite" aria-label={`Events of ${apiKey.name}`}>
-        {events.map((event) => (
-          <li key={event.id}>
-            <strong>{event.kind}</strong> <span className="muted">{formatTime(event.createdAt)}</span>
-            {Object.keys(event.data).length > 0 && <code className="data">{JSON.stringify(event.data)}</code>}
-          </li>
-        ))}
-      </ol>
-      {data && events.length === 0 && <p>No events yet.</p>}
-    </section>
-  );
-}

@@ -1,133 +1,115 @@
-import { useCallback, useEffect, useState } from 'react';
-import { useClient, useQuery } from 'urql';
-import type { CombinedError } from '@urql/core';
-import { HoldsDocument, KeysDocument, UsageRecordsDocument, type UsageRecordsQuery } from '../generated/graphql';
+import { useState } from 'react';
+import { useQuery } from 'urql';
+import { SpendDocument, type SpendQuery } from '../generated/graphql';
+import { useLiveRefresh } from '../live';
 import { formatMicro } from '../money';
-import { BarChart, type Bar } from '../parts/BarChart';
+import { lastDays, periodDays, type Period, type PeriodChoice } from '../period';
+import { BarChart, METRICS, type Bar, type Metric } from '../parts/BarChart';
 import { ErrorList } from '../parts/ErrorList';
-import { formatTime } from '../parts/time';
+import { PeriodPicker } from '../parts/PeriodPicker';
 
-type UsageRecord = UsageRecordsQuery['usageRecords']['data'][number];
-type Grouping = 'day' | 'model' | 'key';
+type Group = SpendQuery['spend']['groups'][number];
+type SpendGrouping = 'day' | 'model' | 'key';
 
-/** The chart covers this many days back, read in pages of 100 records up to this many pages. */
-const DAYS = 30;
-const MAX_PAGES = 20;
+const GROUPINGS: { value: SpendGrouping; label: string }[] = [
+  { value: 'day', label: 'Day' },
+  { value: 'model', label: 'Model' },
+  { value: 'key', label: 'Key' },
+];
 
+const count = (n: number) => n.toLocaleString('en-US');
+
+/**
+ * Spend over a period of UTC days, computed by the server from its daily aggregates (so it is
+ * exact at any volume): the total, and a chart of cost, requests or tokens per day (every day
+ * of the period, zero-filled), per model or per key.
+ */
 export function SpendPage() {
-  const client = useClient();
-  const [records, setRecords] = useState<UsageRecord[] | null>(null);
-  const [truncated, setTruncated] = useState(false);
-  const [error, setError] = useState<CombinedError | null>(null);
-  const [grouping, setGrouping] = useState<Grouping>('day');
-  const [keys] = useQuery({ query: KeysDocument });
-  const [holds, refreshHolds] = useQuery({ query: HoldsDocument, requestPolicy: 'network-only' });
-
-  const load = useCallback(async () => {
-    const from = new Date(Date.now() - DAYS * 86_400_000).toISOString();
-    const all: UsageRecord[] = [];
-    let after: string | null = null;
-    for (let page = 0; page < MAX_PAGES; page++) {
-      const answer = await client.query(UsageRecordsDocument, { first: 100, after, from }, { requestPolicy: 'network-only' }).toPromise();
-      if (answer.error || !answer.data) {
-        setError(answer.error ?? null);
-        return;
-      }
-      all.push(...answer.data.usageRecords.data);
-      after = answer.data.usageRecords.lastId;
-      if (!answer.data.usageRecords.hasMore || after === null) {
-        setTruncated(false);
-        setError(null);
-        setRecords(all);
-        return;
-      }
-    }
-    setTruncated(true);
-    setError(null);
-    setRecords(all);
-  }, [client]);
-  useEffect(() => void load(), [load]);
-
-  const keyNames = new Map((keys.data?.keys ?? []).map((k) => [k.id, k.name]));
-  const bars = records ? group(records, grouping, keyNames) : [];
-  const total = (records ?? []).reduce((sum, r) => sum + BigInt(r.costMicro), 0n);
+  const [choice, setChoice] = useState<PeriodChoice>('30');
+  const [period, setPeriod] = useState<Period>(() => lastDays(30));
+  const [groupBy, setGroupBy] = useState<SpendGrouping>('day');
+  const [metric, setMetric] = useState<Metric>('cost');
+  const [{ data, error, fetching }, refresh] = useQuery({ query: SpendDocument, variables: { from: period.from, to: period.to, groupBy }, requestPolicy: 'cache-and-network' });
+  useLiveRefresh(refresh);
+  const report = data?.spend;
+  const total = report?.total;
+  // While a new grouping loads, the answer on screen is still the old one: it is labelled by its own grouping.
+  const shownBy = (report?.groupBy ?? groupBy) as SpendGrouping;
+  const bars: Bar[] = (report?.groups ?? []).map((g) => ({ label: groupLabel(g, shownBy), micro: BigInt(g.costMicro), requests: g.requests, tokens: g.inputTokens + g.outputTokens }));
+  const grouping = GROUPINGS.find((g) => g.value === shownBy)!.label.toLowerCase();
   return (
     <>
+      <section aria-labelledby="spend-period-title">
+        <h2 id="spend-period-title">Period</h2>
+        <PeriodPicker
+          choice={choice}
+          period={period}
+          onChange={(c, p) => {
+            setChoice(c);
+            setPeriod(p);
+          }}
+        />
+        <p className="muted" data-testid="spend-period">
+          {period.from} to {period.to} ({count(periodDays(period))} days). Days are UTC days{report ? ` (${report.timeZone})` : ''}: each starts at 00:00 UTC.
+        </p>
+      </section>
       <section aria-labelledby="usage-title">
-        <h2 id="usage-title">Usage, last {DAYS} days</h2>
+        <h2 id="usage-title">Spend</h2>
         <ErrorList error={error} />
-        {records === null && !error && <p role="status">Loading usage…</p>}
-        {records && (
+        {!data && fetching && <p role="status">Loading spend…</p>}
+        {total && (
           <>
             <p data-testid="spend-total">
-              {formatMicro(total.toString())} over {records.length.toLocaleString()} request{records.length === 1 ? '' : 's'}
-              {truncated ? ` (the latest ${records.length} only)` : ''}.
+              {formatMicro(total.costMicro)} over {count(total.requests)} request{total.requests === 1 ? '' : 's'}.
             </p>
-            <fieldset className="inline">
-              <legend>Group by</legend>
-              {(['day', 'model', 'key'] as const).map((g) => (
-                <label key={g} className="choice">
-                  <input type="radio" name="grouping" value={g} checked={grouping === g} onChange={() => setGrouping(g)} /> {g}
-                </label>
-              ))}
-            </fieldset>
-            {bars.length === 0 ? <p>No usage in this period.</p> : <BarChart bars={bars} caption={`Cost per ${grouping}`} />}
+            <dl className="figures">
+              <div>
+                <dt>Input tokens</dt>
+                <dd>{count(total.inputTokens)}</dd>
+              </div>
+              <div>
+                <dt>Output tokens</dt>
+                <dd>{count(total.outputTokens)}</dd>
+              </div>
+              <div>
+                <dt>Images</dt>
+                <dd>{count(total.images)}</dd>
+              </div>
+              <div>
+                <dt>Video seconds</dt>
+                <dd>{count(total.videoSeconds)}</dd>
+              </div>
+              <div>
+                <dt>Failed requests</dt>
+                <dd>{count(total.failedRequests)}</dd>
+              </div>
+            </dl>
           </>
         )}
-        <button type="button" className="secondary" onClick={() => void load()}>
-          Refresh usage
-        </button>
-      </section>
-      <section aria-labelledby="holds-title">
-        <h2 id="holds-title">Holds in flight</h2>
-        <p className="muted">Money reserved by requests and jobs still running, until they settle.</p>
-        <ErrorList error={holds.error} />
-        {holds.data && holds.data.holds.length === 0 && <p>No holds right now.</p>}
-        {holds.data && holds.data.holds.length > 0 && (
-          <div className="scroll">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Purpose</th>
-                  <th scope="col">Model</th>
-                  <th scope="col">Key</th>
-                  <th scope="col">Amount</th>
-                  <th scope="col">Since</th>
-                </tr>
-              </thead>
-              <tbody>
-                {holds.data.holds.map((h) => (
-                  <tr key={h.id}>
-                    <td>{h.purpose}{h.planBilled ? ' (plan)' : ''}</td>
-                    <td>{h.model || '—'}</td>
-                    <td>{h.keyId ? keyNames.get(h.keyId) ?? h.keyId : '—'}</td>
-                    <td>{formatMicro(h.amountMicro)}</td>
-                    <td>{formatTime(h.createdAt)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
-        <button type="button" className="secondary" onClick={() => refreshHolds({ requestPolicy: 'network-only' })}>
-          Refresh holds
-        </button>
+        <fieldset className="inline">
+          <legend>Group by</legend>
+          {GROUPINGS.map((g) => (
+            <label key={g.value} className="choice">
+              <input type="radio" name="grouping" value={g.value} checked={groupBy === g.value} onChange={() => setGroupBy(g.value)} /> {g.label}
+            </label>
+          ))}
+        </fieldset>
+        <fieldset className="inline">
+          <legend>Show</legend>
+          {METRICS.map((m) => (
+            <label key={m.value} className="choice">
+              <input type="radio" name="metric" value={m.value} checked={metric === m.value} onChange={() => setMetric(m.value)} /> {m.label}
+            </label>
+          ))}
+        </fieldset>
+        {report && (bars.length === 0 ? <p>No usage in this period.</p> : <BarChart bars={bars} metric={metric} caption={`${METRICS.find((m) => m.value === metric)!.label} per ${grouping}`} />)}
       </section>
     </>
   );
 }
 
-/** Sums cost and counts requests per UTC day, model or key; days in order, the rest by cost. */
-function group(records: UsageRecord[], by: Grouping, keyNames: Map<string, string>): Bar[] {
-  const bars = new Map<string, Bar>();
-  for (const record of records) {
-    const label =
-      by === 'day' ? record.createdAt.slice(0, 10) : by === 'model' ? record.model : record.keyId ? keyNames.get(record.keyId) ?? record.keyId : '(no key)';
-    const bar = bars.get(label) ?? { label, micro: 0n, requests: 0 };
-    bar.micro += BigInt(record.costMicro);
-    bar.requests += 1;
-    bars.set(label, bar);
-  }
-  const list = [...bars.values()];
-  return by === 'day' ? list.sort((a, b) => a.label.localeCompare(b.label)) : list.sort((a, b) => (b.micro > a.micro ? 1 : b.micro < a.micro ? -1 : 0));
+function groupLabel(group: Group, by: SpendGrouping): string {
+  if (by === 'day') return group.day ?? '?';
+  if (by === 'model') return group.model ?? '?';
+  return group.keyId === null || group.keyId === undefined ? '(no key)' : (group.keyName ?? group.keyId);
 }

@@ -1,49 +1,82 @@
 import { useEffect, useState } from 'react';
-import { useClient, useQuery } from 'urql';
-import type { CombinedError } from '@urql/core';
-import { VideosDocument, VideoUpdatedDocument, type VideoFieldsFragment } from '../generated/graphql';
+import { useQuery } from 'urql';
+import { VideosDocument, type VideoFieldsFragment } from '../generated/graphql';
+import { useVideoUpdates } from '../live';
 import { ErrorList } from '../parts/ErrorList';
 import { LiveStatus } from '../parts/LiveStatus';
 import { formatTime } from '../parts/time';
 
 /**
- * The account's video jobs, each updated as it changes (the `videoUpdated` subscription).
- * The file itself is served only to an API key (REST); a session cannot fetch it, so the page
- * says how to, instead of offering a link that would be refused.
+ * The account's video jobs, newest first, 20 at a time with older ones on demand, each updated
+ * as it changes (the `videoUpdated` subscription). The file itself is served only to an API key
+ * (REST); a session cannot fetch it, so the page says how to, instead of offering a link that
+ * would be refused.
  */
 export function VideosPage() {
-  const client = useClient();
-  const [{ data, error }, refresh] = useQuery({ query: VideosDocument, requestPolicy: 'network-only' });
   const [updates, setUpdates] = useState<Map<string, VideoFieldsFragment>>(new Map());
-  const [liveError, setLiveError] = useState<CombinedError | null>(null);
-  useEffect(() => {
-    const { unsubscribe } = client.subscription(VideoUpdatedDocument, {}).subscribe((result) => {
-      if (result.error) setLiveError(result.error);
-      const video = result.data?.videoUpdated;
-      if (video) setUpdates((all) => new Map(all).set(video.id, video));
-    });
-    return unsubscribe;
-  }, [client]);
+  const [listed, setListed] = useState<Map<string, VideoFieldsFragment[]>>(new Map());
+  const [cursors, setCursors] = useState<(string | null)[]>([null]);
+  useVideoUpdates((video) => setUpdates((all) => new Map(all).set(video.id, video)));
 
-  const listed = data?.videos.data ?? [];
-  const fresh = [...updates.values()].filter((v) => !listed.some((l) => l.id === v.id)).sort((a, b) => b.createdAt.localeCompare(a.createdAt));
-  const videos = [...fresh, ...listed.map((v) => newer(v, updates.get(v.id)))];
+  const listedIds = new Set([...listed.values()].flat().map((v) => v.id));
+  const fresh = [...updates.values()].filter((v) => !listedIds.has(v.id)).sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+  const onPage = (after: string | null, videos: VideoFieldsFragment[]) => setListed((all) => new Map(all).set(after ?? '', videos));
+  const nothing = fresh.length === 0 && listed.get('')?.length === 0;
   return (
     <section aria-labelledby="videos-title">
       <h2 id="videos-title">Video jobs</h2>
       <p className="muted">Status and progress change here as the jobs run.</p>
       <LiveStatus />
-      <ErrorList error={error ?? liveError} />
-      {data && videos.length === 0 && <p>No video jobs yet. Create one with an API key: POST /v1/videos.</p>}
+      {nothing && <p>No video jobs yet. Create one with an API key: POST /v1/videos.</p>}
       <ul className="cards" aria-label="Video jobs">
-        {videos.map((video) => (
+        {fresh.map((video) => (
           <VideoCard key={video.id} video={video} />
         ))}
+        {cursors.map((after, i) => (
+          <VideosPageOf
+            key={after ?? 'first'}
+            after={after}
+            updates={updates}
+            onLoaded={onPage}
+            onMore={i === cursors.length - 1 ? (next) => setCursors((all) => [...all, next]) : null}
+          />
+        ))}
       </ul>
-      <button type="button" className="secondary" onClick={() => refresh({ requestPolicy: 'network-only' })}>
-        Refresh videos
-      </button>
     </section>
+  );
+}
+
+/** One page of 20 jobs older than `after`; the last page offers the next one. */
+function VideosPageOf({ after, updates, onLoaded, onMore }: {
+  after: string | null;
+  updates: Map<string, VideoFieldsFragment>;
+  onLoaded: (after: string | null, videos: VideoFieldsFragment[]) => void;
+  onMore: ((after: string) => void) | null;
+}) {
+  const [{ data, error, fetching }] = useQuery({ query: VideosDocument, variables: { after }, requestPolicy: 'network-only' });
+  const page = data?.videos;
+  // The page above needs to know which jobs are listed, so that a live update of one is not shown twice.
+  useEffect(() => {
+    if (page) onLoaded(after, page.data);
+  }, [page, after]);
+  return (
+    <>
+      {error && (
+        <li>
+          <ErrorList error={error} />
+        </li>
+      )}
+      {(page?.data ?? []).map((video) => (
+        <VideoCard key={video.id} video={newer(video, updates.get(video.id))} />
+      ))}
+      {onMore && page?.hasMore && page.lastId && (
+        <li className="more">
+          <button type="button" className="secondary" disabled={fetching} onClick={() => onMore(page.lastId!)}>
+            Show older video jobs
+          </button>
+        </li>
+      )}
+    </>
   );
 }
 

@@ -4,7 +4,7 @@ import { invalidToken, sessionRequired } from '../shared/errors';
 import { TOPIC_KEY_EVENTS, TOPIC_SESSION_ENDED, type EventBus } from '../shared/events';
 import type { IdGenerator } from '../shared/ids';
 import {
-  API_KEY_PREFIX, SESSION_TOKEN_PREFIX, type KeyPrincipal, type OperatorPrincipal, type PlanInfo, type Principal, type SessionPrincipal,
+  API_KEY_PREFIX, SESSION_TOKEN_PREFIX, type KeyPrincipal, type OperatorPrincipal, type SessionPrincipal,
 } from '../shared/principal';
 import { constantTimeEqual, hashToken, randomToken, verifyPassword } from '../shared/secrets';
 import { ApiKey } from '../keys/entities';
@@ -12,8 +12,6 @@ import { Session, User } from './entities';
 import type { SignInThrottle } from './sign-in-throttle';
 
 // Principals and secret prefixes are shared by every domain folder: they live in shared/principal.ts.
-export { API_KEY_PREFIX, SESSION_TOKEN_PREFIX };
-export type { KeyPrincipal, OperatorPrincipal, PlanInfo, Principal, SessionPrincipal };
 
 interface CachedKey {
   principal: KeyPrincipal;
@@ -54,6 +52,7 @@ export class AuthService {
   async close(): Promise<void> {
     clearInterval(this.flushTimer);
     this.unsubscribe();
+    // last_used_at is informational: shutdown never fails on it.
     await this.flushLastUsed().catch(() => undefined);
     await this.throttle.close();
   }
@@ -65,15 +64,25 @@ export class AuthService {
   }
 
   /** The API key behind `secret`, or 401 `invalid_token` when it is wrong, revoked or expired. */
-  async authenticateApiKey(secret: string): Promise<KeyPrincipal> {
-    if (!secret.startsWith(API_KEY_PREFIX)) throw invalidToken();
-    const hash = hashToken(secret);
-    const now = this.clock.now();
-    let cached = this.keyCache.get(hash);
-    if (!cached || now.getTime() - cached.cachedAt > KEY_CACHE_TTL_MS) {
-      cached = await this.loadKey(hash, now.getTime());
-      if (!cached) throw invalidToken();
+  // Not an async function: a cached key (nearly every request) is answered without awaiting anything.
+  authenticateApiKey(secret: string): Promise<KeyPrincipal> {
+    try {
+      if (!secret.startsWith(API_KEY_PREFIX)) throw invalidToken();
+      const hash = hashToken(secret);
+      const now = this.clock.now();
+      const cached = this.keyCache.get(hash);
+      if (cached && now.getTime() - cached.cachedAt <= KEY_CACHE_TTL_MS) return Promise.resolve(this.keyInUse(cached, now));
+      return this.loadKey(hash, now.getTime()).then((loaded) => {
+        if (!loaded) throw invalidToken();
+        return this.keyInUse(loaded, now);
+      });
+    } catch (error) {
+      return Promise.reject(error);
     }
+  }
+
+  /** An authenticated key's principal, unless it has expired; its use is noted for last_used_at. */
+  private keyInUse(cached: CachedKey, now: Date): KeyPrincipal {
     if (cached.expiresAt && cached.expiresAt <= now) throw invalidToken('The API key has expired.');
     this.lastUsed.set(cached.principal.keyId, now);
     return cached.principal;

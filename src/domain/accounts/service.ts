@@ -3,7 +3,7 @@ import { LedgerEntry, type LedgerKind } from '../billing/entities';
 import { tierFor, type Tier } from '../limits/tiers';
 import { DEFAULT_LIMITS, type LimitsConfig } from '../limits/limits-config';
 import type { Clock } from '../shared/clock';
-import { ApiError, badRequest, notFound } from '../shared/errors';
+import { badRequest, conflict, notFound } from '../shared/errors';
 import type { EventBus } from '../shared/events';
 import type { IdGenerator } from '../shared/ids';
 import { TOPIC_ACCOUNT_CHANGED } from '../shared/events';
@@ -104,24 +104,24 @@ export class AccountService {
     return toUserView(user);
   }
 
-  async createAccount(name: string, field = 'name'): Promise<AccountView> {
+  async createAccount(name: string): Promise<AccountView> {
     const trimmed = name.trim();
-    if (trimmed.length < 1 || trimmed.length > 200) throw badRequest(`${field} must be 1 to 200 characters`);
+    if (trimmed.length < 1 || trimmed.length > 200) throw badRequest('Account name must be 1 to 200 characters', { field: 'account.name' });
     const em = this.orm.em.fork();
     const account = em.create(Account, { id: this.ids.next('acct'), name: trimmed, createdAt: this.clock.now() });
     await em.flush();
     return toAccountView(account, this.limits.tiers);
   }
 
-  async createUser(input: { accountId: string; email: string; password: string; plan: string | null }, fields = { email: 'email', password: 'password', plan: 'plan' }): Promise<UserView> {
+  async createUser(input: { accountId: string; email: string; password: string; plan: string | null }): Promise<UserView> {
     const email = input.email.trim().toLowerCase();
-    if (!EMAIL.test(email) || email.length > 254) throw badRequest(`${fields.email} must be an email address`);
-    if (input.password.length < 8 || input.password.length > 200) throw badRequest(`${fields.password} must be 8 to 200 characters`);
+    if (!EMAIL.test(email) || email.length > 254) throw badRequest('Email must be an email address', { field: 'account.email' });
+    if (input.password.length < 8 || input.password.length > 200) throw badRequest('Password must be 8 to 200 characters', { field: 'account.password' });
     const em = this.orm.em.fork();
     const account = await em.findOne(Account, input.accountId);
     if (!account) throw notFound(`No account '${input.accountId}'.`);
     const plan = input.plan === null ? null : await em.findOne(Plan, { name: input.plan });
-    if (input.plan !== null && !plan) throw badRequest(`${fields.plan} must name an existing plan`);
+    if (input.plan !== null && !plan) throw badRequest(`Plan '${input.plan}' does not exist`, { field: 'account.plan' });
     const user = em.create(User, {
       id: this.ids.next('usr'),
       account,
@@ -133,23 +133,23 @@ export class AccountService {
     try {
       await em.flush();
     } catch (error) {
-      if (error instanceof UniqueConstraintViolationException) throw new ApiError(409, 'conflict', `${fields.email} is already taken`);
+      if (error instanceof UniqueConstraintViolationException) throw conflict(`The email ${email} is already taken`, 'account.email');
       throw error;
     }
     return toUserView(user);
   }
 
-  async addFunds(accountId: string, amountMicro: bigint, field = 'amountMicro'): Promise<AccountView> {
-    if (amountMicro <= 0n || amountMicro > MAX_FUNDS_MICRO) throw badRequest(`${field} must be from 1 to ${MAX_FUNDS_MICRO} micro-dollars`);
+  async addFunds(accountId: string, amountMicro: bigint): Promise<AccountView> {
+    if (amountMicro <= 0n || amountMicro > MAX_FUNDS_MICRO) throw badRequest('Amount must be more than $0 and at most $1,000,000', { field: 'funds.amount' });
     await this.orm.em.fork().transactional((em) => creditAccount(em, this.ids, this.clock, accountId, amountMicro, 'top_up', 'operator top-up'));
     this.publishAccountChanged(accountId);
     return this.getAccount(accountId);
   }
 
-  async setAccountTier(accountId: string, tier: number | null, field = 'tier'): Promise<AccountView> {
+  async setAccountTier(accountId: string, tier: number | null): Promise<AccountView> {
     const tiers = this.limits.tiers;
     if (tier !== null && !tiers.some((t) => t.tier === tier)) {
-      throw badRequest(`${field} must be one of ${tiers.map((t) => t.tier).join(', ')} or null`);
+      throw badRequest(`Tier must be one of ${tiers.map((t) => t.tier).join(', ')}`, { field: 'account.tier' });
     }
     const em = this.orm.em.fork();
     const count = await em.nativeUpdate(Account, { id: accountId }, { tierOverride: tier });

@@ -1,5 +1,5 @@
 import type { Clock } from '../shared/clock';
-import { ApiError } from '../shared/errors';
+import { tooManySignIns } from '../shared/errors';
 import { accountKey, addressKey, FAILURE_MEMORY_MS, KNOWN_ADDRESS_MS, SIGN_IN_RULES } from './sign-in-rules';
 import type { AttemptCounter, SignInAttemptStore } from './sign-in-store';
 
@@ -51,7 +51,7 @@ export class SignInThrottle {
       ? [pairCounter]
       : [pairCounter, { key: account, rule: SIGN_IN_RULES.account, memoryMs: FAILURE_MEMORY_MS }, { key: `addr:${from}`, rule: SIGN_IN_RULES.address, memoryMs: FAILURE_MEMORY_MS }];
     const waitMs = await this.guard(store, (s) => s.claim(counters, now));
-    if (waitMs > 0) throw signInRefusal(waitMs);
+    if (waitMs > 0) throw tooManySignIns(waitMs);
     const outcome = { clear: [pair, account], uncount: remembered.value ? [] : [`addr:${from}`], remember: known, rememberMs: KNOWN_ADDRESS_MS };
     return { succeeded: () => this.guard(store, (s) => s.succeeded(outcome, this.clock.now().getTime())) };
   }
@@ -92,13 +92,3 @@ export class SignInThrottle {
   }
 }
 
-function signInRefusal(waitMs: number): ApiError {
-  const seconds = Math.max(1, Math.ceil(waitMs / 1000));
-  return new ApiError(
-    429,
-    'rate_limited',
-    `Too many failed sign-ins: retry in ${seconds} s.`,
-    { limit: 'sign_in_failures', retry_after_seconds: seconds },
-    { 'Retry-After': String(seconds) },
-  );
-}

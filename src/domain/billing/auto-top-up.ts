@@ -17,13 +17,13 @@ export const MIN_AUTO_TOP_UP_AMOUNT_MICRO = 1_000_000n; // $1
 export const MAX_AUTO_TOP_UP_AMOUNT_MICRO = 100_000_000_000n; // $100,000
 
 /** Threshold 0..$100,000 and amount $1..$100,000, or null (off). */
-export function validateAutoTopUp(settings: { thresholdMicro: bigint; amountMicro: bigint } | null, fields = { threshold: 'thresholdMicro', amount: 'amountMicro' }): AutoTopUpSettings {
+export function validateAutoTopUp(settings: { thresholdMicro: bigint; amountMicro: bigint } | null): AutoTopUpSettings {
   if (settings === null) return { thresholdMicro: null, amountMicro: null };
   if (settings.thresholdMicro < 0n || settings.thresholdMicro > MAX_AUTO_TOP_UP_THRESHOLD_MICRO) {
-    throw badRequest(`${fields.threshold} must be from 0 to ${MAX_AUTO_TOP_UP_THRESHOLD_MICRO} ($100,000) micro-dollars`);
+    throw badRequest('Top-up threshold must be between $0 and $100,000', { field: 'autoTopUp.threshold' });
   }
   if (settings.amountMicro < MIN_AUTO_TOP_UP_AMOUNT_MICRO || settings.amountMicro > MAX_AUTO_TOP_UP_AMOUNT_MICRO) {
-    throw badRequest(`${fields.amount} must be from ${MIN_AUTO_TOP_UP_AMOUNT_MICRO} ($1) to ${MAX_AUTO_TOP_UP_AMOUNT_MICRO} ($100,000) micro-dollars`);
+    throw badRequest('Top-up amount must be between $1 and $100,000', { field: 'autoTopUp.amount' });
   }
   return settings;
 }

@@ -1,4 +1,4 @@
-import { BigIntType, Check, Entity, Index, ManyToOne, OptionalProps, PrimaryKey, Property, type Ref } from '@mikro-orm/core';
+import { BigIntType, Check, Entity, Index, ManyToOne, OptionalProps, PrimaryKey, Property, Unique, type Ref } from '@mikro-orm/core';
 import { Account, User } from '../accounts/entities';
 import { ApiKey } from '../keys/entities';
 
@@ -146,10 +146,14 @@ export class PlanMonthUsage {
   reservedMicro: bigint = 0n;
 }
 
-/** One row per settled request, for usage reports. */
+/**
+ * One row per settled (or failed) request: the request log. Partitioned by UTC month of
+ * created_at (migration RequestLog), so every unique key holds created_at.
+ */
 @Entity({ tableName: 'usage_records' })
-@Index({ properties: ['account', 'createdAt'] })
-@Index({ properties: ['keyId', 'createdAt'] })
+@Unique({ name: 'usage_records_hold_id_created_at_unique', properties: ['holdId', 'createdAt'] })
+@Index({ name: 'usage_records_account_time_index', properties: ['account', 'createdAt', 'id'] })
+@Index({ name: 'usage_records_key_time_index', properties: ['keyId', 'createdAt', 'id'] })
 export class UsageRecord {
   [OptionalProps]?:
     | 'inputTokens' | 'cachedInputTokens' | 'cacheWrite5mInputTokens' | 'cacheWrite1hInputTokens' | 'outputTokens' | 'reasoningTokens'
@@ -165,8 +169,8 @@ export class UsageRecord {
   @Property({ type: 'text', nullable: true })
   keyId: string | null = null;
 
-  /** Unique: a request's usage record is its settlement's claim (charged at most once). */
-  @Property({ type: 'text', unique: true })
+  /** Unique with created_at: a request's usage record is its settlement's claim (charged at most once). */
+  @Property({ type: 'text' })
   holdId!: string;
 
   @Property({ type: 'text', nullable: true })
@@ -215,10 +219,47 @@ export class UsageRecord {
   @Property({ type: 'integer' })
   latencyMs!: number;
 
-  @Property({ type: 'timestamptz' })
+  @PrimaryKey({ type: 'timestamptz' })
   createdAt!: Date;
 
   /** The deployment that served a routed model (docs/routing.md); null otherwise. */
   @Property({ type: 'text', nullable: true })
   deployment?: string | null;
+}
+
+/** A fresh options object per column: MikroORM writes the field name into the one it is given. */
+const counter = (fieldName?: string) => ({ type: new BigIntType('bigint'), default: 0, ...(fieldName ? { fieldName } : {}) });
+
+/**
+ * What the dashboard adds up, per account, UTC day, key ('' for none) and model: kept by a
+ * trigger on usage_records (tollgate_usage_daily_add, one upsert per inserting statement), so
+ * spend over any period reads a few rows per day instead of every request.
+ */
+@Entity({ tableName: 'usage_daily' })
+export class UsageDaily {
+  @PrimaryKey({ type: 'text' })
+  accountId!: string;
+
+  @PrimaryKey({ type: 'date' })
+  day!: string;
+
+  @PrimaryKey({ type: 'text' })
+  keyId!: string;
+
+  @PrimaryKey({ type: 'text' })
+  model!: string;
+
+  @Property(counter()) requests!: bigint;
+  @Property(counter()) failedRequests!: bigint;
+  @Property(counter()) costMicro!: bigint;
+  @Property(counter()) overageMicro!: bigint;
+  @Property(counter()) inputTokens!: bigint;
+  @Property(counter()) cachedInputTokens!: bigint;
+  @Property(counter('cache_write_5m_input_tokens')) cacheWrite5mInputTokens!: bigint;
+  @Property(counter('cache_write_1h_input_tokens')) cacheWrite1hInputTokens!: bigint;
+  @Property(counter()) outputTokens!: bigint;
+  @Property(counter()) reasoningTokens!: bigint;
+  @Property(counter()) images!: bigint;
+  @Property(counter()) videoSeconds!: bigint;
+  @Property(counter()) latencyMs!: bigint;
 }

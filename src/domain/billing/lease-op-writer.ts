@@ -166,7 +166,7 @@ export class LeaseOpWriter {
     this.finishing = true;
     try {
       for (;;) {
-        const writing = this.lanes.filter((lane) => lane.writing);
+        const writing = this.lanes.filter((lane) => lane.writing !== null);
         if (writing.length === 0) return;
         for (const lane of writing) lane.wake?.();
         await Promise.all(writing.map((lane) => lane.writing));

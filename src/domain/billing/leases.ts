@@ -6,7 +6,7 @@ import type { HoldPurpose } from './entities';
 import { chargeWithinHold } from './pricing';
 import { retryDeadlocks } from '../shared/sql';
 import { LeaseOpWriter, type SettlementBacklog } from './lease-op-writer';
-import { ApiError } from '../shared/errors';
+import { unavailable } from '../shared/errors';
 import { maxBig, settleOpOf, sharesConstraint, type Budget, type Lease, type LeasedHold, type OpenHold } from './lease-budgets';
 import type { LeaseOp, LeaseOpResult, LeaseStore } from './lease-store';
 import { DEFAULT_HOLD_TTL_MS, type BillingPrincipal, type ReleaseInput, type RefusalReason, type SettleInput } from './hold-requests';
@@ -52,9 +52,8 @@ export const DEFAULT_SETTLEMENT_BACKLOG = 3_000;
 /** How long a request waits for room in a full settlement backlog before a 503. */
 const BACKLOG_WAIT_MS = 2_000;
 
-export { TOPIC_BUDGET_PRESSURE };
 
-const settlementBehind = () => new ApiError(503, 'unavailable', 'Charges are being written more slowly than requests arrive; nothing was charged. Retry shortly.', {}, { 'retry-after': '1' });
+const settlementBehind = () => unavailable('Charges are being written more slowly than requests arrive; nothing was charged. Retry shortly.', { 'retry-after': '1' });
 
 export interface LeasedHoldRequest {
   principal: BillingPrincipal;
@@ -63,7 +62,6 @@ export interface LeasedHoldRequest {
   amountMicro: bigint;
 }
 
-export type { LeasedHold };
 
 export interface BudgetLeasesOptions {
   /** Where batches are written; its own connection keeps give-backs from queueing behind lease takes. */
@@ -111,6 +109,9 @@ export class BudgetLeases {
     });
     this.leaseTtlMs = options.leaseTtlMs ?? DEFAULT_HOLD_TTL_MS.lease;
     this.lastRenewMs = clock.now().getTime();
+    // Housekeeping and giving leases back are best effort everywhere in this class (the
+    // `void … .catch(() => undefined)` calls): a lease not given back, the database away, expires
+    // at its TTL and its money returns then; the next housekeeping pass tries again.
     this.timer = setInterval(() => void this.housekeeping().catch(() => undefined), HOUSEKEEPING_MS);
     this.timer.unref();
     this.unsubscribe = [
@@ -173,6 +174,7 @@ export class BudgetLeases {
       if (budget.taking) {
         budget.waiting += request.amountMicro;
         try {
+          // Only its end matters here: its failure is answered to the request that took it.
           await budget.taking.catch(() => undefined);
         } finally {
           budget.waiting -= request.amountMicro;

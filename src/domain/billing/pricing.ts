@@ -60,6 +60,23 @@ export function divideRounded(numerator: bigint, denominator: bigint, rounding: 
  * as "all input cached").
  */
 export function textCostMicro(prices: TokenPrices, usage: TokenUsage, rounding: Rounding): bigint {
+  const parts = textCostParts(prices, usage);
+  return divideRounded(parts.input + parts.cachedInput + parts.cacheWrite + parts.output, TOKENS_PER_PRICE_UNIT, rounding);
+}
+
+/**
+ * The parts of a text request's cost before its one rounding, in micro-dollars × 10^6
+ * (tokens × price per million tokens): uncached input, cache reads, cache writes (both
+ * lifetimes), output. Answers show them beside the charge (docs/api.md, Cost on every answer).
+ */
+export interface TextCostParts {
+  input: bigint;
+  cachedInput: bigint;
+  cacheWrite: bigint;
+  output: bigint;
+}
+
+export function textCostParts(prices: TokenPrices, usage: TokenUsage): TextCostParts {
   let uncached = tokenCount(usage.inputTokens, 'inputTokens');
   const part = (value: number | undefined, field: string): bigint => {
     const taken = minBig(tokenCount(value ?? 0, field), uncached);
@@ -72,14 +89,18 @@ export function textCostMicro(prices: TokenPrices, usage: TokenUsage, rounding: 
   const output = tokenCount(usage.outputTokens, 'outputTokens');
   if (usage.reasoningTokens !== undefined) tokenCount(usage.reasoningTokens, 'reasoningTokens');
   const input = price(prices.inputPerMTokMicro, 'inputPerMTokMicro');
-  const scaled =
-    uncached * input +
-    cached * price(prices.cachedInputPerMTokMicro, 'cachedInputPerMTokMicro') +
-    write5m * price(prices.cacheWrite5mPerMTokMicro ?? input, 'cacheWrite5mPerMTokMicro') +
-    write1h * price(prices.cacheWrite1hPerMTokMicro ?? input, 'cacheWrite1hPerMTokMicro') +
-    output * price(prices.outputPerMTokMicro, 'outputPerMTokMicro');
-  return divideRounded(scaled, TOKENS_PER_PRICE_UNIT, rounding);
+  return {
+    input: uncached * input,
+    cachedInput: cached * price(prices.cachedInputPerMTokMicro, 'cachedInputPerMTokMicro'),
+    cacheWrite:
+      write5m * price(prices.cacheWrite5mPerMTokMicro ?? input, 'cacheWrite5mPerMTokMicro') +
+      write1h * price(prices.cacheWrite1hPerMTokMicro ?? input, 'cacheWrite1hPerMTokMicro'),
+    output: output * price(prices.outputPerMTokMicro, 'outputPerMTokMicro'),
+  };
 }
+
+/** The scale of TextCostParts: micro-dollars × 10^6. */
+export const COST_PART_SCALE = TOKENS_PER_PRICE_UNIT;
 
 const minBig = (a: bigint, b: bigint): bigint => (a < b ? a : b);
 const maxBig = (a: bigint, b: bigint): bigint => (a > b ? a : b);

@@ -1,10 +1,11 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
 import { badRequest, notFound } from '../shared/errors';
-import type { HoldPurpose, HoldStatus } from './entities';
+import type { Hold, HoldPurpose, HoldStatus, UsageRecord } from './entities';
 import type { UsageCounts } from './usage-counts';
-import { sqlRows } from '../shared/sql';
 
-/** Read side of billing: holds in flight, key month spend, usage records, the money audit. */
+/**
+ * Read side of billing: holds in flight, key month spend, usage records, the money audit. The
+ * views and the BillingReads port here; the SQL in src/infra/pg-billing-reads.ts.
+ */
 export interface HoldView {
   id: string;
   accountId: string;
@@ -39,6 +40,8 @@ export interface KeyMonthSpendView {
 export interface UsageRecordView extends Required<UsageCounts> {
   id: string;
   keyId: string | null;
+  /** The key's current name (null without a key). */
+  keyName: string | null;
   holdId: string;
   requestId: string | null;
   model: string;
@@ -63,6 +66,10 @@ export interface UsageFilter {
   /** A usage record id of this account; the page starts after it (newest first). */
   after: string | null;
   keyId: string | null;
+  /** A service model id. */
+  model?: string | null;
+  /** ok, partial or failed. */
+  status?: string | null;
   /** Inclusive. */
   from: Date | null;
   /** Exclusive. */
@@ -87,180 +94,105 @@ export function monthResetsAt(month: string): Date {
   return new Date(Date.UTC(Number(match[1]), Number(match[2]), 1));
 }
 
-export function parseMonthKey(value: string, field: string): string {
-  if (!MONTH_KEY.test(value)) throw badRequest(`${field} must be a UTC month as YYYY-MM`);
+export function parseMonthKey(value: string): string {
+  if (!MONTH_KEY.test(value)) throw badRequest('Month must be a UTC month written YYYY-MM', { field: 'usage.month' });
   return value;
 }
 
-interface HoldRow {
-  id: string;
-  account_id: string;
-  key_id: string | null;
-  plan_user_id: string | null;
-  month: string;
-  purpose: HoldPurpose;
-  model: string;
-  amount_micro: string;
-  status: HoldStatus;
-  charged_micro: string | null;
-  expires_at: Date;
-  created_at: Date;
-  closed_at: Date | null;
+/** What the read side asks of the database; answers are the entities, or sums. */
+export interface BillingReads {
+  findHold(holdId: string): Promise<Hold | null>;
+  /** Newest first, at most `limit`. */
+  listActiveHolds(accountId: string, limit: number): Promise<Hold[]>;
+  /** Null when the key is not the account's. */
+  keyMonthSpend(accountId: string, keyId: string, month: string): Promise<{ limitMicro: bigint | null; settledMicro: bigint; reservedMicro: bigint; limitReachedAt: Date | null } | null>;
+  keyBelongsTo(accountId: string, keyId: string): Promise<boolean>;
+  /** When the account's usage record was written; null when it is not one of the account's. */
+  usageRecordCreatedAt(accountId: string, recordId: string): Promise<Date | null>;
+  /**
+   * Newest first (created_at, then id), `filter.limit + 1` of them; `after` positions the page
+   * after that record (its creation time looked up by the caller), so pages stay stable.
+   */
+  usageRecords(accountId: string, filter: UsageFilter, after: { id: string; createdAt: Date } | null): Promise<UsageRecordView[]>;
+  /** One usage record of the account, by its id or its request id; null when there is none. */
+  findUsageRecord(accountId: string, by: { id: string } | { requestId: string }): Promise<UsageRecordView | null>;
+  /** Null when there is no such account. */
+  accountSums(accountId: string): Promise<Omit<AccountAudit, 'consistent'> | null>;
 }
 
-const HOLD_COLUMNS = 'id, account_id, key_id, plan_user_id, month, purpose, model, amount_micro, status, charged_micro, expires_at, created_at, closed_at';
-
-const toHoldView = (row: HoldRow): HoldView => ({
-  id: row.id,
-  accountId: row.account_id,
-  keyId: row.key_id,
-  planUserId: row.plan_user_id,
-  month: row.month,
-  purpose: row.purpose,
-  model: row.model,
-  amountMicro: BigInt(row.amount_micro),
-  status: row.status,
-  chargedMicro: row.charged_micro === null ? null : BigInt(row.charged_micro),
-  expiresAt: new Date(row.expires_at),
-  createdAt: new Date(row.created_at),
-  closedAt: row.closed_at === null ? null : new Date(row.closed_at),
+export const toHoldView = (hold: Hold): HoldView => ({
+  id: hold.id,
+  accountId: hold.account.id,
+  keyId: hold.key?.id ?? null,
+  planUserId: hold.planUser?.id ?? null,
+  month: hold.month,
+  purpose: hold.purpose,
+  model: hold.model,
+  amountMicro: hold.amountMicro,
+  status: hold.status,
+  chargedMicro: hold.chargedMicro,
+  expiresAt: hold.expiresAt,
+  createdAt: hold.createdAt,
+  closedAt: hold.closedAt,
 });
 
-export async function findHold(em: EntityManager, holdId: string): Promise<HoldView | null> {
-  const [row] = await sqlRows<HoldRow>(em, `select ${HOLD_COLUMNS} from holds where id = ?`, [holdId]);
-  return row ? toHoldView(row) : null;
-}
+/** A usage record as the request log shows it, with its key's current name. */
+export const toUsageView = (record: UsageRecord, keyName: string | null): UsageRecordView => ({
+  id: record.id,
+  keyId: record.keyId,
+  keyName,
+  holdId: record.holdId,
+  requestId: record.requestId,
+  model: record.model,
+  inputTokens: record.inputTokens,
+  cachedInputTokens: record.cachedInputTokens,
+  cacheWrite5mInputTokens: record.cacheWrite5mInputTokens,
+  cacheWrite1hInputTokens: record.cacheWrite1hInputTokens,
+  outputTokens: record.outputTokens,
+  reasoningTokens: record.reasoningTokens,
+  images: record.images,
+  videoSeconds: record.videoSeconds,
+  costMicro: record.costMicro,
+  overageMicro: record.overageMicro,
+  status: record.status,
+  latencyMs: record.latencyMs,
+  createdAt: record.createdAt,
+});
 
-/** Newest first, at most `limit`. */
-export async function listActiveHolds(em: EntityManager, accountId: string, limit = 200): Promise<HoldView[]> {
-  const rows = await sqlRows<HoldRow>(em, `select ${HOLD_COLUMNS} from holds where account_id = ? and status = 'active' order by created_at desc, id desc limit ?`, [accountId, limit]);
-  return rows.map(toHoldView);
-}
-
-/** 404 `not_found` when the key is not the account's. */
-export async function getKeyMonthSpend(em: EntityManager, accountId: string, keyId: string, month: string): Promise<KeyMonthSpendView> {
-  const [row] = await sqlRows<{ limit_micro: string | null; settled_micro: string | null; reserved_micro: string | null; limit_reached_at: Date | null }>(
-    em,
-    `select k.monthly_spend_limit_micro as limit_micro, s.settled_micro, s.reserved_micro, s.limit_reached_at
-       from api_keys k left join key_month_spend s on s.key_id = k.id and s.month = ?
-      where k.id = ? and k.account_id = ?`,
-    [month, keyId, accountId],
-  );
-  if (!row) throw notFound(`No key '${keyId}' in this account.`);
-  const settledMicro = BigInt(row.settled_micro ?? '0');
-  const reservedMicro = BigInt(row.reserved_micro ?? '0');
-  const spentMicro = settledMicro + reservedMicro;
-  const limitMicro = row.limit_micro === null ? null : BigInt(row.limit_micro);
+/** The month's spend of a key as both planes show it (remaining never negative; null without a limit). */
+export function keyMonthSpendView(keyId: string, month: string, spend: { limitMicro: bigint | null; settledMicro: bigint; reservedMicro: bigint; limitReachedAt: Date | null }): KeyMonthSpendView {
+  const spentMicro = spend.settledMicro + spend.reservedMicro;
+  const { limitMicro } = spend;
   return {
     keyId,
     month,
     limitMicro,
-    settledMicro,
-    reservedMicro,
+    settledMicro: spend.settledMicro,
+    reservedMicro: spend.reservedMicro,
     spentMicro,
     remainingMicro: limitMicro === null ? null : limitMicro > spentMicro ? limitMicro - spentMicro : 0n,
-    limitReachedAt: row.limit_reached_at === null ? null : new Date(row.limit_reached_at),
+    limitReachedAt: spend.limitReachedAt,
     resetsAt: monthResetsAt(month),
   };
 }
 
-interface UsageRow {
-  id: string;
-  key_id: string | null;
-  hold_id: string;
-  request_id: string | null;
-  model: string;
-  input_tokens: number;
-  cached_input_tokens: number;
-  cache_write_5m_input_tokens: number;
-  cache_write_1h_input_tokens: number;
-  output_tokens: number;
-  reasoning_tokens: number;
-  images: number;
-  video_seconds: number;
-  cost_micro: string;
-  overage_micro: string;
-  status: string;
-  latency_ms: number;
-  created_at: Date;
+export const USAGE_STATUSES = ['ok', 'partial', 'failed'] as const;
+
+/** The refusals of a usage-record query, before it runs: a key of another account, a foreign cursor. */
+export async function checkUsageFilter(reads: BillingReads, accountId: string, filter: UsageFilter): Promise<{ id: string; createdAt: Date } | null> {
+  if (filter.keyId !== null && !(await reads.keyBelongsTo(accountId, filter.keyId))) throw notFoundKey(filter.keyId);
+  if (filter.after === null) return null;
+  const createdAt = await reads.usageRecordCreatedAt(accountId, filter.after);
+  if (!createdAt) throw badRequest('The page cursor must be the id of a usage record of this account', { field: 'page.after' });
+  return { id: filter.after, createdAt };
 }
 
-const toUsageView = (row: UsageRow): UsageRecordView => ({
-  id: row.id,
-  keyId: row.key_id,
-  holdId: row.hold_id,
-  requestId: row.request_id,
-  model: row.model,
-  inputTokens: row.input_tokens,
-  cachedInputTokens: row.cached_input_tokens,
-  cacheWrite5mInputTokens: row.cache_write_5m_input_tokens,
-  cacheWrite1hInputTokens: row.cache_write_1h_input_tokens,
-  outputTokens: row.output_tokens,
-  reasoningTokens: row.reasoning_tokens,
-  images: row.images,
-  videoSeconds: row.video_seconds,
-  costMicro: BigInt(row.cost_micro),
-  overageMicro: BigInt(row.overage_micro),
-  status: row.status,
-  latencyMs: row.latency_ms,
-  createdAt: new Date(row.created_at),
-});
-
-/**
- * Usage records of an account, newest first (created_at, then id), filtered by key and time
- * range. The cursor is a record id; its (created_at, id) position is looked up, so pages stay
- * stable while new records arrive.
- */
-export async function listUsageRecords(em: EntityManager, accountId: string, filter: UsageFilter, fields = { after: 'after', keyId: 'keyId' }): Promise<UsageRecordPage> {
-  const where = ['account_id = ?'];
-  const params: (string | number)[] = [accountId];
-  if (filter.keyId !== null) {
-    const [key] = await sqlRows(em, 'select id from api_keys where id = ? and account_id = ?', [filter.keyId, accountId]);
-    if (!key) throw notFound(`No key '${filter.keyId}' in this account (${fields.keyId}).`);
-    where.push('key_id = ?');
-    params.push(filter.keyId);
-  }
-  if (filter.from !== null) {
-    where.push('created_at >= ?');
-    params.push(filter.from.toISOString());
-  }
-  if (filter.to !== null) {
-    where.push('created_at < ?');
-    params.push(filter.to.toISOString());
-  }
-  if (filter.after !== null) {
-    const [anchor] = await sqlRows<{ created_at: Date }>(em, 'select created_at from usage_records where id = ? and account_id = ?', [filter.after, accountId]);
-    if (!anchor) throw badRequest(`${fields.after} must be the id of a usage record of this account`);
-    where.push('(created_at, id) < (?::timestamptz, ?)');
-    params.push(new Date(anchor.created_at).toISOString(), filter.after);
-  }
-  const rows = await sqlRows<UsageRow>(
-    em,
-    `select id, key_id, hold_id, request_id, model, input_tokens, cached_input_tokens, cache_write_5m_input_tokens,
-            cache_write_1h_input_tokens, output_tokens, reasoning_tokens, images, video_seconds, cost_micro, overage_micro, status,
-            latency_ms, created_at
-       from usage_records where ${where.join(' and ')} order by created_at desc, id desc limit ?`,
-    [...params, filter.limit + 1],
-  );
-  const data = rows.slice(0, filter.limit).map(toUsageView);
-  return { data, firstId: data[0]?.id ?? null, lastId: data.at(-1)?.id ?? null, hasMore: rows.length > filter.limit };
+/** A page of the request log: the filter checked, then one keyset read. */
+export async function readUsagePage(reads: BillingReads, accountId: string, filter: UsageFilter): Promise<UsageRecordPage> {
+  const after = await checkUsageFilter(reads, accountId, filter);
+  const records = await reads.usageRecords(accountId, filter, after);
+  const data = records.slice(0, filter.limit);
+  return { data, firstId: data[0]?.id ?? null, lastId: data.at(-1)?.id ?? null, hasMore: records.length > filter.limit };
 }
 
-export async function auditAccount(em: EntityManager, accountId: string): Promise<AccountAudit> {
-  const [row] = await sqlRows<{ balance_micro: string; reserved_micro: string; ledger_sum: string; active_holds: string }>(
-    em,
-    `select a.balance_micro, a.reserved_micro,
-            (select coalesce(sum(amount_micro), 0) from ledger_entries l where l.account_id = a.id) as ledger_sum,
-            (select coalesce(sum(amount_micro), 0) from holds h where h.account_id = a.id and h.status = 'active' and h.plan_user_id is null) as active_holds
-       from accounts a where a.id = ?`,
-    [accountId],
-  );
-  if (!row) throw notFound(`No account '${accountId}'.`);
-  const audit = {
-    balanceMicro: BigInt(row.balance_micro),
-    ledgerSumMicro: BigInt(row.ledger_sum),
-    reservedMicro: BigInt(row.reserved_micro),
-    activeHoldsMicro: BigInt(row.active_holds),
-  };
-  return { ...audit, consistent: audit.balanceMicro === audit.ledgerSumMicro && audit.reservedMicro === audit.activeHoldsMicro };
-}
+const notFoundKey = (keyId: string) => notFound(`No key '${keyId}' in this account.`, { field: 'usage.keyId' });

@@ -2,7 +2,7 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { KeyEvent } from '../keys/entities';
 import { toEventView } from '../keys/service';
 import { nextUtcMonthStart, unixSeconds, utcMonthKey, type Clock } from '../shared/clock';
-import { ApiError, notFound } from '../shared/errors';
+import { insufficientBalance, keySpendLimitReached, notFound, planAllowanceExhausted, type ApiError } from '../shared/errors';
 import { TOPIC_KEY_EVENTS, type EventBus } from '../shared/events';
 import type { IdGenerator } from '../shared/ids';
 import { runAutoTopUp, validateAutoTopUp, type AutoTopUpSettings } from './auto-top-up';
@@ -16,12 +16,10 @@ import {
 import { recordedTokenCounts, usageCount, type UsageMeta } from './usage-counts';
 import { releaseExpiredBatch, SWEEP_BATCH_SIZE } from './sweeper';
 import {
-  auditAccount, findHold, getKeyMonthSpend, listActiveHolds, listUsageRecords,
-  type AccountAudit, type HoldView, type KeyMonthSpendView, type UsageFilter, type UsageRecordPage,
+  readUsagePage, keyMonthSpendView, toHoldView,
+  type AccountAudit, type BillingReads, type HoldView, type KeyMonthSpendView, type UsageFilter, type UsageRecordPage, type UsageRecordView,
 } from './queries';
 
-export { DEFAULT_HOLD_TTL_MS };
-export type { BillingPrincipal, HoldOutcome, HoldRequest, Overage, OverageObserver, RefusalReason, ReleaseInput, SettleInput };
 
 /** Thrown inside the reservation transaction to roll it back; mapped to a 402 outside. */
 class Refusal extends Error {
@@ -52,6 +50,7 @@ export class BillingService {
     private readonly bus: EventBus,
     private readonly payments: PaymentPort,
     private readonly holds: HoldStore,
+    private readonly reads: BillingReads,
     /** Told of each settlement whose cost was above its hold (here and in budget leases). */
     private readonly onOverage: OverageObserver = () => undefined,
   ) {}
@@ -73,7 +72,7 @@ export class BillingService {
     if (!(ttlMs > 0)) throw new RangeError('a hold needs a positive TTL');
     const { principal } = request;
     if (principal.kind === 'plan' && principal.userId === null) {
-      throw planAllowanceExhausted(0n, 0n, nextUtcMonthStart(this.clock.now()), 'This plan-billed key has no user plan to draw on.');
+      throw planAllowanceExhausted(0n, 0n, unixSeconds(nextUtcMonthStart(this.clock.now())), 'This plan-billed key has no user plan to draw on.');
     }
     const taken = await this.tryTakeHold(request, ttlMs);
     if (!(taken instanceof Refusal)) return taken;
@@ -137,10 +136,7 @@ export class BillingService {
     const { principal } = request;
     if (reason === 'balance') {
       const [row] = await sqlRows<{ available: string }>(this.orm.em.fork(), 'select balance_micro - reserved_micro as available from accounts where id = ?', [principal.accountId]);
-      return new ApiError(402, 'api_insufficient_balance', 'The prepaid balance is too low for this request: add funds or enable automatic top-up.', {
-        required_micro: request.amountMicro.toString(),
-        available_micro: row?.available ?? '0',
-      });
+      return insufficientBalance(request.amountMicro, row?.available ?? '0');
     }
     if (reason === 'plan_allowance') {
       const [row] = await sqlRows<{ allowance: string | null; used: string }>(
@@ -150,15 +146,10 @@ export class BillingService {
           where us.id = ?`,
         [utcMonthKey(now), principal.userId],
       );
-      return planAllowanceExhausted(BigInt(row?.allowance ?? '0'), BigInt(row?.used ?? '0'), resetsAt);
+      return planAllowanceExhausted(BigInt(row?.allowance ?? '0'), BigInt(row?.used ?? '0'), unixSeconds(resetsAt));
     }
     const { limitMicro, spentMicro } = await this.recordSpendLimitReached(principal, now);
-    return new ApiError(
-      402,
-      'api_key_spend_limit_reached',
-      `This key's monthly spend limit cannot cover the request (settled charges and requests in flight count); it resets at the start of the next UTC month or when the limit is raised.`,
-      { limit_micro: limitMicro?.toString() ?? null, spent_micro: spentMicro.toString(), resets_at: unixSeconds(resetsAt) },
-    );
+    return keySpendLimitReached(limitMicro, spentMicro, unixSeconds(resetsAt));
   }
 
   /**
@@ -261,7 +252,7 @@ export class BillingService {
   }
 
   private async alreadyClosed(holdId: string): Promise<HoldOutcome> {
-    const hold = await findHold(this.orm.em.fork(), holdId);
+    const hold = await this.getHold(holdId);
     if (!hold) throw notFound(`No hold '${holdId}'.`);
     if (hold.status === 'active') throw new Error(`hold ${holdId} is still active after a failed close`);
     return { holdId, applied: false, status: hold.status, chargedMicro: hold.chargedMicro ?? 0n, autoTopUp: null };
@@ -294,8 +285,8 @@ export class BillingService {
   }
 
   /** Turns automatic top-up on (threshold 0..$100,000, amount $1..$100,000) or off (null). */
-  async setAutoTopUp(accountId: string, settings: { thresholdMicro: bigint; amountMicro: bigint } | null, fields?: { threshold: string; amount: string }): Promise<AutoTopUpSettings> {
-    const valid = validateAutoTopUp(settings, fields);
+  async setAutoTopUp(accountId: string, settings: { thresholdMicro: bigint; amountMicro: bigint } | null): Promise<AutoTopUpSettings> {
+    const valid = validateAutoTopUp(settings);
     const rows = await sqlRows(
       this.orm.em.fork(),
       'update accounts set auto_top_up_threshold_micro = ?, auto_top_up_amount_micro = ? where id = ? returning id',
@@ -305,26 +296,42 @@ export class BillingService {
     return valid;
   }
 
-  listActiveHolds(accountId: string): Promise<HoldView[]> {
-    return listActiveHolds(this.orm.em.fork(), accountId);
+  /** Newest first, at most 200. */
+  async listActiveHolds(accountId: string): Promise<HoldView[]> {
+    return (await this.reads.listActiveHolds(accountId, 200)).map(toHoldView);
   }
 
-  getHold(holdId: string): Promise<HoldView | null> {
-    return findHold(this.orm.em.fork(), holdId);
+  async getHold(holdId: string): Promise<HoldView | null> {
+    const hold = await this.reads.findHold(holdId);
+    return hold ? toHoldView(hold) : null;
   }
 
-  /** `month` defaults to the current UTC month. */
-  getKeyMonthSpend(accountId: string, keyId: string, month: string = utcMonthKey(this.clock.now())): Promise<KeyMonthSpendView> {
-    return getKeyMonthSpend(this.orm.em.fork(), accountId, keyId, month);
+  /** `month` defaults to the current UTC month; 404 `not_found` when the key is not the account's. */
+  async getKeyMonthSpend(accountId: string, keyId: string, month: string = utcMonthKey(this.clock.now())): Promise<KeyMonthSpendView> {
+    const spend = await this.reads.keyMonthSpend(accountId, keyId, month);
+    if (!spend) throw notFound(`No key '${keyId}' in this account.`);
+    return keyMonthSpendView(keyId, month, spend);
   }
 
-  listUsageRecords(accountId: string, filter: UsageFilter, fields?: { after: string; keyId: string }): Promise<UsageRecordPage> {
-    return listUsageRecords(this.orm.em.fork(), accountId, filter, fields);
+  /**
+   * Usage records (the request log) of an account, newest first, filtered by key, model, status
+   * and time range. The cursor is a record id; its position is looked up, so pages stay stable
+   * while new records arrive, and each page is one index range read however deep (keyset).
+   */
+  async listUsageRecords(accountId: string, filter: UsageFilter): Promise<UsageRecordPage> {
+    return readUsagePage(this.reads, accountId, filter);
+  }
+
+  /** One usage record of the account, by its id or its request id; null when there is none. */
+  findUsageRecord(accountId: string, by: { id: string } | { requestId: string }): Promise<UsageRecordView | null> {
+    return this.reads.findUsageRecord(accountId, by);
   }
 
   /** balance vs Σ ledger and reserved vs Σ active holds, read in one statement. */
-  auditAccount(accountId: string): Promise<AccountAudit> {
-    return auditAccount(this.orm.em.fork(), accountId);
+  async auditAccount(accountId: string): Promise<AccountAudit> {
+    const sums = await this.reads.accountSums(accountId);
+    if (!sums) throw notFound(`No account '${accountId}'.`);
+    return { ...sums, consistent: sums.balanceMicro === sums.ledgerSumMicro && sums.reservedMicro === sums.activeHoldsMicro };
   }
 
   autoTopUpDeps() {
@@ -336,12 +343,3 @@ export class BillingService {
     return retryDeadlocks(() => this.orm.em.fork().transactional(work));
   }
 }
-
-function planAllowanceExhausted(allowanceMicro: bigint, usedMicro: bigint, resetsAt: Date, message = "The plan's monthly allowance cannot cover this request; it resets at the start of the next UTC month."): ApiError {
-  return new ApiError(402, 'plan_allowance_exhausted', message, {
-    allowance_micro: allowanceMicro.toString(),
-    used_micro: usedMicro.toString(),
-    resets_at: unixSeconds(resetsAt),
-  });
-}
-

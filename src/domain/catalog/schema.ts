@@ -174,9 +174,6 @@ export const catalogSourceSchema = z.strictObject(
 /** What a catalog file holds (before defaults). */
 export type CatalogSource = z.input<typeof catalogSourceSchema>;
 export type ParsedCatalogSource = z.output<typeof catalogSourceSchema>;
-export type TextModelSource = z.input<typeof textModel>;
-export type ImageModelSource = z.input<typeof imageModel>;
-export type VideoModelSource = z.input<typeof videoModel>;
 
 /** Shapes checked after parsing, where the whole list must be seen (sizes). */
 export const SIZE_SHAPE = SIZE;

@@ -1,4 +1,5 @@
-import type { TextModel } from '../catalog';
+import type { AnswerCost } from '../billing/answer-cost';
+import type { TextModel } from '../catalog/types';
 import type { Cancellation } from './cancellation';
 
 /**
@@ -197,6 +198,8 @@ export interface CanonicalUsage {
   outputTokens: number;
   /** null when the vendor does not report a reasoning count (the pipeline then estimates it). */
   reasoningTokens: number | null;
+  /** What the answer was charged, set by the pipeline on the finish it delivers (never by a vendor). */
+  cost?: AnswerCost;
 }
 
 export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter';

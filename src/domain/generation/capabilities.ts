@@ -1,7 +1,6 @@
 import { badRequest } from '../shared/errors';
 import type { CanonicalMcpItem, CanonicalRequest, VendorCapabilities } from './canonical';
 
-export type { VendorCapabilities } from './canonical';
 
 
 /** How a client sends each MCP item back: Responses item types (the only format with all four). */
@@ -27,13 +26,13 @@ export function checkVendorCapabilities(request: CanonicalRequest, can: VendorCa
     if (tool.type === 'custom' && !can.customTools) unsupported.push(`custom tool '${tool.name}'`);
   }
   if (unsupported.length > 0) {
-    throw badRequest(`tools: ${unsupported.join(', ')} cannot be used with model '${model}'; use function tools instead.`, { param: 'tools', model });
+    throw badRequest(`tools: ${unsupported.join(', ')} cannot be used with model '${model}'; use function tools instead.`, { field: 'tools', model });
   }
   if (can.mcpApprovals) return;
   for (const tool of request.tools) {
     if (tool.type === 'mcp' && tool.requireApproval !== undefined && tool.requireApproval !== 'never') {
       throw badRequest(`tools: MCP server '${tool.serverLabel}' asks for approvals, which model '${model}' cannot ask for (its vendor calls MCP servers without asking); set require_approval to 'never'.`, {
-        param: 'tools',
+        field: 'tools',
         model,
       });
     }
@@ -44,6 +43,6 @@ export function checkVendorCapabilities(request: CanonicalRequest, can: VendorCa
     // Calls also come from Messages clients (mcp_tool_use blocks); the Anthropic envelope has no param, the text names both.
     const what = item.item.kind === 'call' ? "MCP calls of an earlier turn ('mcp_call' items, or mcp_tool_use blocks in messages)" : `'${MCP_ITEM_TYPES[item.item.kind]}' items`;
     const which = item.item.kind === 'call' ? 'a vendor that runs MCP servers (OpenAI, Anthropic)' : 'a vendor with MCP approvals (OpenAI)';
-    throw badRequest(`input: ${what} can be sent back only to ${which}; model '${model}' cannot read them.`, { param: 'input', model });
+    throw badRequest(`input: ${what} can be sent back only to ${which}; model '${model}' cannot read them.`, { field: 'input', model });
   }
 }

@@ -1,5 +1,6 @@
-import type { KeyPrincipal } from '../accounts/auth';
-import { resolveModelId, type Catalog, type TextModel } from '../catalog';
+import type { KeyPrincipal } from '../shared/principal';
+import { resolveModelId } from '../catalog/resolve';
+import type { Catalog, TextModel } from '../catalog/types';
 import { modelAccessFor } from '../catalog/vendors';
 import { estimateInputTokens } from '../billing/estimate';
 import { withFields } from '../shared/objects';

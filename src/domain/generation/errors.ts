@@ -16,11 +16,11 @@ export class ProviderError extends ApiError {
     message: string,
     readonly vendor: string,
     readonly vendorStatus: number | null = null,
-    code = 'provider_error',
+    code: 'provider_error' | 'client_cancelled' = 'provider_error',
     kind?: VendorErrorKind,
     readonly retryAfterMs: number | null = null,
   ) {
-    super(502, code, message, { vendor, ...(vendorStatus !== null ? { vendor_status: vendorStatus } : {}) });
+    super(code, message, { vendor, ...(vendorStatus !== null ? { vendor_status: vendorStatus } : {}) });
     this.name = 'ProviderError';
     this.kind = kind ?? defaultKind(code, vendorStatus);
   }

@@ -1,9 +1,12 @@
-import type { KeyPrincipal } from '../accounts/auth';
-import { resolveModelId, type Catalog, type TextModel } from '../catalog';
+import type { KeyPrincipal } from '../shared/principal';
+import { resolveModelId } from '../catalog/resolve';
+import type { Catalog, TextModel } from '../catalog/types';
 import { modelAccessFor } from '../catalog/vendors';
 import { countTokensExactly, estimateInputTokens } from '../billing/estimate';
 import { chargeWithinHold, textChargeMicro, textHoldMicro, type TokenPrices, type TokenUsage } from '../billing/pricing';
-import type { BudgetLeases, LeasedHold } from '../billing/leases';
+import { textAnswerCost, type AnswerCost } from '../billing/answer-cost';
+import type { BudgetLeases } from '../billing/leases';
+import type { LeasedHold } from '../billing/lease-budgets';
 import type { UsageCounts } from '../billing/usage-counts';
 import type { Clock } from '../shared/clock';
 import { modelNotAvailable } from '../shared/errors';
@@ -207,8 +210,8 @@ class OpenGeneration {
         if (event.type === 'finish') {
           this.finishReason = event.reason;
           const usage = withReasoningEstimate(event.usage, () => this.tally.visibleAnswerTokens());
-          await this.close({ usage, status: 'ok' });
-          yield { ...event, usage };
+          const cost = await this.close({ usage, status: 'ok' });
+          yield { ...event, usage: cost ? { ...usage, cost } : usage };
           return;
         }
         this.tally.note(event);
@@ -222,6 +225,7 @@ class OpenGeneration {
     } finally {
       // Abandoned by the consumer (client disconnect): stop the upstream call, charge what was delivered.
       if (!this.closed) {
+        // The answer is charged for what was delivered; a vendor stream failing to close changes nothing.
         await this.upstream.return?.().catch(() => undefined);
         await this.closeAfterFailure();
       }
@@ -257,9 +261,9 @@ class OpenGeneration {
   }
 
   /** A non-streamed answer reaches the client only whole: when it fails, nothing was delivered. */
-  private closeAfterFailure(error?: unknown): Promise<void> {
+  private async closeAfterFailure(error?: unknown): Promise<void> {
     const delivered = this.request.stream && this.tally.events > 0;
-    return this.close(delivered ? { usage: this.partialUsage(), status: 'partial' } : null, error);
+    await this.close(delivered ? { usage: this.partialUsage(), status: 'partial' } : null, error);
   }
 
   /** A cut stream: the prompt was read (uncached input, counted without the hold's margin) and what was delivered is charged. */
@@ -272,9 +276,9 @@ class OpenGeneration {
     };
   }
 
-  /** Settles (or releases) exactly once; `error` is the failure that ended the call, if one did. */
-  private async close(outcome: Outcome, error?: unknown): Promise<void> {
-    if (this.closed) return;
+  /** Settles (or releases) exactly once; `error` is the failure that ended the call, if one did. Answers what was charged, if anything was. */
+  private async close(outcome: Outcome, error?: unknown): Promise<AnswerCost | null> {
+    if (this.closed) return null;
     this.closed = true;
     const { deps, context, hold } = this;
     const latencyMs = Date.now() - this.started;
@@ -282,6 +286,7 @@ class OpenGeneration {
     // Checked before queueing: an answer ends before its charge commits only while the backlog has room.
     const awaitCommit = deps.settleBeforeAnswer || !deps.budget.settlementMayTrail();
     let written: Promise<void>;
+    let cost: AnswerCost | null = null;
     if (outcome === null) {
       context.tokens?.settleTokens(0);
       written = deps.budget.release(hold, { recordFailure: true, latencyMs, requestId: context.requestId, deployment: this.deployment });
@@ -292,12 +297,14 @@ class OpenGeneration {
       written = deps.budget.settle(hold, { costMicro, usage, status: outcome.status, latencyMs, requestId: context.requestId, deployment: this.deployment });
       // Charged up to the hold: a vendor reporting more usage than the hold covers is an overage, not a charge.
       const { chargedMicro } = chargeWithinHold(costMicro, hold.amountMicro);
+      cost = textAnswerCost(this.prices, usage, chargedMicro);
       context.onCharged?.(chargedMicro);
       deps.metrics?.charged(this.vendor, this.model.id, usage, chargedMicro);
     }
     // The charge is already fixed: settle() claimed the hold and counted it in the lease.
     if (awaitCommit) await written;
     else reportSettlementFailure(written, deps.onSettlementFailed, context.requestId);
+    return cost;
   }
 
   /** Vendor time (to the first event and in all), its failure kind, and the vendor span's end. */

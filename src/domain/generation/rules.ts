@@ -1,5 +1,5 @@
 import { badRequest } from '../shared/errors';
-import type { TextModel } from '../catalog';
+import type { TextModel } from '../catalog/types';
 import type { ReasoningEffort } from './canonical';
 
 /** Limits shared by all text formats (docs/text.md, Limits). */
@@ -24,7 +24,7 @@ export function clampOutputLimit(model: TextModel, requested: unknown, field: st
     return { maxOutputTokens: limit, clampedTo: null };
   }
   if (typeof requested !== 'number' || !Number.isInteger(requested) || requested <= 0) {
-    throw badRequest(`${field} must be a positive integer`);
+    throw badRequest(`${field} must be a positive integer`, { field });
   }
   if (requested > model.maxOutputTokens) return { maxOutputTokens: model.maxOutputTokens, clampedTo: model.maxOutputTokens };
   return { maxOutputTokens: requested, clampedTo: null };
@@ -46,6 +46,6 @@ export function mapReasoningEffort(value: unknown, field: string): ReasoningEffo
     case 'extra_high':
       return 'extra_high';
     default:
-      throw badRequest(`${field} must be one of none, minimal, low, medium, high, xhigh`);
+      throw badRequest(`${field} must be one of none, minimal, low, medium, high, xhigh`, { field });
   }
 }

@@ -1,5 +1,5 @@
-import type { KeyPrincipal } from '../accounts/auth';
-import type { TextModel } from '../catalog';
+import type { KeyPrincipal } from '../shared/principal';
+import type { TextModel } from '../catalog/types';
 import type { Cancellation } from './cancellation';
 import type { CanonicalEvent, CanonicalRequest, InputUsage, RouteHints } from './canonical';
 import type { HintNames } from './hints';

@@ -1,4 +1,4 @@
-import type { TextModel } from '../catalog';
+import type { TextModel } from '../catalog/types';
 import type { SpanAttributes } from '../shared/telemetry';
 import type { CanonicalRequest, CanonicalUsage, FinishReason } from './canonical';
 

@@ -1,10 +1,10 @@
 import { badRequest } from '../shared/errors';
-import { checkVendorCapabilities, type VendorCapabilities } from './capabilities';
+import { checkVendorCapabilities } from './capabilities';
+import type { VendorCapabilities } from './canonical';
 import type { CanonicalRequest, CanonicalTool } from './canonical';
 import { MAX_SCHEMA_BYTES, MIN_THINKING_HEADROOM } from './rules';
 import type { DecodedTextRequest } from './service';
 
-export type { WireFieldNames } from './service';
 
 const refuse = (field: string, problem: string): never => {
   throw badRequest(`${field} ${problem}`, { field });

@@ -50,15 +50,15 @@ export function validateImageRequest(input: ImageRequestInput, catalog: Catalog,
   const { model, routedFrom } = resolveModelId(catalog, input.modelId, 'image', access);
   if (!model.modes.includes(input.mode)) {
     const verb = input.mode === 'edit' ? 'edit images' : 'generate images';
-    throw badRequest(`model: '${model.id}' cannot ${verb} (its modes: ${model.modes.join(', ')}).`, { param: 'model' });
+    throw badRequest(`model: '${model.id}' cannot ${verb} (its modes: ${model.modes.join(', ')}).`, { field: 'model' });
   }
-  if (input.prompt.length === 0) throw badRequest('prompt: a prompt is required.', { param: 'prompt' });
+  if (input.prompt.length === 0) throw badRequest('prompt: a prompt is required.', { field: 'prompt' });
   const promptBytes = Buffer.byteLength(input.prompt, 'utf8');
   if (promptBytes > MAX_PROMPT_BYTES) {
-    throw badRequest(`prompt: at most ${MAX_PROMPT_BYTES} bytes of UTF-8 are accepted, got ${promptBytes}.`, { param: 'prompt' });
+    throw badRequest(`prompt: at most ${MAX_PROMPT_BYTES} bytes of UTF-8 are accepted, got ${promptBytes}.`, { field: 'prompt' });
   }
   if (!Number.isInteger(input.n) || input.n < 1 || input.n > MAX_IMAGES_PER_REQUEST) {
-    throw badRequest(`n: must be an integer from 1 to ${MAX_IMAGES_PER_REQUEST}.`, { param: 'n' });
+    throw badRequest(`n: must be an integer from 1 to ${MAX_IMAGES_PER_REQUEST}.`, { field: 'n' });
   }
   const sizeLabel = chooseSize(model, input.size);
   const quality = checkQuality(model, input.quality);
@@ -74,27 +74,27 @@ function chooseSize(model: ImageModel, sent: string | undefined): string {
   if (sent === undefined || sent === 'auto') return sizes[0]!;
   if (sizes.includes(sent)) return sent;
   if (model.fixedOption && sent === model.sizes[0]) return model.fixedOption.size; // the listed `<quality>:<size>` itself
-  throw badRequest(`size: '${sent}' is not offered by '${model.id}'; use one of ${sizes.join(', ')} (or auto).`, { param: 'size', sizes });
+  throw badRequest(`size: '${sent}' is not offered by '${model.id}'; use one of ${sizes.join(', ')} (or auto).`, { field: 'size', sizes });
 }
 
 function checkQuality(model: ImageModel, sent: string | undefined): string {
   if (model.fixedOption) {
     if (sent === undefined || sent === model.fixedOption.quality) return model.fixedOption.quality;
-    throw badRequest(`quality: '${model.id}' only offers quality '${model.fixedOption.quality}', got '${sent}'.`, { param: 'quality' });
+    throw badRequest(`quality: '${model.id}' only offers quality '${model.fixedOption.quality}', got '${sent}'.`, { field: 'quality' });
   }
   if (sent === undefined) return 'auto';
   if (KNOWN_QUALITIES.includes(sent)) return sent;
-  throw badRequest(`quality: '${sent}' is not a quality; use one of ${KNOWN_QUALITIES.join(', ')}.`, { param: 'quality' });
+  throw badRequest(`quality: '${sent}' is not a quality; use one of ${KNOWN_QUALITIES.join(', ')}.`, { field: 'quality' });
 }
 
 function checkInputImages(model: ImageModel, uploads: readonly Buffer[], sent: number): ImageData[] {
-  if (sent === 0) throw badRequest('image: an edit needs at least one image part.', { param: 'image' });
+  if (sent === 0) throw badRequest('image: an edit needs at least one image part.', { field: 'image' });
   if (sent > model.maxInputImages) {
-    throw badRequest(`image: '${model.id}' accepts at most ${model.maxInputImages} input image${model.maxInputImages === 1 ? '' : 's'}, got ${sent}.`, { param: 'image', limit: 'max_input_images', limit_value: model.maxInputImages });
+    throw badRequest(`image: '${model.id}' accepts at most ${model.maxInputImages} input image${model.maxInputImages === 1 ? '' : 's'}, got ${sent}.`, { field: 'image', limit: 'max_input_images', limit_value: model.maxInputImages });
   }
   return uploads.map((data, i) => {
     const format = sniffImageFormat(data);
-    if (!format) throw badRequest(`image: input image ${i + 1} is not a PNG, JPEG or WebP image.`, { param: 'image' });
+    if (!format) throw badRequest(`image: input image ${i + 1} is not a PNG, JPEG or WebP image.`, { field: 'image' });
     return { data, format };
   });
 }

@@ -1,4 +1,5 @@
-import type { BillingPrincipal, BillingService } from '../billing/service';
+import type { BillingService } from '../billing/service';
+import type { BillingPrincipal } from '../billing/hold-requests';
 import { mediaCostMicro } from '../billing/pricing';
 import type { Clock } from '../shared/clock';
 import type { Metrics } from '../shared/telemetry';
@@ -6,7 +7,10 @@ import type { Cancellation } from '../generation/cancellation';
 import { ProviderError } from '../generation/errors';
 import { fitToSize } from './fit';
 import type { GeneratedImage, ImageProviderRegistry, ImageTokenUsage } from './ports';
-import type { ValidImageRequest } from './request';
+import { validateImageRequest, type ImageRequestInput, type ValidImageRequest } from './request';
+import type { Catalog } from '../catalog/types';
+import { modelAccessFor } from '../catalog/vendors';
+import { requirePrepaidKey, type KeyPrincipal } from '../shared/principal';
 
 /**
  * Image generation and editing on the money core of text: hold n × the per-image price before
@@ -32,6 +36,8 @@ export interface ImageResult {
 
 export interface ImageServiceDeps {
   providers: ImageProviderRegistry;
+  catalog: Catalog;
+  configuredVendors: ReadonlySet<string>;
   billing: BillingService;
   clock: Clock;
   /** Vendor time and failures per image call, spend per request (no-op when metrics are off). */
@@ -42,6 +48,15 @@ const NO_TOKENS = { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 };
 
 export class ImageService {
   constructor(private readonly deps: ImageServiceDeps) {}
+
+  /**
+   * The request checked for this key, before anything is reserved: a prepaid key (403), a model
+   * it can use (404) and every rule of the model (400 naming the field).
+   */
+  validate(principal: KeyPrincipal, input: ImageRequestInput): ValidImageRequest {
+    requirePrepaidKey(principal);
+    return validateImageRequest(input, this.deps.catalog, modelAccessFor(principal, this.deps.configuredVendors));
+  }
 
   /**
    * Runs a validated request for a prepaid key. 402 before any vendor call when the hold does

@@ -2,7 +2,6 @@ import { BigIntType, Entity, Index, ManyToOne, PrimaryKey, Property, type Ref } 
 import { Account, User } from '../accounts/entities';
 import type { KeyKind } from '../shared/principal';
 
-export type { KeyKind };
 export const KEY_KINDS: readonly KeyKind[] = ['prepaid', 'plan'];
 
 @Entity({ tableName: 'api_keys' })

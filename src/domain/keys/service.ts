@@ -1,13 +1,14 @@
-import { LockMode, type EntityManager, type MikroORM } from '@mikro-orm/postgresql';
+import { LockMode, type EntityManager, type FilterQuery, type MikroORM } from '@mikro-orm/postgresql';
 import { Account, User } from '../accounts/entities';
 import { API_KEY_PREFIX, type SessionPrincipal } from '../shared/principal';
 import { KeyMonthSpend } from '../billing/entities';
 import { utcMonthKey, type Clock } from '../shared/clock';
-import { ApiError, badRequest, notFound } from '../shared/errors';
+import { badRequest, keyRevoked, notFound } from '../shared/errors';
 import { TOPIC_KEY_EVENTS, type EventBus, type KeyEventView } from '../shared/events';
 import { isWellFormedId, type IdGenerator } from '../shared/ids';
 import { hashToken, randomToken } from '../shared/secrets';
-import { ApiKey, KeyEvent, type KeyEventKind, type KeyKind } from './entities';
+import { ApiKey, KeyEvent, type KeyEventKind } from './entities';
+import type { KeyKind } from '../shared/principal';
 
 /** What both planes show of a key (never its hash). */
 export interface KeyView {
@@ -24,7 +25,19 @@ export interface KeyView {
   monthSpentMicro: bigint;
 }
 
-export type { KeyEventView };
+
+/** Who changes a key: a signed-in user, or the operator (userId null: the events name no user). */
+export interface KeyActor {
+  accountId: string;
+  userId: string | null;
+}
+
+export interface KeyPage {
+  data: KeyView[];
+  firstId: string | null;
+  lastId: string | null;
+  hasMore: boolean;
+}
 
 export interface KeyEventPage {
   data: KeyEventView[];
@@ -45,14 +58,6 @@ export interface UpdateKeyInput {
   /** undefined: unchanged; null: remove the limit. */
   monthlySpendLimitMicro?: bigint | null;
 }
-
-/** Field names for messages: each plane (and the CLI) names its own. */
-export interface CreateKeyFields {
-  kind: string;
-  limit: string;
-  expiresAt: string;
-}
-const DEFAULT_CREATE_FIELDS: CreateKeyFields = { kind: 'kind', limit: 'monthly_spend_limit_micro', expiresAt: 'expires_at' };
 
 const SECRET_LENGTH = 44;
 export const PREFIX_LENGTH = 12;
@@ -77,32 +82,32 @@ export class KeyService {
   ) {}
 
   /** A signed-in user creates a key of their own account, owned by themselves. */
-  createKey(actor: SessionPrincipal, input: CreateKeyInput, fields: CreateKeyFields = DEFAULT_CREATE_FIELDS): Promise<{ key: KeyView; secret: string }> {
-    return this.insertKey({ accountId: actor.accountId, userId: actor.userId, actorUserId: actor.userId }, input, fields);
+  createKey(actor: SessionPrincipal, input: CreateKeyInput): Promise<{ key: KeyView; secret: string }> {
+    return this.insertKey({ accountId: actor.accountId, userId: actor.userId, actorUserId: actor.userId }, input);
   }
 
   /**
    * The operator creates a key for an account, optionally owned by one of its users (a plan
    * key must be: it draws on that user's plan). The key event names no actor (the system).
    */
-  async createKeyAsOperator(owner: { accountId: string; userId: string | null }, input: CreateKeyInput, fields: CreateKeyFields = DEFAULT_CREATE_FIELDS): Promise<{ key: KeyView; secret: string }> {
+  async createKeyAsOperator(owner: { accountId: string; userId: string | null }, input: CreateKeyInput): Promise<{ key: KeyView; secret: string }> {
     const em = this.orm.em.fork();
     if (!(await em.count(Account, { id: owner.accountId }))) throw notFound(`No account '${owner.accountId}'.`);
     if (owner.userId !== null && !(await em.count(User, { id: owner.userId, account: owner.accountId }))) {
       throw notFound(`No user '${owner.userId}' in account '${owner.accountId}'.`);
     }
-    if (owner.userId === null && input.kind === 'plan') throw badRequest(`${fields.kind} 'plan' needs a user with a plan`);
-    return this.insertKey({ ...owner, actorUserId: null }, input, fields);
+    if (owner.userId === null && input.kind === 'plan') throw badRequest("A plan key needs a user with a plan", { field: 'key.kind' });
+    return this.insertKey({ ...owner, actorUserId: null }, input);
   }
 
-  private async insertKey(owner: { accountId: string; userId: string | null; actorUserId: string | null }, input: CreateKeyInput, fields: CreateKeyFields): Promise<{ key: KeyView; secret: string }> {
+  private async insertKey(owner: { accountId: string; userId: string | null; actorUserId: string | null }, input: CreateKeyInput): Promise<{ key: KeyView; secret: string }> {
     const now = this.clock.now();
-    if (input.expiresAt && input.expiresAt <= now) throw badRequest(`${fields.expiresAt} must be in the future`);
+    if (input.expiresAt && input.expiresAt <= now) throw badRequest('Expiry must be in the future', { field: 'key.expiresAt' });
     const em = this.orm.em.fork();
     if (input.kind === 'plan') {
       const user = owner.userId === null ? null : await em.findOneOrFail(User, owner.userId);
-      if (!user?.plan) throw badRequest(`${fields.kind} 'plan' needs a user with a plan; this user has none`);
-      if (input.monthlySpendLimitMicro !== null) throw badRequest(`${fields.limit} applies to prepaid keys only`);
+      if (!user?.plan) throw badRequest('A plan key needs a user with a plan; this user has none', { field: 'key.kind' });
+      if (input.monthlySpendLimitMicro !== null) throw badRequest('Monthly limit applies to prepaid keys only', { field: 'key.monthlySpendLimit' });
     }
     const secret = API_KEY_PREFIX + randomToken(SECRET_LENGTH);
     const key = em.create(ApiKey, {
@@ -127,6 +132,28 @@ export class KeyService {
     return { key: this.toView(key, 0n), secret };
   }
 
+  /**
+   * A page of the account's keys, newest first (keyset on the id, which sorts by creation):
+   * `search` matches the name or the prefix (case-insensitive), `status` active or revoked.
+   */
+  async listKeyPage(accountId: string, page: { limit: number; after: string | null; search: string | null; status: 'active' | 'revoked' | null }): Promise<KeyPage> {
+    if (page.after !== null && !isWellFormedId(page.after, 'key')) throw badRequest('The page cursor must be the id of a key of this account', { field: 'page.after' });
+    const em = this.orm.em.fork();
+    const where: FilterQuery<ApiKey> = { account: accountId };
+    if (page.after !== null) where.id = { $lt: page.after };
+    if (page.status === 'active') where.revokedAt = null;
+    if (page.status === 'revoked') where.revokedAt = { $ne: null };
+    if (page.search !== null) {
+      const like = `%${page.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+      where.$or = [{ name: { $ilike: like } }, { prefix: { $ilike: like } }];
+    }
+    const rows = await em.find(ApiKey, where, { orderBy: { id: 'desc' }, limit: page.limit + 1 });
+    const keys = rows.slice(0, page.limit);
+    const spent = await this.monthSpent(em, keys.map((k) => k.id));
+    const data = keys.map((key) => this.toView(key, spent.get(key.id) ?? 0n));
+    return { data, firstId: data[0]?.id ?? null, lastId: data.at(-1)?.id ?? null, hasMore: rows.length > page.limit };
+  }
+
   async listKeys(accountId: string): Promise<KeyView[]> {
     const em = this.orm.em.fork();
     const keys = await em.find(ApiKey, { account: accountId }, { orderBy: { createdAt: 'desc', id: 'desc' } });
@@ -141,19 +168,19 @@ export class KeyService {
     return this.toView(key, spent.get(key.id) ?? 0n);
   }
 
-  async updateKey(actor: SessionPrincipal, keyId: string, input: UpdateKeyInput, fields = { limit: 'monthly_spend_limit_micro' }): Promise<KeyView> {
+  async updateKey(actor: KeyActor, keyId: string, input: UpdateKeyInput): Promise<KeyView> {
     const em = this.orm.em.fork();
     const events = await em.transactional(async (tx) => {
       const key = await this.findOwnKey(tx, actor.accountId, keyId, true);
       // A revoked key is history: changing it would rewrite what it was while it served requests.
-      if (key.revokedAt) throw new ApiError(409, 'key_revoked', `The key '${keyId}' is revoked: it cannot be renamed or given a new spend limit.`, { revoked_at: key.revokedAt.toISOString() });
+      if (key.revokedAt) throw keyRevoked(keyId, key.revokedAt);
       const written: KeyEvent[] = [];
       if (input.name !== undefined && input.name !== key.name) {
         written.push(this.addEvent(tx, key, 'renamed', actor.userId, { old_name: key.name, new_name: input.name }));
         key.name = input.name;
       }
       if (input.monthlySpendLimitMicro !== undefined && input.monthlySpendLimitMicro !== key.monthlySpendLimitMicro) {
-        if (key.kind === 'plan' && input.monthlySpendLimitMicro !== null) throw badRequest(`${fields.limit} applies to prepaid keys only`);
+        if (key.kind === 'plan' && input.monthlySpendLimitMicro !== null) throw badRequest('Monthly limit applies to prepaid keys only', { field: 'key.monthlySpendLimit' });
         written.push(
           this.addEvent(tx, key, 'spend_limit_changed', actor.userId, {
             old_limit_micro: key.monthlySpendLimitMicro?.toString() ?? null,
@@ -169,7 +196,7 @@ export class KeyService {
   }
 
   /** Idempotent: revoking a revoked key returns it unchanged and writes no second event. */
-  async revokeKey(actor: SessionPrincipal, keyId: string): Promise<KeyView> {
+  async revokeKey(actor: KeyActor, keyId: string): Promise<KeyView> {
     const em = this.orm.em.fork();
     const events = await em.transactional(async (tx) => {
       const key = await this.findOwnKey(tx, actor.accountId, keyId, true);
@@ -182,13 +209,13 @@ export class KeyService {
   }
 
   /** Newest first; `after` is an event id of this key (the page starts after it). */
-  async listEvents(accountId: string, keyId: string, page: { limit: number; after: string | null }, fields = { after: 'after' }): Promise<KeyEventPage> {
+  async listEvents(accountId: string, keyId: string, page: { limit: number; after: string | null }): Promise<KeyEventPage> {
     const em = this.orm.em.fork();
     await this.findOwnKey(em, accountId, keyId);
     if (page.after !== null) {
-      if (!isWellFormedId(page.after, 'kev')) throw badRequest(`${fields.after} must be the id of an event of this key`);
+      if (!isWellFormedId(page.after, 'kev')) throw badRequest('The page cursor must be the id of an event of this key', { field: 'page.after' });
       const anchor = await em.findOne(KeyEvent, { id: page.after, key: keyId });
-      if (!anchor) throw badRequest(`${fields.after} must be the id of an event of this key`);
+      if (!anchor) throw badRequest('The page cursor must be the id of an event of this key', { field: 'page.after' });
     }
     const rows = await em.find(
       KeyEvent,

@@ -33,8 +33,6 @@ import { MINUTE_WINDOW_MS, rateLimitHeaders, remainingTokens, requestsResetMs, S
  * headers included, is the one the store would give, unless another instance changes it.
  */
 
-export { RateLimitRefusal } from './refusals';
-export type { AdmissionTicket, DeferredTicket } from './ticket';
 
 /** The few logger methods admission uses (pino's Logger fits). */
 export interface AdmissionLogger {
@@ -77,7 +75,19 @@ export function subjectOf(principal: KeyPrincipal): string {
   return principal.userId ? `user:${principal.userId}` : `key:${principal.keyId}`;
 }
 
+/** One AppliedLimits per tier object (the tier lookup answers the same object while it is cached): not a new one per request. */
+const limitsByTier = new WeakMap<Tier, AppliedLimits>();
+
 export function limitsOfTier(tier: Tier): AppliedLimits {
+  let limits = limitsByTier.get(tier);
+  if (!limits) {
+    limits = appliedLimitsOf(tier);
+    limitsByTier.set(tier, limits);
+  }
+  return limits;
+}
+
+function appliedLimitsOf(tier: Tier): AppliedLimits {
   return {
     kind: 'prepaid',
     tier: tier.tier,
@@ -170,8 +180,18 @@ export class AdmissionService {
    * store operation now. What is answered here, before the request's body is read, is the
    * refusal of a subject known to be over its request windows (RateLimitRefusal).
    */
-  async deferred(principal: KeyPrincipal): Promise<DeferredTicket> {
-    const limits = await this.limitsFor(principal);
+  // Not an async function: with the tier cached (nearly every request) no promise is awaited on the way.
+  deferred(principal: KeyPrincipal): Promise<DeferredTicket> {
+    const tier = principal.kind === 'prepaid' ? this.options.tiers.cachedTierOf(principal.accountId) : undefined;
+    if (tier === undefined && principal.kind === 'prepaid') return this.limitsFor(principal).then((limits) => this.deferredWith(principal, limits));
+    try {
+      return Promise.resolve(this.deferredWith(principal, tier ? limitsOfTier(tier) : limitsOfPlan(principal)));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  private deferredWith(principal: KeyPrincipal, limits: AppliedLimits): DeferredTicket {
     const subject = subjectOf(principal);
     const known = this.knownRefusal(subject, limits, this.options.clock.now().getTime());
     if (known) throw refusalFor(limits, known);

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { DEFAULT_PLANS, type PlanDefinition } from '../accounts/plans';
 import { describeSchemaIssue } from '../shared/schema-issues';
+import { parseMicroString } from '../shared/money';
 import { DEFAULT_TIERS, type Tier } from './tiers';
 
 /** The rate-limit tiers and the plans of a deployment. */
@@ -26,12 +27,12 @@ export const DEFAULT_LIMITS: LimitsConfig = { tiers: DEFAULT_TIERS, plans: DEFAU
  * Money is a decimal string of micro-dollars, as everywhere at Tollgate's edges. Unknown fields
  * are refused, so a typo cannot silently drop a setting.
  */
-const MICRO = /^(0|[1-9][0-9]{0,17})$/;
 const PLAN_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 const SERVICE_ID = /^[a-z0-9][a-z0-9-]*\/[a-z0-9][a-z0-9._-]*$/;
 
 const positive = z.number({ error: 'must be a positive integer' }).int('must be a positive integer').min(1, 'must be a positive integer').max(1_000_000_000, 'must be at most 1000000000');
-const micro = z.string({ error: 'must be a decimal string of micro-dollars' }).regex(MICRO, 'must be a decimal string of micro-dollars');
+// At most 18 digits: what a PostgreSQL bigint column holds.
+const micro = z.string({ error: 'must be a decimal string of micro-dollars' }).refine((value) => value.length <= 18 && parseMicroString(value) !== undefined, 'must be a decimal string of micro-dollars');
 
 const tierSchema = z.strictObject(
   {

@@ -42,6 +42,7 @@ export class PendingReleases {
     if (this.timer || this.slots.size === 0) return;
     this.timer = setTimeout(() => {
       this.timer = null;
+      // A failed pass is simply the next pass's work: retrySoon schedules it.
       void this.retry().catch(() => undefined).finally(() => this.retrySoon());
     }, this.retryMs + 10);
     this.timer.unref?.();

@@ -16,7 +16,7 @@ export class RateLimitRefusal extends ApiError {
     /** The rate-limit headers at the moment of refusal; null for a long job's slot. */
     readonly rateLimitHeaders: RateLimitHeaders | null,
   ) {
-    super(429, code, message, details, { ...rateLimitHeaders, 'Retry-After': String(retryAfterSeconds) });
+    super(code, message, details, { ...rateLimitHeaders, 'Retry-After': String(retryAfterSeconds) });
     this.name = 'RateLimitRefusal';
   }
 }

@@ -78,8 +78,14 @@ export class Ticket implements AdmissionTicket {
   }
 
   async settleTokens(tokens: number): Promise<RateLimitHeaders> {
+    await this.settle(tokens);
+    return this.headers();
+  }
+
+  /** settleTokens without the headers (the text endpoints read them once, for the answer). */
+  async settle(tokens: number): Promise<void> {
     assertTokenCount(tokens);
-    if (this.limits.tokensPerMinute === null || this.slotId === null || this.settled) return this.headers();
+    if (this.limits.tokensPerMinute === null || this.slotId === null || this.settled) return;
     this.settled = true;
     const slotId = this.slotId;
     const now = this.service.nowMs();
@@ -89,18 +95,18 @@ export class Ticket implements AdmissionTicket {
       // from above), so the window errs on the safe side for those milliseconds.
       this.settledUsage = { tokens, at: now };
       this.snapshot = settledLocally(this.snapshot, now, this.reserved, tokens);
-      return this.headers();
+      return;
     }
     this.service.windowsChanged(this.subject);
     const snapshot = await this.service.guard(this.store, () => this.store.settleTokens({ subject: this.subject, now, slotId, tokens }));
     if (snapshot) this.snapshot = snapshot;
-    return this.headers();
   }
 
-  async release(): Promise<void> {
-    if (this.released || this.slotId === null) return;
+  // Not async (nor the deferred ticket's): the release is the store's promise, without a frame of its own per request.
+  release(): Promise<void> {
+    if (this.released || this.slotId === null) return Promise.resolve();
     this.released = true;
-    await this.service.releaseHeld(this.store, this.subject, this.slotId, this.settledUsage);
+    return this.service.releaseHeld(this.store, this.subject, this.slotId, this.settledUsage);
   }
 }
 
@@ -130,10 +136,16 @@ export class DeferredTicket {
     return this.ticket.headers();
   }
 
-  /** Admits the request with `tokens` in flight (429 when a limit refuses); later calls add to the reservation. */
-  async reserveTokens(tokens: number): Promise<RateLimitHeaders> {
+  /**
+   * Admits the request with `tokens` in flight (429 when a limit refuses); later calls add to the
+   * reservation. Answers nothing: the headers are read once, for the answer (`headers()`).
+   */
+  async reserveTokens(tokens: number): Promise<void> {
     assertTokenCount(tokens);
-    if (this.ticket) return this.ticket.reserveTokens(tokens);
+    if (this.ticket) {
+      await this.ticket.reserveTokens(tokens);
+      return;
+    }
     if (this.admitting) throw new Error('a request is admitted once');
     this.admitting = this.service.admitSubject(this.subject, this.limits, { tokens: this.limits.tokensPerMinute === null ? null : tokens, slot: true });
     try {
@@ -144,12 +156,11 @@ export class DeferredTicket {
     }
     // The client left while it was being admitted: free what the admission took.
     if (this.released) await this.ticket.release();
-    return this.ticket.headers();
   }
 
   /** Replaces the reservation by the actual usage (nothing before admission: nothing is reserved). */
   async settleTokens(tokens: number): Promise<void> {
-    await this.ticket?.settleTokens(tokens);
+    await this.ticket?.settle(tokens);
   }
 
   /**
@@ -162,6 +173,7 @@ export class DeferredTicket {
   async recordUnserved(): Promise<RateLimitHeaders | null> {
     if (this.refused) return null;
     if (this.admitting) {
+      // Its failure was answered to the request it admitted; only that it ended matters here.
       await this.admitting.catch(() => undefined);
       return this.ticket ? this.ticket.headers() : null;
     }
@@ -175,10 +187,11 @@ export class DeferredTicket {
     return this.ticket.headers();
   }
 
-  async release(): Promise<void> {
+  release(): Promise<void> {
     this.released = true;
     if (this.ticket) return this.ticket.release();
     // Admission in flight: reserveTokens frees what it took once it lands.
+    return Promise.resolve();
   }
 }
 

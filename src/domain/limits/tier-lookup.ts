@@ -8,7 +8,6 @@ import { DEFAULT_TIERS, tierFor, type Tier } from './tiers';
  * Published (payload `{ accountId }`) when an account's tier inputs change: a top-up or an
  * operator pinning a tier. Tier caches on every instance sharing the bus drop the account.
  */
-export { TOPIC_ACCOUNT_CHANGED, type AccountChangedEvent } from '../shared/events';
 
 export interface AccountTierInputs {
   lifetimeTopUpsMicro: bigint;
@@ -69,14 +68,21 @@ export class TierLookup {
   }
 
   async tierOf(accountId: string): Promise<Tier> {
+    const fresh = this.cachedTierOf(accountId);
+    if (fresh) return fresh;
     const cached = this.cache.get(accountId);
-    if (cached && this.clock.now().getTime() - cached.loadedAt < this.ttlMs) return cached.tier;
     let pending = this.loading.get(accountId);
     if (!pending) {
       pending = this.load(accountId, cached).finally(() => this.loading.delete(accountId));
       this.loading.set(accountId, pending);
     }
     return pending;
+  }
+
+  /** The account's tier while its cached entry is fresh, without waiting (undefined: ask tierOf). */
+  cachedTierOf(accountId: string): Tier | undefined {
+    const cached = this.cache.get(accountId);
+    return cached && this.clock.now().getTime() - cached.loadedAt < this.ttlMs ? cached.tier : undefined;
   }
 
   forget(accountId: string): void {

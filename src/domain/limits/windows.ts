@@ -11,13 +11,13 @@ export const MINUTE_WINDOW_MS = 60_000;
 /** The limits that apply to one admission subject (a prepaid account, or a plan user). */
 export interface AppliedLimits {
   /** `prepaid`: an account's tier limits; `plan`: the per-user request window of a plan. */
-  kind: 'prepaid' | 'plan';
+  readonly kind: 'prepaid' | 'plan';
   /** The tier number for prepaid accounts; null for plan users. */
-  tier: number | null;
-  requestsPerSecond: number | null;
-  requestsPerMinute: number;
-  tokensPerMinute: number | null;
-  concurrentRequests: number | null;
+  readonly tier: number | null;
+  readonly requestsPerSecond: number | null;
+  readonly requestsPerMinute: number;
+  readonly tokensPerMinute: number | null;
+  readonly concurrentRequests: number | null;
 }
 
 /** What a store knows about one subject at one instant (`at`, epoch ms). */

@@ -2,7 +2,7 @@ import type { Deployment, TextModel } from '../catalog/types';
 import { Cancellation } from '../generation/cancellation';
 import type { CanonicalRequest, ProviderEvent, RouteHints, TextProvider } from '../generation/canonical';
 import { ProviderError } from '../generation/errors';
-import { ApiError } from '../shared/errors';
+import { deploymentsUnavailable, type ApiError } from '../shared/errors';
 import { conversationKey, type StickyRoutes } from './affinity';
 import type { DeploymentHealth } from './health';
 
@@ -79,7 +79,7 @@ export function isDeploymentFailure(error: unknown): error is ProviderError {
 /** Every deployment is cooled: 503 with the soonest end as Retry-After, nothing charged. */
 function allCooled(model: TextModel, availableAt: number): ApiError {
   const seconds = Math.max(1, Math.ceil((availableAt - Date.now()) / 1000));
-  return new ApiError(503, 'deployments_unavailable', `Every deployment of the model '${model.id}' is cooling down after failures; nothing was charged. Retry in ${seconds} s.`, { model: model.id }, { 'retry-after': String(seconds) });
+  return deploymentsUnavailable(model.id, seconds);
 }
 
 export class Router {

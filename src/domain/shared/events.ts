@@ -36,6 +36,8 @@ export interface VideoView {
   completedAt: number | null;
   expiresAt: number | null;
   error: { code: string; message: string } | null;
+  /** Charged, micro-dollars (a decimal string: events cross instances as JSON), once a completed job is settled; else null. */
+  chargedMicro: string | null;
 }
 
 /** An account's tier inputs changed (top-up, pinned tier): cached tiers of it are stale. */

@@ -23,12 +23,3 @@ export function sniffImageFormat(bytes: Uint8Array): ImageFormat | null {
   if (startsWith(bytes, [0x52, 0x49, 0x46, 0x46]) && startsWith(bytes, [0x57, 0x45, 0x42, 0x50], 8)) return 'webp';
   return null;
 }
-
-/** The format named by a MIME type (`image/png`, `image/jpeg`, `image/webp`), or null. */
-export function imageFormatOfMimeType(mimeType: string | undefined | null): ImageFormat | null {
-  const type = (mimeType ?? '').split(';')[0]!.trim().toLowerCase();
-  if (type === 'image/png') return 'png';
-  if (type === 'image/jpeg' || type === 'image/jpg') return 'jpeg';
-  if (type === 'image/webp') return 'webp';
-  return null;
-}

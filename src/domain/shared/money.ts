@@ -1,5 +1,17 @@
+import { badRequest, type FieldKey } from './errors';
+
 /** Money is integer micro-dollars (bigint) inside; decimal strings at the API boundary. */
 const DECIMAL_INTEGER = /^(0|[1-9][0-9]*)$/;
+
+/**
+ * A money field as every plane sends it: a decimal string of micro-dollars. `what` names it in
+ * the user's words for the refusal ("Monthly limit"); `field` is its domain key.
+ */
+export function requireMicroString(value: unknown, what: string, field: FieldKey): bigint {
+  const micro = parseMicroString(value);
+  if (micro === undefined) throw badRequest(`${what} must be a whole number of micro-dollars written as a string ("25000000" for $25)`, { field });
+  return micro;
+}
 
 /** Parses a decimal string of micro-dollars ("1500000"); undefined when it is not one. */
 export function parseMicroString(value: unknown): bigint | undefined {

@@ -1,3 +1,5 @@
+import { walletKeyRequired } from './errors';
+
 /*
  * Who is calling, as every domain folder and both planes see it: an API key, a signed-in
  * session or the operator. Kept apart from authentication (accounts/auth.ts) so that the
@@ -43,5 +45,18 @@ export interface OperatorPrincipal {
   type: 'operator';
 }
 
-export type Principal = KeyPrincipal | SessionPrincipal | OperatorPrincipal;
 
+/**
+ * The one rule of the media capabilities (images, videos and their model lists): they charge
+ * the account's prepaid balance, so plan-billed keys cannot use them (403).
+ */
+export function requirePrepaidKey(principal: KeyPrincipal): void {
+  if (principal.kind !== 'prepaid') throw walletKeyRequired();
+}
+
+/** The token of an `Authorization: Bearer <token>` value (HTTP header or graphql-ws parameter); null when it is not one. */
+export function bearerCredential(authorization: unknown): string | null {
+  if (typeof authorization !== 'string') return null;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+  return match ? match[1]! : null;
+}

@@ -1,4 +1,5 @@
 import { Entity, Index, PrimaryKey, Property } from '@mikro-orm/core';
+import type { StoredInput, VendorJobHandle } from './ports';
 
 /** Forward only: queued → in_progress → completed | failed, and queued → failed. */
 export const VIDEO_STATUSES = ['queued', 'in_progress', 'completed', 'failed'] as const;
@@ -8,7 +9,7 @@ export type VideoStatus = (typeof VIDEO_STATUSES)[number];
  * One video job. Its row outlives its file: after retention the file is deleted
  * (`content_deleted_at`) and the row answers `video_expired` for the content; a job its account
  * deleted (`deleted_at`) answers 404 like one that never existed. Status changes
- * are conditional UPDATEs (repository.ts), so a stale worker can never move a job backwards.
+ * are conditional UPDATEs (the VideoStore port), so a stale worker can never move a job backwards.
  */
 @Entity({ tableName: 'videos' })
 @Index({ properties: ['accountId', 'id'] })
@@ -52,11 +53,11 @@ export class Video {
 
   /** Storage keys of the input images (role and media type), deleted when the job ends. */
   @Property({ type: 'jsonb' })
-  inputs!: unknown;
+  inputs!: StoredInput[];
 
   /** The vendor's handle of the running generation (its job id), once started. */
   @Property({ type: 'jsonb', nullable: true })
-  vendorJob: unknown = null;
+  vendorJob: VendorJobHandle | null = null;
 
   @Property({ type: 'text', nullable: true })
   errorCode: string | null = null;

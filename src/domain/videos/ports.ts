@@ -21,6 +21,13 @@ export interface VideoGenerationRequest {
 }
 
 /** The vendor's handle of a running generation; stored with the job (JSON), so any instance can poll it. */
+/** An input image of a job as kept in storage until the job ends: its role, media type and storage key. */
+export interface StoredInput {
+  role: string;
+  mediaType: string;
+  key: string;
+}
+
 export type VendorJobHandle = Readonly<Record<string, string | number | boolean | null>>;
 
 export type VendorJobState =

@@ -1,7 +1,6 @@
-import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Clock } from '../shared/clock';
 import type { VideoStorage } from './ports';
-import { expiredContent, markContentDeleted, overdueVideoIds, purgeIdempotencyKeys } from './repository';
+import type { VideoStore } from './store';
 import { IDEMPOTENCY_KEY_TTL_MS } from './rules';
 import type { VideoJobRunner } from './runner';
 import { contentKey } from './service';
@@ -18,7 +17,7 @@ export class VideoSweeper {
   private running: Promise<unknown> | null = null;
 
   constructor(
-    private readonly deps: { orm: MikroORM; clock: Clock; storage: VideoStorage; runner: VideoJobRunner },
+    private readonly deps: { store: VideoStore; clock: Clock; storage: VideoStorage; runner: VideoJobRunner },
     private readonly options: { intervalMs: number; onError?: (error: unknown) => void },
   ) {}
 
@@ -41,20 +40,19 @@ export class VideoSweeper {
 
   /** One pass; returns what it did (for tests and logs). */
   async sweep(now: Date = this.deps.clock.now()): Promise<{ filesDeleted: number; keysForgotten: number; jobsTimedOut: number }> {
-    const { orm, storage, runner } = this.deps;
-    const em = orm.em.fork();
+    const { store, storage, runner } = this.deps;
     let filesDeleted = 0;
     for (;;) {
-      const rows = await expiredContent(em, now, BATCH);
+      const rows = await store.expiredContent(now, BATCH);
       for (const row of rows) {
         await storage.delete(contentKey(row.id));
-        await markContentDeleted(em, row.id, now);
+        await store.markContentDeleted(row.id, now);
         filesDeleted++;
       }
       if (rows.length < BATCH) break;
     }
-    const keysForgotten = await purgeIdempotencyKeys(em, new Date(now.getTime() - IDEMPOTENCY_KEY_TTL_MS));
-    const overdue = await overdueVideoIds(em, now, BATCH);
+    const keysForgotten = await store.purgeIdempotencyKeys(new Date(now.getTime() - IDEMPOTENCY_KEY_TTL_MS));
+    const overdue = await store.overdueIds(now, BATCH);
     for (const id of overdue) await runner.failOverdue(id);
     return { filesDeleted, keysForgotten, jobsTimedOut: overdue.length };
   }

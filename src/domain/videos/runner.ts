@@ -1,11 +1,11 @@
 import type { Metrics } from '../shared/telemetry';
-import type { MikroORM } from '@mikro-orm/postgresql';
 import type { BillingService } from '../billing/service';
 import type { Catalog, VideoModel } from '../catalog/types';
 import { ProviderError } from '../generation/errors';
 import type { Clock } from '../shared/clock';
 import type { VendorJobHandle, VideoInputImage, VideoInputRole, VideoJobQueue, VideoJobStep, VideoProviders, VideoStorage } from './ports';
-import { findVideo, markCompleted, markFailed, markStarted, raiseProgress, saveVendorJob, type VideoRow } from './repository';
+import type { Video } from './entities';
+import type { VideoStore } from './store';
 import { VIDEO_RETENTION_MS } from './rules';
 import { contentKey } from './service';
 import type { VideoJobSlots } from './slots';
@@ -19,7 +19,7 @@ export interface RunnerLogger {
 }
 
 export interface VideoRunnerDeps {
-  orm: MikroORM;
+  store: VideoStore;
   clock: Clock;
   bus: EventBus;
   billing: BillingService;
@@ -53,12 +53,11 @@ export class VideoJobRunner {
   }
 
   async runStep(step: VideoJobStep): Promise<void> {
-    const { orm, clock, slots } = this.deps;
-    const em = orm.em.fork();
-    const row = await findVideo(em, step.videoId);
+    const { store, clock, slots } = this.deps;
+    const row = await store.find(step.videoId);
     if (!row || row.status === 'completed' || row.status === 'failed') return;
-    if (clock.now() >= new Date(row.deadline_at)) return this.fail(row, 'timeout', 'The vendor did not finish the video before its deadline.');
-    await slots.keep(row.account_id, row.id);
+    if (clock.now() >= row.deadlineAt) return this.fail(row, 'timeout', 'The vendor did not finish the video before its deadline.');
+    await slots.keep(row.accountId, row.id);
     try {
       await this.advance(row, step);
     } finally {
@@ -66,11 +65,11 @@ export class VideoJobRunner {
     }
   }
 
-  private async advance(initial: VideoRow, step: VideoJobStep): Promise<void> {
-    const em = this.deps.orm.em.fork();
+  private async advance(initial: Video, step: VideoJobStep): Promise<void> {
+    const { store } = this.deps;
     let row = initial;
     if (row.status === 'queued') {
-      const started = await markStarted(em, row.id, this.deps.clock.now());
+      const started = await store.markStarted(row.id, this.deps.clock.now());
       if (!started) return;
       row = started;
       this.publish(row);
@@ -79,16 +78,16 @@ export class VideoJobRunner {
     if (!model || model.kind !== 'video') return this.fail(row, 'model_not_available', `The model '${row.model}' is no longer in the catalog.`);
     const provider = this.deps.providers.forModel(model);
     try {
-      let handle = row.vendor_job;
+      let handle = row.vendorJob;
       if (handle === null) {
         handle = await provider.start({ model, prompt: row.prompt, seconds: row.seconds, resolution: row.resolution, ratio: row.ratio, inputs: await this.readInputs(row) });
         // A step that raced us to the vendor already saved its handle: poll that one.
-        if (!(await saveVendorJob(em, row.id, handle))) handle = (await findVideo(em, row.id))?.vendor_job ?? handle;
+        if (!(await store.saveVendorJob(row.id, handle))) handle = (await store.find(row.id))?.vendorJob ?? handle;
       }
       const state = await provider.poll(handle);
       if (state.status === 'failed') return this.fail(row, state.code, state.message);
       if (state.status === 'running') {
-        const raised = await raiseProgress(em, row.id, Math.max(0, Math.min(99, Math.floor(state.progress))));
+        const raised = await store.raiseProgress(row.id, Math.max(0, Math.min(99, Math.floor(state.progress))));
         if (raised) this.publish(raised);
         return this.deps.queue.enqueue({ videoId: row.id, attempt: step.attempt + 1 }, this.backoffMs(step.attempt));
       }
@@ -107,13 +106,13 @@ export class VideoJobRunner {
    * takes the ending its hold got — a failed job is never charged, a charged job never failed.
    */
 
-  private async complete(row: VideoRow, model: VideoModel, handle: VendorJobHandle): Promise<void> {
+  private async complete(row: Video, model: VideoModel, handle: VendorJobHandle): Promise<void> {
     const { billing, storage, clock } = this.deps;
     const bytes = await storage.write(contentKey(row.id), await this.deps.providers.forModel(model).download(handle));
-    const hold = await billing.getHold(row.hold_id);
+    const hold = await billing.getHold(row.holdId);
     // The price was fixed when the job was accepted: the hold is exactly seconds × per-second price.
-    const latencyMs = clock.now().getTime() - new Date(row.created_at).getTime();
-    const settled = await billing.settleHold(row.hold_id, { costMicro: hold?.amountMicro ?? 0n, usage: { videoSeconds: row.seconds }, latencyMs, requestId: row.id });
+    const latencyMs = clock.now().getTime() - row.createdAt.getTime();
+    const settled = await billing.settleHold(row.holdId, { costMicro: hold?.amountMicro ?? 0n, usage: { videoSeconds: row.seconds }, latencyMs, requestId: row.id });
     if (settled.status === 'released') {
       // Its failure won the race (or the hold outlived its TTL): it delivers nothing and costs nothing.
       await storage.delete(contentKey(row.id));
@@ -124,29 +123,29 @@ export class VideoJobRunner {
   }
 
   /** Fails the job (if it has not ended), releases its hold and frees its slot: nothing is charged. */
-  async fail(row: VideoRow, code: string, message: string): Promise<void> {
-    const { orm, clock, billing, storage } = this.deps;
-    const released = await billing.releaseHold(row.hold_id, { recordFailure: true, usage: { videoSeconds: 0 }, requestId: row.id });
+  async fail(row: Video, code: string, message: string): Promise<void> {
+    const { store, clock, billing, storage } = this.deps;
+    const released = await billing.releaseHold(row.holdId, { recordFailure: true, usage: { videoSeconds: 0 }, requestId: row.id });
     if (released.status === 'settled') {
       // A completing step charged it, so its file is stored: the job completed (that step may have died before saying so).
       return this.markDone(row, (await storage.size(contentKey(row.id))) ?? 0);
     }
     await this.freeSlot(row);
-    const failed = await markFailed(orm.em.fork(), row.id, clock.now(), code, message);
+    const failed = await store.markFailed(row.id, clock.now(), code, message);
     if (failed) {
       this.publish(failed);
-      this.deps.log?.info({ video_id: row.id, account_id: row.account_id, model: row.model, status: 'failed', error_code: code }, 'video job ended');
+      this.deps.log?.info({ video_id: row.id, account_id: row.accountId, model: row.model, status: 'failed', error_code: code }, 'video job ended');
     }
     await this.deleteInputs(row);
   }
 
-  private async markDone(row: VideoRow, bytes: number): Promise<void> {
+  private async markDone(row: Video, bytes: number): Promise<void> {
     const now = this.deps.clock.now();
     await this.freeSlot(row);
-    const done = await markCompleted(this.deps.orm.em.fork(), row.id, now, new Date(now.getTime() + VIDEO_RETENTION_MS), bytes);
+    const done = await this.deps.store.markCompleted(row.id, now, new Date(now.getTime() + VIDEO_RETENTION_MS), bytes);
     if (done) {
       this.publish(done);
-      this.deps.log?.info({ video_id: row.id, account_id: row.account_id, model: row.model, status: 'completed', bytes }, 'video job ended');
+      this.deps.log?.info({ video_id: row.id, account_id: row.accountId, model: row.model, status: 'completed', bytes }, 'video job ended');
     }
     await this.deleteInputs(row);
   }
@@ -156,25 +155,26 @@ export class VideoJobRunner {
    * ended may start the next one at once. A slot that cannot be freed (the limit store is away)
    * expires by its TTL: it never keeps the job from ending.
    */
-  private async freeSlot(row: VideoRow): Promise<void> {
-    await this.deps.slots.release(row.account_id, row.id).catch(() => undefined);
+  private async freeSlot(row: Video): Promise<void> {
+    await this.deps.slots.release(row.accountId, row.id).catch(() => undefined);
   }
 
   /** For the sweeper: a job whose steps were lost still fails at its deadline. */
   async failOverdue(videoId: string): Promise<void> {
-    const row = await findVideo(this.deps.orm.em.fork(), videoId);
+    const row = await this.deps.store.find(videoId);
     if (row && (row.status === 'queued' || row.status === 'in_progress')) await this.fail(row, 'timeout', 'The video was not finished before its deadline.');
   }
 
-  private publish(row: VideoRow): void {
+  private publish(row: Video): void {
     this.deps.bus.publish(TOPIC_VIDEO_UPDATED, toVideoView(row));
   }
 
-  private async readInputs(row: VideoRow): Promise<VideoInputImage[]> {
+  private async readInputs(row: Video): Promise<VideoInputImage[]> {
     return Promise.all(row.inputs.map(async (input) => ({ role: input.role as VideoInputRole, mediaType: input.mediaType, bytes: await this.deps.storage.read(input.key) })));
   }
 
-  private async deleteInputs(row: VideoRow): Promise<void> {
+  /** Best effort: the job has ended either way, and an input file left behind holds no money. */
+  private async deleteInputs(row: Video): Promise<void> {
     await Promise.all(row.inputs.map((input) => this.deps.storage.delete(input.key).catch(() => undefined)));
   }
 }

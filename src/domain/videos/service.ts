@@ -1,25 +1,22 @@
-import type { MikroORM } from '@mikro-orm/postgresql';
-import type { KeyPrincipal } from '../shared/principal';
+import { requirePrepaidKey, type KeyPrincipal } from '../shared/principal';
 import { mediaCostMicro } from '../billing/pricing';
 import type { BillingService } from '../billing/service';
 import { resolveModelId } from '../catalog/resolve';
 import type { Catalog, VideoModel } from '../catalog/types';
 import { modelAccessFor } from '../catalog/vendors';
 import type { Clock } from '../shared/clock';
-import { ApiError, badRequest, notFound } from '../shared/errors';
+import { badRequest, idempotencyConflict, notFound, unavailable, videoExpired, videoNotReady } from '../shared/errors';
 import type { IdGenerator } from '../shared/ids';
-import type { VideoInputImage, VideoJobQueue, VideoStorage } from './ports';
-import {
-  claimIdempotencyKey, dropIdempotencyClaim, findIdempotencyClaim, findVideo, insertVideo, listVideoRows, markDeleted, markFailed,
-  type IdempotencyClaim, type StoredInput, type VideoListQuery, type VideoRow,
-} from './repository';
-import { IDEMPOTENCY_KEY_TTL_MS, isVideoId, requestHash, requireModelField, validateVideoRequest, type ValidVideoRequest, type VideoCreateFields } from './rules';
+import type { StoredInput, VideoInputImage, VideoJobQueue, VideoStorage } from './ports';
+import type { VideoListQuery, VideoStore } from './store';
+import type { Video, VideoIdempotencyKey } from './entities';
+import { IDEMPOTENCY_KEY_TTL_MS, isVideoId, requestHash, validateVideoRequest, type ValidVideoRequest, type VideoRequestInput } from './rules';
 import type { VideoJobSlots } from './slots';
 import { TOPIC_VIDEO_UPDATED, type EventBus, type VideoView } from '../shared/events';
 import { toVideoView } from './view';
 
 export interface VideoServiceDeps {
-  orm: MikroORM;
+  store: VideoStore;
   clock: Clock;
   ids: IdGenerator;
   bus: EventBus;
@@ -34,8 +31,7 @@ export interface VideoServiceDeps {
 }
 
 export interface VideoCreateInput {
-  fields: VideoCreateFields;
-  inputs: readonly VideoInputImage[];
+  request: VideoRequestInput;
   idempotencyKey: string | null;
 }
 
@@ -53,11 +49,6 @@ export interface VideoPage {
   lastId: string | null;
   hasMore: boolean;
 }
-
-export const walletKeyRequired = () =>
-  new ApiError(403, 'api_wallet_key_required', 'Image and video endpoints need a prepaid API key; plan-billed keys cannot use them.');
-const idempotencyConflict = () =>
-  new ApiError(409, 'idempotency_conflict', 'This Idempotency-Key was already used with a different request body.', { field: 'Idempotency-Key' });
 
 /** The hold outlives the deadline a little, so the job (not the sweeper) decides its fate. */
 const HOLD_GRACE_MS = 10 * 60_000;
@@ -78,38 +69,38 @@ export class VideoService {
   constructor(private readonly deps: VideoServiceDeps) {}
 
   async create(principal: KeyPrincipal, input: VideoCreateInput): Promise<VideoCreated> {
-    if (principal.kind !== 'prepaid') throw walletKeyRequired();
-    const sentModel = requireModelField(input.fields);
+    requirePrepaidKey(principal);
+    const { modelId: sentModel, inputs } = input.request;
     const { model, routedFrom } = resolveModelId(this.deps.catalog, sentModel, 'video', modelAccessFor(principal, this.deps.configuredVendors));
-    const request = validateVideoRequest(model, input.fields, input.inputs);
+    const request = validateVideoRequest(model, input.request, inputs);
     if (input.idempotencyKey === null) {
-      return { video: await this.start(principal, model, request, input.inputs, this.deps.ids.next('vid')), replayed: false, routedFrom };
+      return { video: await this.start(principal, model, request, inputs, this.deps.ids.next('vid')), replayed: false, routedFrom };
     }
-    const hash = requestHash(sentModel, request, input.inputs);
-    const em = this.deps.orm.em.fork();
+    const hash = requestHash(sentModel, request, inputs);
+    const { store } = this.deps;
     for (let attempt = 0; attempt < MAX_CLAIM_ATTEMPTS; attempt++) {
-      const claim: IdempotencyClaim = { account_id: principal.accountId, idempotency_key: input.idempotencyKey, request_hash: hash, video_id: this.deps.ids.next('vid'), created_at: this.deps.clock.now() };
-      if (await claimIdempotencyKey(em, claim)) {
+      const claim: VideoIdempotencyKey = { accountId: principal.accountId, idempotencyKey: input.idempotencyKey, requestHash: hash, videoId: this.deps.ids.next('vid'), createdAt: this.deps.clock.now() };
+      if (await store.claimIdempotencyKey(claim)) {
         try {
-          return { video: await this.start(principal, model, request, input.inputs, claim.video_id), replayed: false, routedFrom };
+          return { video: await this.start(principal, model, request, inputs, claim.videoId), replayed: false, routedFrom };
         } catch (error) {
           // Nothing was created: the key is free again (for a retry after a top-up, say).
-          await dropIdempotencyClaim(em, claim.account_id, claim.idempotency_key, claim.video_id);
+          await store.dropIdempotencyClaim(claim);
           throw error;
         }
       }
-      const existing = await findIdempotencyClaim(em, principal.accountId, input.idempotencyKey);
+      const existing = await store.findIdempotencyClaim(principal.accountId, input.idempotencyKey);
       if (!existing) continue; // its creation failed meanwhile: claim it again
-      if (this.deps.clock.now().getTime() - new Date(existing.created_at).getTime() >= IDEMPOTENCY_KEY_TTL_MS) {
-        await dropIdempotencyClaim(em, existing.account_id, existing.idempotency_key, existing.video_id);
+      if (this.deps.clock.now().getTime() - existing.createdAt.getTime() >= IDEMPOTENCY_KEY_TTL_MS) {
+        await store.dropIdempotencyClaim(existing);
         continue;
       }
-      if (existing.request_hash !== hash) throw idempotencyConflict();
+      if (existing.requestHash !== hash) throw idempotencyConflict();
       const video = await this.awaitClaimedVideo(existing);
       if (video) return { video, replayed: true, routedFrom };
     }
     // Only when requests with this key keep failing as fast as they are retried.
-    throw new ApiError(503, 'unavailable', 'Other requests with this Idempotency-Key are still being refused; retry shortly.', { field: 'Idempotency-Key' });
+    throw unavailable('Other requests with this Idempotency-Key are still being refused; retry shortly.');
   }
 
   /**
@@ -117,20 +108,20 @@ export class VideoService {
    * plane then answers it without admission, as the job's own slot was counted when it began.
    */
   async idempotencyKeyInUse(accountId: string, idempotencyKey: string): Promise<boolean> {
-    const claim = await findIdempotencyClaim(this.deps.orm.em.fork(), accountId, idempotencyKey);
-    return claim !== null && this.deps.clock.now().getTime() - new Date(claim.created_at).getTime() < IDEMPOTENCY_KEY_TTL_MS;
+    const claim = await this.deps.store.findIdempotencyClaim(accountId, idempotencyKey);
+    return claim !== null && this.deps.clock.now().getTime() - claim.createdAt.getTime() < IDEMPOTENCY_KEY_TTL_MS;
   }
 
   /** A racing request with the same key: waits for the winner's job, or null when the winner gave up. */
-  private async awaitClaimedVideo(claim: IdempotencyClaim): Promise<VideoView | null> {
-    const em = this.deps.orm.em.fork();
+  private async awaitClaimedVideo(claim: VideoIdempotencyKey): Promise<VideoView | null> {
+    const { store } = this.deps;
     for (;;) {
-      const row = await findVideo(em, claim.video_id);
-      if (row) return toVideoView(row);
-      const current = await findIdempotencyClaim(em, claim.account_id, claim.idempotency_key);
-      if (!current || current.video_id !== claim.video_id) return null;
-      if (this.deps.clock.now().getTime() - new Date(current.created_at).getTime() > STALE_CLAIM_MS) {
-        await dropIdempotencyClaim(em, claim.account_id, claim.idempotency_key, claim.video_id);
+      const row = await store.find(claim.videoId);
+      if (row) return (await this.withCharges([row]))[0]!;
+      const current = await store.findIdempotencyClaim(claim.accountId, claim.idempotencyKey);
+      if (!current || current.videoId !== claim.videoId) return null;
+      if (this.deps.clock.now().getTime() - current.createdAt.getTime() > STALE_CLAIM_MS) {
+        await store.dropIdempotencyClaim(claim);
         return null;
       }
       await new Promise((resolve) => setTimeout(resolve, CLAIM_WAIT_STEP_MS));
@@ -155,7 +146,7 @@ export class VideoService {
       await slots.release(principal.accountId, videoId);
       throw error;
     }
-    const em = this.deps.orm.em.fork();
+    const { store } = this.deps;
     let inserted = false;
     try {
       const stored: StoredInput[] = [];
@@ -164,9 +155,9 @@ export class VideoService {
         stored.push({ role: image.role, mediaType: image.mediaType, key: inputKey(videoId, index) });
       }
       const now = clock.now();
-      const row = await insertVideo(em, {
-        id: videoId, account_id: principal.accountId, key_id: principal.keyId, model: model.id, ...request,
-        hold_id: holdId, inputs: stored, created_at: now, deadline_at: new Date(now.getTime() + this.deps.deadlineMs),
+      const row = await store.insert({
+        id: videoId, accountId: principal.accountId, keyId: principal.keyId, model: model.id, ...request,
+        holdId, inputs: stored, createdAt: now, deadlineAt: new Date(now.getTime() + this.deps.deadlineMs),
       });
       inserted = true;
       // Before queueing: the first step may start here at once and take the slot's heartbeat.
@@ -176,9 +167,11 @@ export class VideoService {
       this.deps.bus.publish(TOPIC_VIDEO_UPDATED, view);
       return view;
     } catch (error) {
-      if (inserted) await markFailed(em, videoId, clock.now(), 'internal_error', 'The job could not be queued.');
+      if (inserted) await store.markFailed(videoId, clock.now(), 'internal_error', 'The job could not be queued.');
       await billing.releaseHold(holdId);
       await slots.release(principal.accountId, videoId);
+      // The creation already failed and that error is what the caller gets; an input file left
+      // behind belongs to no job and holds no money.
       await Promise.all(inputs.map((_, index) => storage.delete(inputKey(videoId, index)).catch(() => undefined)));
       throw error;
     }
@@ -186,12 +179,19 @@ export class VideoService {
 
   /** 404 `not_found` for an unknown id, another account's video and a deleted one alike. */
   async get(accountId: string, videoId: string): Promise<VideoView> {
-    return toVideoView(await this.ownRow(accountId, videoId));
+    const row = await this.ownRow(accountId, videoId);
+    return (await this.withCharges([row]))[0]!;
   }
 
-  private async ownRow(accountId: string, videoId: string): Promise<VideoRow> {
-    const row = isVideoId(videoId) ? await findVideo(this.deps.orm.em.fork(), videoId) : null;
-    if (!row || row.account_id !== accountId || row.deleted_at !== null) throw notFound(`No video '${videoId}'.`);
+  /** Views with what each completed job was charged (one read for the page). */
+  private async withCharges(rows: Video[]): Promise<VideoView[]> {
+    const charges = await this.deps.store.charges(rows.filter((row) => row.status === 'completed').map((row) => row.holdId));
+    return rows.map((row) => toVideoView(row, charges.get(row.holdId) ?? null));
+  }
+
+  private async ownRow(accountId: string, videoId: string): Promise<Video> {
+    const row = isVideoId(videoId) ? await this.deps.store.find(videoId) : null;
+    if (!row || row.accountId !== accountId || row.deletedAt !== null) throw notFound(`No video '${videoId}'.`);
     return row;
   }
 
@@ -203,19 +203,19 @@ export class VideoService {
   async delete(accountId: string, videoId: string): Promise<VideoView> {
     const row = await this.ownRow(accountId, videoId);
     if (row.status === 'queued' || row.status === 'in_progress') {
-      throw new ApiError(409, 'video_not_ready', `The video '${videoId}' is ${row.status}; it can be deleted once it is completed or failed.`, { status: row.status });
+      throw videoNotReady(`The video '${videoId}' is ${row.status}; it can be deleted once it is completed or failed.`, row.status);
     }
     // The file first: a failure here leaves the job as it was, and the client can retry.
     await this.deps.storage.delete(contentKey(videoId));
-    const deleted = await markDeleted(this.deps.orm.em.fork(), videoId, accountId, this.deps.clock.now());
+    const deleted = await this.deps.store.markDeleted(videoId, accountId, this.deps.clock.now());
     if (!deleted) throw notFound(`No video '${videoId}'.`);
-    return toVideoView(deleted);
+    return (await this.withCharges([deleted]))[0]!;
   }
 
-  async list(accountId: string, query: VideoListQuery, fields = { after: 'after' }): Promise<VideoPage> {
-    if (query.after !== null && !isVideoId(query.after)) throw badRequest(`${fields.after} must be a video id`, { field: fields.after });
-    const rows = await listVideoRows(this.deps.orm.em.fork(), accountId, query);
-    const data = rows.slice(0, query.limit).map(toVideoView);
+  async list(accountId: string, query: VideoListQuery): Promise<VideoPage> {
+    if (query.after !== null && !isVideoId(query.after)) throw badRequest('The page cursor must be a video id', { field: 'page.after' });
+    const rows = await this.deps.store.list(accountId, query);
+    const data = await this.withCharges(rows.slice(0, query.limit));
     return { data, firstId: data[0]?.id ?? null, lastId: data.at(-1)?.id ?? null, hasMore: rows.length > query.limit };
   }
 
@@ -226,10 +226,10 @@ export class VideoService {
   async content(accountId: string, videoId: string): Promise<{ key: string; size: number }> {
     const row = await this.ownRow(accountId, videoId);
     if (row.status !== 'completed') {
-      throw new ApiError(409, 'video_not_ready', `The video '${videoId}' is ${row.status}; its content exists once it is completed.`, { status: row.status });
+      throw videoNotReady(`The video '${videoId}' is ${row.status}; its content exists once it is completed.`, row.status);
     }
-    const expired = () => new ApiError(410, 'video_expired', `The content of video '${videoId}' was deleted after its retention period.`, { expired_at: row.expires_at ? Math.floor(new Date(row.expires_at).getTime() / 1000) : null });
-    if (row.content_deleted_at !== null || (row.expires_at !== null && new Date(row.expires_at) <= this.deps.clock.now())) throw expired();
+    const expired = () => videoExpired(videoId, row.expiresAt);
+    if (row.contentDeletedAt !== null || (row.expiresAt !== null && row.expiresAt <= this.deps.clock.now())) throw expired();
     const size = await this.deps.storage.size(contentKey(videoId));
     if (size === null) throw expired();
     return { key: contentKey(videoId), size };

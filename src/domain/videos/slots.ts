@@ -1,4 +1,5 @@
-import { RateLimitRefusal, type AdmissionService, type SlotHold } from '../limits/admission';
+import { type AdmissionService, type SlotHold } from '../limits/admission';
+import { RateLimitRefusal } from '../limits/refusals';
 
 /**
  * The concurrency slot of each running video job (a running video counts toward the account's

@@ -1,14 +1,14 @@
 import type { VideoView } from '../shared/events';
-import type { VideoRow } from './repository';
+import type { Video } from './entities';
 
-export type { VideoView };
 
-const ms = (at: Date | string | null): number | null => (at === null ? null : new Date(at).getTime());
+const ms = (at: Date | null): number | null => (at === null ? null : at.getTime());
 
-export function toVideoView(row: VideoRow): VideoView {
+/** `chargedMicro`: what the job's hold charged, once settled (read with the job by get and list). */
+export function toVideoView(row: Video, chargedMicro: string | null = null): VideoView {
   return {
     id: row.id,
-    accountId: row.account_id,
+    accountId: row.accountId,
     status: row.status,
     model: row.model,
     prompt: row.prompt,
@@ -16,9 +16,10 @@ export function toVideoView(row: VideoRow): VideoView {
     resolution: row.resolution,
     ratio: row.ratio,
     progress: row.progress,
-    createdAt: ms(row.created_at)!,
-    completedAt: row.status === 'completed' || row.status === 'failed' ? ms(row.completed_at) : null,
-    expiresAt: ms(row.expires_at),
-    error: row.error_code === null ? null : { code: row.error_code, message: row.error_message ?? '' },
+    createdAt: ms(row.createdAt)!,
+    completedAt: row.status === 'completed' || row.status === 'failed' ? ms(row.completedAt) : null,
+    expiresAt: ms(row.expiresAt),
+    error: row.errorCode === null ? null : { code: row.errorCode, message: row.errorMessage ?? '' },
+    chargedMicro: row.status === 'completed' ? chargedMicro : null,
   };
 }

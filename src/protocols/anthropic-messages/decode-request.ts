@@ -1,7 +1,7 @@
 import type { CanonicalReasoning, CanonicalResponseFormat, CanonicalTool, CanonicalToolChoice, ReasoningEffort } from '../../domain/generation/canonical';
 import { mapReasoningEffort } from '../../domain/generation/rules';
 import type { DecodedTextRequest } from '../../domain/generation/service';
-import type { WireFieldNames } from '../../domain/generation/validate';
+import type { WireFieldNames } from '../../domain/generation/service';
 import { Fields, checkToolCount, compact, fieldPath, nameAt, refuseField } from '../decode-fields';
 import { applyFieldPolicy, fieldsOf, fieldsWith } from '../apply-field-policy';
 import { readCacheBreakpoint } from '../cache-breakpoints';

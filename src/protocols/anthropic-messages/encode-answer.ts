@@ -1,3 +1,4 @@
+import { usageCostIfKnown } from '../cost';
 import type { CanonicalMcpCall, CanonicalReasoningBlock, CanonicalUsage } from '../../domain/generation/canonical';
 import type { ApiError } from '../../domain/shared/errors';
 import { type AnswerMeta, type CollectedResult, parseToolArguments, randomWireId, reportedReasoningTokens } from '../collect';
@@ -47,6 +48,7 @@ export function messagesUsage(usage: CanonicalUsage): MessagesUsage {
     cache_creation: { ephemeral_5m_input_tokens: fiveMinutes, ephemeral_1h_input_tokens: oneHour },
     output_tokens: usage.outputTokens,
     output_tokens_details: { thinking_tokens: reportedReasoningTokens(usage) },
+    ...usageCostIfKnown(usage.cost),
   };
 }
 

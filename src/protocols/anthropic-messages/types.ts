@@ -1,3 +1,4 @@
+import type { UsageCostFields } from '../cost';
 /**
  * Client-side wire types of the Anthropic Messages API (`POST /v1/messages`): request body,
  * content blocks, the `message` answer, its SSE stream events and the error body. Names and
@@ -234,7 +235,7 @@ export interface McpToolResultBlock {
 
 export type ContentBlock = TextBlock | ThinkingBlock | RedactedThinkingBlock | ToolUseBlock | McpToolUseBlock | McpToolResultBlock;
 
-export interface MessagesUsage {
+export interface MessagesUsage extends Partial<UsageCostFields> {
   /** Input tokens EXCLUDING cache reads and cache writes (Anthropic's convention). */
   input_tokens: number;
   cache_creation_input_tokens: number | null;

@@ -218,7 +218,7 @@ function toMcpServer(tool: Extract<CanonicalTool, { type: 'mcp' }>): AnthropicWi
   for (const [name, value] of Object.entries(tool.headers ?? {})) {
     if (name.toLowerCase() === 'authorization') token ??= value.replace(/^Bearer\s+/i, '');
     // The MCP connector takes a bearer token only; other headers cannot be forwarded.
-    else throw badRequest(`tools: MCP server '${tool.serverLabel}' sets header '${name}', which Anthropic cannot forward (only an authorization token).`, { param: 'tools' });
+    else throw badRequest(`tools: MCP server '${tool.serverLabel}' sets header '${name}', which Anthropic cannot forward (only an authorization token).`, { field: 'tools' });
   }
   return {
     type: 'url',

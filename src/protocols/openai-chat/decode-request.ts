@@ -7,7 +7,7 @@ import type {
 } from '../../domain/generation/canonical';
 import { DEFAULT_OUTPUT_TOKENS, mapReasoningEffort } from '../../domain/generation/rules';
 import type { DecodedTextRequest } from '../../domain/generation/service';
-import type { WireFieldNames } from '../../domain/generation/validate';
+import type { WireFieldNames } from '../../domain/generation/service';
 import {
   Fields,
   checkToolCount,

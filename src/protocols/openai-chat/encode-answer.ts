@@ -1,3 +1,4 @@
+import { usageCostIfKnown } from '../cost';
 import type { CanonicalToolCall, CanonicalUsage } from '../../domain/generation/canonical';
 import { type AnswerMeta, type CollectedResult, randomWireId, reportedReasoningTokens } from '../collect';
 import type { ChatCompletion, ChatCompletionUsage, ChatFinishReason, ChatFunctionToolCall } from './types';
@@ -20,6 +21,7 @@ export function chatUsage(usage: CanonicalUsage): ChatCompletionUsage {
     total_tokens: usage.inputTokens + usage.outputTokens,
     prompt_tokens_details: { cached_tokens: usage.cachedInputTokens },
     completion_tokens_details: { reasoning_tokens: reportedReasoningTokens(usage) },
+    ...usageCostIfKnown(usage.cost),
   };
 }
 

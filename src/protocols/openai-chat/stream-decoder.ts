@@ -45,7 +45,8 @@ interface OpenToolCall {
  */
 export class ChatStreamDecoder implements StreamDecoder {
   private reasoningOpen = false;
-  private readonly toolCalls = new Map<number, OpenToolCall>();
+  /** Made on the first tool call: most answers have none. */
+  private toolCalls: Map<number, OpenToolCall> | null = null;
   private openToolIndex: number | null = null;
   private toolCallCount = 0;
   private refusal = false;
@@ -145,6 +146,7 @@ export class ChatStreamDecoder implements StreamDecoder {
 
   private toolCallDelta(call: ChatWireDeltaToolCall, events: CanonicalEvent[]): void {
     const upstreamIndex = call.index ?? 0;
+    this.toolCalls ??= new Map();
     let open = this.toolCalls.get(upstreamIndex);
     if (!open) {
       this.closeReasoning(events);
@@ -169,7 +171,7 @@ export class ChatStreamDecoder implements StreamDecoder {
 
   private closeTool(events: CanonicalEvent[]): void {
     if (this.openToolIndex === null) return;
-    const open = this.toolCalls.get(this.openToolIndex);
+    const open = this.toolCalls?.get(this.openToolIndex);
     this.openToolIndex = null;
     if (open) events.push({ type: 'tool-call-end', index: open.canonicalIndex });
   }

@@ -1,3 +1,4 @@
+import type { UsageCostFields } from '../cost';
 /**
  * Client-side wire types of the OpenAI Chat Completions API (`POST /v1/chat/completions`): the
  * request body, the `chat.completion` answer and the `chat.completion.chunk` stream. Field
@@ -284,7 +285,7 @@ export interface ChatCompletionChoice {
   finish_reason: ChatFinishReason;
 }
 
-export interface ChatCompletionUsage {
+export interface ChatCompletionUsage extends Partial<UsageCostFields> {
   /** Includes cached prompt tokens. */
   prompt_tokens: number;
   /** Includes reasoning tokens. */

@@ -1,7 +1,9 @@
+import { mediaAnswerCost } from '../../domain/billing/answer-cost';
+import { usageCost } from '../cost';
 import type { ImageResult } from '../../domain/images/service';
 import type { ImagesResponseWire } from './types';
 
-/** The OpenAI Images answer: every image as `b64_json`, plus size, quality, format and token usage when known. */
+/** The OpenAI Images answer: every image as `b64_json`, plus size, quality, format, the cost, and token usage when known. */
 export function encodeImagesResponse(result: ImageResult, meta: { created: number; size: string; quality: string }): ImagesResponseWire {
   return {
     created: meta.created,
@@ -9,8 +11,9 @@ export function encodeImagesResponse(result: ImageResult, meta: { created: numbe
     size: meta.size,
     quality: meta.quality,
     output_format: result.images[0]?.format,
-    ...(result.usage
-      ? { usage: { input_tokens: result.usage.inputTokens, output_tokens: result.usage.outputTokens, total_tokens: result.usage.inputTokens + result.usage.outputTokens } }
-      : {}),
+    usage: {
+      ...(result.usage ? { input_tokens: result.usage.inputTokens, output_tokens: result.usage.outputTokens, total_tokens: result.usage.inputTokens + result.usage.outputTokens } : {}),
+      ...usageCost(mediaAnswerCost('images', result.chargedMicro)),
+    },
   };
 }

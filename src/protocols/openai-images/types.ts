@@ -1,3 +1,5 @@
+import type { UsageCostFields } from '../cost';
+
 /**
  * OpenAI Images API wire shapes: what clients send Tollgate, what Tollgate answers, and what
  * OpenAI's own Images API speaks upstream (the same format).
@@ -15,7 +17,8 @@ export interface ImagesResponseWire {
   size?: string;
   quality?: string;
   output_format?: 'png' | 'jpeg' | 'webp';
-  usage?: ImagesUsageWire;
+  /** Tollgate's answers always carry the cost (token counts when the vendor reports them). */
+  usage?: Partial<ImagesUsageWire> & Partial<UsageCostFields>;
 }
 
 /** Fields both endpoints accept besides `model`, `prompt` and `n`; with no effect unless said. */

@@ -1,7 +1,7 @@
 import type { CanonicalMessage } from '../../domain/generation/canonical';
 import { DEFAULT_OUTPUT_TOKENS, mapReasoningEffort } from '../../domain/generation/rules';
 import type { DecodedTextRequest } from '../../domain/generation/service';
-import type { WireFieldNames } from '../../domain/generation/validate';
+import type { WireFieldNames } from '../../domain/generation/service';
 import { Fields, compact, fieldPath, preferFirst, refuseField } from '../decode-fields';
 import { applyFieldPolicy, fieldsOf } from '../apply-field-policy';
 import type { ResponseFormatTextConfig, ResponseObject, ResponsesReasoningEffort } from './types';

@@ -1,20 +1,11 @@
+import { usageCostIfKnown } from '../cost';
 import type { CanonicalMcpItem, CanonicalReasoningBlock, CanonicalToolCall, CanonicalUsage } from '../../domain/generation/canonical';
 import type { ApiError } from '../../domain/shared/errors';
 import { type AnswerMeta, type CollectedResult, randomWireId, reportedReasoningTokens } from '../collect';
-import type {
-  ResponseCustomToolCall,
-  ResponseFunctionToolCall,
-  ResponseItemStatus,
-  ResponseMcpApprovalResponse,
-  ResponseObject,
-  ResponseOutputItem,
-  ResponseOutputMessage,
-  ResponseOutputText,
-  ResponseReasoningItem,
-  ResponseStatus,
-  ResponseUsage,
-} from './types';
-import { responsesMcpItem, type ResponseMcpItem } from './mcp-items';
+import type { ResponseObject, ResponseStatus, ResponseUsage } from './types';
+import type { ResponseCustomToolCall, ResponseFunctionToolCall, ResponseItemStatus, ResponseMcpApprovalResponse, ResponseOutputItem, ResponseOutputMessage, ResponseOutputText, ResponseReasoningItem } from './items';
+import { responsesMcpItem } from './mcp-items';
+import type { ResponseMcpItem } from './items';
 import { REDACTED_REASONING_PREFIX } from './decode-input';
 import type { ResponsesEcho } from './decode-request';
 
@@ -39,6 +30,7 @@ export function responsesUsage(usage: CanonicalUsage): ResponseUsage {
     output_tokens: usage.outputTokens,
     output_tokens_details: { reasoning_tokens: reportedReasoningTokens(usage) },
     total_tokens: usage.inputTokens + usage.outputTokens,
+    ...usageCostIfKnown(usage.cost),
   };
 }
 

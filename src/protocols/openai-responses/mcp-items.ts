@@ -1,8 +1,7 @@
 import type { CanonicalMcpItem, McpToolListing } from '../../domain/generation/canonical';
 import { compact } from '../decode-fields';
-import type { ResponseMcpItem } from './types';
+import type { ResponseMcpItem } from './items';
 
-export type { ResponseMcpItem } from './types';
 import type { ResponsesWireItem } from './vendor-types';
 
 /**

@@ -5,7 +5,7 @@ import { compact } from '../decode-fields';
 import type { StreamEncoder } from '../streams';
 import { sseEvent } from '../sse-write';
 import type { ResponseStreamEvent } from './stream-events';
-import type { ResponseFunctionToolCall, ResponseItemStatus, ResponseOutputItem } from './types';
+import type { ResponseFunctionToolCall, ResponseItemStatus, ResponseOutputItem } from './items';
 import { withFields } from '../../domain/shared/objects';
 import {
   ResponsesMeta,

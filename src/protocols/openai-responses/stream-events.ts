@@ -1,4 +1,5 @@
-import type { ResponseObject, ResponseOutputItem, ResponseOutputRefusal, ResponseOutputText, ResponseReasoningText, ResponseSummaryText } from './types';
+import type { ResponseObject } from './types';
+import type { ResponseOutputItem, ResponseOutputRefusal, ResponseOutputText, ResponseReasoningText, ResponseSummaryText } from './items';
 
 /**
  * The Responses stream's events, as Tollgate writes them to clients (SSE: `event: <type>` and

@@ -1,3 +1,4 @@
+import type { UsageCostFields } from '../cost';
 import type { ResponseInputItem, ResponseOutputItem } from './items';
 
 /**
@@ -14,7 +15,6 @@ export type ResponseStatus = 'completed' | 'failed' | 'in_progress' | 'cancelled
 
 export type JsonSchemaObject = Record<string, unknown>;
 
-export * from './items';
 
 // ---------------------------------------------------------------------------------------------
 // Tools, tool choice, text format, reasoning
@@ -176,7 +176,7 @@ export interface ResponseCreateParams {
 // The response object
 // ---------------------------------------------------------------------------------------------
 
-export interface ResponseUsage {
+export interface ResponseUsage extends Partial<UsageCostFields> {
   /** Includes cached tokens. */
   input_tokens: number;
   input_tokens_details: { cached_tokens: number };

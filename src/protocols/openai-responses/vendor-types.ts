@@ -1,4 +1,4 @@
-import type { ResponseMcpItem } from './types';
+import type { ResponseMcpItem } from './items';
 import { type OpenAIEffort } from '../openai-effort';
 
 /**

@@ -1,5 +1,7 @@
+import { mediaAnswerCost } from '../../domain/billing/answer-cost';
+import { usageCost, type UsageCostFields } from '../cost';
 import type { VideoPage } from '../../domain/videos/service';
-import type { VideoView } from '../../domain/videos/view';
+import type { VideoView } from '../../domain/shared/events';
 
 /** The video object our clients see (OpenAI's shape; `seconds` an integer, `resolution` and `ratio` labels). */
 export interface VideoObject {
@@ -16,6 +18,8 @@ export interface VideoObject {
   completed_at: number | null;
   expires_at: number | null;
   error: { code: string; message: string } | null;
+  /** What the job was charged, once completed (OpenRouter-style `usage.cost`). */
+  usage?: UsageCostFields;
 }
 
 export interface VideoListObject {
@@ -43,6 +47,7 @@ export function toVideoObject(video: VideoView): VideoObject {
     completed_at: seconds(video.completedAt),
     expires_at: seconds(video.expiresAt),
     error: video.error,
+    ...(video.chargedMicro !== null ? { usage: usageCost(mediaAnswerCost('videoSeconds', BigInt(video.chargedMicro))) } : {}),
   };
 }
 

@@ -1,6 +1,6 @@
 import type { TextModel } from '../../domain/catalog/types';
 import type { Cancellation } from '../../domain/generation/cancellation';
-import type { VendorCapabilities } from '../../domain/generation/capabilities';
+import type { VendorCapabilities } from '../../domain/generation/canonical';
 import type { CanonicalRequest, ProviderEvent, RouteHints, TextProvider, VendorHints } from '../../domain/generation/canonical';
 import type { RouteTarget, Router } from '../../domain/routing/failover';
 

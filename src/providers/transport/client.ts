@@ -161,6 +161,7 @@ export class VendorTransport {
     const pools = [...this.pools.values()];
     this.pools.clear();
     this.targets.clear();
+    // Shutdown: a pool that fails to close has nothing left that anyone waits for.
     await Promise.all(pools.map((pool) => pool.destroy().catch(() => undefined)));
   }
 

@@ -1,8 +1,9 @@
 import { KEY_KINDS } from '../../domain/keys/entities';
 import { KEY_CREATE_FIELDS, KEY_UPDATE_FIELDS, SIGN_IN_FIELDS } from '../keys';
-import { answer, any, arrayOf, int, micro, nullable, object, oneOf, ref, str, type JsonSchema } from './schema';
+import { answer, any, arrayOf, int, micro, nullable, object, oneOf, ref, str, USAGE_COST_FIELDS, type JsonSchema } from './schema';
 import { MEDIA_SCHEMAS } from './media';
-import { chatRequestSchema, messagesRequestSchema, responsesRequestSchema } from './text-requests';
+import { chatRequestSchema, responsesRequestSchema } from './text-requests';
+import { messagesRequestSchema } from './messages-request';
 import { MESSAGES_SCHEMAS } from './messages-request';
 
 /** Named schemas of the document (`#/components/schemas/<name>`). */
@@ -62,6 +63,22 @@ export const SCHEMAS: Readonly<Record<string, JsonSchema>> = {
     data: { type: 'object' },
   }),
   KeyEventPage: answer({ object: oneOf(['list']), data: arrayOf(ref('KeyEvent')), first_id: nullable(str()), last_id: nullable(str()), has_more: { type: 'boolean' } }),
+  KeyStatus: answer({
+    object: oneOf(['key']),
+    id: str(),
+    name: str(),
+    kind: oneOf(KEY_KINDS),
+    prefix: str('First 12 characters of the secret.'),
+    expires_at: nullable(unixSeconds),
+    month: str('The UTC month, YYYY-MM.'),
+    monthly_spend_limit_micro: nullable(micro('Monthly spend limit.')),
+    month_settled_micro: micro('Settled charges this UTC month.'),
+    month_reserved_micro: micro('Held by requests in flight (and budget leases).'),
+    month_spent_micro: micro('settled + reserved: what the limit is checked against.'),
+    month_remaining_micro: nullable(micro('limit − spent, never negative; null without a limit.')),
+    month_resets_at: unixSeconds,
+    account: answer({ balance_micro: micro('Settled balance.'), reserved_micro: micro('Held by requests in flight.'), available_micro: micro('balance − reserved.') }),
+  }),
   Session: answer({ object: oneOf(['session']), token: str('Session credential (Authorization: Bearer).'), expires_at: unixSeconds, user_id: str(), account_id: str() }),
   TextModel: answer(
     {
@@ -118,8 +135,9 @@ export const SCHEMAS: Readonly<Record<string, JsonSchema>> = {
   OpenApiDocument: { type: 'object', description: 'An OpenAPI 3.1 document.' },
   GraphqlResult: answer({ data: any('The result.'), errors: arrayOf(any('An error; extensions.code from the error table.')) }, []),
   GraphqlRequest: answer({ query: str(), variables: { type: 'object' }, operationName: str() }, ['query']),
-  OpenAiAnswer: any('An answer in the OpenAI format of the endpoint (chat.completion, or response), or its server-sent events when stream is true.'),
-  MessagesAnswer: any('An answer in the Anthropic Messages format, or its server-sent events when stream is true.'),
+  OpenAiAnswer: any('An answer in the OpenAI format of the endpoint (chat.completion, or response), or its server-sent events when stream is true. Its usage carries cost, cost_micro and cost_details (UsageCost), in the body and in the last stream chunk with usage (Chat: stream_options.include_usage) or response.completed.'),
+  MessagesAnswer: any('An answer in the Anthropic Messages format, or its server-sent events when stream is true. Its usage carries cost, cost_micro and cost_details (UsageCost), in the body and in the stream\'s message_delta.'),
+  UsageCost: answer(USAGE_COST_FIELDS, undefined, 'The fields every charged answer adds to its usage object.'),
   ...MEDIA_SCHEMAS,
   ...MESSAGES_SCHEMAS,
 };

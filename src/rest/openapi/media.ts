@@ -1,6 +1,6 @@
-import { VIDEO_CREATE_FIELDS } from '../../domain/videos/rules';
+import { VIDEO_CREATE_FIELDS } from '../../protocols/openai-videos/decode-request';
 import { EDIT_FIELDS, GENERATION_FIELDS } from '../../protocols/openai-images/types';
-import { answer, arrayOf, bool, int, nullable, object, oneOf, str, type JsonSchema } from './schema';
+import { answer, arrayOf, bool, int, nullable, object, oneOf, str, USAGE_COST_FIELDS, type JsonSchema } from './schema';
 
 /**
  * Schemas of the image and video routes. Request bodies are keyed by the very field lists the
@@ -56,7 +56,7 @@ export const MEDIA_SCHEMAS: Readonly<Record<string, JsonSchema>> = {
       size: str(),
       quality: str(),
       output_format: str(),
-      usage: answer({ input_tokens: int(), output_tokens: int(), total_tokens: int() }, [], 'When the vendor reports tokens.'),
+      usage: answer({ input_tokens: int(), output_tokens: int(), total_tokens: int(), ...USAGE_COST_FIELDS }, ['cost', 'cost_micro', 'cost_details'], 'The cost, always; token counts when the vendor reports them.'),
     },
     ['created', 'data'],
   ),
@@ -74,7 +74,8 @@ export const MEDIA_SCHEMAS: Readonly<Record<string, JsonSchema>> = {
     completed_at: nullable(int('Unix seconds.')),
     expires_at: nullable(int('Completion + 7 days: the content is deleted then (410).')),
     error: nullable(answer({ code: str(), message: str() })),
-  }),
+    usage: answer(USAGE_COST_FIELDS, undefined, 'What the job was charged; present once it is completed.'),
+  }, ['id', 'object', 'status', 'model', 'seconds', 'resolution', 'ratio', 'progress', 'created_at', 'completed_at', 'expires_at', 'error']),
   VideoDeleted: answer({ id: str(), object: oneOf(['video.deleted']), deleted: { type: 'boolean', const: true } }),
   VideoList: answer({ object: oneOf(['list']), data: arrayOf({ $ref: '#/components/schemas/Video' }), first_id: nullable(str()), last_id: nullable(str()), has_more: bool() }),
 };

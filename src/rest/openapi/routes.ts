@@ -81,6 +81,19 @@ export const API_ROUTES: readonly ApiRoute[] = [
     errors: KEY_ERRORS,
   },
 
+  // Usage
+  { method: 'get', path: '/v1/key', summary: "The calling key's own month spend, limit and what is left, and its account's balance (for tools that cannot sign in)", tag: 'Keys', auth: 'apiKey', ok: { status: 200, description: 'The key and its spend.', schema: 'KeyStatus' }, errors: [401, 429] },
+  {
+    method: 'get',
+    path: '/v1/usage/requests.csv',
+    summary: "The account's request log as CSV, newest first, streamed (every matching row)",
+    tag: 'Keys',
+    auth: 'session',
+    query: { key_id: 'Only this key.', model: 'Only this service model id.', status: 'ok, partial or failed.', from: 'Unix seconds, inclusive.', to: 'Unix seconds, exclusive.' },
+    ok: { status: 200, description: 'text/csv: a header line, then one line per request.', contentType: 'text/csv' },
+    errors: [400, 401, 403, 404],
+  },
+
   // Operations
   { method: 'get', path: '/v1/openapi.json', summary: 'This document', tag: 'Operations', auth: 'none', ok: { status: 200, description: 'OpenAPI 3.1 document.', schema: 'OpenApiDocument' }, errors: [] },
   { method: 'get', path: '/healthz', summary: 'Process alive', tag: 'Operations', auth: 'none', ok: { status: 200, description: 'Alive.', schema: 'Status' }, errors: [] },

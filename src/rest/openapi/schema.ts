@@ -32,3 +32,14 @@ export function object(properties: Readonly<Record<string, JsonSchema>>, require
 export function answer(properties: Readonly<Record<string, JsonSchema>>, required: readonly string[] = Object.keys(properties), description?: string): JsonSchema {
   return { type: 'object', ...(description ? { description } : {}), properties: { ...properties }, required: [...required] };
 }
+
+/** `usage.cost` and its parts, as every answer that was charged carries them (docs/api.md, Cost on every answer). */
+export const USAGE_COST_FIELDS: Readonly<Record<string, JsonSchema>> = {
+  cost: num('What the request was charged, in US dollars (OpenRouter\'s field).'),
+  cost_micro: micro('The same charge, exact, in micro-dollars.'),
+  cost_details: {
+    type: 'object',
+    description: 'The exact parts the charge was rounded from, in US dollars: input, cached_input, cache_write, output (text); images; video_seconds. Only the parts that apply.',
+    additionalProperties: num(),
+  },
+};

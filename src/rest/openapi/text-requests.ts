@@ -82,4 +82,3 @@ const bodyOf = (table: Readonly<Record<string, JsonSchema>>, required: readonly 
 export const chatRequestSchema = bodyOf(CHAT, ['model', 'messages'], 'Chat Completions request (OpenAI format).');
 export const responsesRequestSchema = bodyOf(RESPONSES, ['model', 'input'], 'Responses request (OpenAI format, stateless).');
 /** The Messages bodies are built from the Messages field policy (messages-request.ts). */
-export { messagesRequestSchema } from './messages-request';

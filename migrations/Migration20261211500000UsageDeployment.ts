@@ -6,7 +6,7 @@ import { functionDefinition } from './functions';
  * nullable `deployment` column (null for a model without deployments, and for requests no
  * deployment served), written by tollgate_apply_lease_ops from the settlement's `deployment`.
  */
-export class Migration20261210000000UsageDeployment extends Migration {
+export class Migration20261211500000UsageDeployment extends Migration {
   override async up(): Promise<void> {
     this.addSql('alter table "usage_records" add column "deployment" text null;');
     this.addSql(functionDefinition('tollgate_apply_lease_ops'));
