@@ -358,4 +358,44 @@ describe('health', () => {
     await ask(model, requestId());
     expect(east.requests).toHaveLength(2);
   });
+
+  /** A chat request over plain HTTP (no SDK: its own retries would hide the answer). */
+  const post = (model: string, id: string) =>
+    fetch(`${h.t.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${a.secret}`, 'content-type': 'application/json', 'x-request-id': id }, body: JSON.stringify({ model, messages: [{ role: 'user', content: 'Hi' }], max_tokens: 20 }) });
+
+  test('every deployment answering 429: the client gets 429 upstream_rate_limited with the soonest vendor Retry-After, then no upstream call while they cool; nothing charged', async () => {
+    const model = freshModel();
+    east.script({ status: 429, retryAfter: '7', errorMessage: 'east: slow down' });
+    west.script({ status: 429, retryAfter: '3', errorMessage: 'west: slow down' });
+    const id = requestId();
+    const limited = await post(model, id);
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get('retry-after')).toBe('3');
+    const body = (await limited.json()) as { error: { code: string; details: Record<string, unknown> } };
+    expect(body.error).toMatchObject({ code: 'upstream_rate_limited', details: { model, retry_after_seconds: 3 } });
+    expect([east.requests.length, west.requests.length]).toEqual([1, 1]);
+    await expectNothingCharged(h, a, id);
+
+    // Both cool for their Retry-After: the next request calls neither, and is told the same soonest end.
+    const again = requestId();
+    const refused = await post(model, again);
+    expect(refused.status).toBe(429);
+    const seconds = Number(refused.headers.get('retry-after'));
+    expect(seconds).toBeGreaterThanOrEqual(1);
+    expect(seconds).toBeLessThanOrEqual(3);
+    expect(((await refused.json()) as { error: { code: string; details: { retry_after_seconds: number } } }).error).toMatchObject({ code: 'upstream_rate_limited', details: { retry_after_seconds: seconds } });
+    expect([east.requests.length, west.requests.length]).toEqual([1, 1]);
+    await expectNothingCharged(h, a, again);
+  });
+
+  test('a 429 on one deployment and a 5xx on the other is a failure, not a rate limit: 502, nothing charged', async () => {
+    const model = freshModel();
+    east.script({ status: 429, retryAfter: '5' });
+    west.script({ status: 500, errorMessage: 'west broke' });
+    const id = requestId();
+    const failed = await post(model, id);
+    expect(failed.status).toBe(502);
+    expect(((await failed.json()) as { error: { code: string } }).error.code).toBe('provider_error');
+    await expectNothingCharged(h, a, id);
+  });
 });
