@@ -47,6 +47,10 @@ describe('catalog deployments', () => {
     [{ vendors: { a: { protocol: 'openai', api_key_env: 'lower' } }, models: [] }, 'test: vendors.a.api_key_env must be an environment variable name'],
     [{ vendors: { openai: { protocol: 'anthropic' } }, models: [text({ protocol: 'openai' })] }, 'test: models[0].protocol must be "anthropic" as the vendors section says of "openai"'],
     [{ models: [text(), text({ id: 'acme/n', protocol: 'anthropic' })] }, 'test: models[1].protocol must be "openai" like the other models of vendor "openai"'],
+    [{ models: [text({ fallback: 'acme/n' }), text({ id: 'acme/n' })] }, 'test: models[0].fallback needs a deployments list'],
+    [{ models: [text({ deployments: [{ vendor: 'openai' }], fallback: 'acme/none' })] }, 'test: models[0].fallback must be the id of a text model in the catalog'],
+    [{ models: [text({ deployments: [{ vendor: 'openai' }], fallback: 'acme/m' })] }, 'test: models[0].fallback must name another model'],
+    [{ models: [text({ deployments: [{ vendor: 'openai' }], fallback: 'acme/n' }), text({ id: 'acme/n', pricing: null })] }, 'test: models[0].fallback must name a priced model'],
   ])('a bad catalog names the field: %j', (source, message) => {
     expect(() => parseCatalog(source, 'test')).toThrow(message);
   });

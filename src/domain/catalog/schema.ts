@@ -114,6 +114,8 @@ const textModel = z.strictObject(
     kind: z.literal('text'),
     ...common,
     deployments: list(deployment).optional(),
+    /** Another text model's id, served when every deployment of this one is cooled (docs/routing.md, Fallback). */
+    fallback: z.string({ error: 'must be a string' }).regex(SERVICE_ID, 'must be a lowercase "<vendor>/<model>" id').optional(),
     context_length: count(1),
     max_output_tokens: count(1),
     effort: oneOf(EFFORT_CONTROLS).optional(),

@@ -118,6 +118,11 @@ export class Router {
     return ordered;
   }
 
+  /** Whether a deployment may take a request now (none cooled past reach): the pipeline's test for a model's fallback. */
+  anyAvailable(targets: readonly RouteTarget[]): boolean {
+    return targets.some((target) => this.health.availableAt(target.key) === 0);
+  }
+
   /** @internal for FailoverStream */
   get deps() {
     return { health: this.health, sticky: this.sticky, policy: this.policy, metrics: this.metrics };
