@@ -186,9 +186,9 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
     onError: (err) => log.error({ err }, 'request log upkeep failed'),
   });
   await requestLogUpkeep.start();
-  // Deployments' health: shared by every instance through Redis when there is one, else per instance.
+  // Deployments' health: shared by every instance through Redis when there is one (and a model to route), else per instance.
   const { routing } = config;
-  const sharedHealth = config.redisUrl ? await openRedisSharedHealth(config.redisUrl, config.redisKeyPrefix, log) : null;
+  const sharedHealth = config.redisUrl && catalog.text.some((model) => model.routed) ? await openRedisSharedHealth(config.redisUrl, config.redisKeyPrefix, log) : null;
   const health = new DeploymentHealth({ ...DEFAULT_BREAKER, failureThreshold: routing.failuresToCool, cooldownMs: routing.cooldownMs }, Date.now, sharedHealth, (key) => {
     const [model, deployment] = splitHealthKey(key);
     metrics?.routing.cooled(model, deployment);

@@ -78,11 +78,12 @@ test('a deployment cooled on one instance gets no traffic from the other; its re
   expect(east.requests).toHaveLength(3);
   const cooled = await graphql(two.url, '{ deployments { deployment state } }', {}, ADMIN_TOKEN);
   expect(cooled.data.deployments[0]).toEqual({ deployment: 'openai_east', state: 'cooled' });
-  // The operator's command reads the same shared health, without a gateway or a database.
+  // The operator's command reads the same shared health, without a gateway or a database (its
+  // start may take longer than the cooldown on a busy machine: then the east is half-open).
   const listed = await runTollgate(['admin', 'list-deployments', '--json'], { ...env, DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none' });
   expect(listed.code).toBe(0);
   expect(JSON.parse(listed.stdout)).toEqual([
-    expect.objectContaining({ model: 'acme/gpt-shared', deployment: 'openai_east', configured: true, state: 'cooled', cooled_until: expect.any(String) }),
+    expect.objectContaining({ model: 'acme/gpt-shared', deployment: 'openai_east', configured: true, state: expect.stringMatching(/^(cooled|half-open)$/) }),
     expect.objectContaining({ deployment: 'openai_west', state: 'closed', cooled_until: null }),
   ]);
 

@@ -1,3 +1,5 @@
+import { Writable } from 'node:stream';
+import pino from 'pino';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +12,15 @@ import { accountMoney, eventually, expectChargedExactly, expectNothingCharged, r
  * Failover across a model's deployments over real HTTP: two OpenAI fakes (two accounts of one
  * model, east first) and two Anthropic fakes behind a catalog file; money read from PostgreSQL.
  */
+
+/** The access log's lines (one JSON line per request). */
+const logLines: Record<string, unknown>[] = [];
+const logSink = new Writable({
+  write(chunk, _encoding, done) {
+    for (const line of String(chunk).split('\n').filter(Boolean)) logLines.push(JSON.parse(line));
+    done();
+  },
+});
 
 const PRICING = { input: '1.00', output: '2.00' };
 const ROUTED_MODELS = 20;
@@ -67,7 +78,8 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'tollgate-routing-'));
   const file = join(dir, 'catalog.json');
   writeFileSync(file, JSON.stringify(routingCatalog(east, west, claudeA, claudeB)));
-  h = await startTextHarness({
+  h = await startTextHarness(
+    {
     TOLLGATE_CATALOG: file,
     EAST_OPENAI_KEY: 'sk-east',
     OPENAI_WEST_API_KEY: 'sk-west',
@@ -75,7 +87,9 @@ beforeAll(async () => {
     CLAUDE_B_API_KEY: 'sk-ant-b',
     TOLLGATE_ROUTING_COOLDOWN_MS: String(COOLDOWN_MS),
     TOLLGATE_ROUTING_FIRST_BYTE_TIMEOUT_MS: '400',
-  });
+    },
+    { log: pino({ level: 'info' }, logSink) },
+  );
   a = await textAccount(h.t);
 });
 
@@ -115,7 +129,8 @@ describe('failover before the first byte', () => {
     east.script(failure);
     west.script({ text: 'From the west.', usage: { input: 12, output: 4 } });
     const id = requestId();
-    const { data } = await ask(freshModel(), id);
+    const model = freshModel();
+    const { data } = await ask(model, id);
     expect(data.choices[0]!.message.content).toBe('From the west.');
     expect(east.requests).toHaveLength(1);
     expect(west.requests).toHaveLength(1);
@@ -123,6 +138,9 @@ describe('failover before the first byte', () => {
     expect(west.lastRequest!.body.model).toBe('gpt-4o-mini-west');
     await expectChargedExactly(h, a, id, chargeOf(4));
     expect(await servedBy(id)).toBe('openai_west');
+    // The access log names the deployment that served and the attempts it took.
+    await eventually(() => logLines.some((line) => line.request_id === id));
+    expect(logLines.find((line) => line.request_id === id)).toMatchObject({ status: 200, model, deployment: 'openai_west', attempts: 2 });
   });
 
   test('a first deployment that sends nothing in time is abandoned for the second (streamed)', async () => {
@@ -314,6 +332,21 @@ describe('health', () => {
     expect(text).toContain(`tollgate_routing_deployment_state{${labels}} 2`);
   });
 
+  test('when every deployment is cooled: 503 with Retry-After, no upstream call, nothing charged', async () => {
+    const model = freshModel();
+    east.script({ status: 503 });
+    west.script({ status: 502 });
+    for (let i = 0; i < 3; i++) await expect(ask(model, requestId())).rejects.toMatchObject({ status: 502 });
+    const [eastCalls, westCalls] = [east.requests.length, west.requests.length];
+    const id = requestId();
+    const refused = await fetch(`${h.t.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${a.secret}`, 'content-type': 'application/json', 'x-request-id': id }, body: JSON.stringify({ model, messages: [{ role: 'user', content: 'Hi' }], max_tokens: 20 }) });
+    expect(refused.status).toBe(503);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('deployments_unavailable');
+    expect([east.requests.length, west.requests.length]).toEqual([eastCalls, westCalls]);
+    await expectNothingCharged(h, a, id);
+  });
+
   test("a 429 cools the deployment for its Retry-After, at once", async () => {
     const model = freshModel();
     east.script({ status: 429, retryAfter: '1' }, { text: 'ok' });
@@ -324,5 +357,45 @@ describe('health', () => {
     await new Promise((r) => setTimeout(r, 1_100));
     await ask(model, requestId());
     expect(east.requests).toHaveLength(2);
+  });
+
+  /** A chat request over plain HTTP (no SDK: its own retries would hide the answer). */
+  const post = (model: string, id: string) =>
+    fetch(`${h.t.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${a.secret}`, 'content-type': 'application/json', 'x-request-id': id }, body: JSON.stringify({ model, messages: [{ role: 'user', content: 'Hi' }], max_tokens: 20 }) });
+
+  test('every deployment answering 429: the client gets 429 upstream_rate_limited with the soonest vendor Retry-After, then no upstream call while they cool; nothing charged', async () => {
+    const model = freshModel();
+    east.script({ status: 429, retryAfter: '7', errorMessage: 'east: slow down' });
+    west.script({ status: 429, retryAfter: '3', errorMessage: 'west: slow down' });
+    const id = requestId();
+    const limited = await post(model, id);
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get('retry-after')).toBe('3');
+    const body = (await limited.json()) as { error: { code: string; details: Record<string, unknown> } };
+    expect(body.error).toMatchObject({ code: 'upstream_rate_limited', details: { model, retry_after_seconds: 3 } });
+    expect([east.requests.length, west.requests.length]).toEqual([1, 1]);
+    await expectNothingCharged(h, a, id);
+
+    // Both cool for their Retry-After: the next request calls neither, and is told the same soonest end.
+    const again = requestId();
+    const refused = await post(model, again);
+    expect(refused.status).toBe(429);
+    const seconds = Number(refused.headers.get('retry-after'));
+    expect(seconds).toBeGreaterThanOrEqual(1);
+    expect(seconds).toBeLessThanOrEqual(3);
+    expect(((await refused.json()) as { error: { code: string; details: { retry_after_seconds: number } } }).error).toMatchObject({ code: 'upstream_rate_limited', details: { retry_after_seconds: seconds } });
+    expect([east.requests.length, west.requests.length]).toEqual([1, 1]);
+    await expectNothingCharged(h, a, again);
+  });
+
+  test('a 429 on one deployment and a 5xx on the other is a failure, not a rate limit: 502, nothing charged', async () => {
+    const model = freshModel();
+    east.script({ status: 429, retryAfter: '5' });
+    west.script({ status: 500, errorMessage: 'west broke' });
+    const id = requestId();
+    const failed = await post(model, id);
+    expect(failed.status).toBe(502);
+    expect(((await failed.json()) as { error: { code: string } }).error.code).toBe('provider_error');
+    await expectNothingCharged(h, a, id);
   });
 });

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
+import type { Logger } from 'pino';
 import { Client } from 'pg';
 import { builtinCatalog, findModel } from '../../src/domain/catalog/catalog';
 import type { Catalog, TextModel } from '../../src/domain/catalog/types';
@@ -19,8 +20,8 @@ export interface TextHarness {
   stop(): Promise<void>;
 }
 
-export async function startTextHarness(env: Record<string, string> = {}): Promise<TextHarness> {
-  const t = await startTestTollgate({ env });
+export async function startTextHarness(env: Record<string, string> = {}, options: { log?: Logger } = {}): Promise<TextHarness> {
+  const t = await startTestTollgate({ env, log: options.log });
   const db = new Client({ connectionString: t.databaseUrl });
   await db.connect();
   return {

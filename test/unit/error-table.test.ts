@@ -51,6 +51,7 @@ test('every code of the table is made by a factory, and every factory makes a co
     tooManySignIns: () => errors.tooManySignIns(1000),
     storageUnavailable: () => errors.storageUnavailable('video storage', 'x'),
     deploymentsUnavailable: () => errors.deploymentsUnavailable('m', 1),
+    upstreamRateLimited: () => errors.upstreamRateLimited('m', 1),
   };
   const exportedFactories = Object.entries(errors)
     .filter(([name, value]) => typeof value === 'function' && name !== 'ApiError' && name !== 'detailsForPlane' && name !== 'storageErrorAsApiError')

@@ -47,6 +47,10 @@ describe('catalog deployments', () => {
     [{ vendors: { a: { protocol: 'openai', api_key_env: 'lower' } }, models: [] }, 'test: vendors.a.api_key_env must be an environment variable name'],
     [{ vendors: { openai: { protocol: 'anthropic' } }, models: [text({ protocol: 'openai' })] }, 'test: models[0].protocol must be "anthropic" as the vendors section says of "openai"'],
     [{ models: [text(), text({ id: 'acme/n', protocol: 'anthropic' })] }, 'test: models[1].protocol must be "openai" like the other models of vendor "openai"'],
+    [{ models: [text({ fallback: 'acme/n' }), text({ id: 'acme/n' })] }, 'test: models[0].fallback needs a deployments list'],
+    [{ models: [text({ deployments: [{ vendor: 'openai' }], fallback: 'acme/none' })] }, 'test: models[0].fallback must be the id of a text model in the catalog'],
+    [{ models: [text({ deployments: [{ vendor: 'openai' }], fallback: 'acme/m' })] }, 'test: models[0].fallback must name another model'],
+    [{ models: [text({ deployments: [{ vendor: 'openai' }], fallback: 'acme/n' }), text({ id: 'acme/n', pricing: null })] }, 'test: models[0].fallback must name a priced model'],
   ])('a bad catalog names the field: %j', (source, message) => {
     expect(() => parseCatalog(source, 'test')).toThrow(message);
   });
@@ -151,8 +155,14 @@ describe('circuit breaker', () => {
     deliver(new Map([['m/f', now + 5_000]]));
     expect(health.admit('m/f')).toBeNull();
     expect(health.view('m/f').state).toBe('cooled');
+    now += 5_000;
+    deliver(new Map([['m/f', now - 1]]));
+    expect(health.view('m/f').state).toBe('half-open');
     deliver(new Map());
     expect(health.admit('m/f')).toBe('closed');
+    // Listed past its cooldown before this instance knew it: half-open, a probe goes first.
+    deliver(new Map([['m/g', now - 1]]));
+    expect(health.admit('m/g')).toBe('probe');
   });
 });
 

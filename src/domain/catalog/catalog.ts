@@ -132,6 +132,10 @@ function buildCatalog(source: ParsedCatalogSource): Catalog {
     else videos.push(model);
   });
 
+  source.models.forEach((entry, index) => {
+    if (entry.kind === 'text' && entry.fallback !== undefined) checkFallback(entry.id, entry.fallback, entry.deployments !== undefined, byId, ['models', index, 'fallback']);
+  });
+
   const retired: RetiredModel[] = (source.retired ?? []).map((entry, index) => {
     const at: Path = ['retired', index];
     claimId(idPaths, entry.id, at);
@@ -153,6 +157,15 @@ function buildCatalog(source: ParsedCatalogSource): Catalog {
     vendors,
     vendorDefaults,
   });
+}
+
+/** A fallback is another priced text model of the catalog, for a model that routes (only routing knows its deployments are cooled). */
+function checkFallback(id: string, fallback: string, routed: boolean, byId: ReadonlyMap<string, CatalogModel>, at: Path): void {
+  if (!routed) throw new FieldError(at, 'needs a deployments list (the fallback serves when every deployment is cooled)');
+  if (fallback === id) throw new FieldError(at, 'must name another model');
+  const target = byId.get(fallback);
+  if (target === undefined || target.kind !== 'text') throw new FieldError(at, 'must be the id of a text model in the catalog');
+  if (target.pricing === null) throw new FieldError(at, 'must name a priced model');
 }
 
 function buildVendorDefaults(source: NonNullable<ParsedCatalogSource['vendors']>): Map<string, VendorDefaults> {
@@ -225,6 +238,7 @@ function buildModel(entry: ModelSource, at: Path, defaults: ReadonlyMap<string, 
         ...base,
         deployments,
         routed: entry.deployments !== undefined,
+        fallback: entry.fallback ?? null,
         contextLength: entry.context_length,
         maxOutputTokens: entry.max_output_tokens,
         effort: entry.effort ?? 'none',

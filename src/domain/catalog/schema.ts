@@ -34,6 +34,7 @@ import { EFFORT_CONTROLS, IMAGE_MODES, VENDOR_PROTOCOLS, VIDEO_MODES } from './t
  *   // vendor (credentials), its own model or Azure deployment name, a priority (lower first)
  *   // and a weight within the priority.
  *   // "deployments": [{ "vendor": "azure_east", "vendor_model_id": "gpt4o-mini-prod", "priority": 0, "weight": 2 }]
+ *   // and, with deployments, an optional "fallback": "<another text model id>" served when all are cooled.
  *   "vendors": { "azure_east": { "protocol": "azure-openai", "base_url": "https://east.openai.azure.com",
  *                "api_key_env": "AZURE_EAST_KEY", "api_version": "2024-10-21" },
  *                "bedrock_us": { "protocol": "bedrock", "region": "us-east-1" } },   // optional
@@ -114,6 +115,8 @@ const textModel = z.strictObject(
     kind: z.literal('text'),
     ...common,
     deployments: list(deployment).optional(),
+    /** Another text model's id, served when every deployment of this one is cooled (docs/routing.md, Fallback). */
+    fallback: z.string({ error: 'must be a string' }).regex(SERVICE_ID, 'must be a lowercase "<vendor>/<model>" id').optional(),
     context_length: count(1),
     max_output_tokens: count(1),
     effort: oneOf(EFFORT_CONTROLS).optional(),

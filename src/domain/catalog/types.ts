@@ -80,6 +80,8 @@ export interface TextModel extends ModelBase {
    * which its vendor's provider serves directly.
    */
   readonly routed: boolean;
+  /** Another text model's id, served instead when every deployment of this one is cooled (opt-in, routed models only). */
+  readonly fallback: string | null;
   readonly contextLength: number;
   /** Largest output limit (reasoning included); also `top_provider.max_completion_tokens`. */
   readonly maxOutputTokens: number;

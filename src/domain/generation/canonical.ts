@@ -252,6 +252,8 @@ export interface TextProvider {
   /** Refuses (400) what the vendor's request format cannot carry (beyond its capabilities), before anything is reserved. */
   validate?(request: CanonicalRequest): void;
   generate(request: CanonicalRequest, signal: Cancellation, route?: RouteHints): AsyncIterable<ProviderEvent>;
+  /** Whether any upstream may take a request now (routing: false when every deployment is cooled); absent: always. */
+  available?(): boolean;
   /** The prompt's input tokens as the vendor counts them (its token-counting endpoint), where it has one; free. */
   countTokens?(request: CanonicalRequest, signal: Cancellation): Promise<number>;
 }

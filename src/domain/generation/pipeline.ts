@@ -10,7 +10,7 @@ import type { LeasedHold } from '../billing/lease-budgets';
 import type { UsageCounts } from '../billing/usage-counts';
 import type { Clock } from '../shared/clock';
 import { modelNotAvailable } from '../shared/errors';
-import type { CanonicalEvent, CanonicalRequest, CanonicalUsage, FinishReason, InputUsage, ProviderEvent, TextProviderRegistry } from './canonical';
+import type { CanonicalEvent, CanonicalRequest, CanonicalUsage, FinishReason, InputUsage, ProviderEvent, TextProvider, TextProviderRegistry } from './canonical';
 import { ProviderError } from './errors';
 import { clampOutputLimit } from './rules';
 import type { DecodedTextRequest, TextGeneration, TextGenerationContext, TextGenerationService } from './service';
@@ -111,13 +111,12 @@ export class TextPipeline implements TextGenerationService {
   async start(principal: KeyPrincipal, decoded: DecodedTextRequest, context: TextGenerationContext): Promise<TextGeneration> {
     const { deps } = this;
     const started = Date.now();
-    const { model, routedFrom } = resolveModelId(deps.catalog, decoded.modelId, 'text', modelAccessFor(principal, deps.configuredVendors));
+    const { model, routedFrom, provider } = this.servingModel(principal, decoded.modelId);
     if (context.outcome) {
       context.outcome.model = model.id;
       context.outcome.vendor = model.vendor;
     }
     const limit = clampOutputLimit(model, decoded.outputLimit.value, decoded.outputLimit.field, decoded.outputLimit.fallback);
-    const provider = deps.providers.forModel(model);
     const clamped: CanonicalRequest = withFields(decoded.request, { model, maxOutputTokens: limit.maxOutputTokens, stream: decoded.stream });
     const { request, droppedHints } = settleForVendor(validateCanonicalRequest(clamped, decoded, provider.capabilities), provider, decoded.fields.hints, inputTokenBound);
     provider.validate?.(request);
@@ -146,9 +145,34 @@ export class TextPipeline implements TextGenerationService {
     await generation.begin();
     return { model, routedFrom, clampedTo: limit.clampedTo, events: generation.events(), droppedHints, inputUsage: () => generation.inputUsage() };
   }
+
+  /**
+   * The model that serves the request: the one asked for, or its operator-defined fallback when
+   * every deployment of it is cooled and the fallback (usable by this key) is not (docs/routing.md,
+   * Fallback). Chosen before anything is reserved, so the hold and the charge are the serving
+   * model's price; `routedFrom` then names the id the client sent.
+   */
+  private servingModel(principal: KeyPrincipal, sentId: string): { model: TextModel; routedFrom: string | null; provider: TextProvider } {
+    const { deps } = this;
+    const access = modelAccessFor(principal, deps.configuredVendors);
+    const resolved = resolveModelId(deps.catalog, sentId, 'text', access);
+    const provider = deps.providers.forModel(resolved.model);
+    if (resolved.model.fallback === null || provider.available?.() !== false) return { ...resolved, provider };
+    let fallback: TextModel;
+    try {
+      fallback = resolveModelId(deps.catalog, resolved.model.fallback, 'text', access).model;
+    } catch {
+      return { ...resolved, provider }; // not usable by this key: the model's own answer (every deployment cooled)
+    }
+    const fallbackProvider = deps.providers.forModel(fallback);
+    if (fallbackProvider.available?.() === false) return { ...resolved, provider };
+    return { model: fallback, routedFrom: sentId, provider: fallbackProvider };
+  }
 }
 
 type Outcome = { usage: CanonicalUsage; status: 'ok' | 'partial' } | null;
+
+
 
 /**
  * A reserved generation from the provider's first event to its settlement. A class with a

@@ -2,7 +2,7 @@ import type { Deployment, TextModel } from '../catalog/types';
 import { Cancellation } from '../generation/cancellation';
 import type { CanonicalRequest, ProviderEvent, RouteHints, TextProvider } from '../generation/canonical';
 import { ProviderError } from '../generation/errors';
-import { deploymentsUnavailable, type ApiError } from '../shared/errors';
+import { deploymentsUnavailable, upstreamRateLimited, type ApiError } from '../shared/errors';
 import { conversationKey, type StickyRoutes } from './affinity';
 import type { DeploymentHealth } from './health';
 
@@ -76,10 +76,14 @@ export function isDeploymentFailure(error: unknown): error is ProviderError {
   }
 }
 
-/** Every deployment is cooled: 503 with the soonest end as Retry-After, nothing charged. */
-function allCooled(model: TextModel, availableAt: number): ApiError {
+/**
+ * Why no deployment served, when none failed in a way of its own: every one cooled (503), or
+ * every one rate-limited by its vendor, cooling after a 429 or answering 429 now (429, so the
+ * client backs off); either way Retry-After is the soonest a deployment may serve again.
+ */
+function noDeployment(model: TextModel, availableAt: number, rateLimited: boolean): ApiError {
   const seconds = Math.max(1, Math.ceil((availableAt - Date.now()) / 1000));
-  return deploymentsUnavailable(model.id, seconds);
+  return rateLimited ? upstreamRateLimited(model.id, seconds) : deploymentsUnavailable(model.id, seconds);
 }
 
 export class Router {
@@ -112,6 +116,11 @@ export class Router {
       if (index > 0) ordered.unshift(...ordered.splice(index, 1));
     }
     return ordered;
+  }
+
+  /** Whether a deployment may take a request now (none cooled past reach): the pipeline's test for a model's fallback. */
+  anyAvailable(targets: readonly RouteTarget[]): boolean {
+    return targets.some((target) => this.health.availableAt(target.key) === 0);
   }
 
   /** @internal for FailoverStream */
@@ -172,6 +181,8 @@ class FailoverStream implements AsyncIterableIterator<ProviderEvent> {
     const started = Date.now();
     let lastError: unknown = null;
     let soonest = Infinity;
+    // Every deployment seen so far was rate-limited by its vendor (a 429 now, or cooling after one).
+    let allRateLimited = true;
     for (let i = 0; i < this.candidates.length; i++) {
       const target = this.candidates[i]!;
       if (this.signal.aborted) throw lastError ?? new ProviderError(`The request to ${this.model.id} was cancelled by the client.`, target.deployment.vendor, null, 'client_cancelled');
@@ -179,6 +190,7 @@ class FailoverStream implements AsyncIterableIterator<ProviderEvent> {
       const admission = health.admit(target.key);
       if (admission === null) {
         soonest = Math.min(soonest, health.availableAt(target.key));
+        allRateLimited &&= health.rateLimited(target.key);
         metrics?.attempt(this.model.id, target.deployment.name, 'refused');
         continue;
       }
@@ -206,10 +218,12 @@ class FailoverStream implements AsyncIterableIterator<ProviderEvent> {
         metrics?.attempt(this.model.id, target.deployment.name, 'failed');
         metrics?.failover(this.model.id, target.deployment.name);
         lastError = error;
+        if (error.vendorStatus === 429) soonest = Math.min(soonest, Date.now() + (error.retryAfterMs ?? 0));
+        else allRateLimited = false;
       }
     }
-    if (lastError !== null) throw lastError;
-    throw allCooled(this.model, soonest === Infinity ? Date.now() + 1000 : soonest);
+    if (lastError !== null && !allRateLimited) throw lastError;
+    throw noDeployment(this.model, soonest === Infinity ? Date.now() + 1000 : soonest, allRateLimited);
   }
 
   /** Whether a deployment after the i-th could still be tried now. */

@@ -57,6 +57,8 @@ interface Breaker {
   cooldownMs: number;
   probing: boolean;
   lastError: string | null;
+  /** Its current cooldown is a vendor's 429 Retry-After (known to this instance only). */
+  rateLimited: boolean;
 }
 
 export class DeploymentHealth {
@@ -99,6 +101,12 @@ export class DeploymentHealth {
     return until > this.now() ? until : breaker.probing ? this.now() + 1_000 : 0;
   }
 
+  /** Whether the deployment is cooled because its vendor rate-limited it (a 429 with Retry-After on this instance). */
+  rateLimited(key: string): boolean {
+    const breaker = this.breakers.get(key);
+    return breaker !== undefined && breaker.rateLimited && breaker.localUntil > this.now() && breaker.localUntil >= breaker.sharedUntil;
+  }
+
   succeeded(key: string): void {
     const breaker = this.breakers.get(key);
     if (breaker === undefined) return;
@@ -117,7 +125,7 @@ export class DeploymentHealth {
   failed(key: string, error: ProviderError): void {
     let breaker = this.breakers.get(key);
     if (breaker === undefined) {
-      breaker = { failures: 0, localUntil: 0, sharedUntil: 0, tripped: false, cooldownMs: this.options.cooldownMs, probing: false, lastError: null };
+      breaker = { failures: 0, localUntil: 0, sharedUntil: 0, tripped: false, cooldownMs: this.options.cooldownMs, probing: false, lastError: null, rateLimited: false };
       this.breakers.set(key, breaker);
     }
     breaker.failures++;
@@ -125,13 +133,15 @@ export class DeploymentHealth {
     const wasProbe = breaker.probing;
     breaker.probing = false;
     let coolMs = 0;
-    if (error.vendorStatus === 429 && error.retryAfterMs !== null) coolMs = Math.min(Math.max(error.retryAfterMs, 1), this.options.maxRetryAfterMs);
+    const rateLimited = error.vendorStatus === 429 && error.retryAfterMs !== null;
+    if (rateLimited) coolMs = Math.min(Math.max(error.retryAfterMs, 1), this.options.maxRetryAfterMs);
     else if (wasProbe) {
       breaker.cooldownMs = Math.min(breaker.cooldownMs * 2, this.options.maxCooldownMs);
       coolMs = breaker.cooldownMs;
     } else if (this.options.failureThreshold > 0 && breaker.failures >= this.options.failureThreshold && this.now() >= breaker.localUntil) coolMs = breaker.cooldownMs;
     if (coolMs === 0) return;
     breaker.tripped = true;
+    breaker.rateLimited = rateLimited;
     breaker.localUntil = this.now() + coolMs;
     this.shared?.publish(key, breaker.localUntil);
     this.onCooled?.(key, coolMs);
@@ -154,14 +164,20 @@ export class DeploymentHealth {
     return this.shared?.close() ?? Promise.resolve();
   }
 
-  /** Another instance's view: cooled deployments trip here too; one no longer listed recovered there. */
+  /**
+   * Another instance's view: cooled deployments trip here too (past its cooldown, one still listed
+   * is half-open: no probe has succeeded yet); one no longer listed recovered there.
+   */
   private applyShared(cooled: ReadonlyMap<string, number>): void {
     const now = this.now();
     for (const [key, until] of cooled) {
-      if (until <= now) continue;
+      if (until <= now && !this.breakers.has(key)) {
+        this.breakers.set(key, { failures: 0, localUntil: 0, sharedUntil: until, tripped: true, cooldownMs: this.options.cooldownMs, probing: false, lastError: 'cooled by another instance', rateLimited: false });
+        continue;
+      }
       let breaker = this.breakers.get(key);
       if (breaker === undefined) {
-        breaker = { failures: 0, localUntil: 0, sharedUntil: 0, tripped: true, cooldownMs: this.options.cooldownMs, probing: false, lastError: 'cooled by another instance' };
+        breaker = { failures: 0, localUntil: 0, sharedUntil: 0, tripped: true, cooldownMs: this.options.cooldownMs, probing: false, lastError: 'cooled by another instance', rateLimited: false };
         this.breakers.set(key, breaker);
       }
       breaker.tripped = true;

@@ -41,11 +41,12 @@ export const ERROR_CODES = {
   range_not_satisfiable: { status: 416, when: 'A `Range` outside the video', details: '`field`, `size`' },
   rate_limited: { status: 429, when: 'A requests or tokens window is full, or too many failed sign-ins', details: '`limit`, `limit_value`, `reset`, `retry_after_seconds`' },
   api_concurrency_limit: { status: 429, when: 'The concurrent-request limit is reached', details: '`limit`, `limit_value`, `retry_after_seconds`' },
+  upstream_rate_limited: { status: 429, when: "Every deployment of a routed model is rate-limited by its vendor (each attempt answered 429, or each is cooling after one): nothing charged, retry after `Retry-After` (the vendors' soonest)", details: '`model`, `retry_after_seconds`' },
   internal_error: { status: 500, when: 'A defect: logged, answered without internals', details: '—' },
   provider_error: { status: 502, when: 'The vendor failed: HTTP error, timeout, broken connection, unreadable answer', details: '`vendor`, `vendor_status` when it answered' },
   client_cancelled: { status: 502, when: 'The client went away before the vendor answered (recorded, rarely seen)', details: '`vendor`' },
   unavailable: { status: 503, when: 'The database or video storage is away, or charges are behind: nothing charged, retry', details: '—' },
-  deployments_unavailable: { status: 503, when: 'Every deployment of a routed model is cooling down after failures: nothing charged, retry after `Retry-After`', details: '`model`' },
+  deployments_unavailable: { status: 503, when: 'Every deployment of a routed model is cooling down after failures: nothing charged, retry after `Retry-After`', details: '`model`, `retry_after_seconds`' },
 } as const satisfies Record<string, ErrorCodeEntry>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
@@ -179,4 +180,16 @@ export function storageErrorAsApiError(error: unknown): ApiError | null {
 
 /** Every deployment of a routed model is cooled; `seconds` until the soonest comes back (also its Retry-After). */
 export const deploymentsUnavailable = (modelId: string, seconds: number) =>
-  new ApiError('deployments_unavailable', `Every deployment of the model '${modelId}' is cooling down after failures; nothing was charged. Retry in ${seconds} s.`, { model: modelId }, { 'retry-after': String(seconds) });
+  new ApiError('deployments_unavailable', `Every deployment of the model '${modelId}' is cooling down after failures; nothing was charged. Retry in ${seconds} s.`, { model: modelId, retry_after_seconds: seconds }, { 'retry-after': String(seconds) });
+
+/**
+ * Every deployment of a routed model is rate-limited by its vendor: 429, so clients back off
+ * (the official SDKs wait for Retry-After), with `seconds` the soonest vendor Retry-After.
+ */
+export const upstreamRateLimited = (modelId: string, seconds: number) =>
+  new ApiError(
+    'upstream_rate_limited',
+    `Every deployment of the model '${modelId}' is rate-limited by its vendor; nothing was charged. Retry in ${seconds} s.`,
+    { model: modelId, retry_after_seconds: seconds },
+    { 'retry-after': String(seconds) },
+  );

@@ -37,6 +37,10 @@ export class RoutedProvider implements TextProvider {
     return this.router.stream(this.model, this.targets, request, signal, route);
   }
 
+  available(): boolean {
+    return this.router.anyAvailable(this.targets);
+  }
+
   private asPrimary(request: CanonicalRequest): CanonicalRequest {
     return { ...request, model: this.primary.model };
   }
