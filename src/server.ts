@@ -251,7 +251,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   // so the balancer, not Tollgate, closes them: otherwise a request sent on a connection that
   // Tollgate closes at that moment fails with "other side closed".
   const httpServer = createServer({ keepAliveTimeout: 65_000 });
-  const graphql = await mountGraphql(httpServer, { auth, accounts, keys, billing, bus, videos, usage, deployments: () => listDeployments(catalog, configuredVendors, health) }, log, { introspection: config.graphqlIntrospection, feeds });
+  const graphql = await mountGraphql(httpServer, { auth, accounts, keys, billing, bus, videos, usage, catalog, configuredVendors, deployments: () => listDeployments(catalog, configuredVendors, health) }, log, { introspection: config.graphqlIntrospection, feeds });
   // Express routes read JSON bodies after authenticating (rest/http.ts readJsonBody).
   const jsonBodies = jsonBody(config.maxJsonBodyBytes);
   const app = createRestApp({

@@ -6,6 +6,7 @@ import { AccountPage } from './pages/AccountPage';
 import { LiveActivity } from './live';
 import { KeysPage } from './pages/KeysPage';
 import { LedgerPage } from './pages/LedgerPage';
+import { ModelsPage } from './pages/ModelsPage';
 import { RequestLogPage } from './pages/RequestLogPage';
 import { SpendPage } from './pages/SpendPage';
 import { VideosPage } from './pages/VideosPage';
@@ -156,6 +157,7 @@ function Shell({ onSignedOut }: { onSignedOut: () => void }) {
         {path === '/dashboard/requests' && <RequestLogPage />}
         {path === '/dashboard/ledger' && <LedgerPage />}
         {path === '/dashboard/videos' && <VideosPage />}
+        {path === '/dashboard/models' && <ModelsPage />}
         {!page && <p>There is no such page. Choose one above.</p>}
       </main>
       </LiveActivity>

@@ -8,6 +8,7 @@ export const PAGES = [
   { path: '/dashboard/requests', title: 'Request log' },
   { path: '/dashboard/ledger', title: 'Ledger' },
   { path: '/dashboard/videos', title: 'Videos' },
+  { path: '/dashboard/models', title: 'Models' },
 ] as const;
 
 export type PagePath = (typeof PAGES)[number]['path'];

@@ -1,4 +1,5 @@
 import type { DeploymentListing } from '../domain/routing/listing';
+import type { Catalog } from '../domain/catalog/types';
 import type { AuthService } from '../domain/accounts/auth';
 import { bearerCredential, type OperatorPrincipal, type SessionPrincipal } from '../domain/shared/principal';
 import type { AccountService } from '../domain/accounts/service';
@@ -20,6 +21,9 @@ export interface GraphqlServices {
   bus: EventBus;
   videos: VideoService;
   usage: UsageService;
+  /** The model catalog and the vendors configured here: what the account can call (graphql/models.ts). */
+  catalog: Catalog;
+  configuredVendors: ReadonlySet<string>;
   /** Every deployment of the routed models with its health (domain/routing/listing.ts). */
   deployments(): DeploymentListing[];
 }

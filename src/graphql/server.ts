@@ -20,6 +20,7 @@ import { LimitsResolver, OperatorResolver } from './operator';
 import { SessionResolver } from './sessions';
 import { DeploymentResolver } from './deployments';
 import { UsageResolver } from './usage';
+import { ModelResolver } from './models';
 import { VideoResolver, VideoSubscriptionResolver } from './videos';
 
 /**
@@ -37,7 +38,7 @@ const UNUSED_PUBSUB = {
 
 export async function buildGraphqlSchema(): Promise<GraphQLSchema> {
   return buildSchema({
-    resolvers: [SessionResolver, KeyResolver, KeySubscriptionResolver, OperatorResolver, BillingResolver, LimitsResolver, UsageResolver, DeploymentResolver, VideoResolver, VideoSubscriptionResolver],
+    resolvers: [SessionResolver, KeyResolver, KeySubscriptionResolver, OperatorResolver, BillingResolver, LimitsResolver, UsageResolver, DeploymentResolver, ModelResolver, VideoResolver, VideoSubscriptionResolver],
     validate: false,
     pubSub: UNUSED_PUBSUB,
   });

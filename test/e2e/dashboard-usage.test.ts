@@ -235,10 +235,36 @@ suite('the usage pages of the dashboard in a real browser', () => {
     await hasCount(cards, 0);
   });
 
+  test('the models page lists what the account can call at the prices the API gives, searchable, per million tokens in dollars', async () => {
+    const answer: any = await graphql(t.url, '{ models { id modality inputPerMTokMicro outputPerMTokMicro perImageMicro perVideoSecondMicro } }', {}, demo.session_token);
+    const models: { id: string; modality: string; inputPerMTokMicro: string | null; outputPerMTokMicro: string | null; perImageMicro: string | null; perVideoSecondMicro: string | null }[] = answer.data.models;
+    await nav('Models');
+    const table = page.getByRole('table', { name: 'Models and prices' });
+    const rows = table.locator('tbody > tr');
+    await hasCount(rows, models.length);
+    const echo = models.find((m) => m.id === 'sandbox/echo')!;
+    await page.getByLabel('Search').fill('ECHO');
+    await hasCount(rows, models.filter((m) => m.id.includes('echo')).length);
+    const row = table.getByRole('row', { name: /sandbox\/echo/ });
+    await hasText(row.locator('td').nth(0), 'Text');
+    await hasText(row.locator('td').nth(1), formatMicro(echo.inputPerMTokMicro));
+    await hasText(row.locator('td').nth(5), formatMicro(echo.outputPerMTokMicro));
+    await hasText(row.locator('td').nth(6), '—');
+    await page.getByLabel('Search').fill('');
+    await page.getByLabel('Kind').selectOption('video');
+    const videoModels = models.filter((m) => m.modality === 'video');
+    expect(videoModels.length).toBeGreaterThan(0);
+    await hasCount(rows, videoModels.length);
+    await hasText(rows.first().locator('td').nth(7), formatMicro(videoModels[0]!.perVideoSecondMicro));
+    await hasText(page.getByTestId('models-count'), `${videoModels.length === 1 ? '1 model' : `${videoModels.length} models`} of ${models.length}`);
+    await page.getByLabel('Search').fill('no such model');
+    await page.getByText('No model matches.').waitFor();
+  });
+
   test('the usage pages fit a phone and pass the accessibility rules', async () => {
     for (const width of [1100, 360]) {
       await page.setViewportSize({ width, height: width > 400 ? 900 : 780 });
-      for (const name of ['Spend', 'Request log', 'Ledger']) {
+      for (const name of ['Spend', 'Request log', 'Ledger', 'Models']) {
         // Through another page, so that each page starts afresh (its filters as they open).
         await nav('Account');
         await nav(name);
@@ -246,6 +272,7 @@ suite('the usage pages of the dashboard in a real browser', () => {
         if (name === 'Request log') await hasCount(logRows(), 50);
         if (name === 'Spend') await page.getByTestId('spend-total').waitFor();
         if (name === 'Ledger') await page.getByRole('table', { name: 'Ledger' }).waitFor();
+        if (name === 'Models') await page.getByRole('table', { name: 'Models and prices' }).waitFor();
         expect({ name, width, overflow: await sidewaysOverflow(page) }).toEqual({ name, width, overflow: 0 });
         expect({ name, width, violations: await accessibilityViolations(page) }).toEqual({ name, width, violations: [] });
       }

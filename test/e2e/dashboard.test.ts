@@ -312,7 +312,7 @@ suite('the dashboard in a real browser', () => {
     for (const [width, colorScheme] of [[1100, 'light'], [360, 'light'], [1100, 'dark']] as const) {
       await page.setViewportSize({ width, height: width > 400 ? 900 : 780 });
       await page.emulateMedia({ colorScheme });
-      for (const name of ['Account', 'Keys', 'Spend', 'Request log', 'Ledger', 'Videos']) {
+      for (const name of ['Account', 'Keys', 'Spend', 'Request log', 'Ledger', 'Videos', 'Models']) {
         await nav(name);
         await page.getByRole('heading', { level: 1, name }).waitFor();
         await page.waitForLoadState('networkidle').catch(() => undefined);
@@ -330,7 +330,7 @@ suite('the dashboard in a real browser', () => {
 
   test('every page fits a phone screen, and signing out ends the session', async () => {
     await page.setViewportSize({ width: 360, height: 780 });
-    for (const name of ['Account', 'Keys', 'Spend', 'Request log', 'Ledger', 'Videos']) {
+    for (const name of ['Account', 'Keys', 'Spend', 'Request log', 'Ledger', 'Videos', 'Models']) {
       await nav(name);
       await page.getByRole('heading', { level: 1, name }).waitFor();
       const overflow = await sidewaysOverflow(page);

@@ -419,7 +419,7 @@ describe('GraphQL', () => {
 
   async function gql(query: string, variables: Record<string, unknown>, sessionToken: string | null) {
     const s = t.tollgate.services;
-    const services = { auth: s.auth, accounts: s.accounts, keys: s.keys, bus: s.bus, billing, videos: s.videos, usage: s.usage, deployments: () => [] };
+    const services = { auth: s.auth, accounts: s.accounts, keys: s.keys, bus: s.bus, billing, videos: s.videos, usage: s.usage, catalog: s.catalog, configuredVendors: new Set(s.vendors.keys()), deployments: () => [] };
     const contextValue = await buildContext(services, sessionToken ? `Bearer ${sessionToken}` : undefined);
     const result = await executeGraphql({ schema, source: query, variableValues: variables, contextValue });
     // Errors take their wire form as the server gives it to them.
