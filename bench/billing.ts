@@ -33,6 +33,7 @@ import { openDatabase } from '../src/infra/database';
 import { cpuMs } from './proc';
 import { benchDatabase } from './provision';
 import { pgHoldStore } from '../src/infra/pg-hold-store';
+import { pgAutoTopUpStore } from '../src/infra/pg-auto-top-up-store';
 import { PgBillingReads } from '../src/infra/pg-billing-reads';
 import pino from 'pino';
 import { BudgetLeases } from '../src/domain/billing/leases';
@@ -226,7 +227,7 @@ async function main(): Promise<void> {
   await withScratchDatabase(async (url) => {
     const orm = await openDatabase(url, 20);
     try {
-      const billing = new BillingService(orm, systemClock, ulidIds(), inProcessEventBus(), new SandboxPaymentPort(), pgHoldStore(orm), new PgBillingReads(orm));
+      const billing = new BillingService(orm, systemClock, ulidIds(), inProcessEventBus(), new SandboxPaymentPort(), pgHoldStore(orm), new PgBillingReads(orm), pgAutoTopUpStore(orm));
       await scenario('spread: 200 accounts, one key each, no limit', billing, await provision(orm, 200, null));
       await scenario('hot: one account, one key with a monthly limit', billing, await provision(orm, 1, 100_000_000_000n));
       const [leaseAccount] = await provision(orm, 1, null);

@@ -73,6 +73,7 @@ import { routePatterns } from './rest/route-patterns';
 import type { RequestObservers } from './rest/http';
 import type { Express } from 'express';
 import { pgHoldStore } from './infra/pg-hold-store';
+import { pgAutoTopUpStore } from './infra/pg-auto-top-up-store';
 import { PgBillingReads } from './infra/pg-billing-reads';
 import { PgCredentialStore } from './infra/pg-credential-store';
 import { PgAccountStore, pgAccountTierSource } from './infra/pg-account-store';
@@ -170,7 +171,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
     );
   };
   const billingReads = new PgBillingReads(orm);
-  const billing = new BillingService(orm, clock, ids, bus, options.payments ?? new SandboxPaymentPort(), pgHoldStore(orm), billingReads, onOverage);
+  const billing = new BillingService(orm, clock, ids, bus, options.payments ?? new SandboxPaymentPort(), pgHoldStore(orm), billingReads, pgAutoTopUpStore(orm), onOverage);
   await accounts.syncPlans();
   // Releases holds whose request died with its process (crash safety); safe on every instance.
   const sweeper = new HoldSweeper(billing, {

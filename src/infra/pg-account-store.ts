@@ -3,7 +3,7 @@ import { Account, Plan, User } from '../domain/accounts/entities';
 import type { AccountCredit, AccountStore, NewAccount, NewUser, UserInsert } from '../domain/accounts/store';
 import type { PlanDefinition } from '../domain/accounts/plans';
 import type { AccountTierSource } from '../domain/limits/tier-lookup';
-import { creditAccount } from '../domain/billing/auto-top-up';
+import { creditAccount } from './pg-auto-top-up-store';
 import { retryDeadlocks } from '../domain/shared/sql';
 
 /** The AccountStore on PostgreSQL (through MikroORM; raw statements where one round trip does it). */

@@ -2,6 +2,7 @@ import type { LeaseOp, LeaseOpResult, LeaseStore, LeaseTaken, LeaseTake } from '
 import type { RefusalReason } from '../domain/billing/hold-requests';
 import { fromClosedHoldRow, type ClosedHoldRow } from './pg-hold-store';
 import type { SqlRunner } from './sql-runner';
+import { retryDeadlocks } from '../domain/shared/sql';
 
 /** The batch format tollgate_apply_lease_ops reads (migrations/functions/tollgate_apply_lease_ops.sql). */
 function wireOp(op: LeaseOp, seq: number): Record<string, unknown> {
@@ -26,24 +27,32 @@ interface OpResultRow extends ClosedHoldRow {
   seq: number;
 }
 
-/** Budget leases on PostgreSQL: tollgate_take_lease and tollgate_apply_lease_ops, as prepared statements. */
+/**
+ * Budget leases on PostgreSQL: tollgate_take_lease and tollgate_apply_lease_ops, as prepared
+ * statements. Each is one transaction, so a deadlock (with a sweeper, say) rolls all of it back
+ * and it runs again here.
+ */
 export function pgLeaseStore(sql: SqlRunner): LeaseStore {
   return {
-    async takeLease(take: LeaseTake): Promise<LeaseTaken> {
-      const [row] = await sql.rows<{ refusal: RefusalReason | null; granted: string }>(
-        'tollgate_take_lease',
-        'select * from tollgate_take_lease($1, $2, $3, $4, $5, $6, $7, $8, $9)',
-        [take.id, take.accountId, take.keyId, take.planUserId, take.month, take.minMicro.toString(), take.wantMicro.toString(), take.expiresAt.toISOString(), take.now.toISOString()],
-      );
-      return row!.refusal !== null ? { refusal: row!.refusal } : { refusal: null, grantedMicro: BigInt(row!.granted) };
-    },
-    async applyOps(ops: readonly LeaseOp[]): Promise<LeaseOpResult[]> {
-      const rows = await sql.rows<OpResultRow>('tollgate_apply_lease_ops', 'select * from tollgate_apply_lease_ops($1::jsonb)', [JSON.stringify(ops.map(wireOp))]);
-      const results = new Array<LeaseOpResult>(ops.length);
-      for (const row of rows) {
-        results[row.seq] = fromClosedHoldRow(row);
-      }
-      return results;
+    takeLease: (take: LeaseTake): Promise<LeaseTaken> =>
+      retryDeadlocks(async () => {
+        const [row] = await sql.rows<{ refusal: RefusalReason | null; granted: string }>(
+          'tollgate_take_lease',
+          'select * from tollgate_take_lease($1, $2, $3, $4, $5, $6, $7, $8, $9)',
+          [take.id, take.accountId, take.keyId, take.planUserId, take.month, take.minMicro.toString(), take.wantMicro.toString(), take.expiresAt.toISOString(), take.now.toISOString()],
+        );
+        return row!.refusal !== null ? { refusal: row!.refusal } : { refusal: null, grantedMicro: BigInt(row!.granted) };
+      }),
+    applyOps: (ops: readonly LeaseOp[]): Promise<LeaseOpResult[]> => {
+      const batch = JSON.stringify(ops.map(wireOp));
+      return retryDeadlocks(async () => {
+        const rows = await sql.rows<OpResultRow>('tollgate_apply_lease_ops', 'select * from tollgate_apply_lease_ops($1::jsonb)', [batch]);
+        const results = new Array<LeaseOpResult>(ops.length);
+        for (const row of rows) {
+          results[row.seq] = fromClosedHoldRow(row);
+        }
+        return results;
+      });
     },
   };
 }

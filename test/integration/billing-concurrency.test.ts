@@ -7,6 +7,7 @@ import { systemClock, utcMonthKey } from '../../src/domain/shared/clock';
 import type { FireRequest, FireResult } from '../support/billing-worker';
 import { call, createKey, provisionAccount, startTestTollgate, type TestTollgate } from '../support/tollgate';
 import { pgHoldStore } from '../../src/infra/pg-hold-store';
+import { pgAutoTopUpStore } from '../../src/infra/pg-auto-top-up-store';
 import { PgBillingReads } from '../../src/infra/pg-billing-reads';
 
 /**
@@ -79,7 +80,7 @@ class WorkerProcess {
 beforeAll(async () => {
   t = await startTestTollgate();
   const s = t.tollgate.services;
-  billing = new BillingService(s.orm, systemClock, s.ids, s.bus, new SandboxPaymentPort(), pgHoldStore(s.orm), new PgBillingReads(s.orm));
+  billing = new BillingService(s.orm, systemClock, s.ids, s.bus, new SandboxPaymentPort(), pgHoldStore(s.orm), new PgBillingReads(s.orm), pgAutoTopUpStore(s.orm));
   workers = await Promise.all([WorkerProcess.start(t.databaseUrl), WorkerProcess.start(t.databaseUrl)]);
 });
 

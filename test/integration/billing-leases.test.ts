@@ -17,6 +17,7 @@ import type { LeaseOp, LeaseStore } from '../../src/domain/billing/lease-store';
 import type { LeaseFireRequest, LeaseFireResult, LeaseWorkerAnswer, LeaseWorkerCommand } from '../support/lease-worker';
 import { call, createKey, provisionAccount, startTestTollgate, type TestTollgate } from '../support/tollgate';
 import { pgHoldStore } from '../../src/infra/pg-hold-store';
+import { pgAutoTopUpStore } from '../../src/infra/pg-auto-top-up-store';
 import { PgBillingReads } from '../../src/infra/pg-billing-reads';
 
 /**
@@ -112,7 +113,7 @@ class LeaseWorker {
 beforeAll(async () => {
   t = await startTestTollgate();
   const s = t.tollgate.services;
-  billing = new BillingService(s.orm, systemClock, s.ids, s.bus, new SandboxPaymentPort(), pgHoldStore(s.orm), new PgBillingReads(s.orm));
+  billing = new BillingService(s.orm, systemClock, s.ids, s.bus, new SandboxPaymentPort(), pgHoldStore(s.orm), new PgBillingReads(s.orm), pgAutoTopUpStore(s.orm));
 });
 
 afterAll(async () => {

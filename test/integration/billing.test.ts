@@ -13,6 +13,7 @@ import { buildGraphqlSchema, formatError } from '../../src/graphql/server';
 import pino from 'pino';
 import { call, createKey, graphql, provisionAccount, startTestTollgate, type TestTollgate } from '../support/tollgate';
 import { pgHoldStore } from '../../src/infra/pg-hold-store';
+import { pgAutoTopUpStore } from '../../src/infra/pg-auto-top-up-store';
 import { PgBillingReads } from '../../src/infra/pg-billing-reads';
 
 const clock = new ManualClock(new Date('2026-11-15T12:00:00.000Z'));
@@ -27,7 +28,7 @@ beforeAll(async () => {
   t = await startTestTollgate({ clock });
   const s = t.tollgate.services;
   payments = new SandboxPaymentPort();
-  billing = new BillingService(s.orm, clock, s.ids, s.bus, payments, pgHoldStore(s.orm), new PgBillingReads(s.orm), (overage) => overages.push(overage));
+  billing = new BillingService(s.orm, clock, s.ids, s.bus, payments, pgHoldStore(s.orm), new PgBillingReads(s.orm), pgAutoTopUpStore(s.orm), (overage) => overages.push(overage));
 });
 afterAll(async () => t?.stop());
 
@@ -400,7 +401,7 @@ describe('automatic top-up', () => {
   test('a declined payment credits nothing', async () => {
     const declining: PaymentPort = { charge: async () => ({ ok: false, reference: null, message: 'card declined' }) };
     const s = t.tollgate.services;
-    const strictBilling = new BillingService(s.orm, clock, s.ids, s.bus, declining, pgHoldStore(s.orm), new PgBillingReads(s.orm));
+    const strictBilling = new BillingService(s.orm, clock, s.ids, s.bus, declining, pgHoldStore(s.orm), new PgBillingReads(s.orm), pgAutoTopUpStore(s.orm));
     const { principal } = await prepaid({ fundsMicro: '2000000' });
     await strictBilling.setAutoTopUp(principal.accountId, { thresholdMicro: 1_500_000n, amountMicro: 5_000_000n });
     const hold = await strictBilling.reserveHold({ principal, purpose: 'text', model: 'm', amountMicro: 1_000_000n });

@@ -17,6 +17,7 @@ import { inProcessEventBus } from '../../src/domain/shared/events';
 import { ulidIds } from '../../src/domain/shared/ids';
 import { ormOptions } from '../../src/infra/database';
 import { pgHoldStore } from '../../src/infra/pg-hold-store';
+import { pgAutoTopUpStore } from '../../src/infra/pg-auto-top-up-store';
 import { PgBillingReads } from '../../src/infra/pg-billing-reads';
 
 export interface FireRequest {
@@ -33,7 +34,7 @@ async function main(): Promise<void> {
   const databaseUrl = process.env.BILLING_WORKER_DATABASE_URL;
   if (!databaseUrl || !process.send) throw new Error('run me with child_process.fork and BILLING_WORKER_DATABASE_URL');
   const orm = await MikroORM.init(ormOptions(databaseUrl, 20));
-  const billing = new BillingService(orm, systemClock, ulidIds(), inProcessEventBus(), new SandboxPaymentPort(), pgHoldStore(orm), new PgBillingReads(orm));
+  const billing = new BillingService(orm, systemClock, ulidIds(), inProcessEventBus(), new SandboxPaymentPort(), pgHoldStore(orm), new PgBillingReads(orm), pgAutoTopUpStore(orm));
   const send = (message: unknown) => process.send?.(message);
 
   process.on('message', (message: ParentMessage) => {

@@ -28,6 +28,7 @@ import { ormOptions } from '../../src/infra/database';
 import { pgLeaseStore } from '../../src/infra/pg-lease-store';
 import { pgSqlRunner } from '../../src/infra/sql-runner';
 import { pgHoldStore } from '../../src/infra/pg-hold-store';
+import { pgAutoTopUpStore } from '../../src/infra/pg-auto-top-up-store';
 import { PgBillingReads } from '../../src/infra/pg-billing-reads';
 
 export interface LeaseFireRequest {
@@ -57,7 +58,7 @@ async function main(): Promise<void> {
   const orm = await MikroORM.init(ormOptions(databaseUrl, 10));
   const ids = ulidIds();
   const bus = inProcessEventBus();
-  const billing = new BillingService(orm, systemClock, ids, bus, new SandboxPaymentPort(), pgHoldStore(orm), new PgBillingReads(orm));
+  const billing = new BillingService(orm, systemClock, ids, bus, new SandboxPaymentPort(), pgHoldStore(orm), new PgBillingReads(orm), pgAutoTopUpStore(orm));
   const runner = pgSqlRunner(databaseUrl, pino({ level: 'silent' }));
   const leases = new BudgetLeases(pgLeaseStore(runner), billing, systemClock, ids, bus);
   const open: LeasedHold[] = [];

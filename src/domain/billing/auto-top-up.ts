@@ -1,11 +1,8 @@
-import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { AccountCredit } from '../accounts/store';
-import { LedgerEntry } from './entities';
 import type { Clock } from '../shared/clock';
 import { badRequest, notFound } from '../shared/errors';
 import type { IdGenerator } from '../shared/ids';
 import type { PaymentPort } from './payments';
-import { sqlRows } from '../shared/sql';
 
 /** Account setting; both null means automatic top-up is off. */
 export interface AutoTopUpSettings {
@@ -37,74 +34,58 @@ export type AutoTopUpOutcome =
   /** Another instance kept the account's top-up lock longer than we were willing to wait. */
   | { status: 'busy' };
 
-const LOCK_RETRY_MS = 15;
+/** The account as the top-up lock's holder reads it. */
+export interface TopUpAccount {
+  balanceMicro: bigint;
+  settings: AutoTopUpSettings;
+}
+
+/**
+ * Where automatic top-up keeps its setting and takes its per-account lock; the PostgreSQL
+ * adapter is src/infra/pg-auto-top-up-store.ts.
+ */
+export interface AutoTopUpStore {
+  /**
+   * Runs `work` holding the account's top-up lock, which any number of instances share, with the
+   * account as read under it (null when there is no such account) and a credit that commits with
+   * the lock's release. Waits for a taken lock at most `maxWaitMs` (retrying inside the adapter),
+   * then answers busy without running `work`.
+   */
+  underTopUpLock<T>(
+    accountId: string,
+    maxWaitMs: number,
+    work: (account: TopUpAccount | null, credit: (credit: AccountCredit) => Promise<boolean>) => Promise<T>,
+  ): Promise<{ busy: true } | { busy: false; result: T }>;
+  /** False when there is no such account. */
+  saveSettings(accountId: string, settings: AutoTopUpSettings): Promise<boolean>;
+}
+
+export interface AutoTopUpDeps {
+  topUps: AutoTopUpStore;
+  payments: PaymentPort;
+  ids: IdGenerator;
+  clock: Clock;
+}
 
 /**
  * Tops the account up once when its balance is below its threshold.
  *
  * No double top-ups when several settlements cross the threshold at once, on any number of
- * instances: each attempt runs in a transaction holding a PostgreSQL advisory lock for the
- * account (`pg_try_advisory_xact_lock`), re-reads the balance under it, and only then calls
- * the payment port and credits (ledger row `auto_top_up`, lifetime top-ups raised, through
- * `creditAccount`) before commit releases the lock. The next holder sees the new balance and
- * does nothing. The advisory lock is not a row lock, so reservations and settlements of the
- * account go on while the payment call runs. An attempt that finds the lock taken does not
- * wait inside a transaction (it would pin a pool connection); it retries shortly, because the
- * holder may have read the balance before our settlement committed.
+ * instances: each attempt holds the account's top-up lock, re-reads the balance under it, and
+ * only then calls the payment port and credits (ledger row `auto_top_up`, lifetime top-ups
+ * raised) before the lock is released. The next holder sees the new balance and does nothing.
  */
-export async function runAutoTopUp(
-  deps: { orm: MikroORM; ids: IdGenerator; clock: Clock; payments: PaymentPort },
-  accountId: string,
-  maxWaitMs = 10_000,
-): Promise<AutoTopUpOutcome> {
-  const deadline = Date.now() + maxWaitMs;
-  for (;;) {
-    const outcome = await attemptAutoTopUp(deps, accountId);
-    if (outcome.status !== 'busy' || Date.now() >= deadline) return outcome;
-    await new Promise((resolve) => setTimeout(resolve, LOCK_RETRY_MS + Math.random() * LOCK_RETRY_MS));
-  }
-}
-
-async function attemptAutoTopUp(deps: { orm: MikroORM; ids: IdGenerator; clock: Clock; payments: PaymentPort }, accountId: string): Promise<AutoTopUpOutcome> {
-  return deps.orm.em.fork().transactional(async (tx): Promise<AutoTopUpOutcome> => {
-    const [lock] = await sqlRows<{ locked: boolean }>(tx, 'select pg_try_advisory_xact_lock(hashtextextended(?, 0)) as locked', [`tollgate:auto-top-up:${accountId}`]);
-    if (!lock?.locked) return { status: 'busy' };
-    const [account] = await sqlRows<{ balance_micro: string; auto_top_up_threshold_micro: string | null; auto_top_up_amount_micro: string | null }>(
-      tx,
-      'select balance_micro, auto_top_up_threshold_micro, auto_top_up_amount_micro from accounts where id = ?',
-      [accountId],
-    );
-    if (!account || account.auto_top_up_threshold_micro === null || account.auto_top_up_amount_micro === null) return { status: 'not_needed' };
-    if (BigInt(account.balance_micro) >= BigInt(account.auto_top_up_threshold_micro)) return { status: 'not_needed' };
-    const amountMicro = BigInt(account.auto_top_up_amount_micro);
+export async function runAutoTopUp(deps: AutoTopUpDeps, accountId: string, maxWaitMs = 10_000): Promise<AutoTopUpOutcome> {
+  const locked = await deps.topUps.underTopUpLock(accountId, maxWaitMs, async (account, credit): Promise<AutoTopUpOutcome> => {
+    const { thresholdMicro, amountMicro } = account?.settings ?? { thresholdMicro: null, amountMicro: null };
+    if (!account || thresholdMicro === null || amountMicro === null) return { status: 'not_needed' };
+    if (account.balanceMicro >= thresholdMicro) return { status: 'not_needed' };
     const payment = await deps.payments.charge(accountId, amountMicro);
     if (!payment.ok) return { status: 'declined', message: payment.message ?? 'the payment was declined' };
     const note = `automatic top-up, payment ${payment.reference ?? 'without reference'}`;
-    const credited = await creditAccount(tx, { accountId, amountMicro, kind: 'auto_top_up', note, ledgerId: deps.ids.next('led'), at: deps.clock.now() });
+    const credited = await credit({ accountId, amountMicro, kind: 'auto_top_up', note, ledgerId: deps.ids.next('led'), at: deps.clock.now() });
     if (!credited) throw notFound(`No account '${accountId}'.`);
     return { status: 'credited', amountMicro, reference: payment.reference };
   });
-}
-
-/**
- * Adds money to an account inside the caller's transaction: the balance and (for top-ups) the
- * lifetime total that drives the tier in one conditional UPDATE, then the ledger row; false
- * (nothing written) when there is no such account. The account store's adapter
- * (src/infra/pg-account-store.ts) runs it for operator top-ups.
- */
-// Here, not in src/infra, only while runAutoTopUp is handed the ORM by the billing service: once
-// it is handed an auto top-up port, this statement moves to that port's PostgreSQL adapter.
-export async function creditAccount(tx: EntityManager, credit: AccountCredit): Promise<boolean> {
-  const { accountId, amountMicro, kind } = credit;
-  const lifetime = kind === 'top_up' || kind === 'auto_top_up' ? amountMicro : 0n;
-  // tx.execute runs inside the caller's transaction (tx.getConnection().execute would not).
-  const updated = await tx.execute(
-    'update accounts set balance_micro = balance_micro + ?, lifetime_top_ups_micro = lifetime_top_ups_micro + ? where id = ?',
-    [amountMicro.toString(), lifetime.toString(), accountId],
-    'run',
-  );
-  if ((updated as { affectedRows?: number }).affectedRows === 0) return false;
-  tx.create(LedgerEntry, { id: credit.ledgerId, account: accountId, kind, amountMicro, note: credit.note, createdAt: credit.at });
-  await tx.flush();
-  return true;
+  return locked.busy ? { status: 'busy' } : locked.result;
 }

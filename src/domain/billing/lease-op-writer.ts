@@ -1,5 +1,4 @@
 import { storageErrorAsApiError } from '../shared/errors';
-import { retryDeadlocks } from '../shared/sql';
 import type { LeaseOp, LeaseOpResult, LeaseStore, SettleOp } from './lease-store';
 
 interface QueuedOp {
@@ -240,8 +239,8 @@ export class LeaseOpWriter {
     const started = performance.now();
     for (let attempt = 1; ; attempt++) {
       try {
-        // One transaction: a deadlock (with a sweeper, say) rolls all of it back, and it runs again.
-        const results = await retryDeadlocks(() => this.store.applyOps(ops));
+        // One transaction; the store runs it again itself when it is a deadlock victim.
+        const results = await this.store.applyOps(ops);
         results.forEach((result, i) => batch[i]!.resolve(result));
         return;
       } catch (error) {

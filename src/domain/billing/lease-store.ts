@@ -66,6 +66,7 @@ export interface LeaseOpResult {
   thresholdMicro: bigint | null;
 }
 
+/** Both operations are run again by the adapter when the database aborts them as a deadlock victim. */
 export interface LeaseStore {
   takeLease(take: LeaseTake): Promise<LeaseTaken>;
   /** One transaction for the whole batch; one result per operation, in order. */

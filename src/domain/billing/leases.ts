@@ -4,7 +4,6 @@ import type { IdGenerator } from '../shared/ids';
 import { runAutoTopUp } from './auto-top-up';
 import type { HoldPurpose } from './entities';
 import { chargeWithinHold } from './pricing';
-import { retryDeadlocks } from '../shared/sql';
 import { LeaseOpWriter, type SettlementBacklog } from './lease-op-writer';
 import { unavailable } from '../shared/errors';
 import { maxBig, settleOpOf, sharesConstraint, type Budget, type Lease, type LeasedHold, type OpenHold } from './lease-budgets';
@@ -315,9 +314,9 @@ export class BudgetLeases {
   private async tryTake(budget: Budget, min: bigint, want: bigint): Promise<Lease | RefusalReason> {
     const now = this.clock.now();
     const id = this.ids.next('lease');
-    const taken = await retryDeadlocks(() =>
-      this.store.takeLease({ id, accountId: budget.accountId, keyId: budget.keyId, planUserId: budget.planUserId, month: budget.month, minMicro: min, wantMicro: want, expiresAt: new Date(now.getTime() + this.leaseTtlMs), now }),
-    );
+    const taken = await this.store.takeLease({
+      id, accountId: budget.accountId, keyId: budget.keyId, planUserId: budget.planUserId, month: budget.month, minMicro: min, wantMicro: want, expiresAt: new Date(now.getTime() + this.leaseTtlMs), now,
+    });
     if (taken.refusal !== null) return taken.refusal;
     return { id, remaining: taken.grantedMicro, inFlight: 0n, open: 0, retired: false, lastUsedMs: now.getTime() };
   }

@@ -5,7 +5,7 @@ import { nextUtcMonthStart, unixSeconds, utcMonthKey, type Clock } from '../shar
 import { insufficientBalance, keySpendLimitReached, notFound, planAllowanceExhausted, type ApiError } from '../shared/errors';
 import { TOPIC_KEY_EVENTS, type EventBus } from '../shared/events';
 import type { IdGenerator } from '../shared/ids';
-import { runAutoTopUp, validateAutoTopUp, type AutoTopUpSettings } from './auto-top-up';
+import { runAutoTopUp, validateAutoTopUp, type AutoTopUpDeps, type AutoTopUpSettings, type AutoTopUpStore } from './auto-top-up';
 import type { HoldClosed, HoldStore } from './hold-store';
 import type { PaymentPort } from './payments';
 import { retryDeadlocks, sqlRows } from '../shared/sql';
@@ -50,6 +50,7 @@ export class BillingService {
     private readonly payments: PaymentPort,
     private readonly holds: HoldStore,
     private readonly reads: BillingReads,
+    private readonly topUps: AutoTopUpStore,
     /** Told of each settlement whose cost was above its hold (here and in budget leases). */
     private readonly onOverage: OverageObserver = () => undefined,
   ) {}
@@ -271,12 +272,7 @@ export class BillingService {
   /** Turns automatic top-up on (threshold 0..$100,000, amount $1..$100,000) or off (null). */
   async setAutoTopUp(accountId: string, settings: { thresholdMicro: bigint; amountMicro: bigint } | null): Promise<AutoTopUpSettings> {
     const valid = validateAutoTopUp(settings);
-    const rows = await sqlRows(
-      this.orm.em.fork(),
-      'update accounts set auto_top_up_threshold_micro = ?, auto_top_up_amount_micro = ? where id = ? returning id',
-      [valid.thresholdMicro?.toString() ?? null, valid.amountMicro?.toString() ?? null, accountId],
-    );
-    if (rows.length === 0) throw notFound(`No account '${accountId}'.`);
+    if (!(await this.topUps.saveSettings(accountId, valid))) throw notFound(`No account '${accountId}'.`);
     return valid;
   }
 
@@ -318,8 +314,8 @@ export class BillingService {
     return { ...sums, consistent: sums.balanceMicro === sums.ledgerSumMicro && sums.reservedMicro === sums.activeHoldsMicro };
   }
 
-  autoTopUpDeps() {
-    return { orm: this.orm, ids: this.ids, clock: this.clock, payments: this.payments };
+  autoTopUpDeps(): AutoTopUpDeps {
+    return { topUps: this.topUps, payments: this.payments, ids: this.ids, clock: this.clock };
   }
 
   /** One transaction; retried when PostgreSQL picks it as a deadlock victim (nothing of it was committed). */
