@@ -10,9 +10,19 @@ const layer = (...folders) => ({
   regex: `^(\\.\\./)+(${folders.join('|')})(/|$)`,
   message: `This folder does not import ${folders.join(', ')} (the layering: docs/README.md).`,
 });
-const packages = (...names) => names.map((name) => ({ group: [name, `${name}/*`], message: 'The domain knows no HTTP, GraphQL, Redis or SQL client: adapters live in src/infra or the planes.' }));
+const packages = (...names) =>
+  names.map((name) => ({
+    group: [name, `${name}/*`],
+    message: 'The domain knows no HTTP, GraphQL, Redis or SQL client: adapters live in src/infra or the planes.',
+  }));
 const importZones = [
-  { files: ['src/domain/**/*.ts'], patterns: [layer('rest', 'graphql', 'protocols', 'providers', 'infra', 'cli', 'config', 'server', 'main'), ...packages('express', 'graphql', 'type-graphql', '@apollo', 'ioredis', 'pg', 'pg-boss', 'undici', 'pino', 'prom-client', '@aws-sdk')] },
+  {
+    files: ['src/domain/**/*.ts'],
+    patterns: [
+      layer('rest', 'graphql', 'protocols', 'providers', 'infra', 'cli', 'config', 'server', 'main'),
+      ...packages('express', 'graphql', 'type-graphql', '@apollo', 'ioredis', 'pg', 'pg-boss', 'undici', 'pino', 'prom-client', '@aws-sdk'),
+    ],
+  },
   { files: ['src/protocols/**/*.ts'], patterns: [layer('rest', 'graphql', 'providers', 'infra', 'cli', 'config', 'server', 'main')] },
   { files: ['src/providers/**/*.ts'], patterns: [layer('rest', 'graphql', 'infra', 'cli', 'server', 'main')] },
   { files: ['src/rest/**/*.ts'], patterns: [layer('graphql', 'providers', 'infra', 'cli', 'server', 'main')] },
@@ -53,7 +63,10 @@ export default tseslint.config(
     files: ['src/**/*.ts'],
     ignores: ['src/domain/shared/errors.ts'],
     rules: {
-      'no-restricted-syntax': ['error', { selector: "NewExpression[callee.name='ApiError']", message: 'Make errors with a named factory of src/domain/shared/errors.ts.' }],
+      'no-restricted-syntax': [
+        'error',
+        { selector: "NewExpression[callee.name='ApiError']", message: 'Make errors with a named factory of src/domain/shared/errors.ts.' },
+      ],
     },
   },
   {
@@ -74,7 +87,10 @@ export default tseslint.config(
   {
     // Plain CommonJS helpers (the TypeScript require hook).
     files: ['**/*.js'],
-    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', module: 'writable', __dirname: 'readonly', process: 'readonly', console: 'readonly' } },
+    languageOptions: {
+      sourceType: 'commonjs',
+      globals: { require: 'readonly', module: 'writable', __dirname: 'readonly', process: 'readonly', console: 'readonly' },
+    },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
 );

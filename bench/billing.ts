@@ -64,9 +64,20 @@ async function provision(orm: MikroORM, count: number, limitMicro: bigint | null
   for (let i = 0; i < count; i++) {
     const accountId = ids.next('acct');
     const keyId = ids.next('key');
-    const funds = (1_000_000_000_000n).toString();
-    await em.execute('insert into accounts (id, name, balance_micro, lifetime_top_ups_micro, created_at) values (?, ?, ?, ?, ?)', [accountId, `bench ${i}`, funds, funds, now]);
-    await em.execute(`insert into ledger_entries (id, account_id, kind, amount_micro, created_at) values (?, ?, 'top_up', ?, ?)`, [ids.next('led'), accountId, funds, now]);
+    const funds = 1_000_000_000_000n.toString();
+    await em.execute('insert into accounts (id, name, balance_micro, lifetime_top_ups_micro, created_at) values (?, ?, ?, ?, ?)', [
+      accountId,
+      `bench ${i}`,
+      funds,
+      funds,
+      now,
+    ]);
+    await em.execute(`insert into ledger_entries (id, account_id, kind, amount_micro, created_at) values (?, ?, 'top_up', ?, ?)`, [
+      ids.next('led'),
+      accountId,
+      funds,
+      now,
+    ]);
     await em.execute(
       `insert into api_keys (id, account_id, name, kind, prefix, secret_hash, created_at, monthly_spend_limit_micro) values (?, ?, 'bench', 'prepaid', 'tgk_bench', ?, ?, ?)`,
       [keyId, accountId, randomBytes(32).toString('hex'), now, limitMicro?.toString() ?? null],
@@ -103,7 +114,8 @@ async function phase(ops: number, concurrency: number, op: (i: number) => Promis
   return { perSecond: ops / seconds, p50Ms: at(0.5), p99Ms: at(0.99) };
 }
 
-const fmt = (r: PhaseResult) => `${r.perSecond.toFixed(0).padStart(6)}/s   p50 ${r.p50Ms.toFixed(2).padStart(6)} ms   p99 ${r.p99Ms.toFixed(2).padStart(7)} ms`;
+const fmt = (r: PhaseResult) =>
+  `${r.perSecond.toFixed(0).padStart(6)}/s   p50 ${r.p50Ms.toFixed(2).padStart(6)} ms   p99 ${r.p99Ms.toFixed(2).padStart(7)} ms`;
 
 async function scenario(name: string, billing: BillingService, principals: BillingPrincipal[]): Promise<void> {
   const holdIds: string[] = new Array(OPS);
@@ -112,7 +124,11 @@ async function scenario(name: string, billing: BillingService, principals: Billi
     holdIds[i] = (await billing.reserveHold({ principal: pick(i), purpose: 'text', model: 'bench/model', amountMicro: HOLD_MICRO })).id;
   });
   const settle = await phase(OPS, CONCURRENCY, async (i) => {
-    await billing.settleHold(holdIds[i], { costMicro: HOLD_MICRO - BigInt(i % 100), usage: { inputTokens: 100, outputTokens: 50 }, latencyMs: 1 });
+    await billing.settleHold(holdIds[i], {
+      costMicro: HOLD_MICRO - BigInt(i % 100),
+      usage: { inputTokens: 100, outputTokens: 50 },
+      latencyMs: 1,
+    });
   });
   const cycle = await phase(OPS, CONCURRENCY, async (i) => {
     const hold = await billing.reserveHold({ principal: pick(i), purpose: 'text', model: 'bench/model', amountMicro: HOLD_MICRO });
@@ -120,7 +136,8 @@ async function scenario(name: string, billing: BillingService, principals: Billi
   });
   for (const p of principals) {
     const audit = await billing.auditAccount(p.accountId);
-    if (!audit.consistent) throw new Error(`audit failed for ${p.accountId}: ${JSON.stringify(audit, (_k, v) => (typeof v === 'bigint' ? v.toString() : v))}`);
+    if (!audit.consistent)
+      throw new Error(`audit failed for ${p.accountId}: ${JSON.stringify(audit, (_k, v) => (typeof v === 'bigint' ? v.toString() : v))}`);
   }
   console.log(`\n${name}`);
   console.log(`  reserveHold           ${fmt(reserve)}`);
@@ -146,32 +163,67 @@ async function settlementBatches(url: string, principal: BillingPrincipal): Prom
     const ids = ulidIds();
     const now = new Date();
     const leaseId = ids.next('lease');
-    const { rows: [taken] } = await client.query('select * from tollgate_take_lease($1, $2, $3, null, $4, 1, $5, $6, $7)', [
-      leaseId, principal.accountId, principal.keyId, now.toISOString().slice(0, 7), (100_000_000_000n).toString(), new Date(now.getTime() + 3_600_000).toISOString(), now.toISOString(),
+    const {
+      rows: [taken],
+    } = await client.query('select * from tollgate_take_lease($1, $2, $3, null, $4, 1, $5, $6, $7)', [
+      leaseId,
+      principal.accountId,
+      principal.keyId,
+      now.toISOString().slice(0, 7),
+      100_000_000_000n.toString(),
+      new Date(now.getTime() + 3_600_000).toISOString(),
+      now.toISOString(),
     ]);
     if (taken.refusal) throw new Error(`lease refused: ${taken.refusal}`);
-    const { rows: [{ pid }] } = await client.query<{ pid: number }>('select pg_backend_pid() as pid');
+    const {
+      rows: [{ pid }],
+    } = await client.query<{ pid: number }>('select pg_backend_pid() as pid');
     const batch = async (size: number) => {
       const at = new Date().toISOString();
       const ops = Array.from({ length: size }, (_, seq) => ({
-        seq, op: 'settle', lease_id: leaseId, hold_id: ids.next('hold'), cost: '4321', hold: '5000', model: 'bench/model', now: at,
-        ledger_id: ids.next('led'), usage_id: ids.next('use'), usage_status: 'ok', request_id: `req_${randomBytes(8).toString('hex')}`,
-        input: 100, cached: 0, cache_write_5m: 0, cache_write_1h: 0, output: 50, reasoning: 0, latency: 3,
+        seq,
+        op: 'settle',
+        lease_id: leaseId,
+        hold_id: ids.next('hold'),
+        cost: '4321',
+        hold: '5000',
+        model: 'bench/model',
+        now: at,
+        ledger_id: ids.next('led'),
+        usage_id: ids.next('use'),
+        usage_status: 'ok',
+        request_id: `req_${randomBytes(8).toString('hex')}`,
+        input: 100,
+        cached: 0,
+        cache_write_5m: 0,
+        cache_write_1h: 0,
+        output: 50,
+        reasoning: 0,
+        latency: 3,
       }));
-      const { rows } = await client.query({ name: 'apply', text: 'select * from tollgate_apply_lease_ops($1::jsonb)', values: [JSON.stringify(ops)] });
+      const { rows } = await client.query({
+        name: 'apply',
+        text: 'select * from tollgate_apply_lease_ops($1::jsonb)',
+        values: [JSON.stringify(ops)],
+      });
       if (rows.length !== size || !rows.every((row: { applied: boolean }) => row.applied)) throw new Error('a settlement was not applied');
     };
     console.log('\nlease settlement batches (tollgate_apply_lease_ops, one lease)');
     for (const size of [1, 10, 30, 100, 300]) {
-      const batches = Math.max(20, Math.round(OPS * 5 / size));
+      const batches = Math.max(20, Math.round((OPS * 5) / size));
       for (let i = 0; i < 5; i++) await batch(size);
       const cpuBefore = processCpuMs(pid);
       const started = performance.now();
       for (let i = 0; i < batches; i++) await batch(size);
       const cpuAfter = processCpuMs(pid);
       const settlements = batches * size;
-      const cpu = cpuBefore === null || cpuAfter === null ? 'n/a (server not on this machine)' : `${(((cpuAfter - cpuBefore) * 1000) / settlements).toFixed(1).padStart(6)} µs`;
-      console.log(`  batch ${String(size).padStart(3)}: PostgreSQL CPU per settlement ${cpu}, wall ${(((performance.now() - started) * 1000) / settlements).toFixed(1).padStart(6)} µs (${settlements} settlements)`);
+      const cpu =
+        cpuBefore === null || cpuAfter === null
+          ? 'n/a (server not on this machine)'
+          : `${(((cpuAfter - cpuBefore) * 1000) / settlements).toFixed(1).padStart(6)} µs`;
+      console.log(
+        `  batch ${String(size).padStart(3)}: PostgreSQL CPU per settlement ${cpu}, wall ${(((performance.now() - started) * 1000) / settlements).toFixed(1).padStart(6)} µs (${settlements} settlements)`,
+      );
     }
   } finally {
     await client.end();
@@ -185,10 +237,13 @@ async function writerCapacity(url: string, billing: BillingService, principals: 
   await monitor.connect();
   // CPU of each backend of the bench database by pid: a connection may close or open in between.
   const backendsCpuMs = async () => {
-    const { rows } = await monitor.query<{ pid: number }>('select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()');
+    const { rows } = await monitor.query<{ pid: number }>(
+      'select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()',
+    );
     return new Map(rows.map((row) => [row.pid, processCpuMs(row.pid) ?? NaN]));
   };
-  const cpuSince = (before: Map<number, number>, after: Map<number, number>) => [...after].reduce((sum, [pid, ms]) => sum + ms - (before.get(pid) ?? 0), 0);
+  const cpuSince = (before: Map<number, number>, after: Map<number, number>) =>
+    [...after].reduce((sum, [pid, ms]) => sum + ms - (before.get(pid) ?? 0), 0);
   // A gateway at capacity: its event loop busy 75% of the time, so every batch waits for its turn.
   const busyLoop = () => {
     const timer = setInterval(() => {
@@ -198,20 +253,51 @@ async function writerCapacity(url: string, billing: BillingService, principals: 
     return () => clearInterval(timer);
   };
   try {
-    const configs = [{ lanes: 1, maxBatchOps: 100 }, { lanes: 1, maxBatchOps: 1000 }, { lanes: 2, maxBatchOps: 100 }, { lanes: 2, maxBatchOps: 1000 }, { lanes: 4, maxBatchOps: 1000 }];
+    const configs = [
+      { lanes: 1, maxBatchOps: 100 },
+      { lanes: 1, maxBatchOps: 1000 },
+      { lanes: 2, maxBatchOps: 100 },
+      { lanes: 2, maxBatchOps: 1000 },
+      { lanes: 4, maxBatchOps: 1000 },
+    ];
     for (const { lanes, maxBatchOps, busy } of [false, true].flatMap((busy) => configs.map((config) => ({ ...config, busy })))) {
       const runner = pgSqlRunner(url, pino({ level: 'silent' }), lanes + 4);
-      const leases = new BudgetLeases(pgLeaseStore(runner), billing, systemClock, ulidIds(), inProcessEventBus(), { writerLanes: lanes, maxBatchOps, settlementBacklog: WRITER_OPS * 2, settlementDelayMs: 20 });
+      const leases = new BudgetLeases(pgLeaseStore(runner), billing, systemClock, ulidIds(), inProcessEventBus(), {
+        writerLanes: lanes,
+        maxBatchOps,
+        settlementBacklog: WRITER_OPS * 2,
+        settlementDelayMs: 20,
+      });
       try {
-        const holds = await Promise.all(Array.from({ length: WRITER_OPS }, (_, i) => leases.reserve({ principal: principals[i % principals.length]!, purpose: 'text', model: 'bench/model', amountMicro: HOLD_MICRO })));
+        const holds = await Promise.all(
+          Array.from({ length: WRITER_OPS }, (_, i) =>
+            leases.reserve({
+              principal: principals[i % principals.length]!,
+              purpose: 'text',
+              model: 'bench/model',
+              amountMicro: HOLD_MICRO,
+            }),
+          ),
+        );
         const cpuBefore = await backendsCpuMs();
         const stopBusy = busy ? busyLoop() : () => undefined;
         const started = performance.now();
-        await Promise.all(holds.map((hold, i) => leases.settle(hold, { costMicro: 4321n, usage: { inputTokens: 100, outputTokens: 50 }, latencyMs: 3, requestId: `req_bench_${i}` })));
+        await Promise.all(
+          holds.map((hold, i) =>
+            leases.settle(hold, {
+              costMicro: 4321n,
+              usage: { inputTokens: 100, outputTokens: 50 },
+              latencyMs: 3,
+              requestId: `req_bench_${i}`,
+            }),
+          ),
+        );
         const seconds = (performance.now() - started) / 1000;
         stopBusy();
         const cpuUs = (cpuSince(cpuBefore, await backendsCpuMs()) * 1000) / WRITER_OPS;
-        console.log(`  ${busy ? 'event loop 75% busy' : 'event loop idle    '}, ${lanes} lane(s), batches of up to ${String(maxBatchOps).padStart(4)}: ${(WRITER_OPS / seconds).toFixed(0).padStart(6)} settlements/s, PostgreSQL CPU per settlement ${cpuUs.toFixed(1).padStart(5)} µs`);
+        console.log(
+          `  ${busy ? 'event loop 75% busy' : 'event loop idle    '}, ${lanes} lane(s), batches of up to ${String(maxBatchOps).padStart(4)}: ${(WRITER_OPS / seconds).toFixed(0).padStart(6)} settlements/s, PostgreSQL CPU per settlement ${cpuUs.toFixed(1).padStart(5)} µs`,
+        );
       } finally {
         await leases.close();
         await runner.close();
@@ -227,7 +313,16 @@ async function main(): Promise<void> {
   await withScratchDatabase(async (url) => {
     const orm = await openDatabase(url, 20);
     try {
-      const billing = new BillingService(orm, systemClock, ulidIds(), inProcessEventBus(), new SandboxPaymentPort(), pgHoldStore(orm), new PgBillingReads(orm), pgAutoTopUpStore(orm));
+      const billing = new BillingService(
+        orm,
+        systemClock,
+        ulidIds(),
+        inProcessEventBus(),
+        new SandboxPaymentPort(),
+        pgHoldStore(orm),
+        new PgBillingReads(orm),
+        pgAutoTopUpStore(orm),
+      );
       await scenario('spread: 200 accounts, one key each, no limit', billing, await provision(orm, 200, null));
       await scenario('hot: one account, one key with a monthly limit', billing, await provision(orm, 1, 100_000_000_000n));
       const [leaseAccount] = await provision(orm, 1, null);

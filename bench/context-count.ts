@@ -26,12 +26,16 @@ async function measure(name: string, text: string, limit: number): Promise<void>
   const over = await promptTokensOver({ texts: [text], messages: 1 }, limit);
   running = false;
   const ms = performance.now() - started;
-  console.log(`${name.padEnd(28)} limit ${String(limit).padStart(9)}  ${over ? 'over' : 'fits'}  ${ms.toFixed(0).padStart(6)} ms  longest turn ${longestTurnMs.toFixed(1)} ms`);
+  console.log(
+    `${name.padEnd(28)} limit ${String(limit).padStart(9)}  ${over ? 'over' : 'fits'}  ${ms.toFixed(0).padStart(6)} ms  longest turn ${longestTurnMs.toFixed(1)} ms`,
+  );
 }
 
 async function main(): Promise<void> {
   countTokensExactly('load the encoder first');
-  const prose = 'The quick brown fox jumps over the lazy dog, and the ledger balances at the end of the month. '.repeat(Math.ceil(MB4 / 95)).slice(0, MB4);
+  const prose = 'The quick brown fox jumps over the lazy dog, and the ledger balances at the end of the month. '
+    .repeat(Math.ceil(MB4 / 95))
+    .slice(0, MB4);
   const letters = Array.from({ length: MB4 }, () => String.fromCharCode(97 + Math.floor(Math.random() * 26))).join('');
   const one = 'x'.repeat(MB4);
   for (const limit of [128_000, 1_048_576]) {

@@ -80,7 +80,11 @@ async function pushbackWaits(url: string): Promise<number> {
 
 export function startNodeFloor(upstreamOrigin: string, execArgv: string[] = []): Promise<{ child: ChildProcess; port: number }> {
   const undiciDir = dirname(require.resolve('undici/package.json'));
-  const child = fork(join(__dirname, 'node-floor.mjs'), ['0', undiciDir], { execArgv, env: { ...process.env, FLOOR_UPSTREAM: upstreamOrigin, FLOOR_API_KEY: 'sk-bench' }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(join(__dirname, 'node-floor.mjs'), ['0', undiciDir], {
+    execArgv,
+    env: { ...process.env, FLOOR_UPSTREAM: upstreamOrigin, FLOOR_API_KEY: 'sk-bench' },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   return new Promise((resolve, reject) => {
     child.once('message', (message: { port: number }) => resolve({ child, port: message.port }));
     child.once('exit', (code) => reject(new Error(`node-floor.mjs exited with ${code}`)));
@@ -88,22 +92,51 @@ export function startNodeFloor(upstreamOrigin: string, execArgv: string[] = []):
 }
 
 export async function runCpuComparison(options: CpuOptions, onRow: (row: CpuRow) => void): Promise<CpuRow[]> {
-  const wanted = new Set<SideName>(options.sides ?? ['direct', 'node floor', 'tollgate, npm start', 'tollgate, plain node', ...(options.compareDir ? (['tollgate, compare'] as const) : [])]);
+  const wanted = new Set<SideName>(
+    options.sides ?? [
+      'direct',
+      'node floor',
+      'tollgate, npm start',
+      'tollgate, plain node',
+      ...(options.compareDir ? (['tollgate, compare'] as const) : []),
+    ],
+  );
   const env = gatewayEnv(options, null);
   const withFlags = await startCompiledGateway(env);
   const plainEnv = { ...env };
   delete plainEnv.GLIBC_TUNABLES;
-  const plain = wanted.has('tollgate, plain node') ? await startCompiledGateway(plainEnv, [process.execPath, join(ROOT, 'dist', 'src', 'main.js'), 'start']) : null;
-  const compare = options.compareDir && wanted.has('tollgate, compare') ? await startCompiledGateway(env, [join(options.compareDir, 'bin', 'tollgate'), 'start']) : null;
+  const plain = wanted.has('tollgate, plain node')
+    ? await startCompiledGateway(plainEnv, [process.execPath, join(ROOT, 'dist', 'src', 'main.js'), 'start'])
+    : null;
+  const compare =
+    options.compareDir && wanted.has('tollgate, compare')
+      ? await startCompiledGateway(env, [join(options.compareDir, 'bin', 'tollgate'), 'start'])
+      : null;
   const floor = wanted.has('node floor') ? await startNodeFloor(new URL(options.upstreamUrl).origin) : null;
   const monitor = new Client({ connectionString: options.databaseUrl });
   await monitor.connect();
   try {
     const tokens = await Promise.all(Array.from({ length: options.accounts }, () => provisionKey(withFlags.url)));
-    const gatewaySide = (name: SideName, gateway: Gateway): Side => ({ name, url: `${gateway.url}/v1/chat/completions`, pid: gateway.child.pid!, gateway, tokens });
+    const gatewaySide = (name: SideName, gateway: Gateway): Side => ({
+      name,
+      url: `${gateway.url}/v1/chat/completions`,
+      pid: gateway.child.pid!,
+      gateway,
+      tokens,
+    });
     const sides: Side[] = (<Side[]>[
       { name: 'direct', url: `${options.upstreamUrl}/chat/completions`, pid: null, gateway: null, tokens: ['sk-bench'] },
-      ...(floor ? [{ name: 'node floor' as const, url: `http://127.0.0.1:${floor.port}/v1/chat/completions`, pid: floor.child.pid!, gateway: null, tokens: ['sk-bench'] }] : []),
+      ...(floor
+        ? [
+            {
+              name: 'node floor' as const,
+              url: `http://127.0.0.1:${floor.port}/v1/chat/completions`,
+              pid: floor.child.pid!,
+              gateway: null,
+              tokens: ['sk-bench'],
+            },
+          ]
+        : []),
       gatewaySide('tollgate, npm start', withFlags),
       ...(plain ? [gatewaySide('tollgate, plain node', plain)] : []),
       ...(compare ? [gatewaySide('tollgate, compare', compare)] : []),
@@ -122,7 +155,17 @@ export async function runCpuComparison(options: CpuOptions, onRow: (row: CpuRow)
             const waitsBefore = side.gateway ? await pushbackWaits(side.gateway.url) : 0;
             const cpuBefore = side.pid ? cpuMs(side.pid) : null;
             const dbBefore = side.gateway ? await backendsCpu(monitor) : null;
-            acc[i]!.parts.push(await runLoad({ url: side.url, headers: headerSets[0]!, headerSets, body: JSON.stringify({ model, messages, ...extra }), connections, durationMs: (options.seconds * 1000) / SLICES, warmupMs: WARMUP_MS }));
+            acc[i]!.parts.push(
+              await runLoad({
+                url: side.url,
+                headers: headerSets[0]!,
+                headerSets,
+                body: JSON.stringify({ model, messages, ...extra }),
+                connections,
+                durationMs: (options.seconds * 1000) / SLICES,
+                warmupMs: WARMUP_MS,
+              }),
+            );
             if (side.pid && cpuBefore) {
               const after = cpuMs(side.pid);
               acc[i]!.cpu += after.user + after.system - cpuBefore.user - cpuBefore.system;
@@ -137,7 +180,17 @@ export async function runCpuComparison(options: CpuOptions, onRow: (row: CpuRow)
           const merged = mergeLoadResults(acc[i]!.parts);
           const load = { ...merged, requestsPerSecond: merged.requests / (merged.durationMs / 1000) };
           const served = Math.max(1, load.totalRequests);
-          const row: CpuRow = { body, connections, side: side.name, load, cpuPerRequest: side.pid ? acc[i]!.cpu / served : NaN, systemPerRequest: side.pid ? acc[i]!.system / served : NaN, dbPerRequest: acc[i]!.db / served, peakRssMb: side.pid ? acc[i]!.rss : NaN, pushbackWaits: acc[i]!.waits };
+          const row: CpuRow = {
+            body,
+            connections,
+            side: side.name,
+            load,
+            cpuPerRequest: side.pid ? acc[i]!.cpu / served : NaN,
+            systemPerRequest: side.pid ? acc[i]!.system / served : NaN,
+            dbPerRequest: acc[i]!.db / served,
+            peakRssMb: side.pid ? acc[i]!.rss : NaN,
+            pushbackWaits: acc[i]!.waits,
+          };
           rows.push(row);
           onRow(row);
         }
@@ -153,7 +206,8 @@ export async function runCpuComparison(options: CpuOptions, onRow: (row: CpuRow)
 
 const f = (n: number, digits = 2) => (Number.isNaN(n) ? '' : n.toFixed(digits));
 const total = (row: CpuRow) => row.cpuPerRequest + row.dbPerRequest;
-const floorOf = (rows: CpuRow[], row: CpuRow) => rows.find((r) => r.body === row.body && r.connections === row.connections && r.side === 'node floor');
+const floorOf = (rows: CpuRow[], row: CpuRow) =>
+  rows.find((r) => r.body === row.body && r.connections === row.connections && r.side === 'node floor');
 
 export function cpuTextRow(row: CpuRow): string {
   const counted = row.pushbackWaits === 0;
@@ -163,20 +217,58 @@ export function cpuTextRow(row: CpuRow): string {
     row.side.padEnd(20),
     `${f(row.load.requestsPerSecond, 0).padStart(6)} req/s${counted ? '' : ' (backlog NOT bounded)'}`,
     `p50 ${f(row.load.p50).padStart(7)} p99 ${f(row.load.p99).padStart(7)} ms`,
-    row.side === 'direct' ? '' : `cpu ${f(row.cpuPerRequest, 3)} (system ${f(row.systemPerRequest, 3)}) + db ${f(row.dbPerRequest, 3)} ms/req`,
+    row.side === 'direct'
+      ? ''
+      : `cpu ${f(row.cpuPerRequest, 3)} (system ${f(row.systemPerRequest, 3)}) + db ${f(row.dbPerRequest, 3)} ms/req`,
     row.side === 'direct' ? '' : `peak RSS ${f(row.peakRssMb, 0)} MB`,
-    `errors ${row.load.errors}${row.load.errors ? ` (${Object.entries(row.load.errorKinds).map(([k, n]) => `${k} ×${n}`).join(', ')})` : ''}`,
-  ].filter(Boolean).join(' | ');
+    `errors ${row.load.errors}${
+      row.load.errors
+        ? ` (${Object.entries(row.load.errorKinds)
+            .map(([k, n]) => `${k} ×${n}`)
+            .join(', ')})`
+        : ''
+    }`,
+  ]
+    .filter(Boolean)
+    .join(' | ');
 }
 
 export function cpuTable(rows: CpuRow[]): string {
-  const header = ['body', 'conns', 'side', 'req/s', 'p50 ms', 'p99 ms', 'CPU ms/req', 'of it system', 'db ms/req', 'total ms/req', '× floor', 'peak RSS MB', 'errors'];
+  const header = [
+    'body',
+    'conns',
+    'side',
+    'req/s',
+    'p50 ms',
+    'p99 ms',
+    'CPU ms/req',
+    'of it system',
+    'db ms/req',
+    'total ms/req',
+    '× floor',
+    'peak RSS MB',
+    'errors',
+  ];
   const lines = [`| ${header.join(' | ')} |`, `|${header.map((_, i) => (i < 3 ? '---|' : '--:|')).join('')}`];
   for (const row of rows) {
     const floor = floorOf(rows, row);
     const times = row.side.startsWith('tollgate') && floor ? f(total(row) / total(floor), 1) : '';
     const rate = `${f(row.load.requestsPerSecond, 0)}${row.pushbackWaits > 0 ? ' (backlog not bounded: not counted)' : ''}`;
-    const cells = [row.body, row.connections, row.side, rate, f(row.load.p50), f(row.load.p99), f(row.cpuPerRequest, 3), f(row.systemPerRequest, 3), row.side.startsWith('tollgate') ? f(row.dbPerRequest, 3) : '', row.side === 'direct' ? '' : f(total(row), 3), times, f(row.peakRssMb, 0), row.load.errors];
+    const cells = [
+      row.body,
+      row.connections,
+      row.side,
+      rate,
+      f(row.load.p50),
+      f(row.load.p99),
+      f(row.cpuPerRequest, 3),
+      f(row.systemPerRequest, 3),
+      row.side.startsWith('tollgate') ? f(row.dbPerRequest, 3) : '',
+      row.side === 'direct' ? '' : f(total(row), 3),
+      times,
+      f(row.peakRssMb, 0),
+      row.load.errors,
+    ];
     lines.push(`| ${cells.join(' | ')} |`);
   }
   return lines.join('\n');
@@ -190,11 +282,16 @@ export function cpuVerdict(rows: CpuRow[]): string[] {
     const floor = floorOf(rows, row);
     const plain = rows.find((r) => r.body === row.body && r.connections === row.connections && r.side === 'tollgate, plain node');
     const compare = rows.find((r) => r.body === row.body && r.connections === row.connections && r.side === 'tollgate, compare');
-    if (compare) lines.push(`${row.body} c=${row.connections}: this build ${f(total(row), 3)} ms/req (${f(row.cpuPerRequest, 3)} + db ${f(row.dbPerRequest, 3)}) against the compared build's ${f(total(compare), 3)} (${f(compare.cpuPerRequest, 3)} + db ${f(compare.dbPerRequest, 3)}): ${f(((total(row) - total(compare)) / total(compare)) * 100, 1)} %`);
+    if (compare)
+      lines.push(
+        `${row.body} c=${row.connections}: this build ${f(total(row), 3)} ms/req (${f(row.cpuPerRequest, 3)} + db ${f(row.dbPerRequest, 3)}) against the compared build's ${f(total(compare), 3)} (${f(compare.cpuPerRequest, 3)} + db ${f(compare.dbPerRequest, 3)}): ${f(((total(row) - total(compare)) / total(compare)) * 100, 1)} %`,
+      );
     if (!floor || !plain) continue;
     const times = total(row) / total(floor);
     const flagsCost = ((total(row) - total(plain)) / total(plain)) * 100;
-    lines.push(`${row.body} c=${row.connections}: Tollgate + PostgreSQL ${f(total(row), 3)} ms/req = ${f(times, 1)}× the Node floor's ${f(total(floor), 3)} (goal ≤ ${CPU_GOALS.timesFloor}×: ${pass(times <= CPU_GOALS.timesFloor)}); npm start's flags ${flagsCost >= 0 ? '+' : ''}${f(flagsCost, 1)} % against plain node's ${f(total(plain), 3)} (goal ≤ ${CPU_GOALS.flagsCostPercent} %: ${pass(flagsCost <= CPU_GOALS.flagsCostPercent)}); peak RSS ${f(row.peakRssMb, 0)} MB (plain node ${f(plain.peakRssMb, 0)}, floor ${f(floor.peakRssMb, 0)})${row.connections >= 64 ? ` (goal ≤ ${CPU_GOALS.peakRssMb} MB: ${pass(row.peakRssMb <= CPU_GOALS.peakRssMb)})` : ''}${row.pushbackWaits > 0 ? '; settlement backlog NOT bounded (admissions waited): throughput not counted' : ''}`);
+    lines.push(
+      `${row.body} c=${row.connections}: Tollgate + PostgreSQL ${f(total(row), 3)} ms/req = ${f(times, 1)}× the Node floor's ${f(total(floor), 3)} (goal ≤ ${CPU_GOALS.timesFloor}×: ${pass(times <= CPU_GOALS.timesFloor)}); npm start's flags ${flagsCost >= 0 ? '+' : ''}${f(flagsCost, 1)} % against plain node's ${f(total(plain), 3)} (goal ≤ ${CPU_GOALS.flagsCostPercent} %: ${pass(flagsCost <= CPU_GOALS.flagsCostPercent)}); peak RSS ${f(row.peakRssMb, 0)} MB (plain node ${f(plain.peakRssMb, 0)}, floor ${f(floor.peakRssMb, 0)})${row.connections >= 64 ? ` (goal ≤ ${CPU_GOALS.peakRssMb} MB: ${pass(row.peakRssMb <= CPU_GOALS.peakRssMb)})` : ''}${row.pushbackWaits > 0 ? '; settlement backlog NOT bounded (admissions waited): throughput not counted' : ''}`,
+    );
   }
   return lines;
 }

@@ -44,7 +44,13 @@ async function main() {
     const keys: { id: string; secret: string }[] = [];
     for (const name of ['k0', 'k1', 'k2']) keys.push(await createKey(t.url, owner.sessionToken, { name }));
     const seeding = performance.now();
-    await seedRequests(db, owner.accountId, keys.map((k) => k.id), RECORDS, new Date());
+    await seedRequests(
+      db,
+      owner.accountId,
+      keys.map((k) => k.id),
+      RECORDS,
+      new Date(),
+    );
     console.log(`seeded ${RECORDS.toLocaleString('en-US')} requests in ${ms(performance.now() - seeding)}`);
 
     const now = new Date();
@@ -55,8 +61,10 @@ async function main() {
       if (answer.errors) throw new Error(JSON.stringify(answer.errors));
       return answer;
     };
-    const SPEND = 'query($g:SpendGrouping!,$from:String,$to:String){spend(groupBy:$g,from:$from,to:$to){total{costMicro requests} groups{day keyId model costMicro requests}}}';
-    const LOG = 'query($f:RequestLogFilter){requestLog(first:50,filter:$f){data{id createdAt keyId keyName model status costMicro latencyMs requestId} lastId hasMore}}';
+    const SPEND =
+      'query($g:SpendGrouping!,$from:String,$to:String){spend(groupBy:$g,from:$from,to:$to){total{costMicro requests} groups{day keyId model costMicro requests}}}';
+    const LOG =
+      'query($f:RequestLogFilter){requestLog(first:50,filter:$f){data{id createdAt keyId keyName model status costMicro latencyMs requestId} lastId hasMore}}';
     const server: [string, () => Promise<unknown>][] = [
       ['spend per day, 30 days', () => ask(SPEND, { g: 'day', from: from30, to: day(now) })],
       ['spend per day, 90 days', () => ask(SPEND, { g: 'day', from: from90, to: day(now) })],
@@ -76,7 +84,11 @@ async function main() {
     await page.evaluate(`sessionStorage.setItem('tollgate.session', ${JSON.stringify(owner.sessionToken)})`);
     const views: [string, string, () => Promise<unknown>][] = [
       ['Spend', '/dashboard/spend', () => page.getByTestId('spend-total').waitFor()],
-      ['Request log', '/dashboard/requests', () => page.getByRole('table', { name: 'Request log' }).locator('tbody > tr').nth(49).waitFor()],
+      [
+        'Request log',
+        '/dashboard/requests',
+        () => page.getByRole('table', { name: 'Request log' }).locator('tbody > tr').nth(49).waitFor(),
+      ],
     ];
     console.log(`\npage time (Chromium, ${ROUNDS} rounds after one warm-up)`);
     for (const [name, path, shown] of views) {
@@ -99,7 +111,9 @@ async function main() {
       const loads: number[] = [];
       for (let i = 0; i < ROUNDS; i++) clicks.push(await navigateThere());
       for (let i = 0; i < ROUNDS; i++) loads.push(await cold());
-      console.log(`  ${name.padEnd(12)} from its link: median ${ms(median(clicks))}, slowest ${ms(Math.max(...clicks))}; loading its URL: median ${ms(median(loads))}, slowest ${ms(Math.max(...loads))}`);
+      console.log(
+        `  ${name.padEnd(12)} from its link: median ${ms(median(clicks))}, slowest ${ms(Math.max(...clicks))}; loading its URL: median ${ms(median(loads))}, slowest ${ms(Math.max(...loads))}`,
+      );
     }
   } finally {
     await browser.close();

@@ -42,10 +42,13 @@ async function main(): Promise<void> {
   const client = new Client({ connectionString: db.url });
   await client.connect();
   try {
-    const gqlAdmin = (query: string, variables: Record<string, unknown> = {}) => postJson(`${url}/graphql`, { query, variables }, ADMIN_TOKEN);
+    const gqlAdmin = (query: string, variables: Record<string, unknown> = {}) =>
+      postJson(`${url}/graphql`, { query, variables }, ADMIN_TOKEN);
     const accountId = (await gqlAdmin('mutation{createAccount(input:{name:"dashboard bench"}){id}}')).data.createAccount.id as string;
     await gqlAdmin('mutation($a:ID!){addFunds(input:{accountId:$a,amountMicro:"900000000000"}){id}}', { a: accountId });
-    await gqlAdmin('mutation($a:ID!){createUser(input:{accountId:$a,email:"bench@example.com",password:"bench-password"}){id}}', { a: accountId });
+    await gqlAdmin('mutation($a:ID!){createUser(input:{accountId:$a,email:"bench@example.com",password:"bench-password"}){id}}', {
+      a: accountId,
+    });
     const session = (await postJson(`${url}/v1/auth/sessions`, { email: 'bench@example.com', password: 'bench-password' })).token as string;
     const keyIds: string[] = [];
     for (const name of ['ci', 'web', 'batch']) keyIds.push((await postJson(`${url}/v1/keys`, { name }, session)).id);
@@ -61,24 +64,61 @@ async function main(): Promise<void> {
     const gql = (query: string, variables: Record<string, unknown> = {}) => postJson(`${url}/graphql`, { query, variables }, session);
     const FIGURES = 'costMicro requests failedRequests inputTokens outputTokens';
     const SPEND = `query($g:SpendGrouping!,$from:String,$to:String){spend(groupBy:$g,from:$from,to:$to){total{${FIGURES}} groups{day model keyId keyName ${FIGURES}}}}`;
-    const LOG = 'query($first:Int,$after:String,$filter:RequestLogFilter){requestLog(first:$first,after:$after,filter:$filter){data{id keyName requestId model status costMicro inputTokens outputTokens latencyMs createdAt} lastId hasMore}}';
+    const LOG =
+      'query($first:Int,$after:String,$filter:RequestLogFilter){requestLog(first:$first,after:$after,filter:$filter){data{id keyName requestId model status costMicro inputTokens outputTokens latencyMs createdAt} lastId hasMore}}';
     const deep = `use_${String(Math.floor(RECORDS * 0.9)).padStart(26, '0')}`;
     const cases: [string, () => Promise<unknown>, () => Promise<unknown>][] = [
-      ['spend by day, 30 days', () => usage.spend(accountId, { groupBy: 'day', from: daysAgo(29), to: today, keyId: null, model: null }), () => gql(SPEND, { g: 'day', from: daysAgo(29), to: today })],
-      ['spend by day, 90 days', () => usage.spend(accountId, { groupBy: 'day', from: daysAgo(90), to: today, keyId: null, model: null }), () => gql(SPEND, { g: 'day', from: daysAgo(90), to: today })],
-      ['spend by key, 90 days', () => usage.spend(accountId, { groupBy: 'key', from: daysAgo(90), to: today, keyId: null, model: null }), () => gql(SPEND, { g: 'key', from: daysAgo(90), to: today })],
-      ['spend by model, 90 days', () => usage.spend(accountId, { groupBy: 'model', from: daysAgo(90), to: today, keyId: null, model: null }), () => gql(SPEND, { g: 'model', from: daysAgo(90), to: today })],
-      ['request log, first page (50)', () => usage.requestLog(accountId, { limit: 50, after: null, keyId: null, from: null, to: null }), () => gql(LOG, { first: 50 })],
-      ['request log, page at 90%', () => usage.requestLog(accountId, { limit: 50, after: deep, keyId: null, from: null, to: null }), () => gql(LOG, { first: 50, after: deep })],
-      ['request log, failed only (1 in 97)', () => usage.requestLog(accountId, { limit: 50, after: null, keyId: null, status: 'failed', from: null, to: null }), () => gql(LOG, { first: 50, filter: { status: 'failed' } })],
-      ['request log, one key and model', () => usage.requestLog(accountId, { limit: 50, after: null, keyId: keyIds[1]!, model: 'sandbox/echo', from: null, to: null }), () => gql(LOG, { first: 50, filter: { keyId: keyIds[1], model: 'sandbox/echo' } })],
+      [
+        'spend by day, 30 days',
+        () => usage.spend(accountId, { groupBy: 'day', from: daysAgo(29), to: today, keyId: null, model: null }),
+        () => gql(SPEND, { g: 'day', from: daysAgo(29), to: today }),
+      ],
+      [
+        'spend by day, 90 days',
+        () => usage.spend(accountId, { groupBy: 'day', from: daysAgo(90), to: today, keyId: null, model: null }),
+        () => gql(SPEND, { g: 'day', from: daysAgo(90), to: today }),
+      ],
+      [
+        'spend by key, 90 days',
+        () => usage.spend(accountId, { groupBy: 'key', from: daysAgo(90), to: today, keyId: null, model: null }),
+        () => gql(SPEND, { g: 'key', from: daysAgo(90), to: today }),
+      ],
+      [
+        'spend by model, 90 days',
+        () => usage.spend(accountId, { groupBy: 'model', from: daysAgo(90), to: today, keyId: null, model: null }),
+        () => gql(SPEND, { g: 'model', from: daysAgo(90), to: today }),
+      ],
+      [
+        'request log, first page (50)',
+        () => usage.requestLog(accountId, { limit: 50, after: null, keyId: null, from: null, to: null }),
+        () => gql(LOG, { first: 50 }),
+      ],
+      [
+        'request log, page at 90%',
+        () => usage.requestLog(accountId, { limit: 50, after: deep, keyId: null, from: null, to: null }),
+        () => gql(LOG, { first: 50, after: deep }),
+      ],
+      [
+        'request log, failed only (1 in 97)',
+        () => usage.requestLog(accountId, { limit: 50, after: null, keyId: null, status: 'failed', from: null, to: null }),
+        () => gql(LOG, { first: 50, filter: { status: 'failed' } }),
+      ],
+      [
+        'request log, one key and model',
+        () => usage.requestLog(accountId, { limit: 50, after: null, keyId: keyIds[1]!, model: 'sandbox/echo', from: null, to: null }),
+        () => gql(LOG, { first: 50, filter: { keyId: keyIds[1], model: 'sandbox/echo' } }),
+      ],
     ];
-    console.log(`dashboard bench: ${RECORDS} requests over 90 days seeded in ${seedSeconds.toFixed(1)} s; ${REPEATS} runs each (busy shared machine)`);
+    console.log(
+      `dashboard bench: ${RECORDS} requests over 90 days seeded in ${seedSeconds.toFixed(1)} s; ${REPEATS} runs each (busy shared machine)`,
+    );
     console.log('read                                   server p50   p95      GraphQL over HTTP p50   p95');
     for (const [name, server, http] of cases) {
       const s = await timed(REPEATS, server);
       const h = await timed(REPEATS, http);
-      console.log(`${name.padEnd(38)} ${s.p50.toFixed(1).padStart(7)} ms ${s.p95.toFixed(1).padStart(6)} ms   ${h.p50.toFixed(1).padStart(13)} ms ${h.p95.toFixed(1).padStart(6)} ms`);
+      console.log(
+        `${name.padEnd(38)} ${s.p50.toFixed(1).padStart(7)} ms ${s.p95.toFixed(1).padStart(6)} ms   ${h.p50.toFixed(1).padStart(13)} ms ${h.p95.toFixed(1).padStart(6)} ms`,
+      );
     }
     const csvStarted = performance.now();
     const rss = process.memoryUsage().rss;
@@ -89,7 +129,9 @@ async function main(): Promise<void> {
       bytes += chunk.length;
       peak = Math.max(peak, process.memoryUsage().rss);
     }
-    console.log(`CSV export of all ${RECORDS} requests: ${((performance.now() - csvStarted) / 1000).toFixed(1)} s, ${(bytes / 1e6).toFixed(1)} MB, resident memory of the process (gateway and reader) grew by at most ${((peak - rss) / 1e6).toFixed(1)} MB`);
+    console.log(
+      `CSV export of all ${RECORDS} requests: ${((performance.now() - csvStarted) / 1000).toFixed(1)} s, ${(bytes / 1e6).toFixed(1)} MB, resident memory of the process (gateway and reader) grew by at most ${((peak - rss) / 1e6).toFixed(1)} MB`,
+    );
   } finally {
     await client.end();
     await tollgate.close(1_000);

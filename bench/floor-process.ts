@@ -17,7 +17,12 @@ const server = createServer((req, res) => {
   req.on('data', (chunk: Buffer) => chunks.push(chunk));
   req.on('end', () => {
     pool
-      .request({ path: prefix + req.url!.replace(/^\/v1/, ''), method: 'POST', headers: { 'content-type': 'application/json', authorization: req.headers.authorization! }, body: Buffer.concat(chunks) })
+      .request({
+        path: prefix + req.url!.replace(/^\/v1/, ''),
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: req.headers.authorization! },
+        body: Buffer.concat(chunks),
+      })
       .then(async (answer) => {
         res.writeHead(answer.statusCode, { 'content-type': String(answer.headers['content-type'] ?? 'application/json') });
         for await (const chunk of answer.body) res.write(chunk);

@@ -7,7 +7,11 @@ import { createTollgate } from '../src/server';
 
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
-  const tollgate = await createTollgate({ config, databaseUrl: process.env.DATABASE_URL!, log: pino({ level: process.env.BENCH_LOG_LEVEL ?? 'silent' }, pino.destination(2)) });
+  const tollgate = await createTollgate({
+    config,
+    databaseUrl: process.env.DATABASE_URL!,
+    log: pino({ level: process.env.BENCH_LOG_LEVEL ?? 'silent' }, pino.destination(2)),
+  });
   const port = await tollgate.listen(0, '127.0.0.1');
   process.send?.({ port });
   if (process.env.BENCH_LOOP_DELAY) {
@@ -15,7 +19,10 @@ async function main(): Promise<void> {
     const h = monitorEventLoopDelay({ resolution: 1 });
     h.enable();
     setInterval(() => {
-      if (h.max > 5e6) console.error(`loop delay max ${(h.max / 1e6).toFixed(1)} ms p99 ${(h.percentile(99) / 1e6).toFixed(2)} at ${new Date().toISOString()}`);
+      if (h.max > 5e6)
+        console.error(
+          `loop delay max ${(h.max / 1e6).toFixed(1)} ms p99 ${(h.percentile(99) / 1e6).toFixed(2)} at ${new Date().toISOString()}`,
+        );
       h.reset();
     }, 1000).unref();
   }
@@ -46,8 +53,13 @@ async function main(): Promise<void> {
     const { Session } = require('node:inspector') as typeof import('node:inspector');
     const session = new Session();
     session.connect();
-    const post = (method: string, params?: object) => new Promise<any>((resolve, reject) => session.post(method, params, (error, result) => (error ? reject(error) : resolve(result))));
-    await post('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+    const post = (method: string, params?: object) =>
+      new Promise<any>((resolve, reject) => session.post(method, params, (error, result) => (error ? reject(error) : resolve(result))));
+    await post('HeapProfiler.startSampling', {
+      samplingInterval: 4096,
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: true,
+    });
     writeHeapProfile = async () => {
       const { profile } = await post('HeapProfiler.stopSampling');
       require('node:fs').mkdirSync('/tmp/prof', { recursive: true });

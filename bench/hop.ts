@@ -36,7 +36,10 @@ export function measureHop(roundTrips = 10_000): Promise<HopCost> {
           pending += MESSAGE_BYTES;
           if (++done < roundTrips) return void socket.write(message);
           const used = process.cpuUsage(cpu);
-          resolve({ roundTripUs: Number(process.hrtime.bigint() - started) / 1e3 / roundTrips, cpuUsPerRoundTrip: (used.user + used.system) / roundTrips });
+          resolve({
+            roundTripUs: Number(process.hrtime.bigint() - started) / 1e3 / roundTrips,
+            cpuUsPerRoundTrip: (used.user + used.system) / roundTrips,
+          });
           socket.destroy();
           child.kill();
         });

@@ -24,7 +24,11 @@ const IMAGES_PER_REQUEST = 4;
 const REGISTER = join(__dirname, '..', 'test', 'support', 'swc-register.js');
 
 function spawnChild<T>(script: string, env: Record<string, string>): Promise<{ child: ChildProcess; message: T }> {
-  const child = fork(join(__dirname, script), [], { execArgv: ['-r', REGISTER], env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(join(__dirname, script), [], {
+    execArgv: ['-r', REGISTER],
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   return new Promise((resolve, reject) => {
     child.once('message', (message) => resolve({ child, message: message as T }));
     child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
@@ -34,7 +38,9 @@ function spawnChild<T>(script: string, env: Record<string, string>): Promise<{ c
 /** A PNG of about `mb` MB: noise does not compress, so the file is as large as its pixels. */
 async function uploadOf(mb: number): Promise<Buffer> {
   const side = Math.round(Math.sqrt((mb * 1024 * 1024) / 3));
-  return sharp(randomBytes(side * side * 3), { raw: { width: side, height: side, channels: 3 } }).png({ compressionLevel: 0 }).toBuffer();
+  return sharp(randomBytes(side * side * 3), { raw: { width: side, height: side, channels: 3 } })
+    .png({ compressionLevel: 0 })
+    .toBuffer();
 }
 
 function editForm(model: string, n: number, upload: Buffer): FormData {
@@ -74,11 +80,21 @@ async function main(): Promise<void> {
   try {
     const upload = await uploadOf(UPLOAD_MB);
     const keys = await Promise.all(Array.from({ length: CONCURRENCY }, () => provisionKey(gatewayUrl)));
-    const through = (i: number) => () => fetch(`${gatewayUrl}/v1/images/edits`, { method: 'POST', headers: { authorization: `Bearer ${keys[i]}` }, body: editForm('openai/gpt-image-1', IMAGES_PER_REQUEST, upload) });
+    const through = (i: number) => () =>
+      fetch(`${gatewayUrl}/v1/images/edits`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${keys[i]}` },
+        body: editForm('openai/gpt-image-1', IMAGES_PER_REQUEST, upload),
+      });
     // Directly: the same upload in one edit call of one image (the vendor's time for one image,
     // and the same bytes from the client). Through Tollgate, the 4 images are 4 such calls in
     // parallel, each sending the upload upstream again: that fan-out is part of what is added.
-    const direct = () => () => fetch(`${upstream.message.url}/images/edits`, { method: 'POST', headers: { authorization: 'Bearer sk-bench' }, body: editForm('gpt-image-1', 1, upload) });
+    const direct = () => () =>
+      fetch(`${upstream.message.url}/images/edits`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer sk-bench' },
+        body: editForm('gpt-image-1', 1, upload),
+      });
     const rssBefore = residentMb(pid, 'VmRSS');
     const samples = { direct: [] as number[], through: [] as number[] };
     await Promise.all(Array.from({ length: CONCURRENCY }, (_, i) => timed(through(i)))); // warm-up
@@ -97,13 +113,20 @@ async function main(): Promise<void> {
     const peak = residentMb(pid, 'VmHWM');
     const d = samples.direct.sort((x, y) => x - y);
     const t = samples.through.sort((x, y) => x - y);
-    const row = (p: number) => `| p${p} | ${percentile(d, p).toFixed(0)} ms | ${percentile(t, p).toFixed(0)} ms | ${(percentile(t, p) - percentile(d, p)).toFixed(0)} ms |`;
-    console.log(`Image bench ${new Date().toISOString().slice(0, 10)}: ${ROUNDS} rounds of ${CONCURRENCY} concurrent ${IMAGES_PER_REQUEST}-image edits, ${(upload.length / 1048576).toFixed(1)} MB upload each, vendor ${process.env.BENCH_IMAGE_VENDOR_MS ?? 200} ms per image`);
+    const row = (p: number) =>
+      `| p${p} | ${percentile(d, p).toFixed(0)} ms | ${percentile(t, p).toFixed(0)} ms | ${(percentile(t, p) - percentile(d, p)).toFixed(0)} ms |`;
+    console.log(
+      `Image bench ${new Date().toISOString().slice(0, 10)}: ${ROUNDS} rounds of ${CONCURRENCY} concurrent ${IMAGES_PER_REQUEST}-image edits, ${(upload.length / 1048576).toFixed(1)} MB upload each, vendor ${process.env.BENCH_IMAGE_VENDOR_MS ?? 200} ms per image`,
+    );
     console.log('| latency | direct (1 image, same upload) | through Tollgate (4 images) | added |\n|---|---|---|---|');
     for (const p of [50, 90, 99]) console.log(row(p));
     const requests = ROUNDS * CONCURRENCY;
-    console.log(`CPU per request through Tollgate: gateway ${(cpu.gateway / requests).toFixed(0)} ms, upstream fake ${(cpu.upstream / requests).toFixed(0)} ms (its 4 multipart parses and 4 generated PNGs); this machine has ${require('node:os').cpus().length} cores shared with the load generator and PostgreSQL`);
-    console.log(`gateway RSS: ${rssBefore.toFixed(0)} MB before the load, peak ${peak.toFixed(0)} MB (VmHWM, warm-up included); ${CONCURRENCY} × ${(upload.length / 1048576).toFixed(1)} MB = ${((CONCURRENCY * upload.length) / 1048576).toFixed(0)} MB of uploads in flight per round`);
+    console.log(
+      `CPU per request through Tollgate: gateway ${(cpu.gateway / requests).toFixed(0)} ms, upstream fake ${(cpu.upstream / requests).toFixed(0)} ms (its 4 multipart parses and 4 generated PNGs); this machine has ${require('node:os').cpus().length} cores shared with the load generator and PostgreSQL`,
+    );
+    console.log(
+      `gateway RSS: ${rssBefore.toFixed(0)} MB before the load, peak ${peak.toFixed(0)} MB (VmHWM, warm-up included); ${CONCURRENCY} × ${(upload.length / 1048576).toFixed(1)} MB = ${((CONCURRENCY * upload.length) / 1048576).toFixed(0)} MB of uploads in flight per round`,
+    );
   } finally {
     gateway.child.disconnect();
     upstream.child.disconnect();

@@ -19,14 +19,31 @@ import { noMetrics, type Metrics, type RequestOutcome, type Tracer } from '../sr
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 1_000_000);
 const ROUNDS = 5;
 
-const outcome: RequestOutcome = { endpoint: '/v1/chat/completions', method: 'POST', status: 200, seconds: 0.0123, model: 'openai/gpt-4o-mini', vendor: 'openai', vendorSeconds: 0.0101 };
+const outcome: RequestOutcome = {
+  endpoint: '/v1/chat/completions',
+  method: 'POST',
+  status: 200,
+  seconds: 0.0123,
+  model: 'openai/gpt-4o-mini',
+  vendor: 'openai',
+  vendorSeconds: 0.0101,
+};
 const usage = { inputTokens: 120, cachedInputTokens: 16, outputTokens: 40, reasoningTokens: 0 };
 
 /** prom-client's children, cached per label set the same way: what the cells replaced. */
 function promClientMetrics(): Metrics {
   const registers = [new Registry()];
-  const requests = new Counter({ name: 'r', help: 'r', labelNames: ['endpoint', 'method', 'status', 'model', 'vendor'], registers }).labels('/v1/chat/completions', 'POST', '200', 'openai/gpt-4o-mini', 'openai');
-  const gateway = new Histogram({ name: 'g', help: 'g', labelNames: ['endpoint', 'method'], registers }).labels('/v1/chat/completions', 'POST');
+  const requests = new Counter({ name: 'r', help: 'r', labelNames: ['endpoint', 'method', 'status', 'model', 'vendor'], registers }).labels(
+    '/v1/chat/completions',
+    'POST',
+    '200',
+    'openai/gpt-4o-mini',
+    'openai',
+  );
+  const gateway = new Histogram({ name: 'g', help: 'g', labelNames: ['endpoint', 'method'], registers }).labels(
+    '/v1/chat/completions',
+    'POST',
+  );
   const histogram = new Histogram({ name: 'v', help: 'v', labelNames: ['vendor', 'model'], registers });
   const vendor = histogram.labels('openai', 'openai/gpt-4o-mini');
   const first = new Histogram({ name: 'f', help: 'f', labelNames: ['vendor', 'model'], registers }).labels('openai', 'openai/gpt-4o-mini');
@@ -76,12 +93,26 @@ function measure(name: string, metrics: Metrics): void {
 /** What a traced text request does with spans (http.ts and the pipeline), `n` times, yielding so the exporter can run. */
 async function traceRequests(tracer: Tracer, n: number): Promise<void> {
   for (let i = 0; i < n; i++) {
-    const request = tracer.startRequest('POST /v1/chat/completions', { 'http.request.method': 'POST', 'url.path': '/v1/chat/completions', 'tollgate.request_id': `req_${i}` });
-    const call = request.child('chat openai/gpt-4o-mini', { 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': 'openai', 'gen_ai.request.model': 'gpt-4o-mini', 'gen_ai.response.model': 'openai/gpt-4o-mini', 'gen_ai.request.max_tokens': 4096 });
+    const request = tracer.startRequest('POST /v1/chat/completions', {
+      'http.request.method': 'POST',
+      'url.path': '/v1/chat/completions',
+      'tollgate.request_id': `req_${i}`,
+    });
+    const call = request.child('chat openai/gpt-4o-mini', {
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.provider.name': 'openai',
+      'gen_ai.request.model': 'gpt-4o-mini',
+      'gen_ai.response.model': 'openai/gpt-4o-mini',
+      'gen_ai.request.max_tokens': 4096,
+    });
     call.setAttributes({ 'gen_ai.usage.input_tokens': 120, 'gen_ai.usage.output_tokens': 40, 'gen_ai.response.finish_reasons': ['stop'] });
     call.end();
     request.setName('POST /v1/chat/completions');
-    request.setAttributes({ 'http.route': '/v1/chat/completions', 'http.response.status_code': 200, 'tollgate.model': 'openai/gpt-4o-mini' });
+    request.setAttributes({
+      'http.route': '/v1/chat/completions',
+      'http.response.status_code': 200,
+      'tollgate.model': 'openai/gpt-4o-mini',
+    });
     request.end();
     if (i % 500 === 499) await new Promise((resolve) => setImmediate(resolve));
   }
@@ -93,7 +124,11 @@ async function measureTracing(): Promise<void> {
     req.on('end', () => res.end('{}'));
   });
   await new Promise<void>((resolve) => sink.listen(0, '127.0.0.1', resolve));
-  const tracer = await startTracing({ tracesUrl: `http://127.0.0.1:${(sink.address() as AddressInfo).port}/v1/traces`, serviceName: 'bench', serviceVersion: '0' });
+  const tracer = await startTracing({
+    tracesUrl: `http://127.0.0.1:${(sink.address() as AddressInfo).port}/v1/traces`,
+    serviceName: 'bench',
+    serviceVersion: '0',
+  });
   const n = Math.min(ITERATIONS, 100_000);
   await traceRequests(tracer, 10_000);
   let bestNs = Infinity;
@@ -102,13 +137,23 @@ async function measureTracing(): Promise<void> {
     await traceRequests(tracer, n);
     bestNs = Math.min(bestNs, Number(process.hrtime.bigint() - started) / n);
   }
-  console.log(`${'tracing on (2 spans)'.padEnd(28)} ${bestNs.toFixed(0).padStart(6)} ns/request (export included; spans beyond the batch queue are dropped)`);
+  console.log(
+    `${'tracing on (2 spans)'.padEnd(28)} ${bestNs.toFixed(0).padStart(6)} ns/request (export included; spans beyond the batch queue are dropped)`,
+  );
   await tracer.close();
   sink.close();
 }
 
-console.log(`metrics overhead per text request, ${ITERATIONS.toLocaleString('en')} requests x ${ROUNDS} rounds (best), Node ${process.version}`);
+console.log(
+  `metrics overhead per text request, ${ITERATIONS.toLocaleString('en')} requests x ${ROUNDS} rounds (best), Node ${process.version}`,
+);
 measure('off (no-op)', noMetrics);
-measure('tollgate cells', new PrometheusMetrics({ inFlight: () => ({ holds: 0, holdsMicro: 0n, leases: 0, leasesMicro: 0n }), settlementBacklog: () => ({ depth: 0, oldestAgeMs: 0, limit: 1, waited: 0, refused: 0 }) }));
+measure(
+  'tollgate cells',
+  new PrometheusMetrics({
+    inFlight: () => ({ holds: 0, holdsMicro: 0n, leases: 0, leasesMicro: 0n }),
+    settlementBacklog: () => ({ depth: 0, oldestAgeMs: 0, limit: 1, waited: 0, refused: 0 }),
+  }),
+);
 measure('prom-client children', promClientMetrics());
 void measureTracing();

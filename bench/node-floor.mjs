@@ -12,39 +12,57 @@ const [port, undiciDir] = process.argv.slice(2);
 const { Pool } = await import(`${undiciDir}/index.js`);
 const upstream = process.env.FLOOR_UPSTREAM;
 const apiKey = process.env.FLOOR_API_KEY ?? 'x';
-const pools = { json: new Pool(upstream ?? 'http://127.0.0.1:18080', { connections: 128, pipelining: 1 }), stream: new Pool(upstream ?? 'http://127.0.0.1:18081', { connections: 128, pipelining: 1 }) };
-const server = http.createServer((req, res) => {
-  const chunks = [];
-  req.on('data', (c) => chunks.push(c));
-  req.on('end', async () => {
-    try {
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-      const stream = body.stream === true;
-      const up = await (stream ? pools.stream : pools.json).request({ method: 'POST', path: '/v1/chat/completions', headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` }, body: JSON.stringify({ ...body, model: 'm' }) });
-      if (!stream) {
-        const answer = JSON.parse(await up.body.text());
-        answer.model = body.model;
-        const out = JSON.stringify(answer);
-        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(out) });
-        res.end(out);
-        return;
-      }
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      let rest = '';
-      for await (const c of up.body) {
-        const lines = (rest + c.toString('utf8')).split('\n');
-        rest = lines.pop();
-        let out = '';
-        for (const line of lines) {
-          if (!line.startsWith('data: ')) continue;
-          const data = line.slice(6);
-          if (data === '[DONE]') { out += 'data: [DONE]\n\n'; continue; }
-          const ev = JSON.parse(data); ev.model = body.model; out += `data: ${JSON.stringify(ev)}\n\n`;
+const pools = {
+  json: new Pool(upstream ?? 'http://127.0.0.1:18080', { connections: 128, pipelining: 1 }),
+  stream: new Pool(upstream ?? 'http://127.0.0.1:18081', { connections: 128, pipelining: 1 }),
+};
+const server = http
+  .createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', async () => {
+      try {
+        const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        const stream = body.stream === true;
+        const up = await (stream ? pools.stream : pools.json).request({
+          method: 'POST',
+          path: '/v1/chat/completions',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` },
+          body: JSON.stringify({ ...body, model: 'm' }),
+        });
+        if (!stream) {
+          const answer = JSON.parse(await up.body.text());
+          answer.model = body.model;
+          const out = JSON.stringify(answer);
+          res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(out) });
+          res.end(out);
+          return;
         }
-        if (out) res.write(out);
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        let rest = '';
+        for await (const c of up.body) {
+          const lines = (rest + c.toString('utf8')).split('\n');
+          rest = lines.pop();
+          let out = '';
+          for (const line of lines) {
+            if (!line.startsWith('data: ')) continue;
+            const data = line.slice(6);
+            if (data === '[DONE]') {
+              out += 'data: [DONE]\n\n';
+              continue;
+            }
+            const ev = JSON.parse(data);
+            ev.model = body.model;
+            out += `data: ${JSON.stringify(ev)}\n\n`;
+          }
+          if (out) res.write(out);
+        }
+        res.end();
+      } catch (e) {
+        res.writeHead(502);
+        res.end(String(e));
       }
-      res.end();
-    } catch (e) { res.writeHead(502); res.end(String(e)); }
-  });
-}).listen(+port, '127.0.0.1', () => process.send?.({ port: server.address().port }));
+    });
+  })
+  .listen(+port, '127.0.0.1', () => process.send?.({ port: server.address().port }));
 process.on('disconnect', () => process.exit(0));

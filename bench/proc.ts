@@ -23,7 +23,9 @@ export function resetPeakRss(pid: number): void {
 
 /** CPU (ms) of each backend connected to the client's database, by pid (a connection may come or go between two readings): the bench database's share of a shared server. */
 export async function backendsCpu(monitor: Client): Promise<Map<number, number>> {
-  const { rows } = await monitor.query<{ pid: number }>('select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()');
+  const { rows } = await monitor.query<{ pid: number }>(
+    'select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()',
+  );
   const cpu = new Map<number, number>();
   for (const { pid } of rows) {
     try {
@@ -37,4 +39,5 @@ export async function backendsCpu(monitor: Client): Promise<Map<number, number>>
 }
 
 /** CPU spent between two backendsCpu readings (a backend that came in between counts whole). */
-export const cpuSince = (before: Map<number, number>, after: Map<number, number>): number => [...after].reduce((sum, [pid, ms]) => sum + ms - (before.get(pid) ?? 0), 0);
+export const cpuSince = (before: Map<number, number>, after: Map<number, number>): number =>
+  [...after].reduce((sum, [pid, ms]) => sum + ms - (before.get(pid) ?? 0), 0);

@@ -63,10 +63,16 @@ interface CpuProfile {
 const STAGES: [RegExp, string][] = [
   [/\/src\/rest\/auth|\/domain\/accounts\/auth|\/domain\/keys\//, 'authentication'],
   [/\/domain\/limits\/|\/infra\/redis-limit/, 'admission'],
-  [/\/protocols\/[^/]+\/decode-|\/protocols\/(decode-fields|apply-field-policy|field-policy|cache-breakpoints)|\/generation\/(validate|rules|hints|vendor-only|prompt-size)|\/catalog\/|\/billing\/estimate|\/node_modules\/zod\//, 'body decode and canonical rules'],
+  [
+    /\/protocols\/[^/]+\/decode-|\/protocols\/(decode-fields|apply-field-policy|field-policy|cache-breakpoints)|\/generation\/(validate|rules|hints|vendor-only|prompt-size)|\/catalog\/|\/billing\/estimate|\/node_modules\/zod\//,
+    'body decode and canonical rules',
+  ],
   [/\/protocols\/[^/]+\/vendor-request/, 'vendor request encoding'],
   [/\/src\/providers\/|\/node_modules\/undici\//, 'vendor call (undici)'],
-  [/\/protocols\/[^/]+\/(stream-decoder|encode-answer|stream-encoder)|\/protocols\/(collect|sse-parse|sse-write)/, 'answer decoding and re-encoding'],
+  [
+    /\/protocols\/[^/]+\/(stream-decoder|encode-answer|stream-encoder)|\/protocols\/(collect|sse-parse|sse-write)/,
+    'answer decoding and re-encoding',
+  ],
   [/\/domain\/billing\/|\/infra\/pg-lease-store|\/infra\/sql-runner|\/node_modules\/pg[^/]*\//, 'settlement and its batching'],
   [/\/node_modules\/pino|\/node_modules\/sonic-boom|\/node_modules\/thread-stream/, 'the access log'],
   [/\/infra\/metric|\/node_modules\/prom-client\//, 'metrics'],
@@ -137,7 +143,11 @@ export function summarizePerf(text: string): string[] {
   const stages = new Map<string, number>();
   let total = 0;
   for (const block of text.split('\n\n')) {
-    const frames = block.split('\n').slice(1).map((line) => line.trim()).filter(Boolean);
+    const frames = block
+      .split('\n')
+      .slice(1)
+      .map((line) => line.trim())
+      .filter(Boolean);
     if (frames.length === 0) continue;
     total++;
     let stage: string | null = null;
@@ -149,12 +159,14 @@ export function summarizePerf(text: string): string[] {
       if (stage) break;
     }
     const kernelLeaf = frames[0]!.includes('[kernel');
-    if (!stage) stage = GC_SYMBOLS.test(frames.join(' ')) ? 'garbage collector' : kernelLeaf ? 'runtime: kernel (sockets, scheduling)' : RUNTIME;
+    if (!stage)
+      stage = GC_SYMBOLS.test(frames.join(' ')) ? 'garbage collector' : kernelLeaf ? 'runtime: kernel (sockets, scheduling)' : RUNTIME;
     else if (kernelLeaf) stage += ' [kernel]';
     stages.set(stage, (stages.get(stage) ?? 0) + 1);
   }
   const lines = [`${total} CPU-time samples (every thread, kernel included)`, '', 'By stage:'];
-  for (const [stage, n] of [...stages].sort((a, b) => b[1] - a[1])) lines.push(`  ${((n / total) * 100).toFixed(1).padStart(5)} %  ${stage}`);
+  for (const [stage, n] of [...stages].sort((a, b) => b[1] - a[1]))
+    lines.push(`  ${((n / total) * 100).toFixed(1).padStart(5)} %  ${stage}`);
   return lines;
 }
 
@@ -202,21 +214,30 @@ function summarizeGc(lines: string[], requests: number): string[] {
     k.promoted += field('promoted');
     kinds.set(kind, k);
   }
-  return [...kinds].map(([kind, k]) => `gc ${kind}: ${k.n} (${(k.n / requests * 1000).toFixed(2)} per 1,000 requests), pause ${(k.pause / requests * 1000).toFixed(1)} µs/req, survived ${(k.copied / requests / 1024).toFixed(2)} KB/req, promoted ${(k.promoted / requests / 1024).toFixed(2)} KB/req`);
+  return [...kinds].map(
+    ([kind, k]) =>
+      `gc ${kind}: ${k.n} (${((k.n / requests) * 1000).toFixed(2)} per 1,000 requests), pause ${((k.pause / requests) * 1000).toFixed(1)} µs/req, survived ${(k.copied / requests / 1024).toFixed(2)} KB/req, promoted ${(k.promoted / requests / 1024).toFixed(2)} KB/req`,
+  );
 }
 
 /** Resident memory by kind (/proc) and V8's heap spaces (through the inspector), in MB. */
 async function memoryReport(session: Awaited<ReturnType<typeof inspect>>, pid: number): Promise<string[]> {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? NaN) / 1024;
-  const evaluated = await session.post('Runtime.evaluate', { expression: "JSON.stringify(process.mainModule.require('v8').getHeapSpaceStatistics().map((s) => [s.space_name, s.space_size, s.space_used_size]))", returnByValue: true });
+  const evaluated = await session.post('Runtime.evaluate', {
+    expression:
+      "JSON.stringify(process.mainModule.require('v8').getHeapSpaceStatistics().map((s) => [s.space_name, s.space_size, s.space_used_size]))",
+    returnByValue: true,
+  });
   const spaces = JSON.parse(evaluated.result.value as string) as [string, number, number][];
   const mb = (n: number) => (n / 1024 / 1024).toFixed(1);
   const heap = spaces.reduce((sum, [, size]) => sum + size, 0);
   return [
     '',
     `memory now: RSS ${kb('VmRSS').toFixed(1)} MB (peak in the window ${kb('VmHWM').toFixed(1)}): anonymous ${kb('RssAnon').toFixed(1)}, file-backed ${kb('RssFile').toFixed(1)}; V8 heap committed ${mb(heap)} MB`,
-    ...spaces.filter(([, size]) => size > 0).map(([name, size, used]) => `  ${name.padEnd(28)} ${mb(size).padStart(6)} MB committed, ${mb(used).padStart(6)} MB used`),
+    ...spaces
+      .filter(([, size]) => size > 0)
+      .map(([name, size, used]) => `  ${name.padEnd(28)} ${mb(size).padStart(6)} MB committed, ${mb(used).padStart(6)} MB used`),
   ];
 }
 
@@ -233,7 +254,10 @@ function freePort(): Promise<number> {
 async function inspect(port: number) {
   let targets: { webSocketDebuggerUrl: string }[] = [];
   for (let i = 0; i < 50 && targets.length === 0; i++) {
-    targets = await fetch(`http://127.0.0.1:${port}/json/list`).then((r) => r.json() as Promise<typeof targets>, () => []);
+    targets = await fetch(`http://127.0.0.1:${port}/json/list`).then(
+      (r) => r.json() as Promise<typeof targets>,
+      () => [],
+    );
     if (targets.length === 0) await new Promise((r) => setTimeout(r, 100));
   }
   const socket = new WebSocket(targets[0]!.webSocketDebuggerUrl);
@@ -260,10 +284,21 @@ const PERF = process.env.PROFILE_PERF === '1' || process.env.PROFILE_TARGET === 
 
 /** `perf record` of a process for `seconds`; resolves with the perf script text once done. */
 function perfRecord(pid: number, seconds: number, out: string): Promise<string> {
-  const perf = spawn('perf', ['record', '-F', '999', '-e', 'cpu-clock', '-g', '-p', String(pid), '-o', out, '--', 'sleep', String(seconds)], { stdio: 'ignore' });
+  const perf = spawn(
+    'perf',
+    ['record', '-F', '999', '-e', 'cpu-clock', '-g', '-p', String(pid), '-o', out, '--', 'sleep', String(seconds)],
+    { stdio: 'ignore' },
+  );
   return new Promise((resolve, reject) => {
     perf.once('error', reject);
-    perf.once('exit', () => resolve(execFileSync('perf', ['script', '-i', out, '-F', 'comm,tid,ip,sym,dso'], { maxBuffer: 1 << 30, stdio: ['ignore', 'pipe', 'ignore'] }).toString()));
+    perf.once('exit', () =>
+      resolve(
+        execFileSync('perf', ['script', '-i', out, '-F', 'comm,tid,ip,sym,dso'], {
+          maxBuffer: 1 << 30,
+          stdio: ['ignore', 'pipe', 'ignore'],
+        }).toString(),
+      ),
+    );
   });
 }
 
@@ -271,13 +306,27 @@ function perfRecord(pid: number, seconds: number, out: string): Promise<string> 
 async function profileFloor(upstreamUrl: string): Promise<void> {
   const floor = await startNodeFloor(new URL(upstreamUrl).origin, ['--perf-basic-prof']);
   try {
-    const body = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Say something about foxes.' }], ...(BODY === 'stream' ? { stream: true, stream_options: { include_usage: true } } : {}) });
-    const load = (durationMs: number) => runLoad({ url: `http://127.0.0.1:${floor.port}/v1/chat/completions`, headers: { 'content-type': 'application/json', authorization: 'Bearer sk-bench' }, body, connections: CONNECTIONS, durationMs, warmupMs: 0 });
+    const body = JSON.stringify({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'Say something about foxes.' }],
+      ...(BODY === 'stream' ? { stream: true, stream_options: { include_usage: true } } : {}),
+    });
+    const load = (durationMs: number) =>
+      runLoad({
+        url: `http://127.0.0.1:${floor.port}/v1/chat/completions`,
+        headers: { 'content-type': 'application/json', authorization: 'Bearer sk-bench' },
+        body,
+        connections: CONNECTIONS,
+        durationMs,
+        warmupMs: 0,
+      });
     await load(3_000);
     mkdirSync(OUT, { recursive: true });
     const recorded = perfRecord(floor.child.pid!, SECONDS, join(OUT, `floor-${BODY}-c${CONNECTIONS}-${Date.now()}.perf.data`));
     const result = await load(SECONDS * 1000);
-    console.log(`node floor, ${BODY} at c=${CONNECTIONS}, ${SECONDS} s: ${result.requestsPerSecond.toFixed(0)} req/s, ${result.errors} errors`);
+    console.log(
+      `node floor, ${BODY} at c=${CONNECTIONS}, ${SECONDS} s: ${result.requestsPerSecond.toFixed(0)} req/s, ${result.errors} errors`,
+    );
     for (const line of summarizePerf(await recorded)) console.log(line);
   } finally {
     floor.child.disconnect();
@@ -286,14 +335,22 @@ async function profileFloor(upstreamUrl: string): Promise<void> {
 
 async function main(): Promise<void> {
   if (process.env.PROFILE_TARGET === 'floor') {
-    const upstreamChild = spawn(process.execPath, ['-r', join(ROOT, 'test', 'support', 'swc-register.js'), join(__dirname, 'upstream-process.ts')], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const upstreamChild = spawn(
+      process.execPath,
+      ['-r', join(ROOT, 'test', 'support', 'swc-register.js'), join(__dirname, 'upstream-process.ts')],
+      { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] },
+    );
     const upstream = await new Promise<{ url: string }>((resolve) => upstreamChild.once('message', (m) => resolve(m as { url: string })));
     await profileFloor(upstream.url).finally(() => upstreamChild.disconnect());
     return;
   }
   if (process.env.BENCH_SHARING_BUILD !== '0') buildGateway();
   const database = await benchDatabase(SERVER_URL);
-  const upstreamChild = spawn(process.execPath, ['-r', join(ROOT, 'test', 'support', 'swc-register.js'), join(__dirname, 'upstream-process.ts')], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const upstreamChild = spawn(
+    process.execPath,
+    ['-r', join(ROOT, 'test', 'support', 'swc-register.js'), join(__dirname, 'upstream-process.ts')],
+    { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] },
+  );
   const upstream = await new Promise<{ url: string }>((resolve) => upstreamChild.once('message', (m) => resolve(m as { url: string })));
   const inspectorPort = await freePort();
   const options = { databaseUrl: database.url, upstreamUrl: upstream.url, redisUrl: '' };
@@ -303,17 +360,43 @@ async function main(): Promise<void> {
   const gcTrace = `${process.env.PROFILE_GC_TRACE ? ' --trace-gc-nvp' : ''}${PERF ? ' --perf-basic-prof' : ''}`;
   const flags = `${process.env.TOLLGATE_NODE_FLAGS ?? '--max-semi-space-size=8 --heap-growing-percent=50 --v8-pool-size=2'} --inspect-port=127.0.0.1:${inspectorPort}${gcTrace}`;
   const gateway = plain
-    ? await startCompiledGateway(env, [process.execPath, `--inspect-port=127.0.0.1:${inspectorPort}`, ...gcTrace.split(' ').filter(Boolean), join(ROOT, 'dist', 'src', 'main.js'), 'start'])
+    ? await startCompiledGateway(env, [
+        process.execPath,
+        `--inspect-port=127.0.0.1:${inspectorPort}`,
+        ...gcTrace.split(' ').filter(Boolean),
+        join(ROOT, 'dist', 'src', 'main.js'),
+        'start',
+      ])
     : await startCompiledGateway({ ...env, TOLLGATE_NODE_FLAGS: flags });
   try {
     const tokens = await Promise.all(Array.from({ length: ACCOUNTS }, () => provisionKey(gateway.url)));
     const headerSets = tokens.map((token) => ({ 'content-type': 'application/json', authorization: `Bearer ${token}` }));
     const messages = [{ role: 'user', content: 'Say something about foxes.' }];
-    const body = JSON.stringify({ model: 'openai/gpt-4o-mini', messages, ...(BODY === 'stream' ? { stream: true, stream_options: { include_usage: true } } : {}) });
-    const load = (durationMs: number) => runLoad({ url: `${gateway.url}/v1/chat/completions`, headers: headerSets[0]!, headerSets, body, connections: CONNECTIONS, durationMs, warmupMs: 0 });
+    const body = JSON.stringify({
+      model: 'openai/gpt-4o-mini',
+      messages,
+      ...(BODY === 'stream' ? { stream: true, stream_options: { include_usage: true } } : {}),
+    });
+    const load = (durationMs: number) =>
+      runLoad({
+        url: `${gateway.url}/v1/chat/completions`,
+        headers: headerSets[0]!,
+        headerSets,
+        body,
+        connections: CONNECTIONS,
+        durationMs,
+        warmupMs: 0,
+      });
     await load(3_000); // warm: compiled code, leases, pools
     const gcLines: string[] = [];
-    if (process.env.PROFILE_GC_TRACE) gateway.child.stdout!.on('data', (chunk: Buffer) => gcLines.push(...String(chunk).split('\n').filter((line) => line.includes('gc='))));
+    if (process.env.PROFILE_GC_TRACE)
+      gateway.child.stdout!.on('data', (chunk: Buffer) =>
+        gcLines.push(
+          ...String(chunk)
+            .split('\n')
+            .filter((line) => line.includes('gc=')),
+        ),
+      );
     process.kill(gateway.child.pid!, 'SIGUSR1');
     const session = await inspect(inspectorPort);
     // PROFILE_CPU=0: no V8 CPU profile (its sampler costs CPU of its own: measuring with perf, say).
@@ -323,18 +406,26 @@ async function main(): Promise<void> {
       await session.post('Profiler.setSamplingInterval', { interval: 200 });
       await session.post('Profiler.start');
     }
-    if (process.env.PROFILE_HEAP) await session.post('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+    if (process.env.PROFILE_HEAP)
+      await session.post('HeapProfiler.startSampling', {
+        samplingInterval: 4096,
+        includeObjectsCollectedByMajorGC: true,
+        includeObjectsCollectedByMinorGC: true,
+      });
     // PROFILE_RETAINED=1: what requests in flight hold: sampled allocations still alive after a
     // full collection taken while the load runs (the sampler forgets collected objects).
     let retained: HeapNode | null = null;
     if (process.env.PROFILE_RETAINED) {
       await session.post('HeapProfiler.startSampling', { samplingInterval: 1024 });
-      setTimeout(() => {
-        void (async () => {
-          await session.post('HeapProfiler.collectGarbage');
-          retained = (await session.post('HeapProfiler.stopSampling')).profile.head;
-        })();
-      }, SECONDS * 1000 - 1_000);
+      setTimeout(
+        () => {
+          void (async () => {
+            await session.post('HeapProfiler.collectGarbage');
+            retained = (await session.post('HeapProfiler.stopSampling')).profile.head;
+          })();
+        },
+        SECONDS * 1000 - 1_000,
+      );
     }
     // PROFILE_MEMORY=1: where the resident memory is, sampled near the end of the load.
     let memory: string[] = [];
@@ -342,7 +433,10 @@ async function main(): Promise<void> {
       resetPeakRss(gateway.child.pid!);
       setTimeout(() => void memoryReport(session, gateway.child.pid!).then((lines) => (memory = lines)), SECONDS * 1000 - 1_500);
     }
-    const perfText = PERF ? (mkdirSync(OUT, { recursive: true }), perfRecord(gateway.child.pid!, SECONDS, join(OUT, `${BODY}-c${CONNECTIONS}-${Date.now()}.perf.data`))) : null;
+    const perfText = PERF
+      ? (mkdirSync(OUT, { recursive: true }),
+        perfRecord(gateway.child.pid!, SECONDS, join(OUT, `${BODY}-c${CONNECTIONS}-${Date.now()}.perf.data`)))
+      : null;
     const result = await load(SECONDS * 1000);
     const profile = cpuProfile ? (await session.post('Profiler.stop')).profile : null;
     mkdirSync(OUT, { recursive: true });
@@ -351,13 +445,21 @@ async function main(): Promise<void> {
     const heap = process.env.PROFILE_HEAP ? (await session.post('HeapProfiler.stopSampling')).profile : null;
     if (heap) writeFileSync(join(OUT, `${stamp}.heapprofile`), JSON.stringify(heap));
     session.close();
-    console.log(`${BODY} at c=${CONNECTIONS}, ${SECONDS} s: ${result.requestsPerSecond.toFixed(0)} req/s, ${result.errors} errors; profile in ${join(OUT, `${stamp}.cpuprofile`)}`);
+    console.log(
+      `${BODY} at c=${CONNECTIONS}, ${SECONDS} s: ${result.requestsPerSecond.toFixed(0)} req/s, ${result.errors} errors; profile in ${join(OUT, `${stamp}.cpuprofile`)}`,
+    );
     if (profile) for (const line of summarize(profile as CpuProfile)) console.log(line);
     if (perfText) for (const line of summarizePerf(await perfText)) console.log(line);
     if (process.env.PROFILE_GC_TRACE) for (const line of ['', ...summarizeGc(gcLines, result.totalRequests)]) console.log(line);
     if (heap) for (const line of ['', ...summarizeHeap(heap.head as HeapNode, result.totalRequests)]) console.log(line);
     for (const line of memory) console.log(line);
-    if (retained) for (const line of ['', `Retained with ${CONNECTIONS} requests in flight (per request in flight, caches included):`, ...summarizeHeap(retained, CONNECTIONS)]) console.log(line);
+    if (retained)
+      for (const line of [
+        '',
+        `Retained with ${CONNECTIONS} requests in flight (per request in flight, caches included):`,
+        ...summarizeHeap(retained, CONNECTIONS),
+      ])
+        console.log(line);
   } finally {
     await stopGateway(gateway);
     upstreamChild.disconnect();

@@ -5,7 +5,11 @@ import { scratchDatabase } from '../test/support/database';
 export const ADMIN_TOKEN = 'bench-operator-token-0123456789';
 
 export async function postJson(url: string, body: unknown, token?: string): Promise<any> {
-  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: JSON.stringify(body) });
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: JSON.stringify(body),
+  });
   return response.json();
 }
 
@@ -22,7 +26,10 @@ export async function provisionKey(gateway: string): Promise<string> {
   const accountId = account.data.createAccount.id;
   await gql('mutation($a:ID!){addFunds(input:{accountId:$a,amountMicro:"900000000000"}){id}}', { a: accountId });
   await gql('mutation($a:ID!){setAccountTier(input:{accountId:$a,tier:5}){tier}}', { a: accountId });
-  await gql('mutation($a:ID!,$e:String!){createUser(input:{accountId:$a,email:$e,password:"bench-password"}){id}}', { a: accountId, e: email });
+  await gql('mutation($a:ID!,$e:String!){createUser(input:{accountId:$a,email:$e,password:"bench-password"}){id}}', {
+    a: accountId,
+    e: email,
+  });
   const session = await postJson(`${gateway}/v1/auth/sessions`, { email, password: 'bench-password' });
   const key = await postJson(`${gateway}/v1/keys`, { name: 'bench' }, session.token);
   return key.secret;

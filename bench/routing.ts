@@ -38,7 +38,11 @@ const SYSTEM = { role: 'system', content: 'Be brief.' };
 const QUESTION = { role: 'user', content: 'Say something about foxes.' };
 
 function spawnChild<T>(script: string, env: Record<string, string>): Promise<{ child: ChildProcess; message: T }> {
-  const child = fork(join(__dirname, script), [], { execArgv: ['-r', REGISTER], env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(join(__dirname, script), [], {
+    execArgv: ['-r', REGISTER],
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   return new Promise((resolve, reject) => {
     child.once('message', (message) => resolve({ child, message: message as T }));
     child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
@@ -46,10 +50,27 @@ function spawnChild<T>(script: string, env: Record<string, string>): Promise<{ c
 }
 
 function catalog(): unknown {
-  const model = (id: string, deployments?: unknown[]) => ({ kind: 'text', id, vendor: 'up_a', vendor_model_id: 'gpt-4o-mini', created: 1721260800, context_length: 128000, max_output_tokens: 4096, pricing: { input: '0.15', output: '0.60' }, ...(deployments ? { deployments } : {}) });
+  const model = (id: string, deployments?: unknown[]) => ({
+    kind: 'text',
+    id,
+    vendor: 'up_a',
+    vendor_model_id: 'gpt-4o-mini',
+    created: 1721260800,
+    context_length: 128000,
+    max_output_tokens: 4096,
+    pricing: { input: '0.15', output: '0.60' },
+    ...(deployments ? { deployments } : {}),
+  });
   return {
     vendors: { up_a: { protocol: 'openai' }, up_b: { protocol: 'openai' }, up_down: { protocol: 'openai' } },
-    models: [model('bench/direct'), model('bench/routed', [{ vendor: 'up_a' }, { vendor: 'up_b' }]), model('bench/failover', [{ vendor: 'up_down', priority: 0 }, { vendor: 'up_a', priority: 1 }])],
+    models: [
+      model('bench/direct'),
+      model('bench/routed', [{ vendor: 'up_a' }, { vendor: 'up_b' }]),
+      model('bench/failover', [
+        { vendor: 'up_down', priority: 0 },
+        { vendor: 'up_a', priority: 1 },
+      ]),
+    ],
   };
 }
 
@@ -90,53 +111,68 @@ export async function runRoutingBench(): Promise<string[]> {
     const url = `http://127.0.0.1:${gateway.message.port}`;
     const tokens = await Promise.all(Array.from({ length: 8 }, () => provisionKey(url)));
     const headerSets = tokens.map((token) => ({ 'content-type': 'application/json', authorization: `Bearer ${token}` }));
-    say(`Routing bench (busy machine: figures move between runs): closed loop at ${CONNECTIONS.join('/')} connections, ${SECONDS}s per model, body and level in ${SLICES} alternating slices`);
+    say(
+      `Routing bench (busy machine: figures move between runs): closed loop at ${CONNECTIONS.join('/')} connections, ${SECONDS}s per model, body and level in ${SLICES} alternating slices`,
+    );
     say('| body | c | model | req/s | p50 ms | p99 ms | CPU ms/req (slices) |');
     say('|---|---|---|---|---|---|---|');
     const verdicts: string[] = [];
     const lowest = Math.min(...CONNECTIONS);
     const highest = Math.max(...CONNECTIONS);
     for (const body of BODIES)
-    for (const connections of CONNECTIONS) {
-      const extra = body === 'stream' ? { stream: true, stream_options: { include_usage: true } } : {};
-      const parts = new Map<ModelName, { loads: LoadResult[]; cpu: number[] }>(MODELS.map((m) => [m, { loads: [], cpu: [] }]));
-      // Slice -1 warms every path up (JIT, pools, leases) and is not counted.
-      for (let slice = -1; slice < SLICES; slice++) {
-        for (const model of MODELS) {
-          const before = cpuMs(gateway.child.pid!);
-          // Direct and routed: a system prompt and a question, so routing computes the conversation's
-          // affinity key (one conversation, sticking to one deployment). Failover: the question
-          // alone, with no affinity, so every request starts on the failing deployment.
-          const messages = model === 'bench/failover' ? [QUESTION] : [SYSTEM, QUESTION];
-          const result = await runLoad({ url: `${url}/v1/chat/completions`, headers: headerSets[0]!, headerSets, body: JSON.stringify({ model, messages, ...extra }), connections, durationMs: (SECONDS * 1000) / SLICES, warmupMs: 300 });
-          const after = cpuMs(gateway.child.pid!);
-          if (slice < 0) continue;
-          const part = parts.get(model)!;
-          part.loads.push(result);
-          part.cpu.push((after.user + after.system - before.user - before.system) / Math.max(1, result.totalRequests));
+      for (const connections of CONNECTIONS) {
+        const extra = body === 'stream' ? { stream: true, stream_options: { include_usage: true } } : {};
+        const parts = new Map<ModelName, { loads: LoadResult[]; cpu: number[] }>(MODELS.map((m) => [m, { loads: [], cpu: [] }]));
+        // Slice -1 warms every path up (JIT, pools, leases) and is not counted.
+        for (let slice = -1; slice < SLICES; slice++) {
+          for (const model of MODELS) {
+            const before = cpuMs(gateway.child.pid!);
+            // Direct and routed: a system prompt and a question, so routing computes the conversation's
+            // affinity key (one conversation, sticking to one deployment). Failover: the question
+            // alone, with no affinity, so every request starts on the failing deployment.
+            const messages = model === 'bench/failover' ? [QUESTION] : [SYSTEM, QUESTION];
+            const result = await runLoad({
+              url: `${url}/v1/chat/completions`,
+              headers: headerSets[0]!,
+              headerSets,
+              body: JSON.stringify({ model, messages, ...extra }),
+              connections,
+              durationMs: (SECONDS * 1000) / SLICES,
+              warmupMs: 300,
+            });
+            const after = cpuMs(gateway.child.pid!);
+            if (slice < 0) continue;
+            const part = parts.get(model)!;
+            part.loads.push(result);
+            part.cpu.push((after.user + after.system - before.user - before.system) / Math.max(1, result.totalRequests));
+          }
         }
+        const measured = new Map<ModelName, Measured>();
+        for (const model of MODELS) {
+          const part = parts.get(model)!;
+          const load = mergeLoadResults(part.loads);
+          const total = part.loads.reduce((n, l) => n + l.totalRequests, 0);
+          const cpu = part.cpu.reduce((sum, c, i) => sum + c * part.loads[i]!.totalRequests, 0) / Math.max(1, total);
+          measured.set(model, { load, cpuPerRequest: cpu, sliceCpu: part.cpu });
+          say(
+            `| ${body} | ${connections} | ${model} | ${load.requestsPerSecond.toFixed(0)}${load.errors ? ` (${load.errors} errors)` : ''} | ${load.p50.toFixed(2)} | ${load.p99.toFixed(2)} | ${cpu.toFixed(3)} (${part.cpu.map((c) => c.toFixed(3)).join(', ')}) |`,
+          );
+        }
+        const direct = measured.get('bench/direct')!;
+        const routed = measured.get('bench/routed')!;
+        const failover = measured.get('bench/failover')!;
+        const spread = (m: Measured) => Math.max(...m.sliceCpu) - Math.min(...m.sliceCpu);
+        const noise = Math.max(spread(direct), spread(routed));
+        const delta = routed.cpuPerRequest - direct.cpuPerRequest;
+        if (connections === highest)
+          verdicts.push(
+            `${body}, c=${connections}: happy-path routing costs ${delta >= 0 ? '+' : ''}${delta.toFixed(3)} CPU ms/request against the direct path; slices of one model spread by up to ${noise.toFixed(3)} ms: ${Math.abs(delta) <= noise ? 'not distinguishable from noise' : 'MEASURABLE'}; one failed attempt costs ${(failover.cpuPerRequest - routed.cpuPerRequest).toFixed(3)} CPU ms more`,
+          );
+        if (connections === lowest)
+          verdicts.push(
+            `${body}, c=${connections}: one failed attempt (an immediate 503) adds p50 ${(failover.load.p50 - routed.load.p50).toFixed(2)} ms, p99 ${(failover.load.p99 - routed.load.p99).toFixed(2)} ms`,
+          );
       }
-      const measured = new Map<ModelName, Measured>();
-      for (const model of MODELS) {
-        const part = parts.get(model)!;
-        const load = mergeLoadResults(part.loads);
-        const total = part.loads.reduce((n, l) => n + l.totalRequests, 0);
-        const cpu = part.cpu.reduce((sum, c, i) => sum + c * part.loads[i]!.totalRequests, 0) / Math.max(1, total);
-        measured.set(model, { load, cpuPerRequest: cpu, sliceCpu: part.cpu });
-        say(`| ${body} | ${connections} | ${model} | ${load.requestsPerSecond.toFixed(0)}${load.errors ? ` (${load.errors} errors)` : ''} | ${load.p50.toFixed(2)} | ${load.p99.toFixed(2)} | ${cpu.toFixed(3)} (${part.cpu.map((c) => c.toFixed(3)).join(', ')}) |`);
-      }
-      const direct = measured.get('bench/direct')!;
-      const routed = measured.get('bench/routed')!;
-      const failover = measured.get('bench/failover')!;
-      const spread = (m: Measured) => Math.max(...m.sliceCpu) - Math.min(...m.sliceCpu);
-      const noise = Math.max(spread(direct), spread(routed));
-      const delta = routed.cpuPerRequest - direct.cpuPerRequest;
-      if (connections === highest)
-        verdicts.push(
-          `${body}, c=${connections}: happy-path routing costs ${delta >= 0 ? '+' : ''}${delta.toFixed(3)} CPU ms/request against the direct path; slices of one model spread by up to ${noise.toFixed(3)} ms: ${Math.abs(delta) <= noise ? 'not distinguishable from noise' : 'MEASURABLE'}; one failed attempt costs ${(failover.cpuPerRequest - routed.cpuPerRequest).toFixed(3)} CPU ms more`,
-        );
-      if (connections === lowest) verdicts.push(`${body}, c=${connections}: one failed attempt (an immediate 503) adds p50 ${(failover.load.p50 - routed.load.p50).toFixed(2)} ms, p99 ${(failover.load.p99 - routed.load.p99).toFixed(2)} ms`);
-    }
     for (const verdict of verdicts) say(verdict);
   } finally {
     const exited = new Promise((resolve) => gateway.child.once('exit', resolve));
@@ -150,7 +186,11 @@ export async function runRoutingBench(): Promise<string[]> {
   return lines;
 }
 
-if (require.main === module && process.env.BENCH_ROUTING !== '0') void runRoutingBench().then(() => process.exit(0), (error: unknown) => {
-  console.error(error);
-  process.exit(1);
-});
+if (require.main === module && process.env.BENCH_ROUTING !== '0')
+  void runRoutingBench().then(
+    () => process.exit(0),
+    (error: unknown) => {
+      console.error(error);
+      process.exit(1);
+    },
+  );

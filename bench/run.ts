@@ -117,7 +117,13 @@ const WITH_SUSTAINED = SUSTAINED_ONLY || (process.env.BENCH_SUSTAINED === '1' &&
 const MAIN_ROWS = !ALONE;
 const CPU_SECONDS = Number(process.env.BENCH_CPU_SECONDS ?? 6);
 const CPU_CONNECTIONS = (process.env.BENCH_CPU_CONNECTIONS ?? '16,64').split(',').map(Number);
-const CPU_SIDE_KEYS: Record<string, string> = { direct: 'direct', floor: 'node floor', 'npm-start': 'tollgate, npm start', plain: 'tollgate, plain node', compare: 'tollgate, compare' };
+const CPU_SIDE_KEYS: Record<string, string> = {
+  direct: 'direct',
+  floor: 'node floor',
+  'npm-start': 'tollgate, npm start',
+  plain: 'tollgate, plain node',
+  compare: 'tollgate, compare',
+};
 const SHARING_SECONDS = Number(process.env.BENCH_SHARING_SECONDS ?? 6);
 const SHARING_CONNECTIONS = Number(process.env.BENCH_SHARING_CONNECTIONS ?? 64);
 const SHARING_REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -133,11 +139,18 @@ const REGISTER = join(__dirname, '..', 'test', 'support', 'swc-register.js');
 
 /** BENCH_PROFILE: CPU profiles in /tmp/prof; BENCH_NODE_FLAGS: more flags (`--trace-gc`, say). For the gateway and the floor proxy alike. */
 function proxyFlags(): string[] {
-  return [...(process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : []), ...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean)];
+  return [
+    ...(process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] : []),
+    ...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean),
+  ];
 }
 
 function spawnChild<T>(script: string, env: Record<string, string>): Promise<{ child: ChildProcess; message: T }> {
-  const child = fork(join(__dirname, script), [], { execArgv: ['-r', REGISTER, ...(script === 'upstream-process.ts' ? [] : proxyFlags())], env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(join(__dirname, script), [], {
+    execArgv: ['-r', REGISTER, ...(script === 'upstream-process.ts' ? [] : proxyFlags())],
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   return new Promise((resolve, reject) => {
     child.once('message', (message) => resolve({ child, message: message as T }));
     child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
@@ -219,7 +232,10 @@ const rate = (result: LoadResult, open: boolean) => (open ? result.achievedRate 
 
 /** " (tollgate: HTTP 429 ×38)" when there were errors. */
 function errorKinds(through: LoadResult, direct: LoadResult): string {
-  const list = (r: LoadResult) => Object.entries(r.errorKinds).map(([kind, count]) => `${kind} ×${count}`).join(', ');
+  const list = (r: LoadResult) =>
+    Object.entries(r.errorKinds)
+      .map(([kind, count]) => `${kind} ×${count}`)
+      .join(', ');
   const parts = [through.errors ? `tollgate: ${list(through)}` : '', direct.errors ? `direct: ${list(direct)}` : ''].filter(Boolean);
   return parts.length ? ` (${parts.join('; ')})` : '';
 }
@@ -244,7 +260,24 @@ function textRow(row: Row): string {
 }
 
 function markdownTable(rows: Row[]): string {
-  const header = ['body', 'load', 'direct req/s', 'direct p50', 'direct p99', 'tollgate req/s', 'tollgate p50', 'tollgate p99', 'added p50', 'added p99', 'floor added p50', 'floor added p99', 'CPU ms/req', 'GC pauses', 'errors (tollgate/direct)', 'hop µs'];
+  const header = [
+    'body',
+    'load',
+    'direct req/s',
+    'direct p50',
+    'direct p99',
+    'tollgate req/s',
+    'tollgate p50',
+    'tollgate p99',
+    'added p50',
+    'added p99',
+    'floor added p50',
+    'floor added p99',
+    'CPU ms/req',
+    'GC pauses',
+    'errors (tollgate/direct)',
+    'hop µs',
+  ];
   const lines = [`| ${header.join(' | ')} |`, `|${header.map((h, i) => (i < 2 ? '---|' : '--:|')).join('')}`];
   for (const row of rows) {
     const { direct, through } = row;
@@ -285,7 +318,8 @@ function barLine(body: string, sweep: { rate: number; row: Row }[], side: 'throu
   if (viaOf(best.row).errors > 0) notes.push(`${viaOf(best.row).errors} errors at that rate`);
   // The added p99 is a difference of two tails: when the direct one is itself long, the machine
   // stalled during that row, and the difference says little.
-  if (best.row.direct.p99 > BAR.p99) notes.push(`the direct p99 there was ${best.row.direct.p99.toFixed(1)} ms, so the machine stalled in that row: read it with care`);
+  if (best.row.direct.p99 > BAR.p99)
+    notes.push(`the direct p99 there was ${best.row.direct.p99.toFixed(1)} ms, so the machine stalled in that row: read it with care`);
   return `${prefix} holds up to ${best.rate} req/s${notes.length ? ` (${notes.join('; ')})` : ''}`;
 }
 
@@ -320,9 +354,17 @@ async function main(): Promise<void> {
     for (const bodyType of MAIN_ROWS ? BODIES : []) {
       const stream = bodyType === 'stream';
       const extra = stream ? { stream: true, stream_options: { include_usage: true } } : {};
-      const direct: Target = { url: `${upstream.message.url}/chat/completions`, tokens: ['sk-bench'], body: { model: 'gpt-4o-mini', messages, ...extra } };
+      const direct: Target = {
+        url: `${upstream.message.url}/chat/completions`,
+        tokens: ['sk-bench'],
+        body: { model: 'gpt-4o-mini', messages, ...extra },
+      };
       const measure = async (label: string, connections: number, ratePerSecond?: number): Promise<Row> => {
-        const through: Target = { url: `${gatewayUrl}/v1/chat/completions`, tokens: await Promise.all(Array.from({ length: ACCOUNTS }, () => provisionKey(gatewayUrl))), body: { model: 'openai/gpt-4o-mini', messages, ...extra } };
+        const through: Target = {
+          url: `${gatewayUrl}/v1/chat/completions`,
+          tokens: await Promise.all(Array.from({ length: ACCOUNTS }, () => provisionKey(gatewayUrl))),
+          body: { model: 'openai/gpt-4o-mini', messages, ...extra },
+        };
         const hopUs = (await measureHop(HOP_ROUND_TRIPS_PER_ROW)).roundTripUs;
         // Slices of direct and through runs alternate, so both sides see the same machine: its
         // speed drifts (other tenants of the host) over seconds, by up to 2x.
@@ -359,7 +401,19 @@ async function main(): Promise<void> {
         const systemPerRequest = system / served;
         const cpuPerRequest = user / served + systemPerRequest;
         const dbPerRequest = db / served;
-        const row: Row = { body: bodyType, load: label, open: ratePerSecond !== undefined, direct: directResult, through: throughResult, floor: floor ? mergeLoadResults(floorParts) : undefined, cpuPerRequest, systemPerRequest, dbPerRequest, gc, hopUs };
+        const row: Row = {
+          body: bodyType,
+          load: label,
+          open: ratePerSecond !== undefined,
+          direct: directResult,
+          through: throughResult,
+          floor: floor ? mergeLoadResults(floorParts) : undefined,
+          cpuPerRequest,
+          systemPerRequest,
+          dbPerRequest,
+          gc,
+          hopUs,
+        };
         rows.push(row);
         console.log(textRow(row));
         return row;
@@ -388,7 +442,9 @@ async function main(): Promise<void> {
     if ((WITH_CPU || WITH_SHARING || WITH_SUSTAINED) && process.env.BENCH_SHARING_BUILD !== '0') buildGateway();
     let cpu: CpuRow[] = [];
     if (WITH_CPU) {
-      console.log(`\nCPU per request side by side, compiled build, closed loop at ${CPU_CONNECTIONS.join('/')} connections, ${CPU_SECONDS}s per side: direct, the Node floor (bench/node-floor.mjs), Tollgate as npm start starts it, Tollgate on plain node:`);
+      console.log(
+        `\nCPU per request side by side, compiled build, closed loop at ${CPU_CONNECTIONS.join('/')} connections, ${CPU_SECONDS}s per side: direct, the Node floor (bench/node-floor.mjs), Tollgate as npm start starts it, Tollgate on plain node:`,
+      );
       const cpuOptions = {
         databaseUrl: database.url,
         upstreamUrl: upstream.message.url,
@@ -403,14 +459,32 @@ async function main(): Promise<void> {
       cpu = await runCpuComparison(cpuOptions, (row) => console.log(cpuTextRow(row)));
     }
     if (WITH_SHARING) {
-      console.log(`\nThe cost of sharing limits, compiled build, closed loop at ${SHARING_CONNECTIONS} connections, ${SHARING_SECONDS}s per side:`);
+      console.log(
+        `\nThe cost of sharing limits, compiled build, closed loop at ${SHARING_CONNECTIONS} connections, ${SHARING_SECONDS}s per side:`,
+      );
       sharing = await runSharingComparison(
-        { databaseUrl: database.url, upstreamUrl: upstream.message.url, redisUrl: SHARING_REDIS_URL, seconds: SHARING_SECONDS, connections: SHARING_CONNECTIONS, accounts: ACCOUNTS, bodies: BODIES },
+        {
+          databaseUrl: database.url,
+          upstreamUrl: upstream.message.url,
+          redisUrl: SHARING_REDIS_URL,
+          seconds: SHARING_SECONDS,
+          connections: SHARING_CONNECTIONS,
+          accounts: ACCOUNTS,
+          bodies: BODIES,
+        },
         (row) => console.log(sharingTextRow(row)),
       );
     }
     let sustained: SustainedResult | null = null;
-    const sustainedOptions: SustainedOptions = { databaseUrl: database.url, upstreamUrl: upstream.message.url, redisUrl: SHARING_REDIS_URL, minutes: SUSTAINED_MINUTES, roundSeconds: SUSTAINED_ROUND_SECONDS, connections: SUSTAINED_CONNECTIONS, accounts: ACCOUNTS };
+    const sustainedOptions: SustainedOptions = {
+      databaseUrl: database.url,
+      upstreamUrl: upstream.message.url,
+      redisUrl: SHARING_REDIS_URL,
+      minutes: SUSTAINED_MINUTES,
+      roundSeconds: SUSTAINED_ROUND_SECONDS,
+      connections: SUSTAINED_CONNECTIONS,
+      accounts: ACCOUNTS,
+    };
     if (WITH_SUSTAINED) {
       console.log(`\nSustained load, compiled build, closed loop at ${SUSTAINED_CONNECTIONS} connections for ${SUSTAINED_MINUTES} min:`);
       sustained = await runSustained(sustainedOptions, (minute) => console.log(sustainedTextRow(minute)));

@@ -76,7 +76,12 @@ export function buildGateway(): void {
 
 /** The lines of the start script that set node's environment and flags, for the report (their settings are what is measured). */
 export function startLine(): string {
-  return readFileSync(BIN, 'utf8').split('\n').filter((line) => /^(exec |GLIBC_TUNABLES=|export )/.test(line)).join('; ') || '(no exec line)';
+  return (
+    readFileSync(BIN, 'utf8')
+      .split('\n')
+      .filter((line) => /^(exec |GLIBC_TUNABLES=|export )/.test(line))
+      .join('; ') || '(no exec line)'
+  );
 }
 
 export interface Gateway {
@@ -114,9 +119,18 @@ export function stopGateway(gateway: Gateway): Promise<void> {
   });
 }
 
-export function gatewayEnv(options: Pick<SharingOptions, 'databaseUrl' | 'upstreamUrl' | 'redisUrl'>, redisPrefix: string | null): Record<string, string> {
+export function gatewayEnv(
+  options: Pick<SharingOptions, 'databaseUrl' | 'upstreamUrl' | 'redisUrl'>,
+  redisPrefix: string | null,
+): Record<string, string> {
   // The runner's environment (NODE_OPTIONS, GLIBC_TUNABLES …) minus what each scenario sets itself.
-  const inherited = Object.fromEntries(Object.entries(process.env).filter((entry): entry is [string, string] => entry[1] !== undefined && !/^(REDIS_URL|TOLLGATE_(?!NODE_FLAGS)|DATABASE_URL|OPENAI_|ANTHROPIC_|GOOGLE_|PORT$|HOST$)/.test(entry[0])));
+  const inherited = Object.fromEntries(
+    Object.entries(process.env).filter(
+      (entry): entry is [string, string] =>
+        entry[1] !== undefined &&
+        !/^(REDIS_URL|TOLLGATE_(?!NODE_FLAGS)|DATABASE_URL|OPENAI_|ANTHROPIC_|GOOGLE_|PORT$|HOST$)/.test(entry[0]),
+    ),
+  );
   // BENCH_SHARING_NODE_FLAGS: more node flags, for experiments (those NODE_OPTIONS accepts).
   const nodeOptions = [inherited.NODE_OPTIONS, process.env.BENCH_SHARING_NODE_FLAGS].filter(Boolean).join(' ');
   const env: Record<string, string> = {
@@ -174,9 +188,19 @@ async function runScenario(options: SharingOptions, bodyType: 'json' | 'stream',
     const throughParts: LoadResult[] = [];
     let cpu = 0;
     for (let slice = 0; slice < SLICES; slice++) {
-      directParts.push(await loadAcross([`${options.upstreamUrl}/chat/completions`], ['sk-bench'], directBody, options.connections, sliceMs));
+      directParts.push(
+        await loadAcross([`${options.upstreamUrl}/chat/completions`], ['sk-bench'], directBody, options.connections, sliceMs),
+      );
       const before = gateways.map((g) => cpuMs(g.child.pid!));
-      throughParts.push(await loadAcross(gateways.map((g) => `${g.url}/v1/chat/completions`), tokens, throughBody, options.connections, sliceMs));
+      throughParts.push(
+        await loadAcross(
+          gateways.map((g) => `${g.url}/v1/chat/completions`),
+          tokens,
+          throughBody,
+          options.connections,
+          sliceMs,
+        ),
+      );
       gateways.forEach((g, i) => {
         const after = cpuMs(g.child.pid!);
         cpu += after.user - before[i]!.user + after.system - before[i]!.system;
@@ -228,7 +252,12 @@ export async function runSharingComparison(options: SharingOptions, onRow: (row:
 const f2 = (n: number) => n.toFixed(2);
 
 /** " (HTTP 429 rate_limited ×3)" when Tollgate answered errors. */
-const errorKinds = (r: LoadResult) => (r.errors ? ` (${Object.entries(r.errorKinds).map(([kind, n]) => `${kind} ×${n}`).join(', ')})` : '');
+const errorKinds = (r: LoadResult) =>
+  r.errors
+    ? ` (${Object.entries(r.errorKinds)
+        .map(([kind, n]) => `${kind} ×${n}`)
+        .join(', ')})`
+    : '';
 
 export function sharingTextRow(row: SharingRow): string {
   const { direct, through } = row;
@@ -249,7 +278,9 @@ export function sharingTextRow(row: SharingRow): string {
  * (the one that hashed passwords, and a plain one) over the scenarios, against the limit.
  */
 export function footprintLines(rows: SharingRow[], connections: number): string[] {
-  const lines = [`Footprint: peak RSS of one instance at ${connections} connections, the compiled build started by ${relative(ROOT, BIN)}: \`${startLine()}\` (limit ${FOOTPRINT_LIMIT_MB} MB):`];
+  const lines = [
+    `Footprint: peak RSS of one instance at ${connections} connections, the compiled build started by ${relative(ROOT, BIN)}: \`${startLine()}\` (limit ${FOOTPRINT_LIMIT_MB} MB):`,
+  ];
   for (const body of [...new Set(rows.map((row) => row.body))]) {
     const ofBody = rows.filter((row) => row.body === body);
     const hashed = Math.max(...ofBody.map((row) => row.peakRssMb[0]!));
@@ -263,7 +294,19 @@ export function footprintLines(rows: SharingRow[], connections: number): string[
 }
 
 export function sharingTable(rows: SharingRow[], connections: number): string {
-  const header = ['body', 'scenario (compiled build)', `req/s (c=${connections})`, 'p50 ms', 'p99 ms', 'added p50', 'added p99', 'direct req/s', 'CPU ms/req', 'peak RSS MB', 'errors (tollgate/direct)'];
+  const header = [
+    'body',
+    'scenario (compiled build)',
+    `req/s (c=${connections})`,
+    'p50 ms',
+    'p99 ms',
+    'added p50',
+    'added p99',
+    'direct req/s',
+    'CPU ms/req',
+    'peak RSS MB',
+    'errors (tollgate/direct)',
+  ];
   const lines = [`| ${header.join(' | ')} |`, `|${header.map((_, i) => (i < 2 ? '---|' : '--:|')).join('')}`];
   for (const row of rows) {
     const { direct, through } = row;

@@ -65,7 +65,14 @@ function metricValues(text: string, names: string[]): Record<string, number> {
   return values;
 }
 
-const BACKLOG_METRICS = ['tollgate_settlement_backlog', 'tollgate_settlement_backlog_age_seconds', 'tollgate_settlement_backlog_limit', 'tollgate_settlement_pushback_waits_total', 'tollgate_settlement_pushback_refusals_total', 'nodejs_eventloop_lag_p99_seconds'];
+const BACKLOG_METRICS = [
+  'tollgate_settlement_backlog',
+  'tollgate_settlement_backlog_age_seconds',
+  'tollgate_settlement_backlog_limit',
+  'tollgate_settlement_pushback_waits_total',
+  'tollgate_settlement_pushback_refusals_total',
+  'nodejs_eventloop_lag_p99_seconds',
+];
 
 async function scrape(url: string): Promise<Record<string, number>> {
   const response = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
@@ -97,14 +104,17 @@ export async function runSustained(options: SustainedOptions, onMinute: (minute:
       const dbBefore = await backendsCpu(monitor);
       const sampled = { depth: 0, ageMs: 0, limit: NaN, loopP99: 0, waits: pushedBack.waits, refusals: pushedBack.refusals };
       const sampler = setInterval(() => {
-        void scrape(gateway.url).then((m) => {
-          sampled.depth = Math.max(sampled.depth, m.tollgate_settlement_backlog!);
-          sampled.ageMs = Math.max(sampled.ageMs, m.tollgate_settlement_backlog_age_seconds! * 1000);
-          sampled.limit = m.tollgate_settlement_backlog_limit!;
-          sampled.loopP99 = Math.max(sampled.loopP99, m.nodejs_eventloop_lag_p99_seconds! * 1000);
-          sampled.waits = m.tollgate_settlement_pushback_waits_total!;
-          sampled.refusals = m.tollgate_settlement_pushback_refusals_total!;
-        }, () => undefined);
+        void scrape(gateway.url).then(
+          (m) => {
+            sampled.depth = Math.max(sampled.depth, m.tollgate_settlement_backlog!);
+            sampled.ageMs = Math.max(sampled.ageMs, m.tollgate_settlement_backlog_age_seconds! * 1000);
+            sampled.limit = m.tollgate_settlement_backlog_limit!;
+            sampled.loopP99 = Math.max(sampled.loopP99, m.nodejs_eventloop_lag_p99_seconds! * 1000);
+            sampled.waits = m.tollgate_settlement_pushback_waits_total!;
+            sampled.refusals = m.tollgate_settlement_pushback_refusals_total!;
+          },
+          () => undefined,
+        );
       }, SAMPLE_MS);
       const parts: LoadResult[] = [];
       const names: string[] = [];
@@ -114,7 +124,17 @@ export async function runSustained(options: SustainedOptions, onMinute: (minute:
           const roundEnd = (round + 1) * options.roundSeconds;
           const seconds = Math.min(roundEnd, minuteEnd) - elapsed;
           const body = round % 2 === 0 ? 'json' : 'stream';
-          parts.push(await runLoad({ url: `${gateway.url}/v1/chat/completions`, headers: headerSets[0]!, headerSets, body: bodies[body], connections: options.connections, durationMs: seconds * 1000, warmupMs: 0 }));
+          parts.push(
+            await runLoad({
+              url: `${gateway.url}/v1/chat/completions`,
+              headers: headerSets[0]!,
+              headerSets,
+              body: bodies[body],
+              connections: options.connections,
+              durationMs: seconds * 1000,
+              warmupMs: 0,
+            }),
+          );
           if (!names.includes(body)) names.push(body);
           elapsed += seconds;
           if (elapsed >= roundEnd) round++;
@@ -174,12 +194,31 @@ export function sustainedTextRow(m: SustainedMinute): string {
     `pushback ${m.pushbackWaits} waits / ${m.pushbackRefusals} refused`,
     `loop p99 ${f(m.loopDelayP99Ms)} ms`,
     `cpu ${f(m.cpuPerRequest, 3)} + db ${f(m.dbPerRequest, 3)} ms/req`,
-    `errors ${m.load.errors}${m.load.errors ? ` (${Object.entries(m.load.errorKinds).map(([k, n]) => `${k} ×${n}`).join(', ')})` : ''}`,
+    `errors ${m.load.errors}${
+      m.load.errors
+        ? ` (${Object.entries(m.load.errorKinds)
+            .map(([k, n]) => `${k} ×${n}`)
+            .join(', ')})`
+        : ''
+    }`,
   ].join(' | ');
 }
 
 export function sustainedTable(result: SustainedResult, options: SustainedOptions): string {
-  const header = ['minute', 'bodies', 'req/s', 'p50 ms', 'p99 ms', 'peak RSS MB', 'backlog max', 'oldest ms', 'pushback waits/refused', 'loop p99 ms', 'CPU ms/req (gateway + db)', 'errors'];
+  const header = [
+    'minute',
+    'bodies',
+    'req/s',
+    'p50 ms',
+    'p99 ms',
+    'peak RSS MB',
+    'backlog max',
+    'oldest ms',
+    'pushback waits/refused',
+    'loop p99 ms',
+    'CPU ms/req (gateway + db)',
+    'errors',
+  ];
   const lines = [
     `Sustained: ${options.minutes} min at ${options.connections} connections, ${options.roundSeconds}-second rounds of JSON and streamed chat in turn, ${options.accounts} accounts' keys in rotation, the compiled build started by bin/tollgate: \`${startLine()}\``,
     '',
@@ -187,7 +226,20 @@ export function sustainedTable(result: SustainedResult, options: SustainedOption
     `|${header.map((_, i) => (i < 2 ? '---|' : '--:|')).join('')}`,
   ];
   for (const m of result.minutes) {
-    const cells = [m.minute, m.bodies, f(m.load.requestsPerSecond, 0), f(m.load.p50, 2), f(m.load.p99, 2), f(m.peakRssMb, 0), `${m.backlogDepth} / ${m.backlogLimit}`, f(m.backlogAgeMs, 0), `${m.pushbackWaits}/${m.pushbackRefusals}`, f(m.loopDelayP99Ms), `${f(m.cpuPerRequest, 3)} + ${f(m.dbPerRequest, 3)}`, m.load.errors];
+    const cells = [
+      m.minute,
+      m.bodies,
+      f(m.load.requestsPerSecond, 0),
+      f(m.load.p50, 2),
+      f(m.load.p99, 2),
+      f(m.peakRssMb, 0),
+      `${m.backlogDepth} / ${m.backlogLimit}`,
+      f(m.backlogAgeMs, 0),
+      `${m.pushbackWaits}/${m.pushbackRefusals}`,
+      f(m.loopDelayP99Ms),
+      `${f(m.cpuPerRequest, 3)} + ${f(m.dbPerRequest, 3)}`,
+      m.load.errors,
+    ];
     lines.push(`| ${cells.join(' | ')} |`);
   }
   return lines.join('\n');

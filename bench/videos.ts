@@ -18,16 +18,28 @@ process.env.DATABASE_URL ??= 'postgres://postgres@127.0.0.1:5432/postgres';
 const VIDEOS = Number(process.env.BENCH_VIDEOS ?? 100);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 10);
 
-const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((p / 100) * values.length))]!;
+const percentile = (values: number[], p: number) =>
+  [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((p / 100) * values.length))]!;
 const ms = (n: number) => `${n.toFixed(1)} ms`;
 
 async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'tollgate-bench-videos-'));
-  const t = await startTestTollgate({ env: { TOLLGATE_VIDEO_DIR: dir, TOLLGATE_SANDBOX_VIDEO_RENDER_MS: '0', TOLLGATE_VIDEO_POLL_INITIAL_MS: '20', TOLLGATE_VIDEO_POLL_MAX_MS: '100' } });
+  const t = await startTestTollgate({
+    env: {
+      TOLLGATE_VIDEO_DIR: dir,
+      TOLLGATE_SANDBOX_VIDEO_RENDER_MS: '0',
+      TOLLGATE_VIDEO_POLL_INITIAL_MS: '20',
+      TOLLGATE_VIDEO_POLL_MAX_MS: '100',
+    },
+  });
   try {
     const { apiKey, accountId } = await provisionVideoAccount(t.url, '100000000');
     const post = (body: unknown, headers: Record<string, string> = {}) =>
-      fetch(`${t.url}/v1/videos`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+      fetch(`${t.url}/v1/videos`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', ...headers },
+        body: JSON.stringify(body),
+      });
     const createMs: number[] = [];
     const doneMs: number[] = [];
     let next = 0;
@@ -54,8 +66,12 @@ async function main() {
     console.log(`create→completed p50 ${ms(percentile(doneMs, 50))}  p95 ${ms(percentile(doneMs, 95))}`);
 
     const race = performance.now();
-    const answers = await Promise.all(Array.from({ length: 20 }, () => post({ model: 'sandbox/video', prompt: 'race' }, { 'Idempotency-Key': 'bench-race' })));
-    console.log(`20 racing creates with one key: ${answers.filter((a) => a.status === 202).length} created, ${answers.filter((a) => a.status === 200).length} replays, all answered in ${ms(performance.now() - race)}`);
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () => post({ model: 'sandbox/video', prompt: 'race' }, { 'Idempotency-Key': 'bench-race' })),
+    );
+    console.log(
+      `20 racing creates with one key: ${answers.filter((a) => a.status === 202).length} created, ${answers.filter((a) => a.status === 200).length} replays, all answered in ${ms(performance.now() - race)}`,
+    );
   } finally {
     await t.stop();
     rmSync(dir, { recursive: true, force: true });

@@ -16,6 +16,8 @@ export class Migration20261123000000HoldFunctions extends Migration {
 
   override async down(): Promise<void> {
     this.addSql('drop function if exists tollgate_take_hold(text, text, text, text, text, text, text, bigint, timestamptz, timestamptz)');
-    this.addSql('drop function if exists tollgate_close_hold(text, text, bigint, timestamptz, text, text, text, text, int, int, int, int, int, int, int)');
+    this.addSql(
+      'drop function if exists tollgate_close_hold(text, text, bigint, timestamptz, text, text, text, text, int, int, int, int, int, int, int)',
+    );
   }
 }

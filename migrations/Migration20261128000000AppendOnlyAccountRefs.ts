@@ -16,7 +16,11 @@ export class Migration20261128000000AppendOnlyAccountRefs extends Migration {
   }
 
   override async down(): Promise<void> {
-    this.addSql('alter table "ledger_entries" add constraint "ledger_entries_account_id_foreign" foreign key ("account_id") references "accounts" ("id") on update cascade on delete cascade;');
-    this.addSql('alter table "usage_records" add constraint "usage_records_account_id_foreign" foreign key ("account_id") references "accounts" ("id") on update cascade on delete cascade;');
+    this.addSql(
+      'alter table "ledger_entries" add constraint "ledger_entries_account_id_foreign" foreign key ("account_id") references "accounts" ("id") on update cascade on delete cascade;',
+    );
+    this.addSql(
+      'alter table "usage_records" add constraint "usage_records_account_id_foreign" foreign key ("account_id") references "accounts" ("id") on update cascade on delete cascade;',
+    );
   }
 }

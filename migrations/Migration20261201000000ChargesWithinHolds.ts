@@ -31,12 +31,16 @@ export class Migration20261201000000ChargesWithinHolds extends Migration {
     this.addSql(`drop function if exists ${CLOSE_HOLD_SIGNATURE};`);
     this.addSql(CHARGE_IN_FULL_CLOSE_HOLD);
     this.addSql(CHARGE_IN_FULL_APPLY_LEASE_OPS);
-    this.addSql('alter table "usage_records" drop column "cache_write_5m_input_tokens", drop column "cache_write_1h_input_tokens", drop column "overage_micro";');
+    this.addSql(
+      'alter table "usage_records" drop column "cache_write_5m_input_tokens", drop column "cache_write_1h_input_tokens", drop column "overage_micro";',
+    );
   }
 }
 
-const OLD_CLOSE_HOLD_SIGNATURE = 'tollgate_close_hold(text, text, bigint, timestamptz, text, text, text, text, int, int, int, int, int, int, int)';
-const CLOSE_HOLD_SIGNATURE = 'tollgate_close_hold(text, text, bigint, timestamptz, text, text, text, text, int, int, int, int, int, int, int, int, int)';
+const OLD_CLOSE_HOLD_SIGNATURE =
+  'tollgate_close_hold(text, text, bigint, timestamptz, text, text, text, text, int, int, int, int, int, int, int)';
+const CLOSE_HOLD_SIGNATURE =
+  'tollgate_close_hold(text, text, bigint, timestamptz, text, text, text, text, int, int, int, int, int, int, int, int, int)';
 
 /** tollgate_close_hold before this migration: the charge booked in full, above the hold too. */
 export const CHARGE_IN_FULL_CLOSE_HOLD = `

@@ -21,7 +21,9 @@ const COLUMNS = `id, account_id, key_id, hold_id, request_id, model, input_token
 export class Migration20261211000000RequestLog extends Migration {
   override async up(): Promise<void> {
     this.addSql('alter table "usage_records" rename to "usage_records_unpartitioned";');
-    this.addSql('alter table "usage_records_unpartitioned" drop constraint "usage_records_pkey", drop constraint "usage_records_hold_id_unique";');
+    this.addSql(
+      'alter table "usage_records_unpartitioned" drop constraint "usage_records_pkey", drop constraint "usage_records_hold_id_unique";',
+    );
     this.addSql('drop index "usage_records_account_id_created_at_index", "usage_records_key_id_created_at_index";');
     this.addSql(`create table "usage_records" (
       "id" text not null, "account_id" text not null, "key_id" text null, "hold_id" text not null, "request_id" text null,
@@ -48,7 +50,9 @@ export class Migration20261211000000RequestLog extends Migration {
     );`);
     this.addSql(functionDefinition('tollgate_usage_daily_add'));
     this.addSql(functionDefinition('tollgate_usage_partitions'));
-    this.addSql('create trigger "usage_records_daily" after insert on "usage_records" referencing new table as added for each statement execute function tollgate_usage_daily_add();');
+    this.addSql(
+      'create trigger "usage_records_daily" after insert on "usage_records" referencing new table as added for each statement execute function tollgate_usage_daily_add();',
+    );
     this.addSql(`insert into "usage_records" (${COLUMNS}) select ${COLUMNS} from "usage_records_unpartitioned";`);
     this.addSql('drop table "usage_records_unpartitioned";');
     this.addSql('select * from tollgate_usage_partitions(now(), null);');

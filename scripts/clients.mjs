@@ -50,7 +50,10 @@ async function installClients() {
   const manifest = readFileSync(MANIFEST, 'utf8');
   const installed = join(clientsDir, 'package.json');
   const wanted = Object.keys(JSON.parse(manifest).dependencies);
-  const current = existsSync(installed) && readFileSync(installed, 'utf8') === manifest && wanted.every((name) => existsSync(join(clientsDir, 'node_modules', name, 'package.json')));
+  const current =
+    existsSync(installed) &&
+    readFileSync(installed, 'utf8') === manifest &&
+    wanted.every((name) => existsSync(join(clientsDir, 'node_modules', name, 'package.json')));
   if (!current) {
     mkdirSync(clientsDir, { recursive: true });
     writeFileSync(installed, manifest);
@@ -59,7 +62,8 @@ async function installClients() {
   }
   const node = join(clientsDir, 'node_modules', 'node', 'bin', 'node');
   const version = existsSync(node) ? (await run(node, ['--version'])).stdout.trim() : 'missing';
-  if (!version.startsWith('v22.')) throw new Error(`The clients' Node 22 (npm package node, ${node}) is ${version}: remove ${clientsDir} and run again.`);
+  if (!version.startsWith('v22.'))
+    throw new Error(`The clients' Node 22 (npm package node, ${node}) is ${version}: remove ${clientsDir} and run again.`);
   return node;
 }
 
@@ -93,17 +97,38 @@ async function startTollgate() {
   const url = Object.assign(new URL(server), { pathname: `/${database}` }).toString();
   const port = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), 'tollgate-clients-data-'));
-  const env = { ...process.env, DATABASE_URL: url, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', TOLLGATE_DATA_DIR: dataDir, TOLLGATE_SANDBOX_VIDEO_RENDER_MS: '500' };
-  const tollgate = async (...cli) => (await run(process.execPath, ['-r', './test/support/swc-register.js', 'src/main.ts', ...cli], { cwd: ROOT, env })).stdout;
+  const env = {
+    ...process.env,
+    DATABASE_URL: url,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'warn',
+    TOLLGATE_DATA_DIR: dataDir,
+    TOLLGATE_SANDBOX_VIDEO_RENDER_MS: '500',
+  };
+  const tollgate = async (...cli) =>
+    (await run(process.execPath, ['-r', './test/support/swc-register.js', 'src/main.ts', ...cli], { cwd: ROOT, env })).stdout;
   await tollgate('migrate');
   const account = JSON.parse(await tollgate('admin', 'create-account', '--name', 'clients', '--json')).id;
   await tollgate('admin', 'add-funds', '--account', account, '--amount-usd', '100', '--json');
   // Tier 5: the clients' bursts stay under its rate limits.
   await tollgate('admin', 'set-tier', '--account', account, '--tier', '5', '--json');
   const key = JSON.parse(await tollgate('admin', 'create-key', '--account', account, '--name', 'clients', '--json')).secret;
-  const child = spawn(process.execPath, ['-r', './test/support/swc-register.js', 'src/main.ts', 'start'], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(process.execPath, ['-r', './test/support/swc-register.js', 'src/main.ts', 'start'], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   const base = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 240 && !(await fetch(`${base}/readyz`).then((r) => r.ok, () => false)); i++) {
+  for (
+    let i = 0;
+    i < 240 &&
+    !(await fetch(`${base}/readyz`).then(
+      (r) => r.ok,
+      () => false,
+    ));
+    i++
+  ) {
     if (child.exitCode !== null) throw new Error(`Tollgate exited with ${child.exitCode}`);
     await new Promise((done) => setTimeout(done, 250));
   }
@@ -132,7 +157,12 @@ const CAPTURED_PATHS = /^\/v1\/(chat\/completions|responses|messages|models)/;
 /** Machine and user identifiers in request bodies: replaced in captures. */
 function scrub(body) {
   if (body?.metadata?.user_id !== undefined) body.metadata.user_id = 'user-scrubbed';
-  return JSON.parse(JSON.stringify(body).replace(/("?x-codex-installation-id"?\s*[:=]\s*\\?"?|\\?"installation_id\\?"\s*:\s*\\?")[0-9a-f-]{36}/g, '$100000000-0000-0000-0000-000000000000'));
+  return JSON.parse(
+    JSON.stringify(body).replace(
+      /("?x-codex-installation-id"?\s*[:=]\s*\\?"?|\\?"installation_id\\?"\s*:\s*\\?")[0-9a-f-]{36}/g,
+      '$100000000-0000-0000-0000-000000000000',
+    ),
+  );
 }
 
 /** http://proxy/<client>-<version>/<scenario>/v1/… → Tollgate's /v1/…; with --capture, each request is written down with the answer it got. */
@@ -155,7 +185,17 @@ async function startProxy(target) {
         });
         answer.on('end', () => {
           res.end();
-          if (captureDir && CAPTURED_PATHS.test(path)) capture({ label, scenario, method: req.method, path, headers, body, status: answer.statusCode, answer: Buffer.concat(answered) });
+          if (captureDir && CAPTURED_PATHS.test(path))
+            capture({
+              label,
+              scenario,
+              method: req.method,
+              path,
+              headers,
+              body,
+              status: answer.statusCode,
+              answer: Buffer.concat(answered),
+            });
         });
       });
       upstream.on('error', (error) => res.destroy(error));
@@ -196,7 +236,11 @@ async function startProxy(target) {
 /** Runs a client's scenarios (worker.mjs) under Node 22, its own bin directory first on PATH (for the CLIs' `#!/usr/bin/env node`). */
 function runClient(node, file, env) {
   return new Promise((done) => {
-    const child = spawn(node, [join(SCENARIOS, 'worker.mjs'), file], { cwd: clientsDir, env: { ...process.env, ...env, PATH: `${dirname(node)}${delimiter}${process.env.PATH}` }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(node, [join(SCENARIOS, 'worker.mjs'), file], {
+      cwd: clientsDir,
+      env: { ...process.env, ...env, PATH: `${dirname(node)}${delimiter}${process.env.PATH}` },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const results = [];
     let out = '';
     let err = '';
@@ -207,7 +251,19 @@ function runClient(node, file, env) {
     child.once('close', (code) => {
       clearTimeout(timer);
       for (const line of out.split('\n')) if (line.startsWith('@@result ')) results.push(JSON.parse(line.slice('@@result '.length)));
-      if (code !== 0) results.push({ scenario: '(client)', ok: false, detail: `exit ${code}: ${(err.trim().split('\n').find((l) => /Error/.test(l)) ?? err.trim().split('\n').at(-1) ?? '').slice(0, 200)}` });
+      if (code !== 0)
+        results.push({
+          scenario: '(client)',
+          ok: false,
+          detail: `exit ${code}: ${(
+            err
+              .trim()
+              .split('\n')
+              .find((l) => /Error/.test(l)) ??
+            err.trim().split('\n').at(-1) ??
+            ''
+          ).slice(0, 200)}`,
+        });
       done(results);
     });
   });
@@ -232,7 +288,12 @@ async function main() {
   try {
     for (const client of clients) {
       const version = versionOf(client.package);
-      const env = { CLIENTS_DIR: clientsDir, TOLLGATE_PROXY: proxy.url, CLIENT_LABEL: `${client.name}-${version}`, TOLLGATE_KEY: tollgate.key };
+      const env = {
+        CLIENTS_DIR: clientsDir,
+        TOLLGATE_PROXY: proxy.url,
+        CLIENT_LABEL: `${client.name}-${version}`,
+        TOLLGATE_KEY: tollgate.key,
+      };
       for (const result of await runClient(node, client.file, env)) {
         rows.push([client.name, version, result.scenario, result.ok ? 'PASS' : 'FAIL', result.detail]);
         console.error(`${client.name} ${version} | ${result.scenario} | ${result.ok ? 'PASS' : 'FAIL'} | ${result.detail}`);
@@ -245,7 +306,9 @@ async function main() {
   const failed = rows.filter((row) => row[3] !== 'PASS').length;
   console.log('| client | version | scenario | result | detail |\n|---|---|---|---|---|');
   for (const row of rows) console.log(`| ${row.map(cell).join(' | ')} |`);
-  console.log(`\n${rows.length - failed} of ${rows.length} scenarios passed (clients on Node ${(await run(node, ['--version'])).stdout.trim().slice(1)}, Tollgate on Node ${process.versions.node}).`);
+  console.log(
+    `\n${rows.length - failed} of ${rows.length} scenarios passed (clients on Node ${(await run(node, ['--version'])).stdout.trim().slice(1)}, Tollgate on Node ${process.versions.node}).`,
+  );
   process.exitCode = failed > 0 || rows.length === 0 ? 1 : 0;
 }
 

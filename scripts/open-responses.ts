@@ -72,9 +72,16 @@ async function main(): Promise<void> {
     const models: Record<string, (toolCall: boolean) => void> = {
       'sandbox/echo': () => undefined,
       'sandbox/reasoner': () => undefined,
-      'openai/gpt-4o-mini': (tool) => openai.script(tool ? { toolCalls: [{ id: 'call_1', name: 'get_weather', arguments: JSON.stringify(weather) }] } : { text }),
-      'openai/o4-mini': (tool) => openai.script(tool ? { reasoning: 'Weather needed.', toolCalls: [{ id: 'call_1', name: 'get_weather', arguments: JSON.stringify(weather) }] } : { reasoning: 'Short thought.', text }),
-      'anthropic/claude-sonnet-4-5': (tool) => anthropic.script(tool ? { toolCalls: [{ id: 'toolu_1', name: 'get_weather', input: weather }] } : { text }),
+      'openai/gpt-4o-mini': (tool) =>
+        openai.script(tool ? { toolCalls: [{ id: 'call_1', name: 'get_weather', arguments: JSON.stringify(weather) }] } : { text }),
+      'openai/o4-mini': (tool) =>
+        openai.script(
+          tool
+            ? { reasoning: 'Weather needed.', toolCalls: [{ id: 'call_1', name: 'get_weather', arguments: JSON.stringify(weather) }] }
+            : { reasoning: 'Short thought.', text },
+        ),
+      'anthropic/claude-sonnet-4-5': (tool) =>
+        anthropic.script(tool ? { toolCalls: [{ id: 'toolu_1', name: 'get_weather', input: weather }] } : { text }),
       'google/gemini-2.5-flash': (tool) => gemini.script(tool ? { functionCalls: [{ name: 'get_weather', args: weather }] } : { text }),
     };
     const cells = new Map<string, string>();
@@ -83,7 +90,20 @@ async function main(): Promise<void> {
         script(id === 'tool-calling');
         let out: string;
         try {
-          const argv = ['--import', wsGlobal, 'src/bin/compliance-test.ts', '-u', `${h.t.url}/v1`, '-k', a.secret, '-m', model, '--filter', id, '--json'];
+          const argv = [
+            '--import',
+            wsGlobal,
+            'src/bin/compliance-test.ts',
+            '-u',
+            `${h.t.url}/v1`,
+            '-k',
+            a.secret,
+            '-m',
+            model,
+            '--filter',
+            id,
+            '--json',
+          ];
           out = (await run(join(dir, 'node_modules', '.bin', 'tsx'), argv, { cwd: dir, encoding: 'utf8' })).stdout;
         } catch (error) {
           // The runner exits 1 when a test fails; its JSON is still on stdout.
@@ -97,7 +117,8 @@ async function main(): Promise<void> {
     }
     const names = Object.keys(models);
     console.log(`| test | ${names.join(' | ')} |\n|---|${names.map(() => '---').join('|')}|`);
-    for (const id of TESTS) console.log(`| ${id} | ${names.map((model) => (cells.get(`${id}|${model}`) ?? 'not run').replace(/\|/g, '\\|')).join(' | ')} |`);
+    for (const id of TESTS)
+      console.log(`| ${id} | ${names.map((model) => (cells.get(`${id}|${model}`) ?? 'not run').replace(/\|/g, '\\|')).join(' | ')} |`);
   } finally {
     rmSync(scratch, { recursive: true, force: true });
     await h.stop();

@@ -153,7 +153,8 @@ function httpUrl(env: Record<string, string | undefined>, name: string): string 
   } catch {
     throw new ConfigError(`${name} must be an http:// or https:// URL, got '${raw}'`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`${name} must be an http:// or https:// URL, got '${raw}'`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new ConfigError(`${name} must be an http:// or https:// URL, got '${raw}'`);
   return raw;
 }
 
@@ -176,18 +177,24 @@ function corsOrigins(env: Record<string, string | undefined>, name: string, fall
   if (raw === null) return fallback;
   if (raw === '*') return '*';
   if (raw.toLowerCase() === 'none') return [];
-  return raw.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '').map((entry) => {
-    let url: URL | null = null;
-    try {
-      url = new URL(entry);
-    } catch {
-      // reported below
-    }
-    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.origin !== entry.replace(/\/$/, '').toLowerCase()) {
-      throw new ConfigError(`${name} must be '*', 'none' or comma-separated origins such as https://chat.example.com (no path), got '${entry}'`);
-    }
-    return url.origin;
-  });
+  return raw
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '')
+    .map((entry) => {
+      let url: URL | null = null;
+      try {
+        url = new URL(entry);
+      } catch {
+        // reported below
+      }
+      if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.origin !== entry.replace(/\/$/, '').toLowerCase()) {
+        throw new ConfigError(
+          `${name} must be '*', 'none' or comma-separated origins such as https://chat.example.com (no path), got '${entry}'`,
+        );
+      }
+      return url.origin;
+    });
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -202,7 +209,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const adminToken = optional(env, 'TOLLGATE_ADMIN_TOKEN');
   if (adminToken && adminToken.length < 16) throw new ConfigError('TOLLGATE_ADMIN_TOKEN must be at least 16 characters');
   const settlement = optional(env, 'TOLLGATE_SETTLEMENT') ?? 'after-answer';
-  if (settlement !== 'after-answer' && settlement !== 'before-answer') throw new ConfigError("TOLLGATE_SETTLEMENT must be 'after-answer' or 'before-answer'");
+  if (settlement !== 'after-answer' && settlement !== 'before-answer')
+    throw new ConfigError("TOLLGATE_SETTLEMENT must be 'after-answer' or 'before-answer'");
   const logLevel = optional(env, 'LOG_LEVEL') ?? 'info';
   const otlpTracesUrl = tracesUrl(env);
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
@@ -256,13 +264,17 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     otlpTracesUrl,
     otelServiceName: optional(env, 'OTEL_SERVICE_NAME') ?? 'tollgate',
     // API keys travel in a header, never a cookie: any page may call the key endpoints with the key it holds.
-    cors: { apiOrigins: corsOrigins(env, 'TOLLGATE_CORS_ORIGINS', '*'), sessionOrigins: corsOrigins(env, 'TOLLGATE_CORS_SESSION_ORIGINS', []) },
+    cors: {
+      apiOrigins: corsOrigins(env, 'TOLLGATE_CORS_ORIGINS', '*'),
+      sessionOrigins: corsOrigins(env, 'TOLLGATE_CORS_SESSION_ORIGINS', []),
+    },
   };
 }
 
 function videoJobConfig(env: Record<string, string | undefined>, dataDir: string): VideoJobConfig {
   const queueSchema = optional(env, 'TOLLGATE_VIDEO_QUEUE_SCHEMA') ?? 'pgboss';
-  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(queueSchema)) throw new ConfigError('TOLLGATE_VIDEO_QUEUE_SCHEMA must be a lower-case PostgreSQL identifier');
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(queueSchema))
+    throw new ConfigError('TOLLGATE_VIDEO_QUEUE_SCHEMA must be a lower-case PostgreSQL identifier');
   const pollInitialMs = integer(env, 'TOLLGATE_VIDEO_POLL_INITIAL_MS', 2_000, 1, 600_000);
   // A running job's concurrency slot lives between two steps on its TTL (30 s): polls stay well inside it.
   const pollMaxMs = integer(env, 'TOLLGATE_VIDEO_POLL_MAX_MS', 15_000, 1, 20_000);
@@ -280,7 +292,9 @@ function videoJobConfig(env: Record<string, string | undefined>, dataDir: string
   };
 }
 
-const S3_VARIABLES = ['BUCKET', 'PREFIX', 'ENDPOINT', 'REGION', 'FORCE_PATH_STYLE', 'ACCESS_KEY_ID', 'SECRET_ACCESS_KEY'].map((name) => `TOLLGATE_VIDEO_S3_${name}`);
+const S3_VARIABLES = ['BUCKET', 'PREFIX', 'ENDPOINT', 'REGION', 'FORCE_PATH_STYLE', 'ACCESS_KEY_ID', 'SECRET_ACCESS_KEY'].map(
+  (name) => `TOLLGATE_VIDEO_S3_${name}`,
+);
 
 function videoStorageConfig(env: Record<string, string | undefined>, dataDir: string): VideoStorageConfig {
   const kind = optional(env, 'TOLLGATE_VIDEO_STORAGE') ?? 'file';
@@ -295,15 +309,23 @@ function videoStorageConfig(env: Record<string, string | undefined>, dataDir: st
   const bucket = optional(env, 'TOLLGATE_VIDEO_S3_BUCKET');
   if (bucket === null) throw new ConfigError("TOLLGATE_VIDEO_S3_BUCKET is required when TOLLGATE_VIDEO_STORAGE is 's3'");
   // S3's bucket naming rules: 3–63 lower-case letters, digits, dots and hyphens, starting and ending with a letter or digit.
-  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) throw new ConfigError(`TOLLGATE_VIDEO_S3_BUCKET must be an S3 bucket name (3 to 63 lower-case letters, digits, dots and hyphens), got '${bucket}'`);
+  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket))
+    throw new ConfigError(
+      `TOLLGATE_VIDEO_S3_BUCKET must be an S3 bucket name (3 to 63 lower-case letters, digits, dots and hyphens), got '${bucket}'`,
+    );
   const prefix = optional(env, 'TOLLGATE_VIDEO_S3_PREFIX') ?? '';
-  if (prefix && !/^[A-Za-z0-9!_.*'()/-]{1,512}\/$/.test(prefix)) throw new ConfigError(`TOLLGATE_VIDEO_S3_PREFIX must be a key prefix of safe characters ending with '/', got '${prefix}'`);
+  if (prefix && !/^[A-Za-z0-9!_.*'()/-]{1,512}\/$/.test(prefix))
+    throw new ConfigError(`TOLLGATE_VIDEO_S3_PREFIX must be a key prefix of safe characters ending with '/', got '${prefix}'`);
   const endpoint = baseUrl(env, 'TOLLGATE_VIDEO_S3_ENDPOINT');
   const region = optional(env, 'TOLLGATE_VIDEO_S3_REGION') ?? 'us-east-1';
-  if (!/^[a-z0-9-]{1,64}$/.test(region)) throw new ConfigError(`TOLLGATE_VIDEO_S3_REGION must be a region name such as 'us-east-1', got '${region}'`);
+  if (!/^[a-z0-9-]{1,64}$/.test(region))
+    throw new ConfigError(`TOLLGATE_VIDEO_S3_REGION must be a region name such as 'us-east-1', got '${region}'`);
   const accessKeyId = optional(env, 'TOLLGATE_VIDEO_S3_ACCESS_KEY_ID');
   const secretAccessKey = optional(env, 'TOLLGATE_VIDEO_S3_SECRET_ACCESS_KEY');
-  if ((accessKeyId === null) !== (secretAccessKey === null)) throw new ConfigError('TOLLGATE_VIDEO_S3_ACCESS_KEY_ID and TOLLGATE_VIDEO_S3_SECRET_ACCESS_KEY must be set together (or neither, for the AWS default credentials)');
+  if ((accessKeyId === null) !== (secretAccessKey === null))
+    throw new ConfigError(
+      'TOLLGATE_VIDEO_S3_ACCESS_KEY_ID and TOLLGATE_VIDEO_S3_SECRET_ACCESS_KEY must be set together (or neither, for the AWS default credentials)',
+    );
   return {
     kind,
     bucket,
@@ -328,7 +350,8 @@ function baseUrl(env: Record<string, string | undefined>, name: string): string 
   const raw = httpUrl(env, name);
   if (raw === null) return null;
   const url = new URL(raw);
-  if (url.search || url.hash || url.username || url.password) throw new ConfigError(`${name} must have no query, fragment or credentials, got '${raw}'`);
+  if (url.search || url.hash || url.username || url.password)
+    throw new ConfigError(`${name} must have no query, fragment or credentials, got '${raw}'`);
   return raw.replace(/\/+$/, '');
 }
 
@@ -348,7 +371,6 @@ const DEFAULT_BASE_URLS: Partial<Record<VendorProtocol, string>> = {
   gemini: 'https://generativelanguage.googleapis.com',
 };
 
-
 /**
  * The vendors of the catalog that are configured: OpenAI, Anthropic and Gemini need their API
  * key; an OpenAI-compatible vendor needs a base URL (a local vLLM or Ollama may need no key);
@@ -360,14 +382,34 @@ export function configuredVendorEndpoints(catalog: Catalog, settings: ReadonlyMa
     const defaults = catalog.vendorDefaults.get(vendor);
     const apiKey = settings.get(vendor)?.apiKey ?? null;
     const region = defaults?.region ?? null;
-    const baseUrl = settings.get(vendor)?.baseUrl ?? defaults?.baseUrl ?? DEFAULT_BASE_URLS[protocol] ?? (protocol === 'bedrock' && region ? `https://bedrock-runtime.${region}.amazonaws.com` : '');
+    const baseUrl =
+      settings.get(vendor)?.baseUrl ??
+      defaults?.baseUrl ??
+      DEFAULT_BASE_URLS[protocol] ??
+      (protocol === 'bedrock' && region ? `https://bedrock-runtime.${region}.amazonaws.com` : '');
     const secretKey = settings.get(vendor)?.secretKey ?? null;
     const configured =
       protocol === 'sandbox' ||
-      (protocol === 'openai-compatible' ? baseUrl !== '' : protocol === 'azure-openai' ? apiKey !== null && baseUrl !== '' : protocol === 'bedrock' ? apiKey !== null && secretKey !== null && baseUrl !== '' : apiKey !== null);
-    if (configured) endpoints.set(vendor, { vendor, protocol, apiKey, baseUrl, secretKey, region: region ?? bedrockRegionOf(baseUrl), apiVersion: defaults?.apiVersion ?? (protocol === 'azure-openai' ? DEFAULT_AZURE_API_VERSION : null) });
+      (protocol === 'openai-compatible'
+        ? baseUrl !== ''
+        : protocol === 'azure-openai'
+          ? apiKey !== null && baseUrl !== ''
+          : protocol === 'bedrock'
+            ? apiKey !== null && secretKey !== null && baseUrl !== ''
+            : apiKey !== null);
+    if (configured)
+      endpoints.set(vendor, {
+        vendor,
+        protocol,
+        apiKey,
+        baseUrl,
+        secretKey,
+        region: region ?? bedrockRegionOf(baseUrl),
+        apiVersion: defaults?.apiVersion ?? (protocol === 'azure-openai' ? DEFAULT_AZURE_API_VERSION : null),
+      });
   }
-  if (!endpoints.has(SANDBOX_VENDOR)) endpoints.set(SANDBOX_VENDOR, { vendor: SANDBOX_VENDOR, protocol: 'sandbox', apiKey: null, baseUrl: '' });
+  if (!endpoints.has(SANDBOX_VENDOR))
+    endpoints.set(SANDBOX_VENDOR, { vendor: SANDBOX_VENDOR, protocol: 'sandbox', apiKey: null, baseUrl: '' });
   return endpoints;
 }
 

@@ -152,26 +152,55 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   // Failed sign-ins are counted on every instance's shared Redis when there is one (domain/accounts/sign-in-rules.ts).
   const signInStore = config.redisUrl ? await openRedisSignInStore(config.redisUrl, config.redisKeyPrefix, log) : null;
   const throttle = new SignInThrottle(signInStore ?? new InMemorySignInStore(), signInStore ? new InMemorySignInStore() : null, clock, log);
-  const auth = new AuthService(new PgCredentialStore(orm), clock, ids, bus, { adminToken: config.adminToken, sessionTtlSeconds: config.sessionTtlSeconds }, throttle);
+  const auth = new AuthService(
+    new PgCredentialStore(orm),
+    clock,
+    ids,
+    bus,
+    { adminToken: config.adminToken, sessionTtlSeconds: config.sessionTtlSeconds },
+    throttle,
+  );
   const accounts = new AccountService(new PgAccountStore(orm), clock, ids, bus, config.limits);
   const keys = new KeyService(orm, clock, ids, bus);
   // GraphQL subscriptions end with the session that opened them (graphql/session-feeds.ts).
   const feeds = new SessionFeeds(auth, bus, clock, options.sessionCheckIntervalMs ?? SESSION_CHECK_INTERVAL_MS);
   // Metrics are served to the operator only: without an operator token, none are kept. What the
   // budget leases (below) hold in flight is read when metrics are scraped.
-  const metrics = config.adminToken ? new PrometheusMetrics({ inFlight: () => budget.inFlight(), settlementBacklog: () => budget.settlementBacklog() }, feeds) : null;
+  const metrics = config.adminToken
+    ? new PrometheusMetrics({ inFlight: () => budget.inFlight(), settlementBacklog: () => budget.settlementBacklog() }, feeds)
+    : null;
   // A vendor reported usage costing more than the request's hold: charged up to the hold, the
   // excess recorded on the usage record as overage (docs/billing.md, Overage). Rare, and worth a look.
   const onOverage = (o: Overage): void => {
     const vendor = catalog.byId.get(o.model)?.vendor ?? '';
     metrics?.overage(vendor, o.model, o.overageMicro);
     log.warn(
-      { request_id: o.requestId, account_id: o.accountId, key_id: o.keyId, model: o.model, vendor, hold_micro: String(o.holdMicro), cost_micro: String(o.costMicro), charged_micro: String(o.chargedMicro), overage_micro: String(o.overageMicro) },
+      {
+        request_id: o.requestId,
+        account_id: o.accountId,
+        key_id: o.keyId,
+        model: o.model,
+        vendor,
+        hold_micro: String(o.holdMicro),
+        cost_micro: String(o.costMicro),
+        charged_micro: String(o.chargedMicro),
+        overage_micro: String(o.overageMicro),
+      },
       'vendor usage cost more than the hold: charged the hold, the excess recorded as overage',
     );
   };
   const billingReads = new PgBillingReads(orm);
-  const billing = new BillingService(orm, clock, ids, bus, options.payments ?? new SandboxPaymentPort(), pgHoldStore(orm), billingReads, pgAutoTopUpStore(orm), onOverage);
+  const billing = new BillingService(
+    orm,
+    clock,
+    ids,
+    bus,
+    options.payments ?? new SandboxPaymentPort(),
+    pgHoldStore(orm),
+    billingReads,
+    pgAutoTopUpStore(orm),
+    onOverage,
+  );
   await accounts.syncPlans();
   // Releases holds whose request died with its process (crash safety); safe on every instance.
   const sweeper = new HoldSweeper(billing, {
@@ -189,12 +218,25 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   await requestLogUpkeep.start();
   // Deployments' health: shared by every instance through Redis when there is one (and a model to route), else per instance.
   const { routing } = config;
-  const sharedHealth = config.redisUrl && catalog.text.some((model) => model.routed) ? await openRedisSharedHealth(config.redisUrl, config.redisKeyPrefix, log) : null;
-  const health = new DeploymentHealth({ ...DEFAULT_BREAKER, failureThreshold: routing.failuresToCool, cooldownMs: routing.cooldownMs }, Date.now, sharedHealth, (key) => {
-    const [model, deployment] = splitHealthKey(key);
-    metrics?.routing.cooled(model, deployment);
-  });
-  const router = new Router(health, new StickyRoutes(routing.stickyTtlMs), { maxAttempts: routing.maxAttempts, budgetMs: routing.budgetMs, firstByteTimeoutMs: routing.firstByteTimeoutMs }, metrics?.routing);
+  const sharedHealth =
+    config.redisUrl && catalog.text.some((model) => model.routed)
+      ? await openRedisSharedHealth(config.redisUrl, config.redisKeyPrefix, log)
+      : null;
+  const health = new DeploymentHealth(
+    { ...DEFAULT_BREAKER, failureThreshold: routing.failuresToCool, cooldownMs: routing.cooldownMs },
+    Date.now,
+    sharedHealth,
+    (key) => {
+      const [model, deployment] = splitHealthKey(key);
+      metrics?.routing.cooled(model, deployment);
+    },
+  );
+  const router = new Router(
+    health,
+    new StickyRoutes(routing.stickyTtlMs),
+    { maxAttempts: routing.maxAttempts, budgetMs: routing.budgetMs, firstByteTimeoutMs: routing.firstByteTimeoutMs },
+    metrics?.routing,
+  );
   metrics?.routing.watch({ deploymentStates: () => listDeployments(catalog, configuredVendors, health) });
   const providers = createProviderRegistry(vendors, { http: { timeouts: config.vendorTimeouts }, router });
   const configuredVendors = new Set(vendors.keys());
@@ -209,7 +251,9 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
     settlementBacklog: config.settlementBacklog,
     leaseTtlMs: config.leaseTtlMs,
   });
-  const tracer: Tracer | null = config.otlpTracesUrl ? await startTracing({ tracesUrl: config.otlpTracesUrl, serviceName: config.otelServiceName, serviceVersion: TOLLGATE_VERSION }) : null;
+  const tracer: Tracer | null = config.otlpTracesUrl
+    ? await startTracing({ tracesUrl: config.otlpTracesUrl, serviceName: config.otelServiceName, serviceVersion: TOLLGATE_VERSION })
+    : null;
   const observers: RequestObservers = { ids, log, metrics: metrics ?? noMetrics, tracer, endpointOf: routePatterns(API_ROUTES) };
   const textPipeline = new TextPipeline({
     catalog,
@@ -223,25 +267,82 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
     metrics: metrics ?? undefined,
   });
   const sharedLimits = config.redisUrl ? await openRedisLimitStore(config.redisUrl, { keyPrefix: config.redisKeyPrefix, log }) : null;
-  const admission = createAdmissionService({ tierSource: pgAccountTierSource(orm), clock, bus, log, sharedStore: sharedLimits, tiers: config.limits.tiers });
+  const admission = createAdmissionService({
+    tierSource: pgAccountTierSource(orm),
+    clock,
+    bus,
+    log,
+    sharedStore: sharedLimits,
+    tiers: config.limits.tiers,
+  });
   // Video jobs: durable steps on pg-boss in this database, files behind the storage port (opened above). Steps
   // queued here wake a worker at once; the 5 s poll only finds those queued by other instances.
-  const videoQueue = new PgBossVideoQueue({ databaseUrl: options.databaseUrl, schema: config.videos.queueSchema, pollingIntervalSeconds: 5, workers: config.videos.workers, onError: (err) => log.error({ err }, 'video queue error') });
+  const videoQueue = new PgBossVideoQueue({
+    databaseUrl: options.databaseUrl,
+    schema: config.videos.queueSchema,
+    pollingIntervalSeconds: 5,
+    workers: config.videos.workers,
+    onError: (err) => log.error({ err }, 'video queue error'),
+  });
   const videoSlots = new VideoJobSlots(admission);
-  const videoProviders = createVideoProviderRegistry(vendors, { sandbox: { renderMs: config.videos.sandboxRenderMs, slowMs: config.videos.sandboxSlowMs }, http: { timeouts: config.vendorTimeouts } });
+  const videoProviders = createVideoProviderRegistry(vendors, {
+    sandbox: { renderMs: config.videos.sandboxRenderMs, slowMs: config.videos.sandboxSlowMs },
+    http: { timeouts: config.vendorTimeouts },
+  });
   const videoStore = new PgVideoStore(orm);
-  const videoDeps = { store: videoStore, clock, ids, bus, billing, catalog, configuredVendors, storage: videoStorage, queue: videoQueue, slots: videoSlots };
+  const videoDeps = {
+    store: videoStore,
+    clock,
+    ids,
+    bus,
+    billing,
+    catalog,
+    configuredVendors,
+    storage: videoStorage,
+    queue: videoQueue,
+    slots: videoSlots,
+  };
   const videos = new VideoService({ ...videoDeps, deadlineMs: config.videos.deadlineMs });
-  const videoRunner = new VideoJobRunner({ ...videoDeps, providers: videoProviders, log, metrics: metrics ?? undefined, pollInitialMs: config.videos.pollInitialMs, pollMaxMs: config.videos.pollMaxMs });
-  const videoSweeper = new VideoSweeper({ store: videoStore, clock, storage: videoStorage, runner: videoRunner }, { intervalMs: config.videos.sweepIntervalMs, onError: (err) => log.error({ err }, 'video sweep failed') });
+  const videoRunner = new VideoJobRunner({
+    ...videoDeps,
+    providers: videoProviders,
+    log,
+    metrics: metrics ?? undefined,
+    pollInitialMs: config.videos.pollInitialMs,
+    pollMaxMs: config.videos.pollMaxMs,
+  });
+  const videoSweeper = new VideoSweeper(
+    { store: videoStore, clock, storage: videoStorage, runner: videoRunner },
+    { intervalMs: config.videos.sweepIntervalMs, onError: (err) => log.error({ err }, 'video sweep failed') },
+  );
   await videoQueue.start((step) => videoRunner.runStep(step));
   videoSweeper.start();
   // Images: their own vendor client, whose timeouts allow the minutes an image can take.
-  const imageTimeouts = { connectMs: config.vendorTimeouts.connectMs, headersMs: config.imageVendorTimeoutMs, bodyIdleMs: config.imageVendorTimeoutMs };
+  const imageTimeouts = {
+    connectMs: config.vendorTimeouts.connectMs,
+    headersMs: config.imageVendorTimeoutMs,
+    bodyIdleMs: config.imageVendorTimeoutMs,
+  };
   const imageProviders = createImageProviders(vendors, { http: { timeouts: imageTimeouts } });
   const images = new ImageService({ providers: imageProviders, catalog, configuredVendors, billing, clock, metrics: metrics ?? undefined });
   const usage = new UsageService(orm, clock, billingReads);
-  const services: Services = { orm, clock, ids, bus, auth, accounts, keys, billing, catalog, vendors, admission, videos, videoRunner, videoSweeper, usage };
+  const services: Services = {
+    orm,
+    clock,
+    ids,
+    bus,
+    auth,
+    accounts,
+    keys,
+    billing,
+    catalog,
+    vendors,
+    admission,
+    videos,
+    videoRunner,
+    videoSweeper,
+    usage,
+  };
 
   let inFlight = 0;
   const track = (res: ServerResponse) => {
@@ -252,7 +353,23 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   // so the balancer, not Tollgate, closes them: otherwise a request sent on a connection that
   // Tollgate closes at that moment fails with "other side closed".
   const httpServer = createServer({ keepAliveTimeout: 65_000 });
-  const graphql = await mountGraphql(httpServer, { auth, accounts, keys, billing, bus, videos, usage, catalog, configuredVendors, deployments: () => listDeployments(catalog, configuredVendors, health) }, log, { introspection: config.graphqlIntrospection, feeds });
+  const graphql = await mountGraphql(
+    httpServer,
+    {
+      auth,
+      accounts,
+      keys,
+      billing,
+      bus,
+      videos,
+      usage,
+      catalog,
+      configuredVendors,
+      deployments: () => listDeployments(catalog, configuredVendors, health),
+    },
+    log,
+    { introspection: config.graphqlIntrospection, feeds },
+  );
   // Express routes read JSON bodies after authenticating (rest/http.ts readJsonBody).
   const jsonBodies = jsonBody(config.maxJsonBodyBytes);
   const app = createRestApp({
@@ -268,15 +385,32 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
       sessionsRouter(auth, jsonBodies),
       keysRouter(auth, keys, jsonBodies),
       modelsRouter(auth, catalog, configuredVendors, admitApiKeyRequests(admission)),
-      imagesRouter({ auth, admission, images, clock, uploadLimits: { ...DEFAULT_MULTIPART_LIMITS, ...config.uploads }, jsonBody: jsonBodies }),
-      videosRouter({ auth, admission, videos, storage: videoStorage, uploads: { ...config.uploads, maxFields: 16, maxFieldBytes: 64 * 1024 }, maxJsonBodyBytes: config.maxJsonBodyBytes }),
+      imagesRouter({
+        auth,
+        admission,
+        images,
+        clock,
+        uploadLimits: { ...DEFAULT_MULTIPART_LIMITS, ...config.uploads },
+        jsonBody: jsonBodies,
+      }),
+      videosRouter({
+        auth,
+        admission,
+        videos,
+        storage: videoStorage,
+        uploads: { ...config.uploads, maxFields: 16, maxFieldBytes: 64 * 1024 },
+        maxJsonBodyBytes: config.maxJsonBodyBytes,
+      }),
       usageRouter({ auth, usage, billing, accounts, keys, admitRequest: admitApiKeyRequests(admission) }),
       openApiRouter(),
     ],
     root: [metricsRouter(auth, metrics)],
   });
   const tokenCounter = new TokenCounter({ catalog, configuredVendors, providers });
-  const text = textEndpoints({ auth, admission, pipeline: textPipeline, tokenCounter, observers, maxJsonBodyBytes: config.maxJsonBodyBytes }, track);
+  const text = textEndpoints(
+    { auth, admission, pipeline: textPipeline, tokenCounter, observers, maxJsonBodyBytes: config.maxJsonBodyBytes },
+    track,
+  );
   httpServer.on('clientError', answerClientError);
   const cors = corsStep(config.cors, observers);
   httpServer.on('request', (req, res) => {

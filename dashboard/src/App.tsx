@@ -13,7 +13,6 @@ import { VideosPage } from './pages/VideosPage';
 import { ErrorList } from './parts/ErrorList';
 import { navigate, PAGES, usePath } from './router';
 
-
 /** The session token lives in this tab only (sessionStorage): closing the tab forgets it. */
 export function App() {
   const [token, setToken] = useState<string | null>(() => sessionStorage.getItem(SESSION_KEY));
@@ -37,11 +36,7 @@ export function App() {
     setToken(null);
   };
 
-  return (
-    <Provider value={client}>
-      {token ? <Shell onSignedOut={signedOut} /> : <SignIn onSignedIn={signedIn} notice={notice} />}
-    </Provider>
-  );
+  return <Provider value={client}>{token ? <Shell onSignedOut={signedOut} /> : <SignIn onSignedIn={signedIn} notice={notice} />}</Provider>;
 }
 
 function SignIn({ onSignedIn, notice }: { onSignedIn: (token: string) => void; notice: string | null }) {
@@ -146,20 +141,20 @@ function Shell({ onSignedOut }: { onSignedOut: () => void }) {
         </button>
       </header>
       <LiveActivity>
-      <main id="main">
-        <ErrorList error={signOutResult.error} />
-        <h1 ref={heading} tabIndex={-1}>
-          {page?.title ?? 'Not found'}
-        </h1>
-        {path === '/dashboard' && <AccountPage />}
-        {path === '/dashboard/keys' && <KeysPage />}
-        {path === '/dashboard/spend' && <SpendPage />}
-        {path === '/dashboard/requests' && <RequestLogPage />}
-        {path === '/dashboard/ledger' && <LedgerPage />}
-        {path === '/dashboard/videos' && <VideosPage />}
-        {path === '/dashboard/models' && <ModelsPage />}
-        {!page && <p>There is no such page. Choose one above.</p>}
-      </main>
+        <main id="main">
+          <ErrorList error={signOutResult.error} />
+          <h1 ref={heading} tabIndex={-1}>
+            {page?.title ?? 'Not found'}
+          </h1>
+          {path === '/dashboard' && <AccountPage />}
+          {path === '/dashboard/keys' && <KeysPage />}
+          {path === '/dashboard/spend' && <SpendPage />}
+          {path === '/dashboard/requests' && <RequestLogPage />}
+          {path === '/dashboard/ledger' && <LedgerPage />}
+          {path === '/dashboard/videos' && <VideosPage />}
+          {path === '/dashboard/models' && <ModelsPage />}
+          {!page && <p>There is no such page. Choose one above.</p>}
+        </main>
       </LiveActivity>
     </>
   );

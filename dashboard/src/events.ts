@@ -19,7 +19,8 @@ export function describeKeyEvent(event: KeyEventLike): string {
   const d = event.data;
   switch (event.kind) {
     case 'created': {
-      const withLimit = text(d.monthly_spend_limit_micro) === null ? 'no monthly limit' : `a monthly limit of ${limit(d.monthly_spend_limit_micro)}`;
+      const withLimit =
+        text(d.monthly_spend_limit_micro) === null ? 'no monthly limit' : `a monthly limit of ${limit(d.monthly_spend_limit_micro)}`;
       return `Created as “${text(d.name) ?? '?'}”, with ${withLimit}.`;
     }
     case 'renamed':

@@ -1,6 +1,12 @@
 import { createContext, useCallback, useContext, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
 import { useClient, useQuery } from 'urql';
-import { KeyEventsLiveDocument, MeDocument, VideoUpdatedDocument, type KeyEventFieldsFragment, type VideoFieldsFragment } from './generated/graphql';
+import {
+  KeyEventsLiveDocument,
+  MeDocument,
+  VideoUpdatedDocument,
+  type KeyEventFieldsFragment,
+  type VideoFieldsFragment,
+} from './generated/graphql';
 
 /**
  * What the signed-in page hears live, in one place: the events of the active keys on screen
@@ -22,7 +28,13 @@ interface Activity {
   videoUpdates: Set<Listener<VideoFieldsFragment>>;
 }
 
-const ActivityContext = createContext<Activity>({ generation: 0, myUserId: null, watch: () => () => undefined, keyEvents: new Set(), videoUpdates: new Set() });
+const ActivityContext = createContext<Activity>({
+  generation: 0,
+  myUserId: null,
+  watch: () => () => undefined,
+  keyEvents: new Set(),
+  videoUpdates: new Set(),
+});
 
 /** Queries that return keys are refreshed by any mutation that returns a key, even into an empty list. */
 export const KEYS_CONTEXT = { additionalTypenames: ['ApiKey'] };
@@ -30,7 +42,10 @@ export const KEYS_CONTEXT = { additionalTypenames: ['ApiKey'] };
 export function LiveActivity({ children }: { children: ReactNode }) {
   const client = useClient();
   const [generation, setGeneration] = useState(0);
-  const listeners = useRef({ keyEvents: new Set<Listener<KeyEventFieldsFragment>>(), videoUpdates: new Set<Listener<VideoFieldsFragment>>() }).current;
+  const listeners = useRef({
+    keyEvents: new Set<Listener<KeyEventFieldsFragment>>(),
+    videoUpdates: new Set<Listener<VideoFieldsFragment>>(),
+  }).current;
   const [me] = useQuery({ query: MeDocument });
   const bump = () => setGeneration((g) => g + 1);
 
@@ -51,14 +66,17 @@ export function LiveActivity({ children }: { children: ReactNode }) {
     [watchers],
   );
   useEffect(() => {
-    const subscriptions = watchedIds.split(' ').filter(Boolean).map((keyId) =>
-      client.subscription(KeyEventsLiveDocument, { keyId }).subscribe((result) => {
-        const event = result.data?.keyEvents;
-        if (!event) return;
-        for (const listener of listeners.keyEvents) listener(event);
-        bump();
-      }),
-    );
+    const subscriptions = watchedIds
+      .split(' ')
+      .filter(Boolean)
+      .map((keyId) =>
+        client.subscription(KeyEventsLiveDocument, { keyId }).subscribe((result) => {
+          const event = result.data?.keyEvents;
+          if (!event) return;
+          for (const listener of listeners.keyEvents) listener(event);
+          bump();
+        }),
+      );
     return () => subscriptions.forEach((s) => s.unsubscribe());
   }, [client, watchedIds, listeners]);
 
@@ -83,7 +101,10 @@ export function LiveActivity({ children }: { children: ReactNode }) {
     };
   }, []);
 
-  const value = useMemo(() => ({ generation, myUserId: me.data?.me.id ?? null, watch, ...listeners }), [generation, me.data, watch, listeners]);
+  const value = useMemo(
+    () => ({ generation, myUserId: me.data?.me.id ?? null, watch, ...listeners }),
+    [generation, me.data, watch, listeners],
+  );
   return <ActivityContext.Provider value={value}>{children}</ActivityContext.Provider>;
 }
 

@@ -15,7 +15,8 @@ export function refusalInWords(message: string, labels: Record<string, string>):
   });
   if (!named) return words;
   // "a decimal string of micro-dollars (for example "25000000" for $25) or null": what the field takes, in dollars.
-  if (/must be a decimal string of micro-dollars/.test(words)) return words.replace(/must be a decimal string of micro-dollars.*$/, 'must be an amount in dollars, like 25 or 12.50.');
+  if (/must be a decimal string of micro-dollars/.test(words))
+    return words.replace(/must be a decimal string of micro-dollars.*$/, 'must be an amount in dollars, like 25 or 12.50.');
   const amounts = /micro-dollars/.test(words);
   words = words
     // "1000000 ($1)" or a bare "0": every amount once, formatted as everywhere else in the page.

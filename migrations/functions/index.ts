@@ -11,7 +11,14 @@ import { dirname, join } from 'node:path';
  * introduced them (history, and what their `down` restores). A test checks that a migrated
  * database runs exactly these definitions.
  */
-export const DATABASE_FUNCTIONS = ['tollgate_take_hold', 'tollgate_close_hold', 'tollgate_take_lease', 'tollgate_apply_lease_ops', 'tollgate_usage_daily_add', 'tollgate_usage_partitions'] as const;
+export const DATABASE_FUNCTIONS = [
+  'tollgate_take_hold',
+  'tollgate_close_hold',
+  'tollgate_take_lease',
+  'tollgate_apply_lease_ops',
+  'tollgate_usage_daily_add',
+  'tollgate_usage_partitions',
+] as const;
 
 export type DatabaseFunction = (typeof DATABASE_FUNCTIONS)[number];
 

@@ -11,13 +11,22 @@ export default {
     const { z } = await load('zod');
     // Traces go to OpenAI's platform, which a Tollgate key cannot reach.
     setTracingDisabled(true);
-    const getWeather = tool({ name: 'get_weather', description: 'Weather by city', parameters: z.object({ city: z.string() }), execute: async ({ city }) => `Sunny in ${city}` });
+    const getWeather = tool({
+      name: 'get_weather',
+      description: 'Weather by city',
+      parameters: z.object({ city: z.string() }),
+      execute: async ({ city }) => `Sunny in ${city}`,
+    });
     const agent = new Agent({ name: 'Weather', instructions: 'Answer with the weather tool.', model: 'sandbox/echo', tools: [getWeather] });
     const scenario = (name, useResponses, stream) => [
       name,
       async () => {
         const openAIClient = new OpenAI({ baseURL: `${base(name)}/v1`, apiKey: key, maxRetries: 0 });
-        const result = await new Runner({ modelProvider: new OpenAIProvider({ openAIClient, useResponses }) }).run(agent, WEATHER, stream ? { stream: true } : {});
+        const result = await new Runner({ modelProvider: new OpenAIProvider({ openAIClient, useResponses }) }).run(
+          agent,
+          WEATHER,
+          stream ? { stream: true } : {},
+        );
         if (stream) {
           for await (const _event of result) {
             // drained: the run completes once its events are read

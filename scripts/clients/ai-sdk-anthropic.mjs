@@ -16,13 +16,22 @@ export default {
           const model = createAnthropic({ apiKey: key, baseURL: `${base(name)}/v1` })('sandbox/echo');
           const text = await generateText({ model, prompt: 'Hello AI SDK', maxRetries: 0 });
           ok(text.text.includes('Hello AI SDK'), 'the echo');
-          const weather = tool({ description: 'Weather by city', inputSchema: jsonSchema({ type: 'object', properties: { city: { type: 'string' } }, required: ['city'] }), execute: async ({ city }) => `Sunny in ${city}` });
+          const weather = tool({
+            description: 'Weather by city',
+            inputSchema: jsonSchema({ type: 'object', properties: { city: { type: 'string' } }, required: ['city'] }),
+            execute: async ({ city }) => `Sunny in ${city}`,
+          });
           const streamed = streamText({ model, prompt: '[sandbox:tool=weather] weather please', tools: { weather }, maxRetries: 0 });
           for await (const _part of streamed.textStream) {
             // drained: its promises settle as the stream is read
           }
           ok((await streamed.toolCalls).length === 1, 'a tool call');
-          const object = streamObject({ model, prompt: 'An object', schema: jsonSchema({ type: 'object', properties: { name: { type: 'string' } }, required: ['name'] }), maxRetries: 0 });
+          const object = streamObject({
+            model,
+            prompt: 'An object',
+            schema: jsonSchema({ type: 'object', properties: { name: { type: 'string' } }, required: ['name'] }),
+            maxRetries: 0,
+          });
           for await (const _partial of object.partialObjectStream) {
             // drained
           }

@@ -35,6 +35,9 @@ export default {
         }
       },
     ];
-    return [print('print', ['Say hello'], /Say hello/), print('tool-loop', ['[sandbox:tool=Read] read the file', '--allowedTools', 'Read'], /Read/)];
+    return [
+      print('print', ['Say hello'], /Say hello/),
+      print('tool-loop', ['[sandbox:tool=Read] read the file', '--allowedTools', 'Read'], /Read/),
+    ];
   },
 };

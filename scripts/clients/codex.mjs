@@ -29,7 +29,9 @@ export default {
       const work = mkdtempSync(join(clientsDir, 'codex-work-'));
       try {
         writeFileSync(join(home, 'config.toml'), config({ model, baseUrl: `${base(name)}/v1`, webSearch }));
-        const { all } = await runCli(bin('codex'), ['exec', '--skip-git-repo-check', '-C', work, prompt], { env: { ...process.env, CODEX_HOME: home, TOLLGATE_API_KEY: key } });
+        const { all } = await runCli(bin('codex'), ['exec', '--skip-git-repo-check', '-C', work, prompt], {
+          env: { ...process.env, CODEX_HOME: home, TOLLGATE_API_KEY: key },
+        });
         return all;
       } finally {
         rmSync(home, { recursive: true, force: true });
@@ -38,13 +40,34 @@ export default {
     };
     return [
       ['exec-hello', async () => expectIncludes(await exec('exec-hello', 'Say hello to Tollgate'), 'Say hello to Tollgate')],
-      ['exec-tool-loop', async () => expectIncludes(await exec('exec-tool-loop', 'Run a shell command [sandbox:tool=exec_command]'), 'Tool exec_command returned')],
-      ['exec-namespace-tool', async () => expectIncludes(await exec('exec-namespace-tool', 'Close the agent [sandbox:tool=multi_agent_v1__close_agent]'), 'returned: invalid agent id')],
-      ['exec-reasoning', async () => expectIncludes(await exec('exec-reasoning', 'Think, then list files [sandbox:tool=exec_command]', { model: 'sandbox/reasoner' }), 'Tool exec_command returned')],
-      ['exec-web-search-default', async () => {
-        expectIncludes(await exec('exec-web-search-default', 'Say hello', { webSearch: null }), 'web_search = \\"disabled\\"');
-        return 'refused as designed: the error says web_search = "disabled"';
-      }],
+      [
+        'exec-tool-loop',
+        async () =>
+          expectIncludes(await exec('exec-tool-loop', 'Run a shell command [sandbox:tool=exec_command]'), 'Tool exec_command returned'),
+      ],
+      [
+        'exec-namespace-tool',
+        async () =>
+          expectIncludes(
+            await exec('exec-namespace-tool', 'Close the agent [sandbox:tool=multi_agent_v1__close_agent]'),
+            'returned: invalid agent id',
+          ),
+      ],
+      [
+        'exec-reasoning',
+        async () =>
+          expectIncludes(
+            await exec('exec-reasoning', 'Think, then list files [sandbox:tool=exec_command]', { model: 'sandbox/reasoner' }),
+            'Tool exec_command returned',
+          ),
+      ],
+      [
+        'exec-web-search-default',
+        async () => {
+          expectIncludes(await exec('exec-web-search-default', 'Say hello', { webSearch: null }), 'web_search = \\"disabled\\"');
+          return 'refused as designed: the error says web_search = "disabled"';
+        },
+      ],
     ];
   },
 };

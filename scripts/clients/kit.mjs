@@ -23,7 +23,11 @@ export const WEATHER = 'What is the weather like in Paris?';
 export function expectIncludes(text, part) {
   const all = String(text);
   if (!all.includes(part)) throw new Error(`expected ${JSON.stringify(part)} in ${JSON.stringify(all.slice(-300))}`);
-  return all.split('\n').find((line) => line.includes(part)).trim().slice(0, 80);
+  return all
+    .split('\n')
+    .find((line) => line.includes(part))
+    .trim()
+    .slice(0, 80);
 }
 
 export function ok(condition, what) {

@@ -17,7 +17,13 @@ export default {
           let last = null;
           for await (const chunk of await llm.stream('Stream LangChain')) last = last ? last.concat(chunk) : chunk;
           ok(last.usage_metadata?.input_tokens > 0, `streamed input tokens (got ${last.usage_metadata?.input_tokens})`);
-          const withTools = llm.bindTools([{ name: 'weather', description: 'Weather by city', schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } }]);
+          const withTools = llm.bindTools([
+            {
+              name: 'weather',
+              description: 'Weather by city',
+              schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+            },
+          ]);
           ok((await withTools.invoke('[sandbox:tool=weather] weather')).tool_calls?.length === 1, 'a tool call');
           return `invoke, stream (input_tokens ${last.usage_metadata.input_tokens}), bindTools`;
         },

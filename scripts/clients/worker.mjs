@@ -19,7 +19,13 @@ for (const [scenario, run] of await client.scenarios(context)) {
   try {
     result = { scenario, ok: true, detail: String(await run()) };
   } catch (error) {
-    result = { scenario, ok: false, detail: String(error?.message ?? error).split('\n')[0].slice(0, 200) };
+    result = {
+      scenario,
+      ok: false,
+      detail: String(error?.message ?? error)
+        .split('\n')[0]
+        .slice(0, 200),
+    };
   }
   process.stdout.write(`@@result ${JSON.stringify(result)}\n`);
 }

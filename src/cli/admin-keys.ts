@@ -28,10 +28,12 @@ function parseLimitOption(v: ParsedOptions): bigint | null {
   const micro = optionalString(v, 'monthly-limit-micro');
   const dollars = optionalString(v, 'monthly-limit-usd');
   const none = v['no-limit'] === true;
-  if ([micro !== undefined, dollars !== undefined, none].filter(Boolean).length !== 1) throw new UsageError('set-key-limit: give exactly one of --monthly-limit-micro, --monthly-limit-usd or --no-limit');
+  if ([micro !== undefined, dollars !== undefined, none].filter(Boolean).length !== 1)
+    throw new UsageError('set-key-limit: give exactly one of --monthly-limit-micro, --monthly-limit-usd or --no-limit');
   if (none) return null;
   if (dollars !== undefined) {
-    if (!/^\d+(\.\d{1,6})?$/.test(dollars)) throw new UsageError('set-key-limit: --monthly-limit-usd must be dollars with at most 6 decimals (25 or 25.50)');
+    if (!/^\d+(\.\d{1,6})?$/.test(dollars))
+      throw new UsageError('set-key-limit: --monthly-limit-usd must be dollars with at most 6 decimals (25 or 25.50)');
     return parseSpendLimit(parseUsdDecimal(dollars).toString());
   }
   return parseSpendLimit(micro!);
@@ -41,7 +43,8 @@ function isoOption(command: string, v: ParsedOptions, name: string): Date | null
   const raw = optionalString(v, name);
   if (raw === undefined) return null;
   const at = new Date(raw);
-  if (!/^\d{4}-\d{2}-\d{2}/.test(raw) || Number.isNaN(at.getTime())) throw new UsageError(`${command}: --${name} must be an ISO-8601 time (2026-11-01T00:00:00Z)`);
+  if (!/^\d{4}-\d{2}-\d{2}/.test(raw) || Number.isNaN(at.getTime()))
+    throw new UsageError(`${command}: --${name} must be an ISO-8601 time (2026-11-01T00:00:00Z)`);
   return at;
 }
 
@@ -74,7 +77,8 @@ export const KEY_USAGE_COMMANDS: Record<string, (values: ParsedOptions) => Admin
     const accountId = requireString('set-key-limit', v, 'account');
     const keyId = requireString('set-key-limit', v, 'key');
     const limit = parseLimitOption(v);
-    return async (s) => keyOutput(await s.keys.updateKey({ accountId, userId: null }, keyId, { monthlySpendLimitMicro: limit }), new Date());
+    return async (s) =>
+      keyOutput(await s.keys.updateKey({ accountId, userId: null }, keyId, { monthlySpendLimitMicro: limit }), new Date());
   },
   'revoke-key': (v) => {
     const accountId = requireString('revoke-key', v, 'account');
@@ -96,7 +100,8 @@ export const KEY_USAGE_COMMANDS: Record<string, (values: ParsedOptions) => Admin
   requests: (v) => {
     const accountId = requireString('requests', v, 'account');
     const limitRaw = optionalString(v, 'limit') ?? '50';
-    if (!/^\d{1,4}$/.test(limitRaw) || Number(limitRaw) < 1 || Number(limitRaw) > 1000) throw new UsageError('requests: --limit must be from 1 to 1000');
+    if (!/^\d{1,4}$/.test(limitRaw) || Number(limitRaw) < 1 || Number(limitRaw) > 1000)
+      throw new UsageError('requests: --limit must be from 1 to 1000');
     const filter = {
       keyId: optionalString(v, 'key') ?? null,
       model: optionalString(v, 'model') ?? null,

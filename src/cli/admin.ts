@@ -36,13 +36,15 @@ const str = { type: 'string' } as const;
 function parseAmount(command: string, values: ParsedOptions): bigint {
   const micro = optionalString(values, 'amount-micro');
   const dollars = optionalString(values, 'amount-usd');
-  if ((micro === undefined) === (dollars === undefined)) throw new UsageError(`${command}: give exactly one of --amount-micro or --amount-usd`);
+  if ((micro === undefined) === (dollars === undefined))
+    throw new UsageError(`${command}: give exactly one of --amount-micro or --amount-usd`);
   if (micro !== undefined) {
     const amount = parseMicroString(micro);
     if (amount === undefined) throw new UsageError(`${command}: --amount-micro must be a whole number of micro-dollars (25000000 is $25)`);
     return amount;
   }
-  if (!/^\d+(\.\d{1,6})?$/.test(dollars!)) throw new UsageError(`${command}: --amount-usd must be dollars with at most 6 decimals (25 or 25.50)`);
+  if (!/^\d+(\.\d{1,6})?$/.test(dollars!))
+    throw new UsageError(`${command}: --amount-usd must be dollars with at most 6 decimals (25 or 25.50)`);
   return parseUsdDecimal(dollars!);
 }
 
@@ -54,7 +56,8 @@ function parseTier(command: string, raw: string): number {
 function parseExpiry(command: string, raw: string | undefined): Date | null {
   if (raw === undefined) return null;
   const at = new Date(raw);
-  if (!/^\d{4}-\d{2}-\d{2}/.test(raw) || Number.isNaN(at.getTime())) throw new UsageError(`${command}: --expires-at must be an ISO-8601 time (2027-01-31T00:00:00Z)`);
+  if (!/^\d{4}-\d{2}-\d{2}/.test(raw) || Number.isNaN(at.getTime()))
+    throw new UsageError(`${command}: --expires-at must be an ISO-8601 time (2027-01-31T00:00:00Z)`);
   return at;
 }
 
@@ -102,7 +105,8 @@ const COMMANDS: Record<string, (values: ParsedOptions) => AdminRun> = {
     return async (s) => {
       // A user's key belongs to the user's account; --account, when also given, must agree.
       const accountId = userId === null ? accountOption! : (await s.accounts.getUser(userId)).accountId;
-      if (accountOption !== undefined && accountOption !== accountId) throw new UsageError(`create-key: user '${userId}' is not in account '${accountOption}'`);
+      if (accountOption !== undefined && accountOption !== accountId)
+        throw new UsageError(`create-key: user '${userId}' is not in account '${accountOption}'`);
       const { key, secret } = await s.keys.createKeyAsOperator({ accountId, userId }, input);
       return createdKeyOutput(key, secret);
     };

@@ -68,7 +68,12 @@ export async function openOperatorServices(config: Config): Promise<OperatorServ
     const ids = ulidIds();
     const accounts = new AccountService(new PgAccountStore(db.orm), systemClock, ids, bus, config.limits);
     await accounts.syncPlans();
-    return { accounts, keys: new KeyService(db.orm, systemClock, ids, bus), usage: new UsageService(db.orm, systemClock, new PgBillingReads(db.orm)), close };
+    return {
+      accounts,
+      keys: new KeyService(db.orm, systemClock, ids, bus),
+      usage: new UsageService(db.orm, systemClock, new PgBillingReads(db.orm)),
+      close,
+    };
   } catch (error) {
     await close();
     throw error;

@@ -39,7 +39,19 @@ function deploymentsOutput(listings: DeploymentListing[], sharedHealth: boolean)
       cooled_until: d.cooledUntil === null ? null : new Date(d.cooledUntil).toISOString(),
     })),
     columns: ['model', 'deployment', 'protocol', 'upstream model', 'priority', 'weight', 'configured', 'state', 'cooled until'],
-    rows: listings.map((d) => [d.model, d.deployment, d.protocol, d.vendorModelId, String(d.priority), String(d.weight), d.configured ? 'yes' : 'no', state(d), d.cooledUntil === null ? '' : new Date(d.cooledUntil).toISOString()]),
-    footer: sharedHealth ? undefined : ['Health is kept per instance without REDIS_URL: see GraphQL `deployments` or /metrics on each instance.'],
+    rows: listings.map((d) => [
+      d.model,
+      d.deployment,
+      d.protocol,
+      d.vendorModelId,
+      String(d.priority),
+      String(d.weight),
+      d.configured ? 'yes' : 'no',
+      state(d),
+      d.cooledUntil === null ? '' : new Date(d.cooledUntil).toISOString(),
+    ]),
+    footer: sharedHealth
+      ? undefined
+      : ['Health is kept per instance without REDIS_URL: see GraphQL `deployments` or /metrics on each instance.'],
   };
 }

@@ -74,7 +74,8 @@ export async function runCli(argv: readonly string[], out: NodeJS.WritableStream
     }
   } catch (error) {
     process.stderr.write(`tollgate: ${describeFailure(error)}\n`);
-    if (process.env.LOG_LEVEL === 'debug' && !(error instanceof ConfigError || error instanceof UsageError || error instanceof ApiError)) console.error(error);
+    if (process.env.LOG_LEVEL === 'debug' && !(error instanceof ConfigError || error instanceof UsageError || error instanceof ApiError))
+      console.error(error);
     return error instanceof UsageError ? 2 : 1;
   }
 }

@@ -11,7 +11,11 @@ export async function runMigrate(config: Config, out: NodeJS.WritableStream): Pr
   try {
     const applied = await db.orm.getMigrator().up();
     await new AccountService(new PgAccountStore(db.orm), systemClock, ulidIds(), undefined, config.limits).syncPlans();
-    out.write(applied.length === 0 ? 'Database is up to date: no pending migration.\n' : `Applied ${applied.length} migration(s): ${applied.map((m) => m.name).join(', ')}\n`);
+    out.write(
+      applied.length === 0
+        ? 'Database is up to date: no pending migration.\n'
+        : `Applied ${applied.length} migration(s): ${applied.map((m) => m.name).join(', ')}\n`,
+    );
     out.write(`Plans written: ${config.limits.plans.map((p) => p.name).join(', ') || '(none configured)'}\n`);
   } finally {
     await db.close();

@@ -23,7 +23,11 @@ export const usd = (micro: bigint): string => `$${formatScaled(micro, 6)}`;
 
 export function renderTable(columns: readonly string[], rows: readonly (readonly string[])[]): string {
   const widths = columns.map((c, i) => Math.max(c.length, ...rows.map((r) => r[i].length)));
-  const line = (cells: readonly string[]) => cells.map((cell, i) => cell.padEnd(widths[i])).join('  ').trimEnd();
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((cell, i) => cell.padEnd(widths[i]))
+      .join('  ')
+      .trimEnd();
   return [line(columns.map((c) => c.toUpperCase())), ...rows.map(line)].join('\n') + '\n';
 }
 
@@ -50,16 +54,32 @@ export function accountRecord(a: AccountView): JsonRecord {
 }
 
 const accountRow = (a: AccountView): string[] => [
-  a.id, a.name, usd(a.balanceMicro), usd(a.availableMicro), usd(a.lifetimeTopUpsMicro),
-  a.tierOverride === null ? String(a.tier.tier) : `${a.tier.tier} (pinned)`, a.createdAt.toISOString(),
+  a.id,
+  a.name,
+  usd(a.balanceMicro),
+  usd(a.availableMicro),
+  usd(a.lifetimeTopUpsMicro),
+  a.tierOverride === null ? String(a.tier.tier) : `${a.tier.tier} (pinned)`,
+  a.createdAt.toISOString(),
 ];
 
-export const accountsOutput = (accounts: AccountView[]): Printable => ({ json: accounts.map(accountRecord), columns: ACCOUNT_COLUMNS, rows: accounts.map(accountRow) });
+export const accountsOutput = (accounts: AccountView[]): Printable => ({
+  json: accounts.map(accountRecord),
+  columns: ACCOUNT_COLUMNS,
+  rows: accounts.map(accountRow),
+});
 export const accountOutput = (a: AccountView): Printable => ({ json: accountRecord(a), columns: ACCOUNT_COLUMNS, rows: [accountRow(a)] });
 
 export function userOutput(u: UserView, generatedPassword: string | null): Printable {
   return {
-    json: { id: u.id, account_id: u.accountId, email: u.email, plan: u.plan, created_at: u.createdAt.toISOString(), ...(generatedPassword ? { password: generatedPassword } : {}) },
+    json: {
+      id: u.id,
+      account_id: u.accountId,
+      email: u.email,
+      plan: u.plan,
+      created_at: u.createdAt.toISOString(),
+      ...(generatedPassword ? { password: generatedPassword } : {}),
+    },
     columns: ['id', 'account', 'email', 'plan'],
     rows: [[u.id, u.accountId, u.email, u.plan ?? '-']],
     footer: generatedPassword ? [`Password (generated, shown once): ${generatedPassword}`] : undefined,
@@ -79,13 +99,27 @@ export function createdKeyOutput(k: KeyView, secret: string): Printable {
       secret,
     },
     columns: ['id', 'name', 'kind', 'prefix', 'monthly limit', 'expires'],
-    rows: [[k.id, k.name, k.kind, k.prefix, k.monthlySpendLimitMicro === null ? '-' : usd(k.monthlySpendLimitMicro), k.expiresAt?.toISOString() ?? '-']],
+    rows: [
+      [
+        k.id,
+        k.name,
+        k.kind,
+        k.prefix,
+        k.monthlySpendLimitMicro === null ? '-' : usd(k.monthlySpendLimitMicro),
+        k.expiresAt?.toISOString() ?? '-',
+      ],
+    ],
     footer: [`Secret (shown once, store it now): ${secret}`],
   };
 }
 
 export const plansOutput = (plans: PlanDefinition[]): Printable => ({
-  json: plans.map((p) => ({ name: p.name, models: p.models, monthly_allowance_micro: p.monthlyAllowanceMicro.toString(), requests_per_minute: p.requestsPerMinute })),
+  json: plans.map((p) => ({
+    name: p.name,
+    models: p.models,
+    monthly_allowance_micro: p.monthlyAllowanceMicro.toString(),
+    requests_per_minute: p.requestsPerMinute,
+  })),
   columns: ['name', 'allowance', 'rpm', 'models'],
   rows: plans.map((p) => [p.name, usd(p.monthlyAllowanceMicro), String(p.requestsPerMinute), p.models.join(', ')]),
 });
@@ -100,5 +134,12 @@ export const tiersOutput = (tiers: readonly Tier[]): Printable => ({
     concurrent_requests: t.concurrentRequests,
   })),
   columns: ['tier', 'from', 'rps', 'rpm', 'tpm', 'concurrent'],
-  rows: tiers.map((t) => [String(t.tier), usd(t.fromMicro), String(t.requestsPerSecond), String(t.requestsPerMinute), String(t.tokensPerMinute), String(t.concurrentRequests)]),
+  rows: tiers.map((t) => [
+    String(t.tier),
+    usd(t.fromMicro),
+    String(t.requestsPerSecond),
+    String(t.requestsPerMinute),
+    String(t.tokensPerMinute),
+    String(t.concurrentRequests),
+  ]),
 });

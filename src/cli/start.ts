@@ -8,9 +8,7 @@ import { createTollgate } from '../server';
 
 /** What the first lines of output tell the operator once the gateway listens. */
 export type StartNotice =
-  | { kind: 'demo'; demo: DemoCredentials; fresh: boolean; dataDir: string }
-  | { kind: 'no-accounts' }
-  | { kind: 'none' };
+  { kind: 'demo'; demo: DemoCredentials; fresh: boolean; dataDir: string } | { kind: 'no-accounts' } | { kind: 'none' };
 
 export function welcomeText(port: number, notice: StartNotice): string {
   const base = `http://localhost:${port}`;
@@ -18,7 +16,9 @@ export function welcomeText(port: number, notice: StartNotice): string {
   if (notice.kind === 'demo') {
     const { demo } = notice;
     lines.push(
-      notice.fresh ? 'First start: seeded a demo account with $25 of sandbox credit.' : `Demo account (credentials in ${notice.dataDir}/demo-credentials.json):`,
+      notice.fresh
+        ? 'First start: seeded a demo account with $25 of sandbox credit.'
+        : `Demo account (credentials in ${notice.dataDir}/demo-credentials.json):`,
       `  user:     ${demo.email}  password: ${demo.password}`,
       `  session:  ${demo.session_token}`,
       `  API key:  ${demo.api_key}`,
@@ -73,7 +73,10 @@ export async function startGateway(config: Config): Promise<void> {
     log.info({ signal }, 'draining');
     await tollgate.close();
     await embedded?.stop();
-    log.info({ signal }, `stopped: requests drained; video workers, database connections${embedded ? ' and the embedded PostgreSQL' : ''} closed`);
+    log.info(
+      { signal },
+      `stopped: requests drained; video workers, database connections${embedded ? ' and the embedded PostgreSQL' : ''} closed`,
+    );
     process.exit(0);
   };
   // Before the welcome: whoever reads it may signal at once (a supervisor, a test).
@@ -93,7 +96,8 @@ export async function startGateway(config: Config): Promise<void> {
 /** Why the gateway could not listen, in one line naming the variables to change. */
 function listenFailure(error: unknown, host: string, port: number): Error {
   const code = (error as NodeJS.ErrnoException).code;
-  if (code === 'EADDRINUSE') return new Error(`port ${port} on ${host} is already in use (by another Tollgate?): stop it, or set PORT to a free port`);
+  if (code === 'EADDRINUSE')
+    return new Error(`port ${port} on ${host} is already in use (by another Tollgate?): stop it, or set PORT to a free port`);
   if (code === 'EACCES') return new Error(`not allowed to listen on port ${port} on ${host}: set PORT to a port above 1023`);
   if (code === 'EADDRNOTAVAIL') return new Error(`${host} is not an address of this machine: set HOST`);
   return error instanceof Error ? error : new Error(String(error));

@@ -24,11 +24,22 @@ export function keyRecord(k: KeyView, now: Date): JsonRecord {
 
 const KEY_COLUMNS = ['id', 'name', 'kind', 'prefix', 'status', 'month spent', 'monthly limit', 'last used'];
 const keyRow = (k: KeyView, now: Date): string[] => [
-  k.id, k.name, k.kind, k.prefix, keyStatus(k, now), usd(k.monthSpentMicro),
-  k.monthlySpendLimitMicro === null ? '-' : usd(k.monthlySpendLimitMicro), k.lastUsedAt?.toISOString() ?? '-',
+  k.id,
+  k.name,
+  k.kind,
+  k.prefix,
+  keyStatus(k, now),
+  usd(k.monthSpentMicro),
+  k.monthlySpendLimitMicro === null ? '-' : usd(k.monthlySpendLimitMicro),
+  k.lastUsedAt?.toISOString() ?? '-',
 ];
 
-export const keysOutput = (keys: KeyView[], now: Date, footer?: string[]): Printable => ({ json: keys.map((k) => keyRecord(k, now)), columns: KEY_COLUMNS, rows: keys.map((k) => keyRow(k, now)), footer });
+export const keysOutput = (keys: KeyView[], now: Date, footer?: string[]): Printable => ({
+  json: keys.map((k) => keyRecord(k, now)),
+  columns: KEY_COLUMNS,
+  rows: keys.map((k) => keyRow(k, now)),
+  footer,
+});
 export const keyOutput = (k: KeyView, now: Date): Printable => ({ json: keyRecord(k, now), columns: KEY_COLUMNS, rows: [keyRow(k, now)] });
 
 const figuresRecord = (f: SpendFigures): JsonRecord => ({
@@ -44,11 +55,18 @@ const figuresRecord = (f: SpendFigures): JsonRecord => ({
   average_latency_ms: f.averageLatencyMs,
 });
 
-const figuresRow = (f: SpendFigures): string[] => [usd(f.costMicro), String(f.requests), String(f.failedRequests), String(f.inputTokens), String(f.outputTokens)];
+const figuresRow = (f: SpendFigures): string[] => [
+  usd(f.costMicro),
+  String(f.requests),
+  String(f.failedRequests),
+  String(f.inputTokens),
+  String(f.outputTokens),
+];
 
 /** JSON: the report whole; table: one row per group and a total line. */
 export function spendOutput(report: SpendReport): Printable {
-  const label = (g: SpendReport['groups'][number]): string => g.day ?? g.model ?? (g.keyId === null ? '(no key)' : `${g.keyName ?? ''} ${g.keyId}`.trim());
+  const label = (g: SpendReport['groups'][number]): string =>
+    g.day ?? g.model ?? (g.keyId === null ? '(no key)' : `${g.keyName ?? ''} ${g.keyId}`.trim());
   return {
     json: {
       from: report.from,
@@ -56,7 +74,12 @@ export function spendOutput(report: SpendReport): Printable {
       time_zone: 'UTC',
       group_by: report.groupBy,
       total: figuresRecord(report.total),
-      groups: report.groups.map((g) => ({ ...(g.day ? { day: g.day } : {}), ...(g.model ? { model: g.model } : {}), ...(report.groupBy === 'key' ? { key_id: g.keyId, key_name: g.keyName } : {}), ...figuresRecord(g) })),
+      groups: report.groups.map((g) => ({
+        ...(g.day ? { day: g.day } : {}),
+        ...(g.model ? { model: g.model } : {}),
+        ...(report.groupBy === 'key' ? { key_id: g.keyId, key_name: g.keyName } : {}),
+        ...figuresRecord(g),
+      })),
     },
     columns: [report.groupBy, 'cost', 'requests', 'failed', 'input tokens', 'output tokens'],
     rows: [...report.groups.map((g) => [label(g), ...figuresRow(g)]), ['TOTAL', ...figuresRow(report.total)]],
@@ -87,6 +110,16 @@ export function requestRecord(u: UsageRecordView): JsonRecord {
 export const requestsOutput = (rows: UsageRecordView[], next: string | null): Printable => ({
   json: rows.map(requestRecord),
   columns: ['time', 'key', 'model', 'status', 'in', 'out', 'cost', 'ms', 'request id'],
-  rows: rows.map((u) => [u.createdAt.toISOString(), u.keyName ?? u.keyId ?? '-', u.model, u.status, String(u.inputTokens), String(u.outputTokens), usd(u.costMicro), String(u.latencyMs), u.requestId ?? '-']),
+  rows: rows.map((u) => [
+    u.createdAt.toISOString(),
+    u.keyName ?? u.keyId ?? '-',
+    u.model,
+    u.status,
+    String(u.inputTokens),
+    String(u.outputTokens),
+    usd(u.costMicro),
+    String(u.latencyMs),
+    u.requestId ?? '-',
+  ]),
   footer: next ? [`More: add --after ${next}`] : undefined,
 });

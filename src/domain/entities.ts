@@ -4,4 +4,19 @@ import { ApiKey, KeyEvent } from './keys/entities';
 import { Video, VideoIdempotencyKey } from './videos/entities';
 
 /** Every MikroORM entity, for the ORM configuration. */
-export const ENTITIES = [Account, Plan, User, Session, ApiKey, KeyEvent, Hold, LedgerEntry, KeyMonthSpend, PlanMonthUsage, UsageRecord, UsageDaily, Video, VideoIdempotencyKey];
+export const ENTITIES = [
+  Account,
+  Plan,
+  User,
+  Session,
+  ApiKey,
+  KeyEvent,
+  Hold,
+  LedgerEntry,
+  KeyMonthSpend,
+  PlanMonthUsage,
+  UsageRecord,
+  UsageDaily,
+  Video,
+  VideoIdempotencyKey,
+];

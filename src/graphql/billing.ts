@@ -38,7 +38,8 @@ export class KeyMonthSpendType {
   @Field({ description: 'UTC month, YYYY-MM' }) month!: string;
   @Field(() => String, { nullable: true }) limitMicro!: string | null;
   @Field({ description: 'Settled charges' }) settledMicro!: string;
-  @Field({ description: 'Held by requests in flight and by budget leases (given back within about a second of the last request)' }) reservedMicro!: string;
+  @Field({ description: 'Held by requests in flight and by budget leases (given back within about a second of the last request)' })
+  reservedMicro!: string;
   @Field({ description: 'settled + in flight: what the limit is checked against' }) spentMicro!: string;
   @Field(() => String, { nullable: true, description: 'limit − spent; null without a limit' }) remainingMicro!: string | null;
   @Field(() => String, { nullable: true, description: 'First refusal by the limit this month' }) limitReachedAt!: string | null;
@@ -57,18 +58,26 @@ export class LedgerEntryType {
 
 const LedgerEntryPageType = pageOf(LedgerEntryType, 'LedgerEntryPage');
 
-const toLedgerEntryType = (e: LedgerEntryView): LedgerEntryType => ({ ...e, amountMicro: e.amountMicro.toString(), createdAt: e.createdAt.toISOString() });
+const toLedgerEntryType = (e: LedgerEntryView): LedgerEntryType => ({
+  ...e,
+  amountMicro: e.amountMicro.toString(),
+  createdAt: e.createdAt.toISOString(),
+});
 
 @ObjectType('AutoTopUp')
 export class AutoTopUpType {
   @Field() enabled!: boolean;
-  @Field(() => String, { nullable: true, description: 'Top up when a settlement leaves the balance below this' }) thresholdMicro!: string | null;
+  @Field(() => String, { nullable: true, description: 'Top up when a settlement leaves the balance below this' }) thresholdMicro!:
+    string | null;
   @Field(() => String, { nullable: true }) amountMicro!: string | null;
 }
 
 @InputType()
 export class AutoTopUpInput {
-  @Field(() => String, { nullable: true, description: '0 to 100000000000 ($100,000); null with amountMicro null turns automatic top-up off' })
+  @Field(() => String, {
+    nullable: true,
+    description: '0 to 100000000000 ($100,000); null with amountMicro null turns automatic top-up off',
+  })
   thresholdMicro?: string | null;
   @Field(() => String, { nullable: true, description: '1000000 ($1) to 100000000000 ($100,000)' })
   amountMicro?: string | null;
@@ -109,9 +118,18 @@ function parseAutoTopUpInput(input: AutoTopUpInput | null): { thresholdMicro: bi
   const threshold = input?.thresholdMicro ?? null;
   const amount = input?.amountMicro ?? null;
   if (threshold === null && amount === null) return null;
-  if (threshold === null) throw badRequest('Top-up threshold is required with a top-up amount (neither turns automatic top-up off)', { field: 'autoTopUp.threshold' });
-  if (amount === null) throw badRequest('Top-up amount is required with a top-up threshold (neither turns automatic top-up off)', { field: 'autoTopUp.amount' });
-  return { thresholdMicro: requireMicroString(threshold, 'Top-up threshold', 'autoTopUp.threshold'), amountMicro: requireMicroString(amount, 'Top-up amount', 'autoTopUp.amount') };
+  if (threshold === null)
+    throw badRequest('Top-up threshold is required with a top-up amount (neither turns automatic top-up off)', {
+      field: 'autoTopUp.threshold',
+    });
+  if (amount === null)
+    throw badRequest('Top-up amount is required with a top-up threshold (neither turns automatic top-up off)', {
+      field: 'autoTopUp.amount',
+    });
+  return {
+    thresholdMicro: requireMicroString(threshold, 'Top-up threshold', 'autoTopUp.threshold'),
+    amountMicro: requireMicroString(amount, 'Top-up amount', 'autoTopUp.amount'),
+  };
 }
 
 @Resolver()
@@ -133,7 +151,9 @@ export class BillingResolver {
     return toKeyMonthSpendType(await ctx.services.billing.getKeyMonthSpend(session.accountId, keyId, monthKey));
   }
 
-  @Query(() => LedgerEntryPageType, { description: 'The account\'s ledger (top-ups, charges, automatic top-ups), newest first; after is a ledger entry id' })
+  @Query(() => LedgerEntryPageType, {
+    description: "The account's ledger (top-ups, charges, automatic top-ups), newest first; after is a ledger entry id",
+  })
   async ledger(
     @Arg('first', () => Int, { nullable: true, description: '1 to 100, default 50' }) first: number | null,
     @Arg('after', () => String, { nullable: true }) after: string | null,
@@ -141,8 +161,13 @@ export class BillingResolver {
     @Ctx() ctx: GraphqlContext,
   ): Promise<PageShape<LedgerEntryType>> {
     const session = requireSession(ctx);
-    if (kind != null && !(LEDGER_KINDS as readonly string[]).includes(kind)) throw badRequest(`kind must be one of ${LEDGER_KINDS.join(', ')}`, { field: 'kind' });
-    const page = await ctx.services.usage.ledger(session.accountId, { limit: pageSize(first, 50), after: after ?? null, kind: (kind ?? null) as LedgerKind | null });
+    if (kind != null && !(LEDGER_KINDS as readonly string[]).includes(kind))
+      throw badRequest(`kind must be one of ${LEDGER_KINDS.join(', ')}`, { field: 'kind' });
+    const page = await ctx.services.usage.ledger(session.accountId, {
+      limit: pageSize(first, 50),
+      after: after ?? null,
+      kind: (kind ?? null) as LedgerKind | null,
+    });
     return mapPage(page, toLedgerEntryType);
   }
 
@@ -153,7 +178,10 @@ export class BillingResolver {
   }
 
   @Mutation(() => AutoTopUpType, { description: 'Sets automatic top-up; input null (or both fields null) turns it off' })
-  async setAutoTopUp(@Arg('input', () => AutoTopUpInput, { nullable: true }) input: AutoTopUpInput | null, @Ctx() ctx: BillingGraphqlContext): Promise<AutoTopUpType> {
+  async setAutoTopUp(
+    @Arg('input', () => AutoTopUpInput, { nullable: true }) input: AutoTopUpInput | null,
+    @Ctx() ctx: BillingGraphqlContext,
+  ): Promise<AutoTopUpType> {
     const session = requireSession(ctx);
     const settings = parseAutoTopUpInput(input ?? null);
     return toAutoTopUpType(await ctx.services.billing.setAutoTopUp(session.accountId, settings));

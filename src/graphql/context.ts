@@ -40,7 +40,11 @@ export interface GraphqlContext {
 }
 
 /** Reads `Authorization: Bearer …` (HTTP header or graphql-ws `connectionParams.authorization`). */
-export async function buildContext(services: GraphqlServices, authorization: unknown, connection: { feeds?: SessionFeeds; clientAddress?: string } = {}): Promise<GraphqlContext> {
+export async function buildContext(
+  services: GraphqlServices,
+  authorization: unknown,
+  connection: { feeds?: SessionFeeds; clientAddress?: string } = {},
+): Promise<GraphqlContext> {
   const base = { services, feeds: connection.feeds ?? null, clientAddress: connection.clientAddress };
   if (typeof authorization !== 'string' || authorization === '') return { ...base, principal: null, authError: null };
   const token = bearerCredential(authorization);
@@ -78,12 +82,18 @@ export function requireOperator(ctx: GraphqlContext): OperatorPrincipal {
 export function parseIsoTimestamp(value: string | null | undefined, field: string): Date | null {
   if (value === undefined || value === null) return null;
   const at = new Date(value);
-  if (!/^\d{4}-\d{2}-\d{2}T/.test(value) || Number.isNaN(at.getTime())) throw badRequest(`${field} must be an ISO-8601 timestamp`, { field });
+  if (!/^\d{4}-\d{2}-\d{2}T/.test(value) || Number.isNaN(at.getTime()))
+    throw badRequest(`${field} must be an ISO-8601 timestamp`, { field });
   return at;
 }
 
 /** The fields of a key to create, as both key-creating mutations take them, checked with their GraphQL names. */
-export function parseKeyCreation(input: { name: string; kind?: KeyKind | null; monthlySpendLimitMicro?: string | null; expiresAt?: string | null }) {
+export function parseKeyCreation(input: {
+  name: string;
+  kind?: KeyKind | null;
+  monthlySpendLimitMicro?: string | null;
+  expiresAt?: string | null;
+}) {
   return {
     name: parseKeyName(input.name),
     kind: input.kind ?? 'prepaid',

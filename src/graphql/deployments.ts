@@ -1,7 +1,10 @@
 import { Ctx, Field, Float, Int, ObjectType, Query, Resolver } from 'type-graphql';
 import { requireOperator, type GraphqlContext } from './context';
 
-@ObjectType('Deployment', { description: 'One upstream of a routed model (docs/routing.md) and its circuit breaker on this instance (shared by all instances with Redis)' })
+@ObjectType('Deployment', {
+  description:
+    'One upstream of a routed model (docs/routing.md) and its circuit breaker on this instance (shared by all instances with Redis)',
+})
 export class DeploymentType {
   @Field() model!: string;
   @Field({ description: 'The deployment name: its vendor (credentials) name' }) deployment!: string;

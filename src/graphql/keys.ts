@@ -1,4 +1,19 @@
-import { Arg, Ctx, Field, ID, InputType, Int, Mutation, ObjectType, Query, Resolver, Root, Subscription, registerEnumType, type SubscribeResolverData } from 'type-graphql';
+import {
+  Arg,
+  Ctx,
+  Field,
+  ID,
+  InputType,
+  Int,
+  Mutation,
+  ObjectType,
+  Query,
+  Resolver,
+  Root,
+  Subscription,
+  registerEnumType,
+  type SubscribeResolverData,
+} from 'type-graphql';
 import { GraphQLJSONObject } from 'graphql-scalars';
 import type { KeyKind } from '../domain/shared/principal';
 import { parseKeyName, parseSpendLimit } from '../domain/keys/rules';
@@ -106,18 +121,26 @@ export class KeyResolver {
     return (await ctx.services.keys.listKeys(session.accountId)).map(toApiKeyType);
   }
 
-  @Query(() => ApiKeyPageType, { description: 'The account\'s keys, newest first; search matches the name or prefix (case-insensitive); after is a key id' })
+  @Query(() => ApiKeyPageType, {
+    description: "The account's keys, newest first; search matches the name or prefix (case-insensitive); after is a key id",
+  })
   async keyPage(
     @Arg('first', () => Int, { nullable: true, description: '1 to 100, default 20' }) first: number | null,
     @Arg('after', () => String, { nullable: true }) after: string | null,
     @Arg('search', () => String, { nullable: true }) search: string | null,
-    @Arg('status', () => KeyStatusEnum, { nullable: true, description: 'active (not revoked) or revoked; all when omitted' }) status: KeyStatusEnum | null,
+    @Arg('status', () => KeyStatusEnum, { nullable: true, description: 'active (not revoked) or revoked; all when omitted' })
+    status: KeyStatusEnum | null,
     @Ctx() ctx: GraphqlContext,
   ): Promise<PageShape<ApiKeyType>> {
     const session = requireSession(ctx);
     const text = search?.trim() || null;
     if (text !== null && text.length > 100) throw badRequest('search must be at most 100 characters', { field: 'search' });
-    const page = await ctx.services.keys.listKeyPage(session.accountId, { limit: pageSize(first), after: after ?? null, search: text, status: status ?? null });
+    const page = await ctx.services.keys.listKeyPage(session.accountId, {
+      limit: pageSize(first),
+      after: after ?? null,
+      search: text,
+      status: status ?? null,
+    });
     return mapPage(page, toApiKeyType);
   }
 
@@ -173,7 +196,11 @@ export class KeySubscriptionResolver {
     subscribe: async ({ args, context }: SubscribeResolverData<unknown, { keyId: string }, GraphqlContext>) => {
       const session = requireSession(context);
       await context.services.keys.assertOwnKey(session.accountId, args.keyId);
-      return sessionFeed(context, session, subscribeIterator(context.services.bus, TOPIC_KEY_EVENTS, (e) => e.keyId === args.keyId && e.accountId === session.accountId));
+      return sessionFeed(
+        context,
+        session,
+        subscribeIterator(context.services.bus, TOPIC_KEY_EVENTS, (e) => e.keyId === args.keyId && e.accountId === session.accountId),
+      );
     },
   })
   keyEvents(@Root() event: KeyEventView, @Arg('keyId', () => ID) _keyId: string): KeyEventType {

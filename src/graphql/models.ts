@@ -13,7 +13,8 @@ registerEnumType(ModelModalityEnum, { name: 'ModelModality' });
 const MTOK = 'micro-dollars per million tokens, a decimal string';
 
 @ObjectType('ModelPrice', {
-  description: 'A catalog model the account can call, with its prices. Prices are decimal strings of micro-dollars (1 dollar = 1,000,000); token prices are per million tokens. They are the figures GET /v1/models shows a prepaid key of the account (there per token or per unit, in dollars).',
+  description:
+    'A catalog model the account can call, with its prices. Prices are decimal strings of micro-dollars (1 dollar = 1,000,000); token prices are per million tokens. They are the figures GET /v1/models shows a prepaid key of the account (there per token or per unit, in dollars).',
 })
 export class ModelPriceType {
   @Field({ description: 'The id to send as `model`' }) id!: string;
@@ -21,11 +22,14 @@ export class ModelPriceType {
   @Field({ description: 'Who publishes the model (owned_by in /v1/models)' }) ownedBy!: string;
   @Field(() => String, { nullable: true, description: `Input, ${MTOK}; text models only` }) inputPerMTokMicro!: string | null;
   @Field(() => String, { nullable: true, description: `Cached input, ${MTOK}; text models only` }) cachedInputPerMTokMicro!: string | null;
-  @Field(() => String, { nullable: true, description: `Cache writes kept 5 minutes, ${MTOK}; text models only` }) cacheWrite5mPerMTokMicro!: string | null;
-  @Field(() => String, { nullable: true, description: `Cache writes kept 1 hour, ${MTOK}; text models only` }) cacheWrite1hPerMTokMicro!: string | null;
+  @Field(() => String, { nullable: true, description: `Cache writes kept 5 minutes, ${MTOK}; text models only` })
+  cacheWrite5mPerMTokMicro!: string | null;
+  @Field(() => String, { nullable: true, description: `Cache writes kept 1 hour, ${MTOK}; text models only` }) cacheWrite1hPerMTokMicro!:
+    string | null;
   @Field(() => String, { nullable: true, description: `Output, ${MTOK}; text models only` }) outputPerMTokMicro!: string | null;
   @Field(() => String, { nullable: true, description: 'Per image, micro-dollars; image models only' }) perImageMicro!: string | null;
-  @Field(() => String, { nullable: true, description: 'Per second of video, micro-dollars; video models only' }) perVideoSecondMicro!: string | null;
+  @Field(() => String, { nullable: true, description: 'Per second of video, micro-dollars; video models only' }) perVideoSecondMicro!:
+    string | null;
 }
 
 const NO_PRICES = {

@@ -34,7 +34,8 @@ export class SetAccountTierInput {
 @InputType()
 export class CreateAccountKeyInput {
   @Field(() => ID) accountId!: string;
-  @Field(() => ID, { nullable: true, description: 'Owner of the key; required for plan keys (they draw on this user plan)' }) userId?: string | null;
+  @Field(() => ID, { nullable: true, description: 'Owner of the key; required for plan keys (they draw on this user plan)' }) userId?:
+    string | null;
   @Field() name!: string;
   @Field(() => KeyKindEnum, { nullable: true }) kind?: KeyKind | null;
   @Field(() => String, { nullable: true }) monthlySpendLimitMicro?: string | null;
@@ -70,7 +71,12 @@ export class OperatorResolver {
   async createUser(@Arg('input') input: CreateUserInput, @Ctx() ctx: GraphqlContext): Promise<UserType> {
     requireOperator(ctx);
     return toUserType(
-      await ctx.services.accounts.createUser({ accountId: input.accountId, email: input.email, password: input.password, plan: input.plan ?? null }),
+      await ctx.services.accounts.createUser({
+        accountId: input.accountId,
+        email: input.email,
+        password: input.password,
+        plan: input.plan ?? null,
+      }),
     );
   }
 
@@ -100,7 +106,12 @@ export class LimitsResolver {
   @Query(() => [PlanType], { description: 'Operator: every plan, by name' })
   async plans(@Ctx() ctx: GraphqlContext): Promise<PlanType[]> {
     requireOperator(ctx);
-    return (await ctx.services.accounts.listPlans()).map((p) => ({ name: p.name, models: p.models, monthlyAllowanceMicro: p.monthlyAllowanceMicro.toString(), requestsPerMinute: p.requestsPerMinute }));
+    return (await ctx.services.accounts.listPlans()).map((p) => ({
+      name: p.name,
+      models: p.models,
+      monthlyAllowanceMicro: p.monthlyAllowanceMicro.toString(),
+      requestsPerMinute: p.requestsPerMinute,
+    }));
   }
 
   @Query(() => [TierType], { description: 'Operator: the rate-limit tiers, lowest first' })
@@ -116,7 +127,9 @@ export class LimitsResolver {
     }));
   }
 
-  @Mutation(() => CreatedKeyType, { description: 'Operator: creates a key for an account (optionally owned by one of its users); the secret is shown once' })
+  @Mutation(() => CreatedKeyType, {
+    description: 'Operator: creates a key for an account (optionally owned by one of its users); the secret is shown once',
+  })
   async createAccountKey(@Arg('input') input: CreateAccountKeyInput, @Ctx() ctx: GraphqlContext): Promise<CreatedKeyType> {
     requireOperator(ctx);
     const created = await ctx.services.keys.createKeyAsOperator(

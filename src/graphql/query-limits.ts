@@ -23,7 +23,10 @@ export const GRAPHQL_LIMITS = {
 } as const;
 
 /** A refusal is reported as a validation error (400), not thrown (which Apollo would answer 500). */
-const reportRefusal = { propagateOnRejection: false, onReject: [(context: ValidationContext | null, error: GraphQLError) => context?.reportError(error)] };
+const reportRefusal = {
+  propagateOnRejection: false,
+  onReject: [(context: ValidationContext | null, error: GraphQLError) => context?.reportError(error)],
+};
 
 export const graphqlValidationRules: ValidationRule[] = [
   maxDepthRule({ n: GRAPHQL_LIMITS.maxDepth, flattenFragments: true, exposeLimits: true, ...reportRefusal }),

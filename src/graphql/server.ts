@@ -38,7 +38,19 @@ const UNUSED_PUBSUB = {
 
 export async function buildGraphqlSchema(): Promise<GraphQLSchema> {
   return buildSchema({
-    resolvers: [SessionResolver, KeyResolver, KeySubscriptionResolver, OperatorResolver, BillingResolver, LimitsResolver, UsageResolver, DeploymentResolver, ModelResolver, VideoResolver, VideoSubscriptionResolver],
+    resolvers: [
+      SessionResolver,
+      KeyResolver,
+      KeySubscriptionResolver,
+      OperatorResolver,
+      BillingResolver,
+      LimitsResolver,
+      UsageResolver,
+      DeploymentResolver,
+      ModelResolver,
+      VideoResolver,
+      VideoSubscriptionResolver,
+    ],
     validate: false,
     pubSub: UNUSED_PUBSUB,
   });
@@ -53,7 +65,13 @@ export async function buildGraphqlSchema(): Promise<GraphQLSchema> {
 export function formatError(formatted: GraphQLFormattedError, error: unknown, log: Logger): GraphQLFormattedError {
   const thrown = error instanceof GraphQLError && error.originalError ? error.originalError : error;
   const known = thrown instanceof ApiError ? thrown : storageErrorAsApiError(thrown);
-  if (known) return { message: known.message, locations: formatted.locations, path: formatted.path, extensions: { code: known.code, status: known.status, details: detailsForPlane(known, GRAPHQL_FIELD_NAMES) } };
+  if (known)
+    return {
+      message: known.message,
+      locations: formatted.locations,
+      path: formatted.path,
+      extensions: { code: known.code, status: known.status, details: detailsForPlane(known, GRAPHQL_FIELD_NAMES) },
+    };
   const code = formatted.extensions?.code;
   if (code === 'INTERNAL_SERVER_ERROR' || code === undefined) {
     log.error({ err: error }, 'graphql internal error');
@@ -68,13 +86,19 @@ export function formatError(formatted: GraphQLFormattedError, error: unknown, lo
  * `/graphql`: Apollo over HTTP POST and graphql-ws over WebSocket on the same path and port,
  * both with the credential of the caller (HTTP header, or `connectionParams.authorization`).
  */
-export async function mountGraphql(httpServer: Server, services: GraphqlServices, log: Logger, options: { introspection: boolean; feeds: SessionFeeds }): Promise<{ middleware: RequestHandler; close(): Promise<void> }> {
+export async function mountGraphql(
+  httpServer: Server,
+  services: GraphqlServices,
+  log: Logger,
+  options: { introspection: boolean; feeds: SessionFeeds },
+): Promise<{ middleware: RequestHandler; close(): Promise<void> }> {
   const schema = await buildGraphqlSchema();
   const { feeds } = options;
   // Upgrades are handed over here rather than by `server:`, with which ws re-emits every error of
   // the HTTP server (a busy port) on the WebSocket server, and graphql-ws prints it with its stack.
   const wsServer = new WebSocketServer({ noServer: true, path: '/graphql', maxPayload: GRAPHQL_LIMITS.maxWebSocketPayloadBytes });
-  const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => wsServer.handleUpgrade(req, socket, head, (ws) => wsServer.emit('connection', ws, req));
+  const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) =>
+    wsServer.handleUpgrade(req, socket, head, (ws) => wsServer.emit('connection', ws, req));
   httpServer.on('upgrade', onUpgrade);
   const wsCleanup = useServer(
     {
@@ -92,12 +116,21 @@ export async function mountGraphql(httpServer: Server, services: GraphqlServices
           throw error;
         }
         const errors = validateWithLimits(schema, document);
-        return errors.length > 0 ? [...errors] : { schema, document, operationName: payload.operationName, variableValues: payload.variables };
+        return errors.length > 0
+          ? [...errors]
+          : { schema, document, operationName: payload.operationName, variableValues: payload.variables };
       },
-      context: (ctx) => buildContext(services, (ctx.connectionParams as { authorization?: unknown } | undefined)?.authorization, { feeds, clientAddress: ctx.extra.request.socket.remoteAddress }),
+      context: (ctx) =>
+        buildContext(services, (ctx.connectionParams as { authorization?: unknown } | undefined)?.authorization, {
+          feeds,
+          clientAddress: ctx.extra.request.socket.remoteAddress,
+        }),
       onNext: (_ctx, _id, _payload, _args, result) => {
         if (!result.errors) return result;
-        return { ...result, errors: result.errors.map((e) => formatError(e instanceof GraphQLError ? e.toJSON() : (e as GraphQLFormattedError), e, log)) };
+        return {
+          ...result,
+          errors: result.errors.map((e) => formatError(e instanceof GraphQLError ? e.toJSON() : (e as GraphQLFormattedError), e, log)),
+        };
       },
       // A feed that fails (its session ended) says why, with the code, as every other refusal;
       // GraphQL's own errors (syntax, validation: no error behind them) go as they are.
@@ -108,7 +141,9 @@ export async function mountGraphql(httpServer: Server, services: GraphqlServices
   // A client's broken frame (ws closes the socket itself): one line, not graphql-ws's printed stack.
   wsServer.on('connection', (socket) => {
     socket.removeAllListeners('error');
-    socket.on('error', (error: Error & { code?: string }) => log.debug({ err: error.message, code: error.code }, 'graphql-ws: a client sent an invalid frame'));
+    socket.on('error', (error: Error & { code?: string }) =>
+      log.debug({ err: error.message, code: error.code }, 'graphql-ws: a client sent an invalid frame'),
+    );
   });
   const apollo = new ApolloServer({
     schema,
@@ -119,7 +154,15 @@ export async function mountGraphql(httpServer: Server, services: GraphqlServices
     // the 'close' of a server already closed) is not used.
     stopOnTerminationSignals: false,
     plugins: [
-      { async serverWillStart() { return { async drainServer() { await wsCleanup.dispose(); } }; } },
+      {
+        async serverWillStart() {
+          return {
+            async drainServer() {
+              await wsCleanup.dispose();
+            },
+          };
+        },
+      },
       // Inline traces are for federated subgraphs, which this schema is not: Apollo installs the
       // plugin anyway (inactive), and it loads Apollo's usage-report protobuf code (~1 MB resident).
       ApolloServerPluginInlineTraceDisabled(),
@@ -133,7 +176,9 @@ export async function mountGraphql(httpServer: Server, services: GraphqlServices
     allowBatchedHttpRequests: false,
   });
   await apollo.start();
-  const middleware = expressMiddleware(apollo, { context: async ({ req }) => buildContext(services, req.headers.authorization, { feeds, clientAddress: req.socket.remoteAddress }) });
+  const middleware = expressMiddleware(apollo, {
+    context: async ({ req }) => buildContext(services, req.headers.authorization, { feeds, clientAddress: req.socket.remoteAddress }),
+  });
   return {
     middleware,
     close: async () => {

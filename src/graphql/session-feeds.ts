@@ -80,7 +80,10 @@ export class SessionFeeds {
     let entry = this.watched.get(session.sessionId);
     if (!entry) {
       const untilExpiry = session.expiresAt.getTime() - this.clock.now().getTime();
-      entry = { ends: new Set(), timer: untilExpiry <= MAX_TIMER_MS ? setTimeout(() => this.end(session.sessionId), Math.max(0, untilExpiry)) : null };
+      entry = {
+        ends: new Set(),
+        timer: untilExpiry <= MAX_TIMER_MS ? setTimeout(() => this.end(session.sessionId), Math.max(0, untilExpiry)) : null,
+      };
       entry.timer?.unref();
       this.watched.set(session.sessionId, entry);
     }

@@ -21,7 +21,8 @@ export class AccountType {
   @Field({ description: 'balance − reserved, micro-dollars' }) availableMicro!: string;
   @Field() lifetimeTopUpsMicro!: string;
   @Field(() => Int) tier!: number;
-  @Field(() => Int, { nullable: true, description: 'Tier pinned by the operator; null follows lifetime top-ups' }) tierOverride!: number | null;
+  @Field(() => Int, { nullable: true, description: 'Tier pinned by the operator; null follows lifetime top-ups' }) tierOverride!:
+    number | null;
   @Field(() => TierLimitsType) tierLimits!: TierLimitsType;
   @Field() createdAt!: string;
 }

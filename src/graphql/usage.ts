@@ -22,18 +22,18 @@ registerEnumType(SpendGroupingEnum, { name: 'SpendGrouping', description: 'day: 
 export class UsageRecordType {
   @Field(() => ID) id!: string;
   @Field(() => ID, { nullable: true }) keyId!: string | null;
-  @Field(() => String, { nullable: true, description: 'The key\'s current name' }) keyName!: string | null;
+  @Field(() => String, { nullable: true, description: "The key's current name" }) keyName!: string | null;
   @Field(() => String, { nullable: true, description: 'The x-request-id of the request' }) requestId!: string | null;
   @Field() model!: string;
   @Field(() => Int, { description: 'The whole prompt: cache reads and writes included' }) inputTokens!: number;
-  @Field(() => Int, { description: 'Read from the vendor\'s prompt cache' }) cachedInputTokens!: number;
-  @Field(() => Int, { description: 'Written to the vendor\'s prompt cache, entries that live 5 minutes' }) cacheWrite5mInputTokens!: number;
-  @Field(() => Int, { description: 'Written to the vendor\'s prompt cache, entries that live 1 hour' }) cacheWrite1hInputTokens!: number;
+  @Field(() => Int, { description: "Read from the vendor's prompt cache" }) cachedInputTokens!: number;
+  @Field(() => Int, { description: "Written to the vendor's prompt cache, entries that live 5 minutes" }) cacheWrite5mInputTokens!: number;
+  @Field(() => Int, { description: "Written to the vendor's prompt cache, entries that live 1 hour" }) cacheWrite1hInputTokens!: number;
   @Field(() => Int, { description: 'Reasoning included' }) outputTokens!: number;
   @Field(() => Int) reasoningTokens!: number;
   @Field(() => Int) images!: number;
   @Field(() => Int) videoSeconds!: number;
-  @Field({ description: 'Charged, micro-dollars: the usage\'s cost, at most the request\'s hold' }) costMicro!: string;
+  @Field({ description: "Charged, micro-dollars: the usage's cost, at most the request's hold" }) costMicro!: string;
   @Field({ description: 'What the vendor-reported usage cost beyond the hold, micro-dollars: charged to no one' }) overageMicro!: string;
   @Field({ description: 'ok, partial or failed' }) status!: string;
   @Field(() => Int) latencyMs!: number;
@@ -59,7 +59,7 @@ export class SpendFiguresType {
   @Field(() => Float) failedRequests!: number;
   @Field(() => Float) inputTokens!: number;
   @Field(() => Float) cachedInputTokens!: number;
-  @Field(() => Float, { description: 'Written to the vendor\'s prompt cache (both lifetimes)' }) cacheWriteInputTokens!: number;
+  @Field(() => Float, { description: "Written to the vendor's prompt cache (both lifetimes)" }) cacheWriteInputTokens!: number;
   @Field(() => Float) outputTokens!: number;
   @Field(() => Float) reasoningTokens!: number;
   @Field(() => Float) images!: number;
@@ -82,7 +82,8 @@ export class SpendReportType {
   @Field({ description: 'Always UTC: days start at 00:00 UTC' }) timeZone!: string;
   @Field(() => SpendGroupingEnum) groupBy!: SpendGrouping;
   @Field(() => SpendFiguresType, { description: 'The whole period' }) total!: SpendFiguresType;
-  @Field(() => [SpendGroupType], { description: 'By day: every day in order; by model or key: highest cost first' }) groups!: SpendGroupType[];
+  @Field(() => [SpendGroupType], { description: 'By day: every day in order; by model or key: highest cost first' })
+  groups!: SpendGroupType[];
 }
 
 export const toUsageRecordType = (u: UsageRecordView): UsageRecordType => ({
@@ -106,14 +107,32 @@ export const toUsageRecordType = (u: UsageRecordView): UsageRecordType => ({
   createdAt: u.createdAt.toISOString(),
 });
 
-const toFiguresType = (f: SpendFigures): SpendFiguresType => ({ ...f, costMicro: f.costMicro.toString(), overageMicro: f.overageMicro.toString() });
-const toGroupType = (g: SpendGroup): SpendGroupType => ({ ...toFiguresType(g), day: g.day, model: g.model, keyId: g.keyId, keyName: g.keyName });
-const toSpendReportType = (r: SpendReport): SpendReportType => ({ from: r.from, to: r.to, timeZone: 'UTC', groupBy: r.groupBy, total: toFiguresType(r.total), groups: r.groups.map(toGroupType) });
+const toFiguresType = (f: SpendFigures): SpendFiguresType => ({
+  ...f,
+  costMicro: f.costMicro.toString(),
+  overageMicro: f.overageMicro.toString(),
+});
+const toGroupType = (g: SpendGroup): SpendGroupType => ({
+  ...toFiguresType(g),
+  day: g.day,
+  model: g.model,
+  keyId: g.keyId,
+  keyName: g.keyName,
+});
+const toSpendReportType = (r: SpendReport): SpendReportType => ({
+  from: r.from,
+  to: r.to,
+  timeZone: 'UTC',
+  groupBy: r.groupBy,
+  total: toFiguresType(r.total),
+  groups: r.groups.map(toGroupType),
+});
 
 /** A request log filter checked, with the GraphQL names of its fields. */
 export function parseRequestLogFilter(filter: RequestLogFilter | null | undefined, prefix = 'filter.') {
   const status = filter?.status ?? null;
-  if (status !== null && !(USAGE_STATUSES as readonly string[]).includes(status)) throw badRequest(`${prefix}status must be one of ${USAGE_STATUSES.join(', ')}`, { field: `${prefix}status` });
+  if (status !== null && !(USAGE_STATUSES as readonly string[]).includes(status))
+    throw badRequest(`${prefix}status must be one of ${USAGE_STATUSES.join(', ')}`, { field: `${prefix}status` });
   const from = parseIsoTimestamp(filter?.from, `${prefix}from`);
   const to = parseIsoTimestamp(filter?.to, `${prefix}to`);
   if (from && to && from > to) throw badRequest(`${prefix}from must not be after ${prefix}to`, { field: `${prefix}from` });
@@ -122,7 +141,10 @@ export function parseRequestLogFilter(filter: RequestLogFilter | null | undefine
 
 @Resolver()
 export class UsageResolver {
-  @Query(() => SpendReportType, { description: 'Spend of the account over UTC days from..to (inclusive; default the 30 days ending today, at most 400), grouped by day, model or key; optionally of one key or model' })
+  @Query(() => SpendReportType, {
+    description:
+      'Spend of the account over UTC days from..to (inclusive; default the 30 days ending today, at most 400), grouped by day, model or key; optionally of one key or model',
+  })
   async spend(
     @Arg('groupBy', () => SpendGroupingEnum) groupBy: SpendGrouping,
     @Arg('from', () => String, { nullable: true, description: 'YYYY-MM-DD (UTC)' }) from: string | null,
@@ -132,7 +154,15 @@ export class UsageResolver {
     @Ctx() ctx: GraphqlContext,
   ): Promise<SpendReportType> {
     const session = requireSession(ctx);
-    return toSpendReportType(await ctx.services.usage.spend(session.accountId, { groupBy, from: from ?? null, to: to ?? null, keyId: keyId ?? null, model: model ?? null }));
+    return toSpendReportType(
+      await ctx.services.usage.spend(session.accountId, {
+        groupBy,
+        from: from ?? null,
+        to: to ?? null,
+        keyId: keyId ?? null,
+        model: model ?? null,
+      }),
+    );
   }
 
   @Query(() => UsageRecordPageType, { description: 'The request log: one row per request, newest first; after is a usage record id' })
@@ -143,14 +173,18 @@ export class UsageResolver {
     @Ctx() ctx: GraphqlContext,
   ): Promise<PageShape<UsageRecordType>> {
     const session = requireSession(ctx);
-    const page = await ctx.services.usage.requestLog(
-      session.accountId,
-      { limit: pageSize(first, 50), after: after ?? null, ...parseRequestLogFilter(filter) },
-    );
+    const page = await ctx.services.usage.requestLog(session.accountId, {
+      limit: pageSize(first, 50),
+      after: after ?? null,
+      ...parseRequestLogFilter(filter),
+    });
     return mapPage(page, toUsageRecordType);
   }
 
-  @Query(() => UsageRecordType, { nullable: true, description: 'One request of the log, by its usage record id or its request id (x-request-id); null when there is none' })
+  @Query(() => UsageRecordType, {
+    nullable: true,
+    description: 'One request of the log, by its usage record id or its request id (x-request-id); null when there is none',
+  })
   async requestLogEntry(
     @Arg('id', () => ID, { nullable: true }) id: string | null,
     @Arg('requestId', () => String, { nullable: true }) requestId: string | null,
@@ -162,7 +196,10 @@ export class UsageResolver {
     return found && toUsageRecordType(found);
   }
 
-  @Query(() => UsageRecordPageType, { description: 'Usage records, newest first; after is a usage record id; from inclusive, to exclusive (requestLog with its filter supersedes it)' })
+  @Query(() => UsageRecordPageType, {
+    description:
+      'Usage records, newest first; after is a usage record id; from inclusive, to exclusive (requestLog with its filter supersedes it)',
+  })
   async usageRecords(
     @Arg('first', () => Int, { nullable: true }) first: number | null,
     @Arg('after', () => String, { nullable: true }) after: string | null,

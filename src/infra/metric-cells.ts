@@ -70,7 +70,13 @@ export class FastCounter implements ExposedMetric {
   }
 
   async get() {
-    return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values: this.cells.map((c) => ({ labels: c.labels, value: c.value })) };
+    return {
+      name: this.name,
+      help: this.help,
+      type: this.type,
+      aggregator: this.aggregator,
+      values: this.cells.map((c) => ({ labels: c.labels, value: c.value })),
+    };
   }
 }
 

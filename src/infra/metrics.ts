@@ -80,16 +80,69 @@ export class PrometheusMetrics implements Metrics {
     const registers = [this.registry];
     // Process CPU, memory, GC and the event-loop delay (nodejs_eventloop_lag_*).
     collectDefaultMetrics({ register: this.registry });
-    this.requests = new FastCounter(this.registry, 'tollgate_http_requests_total', 'HTTP requests answered, by route pattern, method, status, catalog model and vendor (empty when none).', ['endpoint', 'method', 'status', 'model', 'vendor']);
-    this.gatewaySeconds = new FastHistogram(this.registry, 'tollgate_gateway_seconds', "Time Tollgate itself spent on a request: the whole request minus the vendor's time.", ['endpoint', 'method'], GATEWAY_BUCKETS);
-    this.vendorSeconds = new FastHistogram(this.registry, 'tollgate_vendor_seconds', 'Vendor call time, from the request sent to its last event or failure.', ['vendor', 'model'], VENDOR_BUCKETS);
-    this.firstEventSeconds = new FastHistogram(this.registry, 'tollgate_vendor_first_event_seconds', "Time to the vendor's first event (first token of a stream, the whole answer otherwise).", ['vendor', 'model'], VENDOR_BUCKETS);
-    this.tokens = new FastCounter(this.registry, 'tollgate_tokens_total', 'Tokens of settled requests by type: input, output, and their parts cached_input, cache_write_5m and cache_write_1h (of input) and reasoning (of output).', ['vendor', 'model', 'type']);
-    this.spend = new FastCounter(this.registry, 'tollgate_spend_micro_total', 'Amount charged for settled requests, in micro-dollars (millionths of USD).', ['vendor', 'model']);
-    this.overages = new FastCounter(this.registry, 'tollgate_overages_total', 'Settlements whose vendor-reported usage cost more than the request\'s hold: charged up to the hold, the excess recorded as overage (a vendor anomaly).', ['vendor', 'model']);
-    this.overageMicro = new FastCounter(this.registry, 'tollgate_overage_micro_total', 'What vendor-reported usage cost beyond the holds (overage), in micro-dollars: recorded, charged to no one.', ['vendor', 'model']);
-    this.vendorErrors = new FastCounter(this.registry, 'tollgate_vendor_errors_total', 'Vendor calls that failed, by kind (http_4xx, http_429, http_5xx, timeout, connect, broken_stream, invalid_answer).', ['vendor', 'kind']);
-    this.refusals = new FastCounter(this.registry, 'tollgate_refusals_total', 'Requests refused by a limit: limit="rate" (rate_limited, api_concurrency_limit) or limit="spend" (balance, key spend limit, plan allowance); reason is the error code.', ['limit', 'reason']);
+    this.requests = new FastCounter(
+      this.registry,
+      'tollgate_http_requests_total',
+      'HTTP requests answered, by route pattern, method, status, catalog model and vendor (empty when none).',
+      ['endpoint', 'method', 'status', 'model', 'vendor'],
+    );
+    this.gatewaySeconds = new FastHistogram(
+      this.registry,
+      'tollgate_gateway_seconds',
+      "Time Tollgate itself spent on a request: the whole request minus the vendor's time.",
+      ['endpoint', 'method'],
+      GATEWAY_BUCKETS,
+    );
+    this.vendorSeconds = new FastHistogram(
+      this.registry,
+      'tollgate_vendor_seconds',
+      'Vendor call time, from the request sent to its last event or failure.',
+      ['vendor', 'model'],
+      VENDOR_BUCKETS,
+    );
+    this.firstEventSeconds = new FastHistogram(
+      this.registry,
+      'tollgate_vendor_first_event_seconds',
+      "Time to the vendor's first event (first token of a stream, the whole answer otherwise).",
+      ['vendor', 'model'],
+      VENDOR_BUCKETS,
+    );
+    this.tokens = new FastCounter(
+      this.registry,
+      'tollgate_tokens_total',
+      'Tokens of settled requests by type: input, output, and their parts cached_input, cache_write_5m and cache_write_1h (of input) and reasoning (of output).',
+      ['vendor', 'model', 'type'],
+    );
+    this.spend = new FastCounter(
+      this.registry,
+      'tollgate_spend_micro_total',
+      'Amount charged for settled requests, in micro-dollars (millionths of USD).',
+      ['vendor', 'model'],
+    );
+    this.overages = new FastCounter(
+      this.registry,
+      'tollgate_overages_total',
+      "Settlements whose vendor-reported usage cost more than the request's hold: charged up to the hold, the excess recorded as overage (a vendor anomaly).",
+      ['vendor', 'model'],
+    );
+    this.overageMicro = new FastCounter(
+      this.registry,
+      'tollgate_overage_micro_total',
+      'What vendor-reported usage cost beyond the holds (overage), in micro-dollars: recorded, charged to no one.',
+      ['vendor', 'model'],
+    );
+    this.vendorErrors = new FastCounter(
+      this.registry,
+      'tollgate_vendor_errors_total',
+      'Vendor calls that failed, by kind (http_4xx, http_429, http_5xx, timeout, connect, broken_stream, invalid_answer).',
+      ['vendor', 'kind'],
+    );
+    this.refusals = new FastCounter(
+      this.registry,
+      'tollgate_refusals_total',
+      'Requests refused by a limit: limit="rate" (rate_limited, api_concurrency_limit) or limit="spend" (balance, key spend limit, plan allowance); reason is the error code.',
+      ['limit', 'reason'],
+    );
     // Read from memory when scraped: nothing is counted per request for these.
     const inFlightGauge = (name: string, help: string, read: (now: ReturnType<InFlightSource['inFlight']>) => number) =>
       new Gauge({
@@ -100,10 +153,22 @@ export class PrometheusMetrics implements Metrics {
           this.set(read(inFlight.inFlight()));
         },
       });
-    inFlightGauge('tollgate_holds_in_flight', 'Request holds open on this instance (reserved, not yet settled or released).', (now) => now.holds);
-    inFlightGauge('tollgate_holds_in_flight_micro', 'Micro-dollars held by the open request holds of this instance.', (now) => Number(now.holdsMicro));
-    inFlightGauge('tollgate_leases_in_flight', 'Budget leases this instance holds in PostgreSQL (request holds are carved from them).', (now) => now.leases);
-    inFlightGauge('tollgate_leases_in_flight_micro', 'Micro-dollars the budget leases of this instance still reserve.', (now) => Number(now.leasesMicro));
+    inFlightGauge(
+      'tollgate_holds_in_flight',
+      'Request holds open on this instance (reserved, not yet settled or released).',
+      (now) => now.holds,
+    );
+    inFlightGauge('tollgate_holds_in_flight_micro', 'Micro-dollars held by the open request holds of this instance.', (now) =>
+      Number(now.holdsMicro),
+    );
+    inFlightGauge(
+      'tollgate_leases_in_flight',
+      'Budget leases this instance holds in PostgreSQL (request holds are carved from them).',
+      (now) => now.leases,
+    );
+    inFlightGauge('tollgate_leases_in_flight_micro', 'Micro-dollars the budget leases of this instance still reserve.', (now) =>
+      Number(now.leasesMicro),
+    );
     const backlogGauge = (name: string, help: string, read: (backlog: ReturnType<InFlightSource['settlementBacklog']>) => number) =>
       new Gauge({
         name,
@@ -113,9 +178,19 @@ export class PrometheusMetrics implements Metrics {
           this.set(read(inFlight.settlementBacklog()));
         },
       });
-    backlogGauge('tollgate_settlement_backlog', 'Text settlements (and lease give-backs) accepted by this instance and not yet committed.', (b) => b.depth);
-    backlogGauge('tollgate_settlement_backlog_age_seconds', 'How long the oldest of them has waited (0 when none).', (b) => (b.depth === 0 ? 0 : b.oldestAgeMs / 1000));
-    backlogGauge('tollgate_settlement_backlog_limit', 'The backlog at which admission waits and answers wait for their charge (TOLLGATE_SETTLEMENT_BACKLOG).', (b) => b.limit);
+    backlogGauge(
+      'tollgate_settlement_backlog',
+      'Text settlements (and lease give-backs) accepted by this instance and not yet committed.',
+      (b) => b.depth,
+    );
+    backlogGauge('tollgate_settlement_backlog_age_seconds', 'How long the oldest of them has waited (0 when none).', (b) =>
+      b.depth === 0 ? 0 : b.oldestAgeMs / 1000,
+    );
+    backlogGauge(
+      'tollgate_settlement_backlog_limit',
+      'The backlog at which admission waits and answers wait for their charge (TOLLGATE_SETTLEMENT_BACKLOG).',
+      (b) => b.limit,
+    );
     // Counted by the writer; copied when scraped.
     const backlogCounter = (name: string, help: string, read: (backlog: ReturnType<InFlightSource['settlementBacklog']>) => number) => {
       let seen = 0;
@@ -130,8 +205,16 @@ export class PrometheusMetrics implements Metrics {
         },
       });
     };
-    backlogCounter('tollgate_settlement_pushback_waits_total', 'Text requests that waited for room in a full settlement backlog.', (b) => b.waited);
-    backlogCounter('tollgate_settlement_pushback_refusals_total', 'Of those, the ones answered 503 unavailable because no room came in time.', (b) => b.refused);
+    backlogCounter(
+      'tollgate_settlement_pushback_waits_total',
+      'Text requests that waited for room in a full settlement backlog.',
+      (b) => b.waited,
+    );
+    backlogCounter(
+      'tollgate_settlement_pushback_refusals_total',
+      'Of those, the ones answered 503 unavailable because no room came in time.',
+      (b) => b.refused,
+    );
     if (feeds) {
       new Gauge({
         name: 'tollgate_graphql_subscriptions',
@@ -161,12 +244,19 @@ export class PrometheusMetrics implements Metrics {
     const code = outcome.error?.code;
     if (code !== undefined && (RATE_LIMIT_CODES.has(code) || SPEND_LIMIT_CODES.has(code))) {
       let refusal = this.refusalChildren.get(code);
-      if (refusal === undefined) this.refusalChildren.set(code, (refusal = this.refusals.cell(RATE_LIMIT_CODES.has(code) ? 'rate' : 'spend', code)));
+      if (refusal === undefined)
+        this.refusalChildren.set(code, (refusal = this.refusals.cell(RATE_LIMIT_CODES.has(code) ? 'rate' : 'spend', code)));
       refusal.inc();
     }
   }
 
-  vendorCallFinished(vendor: string, model: string, firstEventSeconds: number | null, seconds: number, errorKind: VendorErrorKind | null): void {
+  vendorCallFinished(
+    vendor: string,
+    model: string,
+    firstEventSeconds: number | null,
+    seconds: number,
+    errorKind: VendorErrorKind | null,
+  ): void {
     const children = this.childrenOf(vendor, model);
     children.vendorSeconds.observe(seconds);
     if (firstEventSeconds !== null) children.firstEventSeconds.observe(firstEventSeconds);

@@ -35,7 +35,14 @@ export class PgAccountStore implements AccountStore {
     if (!account) return { status: 'no_account' };
     const plan = input.planName === null ? null : await em.findOne(Plan, { name: input.planName });
     if (input.planName !== null && !plan) return { status: 'no_plan' };
-    const user = em.create(User, { id: input.id, account, email: input.email, passwordHash: input.passwordHash, plan, createdAt: input.createdAt });
+    const user = em.create(User, {
+      id: input.id,
+      account,
+      email: input.email,
+      passwordHash: input.passwordHash,
+      plan,
+      createdAt: input.createdAt,
+    });
     try {
       await em.flush();
     } catch (error) {
@@ -62,7 +69,14 @@ export class PgAccountStore implements AccountStore {
     await this.orm.em.getConnection().execute(
       `insert into plans (id, name, models, monthly_allowance_micro, requests_per_minute, created_at) values (?, ?, ?::jsonb, ?, ?, ?)
        on conflict (name) do update set models = excluded.models, monthly_allowance_micro = excluded.monthly_allowance_micro, requests_per_minute = excluded.requests_per_minute`,
-      [plan.id, plan.name, JSON.stringify(plan.models), plan.monthlyAllowanceMicro.toString(), plan.requestsPerMinute, plan.createdAt.toISOString()],
+      [
+        plan.id,
+        plan.name,
+        JSON.stringify(plan.models),
+        plan.monthlyAllowanceMicro.toString(),
+        plan.requestsPerMinute,
+        plan.createdAt.toISOString(),
+      ],
     );
   }
 }

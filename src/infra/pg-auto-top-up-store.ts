@@ -17,9 +17,14 @@ const LOCK_RETRY_MS = 15;
  * and running it again would charge twice.
  */
 export function pgAutoTopUpStore(orm: MikroORM): AutoTopUpStore {
-  async function attempt<T>(accountId: string, work: (account: TopUpAccount | null, credit: (credit: AccountCredit) => Promise<boolean>) => Promise<T>): Promise<{ busy: true } | { busy: false; result: T }> {
+  async function attempt<T>(
+    accountId: string,
+    work: (account: TopUpAccount | null, credit: (credit: AccountCredit) => Promise<boolean>) => Promise<T>,
+  ): Promise<{ busy: true } | { busy: false; result: T }> {
     return orm.em.fork().transactional(async (tx) => {
-      const [lock] = await sqlRows<{ locked: boolean }>(tx, 'select pg_try_advisory_xact_lock(hashtextextended(?, 0)) as locked', [`tollgate:auto-top-up:${accountId}`]);
+      const [lock] = await sqlRows<{ locked: boolean }>(tx, 'select pg_try_advisory_xact_lock(hashtextextended(?, 0)) as locked', [
+        `tollgate:auto-top-up:${accountId}`,
+      ]);
       if (!lock?.locked) return { busy: true } as const;
       const account = await tx.findOne(Account, accountId, { fields: ['balanceMicro', 'autoTopUpThresholdMicro', 'autoTopUpAmountMicro'] });
       const read = account && {
@@ -42,7 +47,13 @@ export function pgAutoTopUpStore(orm: MikroORM): AutoTopUpStore {
     },
 
     async saveSettings(accountId: string, settings: AutoTopUpSettings): Promise<boolean> {
-      const updated = await orm.em.fork().nativeUpdate(Account, { id: accountId }, { autoTopUpThresholdMicro: settings.thresholdMicro, autoTopUpAmountMicro: settings.amountMicro });
+      const updated = await orm.em
+        .fork()
+        .nativeUpdate(
+          Account,
+          { id: accountId },
+          { autoTopUpThresholdMicro: settings.thresholdMicro, autoTopUpAmountMicro: settings.amountMicro },
+        );
       return updated > 0;
     },
   };

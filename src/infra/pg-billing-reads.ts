@@ -1,6 +1,13 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { Hold } from '../domain/billing/entities';
-import { toUsageView, type AccountAudit, type BillingReads, type UsageFilter, type UsageRecordFields, type UsageRecordView } from '../domain/billing/queries';
+import {
+  toUsageView,
+  type AccountAudit,
+  type BillingReads,
+  type UsageFilter,
+  type UsageRecordFields,
+  type UsageRecordView,
+} from '../domain/billing/queries';
 import { isWellFormedId } from '../domain/shared/ids';
 import { sqlRows } from '../domain/shared/sql';
 
@@ -15,11 +22,19 @@ export class PgBillingReads implements BillingReads {
   }
 
   listActiveHolds(accountId: string, limit: number): Promise<Hold[]> {
-    return this.entities(Hold, `select * from holds where account_id = ? and status = 'active' order by created_at desc, id desc limit ?`, [accountId, limit]);
+    return this.entities(Hold, `select * from holds where account_id = ? and status = 'active' order by created_at desc, id desc limit ?`, [
+      accountId,
+      limit,
+    ]);
   }
 
   async keyMonthSpend(accountId: string, keyId: string, month: string) {
-    const [row] = await sqlRows<{ limit_micro: string | null; settled_micro: string | null; reserved_micro: string | null; limit_reached_at: Date | null }>(
+    const [row] = await sqlRows<{
+      limit_micro: string | null;
+      settled_micro: string | null;
+      reserved_micro: string | null;
+      limit_reached_at: Date | null;
+    }>(
       this.em(),
       `select k.monthly_spend_limit_micro as limit_micro, s.settled_micro, s.reserved_micro, s.limit_reached_at
          from api_keys k left join key_month_spend s on s.key_id = k.id and s.month = ?
@@ -40,7 +55,10 @@ export class PgBillingReads implements BillingReads {
   }
 
   async usageRecordCreatedAt(accountId: string, recordId: string): Promise<Date | null> {
-    const [row] = await sqlRows<{ created_at: Date }>(this.em(), 'select created_at from usage_records where id = ? and account_id = ?', [recordId, accountId]);
+    const [row] = await sqlRows<{ created_at: Date }>(this.em(), 'select created_at from usage_records where id = ? and account_id = ?', [
+      recordId,
+      accountId,
+    ]);
     return row ? new Date(row.created_at) : null;
   }
 
@@ -67,7 +85,10 @@ export class PgBillingReads implements BillingReads {
   async findUsageRecord(accountId: string, by: { id: string } | { requestId: string }): Promise<UsageRecordView | null> {
     if ('id' in by && !isWellFormedId(by.id, 'use')) return null;
     const where = 'id' in by ? 'u.id = ?' : 'u.request_id = ?';
-    const [view] = await this.usageViews(`where u.account_id = ? and ${where} order by u.created_at desc limit 1`, [accountId, 'id' in by ? by.id : by.requestId]);
+    const [view] = await this.usageViews(`where u.account_id = ? and ${where} order by u.created_at desc limit 1`, [
+      accountId,
+      'id' in by ? by.id : by.requestId,
+    ]);
     return view ?? null;
   }
 
@@ -81,19 +102,32 @@ export class PgBillingReads implements BillingReads {
       [accountId],
     );
     if (!row) return null;
-    return { balanceMicro: BigInt(row.balance_micro), ledgerSumMicro: BigInt(row.ledger_sum), reservedMicro: BigInt(row.reserved_micro), activeHoldsMicro: BigInt(row.active_holds) };
+    return {
+      balanceMicro: BigInt(row.balance_micro),
+      ledgerSumMicro: BigInt(row.ledger_sum),
+      reservedMicro: BigInt(row.reserved_micro),
+      activeHoldsMicro: BigInt(row.active_holds),
+    };
   }
 
   /** Usage records with their key's current name, as the request log shows them. */
   private async usageViews(tail: string, params: (string | number)[]): Promise<UsageRecordView[]> {
-    const rows = await sqlRows<UsageRow>(this.em(), `select u.*, k.name as key_name from usage_records u left join api_keys k on k.id = u.key_id ${tail}`, params);
+    const rows = await sqlRows<UsageRow>(
+      this.em(),
+      `select u.*, k.name as key_name from usage_records u left join api_keys k on k.id = u.key_id ${tail}`,
+      params,
+    );
     // Mapped here rather than by em.map: a request-log page (an export reads a thousand at a time)
     // need not become managed entities, each with a reference to its account, in an identity map.
     return rows.map((row) => toUsageView(usageFields(row), row.key_name));
   }
 
   async availableMicro(accountId: string): Promise<bigint | null> {
-    const [row] = await sqlRows<{ available: string }>(this.em(), 'select balance_micro - reserved_micro as available from accounts where id = ?', [accountId]);
+    const [row] = await sqlRows<{ available: string }>(
+      this.em(),
+      'select balance_micro - reserved_micro as available from accounts where id = ?',
+      [accountId],
+    );
     return row ? BigInt(row.available) : null;
   }
 

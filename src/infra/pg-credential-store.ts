@@ -47,7 +47,9 @@ export class PgCredentialStore implements CredentialStore {
 
   async liveSessionIds(sessionIds: readonly string[], now: Date): Promise<string[]> {
     if (sessionIds.length === 0) return [];
-    const rows = await this.orm.em.fork().find(Session, { id: { $in: [...sessionIds] }, revokedAt: null, expiresAt: { $gt: now } }, { fields: ['id'] });
+    const rows = await this.orm.em
+      .fork()
+      .find(Session, { id: { $in: [...sessionIds] }, revokedAt: null, expiresAt: { $gt: now } }, { fields: ['id'] });
     return rows.map((row) => row.id);
   }
 

@@ -61,7 +61,10 @@ const isPlanBilled = (hold: Pick<ClosedHold, 'planUserId'>): boolean => hold.pla
 
 /** Pushes an active hold's expiry out (long video jobs, long streams); false when it is no longer active. */
 export async function extendHoldExpiry(tx: EntityManager, holdId: string, expiresAt: Date): Promise<boolean> {
-  const rows = await sqlRows(tx, `update holds set expires_at = greatest(expires_at, ?) where id = ? and status = 'active' returning id`, [expiresAt.toISOString(), holdId]);
+  const rows = await sqlRows(tx, `update holds set expires_at = greatest(expires_at, ?) where id = ? and status = 'active' returning id`, [
+    expiresAt.toISOString(),
+    holdId,
+  ]);
   return rows.length === 1;
 }
 
@@ -72,16 +75,30 @@ export async function extendHoldExpiry(tx: EntityManager, holdId: string, expire
  */
 export async function releaseExpiredBatch(tx: EntityManager, now: Date, limit: number): Promise<number> {
   const holds = await closeExpiredHolds(tx, now, limit);
-  for (const [accountId, amount] of sumBy(holds.filter((h) => !isPlanBilled(h)), (h) => h.accountId)) {
+  for (const [accountId, amount] of sumBy(
+    holds.filter((h) => !isPlanBilled(h)),
+    (h) => h.accountId,
+  )) {
     await sqlRows(tx, 'update accounts set reserved_micro = reserved_micro - ? where id = ? returning id', [amount.toString(), accountId]);
   }
-  for (const [key, amount] of sumBy(holds.filter((h) => h.keyId !== null), (h) => `${h.keyId}\u0000${h.month}`)) {
+  for (const [key, amount] of sumBy(
+    holds.filter((h) => h.keyId !== null),
+    (h) => `${h.keyId}\u0000${h.month}`,
+  )) {
     const [keyId, month] = key.split('\u0000');
-    await sqlRows(tx, 'update key_month_spend set reserved_micro = reserved_micro - ? where key_id = ? and month = ? returning key_id', [amount.toString(), keyId, month]);
+    await sqlRows(tx, 'update key_month_spend set reserved_micro = reserved_micro - ? where key_id = ? and month = ? returning key_id', [
+      amount.toString(),
+      keyId,
+      month,
+    ]);
   }
   for (const [key, amount] of sumBy(holds.filter(isPlanBilled), (h) => `${h.planUserId}\u0000${h.month}`)) {
     const [userId, month] = key.split('\u0000');
-    await sqlRows(tx, 'update plan_month_usage set reserved_micro = reserved_micro - ? where user_id = ? and month = ? returning user_id', [amount.toString(), userId, month]);
+    await sqlRows(tx, 'update plan_month_usage set reserved_micro = reserved_micro - ? where user_id = ? and month = ? returning user_id', [
+      amount.toString(),
+      userId,
+      month,
+    ]);
   }
   return holds.length;
 }

@@ -15,7 +15,9 @@ export interface ClosedHoldRow {
 
 const bigOrNull = (value: string | null): bigint | null => (value === null ? null : BigInt(value));
 
-export const fromClosedHoldRow = (row: ClosedHoldRow): Pick<HoldClosed, 'applied' | 'accountId' | 'planBilled' | 'balanceMicro' | 'thresholdMicro'> => ({
+export const fromClosedHoldRow = (
+  row: ClosedHoldRow,
+): Pick<HoldClosed, 'applied' | 'accountId' | 'planBilled' | 'balanceMicro' | 'thresholdMicro'> => ({
   applied: row.applied,
   accountId: row.account_id,
   planBilled: row.plan_billed,
@@ -44,7 +46,18 @@ export function pgHoldStore(orm: MikroORM): HoldStore {
         const [row] = await sqlRows<{ refusal: RefusalReason | null }>(
           orm.em.fork(),
           'select tollgate_take_hold(?, ?, ?, ?, ?, ?, ?, ?, ?, ?) as refusal',
-          [hold.id, hold.accountId, hold.keyId, hold.planUserId, hold.month, hold.purpose, hold.model, hold.amountMicro.toString(), hold.expiresAt.toISOString(), hold.createdAt.toISOString()],
+          [
+            hold.id,
+            hold.accountId,
+            hold.keyId,
+            hold.planUserId,
+            hold.month,
+            hold.purpose,
+            hold.model,
+            hold.amountMicro.toString(),
+            hold.expiresAt.toISOString(),
+            hold.createdAt.toISOString(),
+          ],
         );
         return row?.refusal ?? null;
       }),
@@ -56,9 +69,23 @@ export function pgHoldStore(orm: MikroORM): HoldStore {
           orm.em.fork(),
           'select * from tollgate_close_hold(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
           [
-            close.holdId, close.status, close.costMicro.toString(), close.at.toISOString(), close.ledgerId, u?.id ?? null,
-            u?.status ?? null, u?.requestId ?? null, u?.inputTokens ?? 0, u?.cachedInputTokens ?? 0, u?.cacheWrite5mInputTokens ?? 0,
-            u?.cacheWrite1hInputTokens ?? 0, u?.outputTokens ?? 0, u?.reasoningTokens ?? 0, u?.images ?? 0, u?.videoSeconds ?? 0, u?.latencyMs ?? 0,
+            close.holdId,
+            close.status,
+            close.costMicro.toString(),
+            close.at.toISOString(),
+            close.ledgerId,
+            u?.id ?? null,
+            u?.status ?? null,
+            u?.requestId ?? null,
+            u?.inputTokens ?? 0,
+            u?.cachedInputTokens ?? 0,
+            u?.cacheWrite5mInputTokens ?? 0,
+            u?.cacheWrite1hInputTokens ?? 0,
+            u?.outputTokens ?? 0,
+            u?.reasoningTokens ?? 0,
+            u?.images ?? 0,
+            u?.videoSeconds ?? 0,
+            u?.latencyMs ?? 0,
           ],
         );
         return {
@@ -74,6 +101,7 @@ export function pgHoldStore(orm: MikroORM): HoldStore {
     extendExpiry: (holdId: string, expiresAt: Date): Promise<boolean> => extendHoldExpiry(orm.em.fork(), holdId, expiresAt),
 
     // A deadlock rolls the whole batch back, so running it again is safe.
-    releaseExpired: (now: Date, limit: number): Promise<number> => retryDeadlocks(() => orm.em.fork().transactional((tx) => releaseExpiredBatch(tx, now, limit))),
+    releaseExpired: (now: Date, limit: number): Promise<number> =>
+      retryDeadlocks(() => orm.em.fork().transactional((tx) => releaseExpiredBatch(tx, now, limit))),
   };
 }

@@ -9,10 +9,26 @@ function wireOp(op: LeaseOp, seq: number): Record<string, unknown> {
   switch (op.op) {
     case 'settle':
       return {
-        seq, op: 'settle', lease_id: op.leaseId, hold_id: op.holdId, cost: op.costMicro.toString(), hold: op.holdMicro.toString(),
-        model: op.model, now: op.at.toISOString(), ledger_id: op.ledgerId, usage_id: op.usageId, usage_status: op.usageStatus, request_id: op.requestId,
-        input: op.inputTokens, cached: op.cachedInputTokens, cache_write_5m: op.cacheWrite5mInputTokens, cache_write_1h: op.cacheWrite1hInputTokens,
-        output: op.outputTokens, reasoning: op.reasoningTokens, latency: op.latencyMs, deployment: op.deployment,
+        seq,
+        op: 'settle',
+        lease_id: op.leaseId,
+        hold_id: op.holdId,
+        cost: op.costMicro.toString(),
+        hold: op.holdMicro.toString(),
+        model: op.model,
+        now: op.at.toISOString(),
+        ledger_id: op.ledgerId,
+        usage_id: op.usageId,
+        usage_status: op.usageStatus,
+        request_id: op.requestId,
+        input: op.inputTokens,
+        cached: op.cachedInputTokens,
+        cache_write_5m: op.cacheWrite5mInputTokens,
+        cache_write_1h: op.cacheWrite1hInputTokens,
+        output: op.outputTokens,
+        reasoning: op.reasoningTokens,
+        latency: op.latencyMs,
+        deployment: op.deployment,
       };
     case 'trim':
       return { seq, op: 'trim', lease_id: op.leaseId, by_micro: op.byMicro.toString() };
@@ -39,7 +55,17 @@ export function pgLeaseStore(sql: SqlRunner): LeaseStore {
         const [row] = await sql.rows<{ refusal: RefusalReason | null; granted: string }>(
           'tollgate_take_lease',
           'select * from tollgate_take_lease($1, $2, $3, $4, $5, $6, $7, $8, $9)',
-          [take.id, take.accountId, take.keyId, take.planUserId, take.month, take.minMicro.toString(), take.wantMicro.toString(), take.expiresAt.toISOString(), take.now.toISOString()],
+          [
+            take.id,
+            take.accountId,
+            take.keyId,
+            take.planUserId,
+            take.month,
+            take.minMicro.toString(),
+            take.wantMicro.toString(),
+            take.expiresAt.toISOString(),
+            take.now.toISOString(),
+          ],
         );
         return row!.refusal !== null ? { refusal: row!.refusal } : { refusal: null, grantedMicro: BigInt(row!.granted) };
       }),

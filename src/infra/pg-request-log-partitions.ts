@@ -10,7 +10,11 @@ export function pgRequestLogPartitions(orm: MikroORM): MaintainPartitions {
       // to, and settlements would queue behind that wait: give up after 2 s instead (logged;
       // the next run, hours later, tries again).
       await tx.execute("set local lock_timeout = '2s'");
-      return sqlRows<{ action: PartitionChange['action']; partition_name: string }>(tx, 'select action, partition_name from tollgate_usage_partitions(?, ?)', [now.toISOString(), keepMonths]);
+      return sqlRows<{ action: PartitionChange['action']; partition_name: string }>(
+        tx,
+        'select action, partition_name from tollgate_usage_partitions(?, ?)',
+        [now.toISOString(), keepMonths],
+      );
     });
     return rows.map((r) => ({ action: r.action, partition: r.partition_name }));
   };

@@ -13,11 +13,26 @@ export class PgVideoStore implements VideoStore {
   constructor(private readonly orm: MikroORM) {}
 
   async insert(video: NewVideo): Promise<Video> {
-    return (await this.videos(
-      `insert into videos (id, account_id, key_id, model, prompt, seconds, resolution, ratio, status, progress, hold_id, inputs, created_at, deadline_at)
+    return (
+      await this.videos(
+        `insert into videos (id, account_id, key_id, model, prompt, seconds, resolution, ratio, status, progress, hold_id, inputs, created_at, deadline_at)
        values (?, ?, ?, ?, ?, ?, ?, ?, 'queued', 0, ?, ?::jsonb, ?, ?) returning *`,
-      [video.id, video.accountId, video.keyId, video.model, video.prompt, video.seconds, video.resolution, video.ratio, video.holdId, JSON.stringify(video.inputs), video.createdAt.toISOString(), video.deadlineAt.toISOString()],
-    ))[0]!;
+        [
+          video.id,
+          video.accountId,
+          video.keyId,
+          video.model,
+          video.prompt,
+          video.seconds,
+          video.resolution,
+          video.ratio,
+          video.holdId,
+          JSON.stringify(video.inputs),
+          video.createdAt.toISOString(),
+          video.deadlineAt.toISOString(),
+        ],
+      )
+    )[0]!;
   }
 
   async find(id: string): Promise<Video | null> {
@@ -46,21 +61,44 @@ export class PgVideoStore implements VideoStore {
 
   async charges(holdIds: string[]): Promise<Map<string, string>> {
     if (holdIds.length === 0) return new Map();
-    const rows = await sqlRows<{ id: string; charged_micro: string }>(this.em(), `select id, charged_micro::text as charged_micro from holds where id in (${holdIds.map(() => '?').join(', ')}) and charged_micro is not null`, holdIds);
+    const rows = await sqlRows<{ id: string; charged_micro: string }>(
+      this.em(),
+      `select id, charged_micro::text as charged_micro from holds where id in (${holdIds.map(() => '?').join(', ')}) and charged_micro is not null`,
+      holdIds,
+    );
     return new Map(rows.map((row) => [row.id, row.charged_micro]));
   }
 
   async markStarted(id: string, now: Date): Promise<Video | null> {
-    return (await this.videos(`update videos set status = 'in_progress', started_at = ? where id = ? and status = 'queued' returning *`, [now.toISOString(), id]))[0] ?? null;
+    return (
+      (
+        await this.videos(`update videos set status = 'in_progress', started_at = ? where id = ? and status = 'queued' returning *`, [
+          now.toISOString(),
+          id,
+        ])
+      )[0] ?? null
+    );
   }
 
   async saveVendorJob(id: string, handle: VendorJobHandle): Promise<boolean> {
-    const rows = await sqlRows(this.em(), `update videos set vendor_job = ?::jsonb where id = ? and status = 'in_progress' and vendor_job is null returning id`, [JSON.stringify(handle), id]);
+    const rows = await sqlRows(
+      this.em(),
+      `update videos set vendor_job = ?::jsonb where id = ? and status = 'in_progress' and vendor_job is null returning id`,
+      [JSON.stringify(handle), id],
+    );
     return rows.length > 0;
   }
 
   async raiseProgress(id: string, progress: number): Promise<Video | null> {
-    return (await this.videos(`update videos set progress = ? where id = ? and status = 'in_progress' and progress < ? returning *`, [progress, id, progress]))[0] ?? null;
+    return (
+      (
+        await this.videos(`update videos set progress = ? where id = ? and status = 'in_progress' and progress < ? returning *`, [
+          progress,
+          id,
+          progress,
+        ])
+      )[0] ?? null
+    );
   }
 
   async markCompleted(id: string, now: Date, expiresAt: Date, bytes: number): Promise<Video | null> {
@@ -80,11 +118,17 @@ export class PgVideoStore implements VideoStore {
   }
 
   expiredContent(now: Date, limit: number): Promise<Video[]> {
-    return this.videos(`select * from videos where status = 'completed' and content_deleted_at is null and expires_at <= ? order by expires_at limit ?`, [now.toISOString(), limit]);
+    return this.videos(
+      `select * from videos where status = 'completed' and content_deleted_at is null and expires_at <= ? order by expires_at limit ?`,
+      [now.toISOString(), limit],
+    );
   }
 
   async markContentDeleted(id: string, now: Date): Promise<void> {
-    await sqlRows(this.em(), 'update videos set content_deleted_at = ? where id = ? and content_deleted_at is null returning id', [now.toISOString(), id]);
+    await sqlRows(this.em(), 'update videos set content_deleted_at = ? where id = ? and content_deleted_at is null returning id', [
+      now.toISOString(),
+      id,
+    ]);
   }
 
   async markDeleted(id: string, accountId: string, now: Date): Promise<Video | null> {
@@ -96,7 +140,11 @@ export class PgVideoStore implements VideoStore {
   }
 
   async overdueIds(now: Date, limit: number): Promise<string[]> {
-    const rows = await sqlRows<{ id: string }>(this.em(), `select id from videos where status in ('queued', 'in_progress') and deadline_at < ? order by deadline_at limit ?`, [now.toISOString(), limit]);
+    const rows = await sqlRows<{ id: string }>(
+      this.em(),
+      `select id from videos where status in ('queued', 'in_progress') and deadline_at < ? order by deadline_at limit ?`,
+      [now.toISOString(), limit],
+    );
     return rows.map((r) => r.id);
   }
 
@@ -111,16 +159,26 @@ export class PgVideoStore implements VideoStore {
 
   async findIdempotencyClaim(accountId: string, key: string): Promise<VideoIdempotencyKey | null> {
     const em = this.em();
-    const [row] = await sqlRows<Record<string, unknown>>(em, 'select * from video_idempotency_keys where account_id = ? and idempotency_key = ?', [accountId, key]);
+    const [row] = await sqlRows<Record<string, unknown>>(
+      em,
+      'select * from video_idempotency_keys where account_id = ? and idempotency_key = ?',
+      [accountId, key],
+    );
     return row ? em.map(VideoIdempotencyKey, row) : null;
   }
 
   async dropIdempotencyClaim(claim: Pick<VideoIdempotencyKey, 'accountId' | 'idempotencyKey' | 'videoId'>): Promise<void> {
-    await sqlRows(this.em(), 'delete from video_idempotency_keys where account_id = ? and idempotency_key = ? and video_id = ? returning video_id', [claim.accountId, claim.idempotencyKey, claim.videoId]);
+    await sqlRows(
+      this.em(),
+      'delete from video_idempotency_keys where account_id = ? and idempotency_key = ? and video_id = ? returning video_id',
+      [claim.accountId, claim.idempotencyKey, claim.videoId],
+    );
   }
 
   async purgeIdempotencyKeys(before: Date): Promise<number> {
-    const rows = await sqlRows(this.em(), 'delete from video_idempotency_keys where created_at < ? returning video_id', [before.toISOString()]);
+    const rows = await sqlRows(this.em(), 'delete from video_idempotency_keys where created_at < ? returning video_id', [
+      before.toISOString(),
+    ]);
     return rows.length;
   }
 

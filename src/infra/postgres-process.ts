@@ -15,7 +15,9 @@ export class DataDirectoryInUseError extends Error {
     readonly dataDir: string,
     readonly pid: number,
   ) {
-    super(`Another Tollgate (pid ${pid}) is using the data directory ${dataDir}: stop it first, or give this one another TOLLGATE_DATA_DIR or a DATABASE_URL.`);
+    super(
+      `Another Tollgate (pid ${pid}) is using the data directory ${dataDir}: stop it first, or give this one another TOLLGATE_DATA_DIR or a DATABASE_URL.`,
+    );
     this.name = 'DataDirectoryInUseError';
   }
 }
@@ -44,7 +46,8 @@ export function lockDataDirectory(root: string): () => void {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       const holder = Number(readFileSync(file, 'utf8').trim());
-      if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && processAlive(holder)) throw new DataDirectoryInUseError(root, holder);
+      if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && processAlive(holder))
+        throw new DataDirectoryInUseError(root, holder);
       unlinkSync(file);
     }
   }
@@ -90,7 +93,8 @@ export async function stopPostmaster(pid: number, timeoutMs = 30_000): Promise<v
   process.kill(pid, 'SIGINT');
   const deadline = Date.now() + timeoutMs;
   while (processAlive(pid)) {
-    if (Date.now() > deadline) throw new Error(`The embedded PostgreSQL left running (pid ${pid}) did not stop within ${timeoutMs / 1000} s.`);
+    if (Date.now() > deadline)
+      throw new Error(`The embedded PostgreSQL left running (pid ${pid}) did not stop within ${timeoutMs / 1000} s.`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
@@ -129,20 +133,21 @@ export function runPostgres(binary: string, args: string[], log: (line: string) 
       const text = chunk.toString('utf8');
       tail = (tail + text).slice(-2_000);
       for (const line of text.split('\n')) if (line.trim()) log(line.trim());
-      if (text.includes('database system is ready to accept connections')) resolve({
-        // Smart shutdown first: connections Tollgate has just closed may still be on their way
-        // out, and a fast one would cut them with errors; fast after a while, should one linger.
-        stop: async () => {
-          process.off('exit', stopOnExit);
-          if (child.exitCode !== null || child.signalCode !== null) return;
-          child.kill('SIGTERM');
-          let timer: NodeJS.Timeout | undefined;
-          const lingering = new Promise<'lingering'>((resolve) => (timer = setTimeout(() => resolve('lingering'), SMART_SHUTDOWN_MS)));
-          if ((await Promise.race([exited, lingering])) === 'lingering') child.kill('SIGINT');
-          clearTimeout(timer);
-          await exited;
-        },
-      });
+      if (text.includes('database system is ready to accept connections'))
+        resolve({
+          // Smart shutdown first: connections Tollgate has just closed may still be on their way
+          // out, and a fast one would cut them with errors; fast after a while, should one linger.
+          stop: async () => {
+            process.off('exit', stopOnExit);
+            if (child.exitCode !== null || child.signalCode !== null) return;
+            child.kill('SIGTERM');
+            let timer: NodeJS.Timeout | undefined;
+            const lingering = new Promise<'lingering'>((resolve) => (timer = setTimeout(() => resolve('lingering'), SMART_SHUTDOWN_MS)));
+            if ((await Promise.race([exited, lingering])) === 'lingering') child.kill('SIGINT');
+            clearTimeout(timer);
+            await exited;
+          },
+        });
     });
     child.once('error', reject);
     // `exited` only resolves, and its callback cannot throw.

@@ -48,12 +48,23 @@ export class RedisSharedHealth implements SharedHealth {
   private warn(error: unknown): void {
     if (Date.now() - this.lastErrorLogAt < 10_000) return;
     this.lastErrorLogAt = Date.now();
-    this.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'redis (deployment health) unreachable: health is per instance until it is back');
+    this.log.warn(
+      { err: error instanceof Error ? error.message : String(error) },
+      'redis (deployment health) unreachable: health is per instance until it is back',
+    );
   }
 }
 
 export async function openRedisSharedHealth(url: string, keyPrefix: string, log: Logger): Promise<RedisSharedHealth> {
-  const redis = new Redis(url, { enableOfflineQueue: false, autoResendUnfulfilledCommands: false, maxRetriesPerRequest: 0, commandTimeout: 500, connectTimeout: 1_000, disconnectTimeout: 200, retryStrategy: (attempt) => Math.min(50 * attempt, 1_000) });
+  const redis = new Redis(url, {
+    enableOfflineQueue: false,
+    autoResendUnfulfilledCommands: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: 500,
+    connectTimeout: 1_000,
+    disconnectTimeout: 200,
+    retryStrategy: (attempt) => Math.min(50 * attempt, 1_000),
+  });
   redis.on('error', () => undefined); // reported by the calls that fail (warn above)
   await waitForRedis(redis, 2_000);
   return new RedisSharedHealth(redis, `${keyPrefix}routing:cooled`, log);

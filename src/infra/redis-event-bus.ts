@@ -41,14 +41,24 @@ function decode(text: string): Envelope | null {
   return envelope !== null && typeof envelope.from === 'string' && isTopic(envelope.topic) ? (envelope as Envelope) : null;
 }
 
-export function createRedisEventBus(url: string, keyPrefix: string, log: Logger, options: { queueUntilConnected?: boolean } = {}): ClosableEventBus {
+export function createRedisEventBus(
+  url: string,
+  keyPrefix: string,
+  log: Logger,
+  options: { queueUntilConnected?: boolean } = {},
+): ClosableEventBus {
   const local = inProcessEventBus();
   const instance = randomUUID();
   const channel = `${keyPrefix}events`;
   // Publishing fails fast while Redis is away (local delivery already happened); a one-off
   // command (the CLI revoking a key) instead queues its few events until connected, and close()
   // waits for them (bounded), so the gateways hear of them.
-  const publisher = new Redis(url, { enableOfflineQueue: options.queueUntilConnected === true, maxRetriesPerRequest: 1, connectTimeout: 1_000, commandTimeout: 500 });
+  const publisher = new Redis(url, {
+    enableOfflineQueue: options.queueUntilConnected === true,
+    maxRetriesPerRequest: 1,
+    connectTimeout: 1_000,
+    commandTimeout: 500,
+  });
   const pending = new Set<Promise<unknown>>();
   // The subscriber queues its SUBSCRIBE until connected and resubscribes after reconnects.
   const subscriber = new Redis(url, { connectTimeout: 1_000, maxRetriesPerRequest: null });
@@ -80,7 +90,8 @@ export function createRedisEventBus(url: string, keyPrefix: string, log: Logger,
     },
     subscribe: (topic, handler) => local.subscribe(topic, handler),
     async close() {
-      if (pending.size > 0) await Promise.race([Promise.allSettled([...pending]), new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
+      if (pending.size > 0)
+        await Promise.race([Promise.allSettled([...pending]), new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
       publisher.disconnect();
       subscriber.disconnect();
     },

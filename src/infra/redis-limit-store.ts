@@ -1,6 +1,15 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import type { HeldSlotRef, LimitName, LimitStore, RequestAdmission, SettledUsage, StoreOutcome, TokenReservation, TokenSettlement } from '../domain/limits/store';
+import type {
+  HeldSlotRef,
+  LimitName,
+  LimitStore,
+  RequestAdmission,
+  SettledUsage,
+  StoreOutcome,
+  TokenReservation,
+  TokenSettlement,
+} from '../domain/limits/store';
 import { MINUTE_WINDOW_MS, SECOND_WINDOW_MS, type WindowSnapshot } from '../domain/limits/windows';
 
 /**
@@ -308,7 +317,12 @@ export class RedisLimitStore implements LimitStore {
   }
 
   reserveTokens(input: TokenReservation): Promise<StoreOutcome> {
-    return this.outcome(SCRIPTS.reserve, input.subject, input.now, [input.slotId, input.tokens, input.tokensPerMinute, input.slotExpiresAt]);
+    return this.outcome(SCRIPTS.reserve, input.subject, input.now, [
+      input.slotId,
+      input.tokens,
+      input.tokensPerMinute,
+      input.slotExpiresAt,
+    ]);
   }
 
   async settleTokens(input: TokenSettlement): Promise<WindowSnapshot> {

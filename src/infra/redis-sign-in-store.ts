@@ -75,7 +75,15 @@ export class RedisSignInStore implements SignInAttemptStore {
 
 /** The store of REDIS_URL on its own connection, failing fast (the throttle then counts per instance). */
 export async function openRedisSignInStore(url: string, keyPrefix: string, log: Logger): Promise<RedisSignInStore> {
-  const redis = new Redis(url, { enableOfflineQueue: false, autoResendUnfulfilledCommands: false, maxRetriesPerRequest: 0, commandTimeout: 500, connectTimeout: 1_000, disconnectTimeout: 200, retryStrategy: (attempt) => Math.min(50 * attempt, 1_000) });
+  const redis = new Redis(url, {
+    enableOfflineQueue: false,
+    autoResendUnfulfilledCommands: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: 500,
+    connectTimeout: 1_000,
+    disconnectTimeout: 200,
+    retryStrategy: (attempt) => Math.min(50 * attempt, 1_000),
+  });
   let lastErrorLogAt = -Infinity;
   redis.on('error', (error: Error) => {
     if (Date.now() - lastErrorLogAt < 10_000) return;

@@ -22,9 +22,24 @@ export class PrometheusRoutingMetrics implements RoutingMetrics {
   private readonly cells = new Map<string, CounterCell>();
 
   constructor(private readonly registry: Registry) {
-    this.attempts = new FastCounter(registry, 'tollgate_routing_attempts_total', 'Attempts on a deployment of a routed model: outcome served, failed (the next deployment is tried), or refused (cooled down, not called).', ['model', 'deployment', 'outcome']);
-    this.failovers = new FastCounter(registry, 'tollgate_routing_failovers_total', 'Requests that moved on from this deployment to another after it failed before its first byte.', ['model', 'deployment']);
-    this.cooldowns = new FastCounter(registry, 'tollgate_routing_cooldowns_total', 'Times this deployment was cooled down by its circuit breaker (failures in a row, a failed probe, or a 429 with Retry-After).', ['model', 'deployment']);
+    this.attempts = new FastCounter(
+      registry,
+      'tollgate_routing_attempts_total',
+      'Attempts on a deployment of a routed model: outcome served, failed (the next deployment is tried), or refused (cooled down, not called).',
+      ['model', 'deployment', 'outcome'],
+    );
+    this.failovers = new FastCounter(
+      registry,
+      'tollgate_routing_failovers_total',
+      'Requests that moved on from this deployment to another after it failed before its first byte.',
+      ['model', 'deployment'],
+    );
+    this.cooldowns = new FastCounter(
+      registry,
+      'tollgate_routing_cooldowns_total',
+      'Times this deployment was cooled down by its circuit breaker (failures in a row, a failed probe, or a 429 with Retry-After).',
+      ['model', 'deployment'],
+    );
   }
 
   attempt(model: string, deployment: string, outcome: AttemptOutcome): void {

@@ -39,7 +39,9 @@ export class S3VideoStorage implements VideoStorage {
    */
   async check(): Promise<void> {
     try {
-      const answer = await this.client.send(new GetObjectCommand({ Bucket: this.config.bucket, Key: this.objectKey('.tollgate-start-check') }));
+      const answer = await this.client.send(
+        new GetObjectCommand({ Bucket: this.config.bucket, Key: this.objectKey('.tollgate-start-check') }),
+      );
       (answer.Body as Readable | undefined)?.destroy(); // someone made it: readable is all this asks
     } catch (error) {
       if (error instanceof S3ServiceException && error.name === 'NoSuchKey') return;
@@ -53,7 +55,12 @@ export class S3VideoStorage implements VideoStorage {
     const body = Buffer.isBuffer(content) ? content : counted(content, (bytes) => (size += bytes));
     const upload = new Upload({
       client: this.client,
-      params: { Bucket: this.config.bucket, Key: this.objectKey(key), Body: body, ContentType: key.endsWith('.mp4') ? 'video/mp4' : 'application/octet-stream' },
+      params: {
+        Bucket: this.config.bucket,
+        Key: this.objectKey(key),
+        Body: body,
+        ContentType: key.endsWith('.mp4') ? 'video/mp4' : 'application/octet-stream',
+      },
       partSize: PART_BYTES,
       queueSize: 1,
       leavePartsOnError: false,
@@ -95,7 +102,9 @@ export class S3VideoStorage implements VideoStorage {
     const abort = new AbortController();
     out.once('close', () => abort.abort());
     this.client
-      .send(new GetObjectCommand({ Bucket: this.config.bucket, Key: this.objectKey(key), Range: `bytes=${start}-${end}` }), { abortSignal: abort.signal })
+      .send(new GetObjectCommand({ Bucket: this.config.bucket, Key: this.objectKey(key), Range: `bytes=${start}-${end}` }), {
+        abortSignal: abort.signal,
+      })
       .then((answer) => {
         const body = answer.Body as Readable;
         const ranged = answer.ContentRange?.startsWith(`bytes ${start}-${end}/`) === true;
@@ -165,7 +174,11 @@ function byteWindow(skip: number, length: number): Transform {
 }
 
 function isNotFound(error: unknown): boolean {
-  return error instanceof S3ServiceException && (error.name === 'NoSuchKey' || error.name === 'NotFound' || error.$metadata.httpStatusCode === 404) && error.name !== 'NoSuchBucket';
+  return (
+    error instanceof S3ServiceException &&
+    (error.name === 'NoSuchKey' || error.name === 'NotFound' || error.$metadata.httpStatusCode === 404) &&
+    error.name !== 'NoSuchBucket'
+  );
 }
 
 /** What went wrong, without anything secret: S3's error name and status, or the network error's code. */

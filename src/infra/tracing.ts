@@ -70,7 +70,8 @@ export async function startTracing(options: TracingOptions): Promise<Tracer> {
   });
   const tracer = provider.getTracer('tollgate', options.serviceVersion);
   return {
-    startRequest: (name, attributes) => new OtelSpan(api, tracer, tracer.startSpan(name, { kind: api.SpanKind.SERVER, attributes: defined(attributes) })),
+    startRequest: (name, attributes) =>
+      new OtelSpan(api, tracer, tracer.startSpan(name, { kind: api.SpanKind.SERVER, attributes: defined(attributes) })),
     // Exports what is still buffered: a stopping gateway loses no spans.
     close: () => provider.shutdown(),
   };

@@ -4,7 +4,8 @@ import type { VideoJobQueue, VideoJobStep } from '../domain/videos/ports';
 const QUEUE = 'video-steps';
 
 const isConnectionEnd = (error: unknown): boolean =>
-  (error as { code?: unknown } | null)?.code === '57P01' || /Connection terminated|connection ended/i.test(String((error as Error | null)?.message));
+  (error as { code?: unknown } | null)?.code === '57P01' ||
+  /Connection terminated|connection ended/i.test(String((error as Error | null)?.message));
 
 export interface PgBossQueueOptions {
   databaseUrl: string;
@@ -35,7 +36,13 @@ export class PgBossVideoQueue implements VideoJobQueue {
   private stopping = false;
 
   constructor(private readonly options: PgBossQueueOptions) {
-    this.boss = new PgBoss({ connectionString: options.databaseUrl, schema: options.schema, max: 3, schedule: false, application_name: 'tollgate-videos' });
+    this.boss = new PgBoss({
+      connectionString: options.databaseUrl,
+      schema: options.schema,
+      max: 3,
+      schedule: false,
+      application_name: 'tollgate-videos',
+    });
     // Connections ending while the queue stops are the stop itself, not errors to report.
     this.boss.on('error', (error) => {
       if (!(this.stopping && isConnectionEnd(error))) options.onError?.(error);
@@ -44,12 +51,22 @@ export class PgBossVideoQueue implements VideoJobQueue {
 
   async start(handler: (step: VideoJobStep) => Promise<void>): Promise<void> {
     await this.boss.start();
-    await this.boss.createQueue(QUEUE, { name: QUEUE, policy: 'stately', retryLimit: 10, retryDelay: 1, retryBackoff: true, expireInSeconds: 15 * 60 });
+    await this.boss.createQueue(QUEUE, {
+      name: QUEUE,
+      policy: 'stately',
+      retryLimit: 10,
+      retryDelay: 1,
+      retryBackoff: true,
+      expireInSeconds: 15 * 60,
+    });
     for (let i = 0; i < this.options.workers; i++) this.loops.push(this.workLoop(handler));
   }
 
   async enqueue(step: VideoJobStep, delayMs: number): Promise<void> {
-    await this.boss.send(QUEUE, step, { singletonKey: step.videoId, ...(delayMs > 0 ? { startAfter: new Date(Date.now() + delayMs) } : {}) });
+    await this.boss.send(QUEUE, step, {
+      singletonKey: step.videoId,
+      ...(delayMs > 0 ? { startAfter: new Date(Date.now() + delayMs) } : {}),
+    });
     // Wake our workers when the step is due instead of waiting for their next poll.
     setTimeout(() => this.wakeAll(), delayMs + 5).unref();
   }
@@ -59,7 +76,9 @@ export class PgBossVideoQueue implements VideoJobQueue {
     this.stopping = true;
     this.wakeAll();
     let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<void>((resolve) => { timer = setTimeout(resolve, timeoutMs); });
+    const deadline = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, timeoutMs);
+    });
     await Promise.race([Promise.all(this.loops), deadline]);
     clearTimeout(timer);
     // Nothing of ours is in pg-boss's work-in-progress, so its stop closes the pool at once.
@@ -68,7 +87,10 @@ export class PgBossVideoQueue implements VideoJobQueue {
 
   private async workLoop(handler: (step: VideoJobStep) => Promise<void>): Promise<void> {
     while (!this.stopping) {
-      const [job] = await this.boss.fetch<VideoJobStep>(QUEUE, { batchSize: 1 }).catch((error) => { this.options.onError?.(error); return []; });
+      const [job] = await this.boss.fetch<VideoJobStep>(QUEUE, { batchSize: 1 }).catch((error) => {
+        this.options.onError?.(error);
+        return [];
+      });
       if (!job) {
         await this.sleep(this.options.pollingIntervalSeconds * 1000);
         continue;
@@ -77,7 +99,9 @@ export class PgBossVideoQueue implements VideoJobQueue {
         await handler(job.data);
         await this.boss.complete(QUEUE, job.id);
       } catch (error) {
-        await this.boss.fail(QUEUE, job.id, { message: error instanceof Error ? error.message : String(error) }).catch((failError) => this.options.onError?.(failError));
+        await this.boss
+          .fail(QUEUE, job.id, { message: error instanceof Error ? error.message : String(error) })
+          .catch((failError) => this.options.onError?.(failError));
       }
     }
   }
@@ -85,7 +109,11 @@ export class PgBossVideoQueue implements VideoJobQueue {
   private sleep(ms: number): Promise<void> {
     if (this.stopping) return Promise.resolve();
     return new Promise((resolve) => {
-      const wake = () => { clearTimeout(timer); this.sleepers.delete(wake); resolve(); };
+      const wake = () => {
+        clearTimeout(timer);
+        this.sleepers.delete(wake);
+        resolve();
+      };
       const timer = setTimeout(wake, ms);
       this.sleepers.add(wake);
     });

@@ -47,7 +47,8 @@ export function textRuns(parts: readonly MarkedText[]): MarkedText[] {
 }
 
 /** `{cacheBreakpoint}` when marked, `{}` otherwise: spread into a canonical part. */
-export const withBreakpoint = (breakpoint: CacheBreakpoint | undefined): { cacheBreakpoint?: CacheBreakpoint } => (breakpoint ? { cacheBreakpoint: breakpoint } : {});
+export const withBreakpoint = (breakpoint: CacheBreakpoint | undefined): { cacheBreakpoint?: CacheBreakpoint } =>
+  breakpoint ? { cacheBreakpoint: breakpoint } : {};
 
 /**
  * The breakpoints of one request as they are read, by where the client put them: Anthropic gets

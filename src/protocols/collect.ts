@@ -1,5 +1,13 @@
 import { randomHex } from '../domain/shared/ids';
-import type { AppliedContextEdit, CanonicalEvent, CanonicalMcpItem, CanonicalReasoningBlock, CanonicalToolCall, CanonicalUsage, FinishReason } from '../domain/generation/canonical';
+import type {
+  AppliedContextEdit,
+  CanonicalEvent,
+  CanonicalMcpItem,
+  CanonicalReasoningBlock,
+  CanonicalToolCall,
+  CanonicalUsage,
+  FinishReason,
+} from '../domain/generation/canonical';
 
 /**
  * What the three ingress encoders share: the folded result of a generation (for non-streaming
@@ -106,7 +114,13 @@ export class EventCollector {
   result(): CollectedResult {
     // The provider port promises a finish event last on success; its absence is a defect.
     if (!this.finish) throw new Error('The generation ended without a finish event.');
-    return { text: this.text, reasoning: [...this.reasoning], toolCalls: this.toolCalls ? [...this.toolCalls.values()] : [], mcpItems: [...this.mcpItems], finish: this.finish };
+    return {
+      text: this.text,
+      reasoning: [...this.reasoning],
+      toolCalls: this.toolCalls ? [...this.toolCalls.values()] : [],
+      mcpItems: [...this.mcpItems],
+      finish: this.finish,
+    };
   }
 }
 

@@ -26,7 +26,8 @@ const PART_DECIMALS = 6 + COST_PART_SCALE.toString().length - 1;
 
 export function usageCost(cost: AnswerCost): UsageCostFields {
   const details: UsageCostFields['cost_details'] = {};
-  for (const [part, scaled] of Object.entries(cost.parts) as [CostPart, bigint][]) details[WIRE_PART[part]] = Number(formatScaled(scaled, PART_DECIMALS));
+  for (const [part, scaled] of Object.entries(cost.parts) as [CostPart, bigint][])
+    details[WIRE_PART[part]] = Number(formatScaled(scaled, PART_DECIMALS));
   return { cost: Number(formatScaled(cost.chargedMicro, 6)), cost_micro: cost.chargedMicro.toString(), cost_details: details };
 }
 

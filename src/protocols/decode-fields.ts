@@ -39,7 +39,10 @@ export function refuseUnknownFields(names: Iterable<string>, known: readonly str
   for (const name of names) if (!known.includes(name)) (unknown ??= new Set()).add(name);
   if (unknown === null) return;
   const paths = [...unknown].map((name) => fieldPath(parent, name));
-  throw badRequest(`${paths.join(', ')} ${paths.length > 1 ? 'are not known fields' : 'is not a known field'}`, { field: paths[0]!, fields: paths });
+  throw badRequest(`${paths.join(', ')} ${paths.length > 1 ? 'are not known fields' : 'is not a known field'}`, {
+    field: paths[0]!,
+    fields: paths,
+  });
 }
 
 const describeList = (values: readonly string[]) => values.map((v) => `'${v}'`).join(', ');
@@ -126,7 +129,10 @@ export class Fields {
     if (value === undefined) return undefined;
     const max = range.max ?? Number.MAX_SAFE_INTEGER;
     if (typeof value !== 'number' || !Number.isInteger(value) || value < range.min || value > max) {
-      refuseField(this.field(key), range.max === undefined ? `must be an integer of at least ${range.min}` : `must be an integer from ${range.min} to ${range.max}`);
+      refuseField(
+        this.field(key),
+        range.max === undefined ? `must be an integer of at least ${range.min}` : `must be an integer from ${range.min} to ${range.max}`,
+      );
     }
     return value;
   }

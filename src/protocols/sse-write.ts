@@ -22,4 +22,3 @@ export function sseEvent(name: string, payload: unknown): string {
 
 /** The Chat Completions end-of-stream sentinel. */
 export const SSE_DONE = 'data: [DONE]\n\n';
-

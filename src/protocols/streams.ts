@@ -45,6 +45,7 @@ export function parseSsePayload<T extends object>(vendor: string, data: string, 
   } catch {
     throw new ProviderError(`${vendor} sent a stream ${frame} that is not JSON.`, vendor);
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new ProviderError(`${vendor} sent a stream ${frame} that is not a JSON object.`, vendor);
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new ProviderError(`${vendor} sent a stream ${frame} that is not a JSON object.`, vendor);
   return value as T;
 }

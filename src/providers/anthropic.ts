@@ -10,7 +10,18 @@ import { callVendor } from './text-call';
 import type { VendorTransport } from './transport/client';
 
 /** The fields of a Messages body that count_tokens takes (the prompt; no output limit or sampling). */
-const COUNT_TOKENS_BODY_FIELDS = ['model', 'messages', 'system', 'tools', 'tool_choice', 'thinking', 'output_config', 'mcp_servers', 'context_management', 'cache_control'] as const;
+const COUNT_TOKENS_BODY_FIELDS = [
+  'model',
+  'messages',
+  'system',
+  'tools',
+  'tool_choice',
+  'thinking',
+  'output_config',
+  'mcp_servers',
+  'context_management',
+  'cache_control',
+] as const;
 
 function countTokensBody(body: AnthropicRequestPlan['body']): Record<string, unknown> {
   return Object.fromEntries(COUNT_TOKENS_BODY_FIELDS.flatMap((field) => (body[field] !== undefined ? [[field, body[field]]] : [])));
@@ -38,16 +49,33 @@ export class AnthropicProvider implements TextProvider {
   /** Encodes synchronously (a 400 is thrown by this call, before any upstream request), then calls Anthropic. */
   generate(request: CanonicalRequest, signal: Cancellation): AsyncIterable<ProviderEvent> {
     const plan = this.validate(request);
-    const call = { vendor: this.endpoint.vendor, baseUrl: this.endpoint.baseUrl, path: '/v1/messages', headers: this.headers(plan), body: plan.body, signal, secrets: [this.endpoint.apiKey] };
+    const call = {
+      vendor: this.endpoint.vendor,
+      baseUrl: this.endpoint.baseUrl,
+      path: '/v1/messages',
+      headers: this.headers(plan),
+      body: plan.body,
+      signal,
+      secrets: [this.endpoint.apiKey],
+    };
     return callVendor(this.http, call, new MessagesStreamDecoder(this.endpoint.vendor), plan.body.stream);
   }
 
   /** Anthropic's own count (`POST /v1/messages/count_tokens`): the request's prompt fields, with the same headers. */
   async countTokens(request: CanonicalRequest, signal: Cancellation): Promise<number> {
     const plan = this.validate(request);
-    const call = { vendor: this.endpoint.vendor, baseUrl: this.endpoint.baseUrl, path: '/v1/messages/count_tokens', headers: this.headers(plan), body: countTokensBody(plan.body), signal, secrets: [this.endpoint.apiKey] };
+    const call = {
+      vendor: this.endpoint.vendor,
+      baseUrl: this.endpoint.baseUrl,
+      path: '/v1/messages/count_tokens',
+      headers: this.headers(plan),
+      body: countTokensBody(plan.body),
+      signal,
+      secrets: [this.endpoint.apiKey],
+    };
     const answer = (await this.http.postJson(call)) as { input_tokens?: unknown } | null;
-    if (typeof answer?.input_tokens !== 'number') throw new ProviderError(`${this.endpoint.vendor} answered count_tokens without input_tokens.`, this.endpoint.vendor);
+    if (typeof answer?.input_tokens !== 'number')
+      throw new ProviderError(`${this.endpoint.vendor} answered count_tokens without input_tokens.`, this.endpoint.vendor);
     return answer.input_tokens;
   }
 

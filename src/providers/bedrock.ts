@@ -41,7 +41,11 @@ export class BedrockProvider implements TextProvider {
     private readonly endpoint: VendorEndpoint,
     private readonly http: VendorTransport,
   ) {
-    this.signer = new AwsSigner({ accessKeyId: endpoint.apiKey ?? '', secretAccessKey: endpoint.secretKey ?? '' }, endpoint.region ?? 'us-east-1', 'bedrock');
+    this.signer = new AwsSigner(
+      { accessKeyId: endpoint.apiKey ?? '', secretAccessKey: endpoint.secretKey ?? '' },
+      endpoint.region ?? 'us-east-1',
+      'bedrock',
+    );
   }
 
   /** Function tools; Bedrock has no MCP connector. */
@@ -60,19 +64,28 @@ export class BedrockProvider implements TextProvider {
     return plan.body.stream ? this.stream(plan, request, signal) : this.whole(plan, request, signal);
   }
 
-  private async *whole(plan: AnthropicRequestPlan, request: CanonicalRequest, signal: Cancellation): AsyncGenerator<ProviderEvent, void, undefined> {
+  private async *whole(
+    plan: AnthropicRequestPlan,
+    request: CanonicalRequest,
+    signal: Cancellation,
+  ): AsyncGenerator<ProviderEvent, void, undefined> {
     const call = await this.signedCall(plan, request, signal, 'invoke', 'application/json');
     yield* new MessagesStreamDecoder(this.endpoint.vendor).pushWhole(await this.http.postJson(call));
   }
 
-  private async *stream(plan: AnthropicRequestPlan, request: CanonicalRequest, signal: Cancellation): AsyncGenerator<ProviderEvent, void, undefined> {
+  private async *stream(
+    plan: AnthropicRequestPlan,
+    request: CanonicalRequest,
+    signal: Cancellation,
+  ): AsyncGenerator<ProviderEvent, void, undefined> {
     const call = await this.signedCall(plan, request, signal, 'invoke-with-response-stream', EVENT_STREAM);
     const decoder = new MessagesStreamDecoder(this.endpoint.vendor);
     try {
       for await (const message of eventStreamMessages(this.http.streamBytes(call, EVENT_STREAM))) {
         if (decoder.done) break;
         const type = headerString(message, ':message-type');
-        if (type === 'exception' || type === 'error') throw this.exception(message.body, headerString(message, ':exception-type') ?? headerString(message, ':error-code'));
+        if (type === 'exception' || type === 'error')
+          throw this.exception(message.body, headerString(message, ':exception-type') ?? headerString(message, ':error-code'));
         if (headerString(message, ':event-type') !== 'chunk') continue;
         for (const event of decoder.push(chunkPayload(message.body, this.endpoint.vendor))) yield event;
       }
@@ -80,20 +93,45 @@ export class BedrockProvider implements TextProvider {
       if (decoder.done) return;
       if (error instanceof ProviderError) throw error;
       // The codec's own refusals (a bad CRC, a body that ends inside a message).
-      throw new ProviderError(`${this.endpoint.vendor} sent an event stream that cannot be read (${error instanceof Error ? error.message : String(error)}).`, this.endpoint.vendor, null, undefined, 'invalid_answer');
+      throw new ProviderError(
+        `${this.endpoint.vendor} sent an event stream that cannot be read (${error instanceof Error ? error.message : String(error)}).`,
+        this.endpoint.vendor,
+        null,
+        undefined,
+        'invalid_answer',
+      );
     }
     yield* decoder.end();
   }
 
-  private async signedCall(plan: AnthropicRequestPlan, request: CanonicalRequest, signal: Cancellation, action: string, accept: string): Promise<VendorCall> {
+  private async signedCall(
+    plan: AnthropicRequestPlan,
+    request: CanonicalRequest,
+    signal: Cancellation,
+    action: string,
+    accept: string,
+  ): Promise<VendorCall> {
     const { model: _model, stream: _stream, ...rest } = plan.body;
-    const body = { anthropic_version: BEDROCK_ANTHROPIC_VERSION, ...(plan.betas.length > 0 ? { anthropic_beta: plan.betas } : {}), ...rest };
+    const body = {
+      anthropic_version: BEDROCK_ANTHROPIC_VERSION,
+      ...(plan.betas.length > 0 ? { anthropic_beta: plan.betas } : {}),
+      ...rest,
+    };
     const bodyText = JSON.stringify(body);
     const path = `/model/${encodeURIComponent(request.model.vendorModelId)}/${action}`;
     const url = new URL(this.endpoint.baseUrl + path);
     const headers = await this.signer.signPost(url, { 'content-type': 'application/json', accept }, bodyText);
     delete headers.host; // the transport's connection sets it
-    return { vendor: this.endpoint.vendor, baseUrl: this.endpoint.baseUrl, path, headers, body, bodyText, signal, secrets: [this.endpoint.apiKey, this.endpoint.secretKey ?? null] };
+    return {
+      vendor: this.endpoint.vendor,
+      baseUrl: this.endpoint.baseUrl,
+      path,
+      headers,
+      body,
+      bodyText,
+      signal,
+      secrets: [this.endpoint.apiKey, this.endpoint.secretKey ?? null],
+    };
   }
 
   private exception(body: Uint8Array, type: string | null): ProviderError {
@@ -112,6 +150,7 @@ function chunkPayload(body: Uint8Array, vendor: string): string {
   } catch {
     throw new ProviderError(`${vendor} sent a stream chunk that is not JSON.`, vendor, null, undefined, 'invalid_answer');
   }
-  if (typeof parsed.bytes !== 'string') throw new ProviderError(`${vendor} sent a stream chunk without bytes.`, vendor, null, undefined, 'invalid_answer');
+  if (typeof parsed.bytes !== 'string')
+    throw new ProviderError(`${vendor} sent a stream chunk without bytes.`, vendor, null, undefined, 'invalid_answer');
   return Buffer.from(parsed.bytes, 'base64').toString('utf8');
 }

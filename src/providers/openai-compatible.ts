@@ -72,7 +72,15 @@ export class OpenAICompatibleProvider implements TextProvider {
       maxTokensField: this.config.maxTokensField,
       excludeParams: this.config.excludeParams,
     });
-    const call = { vendor: this.endpoint.vendor, baseUrl: this.endpoint.baseUrl, path: '/chat/completions', headers, body, signal, secrets: [this.endpoint.apiKey] };
+    const call = {
+      vendor: this.endpoint.vendor,
+      baseUrl: this.endpoint.baseUrl,
+      path: '/chat/completions',
+      headers,
+      body,
+      signal,
+      secrets: [this.endpoint.apiKey],
+    };
     // A client that reads the answer whole gets a non-streamed upstream call (toChatRequest).
     return callVendor(this.http, call, new ChatStreamDecoder(this.endpoint.vendor), request.stream !== false);
   }

@@ -41,7 +41,13 @@ export class OpenAIProvider implements TextProvider {
   ) {}
 
   /** OpenAI serves every tool kind, MCP approvals and call limits included. */
-  readonly capabilities: VendorCapabilities = { customTools: true, mcpServers: true, mcpCalls: true, mcpApprovals: true, mcpCallLimit: true };
+  readonly capabilities: VendorCapabilities = {
+    customTools: true,
+    mcpServers: true,
+    mcpCalls: true,
+    mcpApprovals: true,
+    mcpCallLimit: true,
+  };
 
   hints(request: CanonicalRequest): VendorHints {
     return OPENAI_HINTS[this.upstreamFor(request)][request.model.effort === 'openai-effort' ? 1 : 0];
@@ -67,6 +73,11 @@ export class OpenAIProvider implements TextProvider {
       secrets: [this.endpoint.apiKey],
     };
     // A client that reads the answer whole gets a non-streamed call (toChatRequest, toResponsesRequest).
-    return callVendor(this.http, call, useResponses ? new ResponsesStreamDecoder(vendor) : new ChatStreamDecoder(vendor), request.stream !== false);
+    return callVendor(
+      this.http,
+      call,
+      useResponses ? new ResponsesStreamDecoder(vendor) : new ChatStreamDecoder(vendor),
+      request.stream !== false,
+    );
   }
 }

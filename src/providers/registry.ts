@@ -38,7 +38,10 @@ export type ProviderRegistry = TextProviderRegistry & {
  * directly: routing adds nothing to its path. Other models get a RoutedProvider over the
  * providers of their configured deployments.
  */
-export function createProviderRegistry(endpoints: ReadonlyMap<string, VendorEndpoint>, options: ProviderRegistryOptions = {}): ProviderRegistry {
+export function createProviderRegistry(
+  endpoints: ReadonlyMap<string, VendorEndpoint>,
+  options: ProviderRegistryOptions = {},
+): ProviderRegistry {
   const http = new VendorTransport(options.http);
   const build = (endpoint: VendorEndpoint, protocol: VendorProtocol): TextProvider => {
     switch (protocol) {
@@ -71,10 +74,13 @@ export function createProviderRegistry(endpoints: ReadonlyMap<string, VendorEndp
     if (provider !== undefined) return provider;
     const targets = model.deployments.flatMap((deployment): RouteTarget[] => {
       const endpoint = endpoints.get(deployment.vendor);
-      return endpoint ? [{ deployment, model: deploymentModel(model, deployment), provider: vendorProvider(endpoint), key: healthKey(model, deployment) }] : [];
+      return endpoint
+        ? [{ deployment, model: deploymentModel(model, deployment), provider: vendorProvider(endpoint), key: healthKey(model, deployment) }]
+        : [];
     });
     if (targets.length === 0) throw new ProviderError(`No deployment of model '${model.id}' is configured.`, model.vendor);
-    if (!options.router) throw new ProviderError(`Model '${model.id}' has deployments, and this gateway was built without routing.`, model.vendor);
+    if (!options.router)
+      throw new ProviderError(`Model '${model.id}' has deployments, and this gateway was built without routing.`, model.vendor);
     routed.set(model, (provider = new RoutedProvider(model, targets, options.router)));
     return provider;
   };

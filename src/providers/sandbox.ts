@@ -38,7 +38,15 @@
 import { countTokensExactly } from '../domain/billing/estimate';
 import type { Cancellation } from '../domain/generation/cancellation';
 import type { VendorCapabilities } from '../domain/generation/canonical';
-import type { CanonicalRequest, CanonicalTool, JsonSchema, ProviderEvent, ReasoningEffort, TextProvider, VendorHints } from '../domain/generation/canonical';
+import type {
+  CanonicalRequest,
+  CanonicalTool,
+  JsonSchema,
+  ProviderEvent,
+  ReasoningEffort,
+  TextProvider,
+  VendorHints,
+} from '../domain/generation/canonical';
 import { ProviderError } from '../domain/generation/errors';
 import { withFields } from '../domain/shared/objects';
 
@@ -110,7 +118,8 @@ export function sandboxInputTokens(request: CanonicalRequest): number {
   let total = 3;
   for (const message of request.messages) {
     total += 3 + sandboxTokens(message.role === 'mcp' ? JSON.stringify(message.item) : message.content);
-    if (message.role === 'assistant') for (const call of message.toolCalls) total += sandboxTokens(call.name) + sandboxTokens(call.arguments);
+    if (message.role === 'assistant')
+      for (const call of message.toolCalls) total += sandboxTokens(call.name) + sandboxTokens(call.arguments);
   }
   return total;
 }
@@ -175,7 +184,11 @@ export class SandboxProvider implements TextProvider {
     const inputTokens = sandboxInputTokens(request);
     const context = request.model.contextLength;
     if (inputTokens > context) {
-      throw new ProviderError(`sandbox answered HTTP 400: This model's maximum context length is ${context} tokens. However, your messages resulted in ${inputTokens} tokens. Please reduce the length of the messages.`, 'sandbox', 400);
+      throw new ProviderError(
+        `sandbox answered HTTP 400: This model's maximum context length is ${context} tokens. However, your messages resulted in ${inputTokens} tokens. Please reduce the length of the messages.`,
+        'sandbox',
+        400,
+      );
     }
     const usageBase = { inputTokens, cachedInputTokens: Math.min(directives.cached ?? 0, inputTokens) };
     const limit = request.maxOutputTokens;
@@ -285,7 +298,9 @@ export class SandboxProvider implements TextProvider {
     let text = userText || SANDBOX_FALLBACK_ANSWER;
     const last = request.messages[request.messages.length - 1];
     if (afterToolResult && last?.role === 'tool') {
-      const call = request.messages.flatMap((message) => (message.role === 'assistant' ? message.toolCalls : [])).find((c) => c.id === last.toolCallId);
+      const call = request.messages
+        .flatMap((message) => (message.role === 'assistant' ? message.toolCalls : []))
+        .find((c) => c.id === last.toolCallId);
       text = `Tool ${call?.name ?? last.toolCallId} returned: ${last.content}`;
     }
     const format = request.responseFormat;
@@ -296,7 +311,22 @@ export class SandboxProvider implements TextProvider {
 }
 
 /** Verbs and words too common in tool names to say what a tool is about. */
-const GENERIC_TOOL_WORDS = new Set(['call', 'create', 'delete', 'fetch', 'find', 'list', 'make', 'query', 'read', 'search', 'send', 'tool', 'update', 'write']);
+const GENERIC_TOOL_WORDS = new Set([
+  'call',
+  'create',
+  'delete',
+  'fetch',
+  'find',
+  'list',
+  'make',
+  'query',
+  'read',
+  'search',
+  'send',
+  'tool',
+  'update',
+  'write',
+]);
 
 /**
  * Whether the user's text names what a tool is about, as a model would take it: a word of the

@@ -8,11 +8,20 @@ import { cancelledError } from './transport/errors';
  * whole, and the request body says so) one JSON answer, which costs the gateway less CPU than
  * decoding an event per few characters (docs/text.md).
  */
-export function callVendor(http: VendorTransport, call: VendorCall, decoder: StreamDecoder, streamed: boolean): AsyncIterable<ProviderEvent> {
+export function callVendor(
+  http: VendorTransport,
+  call: VendorCall,
+  decoder: StreamDecoder,
+  streamed: boolean,
+): AsyncIterable<ProviderEvent> {
   return streamed ? streamCanonical(http, call, decoder) : wholeAnswerCanonical(http, call, decoder);
 }
 
-async function* wholeAnswerCanonical(http: VendorTransport, call: VendorCall, decoder: StreamDecoder): AsyncGenerator<ProviderEvent, void, undefined> {
+async function* wholeAnswerCanonical(
+  http: VendorTransport,
+  call: VendorCall,
+  decoder: StreamDecoder,
+): AsyncGenerator<ProviderEvent, void, undefined> {
   if (call.signal?.aborted) throw cancelledError(call.vendor);
   yield* decoder.pushWhole(await http.postJson(call));
 }
@@ -22,7 +31,11 @@ async function* wholeAnswerCanonical(http: VendorTransport, call: VendorCall, de
  * still read (so the keep-alive socket is reused) but ignored, and a transport error past
  * that point no longer matters: the answer is complete.
  */
-async function* streamCanonical(http: VendorTransport, call: VendorCall, decoder: StreamDecoder): AsyncGenerator<ProviderEvent, void, undefined> {
+async function* streamCanonical(
+  http: VendorTransport,
+  call: VendorCall,
+  decoder: StreamDecoder,
+): AsyncGenerator<ProviderEvent, void, undefined> {
   if (call.signal?.aborted) throw cancelledError(call.vendor);
   try {
     for await (const events of http.streamSse(call)) {

@@ -23,7 +23,9 @@ export function vendorRegistry<M extends VendorModel, P>(
     forModel(model) {
       let provider = byModel.get(model);
       if (provider !== undefined) return provider;
-      const endpoint = endpoints.get(model.vendor) ?? (model.protocol === 'sandbox' ? { vendor: model.vendor, protocol: 'sandbox', apiKey: null, baseUrl: '' } : null);
+      const endpoint =
+        endpoints.get(model.vendor) ??
+        (model.protocol === 'sandbox' ? { vendor: model.vendor, protocol: 'sandbox', apiKey: null, baseUrl: '' } : null);
       if (!endpoint) throw new ProviderError(`The vendor '${model.vendor}' of model '${model.id}' is not configured.`, model.vendor);
       const key = `${model.protocol}:${model.vendor}:${flavour(model)}`;
       provider = byVendor.get(key);

@@ -12,7 +12,11 @@ import { setHeaders } from './http';
  * rate-limit headers on the answer before any body (successes and streams alike), and frees the concurrency slot when the response closes: finished, failed
  * or abandoned by the client. Null when the client left while it was being admitted.
  */
-export async function admitRequest(admission: AdmissionService, principal: KeyPrincipal, res: ServerResponse): Promise<AdmissionTicket | null> {
+export async function admitRequest(
+  admission: AdmissionService,
+  principal: KeyPrincipal,
+  res: ServerResponse,
+): Promise<AdmissionTicket | null> {
   let closed = false;
   let ticket: AdmissionTicket | undefined;
   // Listen before admitting: a client that leaves while we wait for the store must still free its slot.

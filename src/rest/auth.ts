@@ -8,7 +8,12 @@ import { accessLogRecord } from './http';
 export const bearerToken = (req: IncomingMessage): string | null => bearerCredential(req.headers.authorization);
 
 /** The request's API key principal (`Authorization: Bearer`, or `x-api-key` where the Anthropic SDK sends it); 401 without a valid key. */
-export async function authenticateApiKey(auth: AuthService, req: IncomingMessage, res: ServerResponse, options: { allowXApiKey: boolean }): Promise<KeyPrincipal> {
+export async function authenticateApiKey(
+  auth: AuthService,
+  req: IncomingMessage,
+  res: ServerResponse,
+  options: { allowXApiKey: boolean },
+): Promise<KeyPrincipal> {
   const xApiKey = req.headers['x-api-key'];
   const token = bearerToken(req) ?? (options.allowXApiKey && typeof xApiKey === 'string' ? xApiKey : null);
   if (!token) throw invalidToken('Send the API key as Authorization: Bearer <key>.');

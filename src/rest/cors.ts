@@ -14,7 +14,8 @@ import { beginRequest, type RequestObservers } from './http';
 type Plane = 'api' | 'session';
 
 /** The API-key endpoints: text, images, videos, models, the API document. */
-const API_PATHS = /^\/v1\/(?:chat\/completions|responses|messages(?:\/count_tokens)?|images\/|videos(?:\/|$)|models(?:\/|$)|openapi\.json)/i;
+const API_PATHS =
+  /^\/v1\/(?:chat\/completions|responses|messages(?:\/count_tokens)?|images\/|videos(?:\/|$)|models(?:\/|$)|openapi\.json)/i;
 /** Keys and sessions (REST), GraphQL, metrics. */
 const SESSION_PATHS = /^\/(?:v1\/(?:keys|auth)(?:\/|$)|graphql(?:\/|$)|metrics(?:\/|$))/i;
 

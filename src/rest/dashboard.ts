@@ -48,7 +48,10 @@ function negotiateEncoding(req: Request, res: Response, file: string): string {
   const weights = acceptedEncodings(req.headers['accept-encoding']);
   const weight = (name: string) => weights.get(name) ?? weights.get('*') ?? 0;
   // The highest weight wins; on a tie, our order (brotli is smaller) rather than the client's listing.
-  const encoding = present.reduce<(typeof present)[number] | null>((best, e) => (weight(e.name) > (best ? weight(best.name) : 0) ? e : best), null);
+  const encoding = present.reduce<(typeof present)[number] | null>(
+    (best, e) => (weight(e.name) > (best ? weight(best.name) : 0) ? e : best),
+    null,
+  );
   if (!encoding) return '';
   res.type(extname(file));
   res.setHeader('content-encoding', encoding.name);

@@ -3,7 +3,17 @@ import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Duplex, Readable } from 'node:stream';
 import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
-import { ApiError, badRequest, type ErrorDetails, detailsForPlane, internalError, notFound, payloadTooLarge, storageErrorAsApiError, unsupportedMediaType } from '../domain/shared/errors';
+import {
+  ApiError,
+  badRequest,
+  type ErrorDetails,
+  detailsForPlane,
+  internalError,
+  notFound,
+  payloadTooLarge,
+  storageErrorAsApiError,
+  unsupportedMediaType,
+} from '../domain/shared/errors';
 import { REST_FIELD_NAMES } from './field-names';
 import type { IdGenerator } from '../domain/shared/ids';
 import type { Metrics, RequestOutcome, TraceSpan, Tracer } from '../domain/shared/telemetry';
@@ -54,7 +64,13 @@ const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
  * (a vendor failure, say), with the error's code and message, so an operator sees why. A client
  * that leaves is no failure (its request is cancelled, no error answered): `info`, `aborted`.
  */
-export function beginRequest(req: IncomingMessage, res: ServerResponse, observers: RequestObservers, path: string, endpoint: string | null): AccessLogRecord {
+export function beginRequest(
+  req: IncomingMessage,
+  res: ServerResponse,
+  observers: RequestObservers,
+  path: string,
+  endpoint: string | null,
+): AccessLogRecord {
   const { log, tracer } = observers;
   const sent = req.headers['x-request-id'];
   const requestId = typeof sent === 'string' && SANE_REQUEST_ID.test(sent) ? sent : observers.ids.next('req');
@@ -167,13 +183,15 @@ export function isMultipart(req: IncomingMessage): boolean {
 /** The client went away while its body was being read: nobody is left to answer. */
 export class RequestAborted extends Error {}
 
-const tooLarge = (limitBytes: number) => payloadTooLarge(`The request body is larger than the limit of ${limitBytes} bytes.`, 'max_body_bytes', limitBytes);
+const tooLarge = (limitBytes: number) =>
+  payloadTooLarge(`The request body is larger than the limit of ${limitBytes} bytes.`, 'max_body_bytes', limitBytes);
 
 /** The request's body after Content-Encoding (gzip, deflate and br are accepted, as body-parser did). */
 function decodedBody(req: IncomingMessage): Readable {
   const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
   if (encoding === 'identity') return req;
-  const inflate = encoding === 'gzip' ? createGunzip() : encoding === 'deflate' ? createInflate() : encoding === 'br' ? createBrotliDecompress() : null;
+  const inflate =
+    encoding === 'gzip' ? createGunzip() : encoding === 'deflate' ? createInflate() : encoding === 'br' ? createBrotliDecompress() : null;
   if (!inflate) throw unsupportedMediaType('Unsupported request body encoding.');
   // The connection's own failures reach the reader as RequestAborted; any other error of the
   // decompressor is the client's bad body, whatever its code (brotli's are not zlib's Z_*).
@@ -194,7 +212,8 @@ export async function readJsonBody(req: IncomingMessage, limitBytes: number): Pr
     throw unsupportedMediaType('The request body must be JSON (Content-Type: application/json).');
   }
   const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(type)?.[1]?.toLowerCase();
-  if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') throw unsupportedMediaType(`Unsupported charset '${charset}': send UTF-8.`);
+  if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8')
+    throw unsupportedMediaType(`Unsupported charset '${charset}': send UTF-8.`);
   if (length !== undefined && req.headers['content-encoding'] === undefined && Number(length) > limitBytes) throw tooLarge(limitBytes);
   const body = decodedBody(req);
   const chunks: Buffer[] = [];
@@ -213,7 +232,13 @@ export async function readJsonBody(req: IncomingMessage, limitBytes: number): Pr
     body.once('end', resolve);
     // A zlib error is the client's bad body; any other error while reading is the connection
     // failing (reset, aborted): nobody is left to answer, and it is no defect of ours.
-    body.once('error', (error: Error) => reject(error instanceof RequestAborted || body === req ? new RequestAborted() : badRequest('The request body could not be decompressed.', { field: null })));
+    body.once('error', (error: Error) =>
+      reject(
+        error instanceof RequestAborted || body === req
+          ? new RequestAborted()
+          : badRequest('The request body could not be decompressed.', { field: null }),
+      ),
+    );
     req.once('aborted', () => reject(new RequestAborted()));
   });
   const text = (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8');
@@ -262,11 +287,15 @@ export function answerClientError(error: Error & { code?: string }, socket: Dupl
     return;
   }
   const [status, reason, code, message] =
-    error.code === 'HPE_HEADER_OVERFLOW' ? [431, 'Request Header Fields Too Large', 'bad_request', 'The request headers are too large.']
-      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? [408, 'Request Timeout', 'bad_request', 'The request was not received in time.']
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'Request Header Fields Too Large', 'bad_request', 'The request headers are too large.']
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'Request Timeout', 'bad_request', 'The request was not received in time.']
         : [400, 'Bad Request', 'bad_request', 'The request is not valid HTTP.'];
   const body = JSON.stringify({ error: { code, message, details: {} } });
-  socket.end(`HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
 }
 
 // ---- Express adapters -------------------------------------------------------------------

@@ -34,14 +34,23 @@ export function imagesRouter(deps: ImagesRouterDeps): Router {
   const router = Router();
   const gate = [requireApiKey(deps.auth, { allowXApiKey: false }), admitApiKeyRequests(deps.admission), prepaidKeyOnly];
 
-  router.post('/images/generations', ...gate, (req, _res, next) => {
-    if (isMultipart(req)) throw unsupportedMediaType('Image generations take a JSON body (Content-Type: application/json); uploads go to /v1/images/edits.');
-    next();
-  }, deps.jsonBody, async (req: Request, res: Response) => {
-    await answer(deps, res, decodeGenerationBody(req.body));
-  });
+  router.post(
+    '/images/generations',
+    ...gate,
+    (req, _res, next) => {
+      if (isMultipart(req))
+        throw unsupportedMediaType('Image generations take a JSON body (Content-Type: application/json); uploads go to /v1/images/edits.');
+      next();
+    },
+    deps.jsonBody,
+    async (req: Request, res: Response) => {
+      await answer(deps, res, decodeGenerationBody(req.body));
+    },
+  );
   router.post('/images/edits', ...gate, async (req: Request, res) => {
-    const form = await readMultipart(req, deps.uploadLimits, { explainTooManyFiles: (sent, count) => tooManyImages(deps, res, sent, count) });
+    const form = await readMultipart(req, deps.uploadLimits, {
+      explainTooManyFiles: (sent, count) => tooManyImages(deps, res, sent, count),
+    });
     await answer(deps, res, decodeEditForm(form));
   });
   // An edit refused before its upload was read (bad key, limit, bad part) answers once the rest is discarded.

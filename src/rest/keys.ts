@@ -95,7 +95,10 @@ export function keysRouter(auth: AuthService, keys: KeyService, jsonBody: Reques
   });
 
   router.get('/keys/:id/events', async (req, res) => {
-    const page = await keys.listEvents(sessionPrincipal(res).accountId, req.params.id, { limit: pageSize(req.query.limit), after: pageCursor(req.query.after) });
+    const page = await keys.listEvents(sessionPrincipal(res).accountId, req.params.id, {
+      limit: pageSize(req.query.limit),
+      after: pageCursor(req.query.after),
+    });
     res.json({ object: 'list', data: page.data.map(renderKeyEvent), first_id: page.firstId, last_id: page.lastId, has_more: page.hasMore });
   });
 
@@ -111,9 +114,16 @@ export function sessionsRouter(auth: AuthService, jsonBody: RequestHandler): Rou
     const body = bodyObject(req.body);
     refuseUnknownFields(Object.keys(body), SIGN_IN_FIELDS);
     if (typeof body.email !== 'string' || body.email.length === 0) throw badRequest('email must be a non-empty string', { field: 'email' });
-    if (typeof body.password !== 'string' || body.password.length === 0) throw badRequest('password must be a non-empty string', { field: 'password' });
+    if (typeof body.password !== 'string' || body.password.length === 0)
+      throw badRequest('password must be a non-empty string', { field: 'password' });
     const session = await auth.signIn(body.email, body.password, req.socket.remoteAddress);
-    res.status(201).json({ object: 'session', token: session.token, expires_at: unixSeconds(session.expiresAt), user_id: session.session.userId, account_id: session.session.accountId });
+    res.status(201).json({
+      object: 'session',
+      token: session.token,
+      expires_at: unixSeconds(session.expiresAt),
+      user_id: session.session.userId,
+      account_id: session.session.accountId,
+    });
   });
 
   router.delete('/auth/sessions/current', async (req, res) => {

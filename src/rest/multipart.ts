@@ -52,10 +52,7 @@ export interface MultipartForm {
 export const fieldValues = (form: MultipartForm, name: string): string[] =>
   form.fields.filter((field) => field.name === name).map((field) => field.value);
 
-
-const tooLarge = (message: string, limit: string, limitValue: number) =>
-  payloadTooLarge(message, limit, limitValue);
-
+const tooLarge = (message: string, limit: string, limitValue: number) => payloadTooLarge(message, limit, limitValue);
 
 /**
  * Reads a multipart/form-data body. 415 when the body is not multipart, 413 naming the limit
@@ -70,14 +67,19 @@ export interface MultipartOptions {
   explainTooManyFiles?: (form: MultipartForm, fileParts: number) => Error | null;
 }
 
-export function readMultipart(req: IncomingMessage, limits: MultipartLimits = DEFAULT_MULTIPART_LIMITS, options: MultipartOptions = {}): Promise<MultipartForm> {
+export function readMultipart(
+  req: IncomingMessage,
+  limits: MultipartLimits = DEFAULT_MULTIPART_LIMITS,
+  options: MultipartOptions = {},
+): Promise<MultipartForm> {
   if (!isMultipart(req)) {
     return Promise.reject(unsupportedMediaType('The request body must be multipart/form-data.'));
   }
   if (req.headers['content-encoding'] && req.headers['content-encoding'].toLowerCase() !== 'identity') {
     return Promise.reject(unsupportedMediaType('Multipart bodies cannot be content-encoded.'));
   }
-  const totalTooLarge = () => tooLarge(`The request body is larger than the limit of ${limits.maxTotalBytes} bytes.`, 'max_total_bytes', limits.maxTotalBytes);
+  const totalTooLarge = () =>
+    tooLarge(`The request body is larger than the limit of ${limits.maxTotalBytes} bytes.`, 'max_total_bytes', limits.maxTotalBytes);
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limits.maxTotalBytes) {
     req.resume(); // discard it, so that the client reads our answer
@@ -135,28 +137,54 @@ export function readMultipart(req: IncomingMessage, limits: MultipartLimits = DE
       const chunks: Buffer[] = [];
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
       stream.on('limit', () =>
-        fail(tooLarge(`The file part '${name}' is larger than the limit of ${limits.maxFileBytes} bytes per file.`, 'max_file_bytes', limits.maxFileBytes)),
+        fail(
+          tooLarge(
+            `The file part '${name}' is larger than the limit of ${limits.maxFileBytes} bytes per file.`,
+            'max_file_bytes',
+            limits.maxFileBytes,
+          ),
+        ),
       );
       stream.on('end', () => {
         if (settled) return;
-        form.files.push({ field: name, filename: info.filename ?? '', mimeType: info.mimeType, data: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) });
+        form.files.push({
+          field: name,
+          filename: info.filename ?? '',
+          mimeType: info.mimeType,
+          data: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks),
+        });
       });
     });
     parser.on('field', (name, value, info) => {
       if (info.valueTruncated) {
-        return fail(tooLarge(`The field '${name}' is longer than the limit of ${limits.maxFieldBytes} bytes per field.`, 'max_field_bytes', limits.maxFieldBytes));
+        return fail(
+          tooLarge(
+            `The field '${name}' is longer than the limit of ${limits.maxFieldBytes} bytes per field.`,
+            'max_field_bytes',
+            limits.maxFieldBytes,
+          ),
+        );
       }
       if (!name) return fail(badRequest('A multipart field has no name.', { field: null }));
       form.fields.push({ name, value });
     });
     parser.on('filesLimit', () => fail(tooLarge(`The request has more than ${limits.maxFiles} file parts.`, 'max_files', limits.maxFiles)));
-    parser.on('fieldsLimit', () => fail(tooLarge(`The request has more than ${limits.maxFields} text fields.`, 'max_fields', limits.maxFields)));
-    parser.on('partsLimit', () => fail(tooLarge(`The request has more than ${limits.maxFiles + limits.maxFields} parts.`, 'max_parts', limits.maxFiles + limits.maxFields)));
+    parser.on('fieldsLimit', () =>
+      fail(tooLarge(`The request has more than ${limits.maxFields} text fields.`, 'max_fields', limits.maxFields)),
+    );
+    parser.on('partsLimit', () =>
+      fail(
+        tooLarge(`The request has more than ${limits.maxFiles + limits.maxFields} parts.`, 'max_parts', limits.maxFiles + limits.maxFields),
+      ),
+    );
     parser.on('error', (error: Error) => fail(badRequest(`The multipart body is malformed: ${error.message}.`, { field: null })));
     parser.on('close', () => {
       if (settled) return;
       if (fileParts > limits.maxFiles) {
-        return fail(options.explainTooManyFiles?.(form, fileParts) ?? tooLarge(`The request has ${fileParts} file parts, more than the limit of ${limits.maxFiles}.`, 'max_files', limits.maxFiles));
+        return fail(
+          options.explainTooManyFiles?.(form, fileParts) ??
+            tooLarge(`The request has ${fileParts} file parts, more than the limit of ${limits.maxFiles}.`, 'max_files', limits.maxFiles),
+        );
       }
       settled = true;
       resolve(form);

@@ -19,7 +19,18 @@ import { ResponsesStreamEncoder } from '../protocols/openai-responses/stream-enc
 import { SSE_HEADERS } from '../protocols/sse-write';
 import type { StreamEncoder } from '../protocols/streams';
 import { authenticateApiKey } from './auth';
-import { accessLogRecord, answerError, beginRequest, bodyObject, noteError, readJsonBody, sendJson, setHeaders, type ErrorBody, type RequestObservers } from './http';
+import {
+  accessLogRecord,
+  answerError,
+  beginRequest,
+  bodyObject,
+  noteError,
+  readJsonBody,
+  sendJson,
+  setHeaders,
+  type ErrorBody,
+  type RequestObservers,
+} from './http';
 import { COUNT_TOKENS_PATH, messagesHeaders, serveCountTokens } from './count-tokens';
 import type { TokenCounter } from '../domain/generation/count-tokens';
 import { withFields } from '../domain/shared/objects';
@@ -77,11 +88,14 @@ const messagesFormat: TextFormat<{ omitThinking: boolean }> = {
     return { decoded, extra: { omitThinking } };
   },
   encodeResponse: (result, meta, extra) => encodeMessagesResponse(result, meta, extra.omitThinking),
-  streamEncoder: (meta, extra, generation, requestId) => new MessagesStreamEncoder(withFields(meta, { inputUsage: generation.inputUsage(), omitThinking: extra.omitThinking, requestId })),
+  streamEncoder: (meta, extra, generation, requestId) =>
+    new MessagesStreamEncoder(withFields(meta, { inputUsage: generation.inputUsage(), omitThinking: extra.omitThinking, requestId })),
   errorBody: (error, requestId) => messagesErrorBody(error, requestId),
 };
 
-const FORMATS = new Map<string, TextFormat<unknown>>([chatFormat, responsesFormat, messagesFormat].map((format) => [format.path, format as TextFormat<unknown>]));
+const FORMATS = new Map<string, TextFormat<unknown>>(
+  [chatFormat, responsesFormat, messagesFormat].map((format) => [format.path, format as TextFormat<unknown>]),
+);
 
 /** The paths these endpoints serve (POST), for the API document's completeness check. */
 export const TEXT_ENDPOINT_PATHS: readonly string[] = [...FORMATS.keys(), COUNT_TOKENS_PATH];
@@ -149,7 +163,13 @@ interface Started<Extra> {
 }
 
 /** Body → decode → pipeline.start (which admits the request with its token estimate). */
-async function decodeAndStart<Extra>(format: TextFormat<Extra>, deps: TextEndpointDeps, req: IncomingMessage, principal: KeyPrincipal, context: TextGenerationContext): Promise<Started<Extra>> {
+async function decodeAndStart<Extra>(
+  format: TextFormat<Extra>,
+  deps: TextEndpointDeps,
+  req: IncomingMessage,
+  principal: KeyPrincipal,
+  context: TextGenerationContext,
+): Promise<Started<Extra>> {
   const body = await readJsonBody(req, deps.maxJsonBodyBytes);
   const { decoded, extra } = format.decode(bodyObject(body), req);
   return { generation: await deps.pipeline.start(principal, decoded, context), decoded, extra };
@@ -170,7 +190,13 @@ function routeHints(req: IncomingMessage): { session: string } | undefined {
   return typeof sent === 'string' && sent.length > 0 && sent.length <= 200 ? { session: sent } : undefined;
 }
 
-async function serveText<Extra>(format: TextFormat<Extra>, deps: TextEndpointDeps, req: IncomingMessage, res: ServerResponse, requestId: string): Promise<void> {
+async function serveText<Extra>(
+  format: TextFormat<Extra>,
+  deps: TextEndpointDeps,
+  req: IncomingMessage,
+  res: ServerResponse,
+  requestId: string,
+): Promise<void> {
   // The key first: an unauthenticated client must not make the gateway read, inflate or parse its body.
   const principal = await authenticateApiKey(deps.auth, req, res, { allowXApiKey: format.allowXApiKey });
   // Admission happens in the pipeline, with the token estimate (one store operation); a subject
@@ -209,7 +235,11 @@ async function serveText<Extra>(format: TextFormat<Extra>, deps: TextEndpointDep
   if (generation.routedFrom !== null) res.setHeader('x-service-model-routed-from', generation.routedFrom);
   if (generation.clampedTo !== null) res.setHeader('x-service-max-output-clamped', String(generation.clampedTo));
   if (generation.droppedHints.length > 0) res.setHeader('x-service-dropped-hints', generation.droppedHints.join(', '));
-  const meta: AnswerMeta = { model: generation.model.id, created: unixSeconds(new Date()), ...(generation.clampedTo !== null ? { clampedOutputLimit: generation.clampedTo } : {}) };
+  const meta: AnswerMeta = {
+    model: generation.model.id,
+    created: unixSeconds(new Date()),
+    ...(generation.clampedTo !== null ? { clampedOutputLimit: generation.clampedTo } : {}),
+  };
 
   if (!decoded.stream) {
     const result = await collectStream(generation.events);
@@ -244,9 +274,15 @@ async function serveText<Extra>(format: TextFormat<Extra>, deps: TextEndpointDep
  * returns false for any other, which then goes to Express. `track` counts the request in
  * flight (drain on shutdown).
  */
-export function textEndpoints(deps: TextEndpointDeps, track: (res: ServerResponse) => void): (req: IncomingMessage, res: ServerResponse) => boolean {
+export function textEndpoints(
+  deps: TextEndpointDeps,
+  track: (res: ServerResponse) => void,
+): (req: IncomingMessage, res: ServerResponse) => boolean {
   // count_tokens answers errors as /v1/messages does.
-  const messagesError = (requestId: string): ErrorBody => (error) => messagesErrorBody(error, requestId);
+  const messagesError =
+    (requestId: string): ErrorBody =>
+    (error) =>
+      messagesErrorBody(error, requestId);
   const counting = { auth: deps.auth, admission: deps.admission, counter: deps.tokenCounter, maxJsonBodyBytes: deps.maxJsonBodyBytes };
   return (req, res) => {
     const path = postPathOf(req);

@@ -13,9 +13,25 @@ import { keyPrincipal, requireApiKey, requireSession, sessionPrincipal } from '.
 
 /** The request log's CSV columns, in order. */
 export const REQUEST_LOG_CSV_COLUMNS = [
-  'created_at', 'id', 'request_id', 'key_id', 'key_name', 'model', 'status', 'input_tokens', 'cached_input_tokens',
-  'cache_write_5m_input_tokens', 'cache_write_1h_input_tokens', 'output_tokens', 'reasoning_tokens', 'images', 'video_seconds',
-  'cost_micro', 'cost_usd', 'overage_micro', 'latency_ms',
+  'created_at',
+  'id',
+  'request_id',
+  'key_id',
+  'key_name',
+  'model',
+  'status',
+  'input_tokens',
+  'cached_input_tokens',
+  'cache_write_5m_input_tokens',
+  'cache_write_1h_input_tokens',
+  'output_tokens',
+  'reasoning_tokens',
+  'images',
+  'video_seconds',
+  'cost_micro',
+  'cost_usd',
+  'overage_micro',
+  'latency_ms',
 ] as const;
 
 /** RFC 4180 quoting; a text cell starting like a formula is prefixed with ' so a spreadsheet shows it as text. */
@@ -28,10 +44,28 @@ export function csvCell(value: string | number | null): string {
 
 const csvRow = (u: UsageRecordView): string =>
   [
-    u.createdAt.toISOString(), u.id, u.requestId, u.keyId, u.keyName, u.model, u.status, u.inputTokens, u.cachedInputTokens,
-    u.cacheWrite5mInputTokens, u.cacheWrite1hInputTokens, u.outputTokens, u.reasoningTokens, u.images, u.videoSeconds,
-    u.costMicro.toString(), formatScaled(u.costMicro, 6), u.overageMicro.toString(), u.latencyMs,
-  ].map(csvCell).join(',') + '\r\n';
+    u.createdAt.toISOString(),
+    u.id,
+    u.requestId,
+    u.keyId,
+    u.keyName,
+    u.model,
+    u.status,
+    u.inputTokens,
+    u.cachedInputTokens,
+    u.cacheWrite5mInputTokens,
+    u.cacheWrite1hInputTokens,
+    u.outputTokens,
+    u.reasoningTokens,
+    u.images,
+    u.videoSeconds,
+    u.costMicro.toString(),
+    formatScaled(u.costMicro, 6),
+    u.overageMicro.toString(),
+    u.latencyMs,
+  ]
+    .map(csvCell)
+    .join(',') + '\r\n';
 
 function queryString(value: unknown, field: string): string | null {
   if (value === undefined) return null;
@@ -67,12 +101,20 @@ async function writeBounded(res: ServerResponse, chunk: string): Promise<boolean
  * The request log as CSV for signed-in sessions, and the API key's own spend for tools that
  * cannot sign in (docs/api.md, Usage).
  */
-export function usageRouter(deps: { auth: AuthService; usage: UsageService; billing: BillingService; accounts: AccountService; keys: KeyService; admitRequest: RequestHandler }): Router {
+export function usageRouter(deps: {
+  auth: AuthService;
+  usage: UsageService;
+  billing: BillingService;
+  accounts: AccountService;
+  keys: KeyService;
+  admitRequest: RequestHandler;
+}): Router {
   const router = Router();
 
   router.get('/usage/requests.csv', requireSession(deps.auth), async (req, res) => {
     const status = queryString(req.query.status, 'status');
-    if (status !== null && !(USAGE_STATUSES as readonly string[]).includes(status)) throw badRequest(`status must be one of ${USAGE_STATUSES.join(', ')}`, { field: 'status' });
+    if (status !== null && !(USAGE_STATUSES as readonly string[]).includes(status))
+      throw badRequest(`status must be one of ${USAGE_STATUSES.join(', ')}`, { field: 'status' });
     const from = querySeconds(req.query.from, 'from');
     const to = querySeconds(req.query.to, 'to');
     if (from && to && from > to) throw badRequest('from must not be after to', { field: 'from' });

@@ -41,12 +41,19 @@ export function videosRouter(deps: VideosRouterDeps): Router {
   // A create whose Idempotency-Key made a job already is answered (the job, or 409 for another
   // body) before admission: that job's slot was counted when it began, and a full account must
   // still learn what became of its request. Anything else is admitted first.
-  router.post('/videos', authenticate, prepaidKeyOnly, async (req, res, next) => {
-    const idempotencyKey = parseIdempotencyKey(req.headers['idempotency-key']);
-    if (idempotencyKey === null || !(await deps.videos.idempotencyKeyInUse(keyPrincipal(res).accountId, idempotencyKey))) return next();
-    setHeaders(res, await deps.admission.currentHeaders(keyPrincipal(res)));
-    await create(req, res);
-  }, admitApiKeyRequests(deps.admission), create);
+  router.post(
+    '/videos',
+    authenticate,
+    prepaidKeyOnly,
+    async (req, res, next) => {
+      const idempotencyKey = parseIdempotencyKey(req.headers['idempotency-key']);
+      if (idempotencyKey === null || !(await deps.videos.idempotencyKeyInUse(keyPrincipal(res).accountId, idempotencyKey))) return next();
+      setHeaders(res, await deps.admission.currentHeaders(keyPrincipal(res)));
+      await create(req, res);
+    },
+    admitApiKeyRequests(deps.admission),
+    create,
+  );
 
   router.use('/videos', authenticate, admitApiKeyRequests(deps.admission), prepaidKeyOnly);
 

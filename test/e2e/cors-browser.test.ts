@@ -15,7 +15,9 @@ import { createKey, provisionAccount, startTestTollgate, type TestTollgate } fro
 const CHROMIUM = '/usr/bin/chromium';
 const haveChromium = existsSync(CHROMIUM);
 if (!haveChromium && !process.env.CI) {
-  console.warn(`\n\n*** SKIPPED the CORS browser test: ${CHROMIUM} is missing. Install it: apt-get install -y chromium (CI installs it and fails without it). ***\n\n`);
+  console.warn(
+    `\n\n*** SKIPPED the CORS browser test: ${CHROMIUM} is missing. Install it: apt-get install -y chromium (CI installs it and fails without it). ***\n\n`,
+  );
 }
 const suite = haveChromium || process.env.CI ? describe : describe.skip;
 const OPENAI_DIR = join(__dirname, '..', '..', 'node_modules', 'openai');
@@ -58,7 +60,11 @@ suite('the openai SDK in a browser page of another origin', () => {
     // Another origin than the page's: localhost, not 127.0.0.1, and another port.
     api = t.url.replace('127.0.0.1', 'localhost');
     pages = await startPageServer();
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
+    });
     page = await browser.newPage();
     await page.goto(`http://127.0.0.1:${(pages.address() as AddressInfo).port}/`);
   }, 60_000);
@@ -123,14 +129,17 @@ suite('the openai SDK in a browser page of another origin', () => {
   });
 
   test('the session plane is closed to the page: the browser refuses its answer', async () => {
-    const outcome = await page.evaluate(async ({ api, session }) => {
-      try {
-        await fetch(`${api}/v1/keys`, { headers: { authorization: `Bearer ${session}` } });
-        return 'read';
-      } catch (error) {
-        return (error as Error).name;
-      }
-    }, { api, session });
+    const outcome = await page.evaluate(
+      async ({ api, session }) => {
+        try {
+          await fetch(`${api}/v1/keys`, { headers: { authorization: `Bearer ${session}` } });
+          return 'read';
+        } catch (error) {
+          return (error as Error).name;
+        }
+      },
+      { api, session },
+    );
     expect(outcome).toBe('TypeError');
   });
 });

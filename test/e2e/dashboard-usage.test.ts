@@ -5,7 +5,17 @@ import OpenAI from 'openai';
 import type { Browser, Page } from 'playwright-core';
 import { seedDemoOnFirstStart, type DemoCredentials } from '../../src/infra/demo-seed';
 import { formatMicro } from '../../dashboard/src/money';
-import { accessibilityViolations, browserSuite, buildDashboard, hasCount, hasText, launchChromium, SHOTS, sidewaysOverflow, watchProblems } from '../support/dashboard-browser';
+import {
+  accessibilityViolations,
+  browserSuite,
+  buildDashboard,
+  hasCount,
+  hasText,
+  launchChromium,
+  SHOTS,
+  sidewaysOverflow,
+  watchProblems,
+} from '../support/dashboard-browser';
 import { ADMIN_TOKEN, call, graphql, startTestTollgate, type TestTollgate } from '../support/tollgate';
 import { videoTestEnv, waitForVideo } from '../support/videos';
 
@@ -38,26 +48,42 @@ suite('the usage pages of the dashboard in a real browser', () => {
     dataDir = mkdtempSync(join(tmpdir(), 'tollgate-e2e-usage-'));
     demo = (await seedDemoOnFirstStart(t.tollgate.services, dataDir))!;
     // The top tier (1,000 requests a second), so 60 quick requests in a row are not rate limited.
-    const tier = await graphql(t.url, 'mutation($input: SetAccountTierInput!) { setAccountTier(input: $input) { tier } }', { input: { accountId: demo.account_id, tier: 5 } }, ADMIN_TOKEN);
+    const tier = await graphql(
+      t.url,
+      'mutation($input: SetAccountTierInput!) { setAccountTier(input: $input) { tier } }',
+      { input: { accountId: demo.account_id, tier: 5 } },
+      ADMIN_TOKEN,
+    );
     expect(tier.data.setAccountTier.tier).toBe(5);
     // The videos first (each one is a request of the log too, once it completes), then the text requests.
     const jobs: string[] = [];
     for (let i = 0; i < VIDEOS; i++) {
-      const created = await call(`${t.url}/v1/videos`, { token: demo.api_key, body: { model: 'sandbox/video', prompt: `video number ${i + 1}`, seconds: 2 } });
+      const created = await call(`${t.url}/v1/videos`, {
+        token: demo.api_key,
+        body: { model: 'sandbox/video', prompt: `video number ${i + 1}`, seconds: 2 },
+      });
       expect(created.status).toBe(202);
       jobs.push(created.body.id);
     }
     for (const id of jobs) expect((await waitForVideo(t.url, demo.api_key, id)).status).toBe('completed');
-    for (const [name, count] of [['busy', 55], ['quiet', 5]] as const) {
+    for (const [name, count] of [
+      ['busy', 55],
+      ['quiet', 5],
+    ] as const) {
       const made = await call(`${t.url}/v1/keys`, { token: demo.session_token, body: { name: `${name} key` } });
       expect(made.status).toBe(201);
       keys[name] = { id: made.body.id, secret: made.body.secret };
       const openai = new OpenAI({ apiKey: made.body.secret, baseURL: `${t.url}/v1`, maxRetries: 0 });
-      for (let i = 0; i < count; i++) await openai.chat.completions.create({ model: 'sandbox/echo', messages: [{ role: 'user', content: `request ${i} of the ${name} key` }] });
+      for (let i = 0; i < count; i++)
+        await openai.chat.completions.create({
+          model: 'sandbox/echo',
+          messages: [{ role: 'user', content: `request ${i} of the ${name} key` }],
+        });
     }
     // Settlements are written in batches shortly after each answer: wait until all are in the log.
     const deadline = Date.now() + 20_000;
-    while ((await usageRecords()).length < VIDEOS + TEXT_REQUESTS && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+    while ((await usageRecords()).length < VIDEOS + TEXT_REQUESTS && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 200));
     expect(await usageRecords()).toHaveLength(VIDEOS + TEXT_REQUESTS);
 
     mkdirSync(SHOTS, { recursive: true });
@@ -83,7 +109,12 @@ suite('the usage pages of the dashboard in a real browser', () => {
     const all = [];
     let after: string | null = null;
     for (;;) {
-      const answer: any = await graphql(t.url, 'query($after: String) { usageRecords(first: 100, after: $after) { data { id keyId costMicro requestId model } lastId hasMore } }', { after }, demo.session_token);
+      const answer: any = await graphql(
+        t.url,
+        'query($after: String) { usageRecords(first: 100, after: $after) { data { id keyId costMicro requestId model } lastId hasMore } }',
+        { after },
+        demo.session_token,
+      );
       all.push(...answer.data.usageRecords.data);
       if (!answer.data.usageRecords.hasMore) return all;
       after = answer.data.usageRecords.lastId;
@@ -138,10 +169,19 @@ suite('the usage pages of the dashboard in a real browser', () => {
     await page.getByLabel('Request id').fill(oldest.requestId);
     await page.getByRole('button', { name: 'Find this request' }).click();
     await page.getByTestId('request-detail').waitFor();
-    await hasText(page.getByTestId('request-detail').locator('div', { has: page.locator('dt', { hasText: /^Request id$/ }) }).locator('dd'), oldest.requestId);
+    await hasText(
+      page
+        .getByTestId('request-detail')
+        .locator('div', { has: page.locator('dt', { hasText: /^Request id$/ }) })
+        .locator('dd'),
+      oldest.requestId,
+    );
     await page.getByLabel('Request id').fill('req_nobody_has_this');
     await page.getByRole('button', { name: 'Find this request' }).click();
-    await hasText(page.getByRole('form', { name: 'Find a request' }).getByRole('alert'), 'No request of this account has the id req_nobody_has_this.');
+    await hasText(
+      page.getByRole('form', { name: 'Find a request' }).getByRole('alert'),
+      'No request of this account has the id req_nobody_has_this.',
+    );
     await page.getByRole('button', { name: 'Close details' }).click();
   });
 
@@ -164,8 +204,13 @@ suite('the usage pages of the dashboard in a real browser', () => {
     const total = sum(records);
     // The ledger's charges are the same money, read separately.
     let charged = 0n;
-    for (let after: string | null = null, more = true; more; ) {
-      const answer: any = await graphql(t.url, 'query($after: String) { ledger(first: 100, after: $after, kind: "charge") { data { amountMicro } lastId hasMore } }', { after }, demo.session_token);
+    for (let after: string | null = null, more = true; more;) {
+      const answer: any = await graphql(
+        t.url,
+        'query($after: String) { ledger(first: 100, after: $after, kind: "charge") { data { amountMicro } lastId hasMore } }',
+        { after },
+        demo.session_token,
+      );
       charged -= answer.data.ledger.data.reduce((s: bigint, e: { amountMicro: string }) => s + BigInt(e.amountMicro), 0n);
       more = answer.data.ledger.hasMore;
       after = answer.data.ledger.lastId;
@@ -179,13 +224,34 @@ suite('the usage pages of the dashboard in a real browser', () => {
     await hasCount(days, 30);
     await page.getByRole('radio', { name: 'Key', exact: true }).check();
     const perKey = page.getByRole('table', { name: 'Cost per key' });
-    for (const [name, id] of [['busy key', keys.busy.id], ['quiet key', keys.quiet.id]] as const) {
-      await hasText(perKey.getByRole('row', { name: new RegExp(`^${name} `) }).locator('td').first(), formatMicro(sum(records.filter((r) => r.keyId === id)).toString()));
+    for (const [name, id] of [
+      ['busy key', keys.busy.id],
+      ['quiet key', keys.quiet.id],
+    ] as const) {
+      await hasText(
+        perKey
+          .getByRole('row', { name: new RegExp(`^${name} `) })
+          .locator('td')
+          .first(),
+        formatMicro(sum(records.filter((r) => r.keyId === id)).toString()),
+      );
     }
     await page.getByRole('radio', { name: 'Requests', exact: true }).check();
     const requestsPerKey = page.getByRole('table', { name: 'Requests per key' });
-    await hasText(requestsPerKey.getByRole('row', { name: /^busy key / }).locator('td').first(), '55');
-    await hasText(requestsPerKey.getByRole('row', { name: /^Demo key / }).locator('td').first(), String(VIDEOS));
+    await hasText(
+      requestsPerKey
+        .getByRole('row', { name: /^busy key / })
+        .locator('td')
+        .first(),
+      '55',
+    );
+    await hasText(
+      requestsPerKey
+        .getByRole('row', { name: /^Demo key / })
+        .locator('td')
+        .first(),
+      String(VIDEOS),
+    );
     await page.getByRole('radio', { name: 'Model', exact: true }).check();
     await page.getByRole('table', { name: 'Requests per model' }).getByRole('rowheader', { name: 'sandbox/video' }).waitFor();
     await page.getByRole('radio', { name: 'Last 7 days' }).check();
@@ -210,8 +276,13 @@ suite('the usage pages of the dashboard in a real browser', () => {
     await nav('Request log');
     await page.getByLabel('Model').selectOption('sandbox/video');
     await hasCount(logRows(), VIDEOS);
-    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download these requests as CSV' }).click()]);
-    const csv = readFileSync((await download.path())!, 'utf8').trim().split('\r\n');
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Download these requests as CSV' }).click(),
+    ]);
+    const csv = readFileSync((await download.path())!, 'utf8')
+      .trim()
+      .split('\r\n');
     expect(csv[0]).toMatch(/^created_at,id,request_id,key_id,key_name,model,status,/);
     expect(csv.slice(1)).toHaveLength(VIDEOS);
     expect(csv.slice(1).every((line) => line.includes(',sandbox/video,ok,'))).toBe(true);
@@ -236,8 +307,20 @@ suite('the usage pages of the dashboard in a real browser', () => {
   });
 
   test('the models page lists what the account can call at the prices the API gives, searchable, per million tokens in dollars', async () => {
-    const answer: any = await graphql(t.url, '{ models { id modality inputPerMTokMicro outputPerMTokMicro perImageMicro perVideoSecondMicro } }', {}, demo.session_token);
-    const models: { id: string; modality: string; inputPerMTokMicro: string | null; outputPerMTokMicro: string | null; perImageMicro: string | null; perVideoSecondMicro: string | null }[] = answer.data.models;
+    const answer: any = await graphql(
+      t.url,
+      '{ models { id modality inputPerMTokMicro outputPerMTokMicro perImageMicro perVideoSecondMicro } }',
+      {},
+      demo.session_token,
+    );
+    const models: {
+      id: string;
+      modality: string;
+      inputPerMTokMicro: string | null;
+      outputPerMTokMicro: string | null;
+      perImageMicro: string | null;
+      perVideoSecondMicro: string | null;
+    }[] = answer.data.models;
     await nav('Models');
     const table = page.getByRole('table', { name: 'Models and prices' });
     const rows = table.locator('tbody > tr');
@@ -256,7 +339,10 @@ suite('the usage pages of the dashboard in a real browser', () => {
     expect(videoModels.length).toBeGreaterThan(0);
     await hasCount(rows, videoModels.length);
     await hasText(rows.first().locator('td').nth(7), formatMicro(videoModels[0]!.perVideoSecondMicro));
-    await hasText(page.getByTestId('models-count'), `${videoModels.length === 1 ? '1 model' : `${videoModels.length} models`} of ${models.length}`);
+    await hasText(
+      page.getByTestId('models-count'),
+      `${videoModels.length === 1 ? '1 model' : `${videoModels.length} models`} of ${models.length}`,
+    );
     await page.getByLabel('Search').fill('no such model');
     await page.getByText('No model matches.').waitFor();
   });

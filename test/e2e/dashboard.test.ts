@@ -5,7 +5,16 @@ import OpenAI from 'openai';
 import type { Browser, Page } from 'playwright-core';
 import { seedDemoOnFirstStart, type DemoCredentials } from '../../src/infra/demo-seed';
 import {
-  accessibilityViolations, browserSuite, buildDashboard, hasCount, hasText, launchChromium, ROOT, SHOTS, sidewaysOverflow, watchProblems,
+  accessibilityViolations,
+  browserSuite,
+  buildDashboard,
+  hasCount,
+  hasText,
+  launchChromium,
+  ROOT,
+  SHOTS,
+  sidewaysOverflow,
+  watchProblems,
 } from '../support/dashboard-browser';
 import { call, graphql, startTestTollgate, type TestTollgate } from '../support/tollgate';
 import { videoTestEnv } from '../support/videos';
@@ -42,7 +51,10 @@ suite('the dashboard in a real browser', () => {
     demo = (await seedDemoOnFirstStart(t.tollgate.services, dataDir))!;
     mkdirSync(SHOTS, { recursive: true });
     browser = await launchChromium();
-    const context = await browser.newContext({ viewport: { width: 1100, height: 900 }, permissions: ['clipboard-read', 'clipboard-write'] });
+    const context = await browser.newContext({
+      viewport: { width: 1100, height: 900 },
+      permissions: ['clipboard-read', 'clipboard-write'],
+    });
     page = await context.newPage();
     // A policy violation, an uncaught error or a missing file anywhere fails the run at the end.
     problems = watchProblems(page);
@@ -149,7 +161,10 @@ suite('the dashboard in a real browser', () => {
     await card.getByLabel('Monthly limit ($)').fill('1.50');
     await card.getByRole('button', { name: 'Set limit' }).click();
     await hasText(card.getByTestId('key-spend'), 'This month: $0.00 of $1.50');
-    await hasText(card.getByTestId('key-limit-standing'), /^\$0\.00 counted against the limit \(\$0\.00 in flight\), \$1\.50 left until .+\.$/);
+    await hasText(
+      card.getByTestId('key-limit-standing'),
+      /^\$0\.00 counted against the limit \(\$0\.00 in flight\), \$1\.50 left until .+\.$/,
+    );
 
     // The events list was loaded once: the change arrives through the subscription, in words.
     await events.getByText('Monthly limit set to $1.50 (there was none).').waitFor();
@@ -159,7 +174,11 @@ suite('the dashboard in a real browser', () => {
     keyId = created.id;
 
     // A change made elsewhere (the REST plane) shows up too, without reloading anything.
-    const outside = await call(`${t.url}/v1/keys/${keyId}`, { method: 'PATCH', token: demo.session_token, body: { monthly_spend_limit_micro: '2250000' } });
+    const outside = await call(`${t.url}/v1/keys/${keyId}`, {
+      method: 'PATCH',
+      token: demo.session_token,
+      body: { monthly_spend_limit_micro: '2250000' },
+    });
     expect(outside.status).toBe(200);
     await events.getByText('Monthly limit changed from $1.50 to $2.25.').waitFor();
     await hasCount(events.locator('li[data-kind="spend_limit_changed"]'), 2);
@@ -170,13 +189,19 @@ suite('the dashboard in a real browser', () => {
 
   test('a request with the new key through the REST plane shows up as spend', async () => {
     const openai = new OpenAI({ apiKey: secret, baseURL: `${t.url}/v1`, maxRetries: 0 });
-    const answer = await openai.chat.completions.create({ model: 'sandbox/echo', messages: [{ role: 'user', content: 'Hello from the browser test' }] });
+    const answer = await openai.chat.completions.create({
+      model: 'sandbox/echo',
+      messages: [{ role: 'user', content: 'Hello from the browser test' }],
+    });
     expect(answer.choices[0]!.message.content).toBeTruthy();
 
     // Text requests are served out of a budget lease that settles shortly after; the page follows by itself (no Refresh button).
     await hasCount(page.getByRole('button', { name: /^Refresh/ }), 0);
     await hasText(keyCard('e2e key').getByTestId('key-spend'), /^This month: \$0\.0\d*[1-9]\d* of \$2\.25$/, undefined, 20_000);
-    await hasText(keyCard('e2e key').getByTestId('key-limit-standing'), /^\$0\.\d*[1-9]\d* counted against the limit \(\$0\.\d+ in flight\), \$2\.\d+ left until .+\.$/);
+    await hasText(
+      keyCard('e2e key').getByTestId('key-limit-standing'),
+      /^\$0\.\d*[1-9]\d* counted against the limit \(\$0\.\d+ in flight\), \$2\.\d+ left until .+\.$/,
+    );
     if (process.env.DASHBOARD_README_SCREENSHOT) await page.screenshot({ path: join(ROOT, 'docs', 'dashboard.png') });
 
     // Navigation works from the keyboard too.
@@ -189,7 +214,10 @@ suite('the dashboard in a real browser', () => {
     await page.getByRole('radio', { name: 'Model', exact: true }).check();
     await page.getByRole('table', { name: 'Cost per model' }).getByRole('rowheader', { name: 'sandbox/echo' }).waitFor();
     await page.getByRole('radio', { name: 'Day', exact: true }).check();
-    await page.getByRole('table', { name: 'Cost per day' }).getByRole('rowheader', { name: new Date().toISOString().slice(0, 10) }).waitFor();
+    await page
+      .getByRole('table', { name: 'Cost per day' })
+      .getByRole('rowheader', { name: new Date().toISOString().slice(0, 10) })
+      .waitFor();
     await shot('spend');
   });
 
@@ -197,7 +225,10 @@ suite('the dashboard in a real browser', () => {
     await nav('Videos');
     await page.getByText('No video jobs yet.', { exact: false }).waitFor();
     await page.locator('[data-live="connected"]').waitFor();
-    const created = await call(`${t.url}/v1/videos`, { token: secret, body: { model: 'sandbox/video', prompt: 'A lighthouse at dusk', seconds: 2 } });
+    const created = await call(`${t.url}/v1/videos`, {
+      token: secret,
+      body: { model: 'sandbox/video', prompt: 'A lighthouse at dusk', seconds: 2 },
+    });
     expect(created.status).toBe(202);
     const status = page.getByRole('listitem', { name: `Video ${created.body.id}` }).getByTestId('video-status');
     const seen: string[] = [];
@@ -237,7 +268,12 @@ suite('the dashboard in a real browser', () => {
     await events.getByText('Renamed from “e2e key” to “e2e key, renamed”.').waitFor();
     await events.getByText('Monthly limit removed (it was $2.25).').waitFor();
     await events.getByText('Revoked: requests with this key are refused from now on.').waitFor();
-    const key = await graphql(t.url, 'query($id: ID!) { key(id: $id) { name monthlySpendLimitMicro revokedAt } }', { id: keyId }, demo.session_token);
+    const key = await graphql(
+      t.url,
+      'query($id: ID!) { key(id: $id) { name monthlySpendLimitMicro revokedAt } }',
+      { id: keyId },
+      demo.session_token,
+    );
     expect(key.data.key).toMatchObject({ name: 'e2e key, renamed', monthlySpendLimitMicro: null });
     expect(key.data.key.revokedAt).not.toBeNull();
     const refused = await call(`${t.url}/v1/models`, { token: secret });
@@ -245,7 +281,10 @@ suite('the dashboard in a real browser', () => {
   });
 
   test('a key revoked elsewhere loses its actions on the page at once, even a form left open', async () => {
-    const made = await call(`${t.url}/v1/keys`, { token: demo.session_token, body: { name: 'revoked elsewhere', monthly_spend_limit_micro: '5000000' } });
+    const made = await call(`${t.url}/v1/keys`, {
+      token: demo.session_token,
+      body: { name: 'revoked elsewhere', monthly_spend_limit_micro: '5000000' },
+    });
     expect(made.status).toBe(201);
     const card = keyCard('revoked elsewhere');
     await hasText(card.getByTestId('key-spend'), 'This month: $0.00 of $5.00', undefined, 20_000);
@@ -267,7 +306,11 @@ suite('the dashboard in a real browser', () => {
       if (i === 1) {
         // 24 limit changes: with its creation, 25 events, more than one page of them.
         for (let change = 1; change <= 24; change++) {
-          const changed = await call(`${t.url}/v1/keys/${made.body.id}`, { method: 'PATCH', token: demo.session_token, body: { monthly_spend_limit_micro: String(1_000_000 * change) } });
+          const changed = await call(`${t.url}/v1/keys/${made.body.id}`, {
+            method: 'PATCH',
+            token: demo.session_token,
+            body: { monthly_spend_limit_micro: String(1_000_000 * change) },
+          });
           expect(changed.status).toBe(200);
         }
       }
@@ -309,14 +352,23 @@ suite('the dashboard in a real browser', () => {
 
   test('every page passes the accessibility rules (WCAG 2.1 AA, contrast included) on a desktop and a phone', async () => {
     // Desktop and phone in the light scheme, and the desktop in the dark one.
-    for (const [width, colorScheme] of [[1100, 'light'], [360, 'light'], [1100, 'dark']] as const) {
+    for (const [width, colorScheme] of [
+      [1100, 'light'],
+      [360, 'light'],
+      [1100, 'dark'],
+    ] as const) {
       await page.setViewportSize({ width, height: width > 400 ? 900 : 780 });
       await page.emulateMedia({ colorScheme });
       for (const name of ['Account', 'Keys', 'Spend', 'Request log', 'Ledger', 'Videos', 'Models']) {
         await nav(name);
         await page.getByRole('heading', { level: 1, name }).waitFor();
         await page.waitForLoadState('networkidle').catch(() => undefined);
-        expect({ page: name, width, colorScheme, violations: await accessibilityViolations(page) }).toEqual({ page: name, width, colorScheme, violations: [] });
+        expect({ page: name, width, colorScheme, violations: await accessibilityViolations(page) }).toEqual({
+          page: name,
+          width,
+          colorScheme,
+          violations: [],
+        });
       }
     }
     await page.emulateMedia({ colorScheme: 'light' });
@@ -324,7 +376,9 @@ suite('the dashboard in a real browser', () => {
     await nav('Keys');
     await page.getByLabel('Search keys').fill('e2e key');
     await keyCard('e2e key, renamed').getByRole('button', { name: 'Events' }).click();
-    await keyCard('e2e key, renamed').getByText(/^Revoked:/).waitFor();
+    await keyCard('e2e key, renamed')
+      .getByText(/^Revoked:/)
+      .waitFor();
     expect(await accessibilityViolations(page)).toEqual([]);
   });
 

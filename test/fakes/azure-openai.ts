@@ -15,7 +15,12 @@ export interface FakeAzureOptions {
   deployments?: readonly string[];
 }
 
-const FILTER_OK = { hate: { filtered: false, severity: 'safe' }, self_harm: { filtered: false, severity: 'safe' }, sexual: { filtered: false, severity: 'safe' }, violence: { filtered: false, severity: 'safe' } };
+const FILTER_OK = {
+  hate: { filtered: false, severity: 'safe' },
+  self_harm: { filtered: false, severity: 'safe' },
+  sexual: { filtered: false, severity: 'safe' },
+  violence: { filtered: false, severity: 'safe' },
+};
 const PATH = /^\/openai\/deployments\/([^/]+)\/chat\/completions$/;
 
 export async function startFakeAzureOpenAI(options: FakeAzureOptions = {}): Promise<FakeVendor<FakeOpenAIReply>> {
@@ -23,24 +28,49 @@ export async function startFakeAzureOpenAI(options: FakeAzureOptions = {}): Prom
   return startFakeVendor<FakeOpenAIReply>({ apiKey, basePath: '', defaultReply: {} }, async (exchange) => {
     const { request, json, reply } = exchange;
     const error = (status: number, code: string, message: string) => json(status, { error: { code, message } });
-    if (request.headers['api-key'] !== apiKey) return error(401, '401', 'Access denied due to invalid subscription key or wrong API endpoint. Make sure to provide a valid key for an active subscription and use a correct regional API endpoint for your resource.');
+    if (request.headers['api-key'] !== apiKey)
+      return error(
+        401,
+        '401',
+        'Access denied due to invalid subscription key or wrong API endpoint. Make sure to provide a valid key for an active subscription and use a correct regional API endpoint for your resource.',
+      );
     const match = PATH.exec(request.path);
     if (!match || request.method !== 'POST') return error(404, '404', 'Resource not found');
     if (!request.query['api-version']) return error(404, '404', 'Resource not found');
     const deployment = decodeURIComponent(match[1]!);
-    if (options.deployments && !options.deployments.includes(deployment)) return error(404, 'DeploymentNotFound', 'The API deployment for this resource does not exist. If you created the deployment within the last 5 minutes, please wait a moment and try again.');
-    if (reply.status && reply.status >= 400) return error(reply.status, reply.status === 429 ? '429' : 'InternalServerError', reply.errorMessage ?? 'The fake Azure resource failed.');
+    if (options.deployments && !options.deployments.includes(deployment))
+      return error(
+        404,
+        'DeploymentNotFound',
+        'The API deployment for this resource does not exist. If you created the deployment within the last 5 minutes, please wait a moment and try again.',
+      );
+    if (reply.status && reply.status >= 400)
+      return error(
+        reply.status,
+        reply.status === 429 ? '429' : 'InternalServerError',
+        reply.errorMessage ?? 'The fake Azure resource failed.',
+      );
     return chatCompletions(withAzureStream(exchange), undefined);
   });
 }
 
 /** Azure's stream: the prompt filter's chunk first, and every choice with its filter results. */
 function withAzureStream(exchange: FakeExchange<FakeOpenAIReply>): FakeExchange<FakeOpenAIReply> {
-  const first: SseOut = { data: JSON.stringify({ choices: [], created: 0, id: '', model: '', object: '', prompt_filter_results: [{ prompt_index: 0, content_filter_results: FILTER_OK }] }) };
+  const first: SseOut = {
+    data: JSON.stringify({
+      choices: [],
+      created: 0,
+      id: '',
+      model: '',
+      object: '',
+      prompt_filter_results: [{ prompt_index: 0, content_filter_results: FILTER_OK }],
+    }),
+  };
   const withFilters = (event: SseOut): SseOut => {
     if (event.data === '[DONE]') return event;
     const chunk = JSON.parse(event.data) as { choices?: Array<Record<string, unknown>> };
-    if (Array.isArray(chunk.choices)) chunk.choices = chunk.choices.map((choice) => ({ ...choice, content_filter_results: choice.finish_reason ? {} : FILTER_OK }));
+    if (Array.isArray(chunk.choices))
+      chunk.choices = chunk.choices.map((choice) => ({ ...choice, content_filter_results: choice.finish_reason ? {} : FILTER_OK }));
     return { ...event, data: JSON.stringify(chunk) };
   };
   return { ...exchange, sse: (events, options) => exchange.sse([first, ...events.map(withFilters)], options) };

@@ -29,7 +29,14 @@ export interface FakeBedrockOptions {
   region?: string;
 }
 
-const ERROR_TYPES: Readonly<Record<number, string>> = { 400: 'ValidationException', 403: 'AccessDeniedException', 404: 'ResourceNotFoundException', 429: 'ThrottlingException', 500: 'InternalServerException', 503: 'ServiceUnavailableException' };
+const ERROR_TYPES: Readonly<Record<number, string>> = {
+  400: 'ValidationException',
+  403: 'AccessDeniedException',
+  404: 'ResourceNotFoundException',
+  429: 'ThrottlingException',
+  500: 'InternalServerException',
+  503: 'ServiceUnavailableException',
+};
 const PATH = /^\/model\/([^/]+)\/(invoke|invoke-with-response-stream)$/;
 
 class Sha256 implements Checksum {
@@ -48,7 +55,9 @@ class Sha256 implements Checksum {
   }
 }
 
-export async function startFakeBedrock(options: FakeBedrockOptions = {}): Promise<FakeVendor<FakeBedrockReply> & { accessKeyId: string; secretAccessKey: string; region: string }> {
+export async function startFakeBedrock(
+  options: FakeBedrockOptions = {},
+): Promise<FakeVendor<FakeBedrockReply> & { accessKeyId: string; secretAccessKey: string; region: string }> {
   const accessKeyId = options.accessKeyId ?? 'AKIAFAKEBEDROCK00001';
   const secretAccessKey = options.secretAccessKey ?? 'fake/secret/key/for/bedrock/0000000000000';
   const region = options.region ?? 'us-east-1';
@@ -58,37 +67,90 @@ export async function startFakeBedrock(options: FakeBedrockOptions = {}): Promis
     const { request, response: res, reply } = exchange;
     const error = (status: number, message: string, type = ERROR_TYPES[status] ?? 'InternalServerException') => {
       if (res.destroyed) return;
-      res.writeHead(status, { 'content-type': 'application/json', 'x-amzn-errortype': `${type}:http://internal.amazon.com/coral/com.amazon.bedrock/`, ...(reply.retryAfter !== undefined ? { 'retry-after': reply.retryAfter } : {}) });
+      res.writeHead(status, {
+        'content-type': 'application/json',
+        'x-amzn-errortype': `${type}:http://internal.amazon.com/coral/com.amazon.bedrock/`,
+        ...(reply.retryAfter !== undefined ? { 'retry-after': reply.retryAfter } : {}),
+      });
       res.end(JSON.stringify({ message }));
     };
     const match = PATH.exec(request.path);
     if (!match || request.method !== 'POST') return error(404, 'Not Found', 'UnknownOperationException');
-    if (!(await signatureMatches(signer, request))) return error(403, 'The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method.', 'InvalidSignatureException');
-    if (reply.status && reply.status >= 400) return error(reply.status, reply.errorMessage ?? (reply.status === 429 ? 'Too many requests, please wait before trying again.' : 'The fake Bedrock failed.'));
+    if (!(await signatureMatches(signer, request)))
+      return error(
+        403,
+        'The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method.',
+        'InvalidSignatureException',
+      );
+    if (reply.status && reply.status >= 400)
+      return error(
+        reply.status,
+        reply.errorMessage ?? (reply.status === 429 ? 'Too many requests, please wait before trying again.' : 'The fake Bedrock failed.'),
+      );
     const body = request.body ?? {};
-    if (body.anthropic_version !== 'bedrock-2023-05-31') return error(400, 'Malformed input request: #: required key [anthropic_version] not found, please reformat your input and try again.');
-    for (const key of ['model', 'stream']) if (key in body) return error(400, `Malformed input request: #: extraneous key [${key}] is not permitted, please reformat your input and try again.`);
-    if (typeof body.max_tokens !== 'number' || !Array.isArray(body.messages)) return error(400, 'Malformed input request: #: required key [max_tokens] not found, please reformat your input and try again.');
+    if (body.anthropic_version !== 'bedrock-2023-05-31')
+      return error(
+        400,
+        'Malformed input request: #: required key [anthropic_version] not found, please reformat your input and try again.',
+      );
+    for (const key of ['model', 'stream'])
+      if (key in body)
+        return error(
+          400,
+          `Malformed input request: #: extraneous key [${key}] is not permitted, please reformat your input and try again.`,
+        );
+    if (typeof body.max_tokens !== 'number' || !Array.isArray(body.messages))
+      return error(400, 'Malformed input request: #: required key [max_tokens] not found, please reformat your input and try again.');
 
     const modelId = decodeURIComponent(match[1]!);
     const text = reply.text ?? 'Hello from fake Bedrock.';
     const usage = { input_tokens: reply.usage?.input ?? 20, output_tokens: reply.usage?.output ?? Math.max(1, Math.ceil(text.length / 4)) };
-    const message = { id: 'msg_bdrk_fake', type: 'message', role: 'assistant', model: modelId.replace(/^(us\.|eu\.)?anthropic\./, ''), content: [{ type: 'text', text }], stop_reason: 'end_turn', stop_sequence: null, usage };
+    const message = {
+      id: 'msg_bdrk_fake',
+      type: 'message',
+      role: 'assistant',
+      model: modelId.replace(/^(us\.|eu\.)?anthropic\./, ''),
+      content: [{ type: 'text', text }],
+      stop_reason: 'end_turn',
+      stop_sequence: null,
+      usage,
+    };
     if (match[2] === 'invoke') return exchange.json(200, message);
 
     const events: Record<string, unknown>[] = [
       { type: 'message_start', message: { ...message, content: [], stop_reason: null, usage: { ...usage, output_tokens: 1 } } },
       { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
-      ...pieces(text, reply.chunkSize ?? 5).map((piece) => ({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: piece } })),
+      ...pieces(text, reply.chunkSize ?? 5).map((piece) => ({
+        type: 'content_block_delta',
+        index: 0,
+        delta: { type: 'text_delta', text: piece },
+      })),
       { type: 'content_block_stop', index: 0 },
     ];
     if (!reply.streamException) {
-      events.push({ type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: usage.output_tokens } });
-      events.push({ type: 'message_stop', 'amazon-bedrock-invocationMetrics': { inputTokenCount: usage.input_tokens, outputTokenCount: usage.output_tokens, invocationLatency: 321, firstByteLatency: 123 } });
+      events.push({
+        type: 'message_delta',
+        delta: { stop_reason: 'end_turn', stop_sequence: null },
+        usage: { output_tokens: usage.output_tokens },
+      });
+      events.push({
+        type: 'message_stop',
+        'amazon-bedrock-invocationMetrics': {
+          inputTokenCount: usage.input_tokens,
+          outputTokenCount: usage.output_tokens,
+          invocationLatency: 321,
+          firstByteLatency: 123,
+        },
+      });
     }
     const codec = newEventStreamCodec();
     const frame = (headers: Record<string, string>, payload: unknown) =>
-      Buffer.from(codec.encode({ headers: Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, { type: 'string' as const, value }])), body: Buffer.from(JSON.stringify(payload)) }));
+      Buffer.from(
+        codec.encode({
+          headers: Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, { type: 'string' as const, value }])),
+          body: Buffer.from(JSON.stringify(payload)),
+        }),
+      );
     res.writeHead(200, { 'content-type': 'application/vnd.amazon.eventstream', 'x-amzn-bedrock-content-type': 'application/json' });
     res.flushHeaders();
     for (let i = 0; i < events.length; i++) {
@@ -101,20 +163,32 @@ export async function startFakeBedrock(options: FakeBedrockOptions = {}): Promis
       if (res.destroyed) return;
       const bytes = Buffer.from(JSON.stringify(events[i])).toString('base64');
       // Bedrock pads each chunk (`p`) so that sizes do not reveal the text.
-      const bytesFrame = frame({ ':event-type': 'chunk', ':content-type': 'application/json', ':message-type': 'event' }, { bytes, p: 'abcdefghij'.slice(0, i % 10) });
+      const bytesFrame = frame(
+        { ':event-type': 'chunk', ':content-type': 'application/json', ':message-type': 'event' },
+        { bytes, p: 'abcdefghij'.slice(0, i % 10) },
+      );
       // Split each frame in two writes: the decoder must join frames across chunks.
       const half = bytesFrame.length >> 1;
       await new Promise<void>((resolve) => res.write(bytesFrame.subarray(0, half), () => resolve()));
       await new Promise<void>((resolve) => res.write(bytesFrame.subarray(half), () => resolve()));
     }
-    if (reply.streamException) res.write(frame({ ':exception-type': reply.streamException, ':content-type': 'application/json', ':message-type': 'exception' }, { message: `The fake stream ended with ${reply.streamException}.` }));
+    if (reply.streamException)
+      res.write(
+        frame(
+          { ':exception-type': reply.streamException, ':content-type': 'application/json', ':message-type': 'exception' },
+          { message: `The fake stream ended with ${reply.streamException}.` },
+        ),
+      );
     res.end();
   });
   return Object.assign(fake, { accessKeyId, secretAccessKey, region });
 }
 
 /** Recomputes the request's SigV4 signature over what was received and compares it with the one sent. */
-async function signatureMatches(signer: SignatureV4, request: { path: string; headers: Record<string, string | string[] | undefined>; rawBody: string }): Promise<boolean> {
+async function signatureMatches(
+  signer: SignatureV4,
+  request: { path: string; headers: Record<string, string | string[] | undefined>; rawBody: string },
+): Promise<boolean> {
   const authorization = String(request.headers.authorization ?? '');
   const signedHeaders = /SignedHeaders=([^,]+)/.exec(authorization)?.[1]?.split(';');
   const amzDate = String(request.headers['x-amz-date'] ?? '');
@@ -123,7 +197,16 @@ async function signatureMatches(signer: SignatureV4, request: { path: string; he
   const headers = Object.fromEntries(signedHeaders.map((name) => [name, String(request.headers[name] ?? '')]));
   const host = headers.host ?? '';
   const signed = await signer.sign(
-    { method: 'POST', protocol: 'http:', hostname: host.split(':')[0]!, port: Number(host.split(':')[1]), path: request.path, query: {}, headers, body: request.rawBody },
+    {
+      method: 'POST',
+      protocol: 'http:',
+      hostname: host.split(':')[0]!,
+      port: Number(host.split(':')[1]),
+      path: request.path,
+      query: {},
+      headers,
+      body: request.rawBody,
+    },
     { signingDate: new Date(Date.UTC(+at[1]!, +at[2]! - 1, +at[3]!, +at[4]!, +at[5]!, +at[6]!)) },
   );
   return signed.headers.authorization === authorization;

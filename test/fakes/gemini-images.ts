@@ -24,19 +24,34 @@ export async function startFakeGeminiImages(options: { apiKey?: string } = {}): 
   const apiKey = options.apiKey ?? 'gemini-fake-key';
   return startImageFake({ apiKey, basePath: '' }, async ({ request, reply, json }) => {
     const error = (code: number, status: string, message: string) => json(code, { error: { code, message, status } });
-    if (!GENERATE.test(request.path) || request.method !== 'POST') return error(404, 'NOT_FOUND', `Requested entity was not found: ${request.path}`);
-    if (request.headers['x-goog-api-key'] !== apiKey) return error(400, 'INVALID_ARGUMENT', 'API key not valid. Please pass a valid API key.');
-    if (reply.status) return error(reply.status, reply.status >= 500 ? 'INTERNAL' : 'INVALID_ARGUMENT', reply.errorMessage ?? 'The fake vendor failed.');
+    if (!GENERATE.test(request.path) || request.method !== 'POST')
+      return error(404, 'NOT_FOUND', `Requested entity was not found: ${request.path}`);
+    if (request.headers['x-goog-api-key'] !== apiKey)
+      return error(400, 'INVALID_ARGUMENT', 'API key not valid. Please pass a valid API key.');
+    if (reply.status)
+      return error(reply.status, reply.status >= 500 ? 'INTERNAL' : 'INVALID_ARGUMENT', reply.errorMessage ?? 'The fake vendor failed.');
     const body = request.json ?? {};
     const parts = body.contents?.[0]?.parts;
-    if (!Array.isArray(parts) || !parts.some((p: { text?: unknown }) => typeof p.text === 'string')) return error(400, 'INVALID_ARGUMENT', '* GenerateContentRequest.contents: contents is not specified');
+    if (!Array.isArray(parts) || !parts.some((p: { text?: unknown }) => typeof p.text === 'string'))
+      return error(400, 'INVALID_ARGUMENT', '* GenerateContentRequest.contents: contents is not specified');
     const modalities: unknown = body.generationConfig?.responseModalities;
     if (!Array.isArray(modalities) || !modalities.includes('IMAGE')) {
-      return json(200, { candidates: [{ content: { role: 'model', parts: [{ text: 'I can only describe an image.' }] }, finishReason: 'STOP' }] });
+      return json(200, {
+        candidates: [{ content: { role: 'model', parts: [{ text: 'I can only describe an image.' }] }, finishReason: 'STOP' }],
+      });
     }
     const size = GEMINI_IMAGE_SIZES[body.generationConfig?.imageConfig?.aspectRatio ?? '1:1'] ?? GEMINI_IMAGE_SIZES['1:1']!;
     json(200, {
-      candidates: [{ content: { role: 'model', parts: [{ text: 'Here is your image.' }, { inlineData: { mimeType: mimeOf(reply), data: await fakeImageBase64(reply, size) } }] }, finishReason: 'STOP', index: 0 }],
+      candidates: [
+        {
+          content: {
+            role: 'model',
+            parts: [{ text: 'Here is your image.' }, { inlineData: { mimeType: mimeOf(reply), data: await fakeImageBase64(reply, size) } }],
+          },
+          finishReason: 'STOP',
+          index: 0,
+        },
+      ],
       usageMetadata: { promptTokenCount: 12, candidatesTokenCount: 1290, totalTokenCount: 1302 },
       modelVersion: 'gemini-2.5-flash-image',
     });

@@ -19,11 +19,15 @@ export async function startFakeImagen(options: { apiKey?: string } = {}): Promis
   const apiKey = options.apiKey ?? 'gemini-fake-key';
   return startImageFake({ apiKey, basePath: '' }, async ({ request, reply, json }) => {
     const error = (code: number, status: string, message: string) => json(code, { error: { code, message, status } });
-    if (!PREDICT.test(request.path) || request.method !== 'POST') return error(404, 'NOT_FOUND', `Requested entity was not found: ${request.path}`);
-    if (request.headers['x-goog-api-key'] !== apiKey) return error(400, 'INVALID_ARGUMENT', 'API key not valid. Please pass a valid API key.');
-    if (reply.status) return error(reply.status, reply.status >= 500 ? 'INTERNAL' : 'INVALID_ARGUMENT', reply.errorMessage ?? 'The fake vendor failed.');
+    if (!PREDICT.test(request.path) || request.method !== 'POST')
+      return error(404, 'NOT_FOUND', `Requested entity was not found: ${request.path}`);
+    if (request.headers['x-goog-api-key'] !== apiKey)
+      return error(400, 'INVALID_ARGUMENT', 'API key not valid. Please pass a valid API key.');
+    if (reply.status)
+      return error(reply.status, reply.status >= 500 ? 'INTERNAL' : 'INVALID_ARGUMENT', reply.errorMessage ?? 'The fake vendor failed.');
     const body = request.json ?? {};
-    if (!Array.isArray(body.instances) || typeof body.instances[0]?.prompt !== 'string') return error(400, 'INVALID_ARGUMENT', 'instances[0].prompt is required');
+    if (!Array.isArray(body.instances) || typeof body.instances[0]?.prompt !== 'string')
+      return error(400, 'INVALID_ARGUMENT', 'instances[0].prompt is required');
     const ratio = body.parameters?.aspectRatio ?? '1:1';
     const size = IMAGEN_SIZES[ratio];
     if (!size) return error(400, 'INVALID_ARGUMENT', `Unsupported aspect ratio: ${ratio}`);

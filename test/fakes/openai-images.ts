@@ -58,7 +58,10 @@ export interface ImageExchange {
   json(status: number, body: unknown): void;
 }
 
-export async function startImageFake(options: { apiKey: string; basePath: string }, handle: (exchange: ImageExchange) => Promise<void>): Promise<ImageFake> {
+export async function startImageFake(
+  options: { apiKey: string; basePath: string },
+  handle: (exchange: ImageExchange) => Promise<void>,
+): Promise<ImageFake> {
   const requests: RecordedImageRequest[] = [];
   let queue: ImageFakeReply[] = [{}];
   const sockets = new Set<Socket>();
@@ -108,7 +111,18 @@ export async function startImageFake(options: { apiKey: string; basePath: string
 }
 
 async function recordImageRequest(req: IncomingMessage, res: ServerResponse): Promise<RecordedImageRequest> {
-  const record: RecordedImageRequest = { method: req.method ?? 'GET', path: new URL(req.url ?? '/', 'http://fake').pathname, headers: req.headers, json: undefined, fields: {}, files: [], bodyBytes: 0, aborted: false, receivedAt: Date.now(), answeredAt: null };
+  const record: RecordedImageRequest = {
+    method: req.method ?? 'GET',
+    path: new URL(req.url ?? '/', 'http://fake').pathname,
+    headers: req.headers,
+    json: undefined,
+    fields: {},
+    files: [],
+    bodyBytes: 0,
+    aborted: false,
+    receivedAt: Date.now(),
+    answeredAt: null,
+  };
   res.on('finish', () => (record.answeredAt = Date.now()));
   res.on('close', () => {
     if (!res.writableFinished) record.aborted = true;
@@ -163,19 +177,27 @@ export const mimeOf = (reply: ImageFakeReply) => MIME_OF[reply.format ?? 'png'];
 export async function startFakeOpenAIImages(options: { apiKey?: string } = {}): Promise<ImageFake> {
   const apiKey = options.apiKey ?? 'sk-fake-images';
   return startImageFake({ apiKey, basePath: '/v1' }, async ({ request, reply, json }) => {
-    const error = (status: number, message: string, type = 'invalid_request_error') => json(status, { error: { message, type, param: null, code: null } });
+    const error = (status: number, message: string, type = 'invalid_request_error') =>
+      json(status, { error: { message, type, param: null, code: null } });
     if (request.headers.authorization !== `Bearer ${apiKey}`) return error(401, 'Incorrect API key provided.');
     if (reply.status) return error(reply.status, reply.errorMessage ?? 'The fake vendor failed.', 'server_error');
     const isEdit = request.path === '/v1/images/edits';
-    if (request.method !== 'POST' || (!isEdit && request.path !== '/v1/images/generations')) return error(404, `Unknown path ${request.path}`);
+    if (request.method !== 'POST' || (!isEdit && request.path !== '/v1/images/generations'))
+      return error(404, `Unknown path ${request.path}`);
     const body = isEdit ? request.fields : (request.json ?? {});
     if (typeof body.prompt !== 'string' || !body.prompt) return error(400, "Missing required parameter: 'prompt'.");
-    if (isEdit && !request.files.some((f) => f.field === 'image' || f.field === 'image[]')) return error(400, "Missing required parameter: 'image'.");
+    if (isEdit && !request.files.some((f) => f.field === 'image' || f.field === 'image[]'))
+      return error(400, "Missing required parameter: 'image'.");
     if (Number(body.n ?? 1) !== 1) return error(400, 'The fake makes one image per call.');
     json(200, {
       created: Math.floor(Date.now() / 1000),
       data: [{ b64_json: await fakeImageBase64(reply, parseSize(body.size)) }],
-      usage: { input_tokens: 50, input_tokens_details: { image_tokens: isEdit ? 40 : 0, text_tokens: 10 }, output_tokens: 272, total_tokens: 322 },
+      usage: {
+        input_tokens: 50,
+        input_tokens_details: { image_tokens: isEdit ? 40 : 0, text_tokens: 10 },
+        output_tokens: 272,
+        total_tokens: 322,
+      },
     });
   });
 }

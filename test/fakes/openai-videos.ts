@@ -38,7 +38,11 @@ export interface FakeOpenAIVideos {
 const SIZES = ['720x1280', '1280x720', '1024x1792', '1792x1024'];
 const SECONDS = ['4', '8', '12'];
 
-export async function startFakeOpenAIVideos(options: { apiKey?: string; content: Buffer; pollsToFinish?: number }): Promise<FakeOpenAIVideos> {
+export async function startFakeOpenAIVideos(options: {
+  apiKey?: string;
+  content: Buffer;
+  pollsToFinish?: number;
+}): Promise<FakeOpenAIVideos> {
   const apiKey = options.apiKey ?? 'sk-fake-openai';
   const pollsToFinish = options.pollsToFinish ?? 3;
   const jobs = new Map<string, FakeOpenAIVideoJob>();
@@ -59,13 +63,25 @@ export async function startFakeOpenAIVideos(options: { apiKey?: string; content:
     const done = !failed && job.polls >= pollsToFinish;
     const status = failed ? 'failed' : done ? 'completed' : job.polls === 0 ? 'queued' : 'in_progress';
     return {
-      id: job.id, object: 'video', model: job.model, status, progress: done ? 100 : Math.floor((job.polls / pollsToFinish) * 100),
-      created_at: 1_764_000_000, completed_at: done ? 1_764_000_100 : null, expires_at: null, prompt: job.prompt, seconds: job.seconds, size: job.size,
-      remixed_from_video_id: null, error: failed ? { code: 'moderation_blocked', message: 'Your request was blocked by our moderation system.' } : null,
+      id: job.id,
+      object: 'video',
+      model: job.model,
+      status,
+      progress: done ? 100 : Math.floor((job.polls / pollsToFinish) * 100),
+      created_at: 1_764_000_000,
+      completed_at: done ? 1_764_000_100 : null,
+      expires_at: null,
+      prompt: job.prompt,
+      seconds: job.seconds,
+      size: job.size,
+      remixed_from_video_id: null,
+      error: failed ? { code: 'moderation_blocked', message: 'Your request was blocked by our moderation system.' } : null,
     };
   };
 
-  const readCreate = (req: IncomingMessage): Promise<{ fields: Record<string, string>; file: { mimeType: string; bytes: Buffer } | null }> =>
+  const readCreate = (
+    req: IncomingMessage,
+  ): Promise<{ fields: Record<string, string>; file: { mimeType: string; bytes: Buffer } | null }> =>
     new Promise((resolve, reject) => {
       if ((req.headers['content-type'] ?? '').startsWith('application/json')) {
         const chunks: Buffer[] = [];
@@ -90,15 +106,25 @@ export async function startFakeOpenAIVideos(options: { apiKey?: string; content:
     });
 
   const server = createServer(async (req, res) => {
-    if (req.headers.authorization !== `Bearer ${apiKey}`) return error(res, 401, `Incorrect API key provided: ${(req.headers.authorization ?? '').replace(/^Bearer /, '')}.`);
+    if (req.headers.authorization !== `Bearer ${apiKey}`)
+      return error(res, 401, `Incorrect API key provided: ${(req.headers.authorization ?? '').replace(/^Bearer /, '')}.`);
     const path = new URL(req.url ?? '/', 'http://fake').pathname;
     if (req.method === 'POST' && path === '/v1/videos') {
       const { fields, file } = await readCreate(req);
       if (!fields.prompt) return error(res, 400, "Missing required parameter: 'prompt'.", 'prompt');
-      if (fields.seconds !== undefined && !SECONDS.includes(fields.seconds)) return error(res, 400, `Invalid value: '${fields.seconds}'. Supported values are: '4', '8', and '12'.`, 'seconds');
+      if (fields.seconds !== undefined && !SECONDS.includes(fields.seconds))
+        return error(res, 400, `Invalid value: '${fields.seconds}'. Supported values are: '4', '8', and '12'.`, 'seconds');
       if (fields.size !== undefined && !SIZES.includes(fields.size)) return error(res, 400, `Invalid value: '${fields.size}'.`, 'size');
       state.creations++;
-      const job: FakeOpenAIVideoJob = { id: `video_${(++sequence).toString().padStart(6, '0')}`, model: fields.model ?? 'sora-2', prompt: fields.prompt, seconds: fields.seconds ?? '4', size: fields.size ?? '720x1280', inputReference: file, polls: 0 };
+      const job: FakeOpenAIVideoJob = {
+        id: `video_${(++sequence).toString().padStart(6, '0')}`,
+        model: fields.model ?? 'sora-2',
+        prompt: fields.prompt,
+        seconds: fields.seconds ?? '4',
+        size: fields.size ?? '720x1280',
+        inputReference: file,
+        polls: 0,
+      };
       jobs.set(job.id, job);
       return json(res, 200, videoObject(job));
     }
@@ -107,7 +133,8 @@ export async function startFakeOpenAIVideos(options: { apiKey?: string; content:
     if (req.method !== 'GET' || !match) return error(res, 404, `Invalid URL (${req.method} ${path})`);
     if (!job) return error(res, 404, `Video with id '${match[1]}' not found.`, 'id');
     if (match[2]) {
-      if (videoObject(job).status !== 'completed') return error(res, 400, 'Video is not ready yet, use GET /v1/videos/{video_id} to check status.');
+      if (videoObject(job).status !== 'completed')
+        return error(res, 400, 'Video is not ready yet, use GET /v1/videos/{video_id} to check status.');
       state.downloads++;
       res.writeHead(200, { 'content-type': 'video/mp4', 'content-length': options.content.length });
       if (stalls > 0) {
@@ -135,6 +162,10 @@ export async function startFakeOpenAIVideos(options: { apiKey?: string; content:
     },
     failNextPolls: (count, status) => (failing = { count, status }),
     stallNextDownloads: (count) => (stalls = count),
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

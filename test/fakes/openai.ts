@@ -19,7 +19,7 @@ export interface RecordedRequest {
   query: Record<string, string>;
   headers: IncomingHttpHeaders;
   /** Parsed JSON body (or the raw text when it is not JSON). */
-   
+
   body: any;
   /** The body as sent (a signed request is checked against its exact bytes). */
   rawBody: string;
@@ -92,12 +92,21 @@ export async function startFakeVendor<Reply extends FakeReplyControls>(
       const reply = queue.length > 1 ? queue.shift()! : queue[0]!;
       const json: Send = (status, body) => {
         if (res.destroyed) return;
-        res.writeHead(status, { 'content-type': 'application/json', ...(status >= 400 && reply.retryAfter !== undefined ? { 'retry-after': reply.retryAfter } : {}) });
+        res.writeHead(status, {
+          'content-type': 'application/json',
+          ...(status >= 400 && reply.retryAfter !== undefined ? { 'retry-after': reply.retryAfter } : {}),
+        });
         res.end(JSON.stringify(body));
       };
       if (reply.headersDelayMs) await delay(reply.headersDelayMs);
       if (res.destroyed) return;
-      await handle({ request: record, response: res, reply, json, sse: (events, sseOptions) => writeSse(record, res, reply, events, sseOptions?.lineEnd ?? '\n') });
+      await handle({
+        request: record,
+        response: res,
+        reply,
+        json,
+        sse: (events, sseOptions) => writeSse(record, res, reply, events, sseOptions?.lineEnd ?? '\n'),
+      });
     })().catch((error: unknown) => {
       if (!res.headersSent) {
         res.writeHead(500, { 'content-type': 'application/json' });
@@ -159,7 +168,13 @@ async function recordRequest(req: IncomingMessage, res: ServerResponse): Promise
   return record;
 }
 
-async function writeSse(record: RecordedRequest, res: ServerResponse, controls: FakeReplyControls, events: SseOut[], lineEnd: string): Promise<void> {
+async function writeSse(
+  record: RecordedRequest,
+  res: ServerResponse,
+  controls: FakeReplyControls,
+  events: SseOut[],
+  lineEnd: string,
+): Promise<void> {
   if (res.destroyed) return;
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
   res.flushHeaders();
@@ -173,7 +188,9 @@ async function writeSse(record: RecordedRequest, res: ServerResponse, controls: 
     if (res.destroyed) return;
     const event = events[i]!;
     // Wait for each write to reach the socket, so a later cut cannot swallow it.
-    await new Promise<void>((resolve) => res.write((event.event ? `event: ${event.event}${lineEnd}` : '') + `data: ${event.data}${lineEnd}${lineEnd}`, () => resolve()));
+    await new Promise<void>((resolve) =>
+      res.write((event.event ? `event: ${event.event}${lineEnd}` : '') + `data: ${event.data}${lineEnd}${lineEnd}`, () => resolve()),
+    );
   }
   res.end();
 }
@@ -183,7 +200,12 @@ async function writeSse(record: RecordedRequest, res: ServerResponse, controls: 
  * whole answer is "generated" (`chunkDelayMs` per chunk the stream would have had), or cut
  * half-way (`cutAfterChunks`): what the stream-pacing fault controls mean without a stream.
  */
-export async function sendCompletionPaced(exchange: FakeExchange<FakeReplyControls>, chunks: number, completion: unknown, options: { cut?: boolean } = {}): Promise<void> {
+export async function sendCompletionPaced(
+  exchange: FakeExchange<FakeReplyControls>,
+  chunks: number,
+  completion: unknown,
+  options: { cut?: boolean } = {},
+): Promise<void> {
   const { request, response: res, reply } = exchange;
   const text = JSON.stringify(completion);
   // `cut`: the vendor's answer breaks off (a stream control such as omitEnd, without a stream).
@@ -269,10 +291,20 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
       json(status, { error: { message, type, param: null, code } });
     if (apiKey !== null && request.headers.authorization !== `Bearer ${apiKey}`) {
       const sent = (request.headers.authorization ?? '').replace(/^Bearer /, '');
-      return error(401, `Incorrect API key provided: ${sent}. You can find your API key at https://platform.openai.com/account/api-keys.`, 'invalid_request_error', 'invalid_api_key');
+      return error(
+        401,
+        `Incorrect API key provided: ${sent}. You can find your API key at https://platform.openai.com/account/api-keys.`,
+        'invalid_request_error',
+        'invalid_api_key',
+      );
     }
     if (request.method !== 'POST') return error(405, 'Method not allowed.');
-    if (reply.status && reply.status >= 400) return error(reply.status, reply.errorMessage ?? 'The fake vendor failed.', reply.status === 429 ? 'rate_limit_exceeded' : 'server_error');
+    if (reply.status && reply.status >= 400)
+      return error(
+        reply.status,
+        reply.errorMessage ?? 'The fake vendor failed.',
+        reply.status === 429 ? 'rate_limit_exceeded' : 'server_error',
+      );
     if (request.path === `${basePath}/chat/completions`) return chatCompletions(exchange, options.model);
     if (request.path === `${basePath}/responses`) return responses(exchange, options.model);
     return error(404, `Invalid URL (POST ${request.path})`);
@@ -288,7 +320,12 @@ interface OpenAIAnswer {
 }
 
 function openAIAnswer(reply: FakeOpenAIReply): OpenAIAnswer {
-  const toolCalls = (reply.toolCalls ?? []).map((call, i) => ({ id: call.id ?? `call_fake_${i}`, name: call.name, arguments: call.arguments, kind: call.kind ?? 'function' }));
+  const toolCalls = (reply.toolCalls ?? []).map((call, i) => ({
+    id: call.id ?? `call_fake_${i}`,
+    name: call.name,
+    arguments: call.arguments,
+    kind: call.kind ?? 'function',
+  }));
   const text = reply.text ?? (toolCalls.length > 0 || reply.refusal ? '' : DEFAULT_OPENAI_TEXT);
   const reasoning = reply.reasoning ?? '';
   return {
@@ -314,7 +351,8 @@ function chatFinish(reply: FakeOpenAIReply, answer: OpenAIAnswer): string {
 export async function chatCompletions(exchange: FakeExchange<FakeOpenAIReply>, fixedModel: string | undefined): Promise<void> {
   const { request, reply, json, sse } = exchange;
   const body = request.body ?? {};
-  if (typeof body.model !== 'string' || !Array.isArray(body.messages)) return json(400, { error: { message: "Missing required parameter: 'messages'.", type: 'invalid_request_error' } });
+  if (typeof body.model !== 'string' || !Array.isArray(body.messages))
+    return json(400, { error: { message: "Missing required parameter: 'messages'.", type: 'invalid_request_error' } });
   const answer = openAIAnswer(reply);
   const model = fixedModel ?? body.model;
   const created = Math.floor(Date.now() / 1000);
@@ -323,7 +361,12 @@ export async function chatCompletions(exchange: FakeExchange<FakeOpenAIReply>, f
     completion_tokens: answer.usage.output,
     total_tokens: answer.usage.input + answer.usage.output,
     prompt_tokens_details: { cached_tokens: answer.usage.cached, audio_tokens: 0 },
-    completion_tokens_details: { reasoning_tokens: answer.usage.reasoning, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+    completion_tokens_details: {
+      reasoning_tokens: answer.usage.reasoning,
+      audio_tokens: 0,
+      accepted_prediction_tokens: 0,
+      rejected_prediction_tokens: 0,
+    },
   };
   const finishReason = chatFinish(reply, answer);
   if (body.stream !== true) {
@@ -340,7 +383,13 @@ export async function chatCompletions(exchange: FakeExchange<FakeOpenAIReply>, f
             content: answer.text || null,
             refusal: answer.refusal || null,
             ...(answer.toolCalls.length > 0
-              ? { tool_calls: answer.toolCalls.map((c) => (c.kind === 'custom' ? { id: c.id, type: 'custom', custom: { name: c.name, input: c.arguments } } : { id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })) }
+              ? {
+                  tool_calls: answer.toolCalls.map((c) =>
+                    c.kind === 'custom'
+                      ? { id: c.id, type: 'custom', custom: { name: c.name, input: c.arguments } }
+                      : { id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } },
+                  ),
+                }
               : {}),
           },
           finish_reason: finishReason,
@@ -353,7 +402,15 @@ export async function chatCompletions(exchange: FakeExchange<FakeOpenAIReply>, f
   const size = reply.chunkSize ?? 5;
   const includeUsage = body.stream_options?.include_usage === true;
   const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
-    JSON.stringify({ id: 'chatcmpl-fake', object: 'chat.completion.chunk', created, model, system_fingerprint: 'fp_fake', choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], ...(includeUsage ? { usage: null } : {}) });
+    JSON.stringify({
+      id: 'chatcmpl-fake',
+      object: 'chat.completion.chunk',
+      created,
+      model,
+      system_fingerprint: 'fp_fake',
+      choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+      ...(includeUsage ? { usage: null } : {}),
+    });
   const events: SseOut[] = [{ data: chunk({ role: 'assistant', content: '', refusal: null }) }];
   for (const piece of pieces(answer.reasoning, size)) events.push({ data: chunk({ reasoning_content: piece }) });
   for (const piece of pieces(answer.text, size)) events.push({ data: chunk({ content: piece }) });
@@ -361,16 +418,25 @@ export async function chatCompletions(exchange: FakeExchange<FakeOpenAIReply>, f
   answer.toolCalls.forEach((call, index) => {
     events.push({
       data: chunk({
-        tool_calls: [call.kind === 'custom' ? { index, id: call.id, type: 'custom', custom: { name: call.name, input: '' } } : { index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }],
+        tool_calls: [
+          call.kind === 'custom'
+            ? { index, id: call.id, type: 'custom', custom: { name: call.name, input: '' } }
+            : { index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } },
+        ],
       }),
     });
     for (const piece of pieces(call.arguments, size)) {
-      events.push({ data: chunk({ tool_calls: [call.kind === 'custom' ? { index, custom: { input: piece } } : { index, function: { arguments: piece } }] }) });
+      events.push({
+        data: chunk({
+          tool_calls: [call.kind === 'custom' ? { index, custom: { input: piece } } : { index, function: { arguments: piece } }],
+        }),
+      });
     }
   });
   if (!reply.omitEnd) {
     events.push({ data: chunk({}, finishReason) });
-    if (includeUsage && !reply.omitUsage) events.push({ data: JSON.stringify({ id: 'chatcmpl-fake', object: 'chat.completion.chunk', created, model, choices: [], usage }) });
+    if (includeUsage && !reply.omitUsage)
+      events.push({ data: JSON.stringify({ id: 'chatcmpl-fake', object: 'chat.completion.chunk', created, model, choices: [], usage }) });
     events.push({ data: '[DONE]' });
   }
   await sse(events);
@@ -379,12 +445,14 @@ export async function chatCompletions(exchange: FakeExchange<FakeOpenAIReply>, f
 async function responses(exchange: FakeExchange<FakeOpenAIReply>, fixedModel: string | undefined): Promise<void> {
   const { request, reply, json, sse } = exchange;
   const body = request.body ?? {};
-  if (typeof body.model !== 'string' || body.input === undefined) return json(400, { error: { message: "Missing required parameter: 'input'.", type: 'invalid_request_error' } });
+  if (typeof body.model !== 'string' || body.input === undefined)
+    return json(400, { error: { message: "Missing required parameter: 'input'.", type: 'invalid_request_error' } });
   if (body.previous_response_id) return json(400, { error: { message: 'Previous response not found.', type: 'invalid_request_error' } });
   const answer = openAIAnswer(reply);
   const model = fixedModel ?? body.model;
   const size = reply.chunkSize ?? 5;
-  const incomplete = reply.finishReason === 'length' ? 'max_output_tokens' : reply.finishReason === 'content_filter' ? 'content_filter' : null;
+  const incomplete =
+    reply.finishReason === 'length' ? 'max_output_tokens' : reply.finishReason === 'content_filter' ? 'content_filter' : null;
   const usage = reply.omitUsage
     ? null
     : {
@@ -406,7 +474,11 @@ async function responses(exchange: FakeExchange<FakeOpenAIReply>, fixedModel: st
       events.push({ type: 'response.mcp_list_tools.in_progress', ...at });
       events.push({ type: 'response.mcp_list_tools.completed', ...at });
     } else if (item.type === 'mcp_call') {
-      events.push({ type: 'response.output_item.added', output_index: outputIndex, item: { ...item, arguments: '', output: null, error: null, status: 'in_progress' } });
+      events.push({
+        type: 'response.output_item.added',
+        output_index: outputIndex,
+        item: { ...item, arguments: '', output: null, error: null, status: 'in_progress' },
+      });
       events.push({ type: 'response.mcp_call.in_progress', ...at });
       events.push({ type: 'response.mcp_call_arguments.delta', ...at, delta: item.arguments });
       events.push({ type: 'response.mcp_call_arguments.done', ...at, arguments: item.arguments });
@@ -422,9 +494,28 @@ async function responses(exchange: FakeExchange<FakeOpenAIReply>, fixedModel: st
     const item = { id: 'rs_fake', type: 'reasoning', summary: [] as unknown[] };
     events.push({ type: 'response.output_item.added', output_index: outputIndex, item });
     if (answer.reasoning) {
-      events.push({ type: 'response.reasoning_summary_part.added', item_id: item.id, output_index: outputIndex, summary_index: 0, part: { type: 'summary_text', text: '' } });
-      for (const delta of pieces(answer.reasoning, size)) events.push({ type: 'response.reasoning_summary_text.delta', item_id: item.id, output_index: outputIndex, summary_index: 0, delta });
-      events.push({ type: 'response.reasoning_summary_text.done', item_id: item.id, output_index: outputIndex, summary_index: 0, text: answer.reasoning });
+      events.push({
+        type: 'response.reasoning_summary_part.added',
+        item_id: item.id,
+        output_index: outputIndex,
+        summary_index: 0,
+        part: { type: 'summary_text', text: '' },
+      });
+      for (const delta of pieces(answer.reasoning, size))
+        events.push({
+          type: 'response.reasoning_summary_text.delta',
+          item_id: item.id,
+          output_index: outputIndex,
+          summary_index: 0,
+          delta,
+        });
+      events.push({
+        type: 'response.reasoning_summary_text.done',
+        item_id: item.id,
+        output_index: outputIndex,
+        summary_index: 0,
+        text: answer.reasoning,
+      });
     }
     const done = { ...item, summary: answer.reasoning ? [{ type: 'summary_text', text: answer.reasoning }] : [] };
     events.push({ type: 'response.output_item.done', output_index: outputIndex, item: done });
@@ -435,13 +526,31 @@ async function responses(exchange: FakeExchange<FakeOpenAIReply>, fixedModel: st
     const item = { id: 'msg_fake', type: 'message', role: 'assistant', status: 'in_progress', content: [] as unknown[] };
     events.push({ type: 'response.output_item.added', output_index: outputIndex, item });
     const partType = answer.refusal ? 'refusal' : 'output_text';
-    events.push({ type: 'response.content_part.added', item_id: item.id, output_index: outputIndex, content_index: 0, part: partType === 'refusal' ? { type: 'refusal', refusal: '' } : { type: 'output_text', text: '', annotations: [] } });
+    events.push({
+      type: 'response.content_part.added',
+      item_id: item.id,
+      output_index: outputIndex,
+      content_index: 0,
+      part: partType === 'refusal' ? { type: 'refusal', refusal: '' } : { type: 'output_text', text: '', annotations: [] },
+    });
     const content = answer.refusal || answer.text;
     for (const delta of pieces(content, size)) {
-      events.push({ type: answer.refusal ? 'response.refusal.delta' : 'response.output_text.delta', item_id: item.id, output_index: outputIndex, content_index: 0, delta });
+      events.push({
+        type: answer.refusal ? 'response.refusal.delta' : 'response.output_text.delta',
+        item_id: item.id,
+        output_index: outputIndex,
+        content_index: 0,
+        delta,
+      });
     }
     const part = answer.refusal ? { type: 'refusal', refusal: content } : { type: 'output_text', text: content, annotations: [] };
-    events.push({ type: answer.refusal ? 'response.refusal.done' : 'response.output_text.done', item_id: item.id, output_index: outputIndex, content_index: 0, ...(answer.refusal ? { refusal: content } : { text: content }) });
+    events.push({
+      type: answer.refusal ? 'response.refusal.done' : 'response.output_text.done',
+      item_id: item.id,
+      output_index: outputIndex,
+      content_index: 0,
+      ...(answer.refusal ? { refusal: content } : { text: content }),
+    });
     events.push({ type: 'response.content_part.done', item_id: item.id, output_index: outputIndex, content_index: 0, part });
     const done = { ...item, status: 'completed', content: [part] };
     events.push({ type: 'response.output_item.done', output_index: outputIndex, item: done });
@@ -455,15 +564,29 @@ async function responses(exchange: FakeExchange<FakeOpenAIReply>, fixedModel: st
       : { id: `fc_${call.id}`, type: 'function_call', call_id: call.id, name: call.name, arguments: '', status: 'in_progress' };
     events.push({ type: 'response.output_item.added', output_index: outputIndex, item });
     for (const delta of pieces(call.arguments, size)) {
-      events.push({ type: custom ? 'response.custom_tool_call_input.delta' : 'response.function_call_arguments.delta', item_id: item.id, output_index: outputIndex, delta });
+      events.push({
+        type: custom ? 'response.custom_tool_call_input.delta' : 'response.function_call_arguments.delta',
+        item_id: item.id,
+        output_index: outputIndex,
+        delta,
+      });
     }
-    events.push(custom ? { type: 'response.custom_tool_call_input.done', item_id: item.id, output_index: outputIndex, input: call.arguments } : { type: 'response.function_call_arguments.done', item_id: item.id, output_index: outputIndex, arguments: call.arguments });
+    events.push(
+      custom
+        ? { type: 'response.custom_tool_call_input.done', item_id: item.id, output_index: outputIndex, input: call.arguments }
+        : { type: 'response.function_call_arguments.done', item_id: item.id, output_index: outputIndex, arguments: call.arguments },
+    );
     const done = custom ? { ...item, input: call.arguments } : { ...item, arguments: call.arguments, status: 'completed' };
     events.push({ type: 'response.output_item.done', output_index: outputIndex, item: done });
     output.push(done);
     outputIndex++;
   }
-  const final = { ...base, status: incomplete ? 'incomplete' : 'completed', incomplete_details: incomplete ? { reason: incomplete } : null, usage };
+  const final = {
+    ...base,
+    status: incomplete ? 'incomplete' : 'completed',
+    incomplete_details: incomplete ? { reason: incomplete } : null,
+    usage,
+  };
   if (body.stream !== true) {
     const chunks = events.filter((event) => String(event.type).endsWith('.delta')).length;
     return sendCompletionPaced(exchange, Math.max(1, chunks), final);

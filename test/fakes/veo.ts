@@ -56,11 +56,13 @@ export async function startFakeVeo(options: { apiKey?: string; content: Buffer; 
     res.writeHead(status, { 'content-type': 'application/json' });
     res.end(JSON.stringify(body));
   };
-  const error = (res: ServerResponse, code: number, status: string, message: string) => json(res, code, { error: { code, message, status } });
+  const error = (res: ServerResponse, code: number, status: string, message: string) =>
+    json(res, code, { error: { code, message, status } });
 
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://fake');
-    if ((req.headers['x-goog-api-key'] ?? url.searchParams.get('key')) !== apiKey) return error(res, 400, 'INVALID_ARGUMENT', 'API key not valid. Please pass a valid API key.');
+    if ((req.headers['x-goog-api-key'] ?? url.searchParams.get('key')) !== apiKey)
+      return error(res, 400, 'INVALID_ARGUMENT', 'API key not valid. Please pass a valid API key.');
     const predict = /^\/v1beta\/models\/([^/:]+):predictLongRunning$/.exec(url.pathname);
     if (req.method === 'POST' && predict) {
       const chunks: Buffer[] = [];
@@ -91,7 +93,10 @@ export async function startFakeVeo(options: { apiKey?: string; content: Buffer; 
     return json(res, 200, {
       name: operation.name,
       done: true,
-      response: { '@type': 'type.googleapis.com/google.ai.generativelanguage.v1beta.PredictLongRunningResponse', generateVideoResponse: { generatedSamples: [{ video: { uri: `${base}/v1beta/files/${id}:download?alt=media` } }] } },
+      response: {
+        '@type': 'type.googleapis.com/google.ai.generativelanguage.v1beta.PredictLongRunningResponse',
+        generateVideoResponse: { generatedSamples: [{ video: { uri: `${base}/v1beta/files/${id}:download?alt=media` } }] },
+      },
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -20,7 +20,11 @@ test('a text request logs its account, key, model, status and exact cost, but no
   const owner = await provisionAccount(t.url, { fundsMicro: '5000000' });
   const key = await createKey(t.url, owner.sessionToken);
   const prompt = 'a very private prompt about the quarterly numbers';
-  const answer = await call(`${t.url}/v1/chat/completions`, { token: key.secret, headers: { 'x-request-id': 'log-test-1' }, body: { model: 'sandbox/echo', messages: [{ role: 'user', content: prompt }] } });
+  const answer = await call(`${t.url}/v1/chat/completions`, {
+    token: key.secret,
+    headers: { 'x-request-id': 'log-test-1' },
+    body: { model: 'sandbox/echo', messages: [{ role: 'user', content: prompt }] },
+  });
   expect(answer.status).toBe(200);
   // The line is written when the response closes; the usage record moments after the answer (after-answer settlement).
   let record: { requestId: string; costMicro: string } | undefined;
@@ -30,7 +34,14 @@ test('a text request logs its account, key, model, status and exact cost, but no
     return record !== undefined && lines.some((l) => l.request_id === 'log-test-1');
   });
   const line = lines.find((l) => l.request_id === 'log-test-1');
-  expect(line).toMatchObject({ method: 'POST', path: '/v1/chat/completions', status: 200, account_id: owner.accountId, model: 'sandbox/echo', cost_micro: record!.costMicro });
+  expect(line).toMatchObject({
+    method: 'POST',
+    path: '/v1/chat/completions',
+    status: 200,
+    account_id: owner.accountId,
+    model: 'sandbox/echo',
+    cost_micro: record!.costMicro,
+  });
   expect(line!.key_id).toMatch(/^key_/);
   expect(typeof line!.latency_ms).toBe('number');
   const everything = JSON.stringify(lines);
@@ -51,15 +62,23 @@ describe('failures are visible to an operator: warn for a 5xx or a stream that e
     return lines.find((l) => l.request_id === requestId)!;
   };
 
-  test('a vendor failure (502) is logged at warn with the envelope\'s code and message', async () => {
-    const answer = await call(`${t.url}/v1/chat/completions`, { token: secret, headers: { 'x-request-id': 'log-fail-1' }, body: { model: 'sandbox/echo', messages: [{ role: 'user', content: '[sandbox:fail] hello' }] } });
+  test("a vendor failure (502) is logged at warn with the envelope's code and message", async () => {
+    const answer = await call(`${t.url}/v1/chat/completions`, {
+      token: secret,
+      headers: { 'x-request-id': 'log-fail-1' },
+      body: { model: 'sandbox/echo', messages: [{ role: 'user', content: '[sandbox:fail] hello' }] },
+    });
     expect(answer.status).toBe(502);
     const line = await lineOf('log-fail-1');
     expect(line).toMatchObject({ level: 40, status: 502, error_code: answer.body.error.code, error: answer.body.error.message });
   });
 
   test('a stream cut by the vendor answers 200 but is logged at warn with the stream error', async () => {
-    const answer = await call(`${t.url}/v1/chat/completions`, { token: secret, headers: { 'x-request-id': 'log-cut-1' }, body: { model: 'sandbox/echo', stream: true, messages: [{ role: 'user', content: '[sandbox:cut] one two three four five six' }] } });
+    const answer = await call(`${t.url}/v1/chat/completions`, {
+      token: secret,
+      headers: { 'x-request-id': 'log-cut-1' },
+      body: { model: 'sandbox/echo', stream: true, messages: [{ role: 'user', content: '[sandbox:cut] one two three four five six' }] },
+    });
     expect(answer.status).toBe(200);
     const line = await lineOf('log-cut-1');
     expect(line).toMatchObject({ level: 40, status: 200, error_code: expect.any(String), error: expect.any(String) });
@@ -72,7 +91,11 @@ describe('failures are visible to an operator: warn for a 5xx or a stream that e
       method: 'POST',
       signal: controller.signal,
       headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json', 'x-request-id': 'log-left-1' },
-      body: JSON.stringify({ model: 'sandbox/echo', stream: true, messages: [{ role: 'user', content: '[sandbox:delay=50] one two three four five six seven eight' }] }),
+      body: JSON.stringify({
+        model: 'sandbox/echo',
+        stream: true,
+        messages: [{ role: 'user', content: '[sandbox:delay=50] one two three four five six seven eight' }],
+      }),
     });
     expect(response.status).toBe(200);
     const reader = response.body!.getReader();
@@ -88,7 +111,10 @@ describe('failures are visible to an operator: warn for a 5xx or a stream that e
       method: 'POST',
       signal: controller.signal,
       headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json', 'x-request-id': 'log-left-2' },
-      body: JSON.stringify({ model: 'sandbox/echo', messages: [{ role: 'user', content: '[sandbox:delay=100] one two three four five six seven eight' }] }),
+      body: JSON.stringify({
+        model: 'sandbox/echo',
+        messages: [{ role: 'user', content: '[sandbox:delay=100] one two three four five six seven eight' }],
+      }),
     });
     setTimeout(() => controller.abort(), 150);
     await expect(sent).rejects.toThrow();
@@ -96,7 +122,11 @@ describe('failures are visible to an operator: warn for a 5xx or a stream that e
   });
 
   test('a refused request (400) stays at info, with its code', async () => {
-    const answer = await call(`${t.url}/v1/chat/completions`, { token: secret, headers: { 'x-request-id': 'log-bad-1' }, body: { model: 'sandbox/echo', n: 2, messages: [{ role: 'user', content: 'hi' }] } });
+    const answer = await call(`${t.url}/v1/chat/completions`, {
+      token: secret,
+      headers: { 'x-request-id': 'log-bad-1' },
+      body: { model: 'sandbox/echo', n: 2, messages: [{ role: 'user', content: 'hi' }] },
+    });
     expect(answer.status).toBe(400);
     expect(await lineOf('log-bad-1')).toMatchObject({ level: 30, status: 400, error_code: answer.body.error.code });
   });

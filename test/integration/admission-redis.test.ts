@@ -37,7 +37,12 @@ afterAll(async () => {
 /** A prepaid account pinned by the operator to tier 1 (5 RPS, 100 RPM, 200k TPM, 5 concurrent). */
 async function tierOneAccount() {
   const account = await provisionAccount(a.url, { fundsMicro: '1000000' });
-  const pinned = await graphql(a.url, 'mutation($a:ID!){setAccountTier(input:{accountId:$a,tier:1}){tier}}', { a: account.accountId }, ADMIN_TOKEN);
+  const pinned = await graphql(
+    a.url,
+    'mutation($a:ID!){setAccountTier(input:{accountId:$a,tier:1}){tier}}',
+    { a: account.accountId },
+    ADMIN_TOKEN,
+  );
   expect(pinned.data.setAccountTier.tier).toBe(1);
   const key = await createKey(a.url, account.sessionToken);
   return { accountId: account.accountId, key: key.secret };
@@ -75,7 +80,15 @@ test('concurrency slots and in-flight tokens are shared between instances', asyn
   await Promise.all([...onA, ...onB].map((s) => s.release()));
 
   // Tokens reserved by a request in flight on A show in B's headers.
-  const ticket = await a.tollgate.services.admission.admit({ type: 'key', keyId: 'k', accountId, userId: null, kind: 'prepaid', monthlySpendLimitMicro: null, plan: null });
+  const ticket = await a.tollgate.services.admission.admit({
+    type: 'key',
+    keyId: 'k',
+    accountId,
+    userId: null,
+    kind: 'prepaid',
+    monthlySpendLimitMicro: null,
+    plan: null,
+  });
   await ticket.reserveTokens(150_000);
   const seenOnB = await call(`${b.url}/v1/models`, { token: key });
   expect(seenOnB.headers.get('x-ratelimit-remaining-tokens')).toBe('50000');
@@ -120,7 +133,11 @@ test('the Lua scripts come back after Redis forgets them (restart, SCRIPT FLUSH)
 });
 
 test('Redis unreachable from the start: answers keep coming, limited per instance, never 500', async () => {
-  const dead = await startTestTollgate({ clock, env: { REDIS_URL: 'redis://127.0.0.1:1', TOLLGATE_REDIS_KEY_PREFIX: KEY_PREFIX }, databaseUrl: a.databaseUrl });
+  const dead = await startTestTollgate({
+    clock,
+    env: { REDIS_URL: 'redis://127.0.0.1:1', TOLLGATE_REDIS_KEY_PREFIX: KEY_PREFIX },
+    databaseUrl: a.databaseUrl,
+  });
   extra.push(dead);
   const { key } = await tierOneAccount();
   for (let i = 0; i < 5; i++) {
@@ -136,7 +153,11 @@ test('Redis unreachable from the start: answers keep coming, limited per instanc
 
 test('Redis lost mid-run (dropped, then hanging) fails open to local limits, then the shared limits come back', async () => {
   const proxy = await startTcpProxy(new URL(REDIS_URL).hostname, Number(new URL(REDIS_URL).port || 6379));
-  const viaProxy = await startTestTollgate({ clock, env: { REDIS_URL: `redis://127.0.0.1:${proxy.port}`, TOLLGATE_REDIS_KEY_PREFIX: KEY_PREFIX }, databaseUrl: a.databaseUrl });
+  const viaProxy = await startTestTollgate({
+    clock,
+    env: { REDIS_URL: `redis://127.0.0.1:${proxy.port}`, TOLLGATE_REDIS_KEY_PREFIX: KEY_PREFIX },
+    databaseUrl: a.databaseUrl,
+  });
   extra.push(viaProxy);
   const { accountId, key } = await tierOneAccount();
   const held = await a.tollgate.services.admission.acquireSlot(accountId); // in Redis
@@ -165,7 +186,11 @@ test('Redis lost mid-run (dropped, then hanging) fails open to local limits, the
 
 test('a slot whose taking timed out while Redis took it all the same is given back once Redis answers again', async () => {
   const proxy = await startTcpProxy(new URL(REDIS_URL).hostname, Number(new URL(REDIS_URL).port || 6379));
-  const viaProxy = await startTestTollgate({ clock, env: { REDIS_URL: `redis://127.0.0.1:${proxy.port}`, TOLLGATE_REDIS_KEY_PREFIX: KEY_PREFIX }, databaseUrl: a.databaseUrl });
+  const viaProxy = await startTestTollgate({
+    clock,
+    env: { REDIS_URL: `redis://127.0.0.1:${proxy.port}`, TOLLGATE_REDIS_KEY_PREFIX: KEY_PREFIX },
+    databaseUrl: a.databaseUrl,
+  });
   extra.push(viaProxy);
   const { accountId } = await tierOneAccount();
   // Redis runs the command, its reply comes after the 250 ms command timeout: a slot in Redis the instance does not know it holds.
@@ -177,7 +202,16 @@ test('a slot whose taking timed out while Redis took it all the same is given ba
   await eventually(async () => (await admission.slotsInUse(accountId)) === 0);
   const takes = [
     () => admission.acquireSlot(accountId, { slotId: 'video:vid_late_reply' }), // a video job's slot
-    () => admission.admit({ type: 'key', keyId: 'key_late_reply', accountId, userId: null, kind: 'prepaid', monthlySpendLimitMicro: null, plan: null }), // a request's
+    () =>
+      admission.admit({
+        type: 'key',
+        keyId: 'key_late_reply',
+        accountId,
+        userId: null,
+        kind: 'prepaid',
+        monthlySpendLimitMicro: null,
+        plan: null,
+      }), // a request's
   ];
   try {
     for (const take of takes) {

@@ -3,7 +3,16 @@ import { Redis } from 'ioredis';
 import { ManualClock } from '../../src/domain/shared/clock';
 import { RedisLimitStore, RELEASE_BATCH_MS } from '../../src/infra/redis-limit-store';
 import { startTcpProxy } from '../support/tcp-proxy';
-import { ADMIN_TOKEN, call, createKey, graphql, provisionAccount, startTestTollgate, type JsonResponse, type TestTollgate } from '../support/tollgate';
+import {
+  ADMIN_TOKEN,
+  call,
+  createKey,
+  graphql,
+  provisionAccount,
+  startTestTollgate,
+  type JsonResponse,
+  type TestTollgate,
+} from '../support/tollgate';
 
 /**
  * What sharing limits through Redis costs, counted, not timed: in commands, with a MONITOR
@@ -82,52 +91,63 @@ async function settle(): Promise<void> {
 
 async function account(tier: number) {
   const provisioned = await provisionAccount(gateway.url, { fundsMicro: '5000000' });
-  const pinned = await graphql(gateway.url, 'mutation($a:ID!,$t:Int!){setAccountTier(input:{accountId:$a,tier:$t}){tier}}', { a: provisioned.accountId, t: tier }, ADMIN_TOKEN);
+  const pinned = await graphql(
+    gateway.url,
+    'mutation($a:ID!,$t:Int!){setAccountTier(input:{accountId:$a,tier:$t}){tier}}',
+    { a: provisioned.accountId, t: tier },
+    ADMIN_TOKEN,
+  );
   expect(pinned.data.setAccountTier.tier).toBe(tier);
   return (await createKey(gateway.url, provisioned.sessionToken)).secret;
 }
 
 const chat = (token: string, stream: boolean) =>
-  call(`${gateway.url}/v1/chat/completions`, { token, body: { model: 'sandbox/echo', messages: [{ role: 'user', content: 'Say something about foxes.' }], stream } });
+  call(`${gateway.url}/v1/chat/completions`, {
+    token,
+    body: { model: 'sandbox/echo', messages: [{ role: 'user', content: 'Say something about foxes.' }], stream },
+  });
 
 const scriptCalls = (commands: string[][]) => commands.filter(([name]) => /^eval(sha)?$/i.test(name!));
 
-test.each([false, true])('a served chat completion (stream: %s) costs one round trip: admitted with its tokens, released with the next admission', async (stream) => {
-  const key = await account(5);
-  // One request first: a Redis that has not seen a script yet answers NOSCRIPT once, and it is sent whole.
-  expect((await chat(key, stream)).status).toBe(200);
-  const N = 10;
-  const { commands, writes, reads } = await commandsDuring(async () => {
-    for (let i = 0; i < N; i++) {
-      const r = await chat(key, stream);
-      expect(r.status).toBe(200);
-      // The release is queued when the response closes, after the client has the answer.
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-  });
-  // Each command is one script call (its checks and writes run inside Redis in one step):
-  // the admission, which checks and takes the request windows, a slot and the token
-  // estimate, and the release, which records the settled usage.
-  expect(scriptCalls(commands)).toHaveLength(commands.length);
-  expect(commands).toHaveLength(2 * N);
-  const admissions = admissionsOf(commands);
-  expect(admissions).toHaveLength(N);
-  // Before its answer, a request waits for one write and its reply: its admission.
-  const admitSha = admissions[0]![1]!;
-  expect(reads.filter((read) => read.includes(admitSha))).toHaveLength(N);
-  // A release travels with the next admission when that comes within a few milliseconds (on a
-  // quiet machine N + 1 writes in all: only the last release leaves alone); never a write more
-  // than one for each call.
-  console.log(`[round-trips] ${N} requests one after the other (stream: ${stream}): ${writes} writes`);
-  expect(writes).toBeLessThanOrEqual(2 * N);
-  // The settled usage reached the shared window with the release: the minute's usage is there,
-  // and nothing is left in flight (a window with reservations only reads a full minute to reset).
-  clock.advance(1_000);
-  const headers = (await call(`${gateway.url}/v1/models`, { token: key })).headers;
-  const limit = Number(headers.get('x-ratelimit-limit-tokens'));
-  expect(Number(headers.get('x-ratelimit-remaining-tokens'))).toBeLessThan(limit);
-  expect(headers.get('x-ratelimit-reset-tokens')).toBe('59s');
-});
+test.each([false, true])(
+  'a served chat completion (stream: %s) costs one round trip: admitted with its tokens, released with the next admission',
+  async (stream) => {
+    const key = await account(5);
+    // One request first: a Redis that has not seen a script yet answers NOSCRIPT once, and it is sent whole.
+    expect((await chat(key, stream)).status).toBe(200);
+    const N = 10;
+    const { commands, writes, reads } = await commandsDuring(async () => {
+      for (let i = 0; i < N; i++) {
+        const r = await chat(key, stream);
+        expect(r.status).toBe(200);
+        // The release is queued when the response closes, after the client has the answer.
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    });
+    // Each command is one script call (its checks and writes run inside Redis in one step):
+    // the admission, which checks and takes the request windows, a slot and the token
+    // estimate, and the release, which records the settled usage.
+    expect(scriptCalls(commands)).toHaveLength(commands.length);
+    expect(commands).toHaveLength(2 * N);
+    const admissions = admissionsOf(commands);
+    expect(admissions).toHaveLength(N);
+    // Before its answer, a request waits for one write and its reply: its admission.
+    const admitSha = admissions[0]![1]!;
+    expect(reads.filter((read) => read.includes(admitSha))).toHaveLength(N);
+    // A release travels with the next admission when that comes within a few milliseconds (on a
+    // quiet machine N + 1 writes in all: only the last release leaves alone); never a write more
+    // than one for each call.
+    console.log(`[round-trips] ${N} requests one after the other (stream: ${stream}): ${writes} writes`);
+    expect(writes).toBeLessThanOrEqual(2 * N);
+    // The settled usage reached the shared window with the release: the minute's usage is there,
+    // and nothing is left in flight (a window with reservations only reads a full minute to reset).
+    clock.advance(1_000);
+    const headers = (await call(`${gateway.url}/v1/models`, { token: key })).headers;
+    const limit = Number(headers.get('x-ratelimit-limit-tokens'));
+    expect(Number(headers.get('x-ratelimit-remaining-tokens'))).toBeLessThan(limit);
+    expect(headers.get('x-ratelimit-reset-tokens')).toBe('59s');
+  },
+);
 
 test('64 concurrent chat completions cost fewer round trips than requests', async () => {
   const key = await account(5);
@@ -145,7 +165,14 @@ test('a release waits for the next call and leaves in its write; alone, it leave
   const redis = new Redis(`redis://127.0.0.1:${proxy.port}`, { enableAutoPipelining: true });
   const store = new RedisLimitStore(redis, { keyPrefix: KEY_PREFIX });
   const subject = `acct:release-batch-${randomBytes(3).toString('hex')}`;
-  const admission = (slotId: string) => ({ subject, now: Date.now(), requestId: slotId, requestsPerSecond: null, requestsPerMinute: null, slot: { id: slotId, limit: 1, expiresAt: Date.now() + 30_000 } });
+  const admission = (slotId: string) => ({
+    subject,
+    now: Date.now(),
+    requestId: slotId,
+    requestsPerSecond: null,
+    requestsPerMinute: null,
+    slot: { id: slotId, limit: 1, expiresAt: Date.now() + 30_000 },
+  });
   const ours = () => proxy.reads().filter((read) => read.includes(subject));
   try {
     expect((await store.admit(admission('first'))).refusal).toBeNull();
@@ -207,7 +234,10 @@ test('while a request window is known full, refusals are answered without Redis'
   const last = refusals.at(-1)!;
   expect(first.body.error).toMatchObject({ code: 'rate_limited', details: { limit: 'requests_per_second', limit_value: 5 } });
   // Told as the store would: the wait counts down (the unit tests compare both answers field by field).
-  expect(last.body.error).toMatchObject({ code: 'rate_limited', details: { limit: 'requests_per_second', reset: '810ms', retry_after_seconds: 1 } });
+  expect(last.body.error).toMatchObject({
+    code: 'rate_limited',
+    details: { limit: 'requests_per_second', reset: '810ms', retry_after_seconds: 1 },
+  });
   expect(last.headers.get('retry-after')).toBe('1');
   expect(last.headers.get('x-ratelimit-remaining-requests')).toBe(first.headers.get('x-ratelimit-remaining-requests'));
 

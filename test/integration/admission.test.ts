@@ -53,7 +53,8 @@ test('a success carries all six headers; the rolling minute shows in remaining a
   const second = await call(`${t.url}/v1/models`, { token: a.prepaid });
   expect(second.headers.get('x-ratelimit-remaining-requests')).toBe('98');
   expect(second.headers.get('x-ratelimit-reset-requests')).toBe('58.5s');
-  for (const [name, value] of Object.entries(headersOf(second.headers))) if (name.startsWith('x-ratelimit-reset')) expect(value).toMatch(DURATION);
+  for (const [name, value] of Object.entries(headersOf(second.headers)))
+    if (name.startsWith('x-ratelimit-reset')) expect(value).toMatch(DURATION);
   // Slots are freed when the answers close.
   expect(await t.tollgate.services.admission.slotsInUse(a.accountId)).toBe(0);
 });
@@ -105,7 +106,10 @@ test("a plan key's per-user minute: the 21st request is refused until the first 
   clock.advance(15_000);
   const refused = await call(`${t.url}/v1/models`, { token: a.plan });
   expect(refused.status).toBe(429);
-  expect(refused.body.error).toMatchObject({ code: 'rate_limited', details: { limit: 'requests_per_minute', limit_value: 20, reset: '45s', retry_after_seconds: 45 } });
+  expect(refused.body.error).toMatchObject({
+    code: 'rate_limited',
+    details: { limit: 'requests_per_minute', limit_value: 20, reset: '45s', retry_after_seconds: 45 },
+  });
   expect(refused.headers.get('retry-after')).toBe('45');
   expect(headersOf(refused.headers)).toEqual({
     'x-ratelimit-limit-requests': '20',
@@ -122,11 +126,22 @@ test("a plan key's per-user minute: the 21st request is refused until the first 
 test('concurrency: with every slot held, a request gets 429 api_concurrency_limit; released slots admit again', async () => {
   const a = await freshAccount();
   const admission = t.tollgate.services.admission;
-  const principal: KeyPrincipal = { type: 'key', keyId: a.prepaidKeyId, accountId: a.accountId, userId: null, kind: 'prepaid', monthlySpendLimitMicro: null, plan: null };
+  const principal: KeyPrincipal = {
+    type: 'key',
+    keyId: a.prepaidKeyId,
+    accountId: a.accountId,
+    userId: null,
+    kind: 'prepaid',
+    monthlySpendLimitMicro: null,
+    plan: null,
+  };
   const jobs = await Promise.all([0, 1, 2, 3, 4].map((i) => admission.acquireSlot(a.accountId, { slotId: `video:${i}` })));
   const refused = await call(`${t.url}/v1/models`, { token: a.prepaid });
   expect(refused.status).toBe(429);
-  expect(refused.body.error).toMatchObject({ code: 'api_concurrency_limit', details: { limit: 'concurrent_requests', limit_value: 5, retry_after_seconds: 1 } });
+  expect(refused.body.error).toMatchObject({
+    code: 'api_concurrency_limit',
+    details: { limit: 'concurrent_requests', limit_value: 5, retry_after_seconds: 1 },
+  });
   expect(refused.headers.get('retry-after')).toBe('1');
   expect(refused.headers.get('x-ratelimit-remaining-requests')).toBe('100');
   await jobs[0].release();
@@ -140,7 +155,12 @@ test('concurrency: with every slot held, a request gets 429 api_concurrency_limi
 test('an operator tier change raises the limits in the headers (after the 5 s tier cache)', async () => {
   const a = await freshAccount();
   expect((await call(`${t.url}/v1/models`, { token: a.prepaid })).headers.get('x-ratelimit-limit-requests')).toBe('100');
-  const pinned = await graphql(t.url, 'mutation($a:ID!){setAccountTier(input:{accountId:$a,tier:3}){tier}}', { a: a.accountId }, ADMIN_TOKEN);
+  const pinned = await graphql(
+    t.url,
+    'mutation($a:ID!){setAccountTier(input:{accountId:$a,tier:3}){tier}}',
+    { a: a.accountId },
+    ADMIN_TOKEN,
+  );
   expect(pinned.data.setAccountTier.tier).toBe(3);
   clock.advance(5_000);
   const after = await call(`${t.url}/v1/models`, { token: a.prepaid });
@@ -149,7 +169,12 @@ test('an operator tier change raises the limits in the headers (after the 5 s ti
   expect(after.headers.get('x-ratelimit-limit-tokens')).toBe('5000000');
   // Back to automatic, with $50 of lifetime top-ups now: tier 2.
   await graphql(t.url, 'mutation($a:ID!){setAccountTier(input:{accountId:$a,tier:null}){tier}}', { a: a.accountId }, ADMIN_TOKEN);
-  await graphql(t.url, 'mutation($a:ID!,$m:String!){addFunds(input:{accountId:$a,amountMicro:$m}){id}}', { a: a.accountId, m: '49000000' }, ADMIN_TOKEN);
+  await graphql(
+    t.url,
+    'mutation($a:ID!,$m:String!){addFunds(input:{accountId:$a,amountMicro:$m}){id}}',
+    { a: a.accountId, m: '49000000' },
+    ADMIN_TOKEN,
+  );
   clock.advance(5_000);
   expect((await call(`${t.url}/v1/models`, { token: a.prepaid })).headers.get('x-ratelimit-limit-requests')).toBe('500');
 });
@@ -158,7 +183,15 @@ describe('the middleware on a server of our own', () => {
   let server: Server;
   let url: string;
   let admission: AdmissionService;
-  const principal: KeyPrincipal = { type: 'key', keyId: 'key_1', accountId: 'acct_slow', userId: null, kind: 'prepaid', monthlySpendLimitMicro: null, plan: null };
+  const principal: KeyPrincipal = {
+    type: 'key',
+    keyId: 'key_1',
+    accountId: 'acct_slow',
+    userId: null,
+    kind: 'prepaid',
+    monthlySpendLimitMicro: null,
+    plan: null,
+  };
   let entered: () => void = () => undefined;
   let finishSlow: () => void = () => undefined;
 
@@ -194,7 +227,8 @@ describe('the middleware on a server of our own', () => {
   });
 
   async function waitForSlots(expected: number): Promise<void> {
-    for (let i = 0; i < 200 && (await admission.slotsInUse(principal.accountId)) !== expected; i++) await new Promise((r) => setTimeout(r, 5));
+    for (let i = 0; i < 200 && (await admission.slotsInUse(principal.accountId)) !== expected; i++)
+      await new Promise((r) => setTimeout(r, 5));
     expect(await admission.slotsInUse(principal.accountId)).toBe(expected);
   }
 

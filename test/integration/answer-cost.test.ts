@@ -2,7 +2,18 @@ import type Anthropic from '@anthropic-ai/sdk';
 import { startFakeAnthropic, type FakeAnthropicReply } from '../fakes/anthropic';
 import type { FakeVendor } from '../fakes/openai';
 import { call } from '../support/tollgate';
-import { expectedCharge, requestId, settledMoneyOf, sseFrames, startTextHarness, textAccount, textModel, withId, type TextAccount, type TextHarness } from '../support/text';
+import {
+  expectedCharge,
+  requestId,
+  settledMoneyOf,
+  sseFrames,
+  startTextHarness,
+  textAccount,
+  textModel,
+  withId,
+  type TextAccount,
+  type TextHarness,
+} from '../support/text';
 import { textCostParts } from '../../src/domain/billing/pricing';
 
 /**
@@ -43,7 +54,7 @@ async function expectCharged(id: string, shown: WireCost): Promise<void> {
 
 const sandboxBody = (content: string) => ({ model: 'sandbox/echo', messages: [{ role: 'user', content }] });
 
-test('Chat Completions: the body\'s usage, and the usage chunk of a stream, carry the cost', async () => {
+test("Chat Completions: the body's usage, and the usage chunk of a stream, carry the cost", async () => {
   const id = requestId();
   const { data } = await a.openai.chat.completions.create(sandboxBody('what does it cost') as never, withId(id)).withResponse();
   const usage = data.usage as unknown as WireCost;
@@ -52,7 +63,10 @@ test('Chat Completions: the body\'s usage, and the usage chunk of a stream, carr
   await expectCharged(id, usage);
 
   const streamId = requestId();
-  const stream = await a.openai.chat.completions.create({ ...sandboxBody('and streamed'), stream: true, stream_options: { include_usage: true } } as never, withId(streamId));
+  const stream = await a.openai.chat.completions.create(
+    { ...sandboxBody('and streamed'), stream: true, stream_options: { include_usage: true } } as never,
+    withId(streamId),
+  );
   const chunks = [];
   for await (const chunk of stream as unknown as AsyncIterable<{ usage?: WireCost | null }>) chunks.push(chunk);
   const last = chunks.at(-1)!;
@@ -60,35 +74,50 @@ test('Chat Completions: the body\'s usage, and the usage chunk of a stream, carr
   await expectCharged(streamId, last.usage!);
 });
 
-test('Responses: the response\'s usage and the response.completed event carry the cost', async () => {
+test("Responses: the response's usage and the response.completed event carry the cost", async () => {
   const id = requestId();
   const response = await a.openai.responses.create({ model: 'sandbox/echo', input: 'price please' }, withId(id));
   await expectCharged(id, response.usage as unknown as WireCost);
 
   const streamId = requestId();
-  const raw = await call(`${h.t.url}/v1/responses`, { token: a.secret, headers: { 'x-request-id': streamId }, body: { model: 'sandbox/echo', input: 'streamed price', stream: true } });
+  const raw = await call(`${h.t.url}/v1/responses`, {
+    token: a.secret,
+    headers: { 'x-request-id': streamId },
+    body: { model: 'sandbox/echo', input: 'streamed price', stream: true },
+  });
   const frames = sseFrames(raw.body as unknown as string).filter((f) => f.data !== '[DONE]');
   const completed = JSON.parse(frames.at(-1)!.data);
   expect(completed.type).toBe('response.completed');
   await expectCharged(streamId, completed.response.usage);
 });
 
-test('Messages: cache reads and writes priced apart in the body; the stream\'s message_delta carries the cost', async () => {
+test("Messages: cache reads and writes priced apart in the body; the stream's message_delta carries the cost", async () => {
   anthropicFake.script({ text: 'Cached hello.', usage: { input: 30, cacheRead: 2000, cacheCreation: 100, output: 12 } });
   const id = requestId();
-  const message = await a.anthropic.messages.create({ model: 'anthropic/claude-sonnet-4-5', max_tokens: 256, messages: [{ role: 'user', content: 'Hi' }] }, withId(id));
+  const message = await a.anthropic.messages.create(
+    { model: 'anthropic/claude-sonnet-4-5', max_tokens: 256, messages: [{ role: 'user', content: 'Hi' }] },
+    withId(id),
+  );
   const usage = message.usage as unknown as WireCost;
   const usageCounts = { inputTokens: 2130, cachedInputTokens: 2000, cacheWrite5mInputTokens: 100, outputTokens: 12 };
   expect(usage.cost_micro).toBe(expectedCharge('anthropic/claude-sonnet-4-5', usageCounts).toString());
   const parts = textCostParts(textModel('anthropic/claude-sonnet-4-5').pricing!, usageCounts);
-  expect(usage.cost_details).toEqual({ input: Number(parts.input) / 1e12, cached_input: Number(parts.cachedInput) / 1e12, cache_write: Number(parts.cacheWrite) / 1e12, output: Number(parts.output) / 1e12 });
+  expect(usage.cost_details).toEqual({
+    input: Number(parts.input) / 1e12,
+    cached_input: Number(parts.cachedInput) / 1e12,
+    cache_write: Number(parts.cacheWrite) / 1e12,
+    output: Number(parts.output) / 1e12,
+  });
   expect(usage.cost_details.cached_input).toBeGreaterThan(0);
   expect(usage.cost_details.cache_write).toBeGreaterThan(0);
   await expectCharged(id, usage);
 
   anthropicFake.script({ text: 'Streamed hello.', usage: { input: 40, output: 7 } });
   const streamId = requestId();
-  const stream = a.anthropic.messages.stream({ model: 'anthropic/claude-sonnet-4-5', max_tokens: 256, messages: [{ role: 'user', content: 'Hi' }] }, withId(streamId));
+  const stream = a.anthropic.messages.stream(
+    { model: 'anthropic/claude-sonnet-4-5', max_tokens: 256, messages: [{ role: 'user', content: 'Hi' }] },
+    withId(streamId),
+  );
   const deltas: Anthropic.MessageDeltaEvent[] = [];
   for await (const event of stream) if (event.type === 'message_delta') deltas.push(event);
   expect(deltas).toHaveLength(1);

@@ -80,7 +80,16 @@ class WorkerProcess {
 beforeAll(async () => {
   t = await startTestTollgate();
   const s = t.tollgate.services;
-  billing = new BillingService(s.orm, systemClock, s.ids, s.bus, new SandboxPaymentPort(), pgHoldStore(s.orm), new PgBillingReads(s.orm), pgAutoTopUpStore(s.orm));
+  billing = new BillingService(
+    s.orm,
+    systemClock,
+    s.ids,
+    s.bus,
+    new SandboxPaymentPort(),
+    pgHoldStore(s.orm),
+    new PgBillingReads(s.orm),
+    pgAutoTopUpStore(s.orm),
+  );
   workers = await Promise.all([WorkerProcess.start(t.databaseUrl), WorkerProcess.start(t.databaseUrl)]);
 });
 
@@ -141,8 +150,14 @@ async function settleAll(results: FireResult[]): Promise<bigint> {
 }
 
 async function state(accountId: string, keyId: string) {
-  const [account] = await sql<{ balance_micro: string; reserved_micro: string }>('select balance_micro, reserved_micro from accounts where id = ?', [accountId]);
-  const [spend] = await sql<{ settled_micro: string; reserved_micro: string }>('select settled_micro, reserved_micro from key_month_spend where key_id = ? and month = ?', [keyId, utcMonthKey(new Date())]);
+  const [account] = await sql<{ balance_micro: string; reserved_micro: string }>(
+    'select balance_micro, reserved_micro from accounts where id = ?',
+    [accountId],
+  );
+  const [spend] = await sql<{ settled_micro: string; reserved_micro: string }>(
+    'select settled_micro, reserved_micro from key_month_spend where key_id = ? and month = ?',
+    [keyId, utcMonthKey(new Date())],
+  );
   const [holds] = await sql<{ n: number }>(`select count(*)::int as n from holds where account_id = ? and status = 'active'`, [accountId]);
   return {
     balance: BigInt(account.balance_micro),
@@ -168,10 +183,22 @@ test('the balance binds: 300 holds from two processes, balance covers exactly 10
   expect(new Set(refused.map((r) => r.code))).toEqual(new Set(['api_insufficient_balance']));
   expect(watched.minAvailable).toBeGreaterThanOrEqual(0n);
   expect(watched.maxKeySpend).toBeLessThanOrEqual(limit);
-  expect(await state(principal.accountId, key.id)).toEqual({ balance: funds, reserved: funds, keySettled: 0n, keyReserved: funds, activeHolds: 100 });
+  expect(await state(principal.accountId, key.id)).toEqual({
+    balance: funds,
+    reserved: funds,
+    keySettled: 0n,
+    keyReserved: funds,
+    activeHolds: 100,
+  });
 
   const charged = await settleAll(results);
-  expect(await state(principal.accountId, key.id)).toEqual({ balance: funds - charged, reserved: 0n, keySettled: charged, keyReserved: 0n, activeHolds: 0 });
+  expect(await state(principal.accountId, key.id)).toEqual({
+    balance: funds - charged,
+    reserved: 0n,
+    keySettled: charged,
+    keyReserved: 0n,
+    activeHolds: 0,
+  });
   expect(await billing.auditAccount(principal.accountId)).toMatchObject({ consistent: true, balanceMicro: funds - charged });
 });
 
@@ -189,12 +216,22 @@ test('the key limit binds: 300 holds from two processes, the limit covers exactl
   expect(refused).toHaveLength(180);
   for (const r of refused) {
     expect(r.code).toBe('api_key_spend_limit_reached');
-    expect(r.details).toMatchObject({ limit_micro: limit.toString(), spent_micro: expect.stringMatching(/^\d+$/), resets_at: expect.any(Number) });
+    expect(r.details).toMatchObject({
+      limit_micro: limit.toString(),
+      spent_micro: expect.stringMatching(/^\d+$/),
+      resets_at: expect.any(Number),
+    });
     expect(BigInt(r.details.spent_micro as string)).toBeLessThanOrEqual(limit);
   }
   expect(watched.minAvailable).toBeGreaterThanOrEqual(0n);
   expect(watched.maxKeySpend).toBeLessThanOrEqual(limit);
-  expect(await state(principal.accountId, key.id)).toEqual({ balance: funds, reserved: limit, keySettled: 0n, keyReserved: limit, activeHolds: 120 });
+  expect(await state(principal.accountId, key.id)).toEqual({
+    balance: funds,
+    reserved: limit,
+    keySettled: 0n,
+    keyReserved: limit,
+    activeHolds: 120,
+  });
 
   const events = await call(`${t.url}/v1/keys/${key.id}/events`, { token: sessionToken });
   expect((events.body.data as { kind: string }[]).filter((e) => e.kind === 'spend_limit_reached')).toHaveLength(1);

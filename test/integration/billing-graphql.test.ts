@@ -25,13 +25,18 @@ afterAll(async () => t?.stop());
 
 /** Budget leases (billing/leases.ts) keep reserving for a moment after the last request; then they are given back. */
 const leasesGivenBack = () =>
-  eventually(async () => (await graphql(t.url, '{ account { reservedMicro } }', {}, owner.sessionToken)).data.account.reservedMicro === '0');
+  eventually(
+    async () => (await graphql(t.url, '{ account { reservedMicro } }', {}, owner.sessionToken)).data.account.reservedMicro === '0',
+  );
 
-const USAGE = 'query($first:Int,$after:String,$keyId:ID,$from:String,$to:String){usageRecords(first:$first,after:$after,keyId:$keyId,from:$from,to:$to){data{id keyId model inputTokens outputTokens costMicro status} firstId lastId hasMore}}';
+const USAGE =
+  'query($first:Int,$after:String,$keyId:ID,$from:String,$to:String){usageRecords(first:$first,after:$after,keyId:$keyId,from:$from,to:$to){data{id keyId model inputTokens outputTokens costMicro status} firstId lastId hasMore}}';
 
 test('usage records: newest first, filtered by key, paginated, costs matching the ledger', async () => {
   // Settlements are committed moments after each answer (TOLLGATE_SETTLEMENT=after-answer).
-  expect(await eventually(async () => (await graphql(t.url, USAGE, {}, owner.sessionToken)).data.usageRecords.data.length === 5)).toBe(true);
+  expect(await eventually(async () => (await graphql(t.url, USAGE, {}, owner.sessionToken)).data.usageRecords.data.length === 5)).toBe(
+    true,
+  );
   const all = await graphql(t.url, USAGE, {}, owner.sessionToken);
   expect(all.errors).toBeUndefined();
   const records = all.data.usageRecords.data;
@@ -50,7 +55,9 @@ test('usage records: newest first, filtered by key, paginated, costs matching th
   expect(page1.data.usageRecords.hasMore).toBe(true);
   const page2 = await graphql(t.url, USAGE, { first: 2, after: page1.data.usageRecords.lastId }, owner.sessionToken);
   const page3 = await graphql(t.url, USAGE, { first: 2, after: page2.data.usageRecords.lastId }, owner.sessionToken);
-  const paged = [...page1.data.usageRecords.data, ...page2.data.usageRecords.data, ...page3.data.usageRecords.data].map((r: { id: string }) => r.id);
+  const paged = [...page1.data.usageRecords.data, ...page2.data.usageRecords.data, ...page3.data.usageRecords.data].map(
+    (r: { id: string }) => r.id,
+  );
   expect(paged).toEqual(records.map((r: { id: string }) => r.id));
   expect(page3.data.usageRecords.hasMore).toBe(false);
 
@@ -62,12 +69,23 @@ test('usage records: newest first, filtered by key, paginated, costs matching th
 
 test('key month spend shows settled charges against the limit, and keys show it too', async () => {
   expect(await leasesGivenBack()).toBe(true);
-  const spend = await graphql(t.url, 'query($k:ID!){keyMonthSpend(keyId:$k){keyId limitMicro settledMicro reservedMicro spentMicro remainingMicro resetsAt}}', { k: keyA.id }, owner.sessionToken);
+  const spend = await graphql(
+    t.url,
+    'query($k:ID!){keyMonthSpend(keyId:$k){keyId limitMicro settledMicro reservedMicro spentMicro remainingMicro resetsAt}}',
+    { k: keyA.id },
+    owner.sessionToken,
+  );
   expect(spend.errors).toBeUndefined();
   const view = spend.data.keyMonthSpend;
   const usage = await graphql(t.url, USAGE, { keyId: keyA.id }, owner.sessionToken);
   const settled = usage.data.usageRecords.data.reduce((sum: bigint, r: { costMicro: string }) => sum + BigInt(r.costMicro), 0n);
-  expect(view).toMatchObject({ keyId: keyA.id, limitMicro: '5000000', settledMicro: settled.toString(), reservedMicro: '0', spentMicro: settled.toString() });
+  expect(view).toMatchObject({
+    keyId: keyA.id,
+    limitMicro: '5000000',
+    settledMicro: settled.toString(),
+    reservedMicro: '0',
+    spentMicro: settled.toString(),
+  });
   expect(view.remainingMicro).toBe((5_000_000n - settled).toString());
   const now = new Date();
   expect(view.resetsAt).toBe(new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString());
@@ -87,17 +105,40 @@ test('the budget lease covering a stream in flight is listed while it runs and g
   expect(holds[0]).toMatchObject({ keyId: keyB.id, purpose: 'lease', planBilled: false });
   expect(BigInt(holds[0].amountMicro)).toBeGreaterThan(0n);
   expect((await pending).status).toBe(200);
-  expect(await eventually(async () => (await graphql(t.url, '{ holds { id } }', {}, owner.sessionToken)).data.holds.length === 0)).toBe(true);
+  expect(await eventually(async () => (await graphql(t.url, '{ holds { id } }', {}, owner.sessionToken)).data.holds.length === 0)).toBe(
+    true,
+  );
 });
 
 test('automatic top-up settings: set, read, validated, turned off', async () => {
-  const set = await graphql(t.url, 'mutation{setAutoTopUp(input:{thresholdMicro:"2000000", amountMicro:"10000000"}){enabled thresholdMicro amountMicro}}', {}, owner.sessionToken);
+  const set = await graphql(
+    t.url,
+    'mutation{setAutoTopUp(input:{thresholdMicro:"2000000", amountMicro:"10000000"}){enabled thresholdMicro amountMicro}}',
+    {},
+    owner.sessionToken,
+  );
   expect(set.data.setAutoTopUp).toEqual({ enabled: true, thresholdMicro: '2000000', amountMicro: '10000000' });
-  expect((await graphql(t.url, '{ autoTopUp { enabled amountMicro } }', {}, owner.sessionToken)).data.autoTopUp).toEqual({ enabled: true, amountMicro: '10000000' });
-  const bad = await graphql(t.url, 'mutation{setAutoTopUp(input:{thresholdMicro:"2000000", amountMicro:"5"}){enabled}}', {}, owner.sessionToken);
+  expect((await graphql(t.url, '{ autoTopUp { enabled amountMicro } }', {}, owner.sessionToken)).data.autoTopUp).toEqual({
+    enabled: true,
+    amountMicro: '10000000',
+  });
+  const bad = await graphql(
+    t.url,
+    'mutation{setAutoTopUp(input:{thresholdMicro:"2000000", amountMicro:"5"}){enabled}}',
+    {},
+    owner.sessionToken,
+  );
   expect(bad.errors?.[0].extensions.code).toBe('bad_request');
-  expect(bad.errors?.[0]).toMatchObject({ message: 'Top-up amount must be between $1 and $100,000', extensions: { details: { field: 'input.amountMicro' } } });
-  const off = await graphql(t.url, 'mutation{setAutoTopUp(input:{thresholdMicro:null, amountMicro:null}){enabled}}', {}, owner.sessionToken);
+  expect(bad.errors?.[0]).toMatchObject({
+    message: 'Top-up amount must be between $1 and $100,000',
+    extensions: { details: { field: 'input.amountMicro' } },
+  });
+  const off = await graphql(
+    t.url,
+    'mutation{setAutoTopUp(input:{thresholdMicro:null, amountMicro:null}){enabled}}',
+    {},
+    owner.sessionToken,
+  );
   expect(off.data.setAutoTopUp.enabled).toBe(false);
 });
 

@@ -113,7 +113,16 @@ class LeaseWorker {
 beforeAll(async () => {
   t = await startTestTollgate();
   const s = t.tollgate.services;
-  billing = new BillingService(s.orm, systemClock, s.ids, s.bus, new SandboxPaymentPort(), pgHoldStore(s.orm), new PgBillingReads(s.orm), pgAutoTopUpStore(s.orm));
+  billing = new BillingService(
+    s.orm,
+    systemClock,
+    s.ids,
+    s.bus,
+    new SandboxPaymentPort(),
+    pgHoldStore(s.orm),
+    new PgBillingReads(s.orm),
+    pgAutoTopUpStore(s.orm),
+  );
 });
 
 afterAll(async () => {
@@ -203,7 +212,17 @@ const costOf = (i: number) => (i % 3 === 0 ? A : A - BigInt(i % 1000) - 1n);
 async function state(accountId: string, keyId: string, planUserId: string | null = null) {
   const month = utcMonthKey(new Date());
   // One statement, so one snapshot: a give-back committing between separate reads would show the key and the balance disagreeing.
-  const [row] = await sql<{ balance_micro: string; reserved_micro: string; key_settled: string | null; key_reserved: string | null; plan_used: string | null; plan_reserved: string | null; active_holds: number; ledger_sum: string; ledger_charges: number }>(
+  const [row] = await sql<{
+    balance_micro: string;
+    reserved_micro: string;
+    key_settled: string | null;
+    key_reserved: string | null;
+    plan_used: string | null;
+    plan_reserved: string | null;
+    active_holds: number;
+    ledger_sum: string;
+    ledger_charges: number;
+  }>(
     `select a.balance_micro, a.reserved_micro,
             (select settled_micro from key_month_spend where key_id = ? and month = ?) as key_settled,
             (select reserved_micro from key_month_spend where key_id = ? and month = ?) as key_reserved,
@@ -234,7 +253,10 @@ async function eventually<T>(read: () => Promise<T>, check: (value: T) => boolea
   for (;;) {
     const value = await read();
     if (check(value)) return value;
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms; last: ${JSON.stringify(value, (_, v) => (typeof v === 'bigint' ? v.toString() : v))}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `condition not met within ${timeoutMs} ms; last: ${JSON.stringify(value, (_, v) => (typeof v === 'bigint' ? v.toString() : v))}`,
+      );
     await new Promise((r) => setTimeout(r, 25));
   }
 }
@@ -244,7 +266,9 @@ async function eventually<T>(read: () => Promise<T>, check: (value: T) => boolea
  * request) and at most one ledger row; its hold is never a row of its own.
  */
 async function requestRows(accountId: string) {
-  const [requestHolds] = await sql<{ n: number }>(`select count(*)::int as n from holds where account_id = ? and purpose <> 'lease'`, [accountId]);
+  const [requestHolds] = await sql<{ n: number }>(`select count(*)::int as n from holds where account_id = ? and purpose <> 'lease'`, [
+    accountId,
+  ]);
   expect(requestHolds!.n).toBe(0);
   return sql<{ id: string; status: string; usage_cost: string; ledger_rows: number; ledger_amount: string | null }>(
     `select u.hold_id as id, u.status, u.cost_micro as usage_cost,
@@ -268,8 +292,11 @@ test('one instance is exact: 300 holds at once, the balance covers exactly 100; 
   const refused = errorsOf(results);
   // Exact: every hold the balance covers is admitted, so nothing is left available once 402s were answered.
   const afterStorm = await state(principal.accountId, key.id);
-  expect({ admitted: holds.length, refused: refused.length, availableAfterStorm: afterStorm.balance - afterStorm.reserved })
-    .toEqual({ admitted: 100, refused: 200, availableAfterStorm: 0n });
+  expect({ admitted: holds.length, refused: refused.length, availableAfterStorm: afterStorm.balance - afterStorm.reserved }).toEqual({
+    admitted: 100,
+    refused: 200,
+    availableAfterStorm: 0n,
+  });
   for (const error of refused) {
     expect(error.status).toBe(402);
     expect(error.code).toBe('api_insufficient_balance');
@@ -279,19 +306,35 @@ test('one instance is exact: 300 holds at once, the balance covers exactly 100; 
   expect(watched.samples).toBeGreaterThan(0);
   expect(watched.minAvailable).toBeGreaterThanOrEqual(0n);
   // All 100 holds are open: the whole balance is reserved (by leases), no more.
-  expect(await state(principal.accountId, key.id)).toMatchObject({ balance: funds, reserved: funds, keySettled: 0n, keyReserved: funds, ledgerSum: funds, ledgerCharges: 0 });
+  expect(await state(principal.accountId, key.id)).toMatchObject({
+    balance: funds,
+    reserved: funds,
+    keySettled: 0n,
+    keyReserved: funds,
+    ledgerSum: funds,
+    ledgerCharges: 0,
+  });
   expect(await billing.auditAccount(principal.accountId)).toMatchObject({ consistent: true });
 
   const costs = holds.map((_, i) => costOf(i));
   const charged = costs.reduce((a, b) => a + b, 0n);
-  await Promise.all(holds.map((hold, i) => leases.settle(hold, { costMicro: costs[i]!, usage: { inputTokens: 3, outputTokens: 5 }, latencyMs: 7 })));
+  await Promise.all(
+    holds.map((hold, i) => leases.settle(hold, { costMicro: costs[i]!, usage: { inputTokens: 3, outputTokens: 5 }, latencyMs: 7 })),
+  );
   const settled = await state(principal.accountId, key.id);
   expect(settled).toMatchObject({ balance: funds - charged, keySettled: charged, ledgerSum: funds - charged, ledgerCharges: 100 });
   // Leftovers of holds that cost less than A may still sit in a lease, but only as an active hold.
   expect(await billing.auditAccount(principal.accountId)).toMatchObject({ consistent: true, balanceMicro: funds - charged });
 
   await leases.close();
-  expect(await state(principal.accountId, key.id)).toMatchObject({ balance: funds - charged, reserved: 0n, keySettled: charged, keyReserved: 0n, activeHolds: 0, ledgerSum: funds - charged });
+  expect(await state(principal.accountId, key.id)).toMatchObject({
+    balance: funds - charged,
+    reserved: 0n,
+    keySettled: charged,
+    keyReserved: 0n,
+    activeHolds: 0,
+    ledgerSum: funds - charged,
+  });
   expect(await billing.auditAccount(principal.accountId)).toMatchObject({ consistent: true });
 
   const rows = await requestRows(principal.accountId);
@@ -316,12 +359,19 @@ test('one instance is exact on the key limit: 300 holds at once, the limit cover
   const holds = holdsOf(results);
   const refused = errorsOf(results);
   const afterStorm = await state(principal.accountId, key.id);
-  expect({ admitted: holds.length, refused: refused.length, keyRoomAfterStorm: limit - afterStorm.keySettled - afterStorm.keyReserved })
-    .toEqual({ admitted: 120, refused: 180, keyRoomAfterStorm: 0n });
+  expect({
+    admitted: holds.length,
+    refused: refused.length,
+    keyRoomAfterStorm: limit - afterStorm.keySettled - afterStorm.keyReserved,
+  }).toEqual({ admitted: 120, refused: 180, keyRoomAfterStorm: 0n });
   for (const error of refused) {
     expect(error.status).toBe(402);
     expect(error.code).toBe('api_key_spend_limit_reached');
-    expect(error.details).toMatchObject({ limit_micro: limit.toString(), spent_micro: expect.stringMatching(/^\d+$/), resets_at: expect.any(Number) });
+    expect(error.details).toMatchObject({
+      limit_micro: limit.toString(),
+      spent_micro: expect.stringMatching(/^\d+$/),
+      resets_at: expect.any(Number),
+    });
     expect(BigInt(error.details.spent_micro as string)).toBeLessThanOrEqual(limit);
   }
   expect(watched.minAvailable).toBeGreaterThanOrEqual(0n);
@@ -333,7 +383,15 @@ test('one instance is exact on the key limit: 300 holds at once, the limit cover
   await Promise.all(holds.map((hold, i) => leases.settle(hold, { costMicro: costs[i]! })));
   await leases.close();
   const after = await state(principal.accountId, key.id);
-  expect(after).toMatchObject({ balance: funds - charged, reserved: 0n, keySettled: charged, keyReserved: 0n, activeHolds: 0, ledgerSum: funds - charged, ledgerCharges: 120 });
+  expect(after).toMatchObject({
+    balance: funds - charged,
+    reserved: 0n,
+    keySettled: charged,
+    keyReserved: 0n,
+    activeHolds: 0,
+    ledgerSum: funds - charged,
+    ledgerCharges: 120,
+  });
   expect(after.keySettled).toBeLessThanOrEqual(limit);
   expect(await billing.auditAccount(principal.accountId)).toMatchObject({ consistent: true });
 });
@@ -364,7 +422,9 @@ test('two processes with their own leases: never overspent, balance = Σ ledger,
   // 74 (one process's concurrent takes eat a quarter of what is left at a time before the other
   // starts); 70 leaves room for rounding.
   expect(ok.length).toBeGreaterThanOrEqual(70);
-  process.stdout.write(`[billing-leases] two processes: ${ok.length} of ${results.length} admitted (per worker: ${results.slice(0, perWorker).filter((r) => r.ok).length} + ${results.slice(perWorker).filter((r) => r.ok).length})\n`);
+  process.stdout.write(
+    `[billing-leases] two processes: ${ok.length} of ${results.length} admitted (per worker: ${results.slice(0, perWorker).filter((r) => r.ok).length} + ${results.slice(perWorker).filter((r) => r.ok).length})\n`,
+  );
 
   // Every admitted hold is still covered while open.
   const open = await state(principal.accountId, key.id);
@@ -377,7 +437,13 @@ test('two processes with their own leases: never overspent, balance = Σ ledger,
   await Promise.all(pair.map((w) => w.closeLeases()));
   const charged = BigInt(ok.length) * A;
   expect(await state(principal.accountId, key.id)).toMatchObject({
-    balance: funds - charged, reserved: 0n, keySettled: charged, keyReserved: 0n, activeHolds: 0, ledgerSum: funds - charged, ledgerCharges: ok.length,
+    balance: funds - charged,
+    reserved: 0n,
+    keySettled: charged,
+    keyReserved: 0n,
+    activeHolds: 0,
+    ledgerSum: funds - charged,
+    ledgerCharges: ok.length,
   });
   expect(await billing.auditAccount(principal.accountId)).toMatchObject({ consistent: true });
   await Promise.all(pair.map((w) => w.stop()));
@@ -401,9 +467,15 @@ test('close() gives back every idle lease, also several leases of one budget', a
 
   await leases.close();
   const after = await state(principal.accountId, key.id);
-  const left = await sql<{ id: string; amount_micro: string }>(`select id, amount_micro from holds where account_id = ? and purpose = 'lease' and status = 'active'`, [principal.accountId]);
-  expect({ activeLeasesAfterClose: left, reservedAfterClose: after.reserved, keyReservedAfterClose: after.keyReserved })
-    .toEqual({ activeLeasesAfterClose: [], reservedAfterClose: 0n, keyReservedAfterClose: 0n });
+  const left = await sql<{ id: string; amount_micro: string }>(
+    `select id, amount_micro from holds where account_id = ? and purpose = 'lease' and status = 'active'`,
+    [principal.accountId],
+  );
+  expect({ activeLeasesAfterClose: left, reservedAfterClose: after.reserved, keyReservedAfterClose: after.keyReserved }).toEqual({
+    activeLeasesAfterClose: [],
+    reservedAfterClose: 0n,
+    keyReservedAfterClose: 0n,
+  });
   expect(after).toMatchObject({ balance: funds - charged, keySettled: charged, activeHolds: 0, ledgerCharges: 47 });
   expect(await billing.auditAccount(principal.accountId)).toMatchObject({ consistent: true });
 });
@@ -416,7 +488,11 @@ test('an idle lease is given back by housekeeping (LEASE_IDLE_MS), without close
   await leases.settle(hold, { costMicro: A / 2n });
   const busy = await state(principal.accountId, key.id);
   expect(busy.reserved).toBeGreaterThan(0n); // the lease's slack, still held right after the request
-  const idle = await eventually(() => state(principal.accountId, key.id), (s) => s.reserved === 0n && s.activeHolds === 0, 3_000);
+  const idle = await eventually(
+    () => state(principal.accountId, key.id),
+    (s) => s.reserved === 0n && s.activeHolds === 0,
+    3_000,
+  );
   expect(idle).toMatchObject({ balance: funds - A / 2n, keyReserved: 0n, keySettled: A / 2n, ledgerSum: funds - A / 2n });
   expect(await billing.auditAccount(principal.accountId)).toMatchObject({ consistent: true });
   await leases.close();
@@ -432,23 +508,61 @@ test('idempotent settle: the same hold settled twice (and concurrently, and then
   await leases.settle(hold, { costMicro: cost });
   await leases.settle(hold, { costMicro: cost });
   await Promise.all([leases.settle(hold, { costMicro: cost }), leases.settle(hold, { costMicro: 2n * cost }), leases.release(hold)]);
-  expect(await state(principal.accountId, key.id)).toMatchObject({ balance: funds - cost, keySettled: cost, ledgerSum: funds - cost, ledgerCharges: 1 });
+  expect(await state(principal.accountId, key.id)).toMatchObject({
+    balance: funds - cost,
+    keySettled: cost,
+    ledgerSum: funds - cost,
+    ledgerCharges: 1,
+  });
 
   // The database claim too: a second settle op for the same request (a retried batch, which
   // carries the time its operation was made, as the writer retries it) changes nothing.
-  const [lease] = await sql<{ id: string }>(`select id from holds where account_id = ? and purpose = 'lease' and status = 'active'`, [principal.accountId]);
+  const [lease] = await sql<{ id: string }>(`select id from holds where account_id = ? and purpose = 'lease' and status = 'active'`, [
+    principal.accountId,
+  ]);
   expect(lease).toBeDefined();
   const [first] = await sql<{ created_at: Date }>('select created_at from usage_records where hold_id = ?', [hold.id]);
-  const replayAt = (now: string) => [{
-    seq: 0, op: 'settle', lease_id: lease!.id, hold_id: hold.id, cost: cost.toString(), hold: A.toString(),
-    model: 'sandbox/echo', now, ledger_id: 'led_replay', usage_id: 'use_replay', usage_status: 'ok', request_id: null,
-    input: 0, cached: 0, cache_write_5m: 0, cache_write_1h: 0, output: 0, reasoning: 0, latency: 0,
-  }];
-  const [answer] = await runner.rows<{ applied: boolean }>('tollgate_apply_lease_ops', 'select * from tollgate_apply_lease_ops($1::jsonb)', [JSON.stringify(replayAt(new Date(first!.created_at).toISOString()))]);
+  const replayAt = (now: string) => [
+    {
+      seq: 0,
+      op: 'settle',
+      lease_id: lease!.id,
+      hold_id: hold.id,
+      cost: cost.toString(),
+      hold: A.toString(),
+      model: 'sandbox/echo',
+      now,
+      ledger_id: 'led_replay',
+      usage_id: 'use_replay',
+      usage_status: 'ok',
+      request_id: null,
+      input: 0,
+      cached: 0,
+      cache_write_5m: 0,
+      cache_write_1h: 0,
+      output: 0,
+      reasoning: 0,
+      latency: 0,
+    },
+  ];
+  const [answer] = await runner.rows<{ applied: boolean }>(
+    'tollgate_apply_lease_ops',
+    'select * from tollgate_apply_lease_ops($1::jsonb)',
+    [JSON.stringify(replayAt(new Date(first!.created_at).toISOString()))],
+  );
   expect(answer).toMatchObject({ applied: false });
   // An op for the same request made at another time (no writer makes one) is refused by the charge's own claim.
-  await expect(runner.rows('tollgate_apply_lease_ops', 'select * from tollgate_apply_lease_ops($1::jsonb)', [JSON.stringify(replayAt(new Date().toISOString()))])).rejects.toThrow(/ledger_entries_hold_id_unique/);
-  expect(await state(principal.accountId, key.id)).toMatchObject({ balance: funds - cost, keySettled: cost, ledgerSum: funds - cost, ledgerCharges: 1 });
+  await expect(
+    runner.rows('tollgate_apply_lease_ops', 'select * from tollgate_apply_lease_ops($1::jsonb)', [
+      JSON.stringify(replayAt(new Date().toISOString())),
+    ]),
+  ).rejects.toThrow(/ledger_entries_hold_id_unique/);
+  expect(await state(principal.accountId, key.id)).toMatchObject({
+    balance: funds - cost,
+    keySettled: cost,
+    ledgerSum: funds - cost,
+    ledgerCharges: 1,
+  });
   const rows = await requestRows(principal.accountId);
   expect(rows).toEqual([expect.objectContaining({ id: hold.id, status: 'ok', usage_cost: cost.toString(), ledger_rows: 1 })]);
 
@@ -476,7 +590,15 @@ test('overshoot: a cost above the hold is charged the hold, the excess recorded 
   await leases.settle(second, { costMicro: A });
   await leases.close();
   const charged = 2n * A;
-  expect(await state(principal.accountId, key.id)).toMatchObject({ balance: funds - charged, reserved: 0n, keySettled: charged, keyReserved: 0n, activeHolds: 0, ledgerSum: funds - charged, ledgerCharges: 2 });
+  expect(await state(principal.accountId, key.id)).toMatchObject({
+    balance: funds - charged,
+    reserved: 0n,
+    keySettled: charged,
+    keyReserved: 0n,
+    activeHolds: 0,
+    ledgerSum: funds - charged,
+    ledgerCharges: 2,
+  });
   expect(await billing.auditAccount(principal.accountId)).toMatchObject({ consistent: true });
   const rows = await requestRows(principal.accountId);
   expect(rows.find((r) => r.id === first.id)).toMatchObject({ status: 'ok', usage_cost: A.toString(), ledger_amount: (-A).toString() });
@@ -484,7 +606,7 @@ test('overshoot: a cost above the hold is charged the hold, the excess recorded 
   expect(overage!.overage_micro).toBe((over - A).toString());
 });
 
-test('a spend limit change gives the key\'s slack back at once, and the new limit binds', async () => {
+test("a spend limit change gives the key's slack back at once, and the new limit binds", async () => {
   const B = 1_000_000n; // $1: the smallest spend limit a key may have
   const funds = 100n * B;
   const { principal, key, sessionToken } = await setup({ fundsMicro: funds, limitMicro: 50n * B });
@@ -499,10 +621,17 @@ test('a spend limit change gives the key\'s slack back at once, and the new limi
   expect(before.keyReserved).toBeGreaterThan(B); // slack beyond the open hold
   expect(before.reserved).toBe(before.keyReserved);
 
-  const patched = await call(`${t.url}/v1/keys/${key.id}`, { method: 'PATCH', token: sessionToken, body: { monthly_spend_limit_micro: (3n * B).toString() } });
+  const patched = await call(`${t.url}/v1/keys/${key.id}`, {
+    method: 'PATCH',
+    token: sessionToken,
+    body: { monthly_spend_limit_micro: (3n * B).toString() },
+  });
   expect(patched.status).toBe(200);
   // Only the open hold stays reserved (on the key and on the balance).
-  const after = await eventually(() => state(principal.accountId, key.id), (s) => s.keyReserved === B);
+  const after = await eventually(
+    () => state(principal.accountId, key.id),
+    (s) => s.keyReserved === B,
+  );
   expect(after).toMatchObject({ reserved: B, keyReserved: B, keySettled: B });
   expect(await billing.auditAccount(principal.accountId)).toMatchObject({ consistent: true });
 
@@ -515,7 +644,14 @@ test('a spend limit change gives the key\'s slack back at once, and the new limi
 
   await Promise.all([leases.settle(open, { costMicro: B }), ...holdsOf(results).map((h) => leases.release(h))]);
   await leases.close();
-  expect(await state(principal.accountId, key.id)).toMatchObject({ balance: funds - 2n * B, reserved: 0n, keySettled: 2n * B, keyReserved: 0n, activeHolds: 0, ledgerCharges: 2 });
+  expect(await state(principal.accountId, key.id)).toMatchObject({
+    balance: funds - 2n * B,
+    reserved: 0n,
+    keySettled: 2n * B,
+    keyReserved: 0n,
+    activeHolds: 0,
+    ledgerCharges: 2,
+  });
   expect(await billing.auditAccount(principal.accountId)).toMatchObject({ consistent: true });
 });
 
@@ -527,7 +663,12 @@ test('a spend limit change gives the key\'s slack back at once, and the new limi
 test('a refusal waits for slack this instance is already giving back (two keys, one balance)', async () => {
   const funds = 64n * A;
   const p = await provisionAccount(t.url, { fundsMicro: funds.toString() });
-  const principalOf = async (name: string): Promise<BillingPrincipal> => ({ accountId: p.accountId, keyId: (await createKey(t.url, p.sessionToken, { name })).id, kind: 'prepaid', userId: p.userId });
+  const principalOf = async (name: string): Promise<BillingPrincipal> => ({
+    accountId: p.accountId,
+    keyId: (await createKey(t.url, p.sessionToken, { name })).id,
+    kind: 'prepaid',
+    userId: p.userId,
+  });
   const [k1, k2, k3, kExact] = [await principalOf('k1'), await principalOf('k2'), await principalOf('k3'), await principalOf('exact')];
 
   const raw = pgSqlRunner(t.databaseUrl, pino({ level: 'silent' }));
@@ -553,8 +694,11 @@ test('a refusal waits for slack this instance is already giving back (two keys, 
   // k2 and k3 are refused at once; k1's 15A of slack covers both, once given back.
   const results = await Promise.all([k2, k3].map((principal) => fireLocal(leases, principal, 1, A)));
   const afterRefusals = await state(p.accountId, k1.keyId);
-  expect({ admitted: results.flat().filter((r) => r.ok).length, refusals: errorsOf(results.flat()).map((e) => e.code), availableAfter: afterRefusals.balance - afterRefusals.reserved })
-    .toEqual({ admitted: 2, refusals: [], availableAfter: 13n * A });
+  expect({
+    admitted: results.flat().filter((r) => r.ok).length,
+    refusals: errorsOf(results.flat()).map((e) => e.code),
+    availableAfter: afterRefusals.balance - afterRefusals.reserved,
+  }).toEqual({ admitted: 2, refusals: [], availableAfter: 13n * A });
 
   for (const hold of [h1, ...holdsOf(results.flat())]) await leases.release(hold);
   await billing.releaseHold(exact.id);
@@ -578,22 +722,39 @@ test('plan-billed key: leases draw on the plan allowance (exactly), not the bala
   const holds = holdsOf(results);
   const refused = errorsOf(results);
   const afterStorm = await state(p.accountId, key.id, p.userId);
-  expect({ admitted: holds.length, refused: refused.length, allowanceLeftAfterStorm: allowance - afterStorm.planUsed - afterStorm.planReserved })
-    .toEqual({ admitted: 100, refused: 50, allowanceLeftAfterStorm: 0n });
+  expect({
+    admitted: holds.length,
+    refused: refused.length,
+    allowanceLeftAfterStorm: allowance - afterStorm.planUsed - afterStorm.planReserved,
+  }).toEqual({ admitted: 100, refused: 50, allowanceLeftAfterStorm: 0n });
   for (const error of refused) {
     expect(error.code).toBe('plan_allowance_exhausted');
     expect(error.details).toMatchObject({ allowance_micro: allowance.toString(), resets_at: expect.any(Number) });
   }
   expect(watched.maxPlanUsed).toBeLessThanOrEqual(allowance);
   expect(watched.maxAccountReserved).toBe(0n);
-  expect(await state(p.accountId, key.id, p.userId)).toMatchObject({ balance: funds, reserved: 0n, planReserved: allowance, planUsed: 0n, keyReserved: allowance });
+  expect(await state(p.accountId, key.id, p.userId)).toMatchObject({
+    balance: funds,
+    reserved: 0n,
+    planReserved: allowance,
+    planUsed: 0n,
+    keyReserved: allowance,
+  });
 
   const costs = holds.map((_, i) => (i % 2 === 0 ? P : P - BigInt(i)));
   const charged = costs.reduce((a, b) => a + b, 0n);
   await Promise.all(holds.map((hold, i) => leases.settle(hold, { costMicro: costs[i]! })));
   await leases.close();
   expect(await state(p.accountId, key.id, p.userId)).toMatchObject({
-    balance: funds, reserved: 0n, planUsed: charged, planReserved: 0n, keySettled: charged, keyReserved: 0n, activeHolds: 0, ledgerSum: funds, ledgerCharges: 0,
+    balance: funds,
+    reserved: 0n,
+    planUsed: charged,
+    planReserved: 0n,
+    keySettled: charged,
+    keyReserved: 0n,
+    activeHolds: 0,
+    ledgerSum: funds,
+    ledgerCharges: 0,
   });
   const rows = await requestRows(p.accountId);
   expect(rows).toHaveLength(100);
@@ -602,7 +763,7 @@ test('plan-billed key: leases draw on the plan allowance (exactly), not the bala
 });
 
 // Last: the sweep below releases every expired hold of the database, so no other instance may hold a lease now.
-test('crash: a killed instance\'s settled charges stay booked; its lease is swept and nothing else is charged', async () => {
+test("crash: a killed instance's settled charges stay booked; its lease is swept and nothing else is charged", async () => {
   const funds = 100n * A;
   const { principal, key } = await setup({ fundsMicro: funds });
   const worker = await LeaseWorker.start(t.databaseUrl);
@@ -618,7 +779,10 @@ test('crash: a killed instance\'s settled charges stay booked; its lease is swep
   // The lease outlives its instance: the 6 unsettled holds are still covered, until the sweep.
   expect(dead.reserved).toBeGreaterThanOrEqual(6n * A);
   expect(dead.keyReserved).toBe(dead.reserved);
-  const [leaseRows] = await sql<{ n: number }>(`select count(*)::int as n from holds where account_id = ? and purpose = 'lease' and status = 'active'`, [principal.accountId]);
+  const [leaseRows] = await sql<{ n: number }>(
+    `select count(*)::int as n from holds where account_id = ? and purpose = 'lease' and status = 'active'`,
+    [principal.accountId],
+  );
   expect(leaseRows.n).toBeGreaterThanOrEqual(1);
   expect(await billing.auditAccount(principal.accountId)).toMatchObject({ consistent: true });
 
@@ -626,7 +790,13 @@ test('crash: a killed instance\'s settled charges stay booked; its lease is swep
   expect(await billing.sweepExpiredHolds(new Date())).toBe(0);
   expect(await billing.sweepExpiredHolds(new Date(Date.now() + 61_000))).toBeGreaterThanOrEqual(1);
   expect(await state(principal.accountId, key.id)).toMatchObject({
-    balance: funds - charged, reserved: 0n, keySettled: charged, keyReserved: 0n, activeHolds: 0, ledgerSum: funds - charged, ledgerCharges: 4,
+    balance: funds - charged,
+    reserved: 0n,
+    keySettled: charged,
+    keyReserved: 0n,
+    activeHolds: 0,
+    ledgerSum: funds - charged,
+    ledgerCharges: 4,
   });
   expect(await billing.auditAccount(principal.accountId)).toMatchObject({ consistent: true });
   const rows = await requestRows(principal.accountId);
@@ -669,7 +839,12 @@ test('a backlog of settlements is written in statements of at most MAX_BACKLOG_B
 
   expect(settlementsPerStatement).toEqual([MAX_BACKLOG_BATCH_OPS, MAX_BACKLOG_BATCH_OPS, 250]);
   await leases.close();
-  expect(await state(p.accountId, key.id)).toMatchObject({ balance: funds - BigInt(count) * 7n, reserved: 0n, activeHolds: 0, ledgerCharges: count });
+  expect(await state(p.accountId, key.id)).toMatchObject({
+    balance: funds - BigInt(count) * 7n,
+    reserved: 0n,
+    activeHolds: 0,
+    ledgerCharges: count,
+  });
 });
 
 test('settlements that trickle in while a batch is being written wait for the next batch instead of one statement each', async () => {
@@ -708,7 +883,9 @@ test('a give-back, and shutdown, do not wait for the settlement delay: waiting s
   const raw = pgSqlRunner(t.databaseUrl, pino({ level: 'silent' }));
   runners.push(raw);
   const delayMs = 20_000;
-  const leases = new BudgetLeases(pgLeaseStore(raw), billing, systemClock, ulidIds(), t.tollgate.services.bus, { settlementDelayMs: delayMs });
+  const leases = new BudgetLeases(pgLeaseStore(raw), billing, systemClock, ulidIds(), t.tollgate.services.bus, {
+    settlementDelayMs: delayMs,
+  });
   instances.push(leases);
   // Three requests: the third stays open through shutdown, so the lease is not given back then.
   const holds = holdsOf(await fireLocal(leases, principal, 3, A));
@@ -756,7 +933,8 @@ function gatedBatches(stalled: (ops: readonly LeaseOp[]) => boolean) {
   return { gated, open, seen };
 }
 
-const pending = async <T>(promise: Promise<T>, ms: number) => (await Promise.race([promise.then(() => 'settled'), new Promise((r) => setTimeout(r, ms, 'pending'))])) === 'pending';
+const pending = async <T>(promise: Promise<T>, ms: number) =>
+  (await Promise.race([promise.then(() => 'settled'), new Promise((r) => setTimeout(r, ms, 'pending'))])) === 'pending';
 
 test('a full settlement backlog: admission waits for room, first come first served, and is refused with a 503 beyond the wait', async () => {
   const funds = 100n * A;
@@ -781,7 +959,9 @@ test('a full settlement backlog: admission waits for room, first come first serv
 
   // Two more wait; the commit lets them in, in order.
   const admitted: number[] = [];
-  const waiting = [1, 2].map((n) => leases.reserve({ principal, purpose: 'text', model: 'sandbox/echo', amountMicro: A }).then((hold) => (admitted.push(n), hold)));
+  const waiting = [1, 2].map((n) =>
+    leases.reserve({ principal, purpose: 'text', model: 'sandbox/echo', amountMicro: A }).then((hold) => (admitted.push(n), hold)),
+  );
   expect(await pending(waiting[0]!, 200)).toBe(true);
   open();
   await Promise.all(settled);
@@ -790,7 +970,12 @@ test('a full settlement backlog: admission waits for room, first come first serv
   expect(leases.settlementBacklog()).toMatchObject({ waited: 3, refused: 1 });
   for (const hold of [holds[3]!, ...late]) await leases.settle(hold, { costMicro: 7n });
   await leases.close();
-  expect(await state(principal.accountId, key.id)).toMatchObject({ balance: funds - 6n * 7n, reserved: 0n, activeHolds: 0, ledgerCharges: 6 });
+  expect(await state(principal.accountId, key.id)).toMatchObject({
+    balance: funds - 6n * 7n,
+    reserved: 0n,
+    activeHolds: 0,
+    ledgerCharges: 6,
+  });
 });
 
 test('settlement lanes: a stalled batch of one account does not hold up another account on another lane', async () => {

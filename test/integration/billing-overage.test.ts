@@ -62,12 +62,19 @@ afterAll(async () => {
 async function account(url: string, fundsMicro: bigint, limitMicro?: bigint) {
   const p = await provisionAccount(url, { fundsMicro: fundsMicro.toString() });
   await graphql(url, 'mutation($a:ID!){setAccountTier(input:{accountId:$a,tier:5}){tier}}', { a: p.accountId }, ADMIN_TOKEN);
-  const key = await createKey(url, p.sessionToken, { name: 'over-reported', ...(limitMicro !== undefined ? { monthly_spend_limit_micro: limitMicro.toString() } : {}) });
+  const key = await createKey(url, p.sessionToken, {
+    name: 'over-reported',
+    ...(limitMicro !== undefined ? { monthly_spend_limit_micro: limitMicro.toString() } : {}),
+  });
   return { ...p, key };
 }
 
 function ask(url: string, secret: string, requestId: string) {
-  return call(`${url}/v1/chat/completions`, { token: secret, headers: { 'x-request-id': requestId }, body: { model: MODEL, max_tokens: MAX_TOKENS, messages: [{ role: 'user', content: PROMPT }] } });
+  return call(`${url}/v1/chat/completions`, {
+    token: secret,
+    headers: { 'x-request-id': requestId },
+    body: { model: MODEL, max_tokens: MAX_TOKENS, messages: [{ role: 'user', content: PROMPT }] },
+  });
 }
 
 async function sql<T>(query: string, params: unknown[] = []): Promise<T[]> {
@@ -97,7 +104,13 @@ async function settledMoney(accountId: string, keyId: string, served: number) {
     'select request_id, cost_micro::text, overage_micro::text, input_tokens from usage_records where account_id = ? order by request_id',
     [accountId],
   );
-  return { balance: BigInt(row.balance), reserved: BigInt(row.reserved), ledgerSum: BigInt(row.ledger), keySettled: BigInt(row.key_settled ?? '0'), usage };
+  return {
+    balance: BigInt(row.balance),
+    reserved: BigInt(row.reserved),
+    ledgerSum: BigInt(row.ledger),
+    keySettled: BigInt(row.key_settled ?? '0'),
+    usage,
+  };
 }
 
 async function overageMetrics(url: string) {
@@ -116,7 +129,11 @@ test('one instance: a $1 key is charged its holds and no more; the excess is ove
   // One instance is exact: three holds fit in $1, the others are refused by the limit.
   const served = answers.filter((r) => r.status === 200);
   expect(served).toHaveLength(3);
-  expect(answers.filter((r) => r.status === 402).map((r) => r.body.error.code)).toEqual(['api_key_spend_limit_reached', 'api_key_spend_limit_reached', 'api_key_spend_limit_reached']);
+  expect(answers.filter((r) => r.status === 402).map((r) => r.body.error.code)).toEqual([
+    'api_key_spend_limit_reached',
+    'api_key_spend_limit_reached',
+    'api_key_spend_limit_reached',
+  ]);
   // The answer shows what the vendor reported.
   expect(served[0]!.body.usage.prompt_tokens).toBe(10_000_000);
 
@@ -124,12 +141,14 @@ test('one instance: a $1 key is charged its holds and no more; the excess is ove
   expect(money).toMatchObject({ balance: 5_000_000n - 3n * HOLD, reserved: 0n, ledgerSum: 5_000_000n - 3n * HOLD, keySettled: 3n * HOLD });
   expect(money.keySettled).toBeLessThanOrEqual(1_000_000n);
   expect(money.usage).toHaveLength(3);
-  for (const record of money.usage) expect(record).toMatchObject({ cost_micro: HOLD.toString(), overage_micro: OVERAGE.toString(), input_tokens: 10_000_000 });
+  for (const record of money.usage)
+    expect(record).toMatchObject({ cost_micro: HOLD.toString(), overage_micro: OVERAGE.toString(), input_tokens: 10_000_000 });
 
   // The usage records show it: charged the hold, the rest as overage.
   const records = await graphql(a.url, '{ usageRecords { data { requestId costMicro overageMicro inputTokens } } }', {}, sessionToken);
   expect(records.data.usageRecords.data).toHaveLength(3);
-  for (const record of records.data.usageRecords.data) expect(record).toMatchObject({ costMicro: HOLD.toString(), overageMicro: OVERAGE.toString(), inputTokens: 10_000_000 });
+  for (const record of records.data.usageRecords.data)
+    expect(record).toMatchObject({ costMicro: HOLD.toString(), overageMicro: OVERAGE.toString(), inputTokens: 10_000_000 });
 
   const after = await overageMetrics(a.url);
   expect(after.count - before.count).toBe(3);
@@ -137,7 +156,17 @@ test('one instance: a $1 key is charged its holds and no more; the excess is ove
   const logged = warnings.filter((w) => ids.includes(w.request_id as string));
   expect(logged).toHaveLength(3);
   for (const line of logged) {
-    expect(line).toMatchObject({ level: 40, model: MODEL, vendor: 'openai', account_id: accountId, key_id: key.id, hold_micro: HOLD.toString(), cost_micro: COST.toString(), charged_micro: HOLD.toString(), overage_micro: OVERAGE.toString() });
+    expect(line).toMatchObject({
+      level: 40,
+      model: MODEL,
+      vendor: 'openai',
+      account_id: accountId,
+      key_id: key.id,
+      hold_micro: HOLD.toString(),
+      cost_micro: COST.toString(),
+      charged_micro: HOLD.toString(),
+      overage_micro: OVERAGE.toString(),
+    });
     expect(line.msg).toMatch(/overage/);
   }
   const text = JSON.stringify(logged);
@@ -149,7 +178,15 @@ test('two processes on one database: the key limit and the balance hold; every o
   bStderr = '';
   b = fork(join(__dirname, '..', 'support', 'gateway-process.ts'), [], {
     execArgv: ['-r', join(__dirname, '..', 'support', 'swc-register.js')],
-    env: { ...process.env, DATABASE_URL: a.databaseUrl, TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'warn', TEST_LOG_LEVEL: 'warn', OPENAI_API_KEY: fake.apiKey!, OPENAI_BASE_URL: fake.url },
+    env: {
+      ...process.env,
+      DATABASE_URL: a.databaseUrl,
+      TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN,
+      LOG_LEVEL: 'warn',
+      TEST_LOG_LEVEL: 'warn',
+      OPENAI_API_KEY: fake.apiKey!,
+      OPENAI_BASE_URL: fake.url,
+    },
     stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
   });
   b.stderr!.on('data', (chunk: Buffer) => (bStderr += chunk.toString()));
@@ -160,7 +197,11 @@ test('two processes on one database: the key limit and the balance hold; every o
   const limited = await account(a.url, 5_000_000n, 1_000_000n);
   const poor = await account(a.url, 600_000n);
   const fire = (who: typeof limited, tag: string) =>
-    Promise.all([a.url, bUrl].flatMap((url, instance) => Array.from({ length: 4 }, (_, i) => ask(url, who.key.secret, `over-two-${tag}-${instance}-${i}`))));
+    Promise.all(
+      [a.url, bUrl].flatMap((url, instance) =>
+        Array.from({ length: 4 }, (_, i) => ask(url, who.key.secret, `over-two-${tag}-${instance}-${i}`)),
+      ),
+    );
   const [limitedAnswers, poorAnswers] = await Promise.all([fire(limited, 'limit'), fire(poor, 'balance')]);
 
   const check = async (who: typeof limited, answers: Awaited<ReturnType<typeof fire>>, fits: number, refusal: string) => {
@@ -187,19 +228,30 @@ test('two processes on one database: the key limit and the balance hold; every o
   const lone = await account(a.url, 5_000_000n);
   expect((await ask(bUrl, lone.key.secret, 'over-two-lone')).status).toBe(200);
   const loneMoney = await settledMoney(lone.accountId, lone.key.id, 1);
-  expect(loneMoney).toMatchObject({ balance: 5_000_000n - HOLD, ledgerSum: 5_000_000n - HOLD, reserved: 0n, usage: [{ request_id: 'over-two-lone', cost_micro: HOLD.toString(), overage_micro: OVERAGE.toString() }] });
+  expect(loneMoney).toMatchObject({
+    balance: 5_000_000n - HOLD,
+    ledgerSum: 5_000_000n - HOLD,
+    reserved: 0n,
+    usage: [{ request_id: 'over-two-lone', cost_micro: HOLD.toString(), overage_micro: OVERAGE.toString() }],
+  });
 
   // Each instance counted and logged the overages it settled; together, every one.
   const total = limitedResult.served + poorResult.served;
-  const servedBy = (url: string) => [...limitedAnswers, ...poorAnswers].filter((r, i) => r.status === 200 && (i % 8 < 4) === (url === a.url)).length;
+  const servedBy = (url: string) =>
+    [...limitedAnswers, ...poorAnswers].filter((r, i) => r.status === 200 && i % 8 < 4 === (url === a.url)).length;
   const metricsA = await overageMetrics(a.url);
   const metricsB = await overageMetrics(bUrl);
   expect(metricsB.count).toBe(servedBy(bUrl) + 1);
   expect(metricsA.count - 3).toBe(servedBy(a.url)); // the first test's three are on A too
   expect(metricsA.count - 3 + metricsB.count).toBe(total + 1);
-  const bLinesNow = () => bStderr.split('\n').filter((line) => line.includes('"over-two-')).map((line) => JSON.parse(line) as Record<string, unknown>);
+  const bLinesNow = () =>
+    bStderr
+      .split('\n')
+      .filter((line) => line.includes('"over-two-'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
   // Written before each answer ended; read here through the pipe, so waited for with a bound.
-  for (const deadline = Date.now() + 5_000; bLinesNow().length < servedBy(bUrl) + 1 && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 25));
+  for (const deadline = Date.now() + 5_000; bLinesNow().length < servedBy(bUrl) + 1 && Date.now() < deadline;)
+    await new Promise((r) => setTimeout(r, 25));
   const bLines = bLinesNow();
   expect(bLines).toHaveLength(servedBy(bUrl) + 1);
   for (const line of bLines) expect(line).toMatchObject({ level: 40, vendor: 'openai', model: MODEL, overage_micro: OVERAGE.toString() });

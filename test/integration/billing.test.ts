@@ -28,7 +28,17 @@ beforeAll(async () => {
   t = await startTestTollgate({ clock });
   const s = t.tollgate.services;
   payments = new SandboxPaymentPort();
-  billing = new BillingService(s.orm, clock, s.ids, s.bus, payments, pgHoldStore(s.orm), new PgBillingReads(s.orm), pgAutoTopUpStore(s.orm), (overage) => overages.push(overage));
+  billing = new BillingService(
+    s.orm,
+    clock,
+    s.ids,
+    s.bus,
+    payments,
+    pgHoldStore(s.orm),
+    new PgBillingReads(s.orm),
+    pgAutoTopUpStore(s.orm),
+    (overage) => overages.push(overage),
+  );
 });
 afterAll(async () => t?.stop());
 
@@ -45,7 +55,10 @@ async function accountRow(accountId: string) {
 }
 
 async function keyMonth(keyId: string, month: string) {
-  const [row] = await sql<{ settled_micro: string; reserved_micro: string }>('select settled_micro, reserved_micro from key_month_spend where key_id = ? and month = ?', [keyId, month]);
+  const [row] = await sql<{ settled_micro: string; reserved_micro: string }>(
+    'select settled_micro, reserved_micro from key_month_spend where key_id = ? and month = ?',
+    [keyId, month],
+  );
   return row ? { settled: BigInt(row.settled_micro), reserved: BigInt(row.reserved_micro) } : null;
 }
 
@@ -59,7 +72,10 @@ async function ledger(accountId: string) {
 /** A funded account with one prepaid key (optionally limited), as the pipeline would see it. */
 async function prepaid(options: { fundsMicro?: string; limitMicro?: string } = {}) {
   const p = await provisionAccount(t.url, { fundsMicro: options.fundsMicro });
-  const key = await createKey(t.url, p.sessionToken, { name: 'billing test', ...(options.limitMicro ? { monthly_spend_limit_micro: options.limitMicro } : {}) });
+  const key = await createKey(t.url, p.sessionToken, {
+    name: 'billing test',
+    ...(options.limitMicro ? { monthly_spend_limit_micro: options.limitMicro } : {}),
+  });
   accounts.push(p.accountId);
   const principal: BillingPrincipal = { accountId: p.accountId, keyId: key.id, kind: 'prepaid', userId: p.userId };
   return { ...p, key, principal };
@@ -103,8 +119,16 @@ describe('settlement', () => {
     ]);
     const [record] = await sql('select * from usage_records where hold_id = ?', [hold.id]);
     expect(record).toMatchObject({
-      key_id: key.id, model: 'openai/gpt-4o-mini', input_tokens: 900, cached_input_tokens: 400, output_tokens: 700,
-      reasoning_tokens: 200, cost_micro: cost.toString(), status: 'ok', latency_ms: 123, request_id: 'req_1',
+      key_id: key.id,
+      model: 'openai/gpt-4o-mini',
+      input_tokens: 900,
+      cached_input_tokens: 400,
+      output_tokens: 700,
+      reasoning_tokens: 200,
+      cost_micro: cost.toString(),
+      status: 'ok',
+      latency_ms: 123,
+      request_id: 'req_1',
     });
     expect((await billing.getHold(hold.id))?.status).toBe('settled');
   });
@@ -112,16 +136,34 @@ describe('settlement', () => {
   test('a cost above the hold is charged up to the hold: the excess is overage on the usage record, in no ledger row, and reported', async () => {
     const { principal, key } = await prepaid({ fundsMicro: '1000' });
     const hold = await text(principal, 1_000n);
-    const outcome = await billing.settleHold(hold.id, { costMicro: 1_500n, usage: { inputTokens: 9_000, cacheWrite5mInputTokens: 10, cacheWrite1hInputTokens: 20 }, requestId: 'req_over' });
+    const outcome = await billing.settleHold(hold.id, {
+      costMicro: 1_500n,
+      usage: { inputTokens: 9_000, cacheWrite5mInputTokens: 10, cacheWrite1hInputTokens: 20 },
+      requestId: 'req_over',
+    });
     expect(outcome).toMatchObject({ applied: true, chargedMicro: 1_000n });
     // The balance never dips below zero, and balance = Σ ledger still holds.
     expect(await accountRow(principal.accountId)).toMatchObject({ balance: 0n, reserved: 0n });
     expect(await keyMonth(key.id, '2026-11')).toEqual({ settled: 1_000n, reserved: 0n });
     expect((await ledger(principal.accountId)).filter((l) => l.kind === 'charge').map((l) => l.amount_micro)).toEqual(['-1000']);
-    const [record] = await sql('select cost_micro, overage_micro, cache_write_5m_input_tokens, cache_write_1h_input_tokens from usage_records where hold_id = ?', [hold.id]);
+    const [record] = await sql(
+      'select cost_micro, overage_micro, cache_write_5m_input_tokens, cache_write_1h_input_tokens from usage_records where hold_id = ?',
+      [hold.id],
+    );
     expect(record).toEqual({ cost_micro: '1000', overage_micro: '500', cache_write_5m_input_tokens: 10, cache_write_1h_input_tokens: 20 });
     expect((await billing.getHold(hold.id))?.chargedMicro).toBe(1_000n);
-    expect(overages).toEqual([{ requestId: 'req_over', accountId: principal.accountId, keyId: key.id, model: 'openai/gpt-4o-mini', holdMicro: 1_000n, costMicro: 1_500n, chargedMicro: 1_000n, overageMicro: 500n }]);
+    expect(overages).toEqual([
+      {
+        requestId: 'req_over',
+        accountId: principal.accountId,
+        keyId: key.id,
+        model: 'openai/gpt-4o-mini',
+        holdMicro: 1_000n,
+        costMicro: 1_500n,
+        chargedMicro: 1_000n,
+        overageMicro: 500n,
+      },
+    ]);
     expect(await billing.auditAccount(principal.accountId)).toMatchObject({ consistent: true });
     // Settled again (a replay): nothing more is charged or reported.
     expect(await billing.settleHold(hold.id, { costMicro: 1_500n })).toMatchObject({ applied: false, chargedMicro: 1_000n });
@@ -130,7 +172,7 @@ describe('settlement', () => {
     expect(refused.code).toBe('api_insufficient_balance');
   });
 
-  test('a key\'s monthly limit holds when the vendor over-reports: charged up to the hold, never past the limit', async () => {
+  test("a key's monthly limit holds when the vendor over-reports: charged up to the hold, never past the limit", async () => {
     const { principal, key } = await prepaid({ fundsMicro: '5000000', limitMicro: '1000000' });
     const first = await text(principal, 600_000n);
     const second = await text(principal, 400_000n);
@@ -148,10 +190,16 @@ describe('settlement', () => {
     expect(released).toMatchObject({ applied: true, status: 'released', chargedMicro: 0n });
     expect(await accountRow(principal.accountId)).toMatchObject({ balance: 5_000_000n, reserved: 0n });
     expect(await keyMonth(key.id, '2026-11')).toEqual({ settled: 0n, reserved: 0n });
-    expect(await sql('select status, cost_micro from usage_records where hold_id = ?', [hold.id])).toEqual([{ status: 'failed', cost_micro: '0' }]);
+    expect(await sql('select status, cost_micro from usage_records where hold_id = ?', [hold.id])).toEqual([
+      { status: 'failed', cost_micro: '0' },
+    ]);
 
     expect(await billing.releaseHold(hold.id)).toMatchObject({ applied: false, status: 'released' });
-    expect(await billing.settleHold(hold.id, { costMicro: 30_000n })).toMatchObject({ applied: false, status: 'released', chargedMicro: 0n });
+    expect(await billing.settleHold(hold.id, { costMicro: 30_000n })).toMatchObject({
+      applied: false,
+      status: 'released',
+      chargedMicro: 0n,
+    });
     expect(await accountRow(principal.accountId)).toMatchObject({ balance: 5_000_000n, reserved: 0n });
     expect((await ledger(principal.accountId)).filter((l) => l.kind === 'charge')).toEqual([]);
     await expect(billing.settleHold('hold_unknown', { costMicro: 1n })).rejects.toMatchObject({ code: 'not_found' });
@@ -160,22 +208,35 @@ describe('settlement', () => {
   test('partial delivery is charged for what was delivered', async () => {
     const { principal } = await prepaid({ fundsMicro: '5000000' });
     const perImage = 42_000n;
-    const hold = await billing.reserveHold({ principal, purpose: 'image', model: 'openai/gpt-image-1', amountMicro: mediaCostMicro(perImage, 4) });
+    const hold = await billing.reserveHold({
+      principal,
+      purpose: 'image',
+      model: 'openai/gpt-image-1',
+      amountMicro: mediaCostMicro(perImage, 4),
+    });
     expect(hold.expiresAt.getTime() - hold.createdAt.getTime()).toBe(15 * 60_000);
     const delivered = mediaCostMicro(perImage, 2);
     await billing.settleHold(hold.id, { costMicro: delivered, status: 'partial', usage: { images: 2 } });
     expect(await accountRow(principal.accountId)).toMatchObject({ balance: 5_000_000n - 84_000n, reserved: 0n });
-    expect(await sql('select status, images, cost_micro from usage_records where hold_id = ?', [hold.id])).toEqual([{ status: 'partial', images: 2, cost_micro: '84000' }]);
+    expect(await sql('select status, images, cost_micro from usage_records where hold_id = ?', [hold.id])).toEqual([
+      { status: 'partial', images: 2, cost_micro: '84000' },
+    ]);
   });
 
   test('settling twice, or concurrently, charges once', async () => {
     const { principal, key } = await prepaid({ fundsMicro: '5000000' });
     const first = await text(principal, 10_000n);
     expect((await billing.settleHold(first.id, { costMicro: 7_000n })).applied).toBe(true);
-    expect(await billing.settleHold(first.id, { costMicro: 9_000n })).toMatchObject({ applied: false, status: 'settled', chargedMicro: 7_000n });
+    expect(await billing.settleHold(first.id, { costMicro: 9_000n })).toMatchObject({
+      applied: false,
+      status: 'settled',
+      chargedMicro: 7_000n,
+    });
 
     const second = await text(principal, 10_000n);
-    const outcomes = await Promise.all(Array.from({ length: 8 }, (_, i) => billing.settleHold(second.id, { costMicro: BigInt(5_000 + i) })));
+    const outcomes = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => billing.settleHold(second.id, { costMicro: BigInt(5_000 + i) })),
+    );
     const applied = outcomes.filter((o) => o.applied);
     expect(applied).toHaveLength(1);
     for (const o of outcomes) expect(o.chargedMicro).toBe(applied[0].chargedMicro);
@@ -195,7 +256,11 @@ describe('refusals', () => {
     const { principal, key } = await prepaid({ fundsMicro: '1000' });
     await text(principal, 600n);
     const refused = await refusal(text(principal, 401n));
-    expect(refused).toMatchObject({ status: 402, code: 'api_insufficient_balance', details: { required_micro: '401', available_micro: '400' } });
+    expect(refused).toMatchObject({
+      status: 402,
+      code: 'api_insufficient_balance',
+      details: { required_micro: '401', available_micro: '400' },
+    });
     expect(refused.message).toMatch(/add funds or enable automatic top-up/);
     expect(await accountRow(principal.accountId)).toMatchObject({ balance: 1_000n, reserved: 600n });
     expect(await keyMonth(key.id, '2026-11')).toEqual({ settled: 0n, reserved: 600n });
@@ -228,7 +293,9 @@ describe('refusals', () => {
 
       const events = async () => {
         const response = await call(`${t.url}/v1/keys/${key.id}/events`, { token: sessionToken });
-        return (response.body.data as { kind: string; data: Record<string, unknown>; actor_user_id: string | null }[]).filter((e) => e.kind === 'spend_limit_reached');
+        return (response.body.data as { kind: string; data: Record<string, unknown>; actor_user_id: string | null }[]).filter(
+          (e) => e.kind === 'spend_limit_reached',
+        );
       };
       expect(await events()).toEqual([
         expect.objectContaining({ actor_user_id: null, data: { limit_micro: '1000000', spent_micro: '600000', resets_at: decResetsAt } }),
@@ -236,7 +303,11 @@ describe('refusals', () => {
       expect(published.filter((e) => e.keyId === key.id && e.kind === 'spend_limit_reached')).toHaveLength(1);
 
       // Raising the limit takes effect at once (the reservation reads the current limit).
-      const patched = await call(`${t.url}/v1/keys/${key.id}`, { method: 'PATCH', token: sessionToken, body: { monthly_spend_limit_micro: '2000000' } });
+      const patched = await call(`${t.url}/v1/keys/${key.id}`, {
+        method: 'PATCH',
+        token: sessionToken,
+        body: { monthly_spend_limit_micro: '2000000' },
+      });
       expect(patched.status).toBe(200);
       const afterRaise = await text(principal, 500_000n);
       expect((await billing.getKeyMonthSpend(principal.accountId, key.id)).spentMicro).toBe(550_000n + 400_000n + 500_000n);
@@ -245,7 +316,11 @@ describe('refusals', () => {
       clock.set(new Date('2026-12-02T08:00:00.000Z'));
       const december = await text(principal, 2_000_000n);
       const decRefused = await refusal(text(principal, 1n));
-      expect(decRefused.details).toEqual({ limit_micro: '2000000', spent_micro: '2000000', resets_at: unixSeconds(new Date('2027-01-01T00:00:00Z')) });
+      expect(decRefused.details).toEqual({
+        limit_micro: '2000000',
+        spent_micro: '2000000',
+        resets_at: unixSeconds(new Date('2027-01-01T00:00:00Z')),
+      });
       await refusal(text(principal, 1n));
       expect(await events()).toHaveLength(2);
       expect(published.filter((e) => e.keyId === key.id && e.kind === 'spend_limit_reached')).toHaveLength(2);
@@ -270,12 +345,16 @@ describe('refusals', () => {
       details: { allowance_micro: '5000000', used_micro: '4000000', resets_at: unixSeconds(new Date('2026-12-01T00:00:00Z')) },
     });
     await billing.settleHold(first.id, { costMicro: 3_000_000n });
-    expect(await sql('select used_micro, reserved_micro from plan_month_usage where user_id = ?', [p.userId])).toEqual([{ used_micro: '3000000', reserved_micro: '0' }]);
+    expect(await sql('select used_micro, reserved_micro from plan_month_usage where user_id = ?', [p.userId])).toEqual([
+      { used_micro: '3000000', reserved_micro: '0' },
+    ]);
     expect(await ledger(p.accountId)).toEqual([]);
     expect(await keyMonth(key.id, '2026-11')).toEqual({ settled: 3_000_000n, reserved: 0n });
     const second = await text(principal, 1_500_000n);
     await billing.releaseHold(second.id);
-    expect(await sql('select used_micro, reserved_micro from plan_month_usage where user_id = ?', [p.userId])).toEqual([{ used_micro: '3000000', reserved_micro: '0' }]);
+    expect(await sql('select used_micro, reserved_micro from plan_month_usage where user_id = ?', [p.userId])).toEqual([
+      { used_micro: '3000000', reserved_micro: '0' },
+    ]);
   });
 });
 
@@ -290,7 +369,12 @@ describe('month rollover', () => {
     clock.set(new Date('2026-12-01T00:00:00.000Z'));
     // December is empty even while November's hold is in flight: the whole limit is available.
     const decemberSpend = await billing.getKeyMonthSpend(principal.accountId, key.id);
-    expect(decemberSpend).toMatchObject({ month: '2026-12', spentMicro: 0n, limitMicro: 1_000_000n, resetsAt: new Date('2027-01-01T00:00:00Z') });
+    expect(decemberSpend).toMatchObject({
+      month: '2026-12',
+      spentMicro: 0n,
+      limitMicro: 1_000_000n,
+      resetsAt: new Date('2027-01-01T00:00:00Z'),
+    });
 
     await billing.settleHold(hold.id, { costMicro: 800_000n });
     expect(await keyMonth(key.id, '2026-11')).toEqual({ settled: 800_000n, reserved: 0n });
@@ -349,7 +433,13 @@ describe('sweeper', () => {
   test('extendHold keeps a long job from being swept', async () => {
     clock.set(new Date('2026-11-18T09:00:00.000Z'));
     const { principal } = await prepaid({ fundsMicro: '5000000' });
-    const hold = await billing.reserveHold({ principal, purpose: 'video', model: 'openai/sora-2', amountMicro: mediaCostMicro(100_000n, 8), ttlMs: 60_000 });
+    const hold = await billing.reserveHold({
+      principal,
+      purpose: 'video',
+      model: 'openai/sora-2',
+      amountMicro: mediaCostMicro(100_000n, 8),
+      ttlMs: 60_000,
+    });
     clock.advance(50_000);
     expect(await billing.extendHold(hold.id, 60_000)).toBe(true);
     clock.advance(50_000);
@@ -365,10 +455,22 @@ describe('automatic top-up', () => {
 
   test('validates the setting', async () => {
     const { accountId } = await prepaid();
-    await expect(billing.setAutoTopUp(accountId, { thresholdMicro: 0n, amountMicro: 999_999n })).rejects.toMatchObject({ code: 'bad_request', message: 'Top-up amount must be between $1 and $100,000', details: { field: 'autoTopUp.amount' } });
-    await expect(billing.setAutoTopUp(accountId, { thresholdMicro: 100_000_000_001n, amountMicro: 1_000_000n })).rejects.toMatchObject({ message: 'Top-up threshold must be between $0 and $100,000', details: { field: 'autoTopUp.threshold' } });
-    await expect(billing.setAutoTopUp(accountId, { thresholdMicro: -1n, amountMicro: 1_000_000n })).rejects.toMatchObject({ code: 'bad_request' });
-    expect(await billing.setAutoTopUp(accountId, { thresholdMicro: 0n, amountMicro: 100_000_000_000n })).toEqual({ thresholdMicro: 0n, amountMicro: 100_000_000_000n });
+    await expect(billing.setAutoTopUp(accountId, { thresholdMicro: 0n, amountMicro: 999_999n })).rejects.toMatchObject({
+      code: 'bad_request',
+      message: 'Top-up amount must be between $1 and $100,000',
+      details: { field: 'autoTopUp.amount' },
+    });
+    await expect(billing.setAutoTopUp(accountId, { thresholdMicro: 100_000_000_001n, amountMicro: 1_000_000n })).rejects.toMatchObject({
+      message: 'Top-up threshold must be between $0 and $100,000',
+      details: { field: 'autoTopUp.threshold' },
+    });
+    await expect(billing.setAutoTopUp(accountId, { thresholdMicro: -1n, amountMicro: 1_000_000n })).rejects.toMatchObject({
+      code: 'bad_request',
+    });
+    expect(await billing.setAutoTopUp(accountId, { thresholdMicro: 0n, amountMicro: 100_000_000_000n })).toEqual({
+      thresholdMicro: 0n,
+      amountMicro: 100_000_000_000n,
+    });
     expect(await billing.setAutoTopUp(accountId, null)).toEqual({ thresholdMicro: null, amountMicro: null });
     expect(await billing.getAutoTopUp(accountId)).toEqual({ thresholdMicro: null, amountMicro: null });
   });
@@ -384,7 +486,11 @@ describe('automatic top-up', () => {
     expect(topUps).toEqual([expect.objectContaining({ amount_micro: '50000000' })]);
     expect(payments.chargeCount - paymentsBefore).toBe(1);
     expect(outcomes.filter((o) => o.autoTopUp?.status === 'credited')).toHaveLength(1);
-    expect(await accountRow(principal.accountId)).toEqual({ balance: 6_000_000n - 2_000_000n + 50_000_000n, reserved: 0n, lifetime: 56_000_000n });
+    expect(await accountRow(principal.accountId)).toEqual({
+      balance: 6_000_000n - 2_000_000n + 50_000_000n,
+      reserved: 0n,
+      lifetime: 56_000_000n,
+    });
     const account = await graphql(t.url, '{ account { tier lifetimeTopUpsMicro } }', {}, sessionToken);
     expect(account.data.account).toEqual({ tier: 2, lifetimeTopUpsMicro: '56000000' });
   });
@@ -401,14 +507,25 @@ describe('automatic top-up', () => {
   test('a declined payment credits nothing', async () => {
     const declining: PaymentPort = { charge: async () => ({ ok: false, reference: null, message: 'card declined' }) };
     const s = t.tollgate.services;
-    const strictBilling = new BillingService(s.orm, clock, s.ids, s.bus, declining, pgHoldStore(s.orm), new PgBillingReads(s.orm), pgAutoTopUpStore(s.orm));
+    const strictBilling = new BillingService(
+      s.orm,
+      clock,
+      s.ids,
+      s.bus,
+      declining,
+      pgHoldStore(s.orm),
+      new PgBillingReads(s.orm),
+      pgAutoTopUpStore(s.orm),
+    );
     const { principal } = await prepaid({ fundsMicro: '2000000' });
     await strictBilling.setAutoTopUp(principal.accountId, { thresholdMicro: 1_500_000n, amountMicro: 5_000_000n });
     const hold = await strictBilling.reserveHold({ principal, purpose: 'text', model: 'm', amountMicro: 1_000_000n });
     const outcome = await strictBilling.settleHold(hold.id, { costMicro: 1_000_000n });
     expect(outcome.autoTopUp).toEqual({ status: 'declined', message: 'card declined' });
     expect(await accountRow(principal.accountId)).toMatchObject({ balance: 1_000_000n });
-    expect((await refusal(strictBilling.reserveHold({ principal, purpose: 'text', model: 'm', amountMicro: 1_000_001n }))).code).toBe('api_insufficient_balance');
+    expect((await refusal(strictBilling.reserveHold({ principal, purpose: 'text', model: 'm', amountMicro: 1_000_001n }))).code).toBe(
+      'api_insufficient_balance',
+    );
   });
 });
 
@@ -420,7 +537,18 @@ describe('GraphQL', () => {
 
   async function gql(query: string, variables: Record<string, unknown>, sessionToken: string | null) {
     const s = t.tollgate.services;
-    const services = { auth: s.auth, accounts: s.accounts, keys: s.keys, bus: s.bus, billing, videos: s.videos, usage: s.usage, catalog: s.catalog, configuredVendors: new Set(s.vendors.keys()), deployments: () => [] };
+    const services = {
+      auth: s.auth,
+      accounts: s.accounts,
+      keys: s.keys,
+      bus: s.bus,
+      billing,
+      videos: s.videos,
+      usage: s.usage,
+      catalog: s.catalog,
+      configuredVendors: new Set(s.vendors.keys()),
+      deployments: () => [],
+    };
     const contextValue = await buildContext(services, sessionToken ? `Bearer ${sessionToken}` : undefined);
     const result = await executeGraphql({ schema, source: query, variableValues: variables, contextValue });
     // Errors take their wire form as the server gives it to them.
@@ -442,18 +570,36 @@ describe('GraphQL', () => {
     const holds = await gql('{ holds { id keyId amountMicro month purpose planBilled expiresAt } }', {}, sessionToken);
     expect(holds.errors).toBeUndefined();
     expect(holds.data?.holds).toEqual([
-      { id: inFlight.id, keyId: key.id, amountMicro: '25000', month: '2026-11', purpose: 'text', planBilled: false, expiresAt: inFlight.expiresAt.toISOString() },
+      {
+        id: inFlight.id,
+        keyId: key.id,
+        amountMicro: '25000',
+        month: '2026-11',
+        purpose: 'text',
+        planBilled: false,
+        expiresAt: inFlight.expiresAt.toISOString(),
+      },
     ]);
 
-    const spend = await gql('query($k:ID!){ keyMonthSpend(keyId:$k) { month limitMicro settledMicro reservedMicro spentMicro remainingMicro resetsAt } }', { k: key.id }, sessionToken);
+    const spend = await gql(
+      'query($k:ID!){ keyMonthSpend(keyId:$k) { month limitMicro settledMicro reservedMicro spentMicro remainingMicro resetsAt } }',
+      { k: key.id },
+      sessionToken,
+    );
     expect(spend.data?.keyMonthSpend).toEqual({
-      month: '2026-11', limitMicro: '5000000', settledMicro: String(1_000 + 1_002 + 1_004), reservedMicro: '25000',
-      spentMicro: String(3_006 + 25_000), remainingMicro: String(5_000_000 - 28_006), resetsAt: '2026-12-01T00:00:00.000Z',
+      month: '2026-11',
+      limitMicro: '5000000',
+      settledMicro: String(1_000 + 1_002 + 1_004),
+      reservedMicro: '25000',
+      spentMicro: String(3_006 + 25_000),
+      remainingMicro: String(5_000_000 - 28_006),
+      resetsAt: '2026-12-01T00:00:00.000Z',
     });
     const foreign = await gql('query($k:ID!){ keyMonthSpend(keyId:$k) { month } }', { k: 'key_nope' }, sessionToken);
     expect(foreign.errors?.[0].extensions?.code).toBe('not_found');
 
-    const page = 'query($f:Int,$a:String,$k:ID,$from:String,$to:String){ usageRecords(first:$f, after:$a, keyId:$k, from:$from, to:$to) { data { requestId keyId costMicro inputTokens status createdAt } firstId lastId hasMore } }';
+    const page =
+      'query($f:Int,$a:String,$k:ID,$from:String,$to:String){ usageRecords(first:$f, after:$a, keyId:$k, from:$from, to:$to) { data { requestId keyId costMicro inputTokens status createdAt } firstId lastId hasMore } }';
     const first = await gql(page, { f: 2 }, sessionToken);
     const p1 = first.data?.usageRecords as { data: { requestId: string }[]; lastId: string; hasMore: boolean };
     expect(p1.data.map((r) => r.requestId)).toEqual(['req_4', 'req_3']);
@@ -473,11 +619,19 @@ describe('GraphQL', () => {
     const badCursor = await gql(page, { a: 'use_nope' }, sessionToken);
     expect(badCursor.errors?.[0].extensions?.code).toBe('bad_request');
 
-    const set = await gql('mutation{ setAutoTopUp(input:{thresholdMicro:"2000000", amountMicro:"10000000"}) { enabled thresholdMicro amountMicro } }', {}, sessionToken);
+    const set = await gql(
+      'mutation{ setAutoTopUp(input:{thresholdMicro:"2000000", amountMicro:"10000000"}) { enabled thresholdMicro amountMicro } }',
+      {},
+      sessionToken,
+    );
     expect(set.data?.setAutoTopUp).toEqual({ enabled: true, thresholdMicro: '2000000', amountMicro: '10000000' });
     const half = await gql('mutation{ setAutoTopUp(input:{thresholdMicro:"2000000"}) { enabled } }', {}, sessionToken);
     expect(half.errors?.[0]).toMatchObject({ extensions: { code: 'bad_request', details: { field: 'input.amountMicro' } } });
-    const tooSmall = await gql('mutation{ setAutoTopUp(input:{thresholdMicro:"2000000", amountMicro:"10"}) { enabled } }', {}, sessionToken);
+    const tooSmall = await gql(
+      'mutation{ setAutoTopUp(input:{thresholdMicro:"2000000", amountMicro:"10"}) { enabled } }',
+      {},
+      sessionToken,
+    );
     expect(tooSmall.errors?.[0].extensions?.details).toEqual({ field: 'input.amountMicro' });
     const off = await gql('mutation{ setAutoTopUp(input:null) { enabled thresholdMicro amountMicro } }', {}, sessionToken);
     expect(off.data?.setAutoTopUp).toEqual({ enabled: false, thresholdMicro: null, amountMicro: null });

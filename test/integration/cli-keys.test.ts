@@ -24,7 +24,11 @@ async function adminJson<T = any>(...args: string[]): Promise<T> {
   if (result.code !== 0) throw new Error(`admin ${args.join(' ')} failed: ${result.stderr}`);
   return JSON.parse(result.stdout) as T;
 }
-const chat = (secret: string) => call(`${t.url}/v1/chat/completions`, { token: secret, body: { model: 'sandbox/echo', messages: [{ role: 'user', content: 'hello there' }] } });
+const chat = (secret: string) =>
+  call(`${t.url}/v1/chat/completions`, {
+    token: secret,
+    body: { model: 'sandbox/echo', messages: [{ role: 'user', content: 'hello there' }] },
+  });
 
 beforeAll(async () => {
   db = await createTestDatabase();
@@ -47,9 +51,17 @@ afterAll(async () => {
 });
 
 test('list-keys: every key with its month spend; --search and --status narrow it; a table for people', async () => {
-  expect(await eventually(async () => (await adminJson<any[]>('list-keys', '--account', accountId)).every((k) => BigInt(k.month_spent_micro) > 0n), 15_000)).toBe(true);
+  expect(
+    await eventually(
+      async () => (await adminJson<any[]>('list-keys', '--account', accountId)).every((k) => BigInt(k.month_spent_micro) > 0n),
+      15_000,
+    ),
+  ).toBe(true);
   const keys = await adminJson<any[]>('list-keys', '--account', accountId);
-  expect(keys.map((k) => [k.id, k.name, k.status])).toEqual([[second.id, 'docs site', 'active'], [first.id, 'build bot', 'active']]);
+  expect(keys.map((k) => [k.id, k.name, k.status])).toEqual([
+    [second.id, 'docs site', 'active'],
+    [first.id, 'build bot', 'active'],
+  ]);
   expect((await adminJson<any[]>('list-keys', '--account', accountId, '--search', 'BUILD')).map((k) => k.id)).toEqual([first.id]);
   expect(await adminJson<any[]>('list-keys', '--account', accountId, '--status', 'revoked')).toEqual([]);
   const table = await admin('list-keys', '--account', accountId);
@@ -61,7 +73,11 @@ test('spend and requests print what the ledger charged, by key and as the reques
   const ledger = await call(`${t.url}/v1/key`, { token: first.secret });
   const byKey = await adminJson<any>('spend', '--account', accountId, '--by', 'key');
   expect(byKey).toMatchObject({ time_zone: 'UTC', group_by: 'key', total: { requests: 3 } });
-  expect(byKey.groups.find((g: any) => g.key_id === first.id)).toMatchObject({ key_name: 'build bot', requests: 2, cost_micro: ledger.body.month_settled_micro });
+  expect(byKey.groups.find((g: any) => g.key_id === first.id)).toMatchObject({
+    key_name: 'build bot',
+    requests: 2,
+    cost_micro: ledger.body.month_settled_micro,
+  });
   const spent = BigInt(100_000_000) - BigInt(ledger.body.account.balance_micro);
   expect(byKey.total.cost_micro).toBe(spent.toString());
   const byDay = await admin('spend', '--account', accountId);
@@ -79,7 +95,9 @@ test('set-key-limit and revoke-key: the gateway enforces them at once (the key c
   const limited = await adminJson<any>('set-key-limit', '--account', accountId, '--key', second.id, '--monthly-limit-usd', '2.5');
   expect(limited).toMatchObject({ id: second.id, monthly_spend_limit_micro: '2500000' });
   expect((await call(`${t.url}/v1/key`, { token: second.secret })).body.monthly_spend_limit_micro).toBe('2500000');
-  expect((await adminJson<any>('set-key-limit', '--account', accountId, '--key', second.id, '--no-limit')).monthly_spend_limit_micro).toBeNull();
+  expect(
+    (await adminJson<any>('set-key-limit', '--account', accountId, '--key', second.id, '--no-limit')).monthly_spend_limit_micro,
+  ).toBeNull();
 
   const revoked = await adminJson<any>('revoke-key', '--account', accountId, '--key', first.id);
   expect(revoked).toMatchObject({ id: first.id, status: 'revoked' });
@@ -96,8 +114,16 @@ test.each([
   [['list-keys'], 2, 'list-keys: --account is required'],
   [['list-keys', '--account', 'acct_nope'], 1, "No account 'acct_nope'."],
   [['list-keys', '--account', 'acct_nope', '--status', 'gone'], 2, '--status must be one of active, revoked'],
-  [['set-key-limit', '--account', 'acct_nope', '--key', 'key_nope'], 2, 'give exactly one of --monthly-limit-micro, --monthly-limit-usd or --no-limit'],
-  [['set-key-limit', '--account', 'acct_nope', '--key', 'key_nope', '--monthly-limit-usd', '0.5'], 1, 'Monthly limit must be between $1 and $100,000'],
+  [
+    ['set-key-limit', '--account', 'acct_nope', '--key', 'key_nope'],
+    2,
+    'give exactly one of --monthly-limit-micro, --monthly-limit-usd or --no-limit',
+  ],
+  [
+    ['set-key-limit', '--account', 'acct_nope', '--key', 'key_nope', '--monthly-limit-usd', '0.5'],
+    1,
+    'Monthly limit must be between $1 and $100,000',
+  ],
   [['revoke-key', '--account', 'acct_nope', '--key', 'key_nope'], 1, "No key 'key_nope'"],
   [['spend', '--account', 'acct_nope', '--by', 'week'], 2, '--by must be one of day, model, key'],
   [['spend', '--account', 'acct_nope', '--from', '2026-13-01'], 1, '--from must be a UTC day'],

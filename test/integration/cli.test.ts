@@ -41,7 +41,11 @@ describe('from zero to a funded team key', () => {
   afterAll(() => t?.stop());
 
   test('create-account, add-funds, create-user, create-key; the key works at the gateway', async () => {
-    const account = await adminJson<{ id: string; name: string; balance_micro: string; tier: number }>('create-account', '--name', 'Platform team');
+    const account = await adminJson<{ id: string; name: string; balance_micro: string; tier: number }>(
+      'create-account',
+      '--name',
+      'Platform team',
+    );
     expect(account).toMatchObject({ name: 'Platform team', balance_micro: '0', tier: 1 });
     accountId = account.id;
 
@@ -61,14 +65,25 @@ describe('from zero to a funded team key', () => {
     expect(key.code).toBe(0);
     const secret = /Secret \(shown once, store it now\): (tgk_\S+)/.exec(key.stdout)?.[1];
     expect(secret).toBeDefined();
-    const planKey = await adminJson<{ kind: string; secret: string }>('create-key', '--user', userId!, '--name', 'lead plan key', '--kind', 'plan');
+    const planKey = await adminJson<{ kind: string; secret: string }>(
+      'create-key',
+      '--user',
+      userId!,
+      '--name',
+      'lead plan key',
+      '--kind',
+      'plan',
+    );
     expect(planKey.kind).toBe('plan');
 
     t = await startTestTollgate({ databaseUrl: db.url });
     const models = await call(`${t.url}/v1/models`, { token: secret });
     expect(models.status).toBe(200);
     expect(models.headers.get('x-ratelimit-limit-requests')).toBe('500'); // tier 2
-    const chat = await call(`${t.url}/v1/chat/completions`, { token: planKey.secret, body: { model: 'sandbox/echo', messages: [{ role: 'user', content: 'hi' }] } });
+    const chat = await call(`${t.url}/v1/chat/completions`, {
+      token: planKey.secret,
+      body: { model: 'sandbox/echo', messages: [{ role: 'user', content: 'hi' }] },
+    });
     expect(chat.status).toBe(200);
     const signIn = await call(`${t.url}/v1/auth/sessions`, { body: { email: 'lead@example.com', password } });
     expect(signIn.status).toBe(201);
@@ -94,7 +109,10 @@ describe('from zero to a funded team key', () => {
 
   test('list-plans and list-tiers show the configuration', async () => {
     const plans = await adminJson<{ name: string; monthly_allowance_micro: string }[]>('list-plans');
-    expect(plans.map((p) => [p.name, p.monthly_allowance_micro])).toEqual([['pro', '50000000'], ['starter', '5000000']]);
+    expect(plans.map((p) => [p.name, p.monthly_allowance_micro])).toEqual([
+      ['pro', '50000000'],
+      ['starter', '5000000'],
+    ]);
     const tiers = await admin('list-tiers');
     expect(tiers.stdout).toMatch(/^2\s+\$50\s+20\s+500\s+1000000\s+20$/m);
   });
@@ -110,7 +128,11 @@ test.each([
   [['admin', 'create-user', '--account', 'acct_nope', '--email', 'not-an-email'], 1, '--email: Email must be an email address'],
   [['admin', 'create-key', '--name', 'k'], 2, 'give --account or --user'],
   [['admin', 'create-key', '--account', 'acct_nope', '--name', 'k', '--kind', 'gold'], 1, '--kind: Key kind must be one of prepaid, plan'],
-  [['admin', 'create-key', '--account', 'acct_nope', '--name', 'k', '--monthly-limit-micro', '5'], 1, '--monthly-limit-micro: Monthly limit must be between $1 and $100,000'],
+  [
+    ['admin', 'create-key', '--account', 'acct_nope', '--name', 'k', '--monthly-limit-micro', '5'],
+    1,
+    '--monthly-limit-micro: Monthly limit must be between $1 and $100,000',
+  ],
   [['admin', 'set-tier', '--account', 'acct_nope', '--tier', 'two'], 2, '--tier must be a tier number'],
   [['admin', 'frobnicate'], 2, "admin: unknown command 'frobnicate'"],
   [['launch'], 2, "unknown command 'launch'"],
@@ -133,6 +155,7 @@ test('a tier outside the configuration and an unknown user are refused by the do
 test('admin --help lists the commands; no command is a usage error', async () => {
   const help = await runTollgate(['admin', '--help'], env);
   expect(help.code).toBe(0);
-  for (const command of ['create-account', 'create-user', 'add-funds', 'set-tier', 'unpin-tier', 'create-key', 'list-accounts']) expect(help.stdout).toContain(command);
+  for (const command of ['create-account', 'create-user', 'add-funds', 'set-tier', 'unpin-tier', 'create-key', 'list-accounts'])
+    expect(help.stdout).toContain(command);
   expect((await runTollgate(['admin'], env)).code).toBe(2);
 });

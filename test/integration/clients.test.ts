@@ -40,7 +40,10 @@ const DIR = join(__dirname, '..', 'fixtures', 'clients');
 const FIXTURES: Array<[string, Fixture]> = readdirSync(DIR).flatMap((dir) =>
   readdirSync(join(DIR, dir))
     .filter((file) => file.endsWith('.json'))
-    .map((file): [string, Fixture] => [`${dir}/${file.replace(/\.json$/, '')}`, JSON.parse(readFileSync(join(DIR, dir, file), 'utf8')) as Fixture]),
+    .map((file): [string, Fixture] => [
+      `${dir}/${file.replace(/\.json$/, '')}`,
+      JSON.parse(readFileSync(join(DIR, dir, file), 'utf8')) as Fixture,
+    ]),
 );
 
 function formatOf(fixture: Fixture): Format {
@@ -72,10 +75,22 @@ interface Answer {
 
 /** Sends the fixture as its client did, with the test account's key where the client put its own. */
 async function replay(fixture: Fixture, body = fixture.body): Promise<Answer> {
-  const key: Record<string, string> = formatOf(fixture) === 'messages' || formatOf(fixture) === 'count' ? { 'x-api-key': on.a.secret } : { authorization: `Bearer ${on.a.secret}` };
-  const res = await fetch(`${on.h.t.url}${fixture.path}`, { method: fixture.method, headers: { ...fixture.headers, ...key }, body: body ? JSON.stringify(body) : undefined });
+  const key: Record<string, string> =
+    formatOf(fixture) === 'messages' || formatOf(fixture) === 'count'
+      ? { 'x-api-key': on.a.secret }
+      : { authorization: `Bearer ${on.a.secret}` };
+  const res = await fetch(`${on.h.t.url}${fixture.path}`, {
+    method: fixture.method,
+    headers: { ...fixture.headers, ...key },
+    body: body ? JSON.stringify(body) : undefined,
+  });
   const dropped = res.headers.get('x-service-dropped-hints');
-  return { status: res.status, contentType: res.headers.get('content-type') ?? '', dropped: dropped ? dropped.split(', ') : [], text: await res.text() };
+  return {
+    status: res.status,
+    contentType: res.headers.get('content-type') ?? '',
+    dropped: dropped ? dropped.split(', ') : [],
+    text: await res.text(),
+  };
 }
 
 /** The answer is complete in its format: a whole object, or a stream that ends as it should (no error event). */
@@ -88,7 +103,11 @@ function expectComplete(fixture: Fixture, answer: Answer): void {
     return;
   }
   if (!answer.contentType.startsWith('text/event-stream')) {
-    const whole = { chat: { object: 'chat.completion' }, responses: { object: 'response', status: expect.stringMatching(/^(completed|incomplete)$/) }, messages: { type: 'message', role: 'assistant' } };
+    const whole = {
+      chat: { object: 'chat.completion' },
+      responses: { object: 'response', status: expect.stringMatching(/^(completed|incomplete)$/) },
+      messages: { type: 'message', role: 'assistant' },
+    };
     expect(JSON.parse(answer.text)).toMatchObject(whole[format]);
     return;
   }
@@ -108,7 +127,11 @@ function expectComplete(fixture: Fixture, answer: Answer): void {
 /** Refused by design: the status and code of the capture, and the field it named, first in the message (both error shapes carry `error`). */
 function expectRefusedAsCaptured(fixture: Fixture, answer: Answer): void {
   const { error } = JSON.parse(answer.text) as { error: { code: string; message: string; details: { field?: string } } };
-  expect({ status: answer.status, code: error.code, field: error.details.field }).toEqual({ status: fixture.captured.status, code: fixture.captured.code, field: fixture.captured.field });
+  expect({ status: answer.status, code: error.code, field: error.details.field }).toEqual({
+    status: fixture.captured.status,
+    code: fixture.captured.code,
+    field: fixture.captured.field,
+  });
   // The message names the field as the client sent it (its last part: `model`, `tools[0].type` → `type`).
   if (fixture.captured.field) expect(error.message).toContain(fixture.captured.field.split('.').at(-1));
 }
@@ -121,9 +144,14 @@ function expectAsCaptured(fixture: Fixture, answer: Answer): void {
 /** A dropped hint names what the client sent: a header's value (`anthropic-beta=…`) or a path in the body (`tools[0].eager_input_streaming`). */
 function sent(fixture: Fixture, name: string): boolean {
   const [header, value] = name.split('=');
-  if (value !== undefined) return (fixture.headers[header!] ?? '').split(',').map((v) => v.trim()).includes(value);
+  if (value !== undefined)
+    return (fixture.headers[header!] ?? '')
+      .split(',')
+      .map((v) => v.trim())
+      .includes(value);
   let at: unknown = fixture.body;
-  for (const step of name.split(/[.[\]]+/).filter(Boolean)) at = at !== null && typeof at === 'object' ? (at as Record<string, unknown>)[step] : undefined;
+  for (const step of name.split(/[.[\]]+/).filter(Boolean))
+    at = at !== null && typeof at === 'object' ? (at as Record<string, unknown>)[step] : undefined;
   return at !== undefined && at !== null;
 }
 
@@ -137,8 +165,20 @@ function actsOn(body: Record<string, any>, field: string): boolean {
 
 test('the fixtures cover every client, and one of them is refused by design', () => {
   const clients = new Set(FIXTURES.map(([, fixture]) => fixture.client));
-  expect([...clients].sort()).toEqual(['agents', 'ai-sdk-anthropic', 'ai-sdk-openai', 'anthropic-sdk', 'claude-code', 'codex', 'langchain-anthropic', 'langchain-openai', 'openai']);
-  expect(FIXTURES.filter(([, fixture]) => fixture.captured.status >= 400).every(([, fixture]) => fixture.captured.code !== undefined)).toBe(true);
+  expect([...clients].sort()).toEqual([
+    'agents',
+    'ai-sdk-anthropic',
+    'ai-sdk-openai',
+    'anthropic-sdk',
+    'claude-code',
+    'codex',
+    'langchain-anthropic',
+    'langchain-openai',
+    'openai',
+  ]);
+  expect(FIXTURES.filter(([, fixture]) => fixture.captured.status >= 400).every(([, fixture]) => fixture.captured.code !== undefined)).toBe(
+    true,
+  );
 });
 
 describe.each(FIXTURES)('%s', (_name, fixture) => {
@@ -169,14 +209,25 @@ describe.each(FIXTURES)('%s', (_name, fixture) => {
     const upstream = fake.lastRequest!;
     const body = fixture.body!;
     for (const [field, disposition] of Object.entries(own.policy)) {
-      if (disposition !== 'passed-to-vendor' || body[field] === undefined || body[field] === null || !actsOn(body, field) || answer.dropped.includes(field)) continue;
+      if (
+        disposition !== 'passed-to-vendor' ||
+        body[field] === undefined ||
+        body[field] === null ||
+        !actsOn(body, field) ||
+        answer.dropped.includes(field)
+      )
+        continue;
       expect({ field, value: upstream.body[field] }).toEqual({ field, value: body[field] });
     }
     if (format !== 'messages') return;
-    const passedToolFields = Object.entries(TOOL_FIELD_POLICY).filter(([, d]) => d === 'passed-to-vendor').map(([key]) => key);
+    const passedToolFields = Object.entries(TOOL_FIELD_POLICY)
+      .filter(([, d]) => d === 'passed-to-vendor')
+      .map(([key]) => key);
     for (const tool of (body.tools ?? []) as Array<Record<string, unknown>>) {
       const forwarded = (upstream.body.tools as Array<Record<string, unknown>>).find((t) => t.name === tool.name)!;
-      for (const key of passedToolFields) if (tool[key] !== undefined) expect({ tool: tool.name, key, value: forwarded[key] }).toEqual({ tool: tool.name, key, value: tool[key] });
+      for (const key of passedToolFields)
+        if (tool[key] !== undefined)
+          expect({ tool: tool.name, key, value: forwarded[key] }).toEqual({ tool: tool.name, key, value: tool[key] });
     }
     const sentBetas = String(upstream.headers['anthropic-beta'] ?? '').split(',');
     for (const beta of (fixture.headers['anthropic-beta'] ?? '').split(',').filter(Boolean)) expect(sentBetas).toContain(beta);

@@ -23,7 +23,12 @@ afterAll(async () => cluster?.stop(), 60_000);
 
 async function account(fundsMicro: string, tier: number) {
   const owner = await provisionAccount(a.url, { fundsMicro });
-  const pinned = await graphql(a.url, 'mutation($a:ID!,$t:Int){setAccountTier(input:{accountId:$a,tier:$t}){tier}}', { a: owner.accountId, t: tier }, ADMIN_TOKEN);
+  const pinned = await graphql(
+    a.url,
+    'mutation($a:ID!,$t:Int){setAccountTier(input:{accountId:$a,tier:$t}){tier}}',
+    { a: owner.accountId, t: tier },
+    ADMIN_TOKEN,
+  );
   expect(pinned.errors).toBeUndefined();
   return owner;
 }
@@ -50,7 +55,11 @@ async function audit(accountId: string) {
 }
 
 const usageCount = async (accountId: string) =>
-  (await sql<{ n: number }>("select count(*)::int as n from usage_records where account_id = $1 and status in ('ok', 'partial')", [accountId]))[0]!.n;
+  (
+    await sql<{ n: number }>("select count(*)::int as n from usage_records where account_id = $1 and status in ('ok', 'partial')", [
+      accountId,
+    ])
+  )[0]!.n;
 
 async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, withinMs: number): Promise<T> {
   const deadline = Date.now() + withinMs;
@@ -62,25 +71,37 @@ async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean
 }
 
 const chat = (url: string, key: string, content = 'hi', extra: Record<string, unknown> = {}) =>
-  call(`${url}/v1/chat/completions`, { token: key, body: { model: 'sandbox/echo', messages: [{ role: 'user', content }], max_tokens: 16, ...extra } });
+  call(`${url}/v1/chat/completions`, {
+    token: key,
+    body: { model: 'sandbox/echo', messages: [{ role: 'user', content }], max_tokens: 16, ...extra },
+  });
 
 test('requests spread over both processes share one rate window', async () => {
   const owner = await account('1000000', 1); // 5 requests a second
   const key = (await createKey(a.url, owner.sessionToken)).secret;
-  const answers = await Promise.all([a, b, a, b, a, b].map(async (instance) => (await call(`${instance.url}/v1/models`, { token: key })).status));
+  const answers = await Promise.all(
+    [a, b, a, b, a, b].map(async (instance) => (await call(`${instance.url}/v1/models`, { token: key })).status),
+  );
   expect(answers.sort()).toEqual([200, 200, 200, 200, 200, 429]);
 });
 
 test('streams open on both processes share one concurrency limit', async () => {
   const owner = await account('1000000', 1); // 5 concurrent requests
   const key = (await createKey(a.url, owner.sessionToken)).secret;
-  const open = await Promise.all([a, b, a, b, a].map((instance) =>
-    fetch(`${instance.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'sandbox/echo', stream: true, max_tokens: 32, messages: [{ role: 'user', content: '[sandbox:delay=300] one two three four five six' }] }),
-    }),
-  ));
+  const open = await Promise.all(
+    [a, b, a, b, a].map((instance) =>
+      fetch(`${instance.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          model: 'sandbox/echo',
+          stream: true,
+          max_tokens: 32,
+          messages: [{ role: 'user', content: '[sandbox:delay=300] one two three four five six' }],
+        }),
+      }),
+    ),
+  );
   expect(open.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
   const sixth = await call(`${b.url}/v1/models`, { token: key });
   expect(sixth.status).toBe(429);
@@ -92,7 +113,12 @@ test('1,000 concurrent requests over both processes never overspend the balance 
   const owner = await account('500000', 5); // $0.50: about 60 holds of a 4,096-token request at a time
   const key = (await createKey(a.url, owner.sessionToken, { name: 'limited', monthly_spend_limit_micro: '1000000' })).secret;
   const answers = await Promise.all(
-    Array.from({ length: 1_000 }, (_, i) => chat(i % 2 ? b.url : a.url, key, 'hi', { max_tokens: 4096 }).then((r) => ({ status: r.status, code: r.body?.error?.code as string | undefined }))),
+    Array.from({ length: 1_000 }, (_, i) =>
+      chat(i % 2 ? b.url : a.url, key, 'hi', { max_tokens: 4096 }).then((r) => ({
+        status: r.status,
+        code: r.body?.error?.code as string | undefined,
+      })),
+    ),
   );
   const served = answers.filter((r) => r.status === 200).length;
   const refusals = new Set(answers.filter((r) => r.status !== 200).map((r) => `${r.status} ${r.code}`));
@@ -101,13 +127,20 @@ test('1,000 concurrent requests over both processes never overspend the balance 
   expect(served).toBeGreaterThan(0);
 
   // Leases given back (idle after a second) and every after-answer settlement committed.
-  const settled = await eventually(() => audit(owner.accountId), (s) => s.reserved === 0n, 10_000);
+  const settled = await eventually(
+    () => audit(owner.accountId),
+    (s) => s.reserved === 0n,
+    10_000,
+  );
   expect(settled.reserved).toBe(0n);
   expect(settled.active).toBe(0n);
   expect(settled.balance).toBe(settled.ledger);
   expect(settled.balance).toBeGreaterThanOrEqual(0n);
   expect(await usageCount(owner.accountId)).toBe(served);
-  const [month] = await sql<{ settled: string }>('select coalesce(sum(settled_micro), 0) as settled from key_month_spend s join api_keys k on k.id = s.key_id where k.account_id = $1', [owner.accountId]);
+  const [month] = await sql<{ settled: string }>(
+    'select coalesce(sum(settled_micro), 0) as settled from key_month_spend s join api_keys k on k.id = s.key_id where k.account_id = $1',
+    [owner.accountId],
+  );
   expect(BigInt(month!.settled)).toBe(500000n - settled.balance);
   expect(BigInt(month!.settled)).toBeLessThanOrEqual(1_000_000n);
 }, 120_000);
@@ -117,22 +150,31 @@ test.each([
   { funds: '500000', limit: null, n: 1, served: 500, refusal: 'api_insufficient_balance' },
   // $5 of balance, a $1 key limit and 2 images a request: the key limit binds at exactly 500.
   { funds: '5000000', limit: '1000000', n: 2, served: 500, refusal: 'api_key_spend_limit_reached' },
-])('1,000 concurrent image requests over both processes: exactly the affordable $served served ($refusal)', async ({ funds, limit, n, served, refusal }) => {
-  const owner = await account(funds, 5);
-  const key = (await createKey(a.url, owner.sessionToken, limit ? { name: 'limited', monthly_spend_limit_micro: limit } : { name: 'unlimited' })).secret;
-  const answers = await Promise.all(
-    Array.from({ length: 1_000 }, (_, i) =>
-      call(`${(i % 2 ? b : a).url}/v1/images/generations`, { token: key, body: { model: 'sandbox/image', prompt: `lamp ${i}`, n, size: '512x512' } }).then((r) => ({ status: r.status, code: r.body?.error?.code as string | undefined })),
-    ),
-  );
-  expect(answers.filter((r) => r.status === 200)).toHaveLength(served);
-  expect(answers.filter((r) => r.status === 402 && r.code === refusal)).toHaveLength(1_000 - served);
-  const settled = await audit(owner.accountId);
-  expect(settled.reserved).toBe(0n);
-  expect(settled.balance).toBe(settled.ledger);
-  expect(settled.balance).toBe(BigInt(funds) - BigInt(served * n * 1_000));
-  expect(await usageCount(owner.accountId)).toBe(served);
-}, 120_000);
+])(
+  '1,000 concurrent image requests over both processes: exactly the affordable $served served ($refusal)',
+  async ({ funds, limit, n, served, refusal }) => {
+    const owner = await account(funds, 5);
+    const key = (
+      await createKey(a.url, owner.sessionToken, limit ? { name: 'limited', monthly_spend_limit_micro: limit } : { name: 'unlimited' })
+    ).secret;
+    const answers = await Promise.all(
+      Array.from({ length: 1_000 }, (_, i) =>
+        call(`${(i % 2 ? b : a).url}/v1/images/generations`, {
+          token: key,
+          body: { model: 'sandbox/image', prompt: `lamp ${i}`, n, size: '512x512' },
+        }).then((r) => ({ status: r.status, code: r.body?.error?.code as string | undefined })),
+      ),
+    );
+    expect(answers.filter((r) => r.status === 200)).toHaveLength(served);
+    expect(answers.filter((r) => r.status === 402 && r.code === refusal)).toHaveLength(1_000 - served);
+    const settled = await audit(owner.accountId);
+    expect(settled.reserved).toBe(0n);
+    expect(settled.balance).toBe(settled.ledger);
+    expect(settled.balance).toBe(BigInt(funds) - BigInt(served * n * 1_000));
+    expect(await usageCount(owner.accountId)).toBe(served);
+  },
+  120_000,
+);
 
 test('a key revoked on one process is refused by the other within a second', async () => {
   const owner = await account('1000000', 5);
@@ -140,7 +182,11 @@ test('a key revoked on one process is refused by the other within a second', asy
   expect((await call(`${b.url}/v1/models`, { token: key.secret })).status).toBe(200); // cached on b
   expect((await call(`${a.url}/v1/keys/${key.id}`, { method: 'DELETE', token: owner.sessionToken })).status).toBe(200);
   const revokedAt = Date.now();
-  const status = await eventually(async () => (await call(`${b.url}/v1/models`, { token: key.secret })).status, (s) => s === 401, 1_000);
+  const status = await eventually(
+    async () => (await call(`${b.url}/v1/models`, { token: key.secret })).status,
+    (s) => s === 401,
+    1_000,
+  );
   expect(status).toBe(401);
   expect(Date.now() - revokedAt).toBeLessThan(1_000);
 });
@@ -148,12 +194,21 @@ test('a key revoked on one process is refused by the other within a second', asy
 test('a GraphQL subscriber on one process sees key events made on the other', async () => {
   const owner = await account('1000000', 5);
   const key = await createKey(a.url, owner.sessionToken);
-  const client = createClient({ url: `${b.url.replace('http', 'ws')}/graphql`, webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${owner.sessionToken}` }, retryAttempts: 0 });
+  const client = createClient({
+    url: `${b.url.replace('http', 'ws')}/graphql`,
+    webSocketImpl: WebSocket,
+    connectionParams: { authorization: `Bearer ${owner.sessionToken}` },
+    retryAttempts: 0,
+  });
   try {
     const received = new Promise<{ kind: string; data: unknown }>((resolve, reject) => {
       client.subscribe(
         { query: 'subscription($k:ID!){ keyEvents(keyId:$k){ kind data } }', variables: { k: key.id } },
-        { next: (m) => (m.errors ? reject(new Error(JSON.stringify(m.errors))) : resolve(m.data!.keyEvents as never)), error: reject, complete: () => undefined },
+        {
+          next: (m) => (m.errors ? reject(new Error(JSON.stringify(m.errors))) : resolve(m.data!.keyEvents as never)),
+          error: reject,
+          complete: () => undefined,
+        },
       );
     });
     await waitForSubscriptions(b.url, 1); // the subscription is registered on b
@@ -172,7 +227,13 @@ test('kill -9 in the middle of streams: no charge lost or doubled, the dead leas
   const victim = await cluster.start();
   for (let i = 0; i < 5; i++) expect((await chat(victim.url, key)).status).toBe(200);
   // After-answer settlements committed (batch window 100 ms): each writes its usage record with its charge.
-  expect(await eventually(() => usageCount(owner.accountId), (n) => n === 5, 10_000)).toBe(5);
+  expect(
+    await eventually(
+      () => usageCount(owner.accountId),
+      (n) => n === 5,
+      10_000,
+    ),
+  ).toBe(5);
   const before = await audit(owner.accountId);
 
   // Five long streams: first bytes received, then the process dies.
@@ -180,7 +241,12 @@ test('kill -9 in the middle of streams: no charge lost or doubled, the dead leas
     fetch(`${victim.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'sandbox/echo', stream: true, max_tokens: 64, messages: [{ role: 'user', content: '[sandbox:delay=500] a long answer of many words' }] }),
+      body: JSON.stringify({
+        model: 'sandbox/echo',
+        stream: true,
+        max_tokens: 64,
+        messages: [{ role: 'user', content: '[sandbox:delay=500] a long answer of many words' }],
+      }),
     }),
   );
   const responses = await Promise.all(streams);
@@ -188,19 +254,25 @@ test('kill -9 in the middle of streams: no charge lost or doubled, the dead leas
   await Promise.all(readers.map((r) => r.read()));
   expect((await audit(owner.accountId)).reserved).toBeGreaterThan(0n);
   await victim.kill();
-  const cut = await Promise.all(readers.map(async (r) => {
-    try {
-      for (;;) if ((await r.read()).done) return 'ended';
-    } catch {
-      return 'cut';
-    }
-  }));
+  const cut = await Promise.all(
+    readers.map(async (r) => {
+      try {
+        for (;;) if ((await r.read()).done) return 'ended';
+      } catch {
+        return 'cut';
+      }
+    }),
+  );
   expect(cut.every((c) => c === 'cut' || c === 'ended')).toBe(true);
 
   // The survivor keeps serving the same account and key.
   expect((await chat(a.url, key)).status).toBe(200);
   // The dead instance's lease expires (3 s) and is swept (every 0.5 s) by the survivors.
-  const after = await eventually(() => audit(owner.accountId), (s) => s.reserved === 0n, 10_000);
+  const after = await eventually(
+    () => audit(owner.accountId),
+    (s) => s.reserved === 0n,
+    10_000,
+  );
   expect(after.reserved).toBe(0n);
   expect(after.active).toBe(0n);
   expect(after.balance).toBe(after.ledger);
@@ -215,7 +287,11 @@ test('kill -9 under sustained load with a full settlement backlog: what is lost 
   const key = (await createKey(a.url, owner.sessionToken)).secret;
   const victim = await cluster.start({ TOLLGATE_SETTLEMENT_BACKLOG: String(LIMIT) });
   expect((await chat(victim.url, key)).status).toBe(200);
-  await eventually(() => usageCount(owner.accountId), (n) => n === 1, 5_000);
+  await eventually(
+    () => usageCount(owner.accountId),
+    (n) => n === 1,
+    5_000,
+  );
 
   // 24 clients, JSON and streamed in turn, each sending its next request when the last is answered.
   const answered: string[] = [];
@@ -235,7 +311,8 @@ test('kill -9 under sustained load with a full settlement backlog: what is lost 
         });
         const text = await response.text();
         if (response.status === 200 && (stream ? text.includes('data: [DONE]') : JSON.parse(text).choices?.length === 1)) answered.push(id);
-        else if (response.status === 503 && JSON.parse(text).error.code === 'unavailable' && response.headers.get('retry-after') === '1') refused.push(id);
+        else if (response.status === 503 && JSON.parse(text).error.code === 'unavailable' && response.headers.get('retry-after') === '1')
+          refused.push(id);
         else others.push(`${response.status} ${text.slice(0, 200)}`);
       } catch {
         if (!running) return; // cut by the kill
@@ -246,9 +323,17 @@ test('kill -9 under sustained load with a full settlement backlog: what is lost 
   const load = Array.from({ length: 24 }, (_, c) => client(c));
   const backlog = async () => {
     const samples = parsePrometheusText((await call(`${victim.url}/metrics`, { token: ADMIN_TOKEN })).body as string).samples;
-    return { depth: sumOf(samples, 'tollgate_settlement_backlog'), waits: sumOf(samples, 'tollgate_settlement_pushback_waits_total'), refusals: sumOf(samples, 'tollgate_settlement_pushback_refusals_total') };
+    return {
+      depth: sumOf(samples, 'tollgate_settlement_backlog'),
+      waits: sumOf(samples, 'tollgate_settlement_pushback_waits_total'),
+      refusals: sumOf(samples, 'tollgate_settlement_pushback_refusals_total'),
+    };
   };
-  await eventually(async () => answered.length, (n) => n >= 200, 20_000);
+  await eventually(
+    async () => answered.length,
+    (n) => n >= 200,
+    20_000,
+  );
 
   // Commits stall (no usage record can be written), the load goes on: the backlog fills to its
   // limit, then admission waits and, beyond its wait, refuses with 503s.
@@ -270,16 +355,26 @@ test('kill -9 under sustained load with a full settlement backlog: what is lost 
   expect(others).toEqual([]);
 
   // The dead instance's lease is swept; what it committed stays, once per request.
-  const after = await eventually(() => audit(owner.accountId), (s) => s.reserved === 0n, 15_000);
+  const after = await eventually(
+    () => audit(owner.accountId),
+    (s) => s.reserved === 0n,
+    15_000,
+  );
   expect(after).toMatchObject({ reserved: 0n, active: 0n });
   expect(after.balance).toBe(after.ledger);
-  const booked = (await sql<{ request_id: string }>("select request_id from usage_records where account_id = $1 and status = 'ok'", [owner.accountId])).map((r) => r.request_id).filter((id) => id.startsWith('kill-'));
+  const booked = (
+    await sql<{ request_id: string }>("select request_id from usage_records where account_id = $1 and status = 'ok'", [owner.accountId])
+  )
+    .map((r) => r.request_id)
+    .filter((id) => id.startsWith('kill-'));
   expect(new Set(booked).size).toBe(booked.length);
   const answeredSet = new Set(answered);
   expect(booked.filter((id) => !answeredSet.has(id))).toEqual([]);
   for (const id of refused) expect(booked).not.toContain(id);
   const lost = answered.length - booked.length;
-  console.log(`[cluster] kill -9 with a full backlog (limit ${LIMIT}): ${answered.length} answered, ${booked.length} booked, ${lost} lost; ${refused.length} refused with 503; metrics at the kill ${JSON.stringify(killedAt!)}`);
+  console.log(
+    `[cluster] kill -9 with a full backlog (limit ${LIMIT}): ${answered.length} answered, ${booked.length} booked, ${lost} lost; ${refused.length} refused with 503; metrics at the kill ${JSON.stringify(killedAt!)}`,
+  );
   expect(lost).toBeGreaterThan(0);
   expect(lost).toBeLessThanOrEqual(LIMIT);
 }, 120_000);
@@ -315,7 +410,10 @@ describe('Redis lost and back under two processes', () => {
     await new Promise((r) => setTimeout(r, 1_100)); // the window of the first burst has passed
     // Each instance admits against its own limits: 3 requests each fit 5 a second.
     expect(await burst(key)).toEqual([200, 200, 200, 200, 200, 200]);
-    const text = await call(`${x.url}/v1/chat/completions`, { token: key, body: { model: 'sandbox/echo', messages: [{ role: 'user', content: 'hi' }], max_tokens: 8 } });
+    const text = await call(`${x.url}/v1/chat/completions`, {
+      token: key,
+      body: { model: 'sandbox/echo', messages: [{ role: 'user', content: 'hi' }], max_tokens: 8 },
+    });
     expect(text.status).toBe(200);
     expect(pair.instances.some((i) => /fail-open|unreachable|Redis/i.test(i.output()))).toBe(true);
 

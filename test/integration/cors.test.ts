@@ -9,8 +9,16 @@ import { call, createKey, provisionAccount, startTestTollgate, type TestTollgate
 
 const PAGE = 'https://chat.example.com';
 
-function preflight(url: string, origin: string, method = 'POST', headers = 'authorization, content-type, x-stainless-os, openai-organization') {
-  return fetch(url, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': method, 'access-control-request-headers': headers } });
+function preflight(
+  url: string,
+  origin: string,
+  method = 'POST',
+  headers = 'authorization, content-type, x-stainless-os, openai-organization',
+) {
+  return fetch(url, {
+    method: 'OPTIONS',
+    headers: { origin, 'access-control-request-method': method, 'access-control-request-headers': headers },
+  });
 }
 
 describe('default: any origin on the API-key endpoints, same-origin elsewhere', () => {
@@ -25,25 +33,43 @@ describe('default: any origin on the API-key endpoints, same-origin elsewhere', 
   });
   afterAll(async () => t?.stop());
 
-  test.each(['/v1/chat/completions', '/v1/responses', '/v1/messages', '/v1/images/generations', '/v1/videos', '/v1/videos/vid_1', '/v1/models', '/v1/models/sandbox%2Fecho'])(
-    'a preflight of %s is answered 204 with the methods and the headers asked for',
-    async (path) => {
-      const res = await preflight(`${t.url}${path}`, PAGE);
-      expect(res.status).toBe(204);
-      expect(res.headers.get('access-control-allow-origin')).toBe('*');
-      expect(res.headers.get('access-control-allow-methods')).toBe('GET, POST, DELETE');
-      expect(res.headers.get('access-control-allow-headers')).toBe('authorization, content-type, x-stainless-os, openai-organization');
-      expect(res.headers.get('access-control-max-age')).toBe('600');
-      expect(res.headers.get('x-request-id')).toMatch(/^req_/);
-    },
-  );
+  test.each([
+    '/v1/chat/completions',
+    '/v1/responses',
+    '/v1/messages',
+    '/v1/images/generations',
+    '/v1/videos',
+    '/v1/videos/vid_1',
+    '/v1/models',
+    '/v1/models/sandbox%2Fecho',
+  ])('a preflight of %s is answered 204 with the methods and the headers asked for', async (path) => {
+    const res = await preflight(`${t.url}${path}`, PAGE);
+    expect(res.status).toBe(204);
+    expect(res.headers.get('access-control-allow-origin')).toBe('*');
+    expect(res.headers.get('access-control-allow-methods')).toBe('GET, POST, DELETE');
+    expect(res.headers.get('access-control-allow-headers')).toBe('authorization, content-type, x-stainless-os, openai-organization');
+    expect(res.headers.get('access-control-max-age')).toBe('600');
+    expect(res.headers.get('x-request-id')).toMatch(/^req_/);
+  });
 
   test('an answer to a page exposes the headers clients read, refusals included', async () => {
-    const ok = await call(`${t.url}/v1/chat/completions`, { token: key, headers: { origin: PAGE }, body: { model: 'sandbox/echo', messages: [{ role: 'user', content: 'Hi' }] } });
+    const ok = await call(`${t.url}/v1/chat/completions`, {
+      token: key,
+      headers: { origin: PAGE },
+      body: { model: 'sandbox/echo', messages: [{ role: 'user', content: 'Hi' }] },
+    });
     expect(ok.status).toBe(200);
     expect(ok.headers.get('access-control-allow-origin')).toBe('*');
     const exposed = ok.headers.get('access-control-expose-headers')!.split(', ');
-    expect(exposed).toEqual(expect.arrayContaining(['x-request-id', 'x-ratelimit-remaining-requests', 'x-ratelimit-reset-tokens', 'x-service-model-routed-from', 'retry-after']));
+    expect(exposed).toEqual(
+      expect.arrayContaining([
+        'x-request-id',
+        'x-ratelimit-remaining-requests',
+        'x-ratelimit-reset-tokens',
+        'x-service-model-routed-from',
+        'retry-after',
+      ]),
+    );
     const refused = await call(`${t.url}/v1/responses`, { headers: { origin: PAGE }, body: { model: 'sandbox/echo', input: 'Hi' } });
     expect(refused.status).toBe(401);
     expect(refused.headers.get('access-control-allow-origin')).toBe('*');
@@ -85,7 +111,9 @@ describe('default: any origin on the API-key endpoints, same-origin elsewhere', 
 describe('configured origins', () => {
   let t: TestTollgate;
   beforeAll(async () => {
-    t = await startTestTollgate({ env: { TOLLGATE_CORS_ORIGINS: `${PAGE}, http://localhost:5173`, TOLLGATE_CORS_SESSION_ORIGINS: 'https://admin.example.com' } });
+    t = await startTestTollgate({
+      env: { TOLLGATE_CORS_ORIGINS: `${PAGE}, http://localhost:5173`, TOLLGATE_CORS_SESSION_ORIGINS: 'https://admin.example.com' },
+    });
   });
   afterAll(async () => t?.stop());
 

@@ -31,7 +31,10 @@ function serve(buildDir: string): Promise<{ server: Server; url: string }> {
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'tollgate-dashboard-'));
   mkdirSync(join(dir, 'assets'));
-  writeFileSync(join(dir, 'index.html'), '<!doctype html><title>page</title><script type="module" src="/dashboard/assets/app-1.js"></script>');
+  writeFileSync(
+    join(dir, 'index.html'),
+    '<!doctype html><title>page</title><script type="module" src="/dashboard/assets/app-1.js"></script>',
+  );
   writeFileSync(join(dir, 'assets', 'app-1.js'), 'console.log(1)');
   // The build writes compressed siblings of its text files; these stand in for them.
   const script = 'console.log("compressed");'.repeat(50);
@@ -124,7 +127,11 @@ test('files are sent brotli- or gzip-compressed as the client accepts, with thei
 
   for (const accept of [undefined, 'identity', 'br;q=0, gzip;q=0']) {
     const plain = await rawGet(`${url}/dashboard/assets/app-2.js`, accept);
-    expect({ accept, encoding: plain.headers['content-encoding'], vary: plain.headers.vary }).toEqual({ accept, encoding: undefined, vary: 'Accept-Encoding' });
+    expect({ accept, encoding: plain.headers['content-encoding'], vary: plain.headers.vary }).toEqual({
+      accept,
+      encoding: undefined,
+      vary: 'Accept-Encoding',
+    });
     expect(plain.body.toString()).toBe(script);
   }
   // A file the build did not compress is sent as it is, with no Vary.

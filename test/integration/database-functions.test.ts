@@ -33,7 +33,11 @@ test('a migrated database runs exactly the function definitions in migrations/fu
   );
   // Every function of ours has its file (and one definition: no stale overload left behind).
   expect(rows.map((r) => r.name)).toEqual([...DATABASE_FUNCTIONS].sort());
-  for (const row of rows) expect({ name: row.name, body: row.body }).toEqual({ name: row.name, body: bodyOf(functionDefinition(row.name as (typeof DATABASE_FUNCTIONS)[number])) });
+  for (const row of rows)
+    expect({ name: row.name, body: row.body }).toEqual({
+      name: row.name,
+      body: bodyOf(functionDefinition(row.name as (typeof DATABASE_FUNCTIONS)[number])),
+    });
 });
 
 test('each definition file is one create-or-replace of the function it is named for', () => {

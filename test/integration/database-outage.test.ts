@@ -26,8 +26,13 @@ afterAll(async () => {
   await db?.drop();
 });
 
-const chat = (key: string) => call(`${t.url}/v1/chat/completions`, { token: key, body: { model: 'sandbox/echo', messages: [{ role: 'user', content: 'hi' }], max_tokens: 16 } });
-const image = (key: string) => call(`${t.url}/v1/images/generations`, { token: key, body: { model: 'sandbox/image', prompt: 'a lamp', size: '512x512' } });
+const chat = (key: string) =>
+  call(`${t.url}/v1/chat/completions`, {
+    token: key,
+    body: { model: 'sandbox/echo', messages: [{ role: 'user', content: 'hi' }], max_tokens: 16 },
+  });
+const image = (key: string) =>
+  call(`${t.url}/v1/images/generations`, { token: key, body: { model: 'sandbox/image', prompt: 'a lamp', size: '512x512' } });
 
 test('an outage answers 503 unavailable or serves, never 500; afterwards every charge is there once', async () => {
   const owner = await provisionAccount(t.url, { fundsMicro: '10000000' });
@@ -40,7 +45,16 @@ test('an outage answers 503 unavailable or serves, never 500; afterwards every c
   }
 
   await proxy.drop(); // every connection cut, new ones refused
-  const during = [await chat(key), await image(key), await call(`${t.url}/v1/keys`, { token: owner.sessionToken }), await graphql(t.url, '{ account { balanceMicro } }', {}, owner.sessionToken).then((body) => ({ status: 200, body, headers: new Headers() }))];
+  const during = [
+    await chat(key),
+    await image(key),
+    await call(`${t.url}/v1/keys`, { token: owner.sessionToken }),
+    await graphql(t.url, '{ account { balanceMicro } }', {}, owner.sessionToken).then((body) => ({
+      status: 200,
+      body,
+      headers: new Headers(),
+    })),
+  ];
   for (const answer of during.slice(0, 3)) {
     expect([200, 503]).toContain(answer.status);
     if (answer.status === 503) expect(answer.body.error).toMatchObject({ code: 'unavailable' });
@@ -71,6 +85,10 @@ test('an outage answers 503 unavailable or serves, never 500; afterwards every c
   }
   expect(settled.reservedMicro).toBe(0n);
   expect(settled.consistent).toBe(true);
-  const rows = (await t.tollgate.services.orm.em.fork().execute("select request_id from usage_records where account_id = ? and status in ('ok', 'partial')", [owner.accountId], 'all')) as { request_id: string }[];
+  const rows = (await t.tollgate.services.orm.em
+    .fork()
+    .execute("select request_id from usage_records where account_id = ? and status in ('ok', 'partial')", [owner.accountId], 'all')) as {
+    request_id: string;
+  }[];
   expect(rows.map((r) => r.request_id).sort()).toEqual([...served].sort());
 }, 60_000);

@@ -14,7 +14,11 @@ const weather = { type: 'object', properties: { city: { type: 'string' } } };
 
 /** A raw POST (the key as a bearer token, which all three formats take). */
 async function post(path: string, body: Record<string, unknown>) {
-  const response = await fetch(`${on.h.t.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${on.a.secret}` }, body: JSON.stringify(body) });
+  const response = await fetch(`${on.h.t.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${on.a.secret}` },
+    body: JSON.stringify(body),
+  });
   return { status: response.status, dropped: response.headers.get(DROPPED), text: await response.text() };
 }
 
@@ -23,7 +27,14 @@ const geminiConfig = () => on.gemini.lastRequest!.body.generationConfig as Recor
 describe('Chat Completions', () => {
   test('hints OpenAI takes reach it, and none is named', async () => {
     const { data, response } = await on.a.openai.chat.completions
-      .create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }], temperature: 0.3, seed: 7, verbosity: 'low', presence_penalty: 0.5 })
+      .create({
+        model: 'openai/gpt-4o-mini',
+        messages: [{ role: 'user', content: 'Hi' }],
+        temperature: 0.3,
+        seed: 7,
+        verbosity: 'low',
+        presence_penalty: 0.5,
+      })
       .withResponse();
     expect(data.choices[0]!.message.content).toBeTruthy();
     expect(response.headers.get(DROPPED)).toBeNull();
@@ -49,7 +60,14 @@ describe('Chat Completions', () => {
 
   test('streamed, served by Claude while it thinks: temperature is dropped and named before the first chunk', async () => {
     on.anthropic.script({ thinking: 'Hmm.', text: 'Thought through.' });
-    const answer = await post('/v1/chat/completions', { model: 'anthropic/claude-sonnet-4-5', messages: [{ role: 'user', content: 'Hi' }], reasoning_effort: 'high', max_completion_tokens: 20000, temperature: 0.7, stream: true });
+    const answer = await post('/v1/chat/completions', {
+      model: 'anthropic/claude-sonnet-4-5',
+      messages: [{ role: 'user', content: 'Hi' }],
+      reasoning_effort: 'high',
+      max_completion_tokens: 20000,
+      temperature: 0.7,
+      stream: true,
+    });
     expect(answer.status).toBe(200);
     expect(answer.dropped).toBe('temperature');
     expect(sseFrames(answer.text).at(-1)!.data).toBe('[DONE]');
@@ -59,13 +77,26 @@ describe('Chat Completions', () => {
 
   test('cache breakpoints (LiteLLM and OpenRouter style) reach Claude on the same blocks, and are named where they are dropped', async () => {
     const body = {
-      messages: [{ role: 'user', content: [{ type: 'text', text: 'A long shared preamble.', cache_control: { type: 'ephemeral' } }, { type: 'text', text: 'Hi' }] }],
-      tools: [{ type: 'function', function: { name: 'get_weather', parameters: weather }, cache_control: { type: 'ephemeral', ttl: '1h' } }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'A long shared preamble.', cache_control: { type: 'ephemeral' } },
+            { type: 'text', text: 'Hi' },
+          ],
+        },
+      ],
+      tools: [
+        { type: 'function', function: { name: 'get_weather', parameters: weather }, cache_control: { type: 'ephemeral', ttl: '1h' } },
+      ],
     };
     const claude = await post('/v1/chat/completions', { model: 'anthropic/claude-sonnet-4-5', ...body });
     expect(claude.status).toBe(200);
     expect(claude.dropped).toBeNull();
-    const sent = on.anthropic.lastRequest!.body as { messages: Array<{ content: Array<Record<string, unknown>> }>; tools: Array<Record<string, unknown>> };
+    const sent = on.anthropic.lastRequest!.body as {
+      messages: Array<{ content: Array<Record<string, unknown>> }>;
+      tools: Array<Record<string, unknown>>;
+    };
     expect(sent.messages[0]!.content[0]).toMatchObject({ text: 'A long shared preamble.', cache_control: { type: 'ephemeral' } });
     expect(sent.tools[0]).toMatchObject({ name: 'get_weather', cache_control: { type: 'ephemeral', ttl: '1h' } });
 
@@ -76,15 +107,21 @@ describe('Chat Completions', () => {
   });
 
   test('a request without tools names no parallel_tool_calls, wherever it goes', async () => {
-    const answer = await post('/v1/chat/completions', { model: 'google/gemini-2.5-flash', messages: [{ role: 'user', content: 'Hi' }], parallel_tool_calls: false });
+    const answer = await post('/v1/chat/completions', {
+      model: 'google/gemini-2.5-flash',
+      messages: [{ role: 'user', content: 'Hi' }],
+      parallel_tool_calls: false,
+    });
     expect(answer.status).toBe(200);
     expect(answer.dropped).toBeNull();
   });
 });
 
 describe('Responses', () => {
-  test("served by an OpenAI reasoning model: text.verbosity reaches it, temperature is dropped and named", async () => {
-    const { response } = await on.a.openai.responses.create({ model: 'openai/o4-mini', input: 'Hi', temperature: 0.5, text: { verbosity: 'low' } }).withResponse();
+  test('served by an OpenAI reasoning model: text.verbosity reaches it, temperature is dropped and named', async () => {
+    const { response } = await on.a.openai.responses
+      .create({ model: 'openai/o4-mini', input: 'Hi', temperature: 0.5, text: { verbosity: 'low' } })
+      .withResponse();
     expect(response.headers.get(DROPPED)).toBe('temperature');
     expect(on.openai.lastRequest!.path).toBe('/v1/responses');
     expect(on.openai.lastRequest!.body.text).toEqual({ verbosity: 'low' });
@@ -92,7 +129,14 @@ describe('Responses', () => {
   });
 
   test('streamed, served by Claude: temperature reaches it, text.verbosity and the penalties are dropped and named', async () => {
-    const answer = await post('/v1/responses', { model: 'anthropic/claude-sonnet-4-5', input: 'Hi', temperature: 0.4, frequency_penalty: 0.1, text: { verbosity: 'high' }, stream: true });
+    const answer = await post('/v1/responses', {
+      model: 'anthropic/claude-sonnet-4-5',
+      input: 'Hi',
+      temperature: 0.4,
+      frequency_penalty: 0.1,
+      text: { verbosity: 'high' },
+      stream: true,
+    });
     expect(answer.status).toBe(200);
     expect(answer.dropped).toBe('frequency_penalty, text.verbosity');
     expect(JSON.parse(sseFrames(answer.text).at(-1)!.data)).toMatchObject({ type: 'response.completed' });
@@ -105,7 +149,9 @@ describe('Messages', () => {
   const sampling: Record<string, number> = { temperature: 0.4, top_k: 5 };
 
   test('served by Claude: temperature and top_k reach it, and none is named', async () => {
-    const { data, response } = await on.a.anthropic.messages.create({ model: 'anthropic/claude-sonnet-4-5', max_tokens: 100, messages: [{ role: 'user', content: 'Hi' }], ...sampling }).withResponse();
+    const { data, response } = await on.a.anthropic.messages
+      .create({ model: 'anthropic/claude-sonnet-4-5', max_tokens: 100, messages: [{ role: 'user', content: 'Hi' }], ...sampling })
+      .withResponse();
     expect(data.type).toBe('message');
     expect(response.headers.get(DROPPED)).toBeNull();
     expect(on.anthropic.lastRequest!.body).toMatchObject({ temperature: 0.4, top_k: 5 });
@@ -113,7 +159,13 @@ describe('Messages', () => {
 
   test('served by Claude while it thinks: top_k and temperature are dropped and named', async () => {
     const { response } = await on.a.anthropic.messages
-      .create({ model: 'anthropic/claude-sonnet-4-5', max_tokens: 4000, thinking: { type: 'enabled', budget_tokens: 1024 }, messages: [{ role: 'user', content: 'Hi' }], ...sampling })
+      .create({
+        model: 'anthropic/claude-sonnet-4-5',
+        max_tokens: 4000,
+        thinking: { type: 'enabled', budget_tokens: 1024 },
+        messages: [{ role: 'user', content: 'Hi' }],
+        ...sampling,
+      })
       .withResponse();
     expect(response.headers.get(DROPPED)).toBe('temperature, top_k');
     expect(on.anthropic.lastRequest!.body).not.toHaveProperty('temperature');
@@ -136,7 +188,9 @@ describe('Messages', () => {
       }),
     });
     expect(answer.status).toBe(200);
-    expect(answer.headers.get(DROPPED)).toBe('anthropic-beta=fine-grained-tool-streaming-2025-05-14, top_k, tool_choice.disable_parallel_tool_use');
+    expect(answer.headers.get(DROPPED)).toBe(
+      'anthropic-beta=fine-grained-tool-streaming-2025-05-14, top_k, tool_choice.disable_parallel_tool_use',
+    );
     expect(sseFrames(await answer.text()).at(-1)!.event).toBe('message_stop');
     expect(geminiConfig()).toMatchObject({ temperature: 0.2 });
     expect(geminiConfig()).not.toHaveProperty('topK');
@@ -144,9 +198,19 @@ describe('Messages', () => {
 });
 
 test('the sandbox takes no hint: each one sent is named, in every format', async () => {
-  const chat = await post('/v1/chat/completions', { model: 'sandbox/echo', messages: [{ role: 'user', content: 'Hi' }], temperature: 0.2, seed: 1 });
+  const chat = await post('/v1/chat/completions', {
+    model: 'sandbox/echo',
+    messages: [{ role: 'user', content: 'Hi' }],
+    temperature: 0.2,
+    seed: 1,
+  });
   const responses = await post('/v1/responses', { model: 'sandbox/echo', input: 'Hi', top_p: 0.9, text: { verbosity: 'low' } });
-  const messages = await post('/v1/messages', { model: 'sandbox/echo', max_tokens: 50, messages: [{ role: 'user', content: 'Hi' }], top_k: 2 });
+  const messages = await post('/v1/messages', {
+    model: 'sandbox/echo',
+    max_tokens: 50,
+    messages: [{ role: 'user', content: 'Hi' }],
+    top_k: 2,
+  });
   expect([chat, responses, messages].map((answer) => [answer.status, answer.dropped])).toEqual([
     [200, 'temperature, seed'],
     [200, 'top_p, text.verbosity'],

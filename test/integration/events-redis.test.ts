@@ -45,15 +45,26 @@ test('a key revoked on one instance is refused at once by another that had it ca
 test('a graphql-ws subscriber on one instance receives key events made on another', async () => {
   const owner = await provisionAccount(a.url);
   const key = await createKey(a.url, owner.sessionToken, { name: 'watched' });
-  client = createClient({ url: b.url.replace('http', 'ws') + '/graphql', webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${owner.sessionToken}` }, retryAttempts: 0 });
+  client = createClient({
+    url: b.url.replace('http', 'ws') + '/graphql',
+    webSocketImpl: WebSocket,
+    connectionParams: { authorization: `Bearer ${owner.sessionToken}` },
+    retryAttempts: 0,
+  });
   const received = new Promise<{ kind: string; createdAt: string; data: Record<string, unknown> }>((resolve, reject) => {
     client!.subscribe<{ keyEvents: { kind: string; createdAt: string; data: Record<string, unknown> } }>(
       { query: 'subscription($k:ID!){keyEvents(keyId:$k){kind createdAt data}}', variables: { k: key.id } },
-      { next: (msg) => (msg.errors ? reject(new Error(JSON.stringify(msg.errors))) : resolve(msg.data!.keyEvents)), error: reject, complete: () => undefined },
+      {
+        next: (msg) => (msg.errors ? reject(new Error(JSON.stringify(msg.errors))) : resolve(msg.data!.keyEvents)),
+        error: reject,
+        complete: () => undefined,
+      },
     );
   });
   await waitForSubscriptions(b.url, 1); // the subscription registers asynchronously
-  expect((await call(`${a.url}/v1/keys/${key.id}`, { method: 'PATCH', token: owner.sessionToken, body: { name: 'renamed on a' } })).status).toBe(200);
+  expect(
+    (await call(`${a.url}/v1/keys/${key.id}`, { method: 'PATCH', token: owner.sessionToken, body: { name: 'renamed on a' } })).status,
+  ).toBe(200);
   const event = await received;
   expect(event.kind).toBe('renamed');
   expect(event.data).toEqual({ old_name: 'watched', new_name: 'renamed on a' });

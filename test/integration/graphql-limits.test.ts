@@ -43,7 +43,10 @@ test('a fragment cycle is refused', async () => {
 test('a document too deep is refused', async () => {
   // Introspection types nest as deep as one likes: ofType { ofType { … } }.
   const deep = 'name ' + 'ofType { name '.repeat(14) + '}'.repeat(14);
-  const r = await call(`${t.url}/graphql`, { token: session, body: { query: `{ __type(name: "Account") { fields { type { ${deep} } } } }` } });
+  const r = await call(`${t.url}/graphql`, {
+    token: session,
+    body: { query: `{ __type(name: "Account") { fields { type { ${deep} } } } }` },
+  });
   expect(r.status).toBe(400);
   expect(r.body.errors[0].message).toMatch(/depth/i);
 });
@@ -56,17 +59,33 @@ test('a document of too many tokens is refused while parsing', async () => {
 });
 
 test('batched operations are refused: one operation per request', async () => {
-  const r = await call(`${t.url}/graphql`, { token: session, rawBody: JSON.stringify([{ query: '{ account { id } }' }, { query: '{ account { id } }' }]), headers: { 'content-type': 'application/json' } });
+  const r = await call(`${t.url}/graphql`, {
+    token: session,
+    rawBody: JSON.stringify([{ query: '{ account { id } }' }, { query: '{ account { id } }' }]),
+    headers: { 'content-type': 'application/json' },
+  });
   expect(r.status).toBe(400);
 });
 
 test('over graphql-ws the same limits hold', async () => {
   const port = new URL(t.url).port;
-  const client = createClient({ url: `ws://127.0.0.1:${port}/graphql`, webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${session}` }, retryAttempts: 0 });
+  const client = createClient({
+    url: `ws://127.0.0.1:${port}/graphql`,
+    webSocketImpl: WebSocket,
+    connectionParams: { authorization: `Bearer ${session}` },
+    retryAttempts: 0,
+  });
   try {
     const query = `{ ${Array.from({ length: 100 }, (_, i) => `a${i}: account { id }`).join(' ')} }`;
     const errors = await new Promise<readonly { message: string }[]>((resolve, reject) => {
-      client.subscribe({ query }, { next: () => reject(new Error('answered')), error: (e) => resolve(e as never), complete: () => reject(new Error('completed without error')) });
+      client.subscribe(
+        { query },
+        {
+          next: () => reject(new Error('answered')),
+          error: (e) => resolve(e as never),
+          complete: () => reject(new Error('completed without error')),
+        },
+      );
     });
     expect(errors[0]!.message).toMatch(/alias/i);
   } finally {

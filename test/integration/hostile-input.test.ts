@@ -52,14 +52,20 @@ describe('a body whose Content-Encoding lies', () => {
   test.each(['br', 'gzip', 'deflate'])('a body declared %s but not so encoded is a 400 on every kind of route', async (encoding) => {
     for (const path of paths) {
       const token = path === '/v1/keys' || path === '/graphql' ? owner.sessionToken : secret;
-      const answer = await raw(path, { headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-encoding': encoding }, body: notCompressed });
+      const answer = await raw(path, {
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-encoding': encoding },
+        body: notCompressed,
+      });
       expect([path, answer.status]).toEqual([path, 400]);
       expect(envelope(answer).error.message).toMatch(/decompress/);
     }
   });
 
   test('an unknown encoding is a 415', async () => {
-    const answer = await raw('/v1/chat/completions', { headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json', 'content-encoding': 'zstd' }, body: notCompressed });
+    const answer = await raw('/v1/chat/completions', {
+      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json', 'content-encoding': 'zstd' },
+      body: notCompressed,
+    });
     expect(answer.status).toBe(415);
     expect(envelope(answer).error.code).toBe('unsupported_media_type');
   });
@@ -73,7 +79,11 @@ describe('NUL and other characters PostgreSQL cannot store', () => {
     ['GET', '/v1/keys/%00/events'],
     ['GET', '/v1/keys/key_%00abc'],
   ])('%s %s is a 404 not_found', async (method, path) => {
-    const answer = await raw(path, { method, headers: { authorization: `Bearer ${owner.sessionToken}`, 'content-type': 'application/json' }, body: method === 'PATCH' ? '{"name":"x"}' : undefined });
+    const answer = await raw(path, {
+      method,
+      headers: { authorization: `Bearer ${owner.sessionToken}`, 'content-type': 'application/json' },
+      body: method === 'PATCH' ? '{"name":"x"}' : undefined,
+    });
     expect(answer.status).toBe(404);
     expect(envelope(answer).error.code).toBe('not_found');
   });
@@ -110,18 +120,27 @@ describe('authentication before any body work', () => {
   // 4 MiB body limit; an unauthenticated client must not make the gateway inflate any of it.
   const bomb = gzipSync(Buffer.alloc(64 * 1024 * 1024, 0x20));
 
-  test.each(['/v1/chat/completions', '/v1/responses', '/v1/messages'])('%s answers 401 to a bad key without reading the body', async (path) => {
-    const answer = await raw(path, { headers: { authorization: 'Bearer tgk_wrong', 'content-type': 'application/json', 'content-encoding': 'gzip' }, body: bomb });
-    expect(answer.status).toBe(401);
-    expect(envelope(answer).error.code).toBe('invalid_token');
-  });
+  test.each(['/v1/chat/completions', '/v1/responses', '/v1/messages'])(
+    '%s answers 401 to a bad key without reading the body',
+    async (path) => {
+      const answer = await raw(path, {
+        headers: { authorization: 'Bearer tgk_wrong', 'content-type': 'application/json', 'content-encoding': 'gzip' },
+        body: bomb,
+      });
+      expect(answer.status).toBe(401);
+      expect(envelope(answer).error.code).toBe('invalid_token');
+    },
+  );
 
   test('a large body the gateway refuses unread still gets its answer, also on a connection the client closes', async () => {
     const large = Buffer.alloc(32 * 1024 * 1024, 0x20);
     for (const path of ['/v1/chat/completions', '/v1/keys', '/v1/images/edits']) {
       for (const connection of ['close', 'keep-alive']) {
         const contentType = path === '/v1/images/edits' ? 'multipart/form-data; boundary=x' : 'application/json';
-        const answer = await raw(path, { headers: { authorization: 'Bearer tgk_wrong', 'content-type': contentType, connection }, body: large });
+        const answer = await raw(path, {
+          headers: { authorization: 'Bearer tgk_wrong', 'content-type': contentType, connection },
+          body: large,
+        });
         expect([path, connection, answer.status]).toEqual([path, connection, 401]);
       }
     }
@@ -129,7 +148,10 @@ describe('authentication before any body work', () => {
 
   test('invalid JSON with a bad key is a 401, not a 400: the key is checked first', async () => {
     for (const path of ['/v1/chat/completions', '/v1/keys']) {
-      const answer = await raw(path, { headers: { authorization: 'Bearer tgk_wrong', 'content-type': 'application/json' }, body: '{not json' });
+      const answer = await raw(path, {
+        headers: { authorization: 'Bearer tgk_wrong', 'content-type': 'application/json' },
+        body: '{not json',
+      });
       expect([path, answer.status]).toEqual([path, 401]);
     }
   });

@@ -60,10 +60,18 @@ describe('POST /v1/images/generations', () => {
     expect(await decodeImages(response)).toEqual(Array(3).fill({ width: 1024, height: 1536, format: 'png' }));
     const calls = fake.requests.slice(before);
     expect(calls).toHaveLength(3);
-    for (const c of calls) expect(c.json).toEqual({ model: 'gpt-image-1', prompt: 'three cats', n: 1, size: '1024x1536', quality: 'medium' });
+    for (const c of calls)
+      expect(c.json).toEqual({ model: 'gpt-image-1', prompt: 'three cats', n: 1, size: '1024x1536', quality: 'medium' });
     // In parallel: all three calls had arrived before the first was answered.
     expect(Math.max(...calls.map((c) => c.receivedAt))).toBeLessThan(Math.min(...calls.map((c) => c.answeredAt!)));
-    expect(response.usage).toEqual({ input_tokens: 150, output_tokens: 816, total_tokens: 966, cost: 0.126, cost_micro: '126000', cost_details: { images: 0.126 } });
+    expect(response.usage).toEqual({
+      input_tokens: 150,
+      output_tokens: 816,
+      total_tokens: 966,
+      cost: 0.126,
+      cost_micro: '126000',
+      cost_details: { images: 0.126 },
+    });
     const ledger = await accountLedger(h.db, acct.accountId);
     expect(ledger.charges).toEqual([-3n * GPT_IMAGE]);
     expect(ledger.usage).toEqual([['ok', 3, '126000']]);
@@ -101,7 +109,10 @@ describe('POST /v1/images/generations', () => {
     const error = await acct.openai.images.generate({ model: 'openai/gpt-image-1', prompt: 'doomed', n: 2 }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OpenAI.APIError);
     expect((error as InstanceType<typeof OpenAI.APIError>).status).toBe(502);
-    expect((error as InstanceType<typeof OpenAI.APIError>).error).toMatchObject({ code: 'provider_error', message: expect.stringContaining('image backend down') });
+    expect((error as InstanceType<typeof OpenAI.APIError>).error).toMatchObject({
+      code: 'provider_error',
+      message: expect.stringContaining('image backend down'),
+    });
     const ledger = await accountLedger(h.db, acct.accountId);
     expect(ledger.charges).toEqual([]);
     expect(ledger.usage).toEqual([['failed', 0, '0']]);
@@ -120,7 +131,10 @@ describe('POST /v1/images/generations', () => {
     expect(raw.headers.get('x-ratelimit-limit-requests')).not.toBeNull();
     const direct = await call(`${h.t.url}/v1/images/generations`, { token: a.secret, body: { model: 'sandbox/image', prompt: 'direct' } });
     expect(direct.headers.get('x-service-model-routed-from')).toBeNull();
-    const unknown = await call(`${h.t.url}/v1/images/generations`, { token: a.secret, body: { model: 'openai/gpt-4o-mini', prompt: 'a text model' } });
+    const unknown = await call(`${h.t.url}/v1/images/generations`, {
+      token: a.secret,
+      body: { model: 'openai/gpt-4o-mini', prompt: 'a text model' },
+    });
     expect(unknown.status).toBe(404);
     expect(unknown.body.error.code).toBe('model_not_available');
   });
@@ -135,7 +149,12 @@ describe('POST /v1/images/generations', () => {
 describe('POST /v1/images/edits', () => {
   it('edits one image sent with toFile (the SDK sends it as `image`)', async () => {
     const acct = await freshAccount();
-    const response = await acct.openai.images.edit({ model: 'sandbox/image', prompt: 'make it warmer', image: await toFile(await pngOf(300, 200), 'in.png', { type: 'image/png' }), size: '512x512' });
+    const response = await acct.openai.images.edit({
+      model: 'sandbox/image',
+      prompt: 'make it warmer',
+      image: await toFile(await pngOf(300, 200), 'in.png', { type: 'image/png' }),
+      size: '512x512',
+    });
     expect(await decodeImages(response)).toEqual([{ width: 512, height: 512, format: 'png' }]);
     expect((await accountLedger(h.db, acct.accountId)).charges).toEqual([-SANDBOX_IMAGE]);
   });
@@ -193,21 +212,58 @@ describe('refusals: 4xx naming the field, before anything is reserved or any ven
     expect(answer.body.error.message).toContain(field);
     expect(answer.headers.get('x-ratelimit-remaining-requests')).not.toBeNull();
     expect(fake.requests.length).toBe(before);
-    expect(await accountLedger(h.db, acct.accountId)).toMatchObject({ holds: 0, charges: [], usage: [], reserved: 0n, balance: 10_000_000n });
+    expect(await accountLedger(h.db, acct.accountId)).toMatchObject({
+      holds: 0,
+      charges: [],
+      usage: [],
+      reserved: 0n,
+      balance: 10_000_000n,
+    });
   });
 
   it('accepts the harmless fields the SDK sends (background, output_format, output_compression, moderation, user, style)', async () => {
-    const response = await a.openai.images.generate({ model: 'sandbox/image', prompt: 'x', background: 'opaque', output_format: 'png', output_compression: 80, moderation: 'low', user: 'u-1', style: 'vivid', quality: 'high', size: 'auto' });
+    const response = await a.openai.images.generate({
+      model: 'sandbox/image',
+      prompt: 'x',
+      background: 'opaque',
+      output_format: 'png',
+      output_compression: 80,
+      moderation: 'low',
+      user: 'u-1',
+      style: 'vivid',
+      quality: 'high',
+      size: 'auto',
+    });
     expect(await decodeImages(response)).toEqual([{ width: 1024, height: 1024, format: 'png' }]);
   });
 
   const editCases: [string, () => Promise<Parameters<OpenAI['images']['edit']>[0]>, string][] = [
     ['a mask', async () => ({ model: 'sandbox/image', prompt: 'x', image: await file(), mask: await file('mask.png') }), 'mask'],
-    ['more images than the model takes (5 > 4)', async () => ({ model: 'sandbox/image', prompt: 'x', image: await Promise.all([1, 2, 3, 4, 5].map((i) => file(`${i}.png`))) }), 'image'],
-    ['bytes that are no image', async () => ({ model: 'sandbox/image', prompt: 'x', image: await toFile(Buffer.from('GIF89a not really'), 'x.png', { type: 'image/png' }) }), 'image'],
+    [
+      'more images than the model takes (5 > 4)',
+      async () => ({ model: 'sandbox/image', prompt: 'x', image: await Promise.all([1, 2, 3, 4, 5].map((i) => file(`${i}.png`))) }),
+      'image',
+    ],
+    [
+      'bytes that are no image',
+      async () => ({
+        model: 'sandbox/image',
+        prompt: 'x',
+        image: await toFile(Buffer.from('GIF89a not really'), 'x.png', { type: 'image/png' }),
+      }),
+      'image',
+    ],
     ['a model that cannot edit', async () => ({ model: 'sandbox/image-fixed', prompt: 'x', image: await file() }), 'model'],
-    ["response_format 'url'", async () => ({ model: 'sandbox/image', prompt: 'x', image: await file(), response_format: 'url' as const }), 'response_format'],
-    ['a size the model does not list', async () => ({ model: 'openai/gpt-image-1', prompt: 'x', image: await file(), size: '512x512' as const }), 'size'],
+    [
+      "response_format 'url'",
+      async () => ({ model: 'sandbox/image', prompt: 'x', image: await file(), response_format: 'url' as const }),
+      'response_format',
+    ],
+    [
+      'a size the model does not list',
+      async () => ({ model: 'openai/gpt-image-1', prompt: 'x', image: await file(), size: '512x512' as const }),
+      'size',
+    ],
   ];
   it.each(editCases)('edits: %s', async (_what, params, field) => {
     const acct = await freshAccount();
@@ -225,7 +281,11 @@ describe('refusals: 4xx naming the field, before anything is reserved or any ven
     const form = new FormData();
     form.append('model', 'sandbox/image');
     form.append('prompt', 'x');
-    const response = await fetch(`${h.t.url}/v1/images/edits`, { method: 'POST', body: form, headers: { authorization: `Bearer ${a.secret}` } });
+    const response = await fetch(`${h.t.url}/v1/images/edits`, {
+      method: 'POST',
+      body: form,
+      headers: { authorization: `Bearer ${a.secret}` },
+    });
     expect(response.status).toBe(400);
     expect(((await response.json()) as any).error.message).toMatch(/^image:/);
   });
@@ -234,7 +294,11 @@ describe('refusals: 4xx naming the field, before anything is reserved or any ven
     const form = new FormData();
     form.append('model', 'sandbox/image');
     form.append('prompt', 'x');
-    const multipart = await fetch(`${h.t.url}/v1/images/generations`, { method: 'POST', body: form, headers: { authorization: `Bearer ${a.secret}` } });
+    const multipart = await fetch(`${h.t.url}/v1/images/generations`, {
+      method: 'POST',
+      body: form,
+      headers: { authorization: `Bearer ${a.secret}` },
+    });
     expect(multipart.status).toBe(415);
     const json = await call(`${h.t.url}/v1/images/edits`, { token: a.secret, body: { model: 'sandbox/image', prompt: 'x' } });
     expect(json.status).toBe(415);
@@ -246,16 +310,28 @@ describe('refusals: 4xx naming the field, before anything is reserved or any ven
     form.append('model', 'sandbox/image');
     form.append('prompt', 'x');
     form.append('image', new Blob([new Uint8Array(26 * 1024 * 1024)]), 'huge.png');
-    const response = await fetch(`${h.t.url}/v1/images/edits`, { method: 'POST', body: form, headers: { authorization: `Bearer ${a.secret}` } });
+    const response = await fetch(`${h.t.url}/v1/images/edits`, {
+      method: 'POST',
+      body: form,
+      headers: { authorization: `Bearer ${a.secret}` },
+    });
     expect(response.status).toBe(413);
     expect(((await response.json()) as any).error).toMatchObject({ code: 'payload_too_large', details: { limit: 'max_file_bytes' } });
   });
 
   it('edits: the key is checked before the body is parsed (a wrong key with a malformed body is 401, not 400)', async () => {
     const malformed = { 'content-type': 'multipart/form-data; boundary=B' };
-    const wrongKey = await call(`${h.t.url}/v1/images/edits`, { token: 'tg-wrong', rawBody: '--B\r\nContent-Disposition: form-data; name="prompt"\r\n\r\ncut short', headers: malformed });
+    const wrongKey = await call(`${h.t.url}/v1/images/edits`, {
+      token: 'tg-wrong',
+      rawBody: '--B\r\nContent-Disposition: form-data; name="prompt"\r\n\r\ncut short',
+      headers: malformed,
+    });
     expect(wrongKey.status).toBe(401);
-    const goodKey = await call(`${h.t.url}/v1/images/edits`, { token: a.secret, rawBody: '--B\r\nContent-Disposition: form-data; name="prompt"\r\n\r\ncut short', headers: malformed });
+    const goodKey = await call(`${h.t.url}/v1/images/edits`, {
+      token: a.secret,
+      rawBody: '--B\r\nContent-Disposition: form-data; name="prompt"\r\n\r\ncut short',
+      headers: malformed,
+    });
     expect(goodKey.status).toBe(400);
     expect(goodKey.body.error.message).toMatch(/malformed/);
   });
@@ -278,7 +354,10 @@ describe('402s come before any vendor call', () => {
     const before = fake.requests.length;
     const error = await acct.openai.images.generate({ model: 'openai/gpt-image-1', prompt: 'x', n: 2 }).catch((e: unknown) => e);
     expect((error as InstanceType<typeof OpenAI.APIError>).status).toBe(402);
-    expect((error as InstanceType<typeof OpenAI.APIError>).error).toMatchObject({ code: 'api_insufficient_balance', details: { required_micro: '84000', available_micro: '50000' } });
+    expect((error as InstanceType<typeof OpenAI.APIError>).error).toMatchObject({
+      code: 'api_insufficient_balance',
+      details: { required_micro: '84000', available_micro: '50000' },
+    });
     expect(fake.requests.length).toBe(before);
     expect(await accountLedger(h.db, acct.accountId)).toMatchObject({ charges: [], reserved: 0n, balance: 50_000n });
   });
@@ -289,9 +368,14 @@ describe('402s come before any vendor call', () => {
     const client = openaiClient(h.t.url, limited.secret);
     for (let i = 0; i < 5; i++) await client.images.generate({ model: 'openai/gpt-image-1', prompt: `batch ${i}`, n: 4 }); // 5 × 168,000 = 840,000
     const before = fake.requests.length;
-    const error = await client.images.generate({ model: 'openai/gpt-image-1', prompt: 'one batch too many', n: 4 }).catch((e: unknown) => e);
+    const error = await client.images
+      .generate({ model: 'openai/gpt-image-1', prompt: 'one batch too many', n: 4 })
+      .catch((e: unknown) => e);
     expect((error as InstanceType<typeof OpenAI.APIError>).status).toBe(402);
-    expect((error as InstanceType<typeof OpenAI.APIError>).error).toMatchObject({ code: 'api_key_spend_limit_reached', details: { limit_micro: '1000000', spent_micro: '840000' } });
+    expect((error as InstanceType<typeof OpenAI.APIError>).error).toMatchObject({
+      code: 'api_key_spend_limit_reached',
+      details: { limit_micro: '1000000', spent_micro: '840000' },
+    });
     expect(fake.requests.length).toBe(before);
     // One image still fits under the limit.
     const one = await client.images.generate({ model: 'openai/gpt-image-1', prompt: 'fits', n: 3 });
@@ -317,30 +401,54 @@ describe('cancellation and reporting', () => {
     controller.abort();
     await pending;
     const calls = fake.requests.slice(before);
-    while (!(calls.every((c) => c.aborted) && (await accountLedger(h.db, acct.accountId)).usage.length === 1) && Date.now() < deadline + 3_000) await new Promise((r) => setTimeout(r, 20));
+    while (
+      !(calls.every((c) => c.aborted) && (await accountLedger(h.db, acct.accountId)).usage.length === 1) &&
+      Date.now() < deadline + 3_000
+    )
+      await new Promise((r) => setTimeout(r, 20));
     expect(calls.map((c) => c.aborted)).toEqual([true, true]);
-    expect(await accountLedger(h.db, acct.accountId)).toMatchObject({ charges: [], reserved: 0n, balance: 10_000_000n, usage: [['failed', 0, '0']] });
+    expect(await accountLedger(h.db, acct.accountId)).toMatchObject({
+      charges: [],
+      reserved: 0n,
+      balance: 10_000_000n,
+      usage: [['failed', 0, '0']],
+    });
   });
 
   it('a running image request holds a concurrency slot until it ends', async () => {
     // Tier 1 (not pinned): 5 concurrent requests.
     const owner = await provisionAccount(h.t.url, { fundsMicro: '10000000' });
     const key = await createKey(h.t.url, owner.sessionToken);
-    const slow = Array.from({ length: 5 }, (_, i) => call(`${h.t.url}/v1/images/generations`, { token: key.secret, body: { model: 'sandbox/image', prompt: `slow ${i} [sandbox:delay=8000]`, size: '512x512' } }));
+    const slow = Array.from({ length: 5 }, (_, i) =>
+      call(`${h.t.url}/v1/images/generations`, {
+        token: key.secret,
+        body: { model: 'sandbox/image', prompt: `slow ${i} [sandbox:delay=8000]`, size: '512x512' },
+      }),
+    );
     // All five hold their slot before the sixth asks (a busy machine admits them late).
     const admission = h.t.tollgate.services.admission;
-    for (const deadline = Date.now() + 8_000; (await admission.slotsInUse(owner.accountId)) < 5 && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 20));
+    for (const deadline = Date.now() + 8_000; (await admission.slotsInUse(owner.accountId)) < 5 && Date.now() < deadline;)
+      await new Promise((r) => setTimeout(r, 20));
     expect(await admission.slotsInUse(owner.accountId)).toBe(5);
     // Five requests in a second fill the per-second window too: ask again (a refusal records nothing) until the window lets it reach the concurrency check.
-    let sixth = await call(`${h.t.url}/v1/images/generations`, { token: key.secret, body: { model: 'sandbox/image', prompt: 'one too many', size: '512x512' } });
-    for (const deadline = Date.now() + 10_000; sixth.body?.error?.code === 'rate_limited' && Date.now() < deadline; ) {
+    let sixth = await call(`${h.t.url}/v1/images/generations`, {
+      token: key.secret,
+      body: { model: 'sandbox/image', prompt: 'one too many', size: '512x512' },
+    });
+    for (const deadline = Date.now() + 10_000; sixth.body?.error?.code === 'rate_limited' && Date.now() < deadline;) {
       await new Promise((r) => setTimeout(r, 50));
-      sixth = await call(`${h.t.url}/v1/images/generations`, { token: key.secret, body: { model: 'sandbox/image', prompt: 'one too many', size: '512x512' } });
+      sixth = await call(`${h.t.url}/v1/images/generations`, {
+        token: key.secret,
+        body: { model: 'sandbox/image', prompt: 'one too many', size: '512x512' },
+      });
     }
     expect(sixth.status).toBe(429);
     expect(sixth.body.error.code).toBe('api_concurrency_limit');
     expect((await Promise.all(slow)).map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
-    const after = await call(`${h.t.url}/v1/images/generations`, { token: key.secret, body: { model: 'sandbox/image', prompt: 'slots are free again', size: '512x512' } });
+    const after = await call(`${h.t.url}/v1/images/generations`, {
+      token: key.secret,
+      body: { model: 'sandbox/image', prompt: 'slots are free again', size: '512x512' },
+    });
     expect(after.status).toBe(200);
   });
 

@@ -1,7 +1,16 @@
 import { createClient, type Client } from 'graphql-ws';
 import { Client as PgClient } from 'pg';
 import WebSocket from 'ws';
-import { ADMIN_TOKEN, call, createKey, graphql, provisionAccount, startTestTollgate, waitForSubscriptions, type TestTollgate } from '../support/tollgate';
+import {
+  ADMIN_TOKEN,
+  call,
+  createKey,
+  graphql,
+  provisionAccount,
+  startTestTollgate,
+  waitForSubscriptions,
+  type TestTollgate,
+} from '../support/tollgate';
 
 let t: TestTollgate;
 let owner: Awaited<ReturnType<typeof provisionAccount>>;
@@ -17,15 +26,29 @@ afterAll(async () => t?.stop());
 const KEY_FIELDS = 'id name kind prefix createdAt lastUsedAt expiresAt revokedAt monthlySpendLimitMicro monthSpentMicro';
 
 test('signIn, me and account', async () => {
-  const signIn = await graphql(t.url, 'mutation($e:String!,$p:String!){signIn(email:$e,password:$p){token expiresAt}}', { e: owner.email, p: owner.password });
+  const signIn = await graphql(t.url, 'mutation($e:String!,$p:String!){signIn(email:$e,password:$p){token expiresAt}}', {
+    e: owner.email,
+    p: owner.password,
+  });
   const token = signIn.data.signIn.token;
   expect(token).toMatch(/^tgs_/);
   expect(new Date(signIn.data.signIn.expiresAt).getTime()).toBeGreaterThan(Date.now());
-  const me = await graphql(t.url, '{ me { id email plan accountId } account { id balanceMicro reservedMicro availableMicro lifetimeTopUpsMicro tier tierLimits { requestsPerMinute tokensPerMinute concurrentRequests } } }', {}, token);
+  const me = await graphql(
+    t.url,
+    '{ me { id email plan accountId } account { id balanceMicro reservedMicro availableMicro lifetimeTopUpsMicro tier tierLimits { requestsPerMinute tokensPerMinute concurrentRequests } } }',
+    {},
+    token,
+  );
   expect(me.errors).toBeUndefined();
   expect(me.data.me).toEqual({ id: owner.userId, email: owner.email, plan: 'starter', accountId: owner.accountId });
   // $60 of lifetime top-ups is tier 2 (from $50).
-  expect(me.data.account).toMatchObject({ id: owner.accountId, balanceMicro: '60000000', reservedMicro: '0', availableMicro: '60000000', tier: 2 });
+  expect(me.data.account).toMatchObject({
+    id: owner.accountId,
+    balanceMicro: '60000000',
+    reservedMicro: '0',
+    availableMicro: '60000000',
+    tier: 2,
+  });
   expect(me.data.account.tierLimits).toEqual({ requestsPerMinute: 500, tokensPerMinute: 1000000, concurrentRequests: 20 });
   const out = await graphql(t.url, 'mutation{signOut}', {}, token);
   expect(out.data.signOut).toBe(true);
@@ -34,29 +57,56 @@ test('signIn, me and account', async () => {
 });
 
 test('key lifecycle mirrors REST and events are shared by both APIs', async () => {
-  const created = await graphql(t.url, `mutation{createKey(input:{name:"gql", monthlySpendLimitMicro:"3000000"}){secret key{${KEY_FIELDS}}}}`, {}, owner.sessionToken);
+  const created = await graphql(
+    t.url,
+    `mutation{createKey(input:{name:"gql", monthlySpendLimitMicro:"3000000"}){secret key{${KEY_FIELDS}}}}`,
+    {},
+    owner.sessionToken,
+  );
   expect(created.errors).toBeUndefined();
   const key = created.data.createKey.key;
   expect(key).toMatchObject({ name: 'gql', kind: 'prepaid', monthlySpendLimitMicro: '3000000', monthSpentMicro: '0', revokedAt: null });
   expect(created.data.createKey.secret.slice(0, 12)).toBe(key.prefix);
 
-  const renamed = await graphql(t.url, 'mutation($id:ID!){updateKey(id:$id,input:{name:"gql2"}){name monthlySpendLimitMicro}}', { id: key.id }, owner.sessionToken);
+  const renamed = await graphql(
+    t.url,
+    'mutation($id:ID!){updateKey(id:$id,input:{name:"gql2"}){name monthlySpendLimitMicro}}',
+    { id: key.id },
+    owner.sessionToken,
+  );
   expect(renamed.data.updateKey).toEqual({ name: 'gql2', monthlySpendLimitMicro: '3000000' });
-  const unlimited = await graphql(t.url, 'mutation($id:ID!){updateKey(id:$id,input:{monthlySpendLimitMicro:null}){name monthlySpendLimitMicro}}', { id: key.id }, owner.sessionToken);
+  const unlimited = await graphql(
+    t.url,
+    'mutation($id:ID!){updateKey(id:$id,input:{monthlySpendLimitMicro:null}){name monthlySpendLimitMicro}}',
+    { id: key.id },
+    owner.sessionToken,
+  );
   expect(unlimited.data.updateKey).toEqual({ name: 'gql2', monthlySpendLimitMicro: null });
   const revoked = await graphql(t.url, 'mutation($id:ID!){revokeKey(id:$id){revokedAt}}', { id: key.id }, owner.sessionToken);
   expect(revoked.data.revokeKey.revokedAt).toEqual(expect.any(String));
 
   // A revoked key is not changed any more: 409 key_revoked, no event written.
-  const late = await graphql(t.url, 'mutation($id:ID!){updateKey(id:$id,input:{name:"gql3", monthlySpendLimitMicro:"9000000"}){name}}', { id: key.id }, owner.sessionToken);
+  const late = await graphql(
+    t.url,
+    'mutation($id:ID!){updateKey(id:$id,input:{name:"gql3", monthlySpendLimitMicro:"9000000"}){name}}',
+    { id: key.id },
+    owner.sessionToken,
+  );
   expect(late.errors?.[0].extensions).toMatchObject({ code: 'key_revoked', status: 409 });
 
-  const events = await graphql(t.url, 'query($k:ID!){keyEvents(keyId:$k, first: 10){data{kind keyId actorUserId data} hasMore firstId lastId}}', { k: key.id }, owner.sessionToken);
+  const events = await graphql(
+    t.url,
+    'query($k:ID!){keyEvents(keyId:$k, first: 10){data{kind keyId actorUserId data} hasMore firstId lastId}}',
+    { k: key.id },
+    owner.sessionToken,
+  );
   expect(events.data.keyEvents.data.map((e: { kind: string }) => e.kind)).toEqual(['revoked', 'spend_limit_changed', 'renamed', 'created']);
   expect(events.data.keyEvents.data[1].data).toEqual({ old_limit_micro: '3000000', new_limit_micro: null });
   expect(events.data.keyEvents.data[0].actorUserId).toBe(owner.userId);
   const rest = await call(`${t.url}/v1/keys/${key.id}/events`, { token: owner.sessionToken });
-  expect(rest.body.data.map((e: { id: string }) => e.id)).toEqual(events.data.keyEvents.data.map((_: unknown, i: number) => rest.body.data[i].id));
+  expect(rest.body.data.map((e: { id: string }) => e.id)).toEqual(
+    events.data.keyEvents.data.map((_: unknown, i: number) => rest.body.data[i].id),
+  );
   expect(rest.body.data).toHaveLength(4);
 
   const keys = await graphql(t.url, `{ keys { id } key(id: "${key.id}") { name } }`, {}, owner.sessionToken);
@@ -68,7 +118,10 @@ test('GraphQL refusals carry the error codes and name the field', async () => {
   const bad = await graphql(t.url, 'mutation{createKey(input:{name:"x", monthlySpendLimitMicro:"5"}){secret}}', {}, owner.sessionToken);
   expect(bad.errors?.[0].extensions.code).toBe('bad_request');
   // The message speaks the person's units (the dashboard shows it); details name the input field.
-  expect(bad.errors?.[0]).toMatchObject({ message: 'Monthly limit must be between $1 and $100,000', extensions: { details: { field: 'input.monthlySpendLimitMicro' } } });
+  expect(bad.errors?.[0]).toMatchObject({
+    message: 'Monthly limit must be between $1 and $100,000',
+    extensions: { details: { field: 'input.monthlySpendLimitMicro' } },
+  });
 
   const apiKey = await createKey(t.url, owner.sessionToken);
   const withKey = await graphql(t.url, '{ keys { id } }', {}, apiKey.secret);
@@ -88,12 +141,22 @@ test('GraphQL refusals carry the error codes and name the field', async () => {
   const foreignRead = await graphql(t.url, 'query($id:ID!){key(id:$id){id}}', { id: apiKey.id }, other.sessionToken);
   expect(foreignRead.data.key).toBeNull();
 
-  const funds = await graphql(t.url, 'mutation($a:ID!){addFunds(input:{accountId:$a,amountMicro:"-5"}){id}}', { a: owner.accountId }, ADMIN_TOKEN);
+  const funds = await graphql(
+    t.url,
+    'mutation($a:ID!){addFunds(input:{accountId:$a,amountMicro:"-5"}){id}}',
+    { a: owner.accountId },
+    ADMIN_TOKEN,
+  );
   expect(funds.errors?.[0].extensions.code).toBe('bad_request');
   expect(funds.errors?.[0].extensions.details).toEqual({ field: 'input.amountMicro' });
 
   // Ledger rows carry no foreign key (migration AppendOnlyAccountRefs): an unknown account is refused before any is written.
-  const nowhere = await graphql(t.url, 'mutation($a:ID!){addFunds(input:{accountId:$a,amountMicro:"5"}){id}}', { a: 'acct_does_not_exist' }, ADMIN_TOKEN);
+  const nowhere = await graphql(
+    t.url,
+    'mutation($a:ID!){addFunds(input:{accountId:$a,amountMicro:"5"}){id}}',
+    { a: 'acct_does_not_exist' },
+    ADMIN_TOKEN,
+  );
   expect(nowhere.errors?.[0].extensions.code).toBe('not_found');
   const db = new PgClient({ connectionString: t.databaseUrl });
   await db.connect();
@@ -105,11 +168,26 @@ test('GraphQL refusals carry the error codes and name the field', async () => {
 });
 
 test('operator pins and unpins the tier', async () => {
-  const pinned = await graphql(t.url, 'mutation($a:ID!){setAccountTier(input:{accountId:$a,tier:4}){tier tierOverride}}', { a: owner.accountId }, ADMIN_TOKEN);
+  const pinned = await graphql(
+    t.url,
+    'mutation($a:ID!){setAccountTier(input:{accountId:$a,tier:4}){tier tierOverride}}',
+    { a: owner.accountId },
+    ADMIN_TOKEN,
+  );
   expect(pinned.data.setAccountTier).toEqual({ tier: 4, tierOverride: 4 });
-  const auto = await graphql(t.url, 'mutation($a:ID!){setAccountTier(input:{accountId:$a,tier:null}){tier tierOverride}}', { a: owner.accountId }, ADMIN_TOKEN);
+  const auto = await graphql(
+    t.url,
+    'mutation($a:ID!){setAccountTier(input:{accountId:$a,tier:null}){tier tierOverride}}',
+    { a: owner.accountId },
+    ADMIN_TOKEN,
+  );
   expect(auto.data.setAccountTier).toEqual({ tier: 2, tierOverride: null });
-  const bad = await graphql(t.url, 'mutation($a:ID!){setAccountTier(input:{accountId:$a,tier:9}){tier}}', { a: owner.accountId }, ADMIN_TOKEN);
+  const bad = await graphql(
+    t.url,
+    'mutation($a:ID!){setAccountTier(input:{accountId:$a,tier:9}){tier}}',
+    { a: owner.accountId },
+    ADMIN_TOKEN,
+  );
   expect(bad.errors?.[0]).toMatchObject({ message: 'Tier must be one of 1, 2, 3, 4, 5', extensions: { details: { field: 'input.tier' } } });
 });
 
@@ -118,7 +196,13 @@ describe('graphql-ws', () => {
   afterEach(async () => client?.dispose());
 
   const connect = (authorization?: string) =>
-    createClient({ url: t.url.replace('http', 'ws') + '/graphql', webSocketImpl: WebSocket, connectionParams: authorization ? { authorization } : {}, retryAttempts: 0, lazy: true });
+    createClient({
+      url: t.url.replace('http', 'ws') + '/graphql',
+      webSocketImpl: WebSocket,
+      connectionParams: authorization ? { authorization } : {},
+      retryAttempts: 0,
+      lazy: true,
+    });
 
   test('a subscriber receives key events live, from REST and GraphQL changes', async () => {
     const key = await createKey(t.url, owner.sessionToken, { name: 'watched' });
@@ -151,14 +235,21 @@ describe('graphql-ws', () => {
 
   test('subscribing to a foreign key or with an API key is refused', async () => {
     const key = await createKey(t.url, owner.sessionToken);
-    for (const [authorization, code] of [[`Bearer ${other.sessionToken}`, 'not_found'], [`Bearer ${key.secret}`, 'session_required'], [undefined, 'invalid_token']] as const) {
+    for (const [authorization, code] of [
+      [`Bearer ${other.sessionToken}`, 'not_found'],
+      [`Bearer ${key.secret}`, 'session_required'],
+      [undefined, 'invalid_token'],
+    ] as const) {
       client = connect(authorization);
       const errors = await new Promise<{ extensions?: { code?: string } }[]>((resolve) => {
-        client.subscribe({ query: 'subscription($k:ID!){keyEvents(keyId:$k){kind}}', variables: { k: key.id } }, {
-          next: (msg) => msg.errors && resolve(msg.errors as never),
-          error: (e) => resolve(Array.isArray(e) ? e : [{ extensions: { code: String(e) } }]),
-          complete: () => undefined,
-        });
+        client.subscribe(
+          { query: 'subscription($k:ID!){keyEvents(keyId:$k){kind}}', variables: { k: key.id } },
+          {
+            next: (msg) => msg.errors && resolve(msg.errors as never),
+            error: (e) => resolve(Array.isArray(e) ? e : [{ extensions: { code: String(e) } }]),
+            complete: () => undefined,
+          },
+        );
       });
       expect(errors[0].extensions?.code).toBe(code);
       await client.dispose();

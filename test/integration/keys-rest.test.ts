@@ -15,7 +15,10 @@ afterAll(async () => t?.stop());
 describe('sessions', () => {
   test('wrong password and unknown email are 401 invalid_token', async () => {
     const p = await provisionAccount(t.url);
-    for (const body of [{ email: p.email, password: 'wrong password!' }, { email: 'nobody@example.com', password: 'whatever123' }]) {
+    for (const body of [
+      { email: p.email, password: 'wrong password!' },
+      { email: 'nobody@example.com', password: 'whatever123' },
+    ]) {
       const r = await call(`${t.url}/v1/auth/sessions`, { body });
       expect(r.status).toBe(401);
       expect(r.body.error.code).toBe('invalid_token');
@@ -42,7 +45,15 @@ describe('key lifecycle over REST', () => {
   test('create returns the secret once; list and get never show it', async () => {
     const created = await call(`${t.url}/v1/keys`, { token: session, body: { name: 'ci', monthly_spend_limit_micro: '25000000' } });
     expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ name: 'ci', kind: 'prepaid', monthly_spend_limit_micro: '25000000', month_spent_micro: '0', revoked_at: null, expires_at: null, last_used_at: null });
+    expect(created.body).toMatchObject({
+      name: 'ci',
+      kind: 'prepaid',
+      monthly_spend_limit_micro: '25000000',
+      month_spent_micro: '0',
+      revoked_at: null,
+      expires_at: null,
+      last_used_at: null,
+    });
     expect(created.body.secret).toMatch(/^tgk_/);
     expect(created.body.prefix).toBe(created.body.secret.slice(0, 12));
     expect(typeof created.body.created_at).toBe('number');
@@ -56,10 +67,20 @@ describe('key lifecycle over REST', () => {
 
   test('rename, limit change and revoke each write an event, newest first, paginated', async () => {
     const key = await createKey(t.url, session, { name: 'evented' });
-    expect((await call(`${t.url}/v1/keys/${key.id}`, { method: 'PATCH', token: session, body: { name: 'renamed' } })).body.name).toBe('renamed');
-    const limited = await call(`${t.url}/v1/keys/${key.id}`, { method: 'PATCH', token: session, body: { monthly_spend_limit_micro: '5000000' } });
+    expect((await call(`${t.url}/v1/keys/${key.id}`, { method: 'PATCH', token: session, body: { name: 'renamed' } })).body.name).toBe(
+      'renamed',
+    );
+    const limited = await call(`${t.url}/v1/keys/${key.id}`, {
+      method: 'PATCH',
+      token: session,
+      body: { monthly_spend_limit_micro: '5000000' },
+    });
     expect(limited.body.monthly_spend_limit_micro).toBe('5000000');
-    const removed = await call(`${t.url}/v1/keys/${key.id}`, { method: 'PATCH', token: session, body: { monthly_spend_limit_micro: null } });
+    const removed = await call(`${t.url}/v1/keys/${key.id}`, {
+      method: 'PATCH',
+      token: session,
+      body: { monthly_spend_limit_micro: null },
+    });
     expect(removed.body.monthly_spend_limit_micro).toBeNull();
     const revoked = await call(`${t.url}/v1/keys/${key.id}`, { method: 'DELETE', token: session });
     expect(revoked.status).toBe(200);
@@ -69,7 +90,13 @@ describe('key lifecycle over REST', () => {
 
     const events = await call(`${t.url}/v1/keys/${key.id}/events`, { token: session });
     expect(events.status).toBe(200);
-    expect(events.body.data.map((e: { kind: string }) => e.kind)).toEqual(['revoked', 'spend_limit_changed', 'spend_limit_changed', 'renamed', 'created']);
+    expect(events.body.data.map((e: { kind: string }) => e.kind)).toEqual([
+      'revoked',
+      'spend_limit_changed',
+      'spend_limit_changed',
+      'renamed',
+      'created',
+    ]);
     expect(events.body.data[3].data).toEqual({ old_name: 'evented', new_name: 'renamed' });
     expect(events.body.data[2].data).toEqual({ old_limit_micro: null, new_limit_micro: '5000000' });
     expect(events.body.data[1].data).toEqual({ old_limit_micro: '5000000', new_limit_micro: null });
@@ -138,9 +165,15 @@ describe('key lifecycle over REST', () => {
     const noPlan = await call(`${t.url}/v1/keys`, { token: otherSession, body: { name: 'plan key', kind: 'plan' } });
     expect(noPlan.status).toBe(400);
     expect(noPlan.body.error.details).toEqual({ field: 'kind' });
-    const limited = await call(`${t.url}/v1/keys`, { token: session, body: { name: 'x', kind: 'plan', monthly_spend_limit_micro: '5000000' } });
+    const limited = await call(`${t.url}/v1/keys`, {
+      token: session,
+      body: { name: 'x', kind: 'plan', monthly_spend_limit_micro: '5000000' },
+    });
     expect(limited.status).toBe(400);
-    expect(limited.body.error).toMatchObject({ message: 'Monthly limit applies to prepaid keys only', details: { field: 'monthly_spend_limit_micro' } });
+    expect(limited.body.error).toMatchObject({
+      message: 'Monthly limit applies to prepaid keys only',
+      details: { field: 'monthly_spend_limit_micro' },
+    });
   });
 });
 
@@ -180,15 +213,30 @@ describe('refusals', () => {
 
   test('API keys cannot manage keys: 403 session_required', async () => {
     const key = await createKey(t.url, session);
-    for (const [method, path] of [['GET', '/v1/keys'], ['POST', '/v1/keys'], ['PATCH', `/v1/keys/${key.id}`], ['DELETE', `/v1/keys/${key.id}`], ['GET', `/v1/keys/${key.id}/events`]]) {
-      const r = await call(`${t.url}${path}`, { method, token: key.secret, body: method === 'POST' || method === 'PATCH' ? { name: 'x' } : undefined });
+    for (const [method, path] of [
+      ['GET', '/v1/keys'],
+      ['POST', '/v1/keys'],
+      ['PATCH', `/v1/keys/${key.id}`],
+      ['DELETE', `/v1/keys/${key.id}`],
+      ['GET', `/v1/keys/${key.id}/events`],
+    ]) {
+      const r = await call(`${t.url}${path}`, {
+        method,
+        token: key.secret,
+        body: method === 'POST' || method === 'PATCH' ? { name: 'x' } : undefined,
+      });
       expect([method, path, r.status, r.body.error.code]).toEqual([method, path, 403, 'session_required']);
     }
   });
 
   test("another account's key is 404 not_found", async () => {
     const key = await createKey(t.url, session);
-    for (const [method, path] of [['GET', `/v1/keys/${key.id}`], ['PATCH', `/v1/keys/${key.id}`], ['DELETE', `/v1/keys/${key.id}`], ['GET', `/v1/keys/${key.id}/events`]]) {
+    for (const [method, path] of [
+      ['GET', `/v1/keys/${key.id}`],
+      ['PATCH', `/v1/keys/${key.id}`],
+      ['DELETE', `/v1/keys/${key.id}`],
+      ['GET', `/v1/keys/${key.id}/events`],
+    ]) {
       const r = await call(`${t.url}${path}`, { method, token: otherSession, body: method === 'PATCH' ? { name: 'stolen' } : undefined });
       expect([path, r.status, r.body.error.code]).toEqual([path, 404, 'not_found']);
     }
@@ -196,7 +244,12 @@ describe('refusals', () => {
   });
 
   test('missing, malformed and unknown credentials are 401 invalid_token', async () => {
-    for (const headers of [{}, { authorization: 'Bearer tgk_nope' }, { authorization: 'Basic abc' }, { authorization: 'Bearer tgs_nope' }] as Record<string, string>[]) {
+    for (const headers of [
+      {},
+      { authorization: 'Bearer tgk_nope' },
+      { authorization: 'Basic abc' },
+      { authorization: 'Bearer tgs_nope' },
+    ] as Record<string, string>[]) {
       const r = await call(`${t.url}/v1/models`, { headers });
       expect(r.status).toBe(401);
       expect(r.body.error.code).toBe('invalid_token');
@@ -206,7 +259,11 @@ describe('refusals', () => {
   });
 
   test('malformed JSON, wrong content type, oversized body and unknown paths get the envelope', async () => {
-    const malformed = await call(`${t.url}/v1/keys`, { token: session, rawBody: '{"name": ', headers: { 'content-type': 'application/json' } });
+    const malformed = await call(`${t.url}/v1/keys`, {
+      token: session,
+      rawBody: '{"name": ',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(malformed.status).toBe(400);
     expect(malformed.body.error.code).toBe('bad_request');
     const text = await call(`${t.url}/v1/keys`, { token: session, rawBody: 'name=x', headers: { 'content-type': 'text/plain' } });

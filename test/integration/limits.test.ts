@@ -5,7 +5,8 @@ import { ADMIN_TOKEN, call, graphql, provisionAccount, startTestTollgate, type T
 
 const PLANS = '{ plans { name models monthlyAllowanceMicro requestsPerMinute } }';
 const TIERS = '{ tiers { tier lifetimeTopUpsFromMicro requestsPerSecond requestsPerMinute tokensPerMinute concurrentRequests } }';
-const CREATE_KEY = 'mutation($i: CreateAccountKeyInput!) { createAccountKey(input: $i) { secret key { id name kind prefix monthlySpendLimitMicro } } }';
+const CREATE_KEY =
+  'mutation($i: CreateAccountKeyInput!) { createAccountKey(input: $i) { secret key { id name kind prefix monthlySpendLimitMicro } } }';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
@@ -36,7 +37,14 @@ describe('built-in limits', () => {
     });
     const tiers = await graphql(t.url, TIERS, {}, ADMIN_TOKEN);
     expect(tiers.data.tiers).toHaveLength(5);
-    expect(tiers.data.tiers[1]).toEqual({ tier: 2, lifetimeTopUpsFromMicro: '50000000', requestsPerSecond: 20, requestsPerMinute: 500, tokensPerMinute: 1000000, concurrentRequests: 20 });
+    expect(tiers.data.tiers[1]).toEqual({
+      tier: 2,
+      lifetimeTopUpsFromMicro: '50000000',
+      requestsPerSecond: 20,
+      requestsPerMinute: 500,
+      tokensPerMinute: 1000000,
+      concurrentRequests: 20,
+    });
   });
 
   test('plans, tiers and createAccountKey are operator-only', async () => {
@@ -52,7 +60,12 @@ describe('built-in limits', () => {
 
   test('the operator creates a key for an account with no session; a plan key needs a user with a plan', async () => {
     const { accountId, userId } = await provisionAccount(t.url, { fundsMicro: '5000000', plan: null });
-    const created = await graphql(t.url, CREATE_KEY, { i: { accountId, name: 'team key', monthlySpendLimitMicro: '2000000' } }, ADMIN_TOKEN);
+    const created = await graphql(
+      t.url,
+      CREATE_KEY,
+      { i: { accountId, name: 'team key', monthlySpendLimitMicro: '2000000' } },
+      ADMIN_TOKEN,
+    );
     expect(created.errors).toBeUndefined();
     expect(created.data.createAccountKey.key).toMatchObject({ name: 'team key', kind: 'prepaid', monthlySpendLimitMicro: '2000000' });
     const models = await call(`${t.url}/v1/models`, { token: created.data.createAccountKey.secret });
@@ -71,8 +84,22 @@ describe('built-in limits', () => {
 
 describe('a limits file', () => {
   const tiers = [
-    { tier: 1, lifetime_top_ups_from_micro: '0', requests_per_second: 3, requests_per_minute: 7, tokens_per_minute: 1000, concurrent_requests: 2 },
-    { tier: 2, lifetime_top_ups_from_micro: '10000000', requests_per_second: 4, requests_per_minute: 11, tokens_per_minute: 2000, concurrent_requests: 3 },
+    {
+      tier: 1,
+      lifetime_top_ups_from_micro: '0',
+      requests_per_second: 3,
+      requests_per_minute: 7,
+      tokens_per_minute: 1000,
+      concurrent_requests: 2,
+    },
+    {
+      tier: 2,
+      lifetime_top_ups_from_micro: '10000000',
+      requests_per_second: 4,
+      requests_per_minute: 11,
+      tokens_per_minute: 2000,
+      concurrent_requests: 3,
+    },
   ];
   const team = { name: 'team', models: ['sandbox/echo'], monthly_allowance_micro: '1000000', requests_per_minute: 5 };
   let t: TestTollgate;
@@ -88,7 +115,12 @@ describe('a limits file', () => {
     const key = await graphql(t.url, CREATE_KEY, { i: { accountId, name: 'k' } }, ADMIN_TOKEN);
     const first = await call(`${t.url}/v1/models`, { token: key.data.createAccountKey.secret });
     expect(first.headers.get('x-ratelimit-limit-requests')).toBe('7');
-    const funded = await graphql(t.url, 'mutation($a:ID!){addFunds(input:{accountId:$a,amountMicro:"1000000"}){tier tierLimits{requestsPerMinute concurrentRequests}}}', { a: accountId }, ADMIN_TOKEN);
+    const funded = await graphql(
+      t.url,
+      'mutation($a:ID!){addFunds(input:{accountId:$a,amountMicro:"1000000"}){tier tierLimits{requestsPerMinute concurrentRequests}}}',
+      { a: accountId },
+      ADMIN_TOKEN,
+    );
     expect(funded.data.addFunds).toEqual({ tier: 2, tierLimits: { requestsPerMinute: 11, concurrentRequests: 3 } });
     const second = await call(`${t.url}/v1/models`, { token: key.data.createAccountKey.secret });
     expect(second.headers.get('x-ratelimit-limit-requests')).toBe('11');
@@ -103,10 +135,23 @@ describe('a limits file', () => {
     const { userId } = await provisionAccount(t.url, { plan: 'team' });
     expect(userId).toMatch(/^usr_/);
 
-    const again = await startTestTollgate({ databaseUrl: t.databaseUrl, env: { TOLLGATE_LIMITS_FILE: limitsFile({ plans: [{ ...team, requests_per_minute: 50 }, { ...team, name: 'solo' }] }) } });
+    const again = await startTestTollgate({
+      databaseUrl: t.databaseUrl,
+      env: {
+        TOLLGATE_LIMITS_FILE: limitsFile({
+          plans: [
+            { ...team, requests_per_minute: 50 },
+            { ...team, name: 'solo' },
+          ],
+        }),
+      },
+    });
     try {
       const updated = await graphql(again.url, PLANS, {}, ADMIN_TOKEN);
-      expect(updated.data.plans.map((p: { name: string; requestsPerMinute: number }) => [p.name, p.requestsPerMinute])).toEqual([['solo', 5], ['team', 50]]);
+      expect(updated.data.plans.map((p: { name: string; requestsPerMinute: number }) => [p.name, p.requestsPerMinute])).toEqual([
+        ['solo', 5],
+        ['team', 50],
+      ]);
     } finally {
       await again.stop(); // the database is the first instance's: stop() leaves it
     }

@@ -1,7 +1,16 @@
 import OpenAI from 'openai';
 import { Client } from 'pg';
 import { parsePrometheusText, sumOf, type Sample } from '../support/prometheus';
-import { eventually, settledMoneyOf, startTextHarness, textAccount, withId, requestId, type TextAccount, type TextHarness } from '../support/text';
+import {
+  eventually,
+  settledMoneyOf,
+  startTextHarness,
+  textAccount,
+  withId,
+  requestId,
+  type TextAccount,
+  type TextHarness,
+} from '../support/text';
 import { ADMIN_TOKEN, call, createKey, provisionAccount, startTestTollgate } from '../support/tollgate';
 
 /**
@@ -58,7 +67,10 @@ test('requests, gateway and vendor time, tokens and spend after known requests',
   // The vendor takes its time (a pause before each delta), so its share of each request is large.
   const clientStarted = performance.now();
   for (const id of ids) {
-    const completion = await a.openai.chat.completions.create({ model: 'sandbox/echo', messages: [{ role: 'user', content: `[sandbox:cached=2] [sandbox:delay=100] ${prompt}` }] }, withId(id));
+    const completion = await a.openai.chat.completions.create(
+      { model: 'sandbox/echo', messages: [{ role: 'user', content: `[sandbox:cached=2] [sandbox:delay=100] ${prompt}` }] },
+      withId(id),
+    );
     expect(completion.model).toBe('sandbox/echo');
   }
   const clientSeconds = (performance.now() - clientStarted) / 1000;
@@ -89,7 +101,11 @@ test('requests, gateway and vendor time, tokens and spend after known requests',
   expect(gatewaySeconds + vendorSeconds).toBeLessThanOrEqual(clientSeconds);
 
   // The key route is labelled by its pattern, and no label carries a key id, a secret or the prompt.
-  await expectDelta(before, (s) => sumOf(s, 'tollgate_http_requests_total', { endpoint: '/v1/keys/{id}', method: 'GET', status: '200', model: '', vendor: '' }), 1);
+  await expectDelta(
+    before,
+    (s) => sumOf(s, 'tollgate_http_requests_total', { endpoint: '/v1/keys/{id}', method: 'GET', status: '200', model: '', vendor: '' }),
+    1,
+  );
   // An unknown path never becomes a label of its own.
   expect((await call(`${h.t.url}/v1/no-such-thing/${a.keyId}`, { token: a.secret })).status).toBe(404);
   await expectDelta(before, (s) => sumOf(s, 'tollgate_http_requests_total', { endpoint: 'unmatched', method: 'GET', status: '404' }), 1);
@@ -104,15 +120,23 @@ test('requests, gateway and vendor time, tokens and spend after known requests',
 
 test('vendor errors by kind, and rate-limit and spend-limit refusals', async () => {
   const before = await scrape();
-  const failed = await a.openai.chat.completions.create({ model: 'sandbox/echo', messages: [{ role: 'user', content: '[sandbox:fail] hi' }] }).catch((e: unknown) => e);
+  const failed = await a.openai.chat.completions
+    .create({ model: 'sandbox/echo', messages: [{ role: 'user', content: '[sandbox:fail] hi' }] })
+    .catch((e: unknown) => e);
   expect((failed as InstanceType<typeof OpenAI.APIError>).status).toBe(502);
   const after = await expectDelta(before, (s) => sumOf(s, 'tollgate_vendor_errors_total', { vendor: 'sandbox', kind: 'http_5xx' }), 1);
-  expect(sumOf(after, 'tollgate_http_requests_total', { endpoint: '/v1/chat/completions', status: '502', model: 'sandbox/echo' }) - sumOf(before, 'tollgate_http_requests_total', { endpoint: '/v1/chat/completions', status: '502', model: 'sandbox/echo' })).toBe(1);
+  expect(
+    sumOf(after, 'tollgate_http_requests_total', { endpoint: '/v1/chat/completions', status: '502', model: 'sandbox/echo' }) -
+      sumOf(before, 'tollgate_http_requests_total', { endpoint: '/v1/chat/completions', status: '502', model: 'sandbox/echo' }),
+  ).toBe(1);
 
   // Spend: an account holding one micro-dollar cannot cover any hold.
   const poor = await provisionAccount(h.t.url, { fundsMicro: '1' });
   const poorKey = await createKey(h.t.url, poor.sessionToken);
-  const refused = await call(`${h.t.url}/v1/chat/completions`, { token: poorKey.secret, body: { model: 'sandbox/echo', messages: [{ role: 'user', content: 'hi' }] } });
+  const refused = await call(`${h.t.url}/v1/chat/completions`, {
+    token: poorKey.secret,
+    body: { model: 'sandbox/echo', messages: [{ role: 'user', content: 'hi' }] },
+  });
   expect(refused.status).toBe(402);
   expect(refused.body.error.code).toBe('api_insufficient_balance');
   await expectDelta(before, (s) => sumOf(s, 'tollgate_refusals_total', { limit: 'spend', reason: 'api_insufficient_balance' }), 1);
@@ -126,7 +150,12 @@ test('vendor errors by kind, and rate-limit and spend-limit refusals', async () 
 
 test('images: each vendor call timed, its failure counted, only delivered images in the spend', async () => {
   const before = await scrape();
-  const answer = await a.openai.images.generate({ model: 'sandbox/image', prompt: '[sandbox:fail-one] three lamps', n: 3, size: '512x512' });
+  const answer = await a.openai.images.generate({
+    model: 'sandbox/image',
+    prompt: '[sandbox:fail-one] three lamps',
+    n: 3,
+    size: '512x512',
+  });
   expect(answer.data).toHaveLength(2);
   const model = { vendor: 'sandbox', model: 'sandbox/image' };
   const after = await expectDelta(before, (s) => sumOf(s, 'tollgate_vendor_seconds_count', model), 3);
@@ -139,7 +168,11 @@ test('holds in flight while a stream runs, none after it', async () => {
   const stream = await fetch(`${h.t.url}/v1/chat/completions`, {
     method: 'POST',
     headers: { authorization: `Bearer ${a.secret}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'sandbox/echo', stream: true, messages: [{ role: 'user', content: `[sandbox:delay=40] ${'a slow answer of many words '.repeat(4)}` }] }),
+    body: JSON.stringify({
+      model: 'sandbox/echo',
+      stream: true,
+      messages: [{ role: 'user', content: `[sandbox:delay=40] ${'a slow answer of many words '.repeat(4)}` }],
+    }),
   });
   const reader = stream.body!.getReader();
   await reader.read(); // the first chunk: the hold is open and the vendor is streaming
@@ -161,10 +194,12 @@ test('the settlement backlog: its depth and the age of its oldest operation whil
   await locker.query('select 1 from accounts where id = $1 for update', [a.accountId]); // stalls the settlement's commit
   try {
     await a.openai.chat.completions.create({ model: 'sandbox/echo', messages: [{ role: 'user', content: 'stalled' }] });
-    expect(await eventually(async () => {
-      const samples = await scrape();
-      return sumOf(samples, 'tollgate_settlement_backlog') === 1 && sumOf(samples, 'tollgate_settlement_backlog_age_seconds') >= 0.1;
-    })).toBe(true);
+    expect(
+      await eventually(async () => {
+        const samples = await scrape();
+        return sumOf(samples, 'tollgate_settlement_backlog') === 1 && sumOf(samples, 'tollgate_settlement_backlog_age_seconds') >= 0.1;
+      }),
+    ).toBe(true);
     expect(sumOf(await scrape(), 'tollgate_settlement_backlog_limit')).toBe(3_000);
   } finally {
     await locker.query('commit');

@@ -14,7 +14,8 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.stop());
 
-const MODELS = '{ models { id modality ownedBy inputPerMTokMicro cachedInputPerMTokMicro cacheWrite5mPerMTokMicro cacheWrite1hPerMTokMicro outputPerMTokMicro perImageMicro perVideoSecondMicro } }';
+const MODELS =
+  '{ models { id modality ownedBy inputPerMTokMicro cachedInputPerMTokMicro cacheWrite5mPerMTokMicro cacheWrite1hPerMTokMicro outputPerMTokMicro perImageMicro perVideoSecondMicro } }';
 
 /** An exact decimal string of dollars, scaled by 10^places, as an integer string ("0.00000015", 12 → "150000"). */
 function scaled(decimal: string, places: number): string {
@@ -46,10 +47,20 @@ test('models: the same models as /v1/models, /v1/images/models and /v1/videos/mo
       perVideoSecondMicro: null,
     })),
     ...images.body.data.map((m: { id: string; owned_by: string; pricing: { per_image: string } }) => ({
-      id: m.id, modality: 'image', ownedBy: m.owned_by, ...NO_TOKENS, perImageMicro: scaled(m.pricing.per_image, 6), perVideoSecondMicro: null,
+      id: m.id,
+      modality: 'image',
+      ownedBy: m.owned_by,
+      ...NO_TOKENS,
+      perImageMicro: scaled(m.pricing.per_image, 6),
+      perVideoSecondMicro: null,
     })),
     ...videos.body.data.map((m: { id: string; owned_by: string; pricing: { per_second: string } }) => ({
-      id: m.id, modality: 'video', ownedBy: m.owned_by, ...NO_TOKENS, perImageMicro: null, perVideoSecondMicro: scaled(m.pricing.per_second, 6),
+      id: m.id,
+      modality: 'video',
+      ownedBy: m.owned_by,
+      ...NO_TOKENS,
+      perImageMicro: null,
+      perVideoSecondMicro: scaled(m.pricing.per_second, 6),
     })),
   ];
   expect(models).toEqual(expected);
@@ -60,7 +71,13 @@ test('models: the same models as /v1/models, /v1/images/models and /v1/videos/mo
   expect(models.some((m) => m.id!.startsWith('anthropic/'))).toBe(false);
 });
 
-const NO_TOKENS = { inputPerMTokMicro: null, cachedInputPerMTokMicro: null, cacheWrite5mPerMTokMicro: null, cacheWrite1hPerMTokMicro: null, outputPerMTokMicro: null };
+const NO_TOKENS = {
+  inputPerMTokMicro: null,
+  cachedInputPerMTokMicro: null,
+  cacheWrite5mPerMTokMicro: null,
+  cacheWrite1hPerMTokMicro: null,
+  outputPerMTokMicro: null,
+};
 
 test('models needs a session: no credential or an API key is refused', async () => {
   for (const token of [undefined, secret]) {

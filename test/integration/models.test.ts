@@ -45,7 +45,12 @@ test('media model lists are prepaid-only and carry their options and prices', as
   const images = await call(`${t.url}/v1/images/models`, { token: prepaid });
   expect(images.status).toBe(200);
   const gptImage = images.body.data.find((m: { id: string }) => m.id === 'openai/gpt-image-1');
-  expect(gptImage).toMatchObject({ modes: ['generate', 'edit'], sizes: expect.arrayContaining(['1024x1024']), max_input_images: 16, pricing: { per_image: expect.stringMatching(/^0\.\d+$/) } });
+  expect(gptImage).toMatchObject({
+    modes: ['generate', 'edit'],
+    sizes: expect.arrayContaining(['1024x1024']),
+    max_input_images: 16,
+    pricing: { per_image: expect.stringMatching(/^0\.\d+$/) },
+  });
   const fixed = images.body.data.find((m: { id: string }) => m.id === 'sandbox/image-fixed');
   expect(fixed.sizes).toEqual(['low:1024x1024']);
   const videos = await call(`${t.url}/v1/videos/models`, { token: prepaid });
@@ -63,7 +68,9 @@ describe('GET /v1/models/{id} (openai SDK models.retrieve)', () => {
 
   test('a service id answers the entry its list shows, with no routed-from header', async () => {
     const { data, response } = await sdk(prepaid).models.retrieve('openai/gpt-4o-mini').withResponse();
-    const listed = (await call(`${t.url}/v1/models`, { token: prepaid })).body.data.find((m: { id: string }) => m.id === 'openai/gpt-4o-mini');
+    const listed = (await call(`${t.url}/v1/models`, { token: prepaid })).body.data.find(
+      (m: { id: string }) => m.id === 'openai/gpt-4o-mini',
+    );
     expect(data).toEqual(listed);
     expect(response.headers.get('x-service-model-routed-from')).toBeNull();
   });
@@ -78,8 +85,14 @@ describe('GET /v1/models/{id} (openai SDK models.retrieve)', () => {
     const plain = await call(`${t.url}/v1/models/sandbox/echo`, { token: prepaid });
     expect(plain.status).toBe(200);
     expect(plain.body).toMatchObject({ id: 'sandbox/echo', object: 'model', pricing: expect.any(Object) });
-    expect((await sdk(prepaid).models.retrieve('sandbox/image')) as unknown).toMatchObject({ id: 'sandbox/image', sizes: expect.any(Array) });
-    expect((await sdk(prepaid).models.retrieve('sandbox/video')) as unknown).toMatchObject({ id: 'sandbox/video', durations: expect.any(Array) });
+    expect((await sdk(prepaid).models.retrieve('sandbox/image')) as unknown).toMatchObject({
+      id: 'sandbox/image',
+      sizes: expect.any(Array),
+    });
+    expect((await sdk(prepaid).models.retrieve('sandbox/video')) as unknown).toMatchObject({
+      id: 'sandbox/video',
+      durations: expect.any(Array),
+    });
   });
 
   test('an id the key cannot use is 404 model_not_available naming it: unknown, unconfigured vendor, outside the plan', async () => {
@@ -89,7 +102,9 @@ describe('GET /v1/models/{id} (openai SDK models.retrieve)', () => {
       [plan, 'openai/gpt-4.1'],
       [plan, 'sandbox/image'],
     ] as const) {
-      const error = await sdk(key).models.retrieve(id).catch((e: unknown) => e);
+      const error = await sdk(key)
+        .models.retrieve(id)
+        .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(OpenAI.NotFoundError);
       expect((error as InstanceType<typeof OpenAI.NotFoundError>).error).toMatchObject({ code: 'model_not_available' });
       expect((error as InstanceType<typeof OpenAI.NotFoundError>).message).toContain(id);

@@ -18,7 +18,14 @@ beforeAll(async () => {
         sendJson(res, 200, {
           fields: form.fields,
           prompt: fieldValues(form, 'prompt'),
-          files: form.files.map((f) => ({ field: f.field, filename: f.filename, mimeType: f.mimeType, size: f.data.length, format: sniffImageFormat(f.data), first: f.data[0] })),
+          files: form.files.map((f) => ({
+            field: f.field,
+            filename: f.filename,
+            mimeType: f.mimeType,
+            size: f.data.length,
+            format: sniffImageFormat(f.data),
+            first: f.data[0],
+          })),
         }),
       (error) => void discardRemainingBody(req, LIMITS.maxTotalBytes).then(() => answerError(res, error, pino({ level: 'silent' }))),
     );
@@ -37,7 +44,9 @@ const bytes = (size: number, fill = 7) => new Blob([new Uint8Array(size).fill(fi
 
 describe('readMultipart', () => {
   it('collects text fields (repeated ones in order) and each file part into one buffer', async () => {
-    const png = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#ff0000' } }).png().toBuffer();
+    const png = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#ff0000' } })
+      .png()
+      .toBuffer();
     const form = new FormData();
     form.append('prompt', 'a red square');
     form.append('n', '2');
@@ -45,7 +54,10 @@ describe('readMultipart', () => {
     form.append('image[]', bytes(50_000), 'b.bin');
     const { status, body } = await post(form);
     expect(status).toBe(200);
-    expect(body.fields).toEqual([{ name: 'prompt', value: 'a red square' }, { name: 'n', value: '2' }]);
+    expect(body.fields).toEqual([
+      { name: 'prompt', value: 'a red square' },
+      { name: 'n', value: '2' },
+    ]);
     expect(body.prompt).toEqual(['a red square']);
     expect(body.files).toEqual([
       { field: 'image[]', filename: 'a.png', mimeType: 'image/png', size: png.length, format: 'png', first: 0x89 },
@@ -89,7 +101,8 @@ describe('readMultipart', () => {
 
     // Chunked (no Content-Length): the limit is counted while streaming.
     const boundary = 'XBOUNDARYX';
-    const part = (i: number) => `--${boundary}\r\nContent-Disposition: form-data; name="image"; filename="${i}.png"\r\nContent-Type: image/png\r\n\r\n${'a'.repeat(60 * 1024)}\r\n`;
+    const part = (i: number) =>
+      `--${boundary}\r\nContent-Disposition: form-data; name="image"; filename="${i}.png"\r\nContent-Type: image/png\r\n\r\n${'a'.repeat(60 * 1024)}\r\n`;
     const stream = new ReadableStream({
       start(controller) {
         for (let i = 0; i < 3; i++) controller.enqueue(new TextEncoder().encode(part(i)));
@@ -97,18 +110,28 @@ describe('readMultipart', () => {
         controller.close();
       },
     });
-    const response = await fetch(url, { method: 'POST', body: stream, duplex: 'half', headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } } as RequestInit);
+    const response = await fetch(url, {
+      method: 'POST',
+      body: stream,
+      duplex: 'half',
+      headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
+    } as RequestInit);
     expect(response.status).toBe(413);
     expect(((await response.json()) as any).error.details.limit).toBe('max_total_bytes');
   });
 
   it('answers 400 for a malformed body and 415 for a body that is not multipart', async () => {
-    const truncated = await post('--B\r\nContent-Disposition: form-data; name="prompt"\r\n\r\nhello', { 'content-type': 'multipart/form-data; boundary=B' });
+    const truncated = await post('--B\r\nContent-Disposition: form-data; name="prompt"\r\n\r\nhello', {
+      'content-type': 'multipart/form-data; boundary=B',
+    });
     expect(truncated.status).toBe(400);
     expect(truncated.body.error.code).toBe('bad_request');
 
     // Cut inside a file part: busboy errors the part's own stream (which once ended the process).
-    const cutInFile = await post('--B\r\nContent-Disposition: form-data; name="image"; filename="a.png"\r\nContent-Type: image/png\r\n\r\n\x89PNG', { 'content-type': 'multipart/form-data; boundary=B' });
+    const cutInFile = await post(
+      '--B\r\nContent-Disposition: form-data; name="image"; filename="a.png"\r\nContent-Type: image/png\r\n\r\n\x89PNG',
+      { 'content-type': 'multipart/form-data; boundary=B' },
+    );
     expect(cutInFile.status).toBe(400);
     expect(cutInFile.body.error.message).toMatch(/malformed/);
 

@@ -68,7 +68,9 @@ describe.each([
     if (nodeEnv === undefined) delete process.env.NODE_ENV;
     else process.env.NODE_ENV = nodeEnv;
     try {
-      const sink = new Writable({ write: (chunk: Buffer, _encoding, done) => (logLines.push(...chunk.toString().split('\n').filter(Boolean)), done()) });
+      const sink = new Writable({
+        write: (chunk: Buffer, _encoding, done) => (logLines.push(...chunk.toString().split('\n').filter(Boolean)), done()),
+      });
       t = await startTestTollgate({ log: pino({ level: 'debug' }, sink) });
     } finally {
       process.env.NODE_ENV = saved;
@@ -99,14 +101,53 @@ describe.each([
       ['models, API key as session', text(`${u}/v1/keys`, { headers: { authorization: `Bearer ${apiKey}` } })],
       ['chat, bad JSON', text(`${u}/v1/chat/completions`, json('{"model":', apiKey))],
       ['chat, unknown field', text(`${u}/v1/chat/completions`, json({ model: 'sandbox/echo', messages: [], bogus: 1 }, apiKey))],
-      ['chat, unknown model', text(`${u}/v1/chat/completions`, json({ model: 'nope/nope', messages: [{ role: 'user', content: 'hi' }] }, apiKey))],
-      ['chat, wrong content type', text(`${u}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'text/plain' }, body: 'hi' })],
-      ['messages, no max_tokens', text(`${u}/v1/messages`, json({ model: 'sandbox/echo', messages: [{ role: 'user', content: 'hi' }] }, apiKey))],
+      [
+        'chat, unknown model',
+        text(`${u}/v1/chat/completions`, json({ model: 'nope/nope', messages: [{ role: 'user', content: 'hi' }] }, apiKey)),
+      ],
+      [
+        'chat, wrong content type',
+        text(`${u}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'text/plain' },
+          body: 'hi',
+        }),
+      ],
+      [
+        'messages, no max_tokens',
+        text(`${u}/v1/messages`, json({ model: 'sandbox/echo', messages: [{ role: 'user', content: 'hi' }] }, apiKey)),
+      ],
       ['responses, input of a wrong type', text(`${u}/v1/responses`, json({ model: 'sandbox/echo', input: 42 }, apiKey))],
       ['images, bad JSON', text(`${u}/v1/images/generations`, json('{', apiKey))],
-      ['image edit, no image part', text(`${u}/v1/images/edits`, multipart(apiKey, [['prompt', 'x'], ['model', 'sandbox/image']]))],
-      ['image edit, not an image', text(`${u}/v1/images/edits`, multipart(apiKey, [['prompt', 'x'], ['model', 'sandbox/image'], ['image', new Blob(['not a png'], { type: 'image/png' })]]))],
-      ['image edit, a broken multipart body', text(`${u}/v1/images/edits`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'multipart/form-data; boundary=xyz' }, body: '--xyz\r\nbroken' })],
+      [
+        'image edit, no image part',
+        text(
+          `${u}/v1/images/edits`,
+          multipart(apiKey, [
+            ['prompt', 'x'],
+            ['model', 'sandbox/image'],
+          ]),
+        ),
+      ],
+      [
+        'image edit, not an image',
+        text(
+          `${u}/v1/images/edits`,
+          multipart(apiKey, [
+            ['prompt', 'x'],
+            ['model', 'sandbox/image'],
+            ['image', new Blob(['not a png'], { type: 'image/png' })],
+          ]),
+        ),
+      ],
+      [
+        'image edit, a broken multipart body',
+        text(`${u}/v1/images/edits`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'multipart/form-data; boundary=xyz' },
+          body: '--xyz\r\nbroken',
+        }),
+      ],
       ['videos, bad JSON', text(`${u}/v1/videos`, json('{', apiKey))],
       ['video content, unknown id', text(`${u}/v1/videos/video_nope/content`, { headers: { authorization: `Bearer ${apiKey}` } })],
       ['malformed HTTP', raw(u, 'GET /v1/models HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n')],
@@ -120,7 +161,10 @@ describe.each([
       ['parse error', text(g, json({ query: '{ me { ' }, session))],
       ['validation error', text(g, json({ query: '{ nope }' }, session))],
       ['CSRF: a GET without a preflight header', text(`${g}?query=${encodeURIComponent('{ me { id } }')}`)],
-      ['variables of a wrong type', text(g, json({ query: 'query($id: ID!) { key(id: $id) { id } }', variables: { id: { a: 1 } } }, session))],
+      [
+        'variables of a wrong type',
+        text(g, json({ query: 'query($id: ID!) { key(id: $id) { id } }', variables: { id: { a: 1 } } }, session)),
+      ],
       ['variables not an object', text(g, json({ query: '{ me { id } }', variables: 5 }, session))],
       ['no query', text(g, json({}, session))],
       ['a batch', text(g, json([{ query: '{ me { id } }' }], session))],
@@ -135,19 +179,35 @@ describe.each([
   test('GraphQL over WebSocket: parse and validation errors, refused credentials, a broken frame', async () => {
     const wsUrl = `${t.url.replace('http', 'ws')}/graphql`;
     const seen: string[] = [];
-    const client = createClient({ url: wsUrl, webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${session}` }, retryAttempts: 0 });
+    const client = createClient({
+      url: wsUrl,
+      webSocketImpl: WebSocket,
+      connectionParams: { authorization: `Bearer ${session}` },
+      retryAttempts: 0,
+    });
     const run = (query: string) =>
       new Promise<void>((resolve) => {
-        client.subscribe({ query }, { next: (m) => seen.push(JSON.stringify(m)), error: (e) => (seen.push(JSON.stringify(e)), resolve()), complete: resolve });
+        client.subscribe(
+          { query },
+          { next: (m) => seen.push(JSON.stringify(m)), error: (e) => (seen.push(JSON.stringify(e)), resolve()), complete: resolve },
+        );
       });
     await run('subscription { videoUpdated( }');
     await run('subscription { nope }');
     await run('subscription { keyEvents(keyId: "key_nope") { id } }');
     await client.dispose();
 
-    const anonymous = createClient({ url: wsUrl, webSocketImpl: WebSocket, connectionParams: { authorization: 'Bearer tgs_wrong' }, retryAttempts: 0 });
+    const anonymous = createClient({
+      url: wsUrl,
+      webSocketImpl: WebSocket,
+      connectionParams: { authorization: 'Bearer tgs_wrong' },
+      retryAttempts: 0,
+    });
     await new Promise<void>((resolve) => {
-      anonymous.subscribe({ query: 'subscription { videoUpdated { id } }' }, { next: (m) => seen.push(JSON.stringify(m)), error: (e) => (seen.push(JSON.stringify(e)), resolve()), complete: resolve });
+      anonymous.subscribe(
+        { query: 'subscription { videoUpdated { id } }' },
+        { next: (m) => seen.push(JSON.stringify(m)), error: (e) => (seen.push(JSON.stringify(e)), resolve()), complete: resolve },
+      );
     });
     await anonymous.dispose();
 

@@ -14,7 +14,9 @@ import { SseDecoder } from '../../src/protocols/sse-parse';
  * (both upstreams), Anthropic and Gemini fakes.
  */
 
-const SCHEMA = JSON.parse(readFileSync(join(__dirname, '..', 'fixtures', 'open-responses', 'openapi.json'), 'utf8')) as { components: { schemas: Record<string, { properties?: { type?: { enum?: string[] } } }> } };
+const SCHEMA = JSON.parse(readFileSync(join(__dirname, '..', 'fixtures', 'open-responses', 'openapi.json'), 'utf8')) as {
+  components: { schemas: Record<string, { properties?: { type?: { enum?: string[] } } }> };
+};
 const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: false });
 ajv.addSchema(SCHEMA, 'open-responses');
 const schemaOf = (name: string): ValidateFunction => ajv.getSchema(`open-responses#/components/schemas/${name}`)!;
@@ -51,11 +53,22 @@ const SERVERS: Record<string, (script: Script) => void> = {
   'sandbox/echo': () => undefined,
   'sandbox/reasoner': () => undefined,
   'openai/gpt-4o-mini': (script) =>
-    on.openai.script(script === 'tool' ? { toolCalls: [{ id: 'call_1', name: 'get_weather', arguments: '{"location":"San Francisco, CA"}' }] } : script === 'length' ? { text: 'Cut by', finishReason: 'length' } : script === 'cut' ? { text: 'One two three four five six', cutAfterChunks: 3 } : {}),
+    on.openai.script(
+      script === 'tool'
+        ? { toolCalls: [{ id: 'call_1', name: 'get_weather', arguments: '{"location":"San Francisco, CA"}' }] }
+        : script === 'length'
+          ? { text: 'Cut by', finishReason: 'length' }
+          : script === 'cut'
+            ? { text: 'One two three four five six', cutAfterChunks: 3 }
+            : {},
+    ),
   'openai/o4-mini': (script) =>
     on.openai.script(
       script === 'tool'
-        ? { reasoning: 'Need the weather.', toolCalls: [{ id: 'call_1', name: 'get_weather', arguments: '{"location":"San Francisco, CA"}' }] }
+        ? {
+            reasoning: 'Need the weather.',
+            toolCalls: [{ id: 'call_1', name: 'get_weather', arguments: '{"location":"San Francisco, CA"}' }],
+          }
         : script === 'length'
           ? { reasoning: 'Thinking long.', text: 'Cut', finishReason: 'length' }
           : script === 'cut'
@@ -63,16 +76,36 @@ const SERVERS: Record<string, (script: Script) => void> = {
             : { reasoning: 'A short thought.' },
     ),
   'anthropic/claude-sonnet-4-5': (script) =>
-    on.anthropic.script(script === 'tool' ? { toolCalls: [{ id: 'toolu_1', name: 'get_weather', input: { location: 'San Francisco, CA' } }] } : script === 'length' ? { text: 'Cut by', stopReason: 'max_tokens' } : script === 'cut' ? { text: 'One two three four five six', cutAfterChunks: 4 } : {}),
+    on.anthropic.script(
+      script === 'tool'
+        ? { toolCalls: [{ id: 'toolu_1', name: 'get_weather', input: { location: 'San Francisco, CA' } }] }
+        : script === 'length'
+          ? { text: 'Cut by', stopReason: 'max_tokens' }
+          : script === 'cut'
+            ? { text: 'One two three four five six', cutAfterChunks: 4 }
+            : {},
+    ),
   'google/gemini-2.5-flash': (script) =>
-    on.gemini.script(script === 'tool' ? { functionCalls: [{ name: 'get_weather', args: { location: 'San Francisco, CA' } }] } : script === 'length' ? { text: 'Cut by', finishReason: 'MAX_TOKENS' } : script === 'cut' ? { text: 'One two three four five six', cutAfterChunks: 2 } : {}),
+    on.gemini.script(
+      script === 'tool'
+        ? { functionCalls: [{ name: 'get_weather', args: { location: 'San Francisco, CA' } }] }
+        : script === 'length'
+          ? { text: 'Cut by', finishReason: 'MAX_TOKENS' }
+          : script === 'cut'
+            ? { text: 'One two three four five six', cutAfterChunks: 2 }
+            : {},
+    ),
 };
 
 const WEATHER_TOOL = {
   type: 'function',
   name: 'get_weather',
   description: 'Get the current weather for a location',
-  parameters: { type: 'object', properties: { location: { type: 'string', description: 'The city and state, e.g. San Francisco, CA' } }, required: ['location'] },
+  parameters: {
+    type: 'object',
+    properties: { location: { type: 'string', description: 'The city and state, e.g. San Francisco, CA' } },
+    required: ['location'],
+  },
 };
 
 /** The compliance runner's stateless HTTP requests (its own words), whole and streamed. */
@@ -88,8 +121,19 @@ const REQUESTS: Record<string, { body: Record<string, unknown>; script: Script }
     },
     script: 'text',
   },
-  'system prompt': { body: { input: [{ type: 'message', role: 'system', content: 'You are a pirate. Always respond in pirate speak.' }, { type: 'message', role: 'user', content: 'Say hello.' }] }, script: 'text' },
-  'tool calling': { body: { input: [{ type: 'message', role: 'user', content: "What's the weather like in San Francisco?" }], tools: [WEATHER_TOOL] }, script: 'tool' },
+  'system prompt': {
+    body: {
+      input: [
+        { type: 'message', role: 'system', content: 'You are a pirate. Always respond in pirate speak.' },
+        { type: 'message', role: 'user', content: 'Say hello.' },
+      ],
+    },
+    script: 'text',
+  },
+  'tool calling': {
+    body: { input: [{ type: 'message', role: 'user', content: "What's the weather like in San Francisco?" }], tools: [WEATHER_TOOL] },
+    script: 'tool',
+  },
   'multi-turn': {
     body: {
       input: [
@@ -104,7 +148,11 @@ const REQUESTS: Record<string, { body: Record<string, unknown>; script: Script }
 };
 
 async function post(body: Record<string, unknown>): Promise<Response> {
-  return fetch(`${on.h.t.url}/v1/responses`, { method: 'POST', headers: { authorization: `Bearer ${on.a.secret}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return fetch(`${on.h.t.url}/v1/responses`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${on.a.secret}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
 }
 
 async function streamEvents(body: Record<string, unknown>): Promise<Array<Record<string, unknown>>> {
@@ -145,5 +193,11 @@ test('the schema check can fail: the answer as it was before completed_at and th
   const res = await post({ model: 'sandbox/echo', input: 'Hi' });
   const { completed_at: _completedAt, presence_penalty: _presence, ...older } = (await res.json()) as Record<string, unknown>;
   const found = checkResponse({ ...older, temperature: null });
-  expect(found).toEqual(expect.arrayContaining([expect.stringContaining("must have required property 'completed_at'"), expect.stringContaining("must have required property 'presence_penalty'"), expect.stringContaining('/temperature must be number')]));
+  expect(found).toEqual(
+    expect.arrayContaining([
+      expect.stringContaining("must have required property 'completed_at'"),
+      expect.stringContaining("must have required property 'presence_penalty'"),
+      expect.stringContaining('/temperature must be number'),
+    ]),
+  );
 });

@@ -38,7 +38,10 @@ function validateWithSeriousme(document: unknown): { valid: boolean; errors?: un
     const result = await new Validator().validate(JSON.parse(input));
     process.stdout.write(JSON.stringify({ valid: result.valid, version: result.version, errors: result.errors }));
   `;
-  const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { input: JSON.stringify(document), cwd: join(__dirname, '..', '..') });
+  const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+    input: JSON.stringify(document),
+    cwd: join(__dirname, '..', '..'),
+  });
   return JSON.parse(out.toString());
 }
 
@@ -79,7 +82,10 @@ test('a broken document fails the same validator (the check can fail)', () => {
 });
 
 test('every route the app serves is documented, and nothing else is', () => {
-  const served = [...expressRoutes((t.tollgate.restApp as any).router.stack), ...TEXT_ENDPOINT_PATHS.map((path) => ({ method: 'post', path }))];
+  const served = [
+    ...expressRoutes((t.tollgate.restApp as any).router.stack),
+    ...TEXT_ENDPOINT_PATHS.map((path) => ({ method: 'post', path })),
+  ];
   expect(served.length).toBeGreaterThan(15);
   const undocumented = served.filter((r) => !doc.paths[r.path] || (r.method !== '*' && !doc.paths[r.path]![r.method]));
   expect(undocumented).toEqual([]);
@@ -97,13 +103,17 @@ test('request bodies list exactly the fields the decoders and routes accept', ()
   expect(fieldsOf('MessagesRequest')).toEqual([...MESSAGES_FIELDS].sort());
   expect(fieldsOf('CreateKeyRequest')).toEqual([...KEY_CREATE_FIELDS].sort());
   expect(fieldsOf('UpdateKeyRequest')).toEqual([...KEY_UPDATE_FIELDS].sort());
-  expect(doc.paths['/v1/chat/completions']!.post.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/ChatCompletionRequest' });
+  expect(doc.paths['/v1/chat/completions']!.post.requestBody.content['application/json'].schema).toEqual({
+    $ref: '#/components/schemas/ChatCompletionRequest',
+  });
   expect(doc.paths['/v1/keys/{id}']!.patch.parameters).toEqual([{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }]);
 });
 
 test('answers document their headers: request id everywhere, rate limits for API keys, Retry-After on 429', () => {
   const chat = doc.paths['/v1/chat/completions']!.post.responses;
-  expect(Object.keys(chat['200'].headers)).toEqual(expect.arrayContaining(['x-request-id', 'x-ratelimit-remaining-tokens', 'x-service-model-routed-from', 'x-service-max-output-clamped']));
+  expect(Object.keys(chat['200'].headers)).toEqual(
+    expect.arrayContaining(['x-request-id', 'x-ratelimit-remaining-tokens', 'x-service-model-routed-from', 'x-service-max-output-clamped']),
+  );
   expect(Object.keys(chat['429'].headers)).toContain('Retry-After');
   expect(Object.keys(doc.paths['/v1/keys']!.get.responses['200'].headers)).toEqual(['x-request-id']);
   for (const header of Object.values(chat['200'].headers) as { $ref: string }[]) {

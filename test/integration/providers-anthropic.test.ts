@@ -17,7 +17,14 @@ import { checkVendorCapabilities } from '../../src/domain/generation/capabilitie
 const sonnet = findModel(builtinCatalog(), 'anthropic/claude-sonnet-4-5', 'text')!;
 
 function request(overrides: Partial<CanonicalRequest> = {}): CanonicalRequest {
-  return { model: sonnet, messages: [{ role: 'user', content: 'Hi' }], tools: [], maxOutputTokens: 1000, reasoning: { mode: 'default' }, ...overrides };
+  return {
+    model: sonnet,
+    messages: [{ role: 'user', content: 'Hi' }],
+    tools: [],
+    maxOutputTokens: 1000,
+    reasoning: { mode: 'default' },
+    ...overrides,
+  };
 }
 
 const run = runProvider;
@@ -29,9 +36,12 @@ describe('Anthropic provider', () => {
 
   beforeAll(async () => {
     fake = await startFakeAnthropic();
-    registry = createProviderRegistry(new Map([['anthropic', { vendor: 'anthropic', protocol: 'anthropic', apiKey: 'sk-ant-fake', baseUrl: fake.url }]]), {
-      http: { timeouts: { connectMs: 1000, headersMs: 400, bodyIdleMs: 400 } },
-    });
+    registry = createProviderRegistry(
+      new Map([['anthropic', { vendor: 'anthropic', protocol: 'anthropic', apiKey: 'sk-ant-fake', baseUrl: fake.url }]]),
+      {
+        http: { timeouts: { connectMs: 1000, headersMs: 400, bodyIdleMs: 400 } },
+      },
+    );
     claude = registry.forModel(sonnet);
   });
   afterAll(async () => {
@@ -64,7 +74,14 @@ describe('Anthropic provider', () => {
       type: 'finish',
       reason: 'stop',
       refusal: false,
-      usage: { inputTokens: 170, cachedInputTokens: 100, cacheWrite5mInputTokens: 50, cacheWrite1hInputTokens: 0, outputTokens: 9, reasoningTokens: 0 },
+      usage: {
+        inputTokens: 170,
+        cachedInputTokens: 100,
+        cacheWrite5mInputTokens: 50,
+        cacheWrite1hInputTokens: 0,
+        outputTokens: 9,
+        reasoningTokens: 0,
+      },
     });
     const sent = fake.lastRequest!;
     expect(sent.path).toBe('/v1/messages');
@@ -87,16 +104,31 @@ describe('Anthropic provider', () => {
 
   it('maps effort to a thinking budget and streams thinking with its signature', async () => {
     fake.script({ thinking: 'Let me consider this.', signature: 'sig-abc', text: 'Answer.', usage: { input: 10, output: 80 } });
-    const { events, error } = await run(claude, request({ reasoning: { mode: 'default', effort: 'high' }, maxOutputTokens: 32000, temperature: 0.2 }));
+    const { events, error } = await run(
+      claude,
+      request({ reasoning: { mode: 'default', effort: 'high' }, maxOutputTokens: 32000, temperature: 0.2 }),
+    );
     expect(error).toBeNull();
     expect(fake.lastRequest!.body.thinking).toEqual({ type: 'enabled', budget_tokens: 16384 });
     expect(fake.lastRequest!.body).not.toHaveProperty('temperature');
-    expect(events.filter((e) => e.type === 'reasoning-delta').map((e) => (e as { text: string }).text).join('')).toBe('Let me consider this.');
+    expect(
+      events
+        .filter((e) => e.type === 'reasoning-delta')
+        .map((e) => (e as { text: string }).text)
+        .join(''),
+    ).toBe('Let me consider this.');
     expect(events.find((e) => e.type === 'reasoning-end')).toEqual({ type: 'reasoning-end', signature: 'sig-abc' });
     const types = events.map((e) => e.type);
     expect(types.indexOf('reasoning-end')).toBeLessThan(types.indexOf('text-delta'));
     // Thinking happened but Anthropic gives no separate count: unknown, estimated downstream.
-    expect(finishOf(events).usage).toEqual({ inputTokens: 10, cachedInputTokens: 0, cacheWrite5mInputTokens: 0, cacheWrite1hInputTokens: 0, outputTokens: 80, reasoningTokens: null });
+    expect(finishOf(events).usage).toEqual({
+      inputTokens: 10,
+      cachedInputTokens: 0,
+      cacheWrite5mInputTokens: 0,
+      cacheWrite1hInputTokens: 0,
+      outputTokens: 80,
+      reasoningTokens: null,
+    });
   });
 
   it('maps budgets, adaptive and disabled thinking, keeping the budget below max_tokens', async () => {
@@ -154,7 +186,13 @@ describe('Anthropic provider', () => {
   });
 
   it('maps tools and a forced tool choice (thinking left off), and streams tool_use', async () => {
-    fake.script({ text: 'Checking.', toolCalls: [{ id: 'toolu_1', name: 'get_weather', input: { city: 'Oslo', units: 'metric' } }, { id: 'toolu_2', name: 'now', input: {} }] });
+    fake.script({
+      text: 'Checking.',
+      toolCalls: [
+        { id: 'toolu_1', name: 'get_weather', input: { city: 'Oslo', units: 'metric' } },
+        { id: 'toolu_2', name: 'now', input: {} },
+      ],
+    });
     const parameters = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] };
     const { events, error } = await run(
       claude,
@@ -183,7 +221,8 @@ describe('Anthropic provider', () => {
       { type: 'tool-call-start', index: 0, id: 'toolu_1', name: 'get_weather', kind: 'function' },
       { type: 'tool-call-start', index: 1, id: 'toolu_2', name: 'now', kind: 'function' },
     ]);
-    const args = (index: number) => events.flatMap((e) => (e.type === 'tool-call-delta' && e.index === index ? [e.argumentsDelta] : [])).join('');
+    const args = (index: number) =>
+      events.flatMap((e) => (e.type === 'tool-call-delta' && e.index === index ? [e.argumentsDelta] : [])).join('');
     expect(JSON.parse(args(0))).toEqual({ city: 'Oslo', units: 'metric' });
     expect(args(1)).toBe('{}');
     expect(events.filter((e) => e.type === 'tool-call-end')).toHaveLength(2);
@@ -251,7 +290,16 @@ describe('Anthropic provider', () => {
     await run(claude, request({ responseFormat: { type: 'json_schema', name: 'x', schema, strict: true } }));
     expect(fake.lastRequest!.body.output_config).toEqual({ format: { type: 'json_schema', schema } });
     expect(fake.lastRequest!.headers['anthropic-beta']).toBeUndefined();
-    await run(claude, request({ responseFormat: { type: 'json_object' }, messages: [{ role: 'system', content: 'Sys.' }, { role: 'user', content: 'Hi' }] }));
+    await run(
+      claude,
+      request({
+        responseFormat: { type: 'json_object' },
+        messages: [
+          { role: 'system', content: 'Sys.' },
+          { role: 'user', content: 'Hi' },
+        ],
+      }),
+    );
     expect(fake.lastRequest!.body.system).toBe(`Sys.\n\n${JSON_OBJECT_INSTRUCTION}`);
     expect(fake.lastRequest!.body).not.toHaveProperty('output_config');
   });
@@ -271,12 +319,28 @@ describe('Anthropic provider', () => {
     fake.script({ text: 'Searched.' });
     const { error } = await run(
       claude,
-      request({ tools: [{ type: 'mcp', serverLabel: 'docs', serverUrl: 'https://mcp.example.com/sse', allowedTools: ['search'], headers: { Authorization: 'Bearer tok-1' } }] }),
+      request({
+        tools: [
+          {
+            type: 'mcp',
+            serverLabel: 'docs',
+            serverUrl: 'https://mcp.example.com/sse',
+            allowedTools: ['search'],
+            headers: { Authorization: 'Bearer tok-1' },
+          },
+        ],
+      }),
     );
     expect(error).toBeNull();
     expect(fake.lastRequest!.headers['anthropic-beta']).toBe('mcp-client-2025-04-04');
     expect(fake.lastRequest!.body.mcp_servers).toEqual([
-      { type: 'url', url: 'https://mcp.example.com/sse', name: 'docs', authorization_token: 'tok-1', tool_configuration: { enabled: true, allowed_tools: ['search'] } },
+      {
+        type: 'url',
+        url: 'https://mcp.example.com/sse',
+        name: 'docs',
+        authorization_token: 'tok-1',
+        tool_configuration: { enabled: true, allowed_tools: ['search'] },
+      },
     ]);
     expect(fake.lastRequest!.body).not.toHaveProperty('tools');
   });
@@ -285,7 +349,9 @@ describe('Anthropic provider', () => {
     const before = fake.requests.length;
     const signal = new Cancellation();
     expect(() => checkVendorCapabilities(request({ tools: [{ type: 'custom', name: 'grep' }] }), claude.capabilities)).toThrow(ApiError);
-    expect(() => claude.generate(request({ tools: [{ type: 'mcp', serverLabel: 'd', serverUrl: 'https://x', headers: { 'X-Team': 'a' } }] }), signal)).toThrow(/X-Team/);
+    expect(() =>
+      claude.generate(request({ tools: [{ type: 'mcp', serverLabel: 'd', serverUrl: 'https://x', headers: { 'X-Team': 'a' } }] }), signal),
+    ).toThrow(/X-Team/);
     expect(fake.requests.length).toBe(before);
   });
 
@@ -293,9 +359,17 @@ describe('Anthropic provider', () => {
     const before = fake.requests.length;
     const rules: McpApprovalRule[] = ['always', { always: { toolNames: ['search'] } }];
     for (const requireApproval of rules) {
-      expect(() => checkVendorCapabilities(request({ tools: [{ type: 'mcp', serverLabel: 'docs', serverUrl: 'https://x', requireApproval }] }), claude.capabilities)).toThrow(/docs.*require_approval to 'never'/);
+      expect(() =>
+        checkVendorCapabilities(
+          request({ tools: [{ type: 'mcp', serverLabel: 'docs', serverUrl: 'https://x', requireApproval }] }),
+          claude.capabilities,
+        ),
+      ).toThrow(/docs.*require_approval to 'never'/);
     }
-    const ask = { role: 'mcp' as const, item: { kind: 'approval_request' as const, id: 'mcpr_1', serverLabel: 'docs', name: 'search', arguments: '{}' } };
+    const ask = {
+      role: 'mcp' as const,
+      item: { kind: 'approval_request' as const, id: 'mcpr_1', serverLabel: 'docs', name: 'search', arguments: '{}' },
+    };
     let refused: unknown;
     try {
       checkVendorCapabilities(request({ messages: [{ role: 'user', content: 'Hi' }, ask] }), claude.capabilities);
@@ -308,15 +382,30 @@ describe('Anthropic provider', () => {
     expect(fake.requests.length).toBe(before);
 
     fake.script({ text: 'Ok.' });
-    const listing = { role: 'mcp' as const, item: { kind: 'list_tools' as const, id: 'mcpl_1', serverLabel: 'docs', tools: [{ name: 'search', inputSchema: {} }] } };
+    const listing = {
+      role: 'mcp' as const,
+      item: { kind: 'list_tools' as const, id: 'mcpl_1', serverLabel: 'docs', tools: [{ name: 'search', inputSchema: {} }] },
+    };
     const calls = [
-      { role: 'mcp' as const, item: { kind: 'call' as const, id: 'mcptoolu_1', serverLabel: 'docs', name: 'search', arguments: '{"q":"x"}', output: 'x' } },
-      { role: 'mcp' as const, item: { kind: 'call' as const, id: 'mcptoolu_2', serverLabel: 'docs', name: 'fetch', arguments: '{}', error: 'gone' } },
+      {
+        role: 'mcp' as const,
+        item: { kind: 'call' as const, id: 'mcptoolu_1', serverLabel: 'docs', name: 'search', arguments: '{"q":"x"}', output: 'x' },
+      },
+      {
+        role: 'mcp' as const,
+        item: { kind: 'call' as const, id: 'mcptoolu_2', serverLabel: 'docs', name: 'fetch', arguments: '{}', error: 'gone' },
+      },
     ];
     const { error } = await run(
       claude,
       request({
-        messages: [{ role: 'user', content: 'Hi' }, listing, ...calls, { role: 'assistant', content: 'Found x.', toolCalls: [], reasoning: [] }, { role: 'user', content: 'Again' }],
+        messages: [
+          { role: 'user', content: 'Hi' },
+          listing,
+          ...calls,
+          { role: 'assistant', content: 'Found x.', toolCalls: [], reasoning: [] },
+          { role: 'user', content: 'Again' },
+        ],
         tools: [{ type: 'mcp', serverLabel: 'docs', serverUrl: 'https://x', requireApproval: 'never' }],
       }),
     );
@@ -339,10 +428,21 @@ describe('Anthropic provider', () => {
 
   it('gives the MCP calls Claude made as mcp-item events, use and result joined, streamed or whole', async () => {
     for (const stream of [true, false]) {
-      fake.script({ mcpCalls: [{ id: 'mcptoolu_9', name: 'search', server: 'docs', input: { q: 'y' }, result: 'found y' }], text: 'Done.' });
-      const { events, error } = await run(claude, request({ stream, tools: [{ type: 'mcp', serverLabel: 'docs', serverUrl: 'https://x' }] }));
+      fake.script({
+        mcpCalls: [{ id: 'mcptoolu_9', name: 'search', server: 'docs', input: { q: 'y' }, result: 'found y' }],
+        text: 'Done.',
+      });
+      const { events, error } = await run(
+        claude,
+        request({ stream, tools: [{ type: 'mcp', serverLabel: 'docs', serverUrl: 'https://x' }] }),
+      );
       expect(error).toBeNull();
-      expect(events.filter((e) => e.type === 'mcp-item')).toEqual([{ type: 'mcp-item', item: { kind: 'call', id: 'mcptoolu_9', serverLabel: 'docs', name: 'search', arguments: '{"q":"y"}', output: 'found y' } }]);
+      expect(events.filter((e) => e.type === 'mcp-item')).toEqual([
+        {
+          type: 'mcp-item',
+          item: { kind: 'call', id: 'mcptoolu_9', serverLabel: 'docs', name: 'search', arguments: '{"q":"y"}', output: 'found y' },
+        },
+      ]);
       expect(textOf(events)).toBe('Done.');
     }
   });
@@ -370,7 +470,9 @@ describe('Anthropic provider', () => {
 
     it('fails on connection refused', async () => {
       const port = await closedPort();
-      const dead = createProviderRegistry(new Map([['anthropic', { vendor: 'anthropic', protocol: 'anthropic', apiKey: 'k', baseUrl: `http://127.0.0.1:${port}` }]]));
+      const dead = createProviderRegistry(
+        new Map([['anthropic', { vendor: 'anthropic', protocol: 'anthropic', apiKey: 'k', baseUrl: `http://127.0.0.1:${port}` }]]),
+      );
       try {
         const { error } = await run(dead.forModel(sonnet), request());
         expect((error as ProviderError).message).toMatch(/ECONNREFUSED/);

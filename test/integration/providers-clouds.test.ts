@@ -5,7 +5,16 @@ import { startFakeAnthropic, type FakeAnthropic } from '../fakes/anthropic';
 import { startFakeAzureOpenAI } from '../fakes/azure-openai';
 import { startFakeBedrock, type FakeBedrockReply } from '../fakes/bedrock';
 import type { FakeOpenAIReply, FakeVendor } from '../fakes/openai';
-import { expectChargedExactly, requestId, settledMoneyOf, startTextHarness, textAccount, withId, type TextAccount, type TextHarness } from '../support/text';
+import {
+  expectChargedExactly,
+  requestId,
+  settledMoneyOf,
+  startTextHarness,
+  textAccount,
+  withId,
+  type TextAccount,
+  type TextHarness,
+} from '../support/text';
 
 /**
  * The same models through other clouds, over real HTTP against wire-accurate fakes: OpenAI's
@@ -23,7 +32,11 @@ let dir: string;
 const BEDROCK_MODEL = 'us.anthropic.claude-sonnet-4-5-20250929-v1:0';
 
 beforeAll(async () => {
-  [azure, bedrock, anthropic] = await Promise.all([startFakeAzureOpenAI({ apiKey: 'azure-key-1', deployments: ['gpt4o-mini-prod'] }), startFakeBedrock({ region: 'eu-west-1' }), startFakeAnthropic({ apiKey: 'sk-ant-direct' })]);
+  [azure, bedrock, anthropic] = await Promise.all([
+    startFakeAzureOpenAI({ apiKey: 'azure-key-1', deployments: ['gpt4o-mini-prod'] }),
+    startFakeBedrock({ region: 'eu-west-1' }),
+    startFakeAnthropic({ apiKey: 'sk-ant-direct' }),
+  ]);
   dir = mkdtempSync(join(tmpdir(), 'tollgate-clouds-'));
   const file = join(dir, 'catalog.json');
   writeFileSync(
@@ -36,13 +49,29 @@ beforeAll(async () => {
       },
       models: [
         {
-          kind: 'text', id: 'openai/gpt-4o-mini', vendor: 'openai', created: 1721260800, context_length: 128000, max_output_tokens: 16384,
-          pricing: { input: '0.15', output: '0.60' }, deployments: [{ vendor: 'azure_east', vendor_model_id: 'gpt4o-mini-prod' }],
+          kind: 'text',
+          id: 'openai/gpt-4o-mini',
+          vendor: 'openai',
+          created: 1721260800,
+          context_length: 128000,
+          max_output_tokens: 16384,
+          pricing: { input: '0.15', output: '0.60' },
+          deployments: [{ vendor: 'azure_east', vendor_model_id: 'gpt4o-mini-prod' }],
         },
         {
-          kind: 'text', id: 'anthropic/claude-sonnet-4-5', vendor: 'anthropic', vendor_model_id: 'claude-sonnet-4-5-20250929', created: 1759104000, context_length: 200000, max_output_tokens: 64000,
-          effort: 'anthropic-thinking', pricing: { input: '3.00', output: '15.00' },
-          deployments: [{ vendor: 'bedrock_eu', vendor_model_id: BEDROCK_MODEL, priority: 0 }, { vendor: 'anthropic', priority: 1 }],
+          kind: 'text',
+          id: 'anthropic/claude-sonnet-4-5',
+          vendor: 'anthropic',
+          vendor_model_id: 'claude-sonnet-4-5-20250929',
+          created: 1759104000,
+          context_length: 200000,
+          max_output_tokens: 64000,
+          effort: 'anthropic-thinking',
+          pricing: { input: '3.00', output: '15.00' },
+          deployments: [
+            { vendor: 'bedrock_eu', vendor_model_id: BEDROCK_MODEL, priority: 0 },
+            { vendor: 'anthropic', priority: 1 },
+          ],
         },
       ],
     }),
@@ -74,7 +103,10 @@ describe('Azure OpenAI', () => {
   test('a Chat request goes to the deployment path with api-version and api-key, charged at the model price', async () => {
     azure.script({ text: 'Hello from Azure.', usage: { input: 20, output: 100 } });
     const id = requestId();
-    const data = await a.openai.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }], max_tokens: 200, temperature: 0.2 }, withId(id));
+    const data = await a.openai.chat.completions.create(
+      { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }], max_tokens: 200, temperature: 0.2 },
+      withId(id),
+    );
     expect(data.choices[0]!.message.content).toBe('Hello from Azure.');
     const sent = azure.lastRequest!;
     expect(sent.path).toBe('/openai/deployments/gpt4o-mini-prod/chat/completions');
@@ -89,7 +121,10 @@ describe('Azure OpenAI', () => {
   test("a stream with Azure's prompt-filter chunk first reaches the client whole", async () => {
     azure.script({ text: 'Streamed from Azure, in pieces.', usage: { input: 20, output: 100 } });
     const id = requestId();
-    const stream = await a.openai.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }], max_tokens: 200, stream: true }, withId(id));
+    const stream = await a.openai.chat.completions.create(
+      { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }], max_tokens: 200, stream: true },
+      withId(id),
+    );
     let text = '';
     for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
     expect(text).toBe('Streamed from Azure, in pieces.');
@@ -101,23 +136,33 @@ describe('Azure OpenAI', () => {
 describe('Amazon Bedrock', () => {
   const ask = (id: string, stream: boolean) =>
     stream
-      ? a.anthropic.messages.stream({ model: 'claude-sonnet-4-5', max_tokens: 300, messages: [{ role: 'user', content: 'Hi' }] }, withId(id)).finalMessage()
-      : a.anthropic.messages.create({ model: 'claude-sonnet-4-5', max_tokens: 300, messages: [{ role: 'user', content: 'Hi' }] }, withId(id));
+      ? a.anthropic.messages
+          .stream({ model: 'claude-sonnet-4-5', max_tokens: 300, messages: [{ role: 'user', content: 'Hi' }] }, withId(id))
+          .finalMessage()
+      : a.anthropic.messages.create(
+          { model: 'claude-sonnet-4-5', max_tokens: 300, messages: [{ role: 'user', content: 'Hi' }] },
+          withId(id),
+        );
 
-  test.each([false, true])('a Messages request (stream: %s) is signed, shaped for Bedrock and charged at the model price', async (stream) => {
-    bedrock.script({ text: 'Hello from Claude on Bedrock.', usage: { input: 1000, output: 100 } });
-    const id = requestId();
-    const message = await ask(id, stream);
-    expect(message.content).toEqual([expect.objectContaining({ type: 'text', text: 'Hello from Claude on Bedrock.' })]);
-    const sent = bedrock.lastRequest!;
-    expect(sent.path).toBe(`/model/${encodeURIComponent(BEDROCK_MODEL)}/${stream ? 'invoke-with-response-stream' : 'invoke'}`);
-    expect(sent.headers.authorization).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIAFAKEBEDROCK00001\/\d{8}\/eu-west-1\/bedrock\/aws4_request/);
-    expect(sent.body).toMatchObject({ anthropic_version: 'bedrock-2023-05-31', max_tokens: 300 });
-    expect(sent.body).not.toHaveProperty('model');
-    expect(anthropic.requests).toHaveLength(0);
-    // $3/M × 1000 + $15/M × 100: Anthropic's price, whichever cloud served.
-    await expectChargedExactly(h, a, id, 4500n);
-  });
+  test.each([false, true])(
+    'a Messages request (stream: %s) is signed, shaped for Bedrock and charged at the model price',
+    async (stream) => {
+      bedrock.script({ text: 'Hello from Claude on Bedrock.', usage: { input: 1000, output: 100 } });
+      const id = requestId();
+      const message = await ask(id, stream);
+      expect(message.content).toEqual([expect.objectContaining({ type: 'text', text: 'Hello from Claude on Bedrock.' })]);
+      const sent = bedrock.lastRequest!;
+      expect(sent.path).toBe(`/model/${encodeURIComponent(BEDROCK_MODEL)}/${stream ? 'invoke-with-response-stream' : 'invoke'}`);
+      expect(sent.headers.authorization).toMatch(
+        /^AWS4-HMAC-SHA256 Credential=AKIAFAKEBEDROCK00001\/\d{8}\/eu-west-1\/bedrock\/aws4_request/,
+      );
+      expect(sent.body).toMatchObject({ anthropic_version: 'bedrock-2023-05-31', max_tokens: 300 });
+      expect(sent.body).not.toHaveProperty('model');
+      expect(anthropic.requests).toHaveLength(0);
+      // $3/M × 1000 + $15/M × 100: Anthropic's price, whichever cloud served.
+      await expectChargedExactly(h, a, id, 4500n);
+    },
+  );
 
   test('a throttled Bedrock deployment fails over to Anthropic itself', async () => {
     bedrock.script({ status: 429 });
@@ -130,7 +175,10 @@ describe('Amazon Bedrock', () => {
   });
 
   test('an exception inside the stream after content is the stream error, not retried, charged for what was delivered', async () => {
-    const reply: FakeBedrockReply = { text: 'A long answer that the model stream breaks off.', streamException: 'modelStreamErrorException' };
+    const reply: FakeBedrockReply = {
+      text: 'A long answer that the model stream breaks off.',
+      streamException: 'modelStreamErrorException',
+    };
     bedrock.script(reply);
     const id = requestId();
     await expect(ask(id, true)).rejects.toThrow(/modelStreamErrorException/);
@@ -146,11 +194,38 @@ describe('Amazon Bedrock', () => {
       wrong.script({ text: 'never' });
       const dirWrong = mkdtempSync(join(tmpdir(), 'tollgate-clouds-wrong-'));
       const file = join(dirWrong, 'catalog.json');
-      writeFileSync(file, JSON.stringify({ vendors: { bedrock_eu: { protocol: 'bedrock', base_url: wrong.url, region: 'eu-west-1' } }, models: [{ kind: 'text', id: 'anthropic/claude-haiku-4-5', vendor: 'bedrock_eu', vendor_model_id: 'anthropic.claude-haiku-4-5-20251001-v1:0', created: 1, context_length: 200000, max_output_tokens: 8192, pricing: { input: '1.00', output: '5.00' } }] }));
-      const other = await startTextHarness({ TOLLGATE_CATALOG: file, BEDROCK_EU_ACCESS_KEY_ID: bedrock.accessKeyId, BEDROCK_EU_SECRET_ACCESS_KEY: bedrock.secretAccessKey });
+      writeFileSync(
+        file,
+        JSON.stringify({
+          vendors: { bedrock_eu: { protocol: 'bedrock', base_url: wrong.url, region: 'eu-west-1' } },
+          models: [
+            {
+              kind: 'text',
+              id: 'anthropic/claude-haiku-4-5',
+              vendor: 'bedrock_eu',
+              vendor_model_id: 'anthropic.claude-haiku-4-5-20251001-v1:0',
+              created: 1,
+              context_length: 200000,
+              max_output_tokens: 8192,
+              pricing: { input: '1.00', output: '5.00' },
+            },
+          ],
+        }),
+      );
+      const other = await startTextHarness({
+        TOLLGATE_CATALOG: file,
+        BEDROCK_EU_ACCESS_KEY_ID: bedrock.accessKeyId,
+        BEDROCK_EU_SECRET_ACCESS_KEY: bedrock.secretAccessKey,
+      });
       try {
         const account = await textAccount(other.t);
-        await expect(account.anthropic.messages.create({ model: 'anthropic/claude-haiku-4-5', max_tokens: 50, messages: [{ role: 'user', content: 'Hi' }] })).rejects.toMatchObject({ status: 502, message: expect.stringMatching(/signature/) });
+        await expect(
+          account.anthropic.messages.create({
+            model: 'anthropic/claude-haiku-4-5',
+            max_tokens: 50,
+            messages: [{ role: 'user', content: 'Hi' }],
+          }),
+        ).rejects.toMatchObject({ status: 502, message: expect.stringMatching(/signature/) });
         expect(wrong.requests).toHaveLength(1);
       } finally {
         await other.stop();

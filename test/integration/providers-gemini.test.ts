@@ -18,7 +18,14 @@ const flash = findModel(builtinCatalog(), 'google/gemini-2.5-flash', 'text')!;
 const pro = findModel(builtinCatalog(), 'google/gemini-2.5-pro', 'text')!;
 
 function request(overrides: Partial<CanonicalRequest> = {}, model: TextModel = flash): CanonicalRequest {
-  return { model, messages: [{ role: 'user', content: 'Hi' }], tools: [], maxOutputTokens: 30000, reasoning: { mode: 'default' }, ...overrides };
+  return {
+    model,
+    messages: [{ role: 'user', content: 'Hi' }],
+    tools: [],
+    maxOutputTokens: 30000,
+    reasoning: { mode: 'default' },
+    ...overrides,
+  };
 }
 
 const run = runProvider;
@@ -30,9 +37,12 @@ describe('Gemini provider', () => {
 
   beforeAll(async () => {
     fake = await startFakeGemini();
-    registry = createProviderRegistry(new Map([['gemini', { vendor: 'gemini', protocol: 'gemini', apiKey: 'gemini-fake-key', baseUrl: fake.url }]]), {
-      http: { timeouts: { connectMs: 1000, headersMs: 400, bodyIdleMs: 400 } },
-    });
+    registry = createProviderRegistry(
+      new Map([['gemini', { vendor: 'gemini', protocol: 'gemini', apiKey: 'gemini-fake-key', baseUrl: fake.url }]]),
+      {
+        http: { timeouts: { connectMs: 1000, headersMs: 400, bodyIdleMs: 400 } },
+      },
+    );
     gemini = registry.forModel(flash);
   });
   afterAll(async () => {
@@ -42,7 +52,11 @@ describe('Gemini provider', () => {
   beforeEach(() => fake.script());
 
   it('streams text with usage (thoughts are output, cached is part of the prompt) and maps the request', async () => {
-    fake.script({ thoughts: 'Pondering.', text: 'Hallo Welt, wie geht es?', usage: { prompt: 40, cached: 10, candidates: 5, thoughts: 7 } });
+    fake.script({
+      thoughts: 'Pondering.',
+      text: 'Hallo Welt, wie geht es?',
+      usage: { prompt: 40, cached: 10, candidates: 5, thoughts: 7 },
+    });
     const { events, error } = await run(
       gemini,
       request({
@@ -86,7 +100,12 @@ describe('Gemini provider', () => {
     expect(events[0]).toEqual({ type: 'reasoning-delta', text: 'Pondering.' });
     expect(events[1]).toEqual({ type: 'reasoning-end' });
     expect(textOf(events)).toBe('Hallo Welt, wie geht es?');
-    expect(finishOf(events)).toEqual({ type: 'finish', reason: 'stop', refusal: false, usage: { inputTokens: 40, cachedInputTokens: 10, outputTokens: 12, reasoningTokens: 7 } });
+    expect(finishOf(events)).toEqual({
+      type: 'finish',
+      reason: 'stop',
+      refusal: false,
+      usage: { inputTokens: 40, cachedInputTokens: 10, outputTokens: 12, reasoningTokens: 7 },
+    });
   });
 
   it('maps effort and budgets to thinkingBudget within the model family range', async () => {
@@ -109,7 +128,13 @@ describe('Gemini provider', () => {
   });
 
   it('maps function tools and tool choice, and streams function calls', async () => {
-    fake.script({ functionCalls: [{ name: 'get_weather', args: { city: 'Lyon' } }, { name: 'get_time', args: {} }], usage: { prompt: 30, candidates: 12 } });
+    fake.script({
+      functionCalls: [
+        { name: 'get_weather', args: { city: 'Lyon' } },
+        { name: 'get_time', args: {} },
+      ],
+      usage: { prompt: 30, candidates: 12 },
+    });
     const parameters = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false };
     const { events, error } = await run(
       gemini,
@@ -138,7 +163,10 @@ describe('Gemini provider', () => {
     expect(starts).toHaveLength(2);
     expect(starts[0]).toMatchObject({ index: 0, name: 'get_weather', kind: 'function', id: expect.stringMatching(/^call_/) });
     expect(starts[1]).toMatchObject({ index: 1, name: 'get_time' });
-    expect(events.filter((e) => e.type === 'tool-call-delta').map((e) => (e as { argumentsDelta: string }).argumentsDelta)).toEqual(['{"city":"Lyon"}', '{}']);
+    expect(events.filter((e) => e.type === 'tool-call-delta').map((e) => (e as { argumentsDelta: string }).argumentsDelta)).toEqual([
+      '{"city":"Lyon"}',
+      '{}',
+    ]);
     expect(events.filter((e) => e.type === 'tool-call-end')).toHaveLength(2);
     expect(finishOf(events).reason).toBe('tool_calls');
 
@@ -183,7 +211,10 @@ describe('Gemini provider', () => {
       },
       {
         role: 'user',
-        parts: [{ functionResponse: { name: 'get_weather', response: { celsius: 21 } } }, { functionResponse: { name: 'get_time', response: { result: 'noon' } } }],
+        parts: [
+          { functionResponse: { name: 'get_weather', response: { celsius: 21 } } },
+          { functionResponse: { name: 'get_time', response: { result: 'noon' } } },
+        ],
       },
     ]);
   });
@@ -221,13 +252,26 @@ describe('Gemini provider', () => {
 
   it('refuses MCP and custom tools before any upstream call', () => {
     const before = fake.requests.length;
-    expect(() => checkVendorCapabilities(request({ tools: [{ type: 'mcp', serverLabel: 'docs', serverUrl: 'https://x' }, { type: 'custom', name: 'grep' }] }), gemini.capabilities)).toThrow(ApiError);
+    expect(() =>
+      checkVendorCapabilities(
+        request({
+          tools: [
+            { type: 'mcp', serverLabel: 'docs', serverUrl: 'https://x' },
+            { type: 'custom', name: 'grep' },
+          ],
+        }),
+        gemini.capabilities,
+      ),
+    ).toThrow(ApiError);
     expect(fake.requests.length).toBe(before);
   });
 
   it('refuses MCP calls of an earlier turn, naming both of their forms; drops MCP tool listings', async () => {
     const before = fake.requests.length;
-    const call = { role: 'mcp' as const, item: { kind: 'call' as const, id: 'mcptoolu_1', serverLabel: 'docs', name: 'search', arguments: '{}', output: 'x' } };
+    const call = {
+      role: 'mcp' as const,
+      item: { kind: 'call' as const, id: 'mcptoolu_1', serverLabel: 'docs', name: 'search', arguments: '{}', output: 'x' },
+    };
     expect(() => checkVendorCapabilities(request({ messages: [{ role: 'user', content: 'Hi' }, call] }), gemini.capabilities)).toThrow(
       "input: MCP calls of an earlier turn ('mcp_call' items, or mcp_tool_use blocks in messages) can be sent back only to a vendor that runs MCP servers (OpenAI, Anthropic)",
     );
@@ -249,7 +293,9 @@ describe('Gemini provider', () => {
     });
 
     it('reports a wrong key as the vendor says it, without the key', async () => {
-      const wrong = createProviderRegistry(new Map([['gemini', { vendor: 'gemini', protocol: 'gemini', apiKey: 'wrong-key-1234', baseUrl: fake.url }]]));
+      const wrong = createProviderRegistry(
+        new Map([['gemini', { vendor: 'gemini', protocol: 'gemini', apiKey: 'wrong-key-1234', baseUrl: fake.url }]]),
+      );
       try {
         const { error } = await run(wrong.forModel(flash), request());
         expect((error as ProviderError).vendorStatus).toBe(400);
@@ -271,7 +317,9 @@ describe('Gemini provider', () => {
 
     it('fails on connection refused', async () => {
       const port = await closedPort();
-      const dead = createProviderRegistry(new Map([['gemini', { vendor: 'gemini', protocol: 'gemini', apiKey: 'k', baseUrl: `http://127.0.0.1:${port}` }]]));
+      const dead = createProviderRegistry(
+        new Map([['gemini', { vendor: 'gemini', protocol: 'gemini', apiKey: 'k', baseUrl: `http://127.0.0.1:${port}` }]]),
+      );
       try {
         expect(((await run(dead.forModel(flash), request())).error as ProviderError).message).toMatch(/ECONNREFUSED/);
       } finally {

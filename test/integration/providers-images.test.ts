@@ -31,19 +31,28 @@ const request = (overrides: Partial<ImageProviderRequest> & Pick<ImageProviderRe
   ...overrides,
 });
 
-const endpoint = (vendor: string, protocol: VendorEndpoint['protocol'], fake: ImageFake): [string, VendorEndpoint] => [vendor, { vendor, protocol, apiKey: fake.apiKey, baseUrl: fake.url }];
+const endpoint = (vendor: string, protocol: VendorEndpoint['protocol'], fake: ImageFake): [string, VendorEndpoint] => [
+  vendor,
+  { vendor, protocol, apiKey: fake.apiKey, baseUrl: fake.url },
+];
 const sizeOf = async (data: Buffer) => {
   const meta = await sharp(data).metadata();
   return { width: meta.width, height: meta.height, format: meta.format };
 };
-const failure = (promise: Promise<unknown>) => promise.then(() => null, (error: unknown) => error as ProviderError);
+const failure = (promise: Promise<unknown>) =>
+  promise.then(
+    () => null,
+    (error: unknown) => error as ProviderError,
+  );
 
 describe('OpenAI Images adapter', () => {
   let fake: ImageFake;
   let providers: ImageProviders;
   beforeAll(async () => {
     fake = await startFakeOpenAIImages();
-    providers = createImageProviders(new Map([endpoint('openai', 'openai', fake)]), { http: { timeouts: { connectMs: 1000, headersMs: 1000, bodyIdleMs: 1000 } } });
+    providers = createImageProviders(new Map([endpoint('openai', 'openai', fake)]), {
+      http: { timeouts: { connectMs: 1000, headersMs: 1000, bodyIdleMs: 1000 } },
+    });
   });
   afterAll(async () => {
     await providers.close();
@@ -53,7 +62,10 @@ describe('OpenAI Images adapter', () => {
 
   it('generates with one JSON call (n: 1, the size asked, the bearer key) and reads usage', async () => {
     const image = await providers.forModel(gptImage).generateImage(request({ model: gptImage, size: { width: 1536, height: 1024 } }));
-    expect(fake.requests.at(-1)).toMatchObject({ path: '/v1/images/generations', json: { model: 'gpt-image-1', prompt: 'a red fox', n: 1, size: '1536x1024', quality: 'medium' } });
+    expect(fake.requests.at(-1)).toMatchObject({
+      path: '/v1/images/generations',
+      json: { model: 'gpt-image-1', prompt: 'a red fox', n: 1, size: '1536x1024', quality: 'medium' },
+    });
     expect(fake.requests.at(-1)!.headers.authorization).toBe(`Bearer ${fake.apiKey}`);
     expect(image.format).toBe('png');
     expect(await sizeOf(image.data)).toEqual({ width: 1536, height: 1024, format: 'png' });
@@ -66,12 +78,27 @@ describe('OpenAI Images adapter', () => {
     expect(fake.requests.at(-1)!.path).toBe('/v1/images/edits');
     expect(fake.requests.at(-1)!.files.map((f) => [f.field, f.mimeType, f.data.equals(one)])).toEqual([['image', 'image/png', true]]);
     const jpeg = await sharp(one).jpeg().toBuffer();
-    await providers.forModel(gptImage).generateImage(request({ model: gptImage, mode: 'edit', images: [{ data: one, format: 'png' }, { data: jpeg, format: 'jpeg' }] }));
+    await providers.forModel(gptImage).generateImage(
+      request({
+        model: gptImage,
+        mode: 'edit',
+        images: [
+          { data: one, format: 'png' },
+          { data: jpeg, format: 'jpeg' },
+        ],
+      }),
+    );
     expect(fake.requests.at(-1)!.files.map((f) => [f.field, f.mimeType, f.filename])).toEqual([
       ['image[]', 'image/png', 'image-1.png'],
       ['image[]', 'image/jpeg', 'image-2.jpg'],
     ]);
-    expect(fake.requests.at(-1)!.fields).toEqual({ model: 'gpt-image-1', prompt: 'a red fox', n: '1', size: '1024x1024', quality: 'medium' });
+    expect(fake.requests.at(-1)!.fields).toEqual({
+      model: 'gpt-image-1',
+      prompt: 'a red fox',
+      n: '1',
+      size: '1024x1024',
+      quality: 'medium',
+    });
   });
 
   it("turns the vendor's error answers and non-images into ProviderError (502) with its message, never the key", async () => {
@@ -80,8 +107,13 @@ describe('OpenAI Images adapter', () => {
     expect(refused).toBeInstanceOf(ProviderError);
     expect(refused).toMatchObject({ status: 502, vendorStatus: 400, message: expect.stringContaining('safety system') });
     fake.script({ notAnImage: true });
-    expect(await failure(providers.forModel(gptImage).generateImage(request({ model: gptImage })))).toMatchObject({ status: 502, message: expect.stringMatching(/not PNG, JPEG or WebP/) });
-    const wrongKey = createImageProviders(new Map([['openai', { vendor: 'openai', protocol: 'openai', apiKey: 'sk-wrong-secret', baseUrl: fake.url }]]));
+    expect(await failure(providers.forModel(gptImage).generateImage(request({ model: gptImage })))).toMatchObject({
+      status: 502,
+      message: expect.stringMatching(/not PNG, JPEG or WebP/),
+    });
+    const wrongKey = createImageProviders(
+      new Map([['openai', { vendor: 'openai', protocol: 'openai', apiKey: 'sk-wrong-secret', baseUrl: fake.url }]]),
+    );
     const denied = await failure(wrongKey.forModel(gptImage).generateImage(request({ model: gptImage })));
     expect(denied).toMatchObject({ status: 502, vendorStatus: 401 });
     expect(denied!.message).not.toContain('sk-wrong-secret');
@@ -136,7 +168,11 @@ describe('Imagen adapter (:predict)', () => {
     fake.script({ format: 'jpeg' });
     expect((await providers.forModel(imagen).generateImage(request({ model: imagen }))).format).toBe('jpeg');
     fake.script({ status: 429, errorMessage: 'Quota exceeded for imagen' });
-    expect(await failure(providers.forModel(imagen).generateImage(request({ model: imagen })))).toMatchObject({ status: 502, vendorStatus: 429, message: expect.stringContaining('Quota exceeded') });
+    expect(await failure(providers.forModel(imagen).generateImage(request({ model: imagen })))).toMatchObject({
+      status: 502,
+      vendorStatus: 429,
+      message: expect.stringContaining('Quota exceeded'),
+    });
   });
 });
 
@@ -157,20 +193,31 @@ describe('Gemini image output adapter (generateContent)', () => {
     const image = await providers.forModel(geminiImage).generateImage(request({ model: geminiImage, size: { width: 1344, height: 768 } }));
     expect(fake.requests.at(-1)).toMatchObject({
       path: '/v1beta/models/gemini-2.5-flash-image:generateContent',
-      json: { contents: [{ role: 'user', parts: [{ text: 'a red fox' }] }], generationConfig: { responseModalities: ['IMAGE'], imageConfig: { aspectRatio: '16:9' } } },
+      json: {
+        contents: [{ role: 'user', parts: [{ text: 'a red fox' }] }],
+        generationConfig: { responseModalities: ['IMAGE'], imageConfig: { aspectRatio: '16:9' } },
+      },
     });
     expect(await sizeOf(image.data)).toEqual({ width: 1344, height: 768, format: 'png' });
   });
 
   it('edits: the input images go inline before the prompt', async () => {
     const input = await pngOf(10, 10);
-    await providers.forModel(geminiImage).generateImage(request({ model: geminiImage, mode: 'edit', images: [{ data: input, format: 'png' }] }));
-    expect(fake.requests.at(-1)!.json.contents[0].parts).toEqual([{ inlineData: { mimeType: 'image/png', data: input.toString('base64') } }, { text: 'a red fox' }]);
+    await providers
+      .forModel(geminiImage)
+      .generateImage(request({ model: geminiImage, mode: 'edit', images: [{ data: input, format: 'png' }] }));
+    expect(fake.requests.at(-1)!.json.contents[0].parts).toEqual([
+      { inlineData: { mimeType: 'image/png', data: input.toString('base64') } },
+      { text: 'a red fox' },
+    ]);
   });
 
   it('an error answer, or an answer without an image part, is a ProviderError', async () => {
     fake.script({ status: 500, errorMessage: 'Internal error encountered.' });
-    expect(await failure(providers.forModel(geminiImage).generateImage(request({ model: geminiImage })))).toMatchObject({ status: 502, vendorStatus: 500 });
+    expect(await failure(providers.forModel(geminiImage).generateImage(request({ model: geminiImage })))).toMatchObject({
+      status: 502,
+      vendorStatus: 500,
+    });
     const textOnly = { candidates: [{ content: { parts: [{ text: 'I cannot draw that.' }] }, finishReason: 'IMAGE_SAFETY' }] };
     expect(() => imageFromContent(textOnly, 'gemini')).toThrow(/IMAGE_SAFETY.*I cannot draw that/);
   });
@@ -182,7 +229,9 @@ describe('Gemini image output adapter (generateContent)', () => {
       const client = openaiClient(h.t.url, account.secret);
       const generated = await client.images.generate({ model: 'gemini-2.5-flash-image', prompt: 'wide', size: '1536x672' as never, n: 2 });
       expect(await decodeImages(generated)).toEqual(Array(2).fill({ width: 1536, height: 672, format: 'png' }));
-      const charges = await h.db.query(`select amount_micro::text as a from ledger_entries where account_id = $1 and kind = 'charge'`, [account.accountId]);
+      const charges = await h.db.query(`select amount_micro::text as a from ledger_entries where account_id = $1 and kind = 'charge'`, [
+        account.accountId,
+      ]);
       expect(charges.rows).toEqual([{ a: '-78000' }]);
     } finally {
       await h.stop();
@@ -209,11 +258,27 @@ describe('sandbox image vendor', () => {
   });
 
   it('edits by tinting the first input, and obeys its magic words', async () => {
-    const edited = await sandbox.generateImage(request({ model: sandboxImage, mode: 'edit', size: { width: 300, height: 200 }, images: [{ data: await pngOf(64, 64), format: 'png' }] }));
+    const edited = await sandbox.generateImage(
+      request({
+        model: sandboxImage,
+        mode: 'edit',
+        size: { width: 300, height: 200 },
+        images: [{ data: await pngOf(64, 64), format: 'png' }],
+      }),
+    );
     expect(await sizeOf(edited.data)).toEqual({ width: 300, height: 200, format: 'png' });
-    expect(await sizeOf((await sandbox.generateImage(request({ model: sandboxImage, prompt: 'x [sandbox:size=100x50]' }))).data)).toEqual({ width: 100, height: 50, format: 'png' });
-    expect(await failure(sandbox.generateImage(request({ model: sandboxImage, prompt: '[sandbox:fail]' })))).toMatchObject({ status: 502, vendorStatus: 500 });
-    expect(await failure(sandbox.generateImage(request({ model: sandboxImage, prompt: '[sandbox:fail-one]' })))).toBeInstanceOf(ProviderError);
+    expect(await sizeOf((await sandbox.generateImage(request({ model: sandboxImage, prompt: 'x [sandbox:size=100x50]' }))).data)).toEqual({
+      width: 100,
+      height: 50,
+      format: 'png',
+    });
+    expect(await failure(sandbox.generateImage(request({ model: sandboxImage, prompt: '[sandbox:fail]' })))).toMatchObject({
+      status: 502,
+      vendorStatus: 500,
+    });
+    expect(await failure(sandbox.generateImage(request({ model: sandboxImage, prompt: '[sandbox:fail-one]' })))).toBeInstanceOf(
+      ProviderError,
+    );
     expect(await failure(sandbox.generateImage(request({ model: sandboxImage, prompt: '[sandbox:fail-one]', index: 1 })))).toBeNull();
     const signal = new Cancellation();
     const slow = failure(sandbox.generateImage(request({ model: sandboxImage, prompt: '[sandbox:delay=5000]', signal })));

@@ -18,7 +18,14 @@ const gpt4oMini = findModel(catalog, 'openai/gpt-4o-mini', 'text')!;
 const o4Mini = findModel(catalog, 'openai/o4-mini', 'text')!;
 
 function request(model: TextModel, overrides: Partial<CanonicalRequest> = {}): CanonicalRequest {
-  return { model, messages: [{ role: 'user', content: 'Hi' }], tools: [], maxOutputTokens: 1000, reasoning: { mode: 'default' }, ...overrides };
+  return {
+    model,
+    messages: [{ role: 'user', content: 'Hi' }],
+    tools: [],
+    maxOutputTokens: 1000,
+    reasoning: { mode: 'default' },
+    ...overrides,
+  };
 }
 
 const run = runProvider;
@@ -29,7 +36,8 @@ describe('OpenAI provider', () => {
   let fake: FakeVendor<FakeOpenAIReply>;
   let registry: ProviderRegistry;
   let openai: TextProvider;
-  const endpoint = (apiKey = 'sk-fake-openai'): Map<string, VendorEndpoint> => new Map([['openai', { vendor: 'openai', protocol: 'openai', apiKey, baseUrl: fake.url }]]);
+  const endpoint = (apiKey = 'sk-fake-openai'): Map<string, VendorEndpoint> =>
+    new Map([['openai', { vendor: 'openai', protocol: 'openai', apiKey, baseUrl: fake.url }]]);
 
   beforeAll(async () => {
     fake = await startFakeOpenAI();
@@ -63,7 +71,12 @@ describe('OpenAI provider', () => {
       expect(error).toBeNull();
       expect(events.filter((e) => e.type === 'text-delta').length).toBeGreaterThan(1);
       expect(textOf(events)).toBe('Hello there, world!');
-      expect(finishOf(events)).toEqual({ type: 'finish', reason: 'stop', refusal: false, usage: { inputTokens: 30, cachedInputTokens: 10, outputTokens: 7, reasoningTokens: 0 } });
+      expect(finishOf(events)).toEqual({
+        type: 'finish',
+        reason: 'stop',
+        refusal: false,
+        usage: { inputTokens: 30, cachedInputTokens: 10, outputTokens: 7, reasoningTokens: 0 },
+      });
 
       const sent = fake.lastRequest!;
       expect(sent.path).toBe('/v1/chat/completions');
@@ -103,7 +116,9 @@ describe('OpenAI provider', () => {
         }),
       );
       expect(error).toBeNull();
-      expect(fake.lastRequest!.body.tools).toEqual([{ type: 'function', function: { name: 'get_weather', description: 'Weather by city', parameters, strict: true } }]);
+      expect(fake.lastRequest!.body.tools).toEqual([
+        { type: 'function', function: { name: 'get_weather', description: 'Weather by city', parameters, strict: true } },
+      ]);
       expect(fake.lastRequest!.body.tool_choice).toEqual({ type: 'function', function: { name: 'get_weather' } });
       expect(fake.lastRequest!.body.parallel_tool_calls).toBe(false);
 
@@ -113,11 +128,14 @@ describe('OpenAI provider', () => {
         { type: 'tool-call-start', index: 0, id: 'call_a', name: 'get_weather', kind: 'function' },
         { type: 'tool-call-start', index: 1, id: 'call_b', name: 'get_weather', kind: 'function' },
       ]);
-      const args = (index: number) => events.flatMap((e) => (e.type === 'tool-call-delta' && e.index === index ? [e.argumentsDelta] : [])).join('');
+      const args = (index: number) =>
+        events.flatMap((e) => (e.type === 'tool-call-delta' && e.index === index ? [e.argumentsDelta] : [])).join('');
       expect(JSON.parse(args(0))).toEqual({ city: 'Paris' });
       expect(JSON.parse(args(1))).toEqual({ city: 'Rome' });
       // Each call is closed before the next starts.
-      const order = events.filter((e) => e.type.startsWith('tool-call-start') || e.type === 'tool-call-end').map((e) => `${e.type}:${'index' in e ? e.index : ''}`);
+      const order = events
+        .filter((e) => e.type.startsWith('tool-call-start') || e.type === 'tool-call-end')
+        .map((e) => `${e.type}:${'index' in e ? e.index : ''}`);
       expect(order).toEqual(['tool-call-start:0', 'tool-call-end:0', 'tool-call-start:1', 'tool-call-end:1']);
       expect(finishOf(events).reason).toBe('tool_calls');
     });
@@ -129,7 +147,12 @@ describe('OpenAI provider', () => {
         request(gpt4oMini, {
           messages: [
             { role: 'user', content: 'Weather in Paris?' },
-            { role: 'assistant', content: '', toolCalls: [{ id: 'call_a', name: 'get_weather', arguments: '{"city":"Paris"}', kind: 'function' }], reasoning: [] },
+            {
+              role: 'assistant',
+              content: '',
+              toolCalls: [{ id: 'call_a', name: 'get_weather', arguments: '{"city":"Paris"}', kind: 'function' }],
+              reasoning: [],
+            },
             { role: 'tool', toolCallId: 'call_a', content: '{"sky":"sunny"}', isError: false },
           ],
           tools: [{ type: 'function', name: 'get_weather', parameters: { type: 'object' } }],
@@ -139,7 +162,11 @@ describe('OpenAI provider', () => {
       expect(textOf(events)).toBe('It is sunny in Paris.');
       expect(fake.lastRequest!.body.messages).toEqual([
         { role: 'user', content: 'Weather in Paris?' },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'call_a', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'call_a', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }],
+        },
         { role: 'tool', tool_call_id: 'call_a', content: '{"sky":"sunny"}' },
       ]);
     });
@@ -148,7 +175,10 @@ describe('OpenAI provider', () => {
       fake.script({ text: '{"answer":42}' });
       const schema = { type: 'object', properties: { answer: { type: 'number' } }, required: ['answer'], additionalProperties: false };
       await run(openai, request(gpt4oMini, { responseFormat: { type: 'json_schema', name: 'answer', schema, strict: true } }));
-      expect(fake.lastRequest!.body.response_format).toEqual({ type: 'json_schema', json_schema: { name: 'answer', schema, strict: true } });
+      expect(fake.lastRequest!.body.response_format).toEqual({
+        type: 'json_schema',
+        json_schema: { name: 'answer', schema, strict: true },
+      });
       await run(openai, request(gpt4oMini, { responseFormat: { type: 'json_object' } }));
       expect(fake.lastRequest!.body.response_format).toEqual({ type: 'json_object' });
     });
@@ -171,7 +201,10 @@ describe('OpenAI provider', () => {
       const chatOnly = createProviderRegistry(endpoint(), { http: { timeouts: TIMEOUTS }, openai: { upstream: 'chat' } });
       try {
         fake.script({ text: 'Done.', usage: { input: 10, output: 50, reasoning: 40 } });
-        const { events } = await run(chatOnly.forModel(o4Mini), request(o4Mini, { reasoning: { mode: 'default', effort: 'medium' }, temperature: 0.3 }));
+        const { events } = await run(
+          chatOnly.forModel(o4Mini),
+          request(o4Mini, { reasoning: { mode: 'default', effort: 'medium' }, temperature: 0.3 }),
+        );
         expect(fake.lastRequest!.path).toBe('/v1/chat/completions');
         expect(fake.lastRequest!.body.reasoning_effort).toBe('medium');
         expect(fake.lastRequest!.body).not.toHaveProperty('temperature');
@@ -215,9 +248,19 @@ describe('OpenAI provider', () => {
       const types = events.map((e) => e.type);
       expect(types.indexOf('reasoning-end')).toBeGreaterThan(types.indexOf('reasoning-delta'));
       expect(types.indexOf('reasoning-end')).toBeLessThan(types.indexOf('text-delta'));
-      expect(events.filter((e) => e.type === 'reasoning-delta').map((e) => (e as { text: string }).text).join('')).toBe('Thinking about it.');
+      expect(
+        events
+          .filter((e) => e.type === 'reasoning-delta')
+          .map((e) => (e as { text: string }).text)
+          .join(''),
+      ).toBe('Thinking about it.');
       expect(textOf(events)).toBe('Forty-two.');
-      expect(finishOf(events)).toEqual({ type: 'finish', reason: 'stop', refusal: false, usage: { inputTokens: 50, cachedInputTokens: 20, outputTokens: 300, reasoningTokens: 256 } });
+      expect(finishOf(events)).toEqual({
+        type: 'finish',
+        reason: 'stop',
+        refusal: false,
+        usage: { inputTokens: 50, cachedInputTokens: 20, outputTokens: 300, reasoningTokens: 256 },
+      });
     });
 
     it('a client that reads the answer whole gets a non-streamed /responses call, with the same meaning as the stream', async () => {
@@ -227,13 +270,27 @@ describe('OpenAI provider', () => {
         reasoning: events.flatMap((e) => (e.type === 'reasoning-delta' ? [e.text] : [])).join(''),
         text: textOf(events),
         toolCalls: events.flatMap((e) =>
-          e.type === 'tool-call-start' ? [{ ...e, arguments: events.flatMap((d) => (d.type === 'tool-call-delta' && d.index === e.index ? [d.argumentsDelta] : [])).join('') }] : [],
+          e.type === 'tool-call-start'
+            ? [
+                {
+                  ...e,
+                  arguments: events
+                    .flatMap((d) => (d.type === 'tool-call-delta' && d.index === e.index ? [d.argumentsDelta] : []))
+                    .join(''),
+                },
+              ]
+            : [],
         ),
         finish: finishOf(events),
       });
       const scripts: FakeOpenAIReply[] = [
         { reasoning: 'Thinking about it.', text: 'Forty-two.', usage: { input: 50, cached: 20, output: 300, reasoning: 256 } },
-        { toolCalls: [{ id: 'call_1', name: 'lookup', arguments: '{"q":"tollgate"}' }, { id: 'call_2', name: 'run_sql', arguments: 'SELECT 1', kind: 'custom' }] },
+        {
+          toolCalls: [
+            { id: 'call_1', name: 'lookup', arguments: '{"q":"tollgate"}' },
+            { id: 'call_2', name: 'run_sql', arguments: 'SELECT 1', kind: 'custom' },
+          ],
+        },
         { refusal: 'I cannot help with that.' },
         { text: 'Cut sh', finishReason: 'length', usage: { input: 5, output: 1000, reasoning: 990 } },
       ];
@@ -289,7 +346,8 @@ describe('OpenAI provider', () => {
         { type: 'tool-call-start', index: 0, id: 'call_1', name: 'lookup', kind: 'function' },
         { type: 'tool-call-start', index: 1, id: 'call_2', name: 'run_sql', kind: 'custom' },
       ]);
-      const args = (index: number) => first.events.flatMap((e) => (e.type === 'tool-call-delta' && e.index === index ? [e.argumentsDelta] : [])).join('');
+      const args = (index: number) =>
+        first.events.flatMap((e) => (e.type === 'tool-call-delta' && e.index === index ? [e.argumentsDelta] : [])).join('');
       expect(args(0)).toBe('{"q":"tollgate"}');
       expect(args(1)).toBe('SELECT 1');
       expect(first.events.filter((e) => e.type === 'tool-call-end')).toHaveLength(2);
@@ -328,15 +386,23 @@ describe('OpenAI provider', () => {
 
     it('maps structured output to text.format', async () => {
       const schema = { type: 'object', properties: { a: { type: 'string' } }, required: ['a'], additionalProperties: false };
-      await run(registry.forModel(o4Mini), request(o4Mini, { responseFormat: { type: 'json_schema', name: 'thing', schema, strict: true, description: 'A thing' } }));
-      expect(fake.lastRequest!.body.text).toEqual({ format: { type: 'json_schema', name: 'thing', schema, strict: true, description: 'A thing' } });
+      await run(
+        registry.forModel(o4Mini),
+        request(o4Mini, { responseFormat: { type: 'json_schema', name: 'thing', schema, strict: true, description: 'A thing' } }),
+      );
+      expect(fake.lastRequest!.body.text).toEqual({
+        format: { type: 'json_schema', name: 'thing', schema, strict: true, description: 'A thing' },
+      });
     });
 
     it('maps incomplete responses and refusals', async () => {
       fake.script({ text: 'Partial', finishReason: 'length' });
       expect(finishOf((await run(registry.forModel(o4Mini), request(o4Mini))).events)).toMatchObject({ reason: 'length', refusal: false });
       fake.script({ text: '', finishReason: 'content_filter' });
-      expect(finishOf((await run(registry.forModel(o4Mini), request(o4Mini))).events)).toMatchObject({ reason: 'content_filter', refusal: true });
+      expect(finishOf((await run(registry.forModel(o4Mini), request(o4Mini))).events)).toMatchObject({
+        reason: 'content_filter',
+        refusal: true,
+      });
       fake.script({ refusal: 'I cannot do that.' });
       const refused = await run(registry.forModel(o4Mini), request(o4Mini));
       expect(textOf(refused.events)).toBe('I cannot do that.');
@@ -344,24 +410,69 @@ describe('OpenAI provider', () => {
     });
 
     it('routes MCP tools to /responses even for a chat model; its MCP work comes back as mcp-item events, in order', async () => {
-      const listing = { id: 'mcpl_1', type: 'mcp_list_tools', server_label: 'docs', tools: [{ name: 'search', input_schema: { type: 'object' }, description: null, annotations: { read_only: true } }], error: null };
-      const call = { id: 'mcp_1', type: 'mcp_call', server_label: 'docs', name: 'search', arguments: '{"q":"x"}', output: 'found x', error: null, approval_request_id: null, status: 'completed' };
+      const listing = {
+        id: 'mcpl_1',
+        type: 'mcp_list_tools',
+        server_label: 'docs',
+        tools: [{ name: 'search', input_schema: { type: 'object' }, description: null, annotations: { read_only: true } }],
+        error: null,
+      };
+      const call = {
+        id: 'mcp_1',
+        type: 'mcp_call',
+        server_label: 'docs',
+        name: 'search',
+        arguments: '{"q":"x"}',
+        output: 'found x',
+        error: null,
+        approval_request_id: null,
+        status: 'completed',
+      };
       fake.script({ mcpItems: [listing, call], text: 'Used the server.' });
       const { events, error } = await run(
         openai,
-        request(gpt4oMini, { tools: [{ type: 'mcp', serverLabel: 'docs', serverUrl: 'https://mcp.example.com/sse', allowedTools: ['search'], authorization: 'tok', requireApproval: 'never' }] }),
+        request(gpt4oMini, {
+          tools: [
+            {
+              type: 'mcp',
+              serverLabel: 'docs',
+              serverUrl: 'https://mcp.example.com/sse',
+              allowedTools: ['search'],
+              authorization: 'tok',
+              requireApproval: 'never',
+            },
+          ],
+        }),
       );
       expect(error).toBeNull();
       expect(textOf(events)).toBe('Used the server.');
       expect(events.filter((e) => e.type === 'mcp-item')).toEqual([
-        { type: 'mcp-item', item: { kind: 'list_tools', id: 'mcpl_1', serverLabel: 'docs', tools: [{ name: 'search', inputSchema: { type: 'object' }, annotations: { read_only: true } }] } },
-        { type: 'mcp-item', item: { kind: 'call', id: 'mcp_1', serverLabel: 'docs', name: 'search', arguments: '{"q":"x"}', output: 'found x' } },
+        {
+          type: 'mcp-item',
+          item: {
+            kind: 'list_tools',
+            id: 'mcpl_1',
+            serverLabel: 'docs',
+            tools: [{ name: 'search', inputSchema: { type: 'object' }, annotations: { read_only: true } }],
+          },
+        },
+        {
+          type: 'mcp-item',
+          item: { kind: 'call', id: 'mcp_1', serverLabel: 'docs', name: 'search', arguments: '{"q":"x"}', output: 'found x' },
+        },
       ]);
       expect(events.findIndex((e) => e.type === 'mcp-item')).toBeLessThan(events.findIndex((e) => e.type === 'text-delta'));
       expect(finishOf(events).reason).toBe('stop');
       expect(fake.lastRequest!.path).toBe('/v1/responses');
       expect(fake.lastRequest!.body.tools).toEqual([
-        { type: 'mcp', server_label: 'docs', server_url: 'https://mcp.example.com/sse', allowed_tools: ['search'], authorization: 'tok', require_approval: 'never' },
+        {
+          type: 'mcp',
+          server_label: 'docs',
+          server_url: 'https://mcp.example.com/sse',
+          allowed_tools: ['search'],
+          authorization: 'tok',
+          require_approval: 'never',
+        },
       ]);
     });
 
@@ -374,29 +485,60 @@ describe('OpenAI provider', () => {
           request(gpt4oMini, {
             stream,
             tools: [
-              { type: 'mcp', serverLabel: 'docs', serverUrl: 'https://mcp.example.com/sse', requireApproval: { always: { toolNames: ['search'] }, never: { readOnly: true } } },
+              {
+                type: 'mcp',
+                serverLabel: 'docs',
+                serverUrl: 'https://mcp.example.com/sse',
+                requireApproval: { always: { toolNames: ['search'] }, never: { readOnly: true } },
+              },
               { type: 'mcp', serverLabel: 'wiki', serverUrl: 'https://wiki.example.com/mcp' },
             ],
           }),
         );
         expect(asked.error).toBeNull();
-        expect(asked.events.filter((e) => e.type === 'mcp-item')).toEqual([{ type: 'mcp-item', item: { kind: 'approval_request', id: 'mcpr_1', serverLabel: 'docs', name: 'search', arguments: '{"q":"x"}' } }]);
+        expect(asked.events.filter((e) => e.type === 'mcp-item')).toEqual([
+          {
+            type: 'mcp-item',
+            item: { kind: 'approval_request', id: 'mcpr_1', serverLabel: 'docs', name: 'search', arguments: '{"q":"x"}' },
+          },
+        ]);
         expect(finishOf(asked.events)).toMatchObject({ reason: 'stop', usage: { inputTokens: 40, outputTokens: 9 } });
         expect(fake.lastRequest!.body.stream).toBe(stream);
         expect(fake.lastRequest!.body.tools).toEqual([
-          { type: 'mcp', server_label: 'docs', server_url: 'https://mcp.example.com/sse', require_approval: { always: { tool_names: ['search'] }, never: { read_only: true } } },
+          {
+            type: 'mcp',
+            server_label: 'docs',
+            server_url: 'https://mcp.example.com/sse',
+            require_approval: { always: { tool_names: ['search'] }, never: { read_only: true } },
+          },
           { type: 'mcp', server_label: 'wiki', server_url: 'https://wiki.example.com/mcp' },
         ]);
       }
 
-      fake.script({ mcpItems: [{ id: 'mcp_2', type: 'mcp_call', server_label: 'docs', name: 'search', arguments: '{"q":"x"}', output: 'found', approval_request_id: 'mcpr_1' }], text: 'Found it.' });
+      fake.script({
+        mcpItems: [
+          {
+            id: 'mcp_2',
+            type: 'mcp_call',
+            server_label: 'docs',
+            name: 'search',
+            arguments: '{"q":"x"}',
+            output: 'found',
+            approval_request_id: 'mcpr_1',
+          },
+        ],
+        text: 'Found it.',
+      });
       const answered = await run(
         openai,
         request(gpt4oMini, {
           tools: [{ type: 'mcp', serverLabel: 'docs', serverUrl: 'https://mcp.example.com/sse', requireApproval: 'always' }],
           messages: [
             { role: 'user', content: 'Search x' },
-            { role: 'mcp', item: { kind: 'list_tools', id: 'mcpl_1', serverLabel: 'docs', tools: [{ name: 'search', inputSchema: { type: 'object' } }] } },
+            {
+              role: 'mcp',
+              item: { kind: 'list_tools', id: 'mcpl_1', serverLabel: 'docs', tools: [{ name: 'search', inputSchema: { type: 'object' } }] },
+            },
             { role: 'mcp', item: { kind: 'approval_request', id: 'mcpr_1', serverLabel: 'docs', name: 'search', arguments: '{"q":"x"}' } },
             { role: 'mcp', item: { kind: 'approval_response', approvalRequestId: 'mcpr_1', approve: true } },
           ],
@@ -404,11 +546,28 @@ describe('OpenAI provider', () => {
       );
       expect(answered.error).toBeNull();
       expect(textOf(answered.events)).toBe('Found it.');
-      expect(answered.events.find((e) => e.type === 'mcp-item')).toEqual({ type: 'mcp-item', item: { kind: 'call', id: 'mcp_2', serverLabel: 'docs', name: 'search', arguments: '{"q":"x"}', output: 'found', approvalRequestId: 'mcpr_1' } });
+      expect(answered.events.find((e) => e.type === 'mcp-item')).toEqual({
+        type: 'mcp-item',
+        item: {
+          kind: 'call',
+          id: 'mcp_2',
+          serverLabel: 'docs',
+          name: 'search',
+          arguments: '{"q":"x"}',
+          output: 'found',
+          approvalRequestId: 'mcpr_1',
+        },
+      });
       expect(fake.lastRequest!.body.input).toEqual([
         { type: 'message', role: 'user', content: 'Search x' },
         // As OpenAI's own client echoes them, nulls included.
-        { type: 'mcp_list_tools', id: 'mcpl_1', server_label: 'docs', tools: [{ name: 'search', input_schema: { type: 'object' }, description: null, annotations: null }], error: null },
+        {
+          type: 'mcp_list_tools',
+          id: 'mcpl_1',
+          server_label: 'docs',
+          tools: [{ name: 'search', input_schema: { type: 'object' }, description: null, annotations: null }],
+          error: null,
+        },
         { type: 'mcp_approval_request', id: 'mcpr_1', server_label: 'docs', name: 'search', arguments: '{"q":"x"}' },
         { type: 'mcp_approval_response', id: null, approval_request_id: 'mcpr_1', approve: true, reason: null },
       ]);
@@ -416,10 +575,28 @@ describe('OpenAI provider', () => {
 
     it('MCP items of earlier turns go to /responses even without MCP tools', async () => {
       fake.script({ text: 'Ok.' });
-      const { error } = await run(openai, request(gpt4oMini, { messages: [{ role: 'user', content: 'Hi' }, { role: 'mcp', item: { kind: 'call', id: 'mcp_9', serverLabel: 'docs', name: 'search', arguments: '{}', output: 'x' } }] }));
+      const { error } = await run(
+        openai,
+        request(gpt4oMini, {
+          messages: [
+            { role: 'user', content: 'Hi' },
+            { role: 'mcp', item: { kind: 'call', id: 'mcp_9', serverLabel: 'docs', name: 'search', arguments: '{}', output: 'x' } },
+          ],
+        }),
+      );
       expect(error).toBeNull();
       expect(fake.lastRequest!.path).toBe('/v1/responses');
-      expect(fake.lastRequest!.body.input[1]).toEqual({ type: 'mcp_call', id: 'mcp_9', server_label: 'docs', name: 'search', arguments: '{}', output: 'x', error: null, approval_request_id: null, status: 'completed' });
+      expect(fake.lastRequest!.body.input[1]).toEqual({
+        type: 'mcp_call',
+        id: 'mcp_9',
+        server_label: 'docs',
+        name: 'search',
+        arguments: '{}',
+        output: 'x',
+        error: null,
+        approval_request_id: null,
+        status: 'completed',
+      });
     });
 
     it('fails when the Responses stream is cut or ends without completion', async () => {
@@ -478,7 +655,10 @@ describe('OpenAI provider', () => {
 
     it('fails on connection refused', async () => {
       const port = await closedPort();
-      const dead = createProviderRegistry(new Map([['openai', { vendor: 'openai', protocol: 'openai', apiKey: 'k', baseUrl: `http://127.0.0.1:${port}/v1` }]]), { http: { timeouts: TIMEOUTS } });
+      const dead = createProviderRegistry(
+        new Map([['openai', { vendor: 'openai', protocol: 'openai', apiKey: 'k', baseUrl: `http://127.0.0.1:${port}/v1` }]]),
+        { http: { timeouts: TIMEOUTS } },
+      );
       try {
         const { error } = await run(dead.forModel(gpt4oMini), request(gpt4oMini));
         expect(error).toBeInstanceOf(ProviderError);
@@ -539,14 +719,24 @@ describe('OpenAI provider', () => {
 describe('OpenAI-compatible provider', () => {
   let fake: FakeVendor<FakeOpenAIReply>;
   let registry: ProviderRegistry;
-  const local: TextModel = { ...gpt4oMini, id: 'local/llama-3', namespace: 'local', vendor: 'local', protocol: 'openai-compatible', vendorModelId: 'llama3.1:8b' };
+  const local: TextModel = {
+    ...gpt4oMini,
+    id: 'local/llama-3',
+    namespace: 'local',
+    vendor: 'local',
+    protocol: 'openai-compatible',
+    vendorModelId: 'llama3.1:8b',
+  };
 
   beforeAll(async () => {
     fake = await startFakeOpenAI({ apiKey: null, basePath: '/compat/v1' });
-    registry = createProviderRegistry(new Map([['local', { vendor: 'local', protocol: 'openai-compatible', apiKey: null, baseUrl: fake.url }]]), {
-      http: { timeouts: TIMEOUTS },
-      compatible: { local: { headers: { 'x-tenant': 'team-a' }, excludeParams: ['user', 'presence_penalty'] } },
-    });
+    registry = createProviderRegistry(
+      new Map([['local', { vendor: 'local', protocol: 'openai-compatible', apiKey: null, baseUrl: fake.url }]]),
+      {
+        http: { timeouts: TIMEOUTS },
+        compatible: { local: { headers: { 'x-tenant': 'team-a' }, excludeParams: ['user', 'presence_penalty'] } },
+      },
+    );
   });
   afterAll(async () => {
     await registry.close();
@@ -555,7 +745,10 @@ describe('OpenAI-compatible provider', () => {
 
   it('uses the chat codec at the configured base URL, without Authorization, with its configuration', async () => {
     fake.script({ reasoning: 'hmm', text: 'Local answer.', usage: { input: 8, output: 3 } });
-    const { events, error } = await run(registry.forModel(local), request(local, { user: 'u1', presencePenalty: 0.3, frequencyPenalty: 0.2 }));
+    const { events, error } = await run(
+      registry.forModel(local),
+      request(local, { user: 'u1', presencePenalty: 0.3, frequencyPenalty: 0.2 }),
+    );
     expect(error).toBeNull();
     const sent = fake.lastRequest!;
     expect(sent.path).toBe('/compat/v1/chat/completions');
@@ -579,7 +772,15 @@ describe('OpenAI-compatible provider', () => {
     let thrown: unknown;
     try {
       // Refused by the vendor's capability table, which the pipeline checks before anything is reserved.
-      checkVendorCapabilities(request(local, { tools: [{ type: 'mcp', serverLabel: 'docs', serverUrl: 'https://x' }, { type: 'custom', name: 'grep' }] }), provider.capabilities);
+      checkVendorCapabilities(
+        request(local, {
+          tools: [
+            { type: 'mcp', serverLabel: 'docs', serverUrl: 'https://x' },
+            { type: 'custom', name: 'grep' },
+          ],
+        }),
+        provider.capabilities,
+      );
     } catch (error) {
       thrown = error;
     }

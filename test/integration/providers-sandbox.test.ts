@@ -4,7 +4,13 @@ import type { CanonicalEvent, CanonicalRequest, TextProvider } from '../../src/d
 import { ProviderError } from '../../src/domain/generation/errors';
 import { ApiError } from '../../src/domain/shared/errors';
 import { createProviderRegistry } from '../../src/providers/registry';
-import { SANDBOX_FALLBACK_ANSWER, SANDBOX_REASONING_TOKENS, SANDBOX_REFUSAL, SandboxProvider, sandboxTokens } from '../../src/providers/sandbox';
+import {
+  SANDBOX_FALLBACK_ANSWER,
+  SANDBOX_REASONING_TOKENS,
+  SANDBOX_REFUSAL,
+  SandboxProvider,
+  sandboxTokens,
+} from '../../src/providers/sandbox';
 import { finishOf, runProvider, textOf } from '../support/provider-events';
 import { checkVendorCapabilities } from '../../src/domain/generation/capabilities';
 
@@ -15,7 +21,14 @@ const reasoner = findModel(builtinCatalog(), 'sandbox/reasoner', 'text')!;
 const sandbox = new SandboxProvider();
 
 function request(content: string, overrides: Partial<CanonicalRequest> = {}): CanonicalRequest {
-  return { model: echo, messages: [{ role: 'user', content }], tools: [], maxOutputTokens: 1000, reasoning: { mode: 'default' }, ...overrides };
+  return {
+    model: echo,
+    messages: [{ role: 'user', content }],
+    tools: [],
+    maxOutputTokens: 1000,
+    reasoning: { mode: 'default' },
+    ...overrides,
+  };
 }
 
 const run = (req: CanonicalRequest, provider: TextProvider = sandbox, signal?: Cancellation) => runProvider(provider, req, signal);
@@ -30,7 +43,13 @@ describe('sandbox provider', () => {
 
   it('echoes the last user message word by word with deterministic usage', async () => {
     const first = await run(request('Hello sandbox, how are you?'));
-    expect(first.events.filter((e) => e.type === 'text-delta').map((e) => (e as { text: string }).text)).toEqual(['Hello', ' sandbox,', ' how', ' are', ' you?']);
+    expect(first.events.filter((e) => e.type === 'text-delta').map((e) => (e as { text: string }).text)).toEqual([
+      'Hello',
+      ' sandbox,',
+      ' how',
+      ' are',
+      ' you?',
+    ]);
     const finish = finishOf(first.events);
     expect(finish).toMatchObject({ reason: 'stop', refusal: false });
     expect(finish.usage.outputTokens).toBe(['Hello', ' sandbox,', ' how', ' are', ' you?'].reduce((n, w) => n + sandboxTokens(w), 0));
@@ -42,13 +61,21 @@ describe('sandbox provider', () => {
   });
 
   it('with tool_choice auto, calls the offered tool whose subject the message names, as a model would', async () => {
-    const weather = { type: 'function' as const, name: 'get_weather', parameters: { type: 'object', properties: { location: { type: 'string' } } } };
+    const weather = {
+      type: 'function' as const,
+      name: 'get_weather',
+      parameters: { type: 'object', properties: { location: { type: 'string' } } },
+    };
     const files = { type: 'function' as const, name: 'listFiles', parameters: { type: 'object', properties: {} } };
     const asked = await run(request("What's the weather like in San Francisco?", { tools: [files, weather] }));
     expect(asked.events.find((e) => e.type === 'tool-call-start')).toMatchObject({ name: 'get_weather' });
     expect(finishOf(asked.events).reason).toBe('tool_calls');
     // Generic verbs say nothing; a subject not named, or tool_choice none, gets text.
-    for (const [text, choice] of [['list them', 'auto'], ['Say hello', 'auto'], ['the weather', 'none']] as const) {
+    for (const [text, choice] of [
+      ['list them', 'auto'],
+      ['Say hello', 'auto'],
+      ['the weather', 'none'],
+    ] as const) {
       const answered = await run(request(text, { tools: [files, weather], toolChoice: choice }));
       expect(finishOf(answered.events).reason).toBe('stop');
     }
@@ -61,14 +88,16 @@ describe('sandbox provider', () => {
     expect(finishOf(events)).toMatchObject({ reason: 'length', usage: { outputTokens: 3 } });
   });
 
-  it('refuses a prompt over the model\'s context as a vendor does (HTTP 400, nothing answered), and serves one that just fits', async () => {
+  it("refuses a prompt over the model's context as a vendor does (HTTP 400, nothing answered), and serves one that just fits", async () => {
     const text = 'word '.repeat(100).trim(); // 100 tokens
     const inputTokens = 3 + 3 + sandboxTokens(text);
     const over = await run(request(text, { model: { ...echo, contextLength: inputTokens - 1 } }));
     expect(over.events).toEqual([]);
     expect(over.error).toBeInstanceOf(ProviderError);
     expect((over.error as ProviderError).vendorStatus).toBe(400);
-    expect((over.error as ProviderError).message).toBe(`sandbox answered HTTP 400: This model's maximum context length is ${inputTokens - 1} tokens. However, your messages resulted in ${inputTokens} tokens. Please reduce the length of the messages.`);
+    expect((over.error as ProviderError).message).toBe(
+      `sandbox answered HTTP 400: This model's maximum context length is ${inputTokens - 1} tokens. However, your messages resulted in ${inputTokens} tokens. Please reduce the length of the messages.`,
+    );
     const fits = await run(request(text, { model: { ...echo, contextLength: inputTokens }, maxOutputTokens: 5 }));
     expect(fits.error).toBeNull();
     expect(finishOf(fits.events).usage.inputTokens).toBe(inputTokens);
@@ -96,7 +125,10 @@ describe('sandbox provider', () => {
     const types = events.map((e) => e.type);
     expect(types.indexOf('reasoning-end')).toBeLessThan(types.indexOf('text-delta'));
     expect(textOf(events)).toBe('Answer now');
-    expect(finishOf(events).usage).toMatchObject({ reasoningTokens: 12, outputTokens: 12 + sandboxTokens('Answer') + sandboxTokens(' now') });
+    expect(finishOf(events).usage).toMatchObject({
+      reasoningTokens: 12,
+      outputTokens: 12 + sandboxTokens('Answer') + sandboxTokens(' now'),
+    });
   });
 
   it('reasoning can use the whole output limit: finish length with no text', async () => {
@@ -131,7 +163,10 @@ describe('sandbox provider', () => {
       {
         type: 'function',
         name: 'get_weather',
-        parameters: { type: 'object', properties: { city: { type: 'string' }, days: { type: 'integer' }, unit: { enum: ['c', 'f'] }, tags: { type: 'array' } } },
+        parameters: {
+          type: 'object',
+          properties: { city: { type: 'string' }, days: { type: 'integer' }, unit: { enum: ['c', 'f'] }, tags: { type: 'array' } },
+        },
       },
     ];
     const { events } = await run(request('[sandbox:tool=get_weather] weather?', { tools }));
@@ -165,7 +200,15 @@ describe('sandbox provider', () => {
   it('answers JSON for json_object and json_schema', async () => {
     const object = await run(request('Say hi', { responseFormat: { type: 'json_object' } }));
     expect(JSON.parse(textOf(object.events))).toEqual({ answer: 'Say hi' });
-    const schema = await run(request('x', { responseFormat: { type: 'json_schema', name: 's', schema: { type: 'object', properties: { ok: { type: 'boolean' }, n: { type: 'number' } } } } }));
+    const schema = await run(
+      request('x', {
+        responseFormat: {
+          type: 'json_schema',
+          name: 's',
+          schema: { type: 'object', properties: { ok: { type: 'boolean' }, n: { type: 'number' } } },
+        },
+      }),
+    );
     expect(JSON.parse(textOf(schema.events))).toEqual({ ok: true, n: 1 });
   });
 
@@ -195,6 +238,8 @@ describe('sandbox provider', () => {
   });
 
   it('declares that it cannot serve MCP tools', () => {
-    expect(() => checkVendorCapabilities(request('hi', { tools: [{ type: 'mcp', serverLabel: 'm', serverUrl: 'https://x' }] }), sandbox.capabilities)).toThrow(ApiError);
+    expect(() =>
+      checkVendorCapabilities(request('hi', { tools: [{ type: 'mcp', serverLabel: 'm', serverUrl: 'https://x' }] }), sandbox.capabilities),
+    ).toThrow(ApiError);
   });
 });

@@ -21,14 +21,21 @@ beforeAll(async () => {
   await db.connect();
   owner = await provisionAccount(t.url, { fundsMicro: '1000000000000' });
   for (const name of ['k0', 'k1', 'k2']) keys.push(await createKey(t.url, owner.sessionToken, { name }));
-  await seedRequests(db, owner.accountId, keys.map((k) => k.id), RECORDS, new Date());
+  await seedRequests(
+    db,
+    owner.accountId,
+    keys.map((k) => k.id),
+    RECORDS,
+    new Date(),
+  );
 }, 120_000);
 afterAll(async () => {
   await db?.end();
   await t?.stop();
 });
 
-const SPEND = 'query($g:SpendGrouping!,$from:String,$to:String){spend(groupBy:$g,from:$from,to:$to){from to groups{day keyId model costMicro requests failedRequests} total{costMicro requests failedRequests outputTokens}}}';
+const SPEND =
+  'query($g:SpendGrouping!,$from:String,$to:String){spend(groupBy:$g,from:$from,to:$to){from to groups{day keyId model costMicro requests failedRequests} total{costMicro requests failedRequests outputTokens}}}';
 const day = (at: Date) => at.toISOString().slice(0, 10);
 
 test('spend over 91 days equals the ledger exactly: in total, per key and per day', async () => {
@@ -53,14 +60,20 @@ test('spend over 91 days equals the ledger exactly: in total, per key and per da
   for (const group of report.groups) expect([group.day, group.costMicro]).toEqual([group.day, ledgerByDay.get(group.day) ?? '0']);
 
   const byKey = (await graphql(t.url, SPEND, { g: 'key', from, to: day(now) }, owner.sessionToken)).data.spend;
-  const perKey = await db.query(`select key_id, (-sum(amount_micro))::text as cost from ledger_entries where account_id = $1 and kind = 'charge' group by 1`, [owner.accountId]);
-  expect(new Map(byKey.groups.map((g: { keyId: string; costMicro: string }) => [g.keyId, g.costMicro]))).toEqual(new Map(perKey.rows.map((r) => [r.key_id, r.cost])));
+  const perKey = await db.query(
+    `select key_id, (-sum(amount_micro))::text as cost from ledger_entries where account_id = $1 and kind = 'charge' group by 1`,
+    [owner.accountId],
+  );
+  expect(new Map(byKey.groups.map((g: { keyId: string; costMicro: string }) => [g.keyId, g.costMicro]))).toEqual(
+    new Map(perKey.rows.map((r) => [r.key_id, r.cost])),
+  );
   const account = (await graphql(t.url, '{ account { balanceMicro } }', {}, owner.sessionToken)).data.account;
   expect(BigInt(account.balanceMicro)).toBe(1_000_000_000_000n - BigInt(report.total.costMicro));
 }, 60_000);
 
 test('the request log pages through 100,000 requests by keyset: first, deep and filtered pages', async () => {
-  const LOG = 'query($first:Int,$after:String,$filter:RequestLogFilter){requestLog(first:$first,after:$after,filter:$filter){data{id createdAt status} lastId hasMore}}';
+  const LOG =
+    'query($first:Int,$after:String,$filter:RequestLogFilter){requestLog(first:$first,after:$after,filter:$filter){data{id createdAt status} lastId hasMore}}';
   const first = (await graphql(t.url, LOG, { first: 100 }, owner.sessionToken)).data.requestLog;
   expect(first.data).toHaveLength(100);
   expect(first.data[0].id).toBe(`use_${'1'.padStart(26, '0')}`);
@@ -100,10 +113,12 @@ test('the CSV export streams all 100,000 requests, newest first, each once', asy
 }, 180_000);
 
 const partitionRows = async () =>
-  (await db.query(
-    `select c.relname as partition, count(u.*)::int as rows from pg_inherits i join pg_class c on c.oid = i.inhrelid
+  (
+    await db.query(
+      `select c.relname as partition, count(u.*)::int as rows from pg_inherits i join pg_class c on c.oid = i.inhrelid
        left join usage_records u on u.tableoid = c.oid where i.inhparent = 'usage_records'::regclass group by c.relname order by c.relname`,
-  )).rows as { partition: string; rows: number }[];
+    )
+  ).rows as { partition: string; rows: number }[];
 
 test('upkeep moves rows of months without a partition out of the default one; retention drops whole months, spend stays', async () => {
   const now = new Date();

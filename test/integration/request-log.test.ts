@@ -25,7 +25,12 @@ beforeAll(async () => {
   expect((await chat(keyB.secret, 'four')).status).toBe(200);
   expect((await chat(keyB.secret, '[sandbox:fail] five')).status).toBe(502);
   // Settlements are committed moments after each answer.
-  expect(await eventually(async () => Number((await db.query('select count(*) from usage_records where account_id = $1', [owner.accountId])).rows[0].count) === 5)).toBe(true);
+  expect(
+    await eventually(
+      async () =>
+        Number((await db.query('select count(*) from usage_records where account_id = $1', [owner.accountId])).rows[0].count) === 5,
+    ),
+  ).toBe(true);
 });
 afterAll(async () => {
   await db?.end();
@@ -35,14 +40,18 @@ afterAll(async () => {
 const today = () => new Date().toISOString().slice(0, 10);
 const FIGURES = 'costMicro requests failedRequests inputTokens outputTokens averageLatencyMs';
 const SPEND = `query($g:SpendGrouping!,$from:String,$to:String,$keyId:ID,$model:String){spend(groupBy:$g,from:$from,to:$to,keyId:$keyId,model:$model){from to timeZone groupBy total{${FIGURES}} groups{day model keyId keyName ${FIGURES}}}}`;
-const LOG = 'query($first:Int,$after:String,$filter:RequestLogFilter){requestLog(first:$first,after:$after,filter:$filter){data{id keyId keyName requestId model status costMicro inputTokens outputTokens latencyMs createdAt} firstId lastId hasMore}}';
+const LOG =
+  'query($first:Int,$after:String,$filter:RequestLogFilter){requestLog(first:$first,after:$after,filter:$filter){data{id keyId keyName requestId model status costMicro inputTokens outputTokens latencyMs createdAt} firstId lastId hasMore}}';
 
 async function ledgerCharges(accountId: string): Promise<bigint> {
-  const { rows } = await db.query(`select coalesce(-sum(amount_micro), 0)::text as charged from ledger_entries where account_id = $1 and kind = 'charge'`, [accountId]);
+  const { rows } = await db.query(
+    `select coalesce(-sum(amount_micro), 0)::text as charged from ledger_entries where account_id = $1 and kind = 'charge'`,
+    [accountId],
+  );
   return BigInt(rows[0].charged);
 }
 
-test('spend by day: every UTC day of the default 30 days, zero-filled, today holding every request; the total is the ledger\'s charges', async () => {
+test("spend by day: every UTC day of the default 30 days, zero-filled, today holding every request; the total is the ledger's charges", async () => {
   const answer = await graphql(t.url, SPEND, { g: 'day' }, owner.sessionToken);
   expect(answer.errors).toBeUndefined();
   const report = answer.data.spend;
@@ -60,7 +69,10 @@ test('spend by day: every UTC day of the default 30 days, zero-filled, today hol
 test('spend by key names each key, highest cost first; by model; filtered by a key', async () => {
   const byKey = (await graphql(t.url, SPEND, { g: 'key' }, owner.sessionToken)).data.spend;
   expect(byKey.groups.map((g: { keyName: string }) => g.keyName)).toEqual(['alpha', 'beta']);
-  expect(byKey.groups.map((g: { keyId: string; requests: number }) => [g.keyId, g.requests])).toEqual([[keyA.id, 3], [keyB.id, 2]]);
+  expect(byKey.groups.map((g: { keyId: string; requests: number }) => [g.keyId, g.requests])).toEqual([
+    [keyA.id, 3],
+    [keyB.id, 2],
+  ]);
   const sum = byKey.groups.reduce((s: bigint, g: { costMicro: string }) => s + BigInt(g.costMicro), 0n);
   expect(sum.toString()).toBe(byKey.total.costMicro);
   const byModel = (await graphql(t.url, SPEND, { g: 'model' }, owner.sessionToken)).data.spend;
@@ -78,7 +90,10 @@ test('spend refuses a bad period naming the field', async () => {
   ];
   for (const [vars, message, field] of cases) {
     const answer = await graphql(t.url, SPEND, { g: 'day', ...vars }, owner.sessionToken);
-    expect(answer.errors?.[0]).toMatchObject({ message: expect.stringMatching(message), extensions: { code: 'bad_request', status: 400, details: { field } } });
+    expect(answer.errors?.[0]).toMatchObject({
+      message: expect.stringMatching(message),
+      extensions: { code: 'bad_request', status: 400, details: { field } },
+    });
   }
   const other = await provisionAccount(t.url, { fundsMicro: '1000000', email: 'other-spender@example.com' });
   const empty = (await graphql(t.url, SPEND, { g: 'key' }, other.sessionToken)).data.spend;
@@ -92,12 +107,16 @@ test('the request log: newest first, filtered by key, model and status, paginate
   expect(all.data[0].requestId).toMatch(/\S/);
   const failed = (await graphql(t.url, LOG, { filter: { status: 'failed' } }, owner.sessionToken)).data.requestLog.data;
   expect(failed.map((r: { id: string }) => r.id)).toEqual([all.data[0].id]);
-  expect((await graphql(t.url, LOG, { filter: { keyId: keyA.id, status: 'ok' } }, owner.sessionToken)).data.requestLog.data).toHaveLength(3);
+  expect((await graphql(t.url, LOG, { filter: { keyId: keyA.id, status: 'ok' } }, owner.sessionToken)).data.requestLog.data).toHaveLength(
+    3,
+  );
   expect((await graphql(t.url, LOG, { filter: { model: 'sandbox/other' } }, owner.sessionToken)).data.requestLog.data).toEqual([]);
   const pages: string[] = [];
   let after: string | null = null;
   for (;;) {
-    const page: { data: { id: string }[]; lastId: string; hasMore: boolean } = (await graphql(t.url, LOG, { first: 2, after }, owner.sessionToken)).data.requestLog;
+    const page: { data: { id: string }[]; lastId: string; hasMore: boolean } = (
+      await graphql(t.url, LOG, { first: 2, after }, owner.sessionToken)
+    ).data.requestLog;
     pages.push(...page.data.map((r) => r.id));
     if (!page.hasMore) break;
     after = page.lastId;
@@ -134,7 +153,8 @@ test('the request log refuses bad filters and cursors naming the field', async (
 });
 
 test('the ledger: the top-up and each charge, newest first, paginated, filtered by kind', async () => {
-  const LEDGER = 'query($first:Int,$after:String,$kind:String){ledger(first:$first,after:$after,kind:$kind){data{id kind amountMicro keyId note createdAt} lastId hasMore}}';
+  const LEDGER =
+    'query($first:Int,$after:String,$kind:String){ledger(first:$first,after:$after,kind:$kind){data{id kind amountMicro keyId note createdAt} lastId hasMore}}';
   const all = (await graphql(t.url, LEDGER, {}, owner.sessionToken)).data.ledger;
   expect(all.data.map((e: { kind: string }) => e.kind)).toEqual(['charge', 'charge', 'charge', 'charge', 'top_up']);
   expect(all.data.at(-1).amountMicro).toBe(FUNDS.toString());
@@ -150,7 +170,10 @@ test('the ledger: the top-up and each charge, newest first, paginated, filtered 
 });
 
 /** RFC 4180 lines → cells (quoted cells may hold commas and doubled quotes; no line breaks in ours). */
-const csvCells = (line: string): string[] => [...line.matchAll(/("(?:[^"]|"")*"|[^,]*)(,|$)/g)].filter((m) => m.index! < line.length || m[1] !== '').map((m) => (m[1]!.startsWith('"') ? m[1]!.slice(1, -1).replace(/""/g, '"') : m[1]!));
+const csvCells = (line: string): string[] =>
+  [...line.matchAll(/("(?:[^"]|"")*"|[^,]*)(,|$)/g)]
+    .filter((m) => m.index! < line.length || m[1] !== '')
+    .map((m) => (m[1]!.startsWith('"') ? m[1]!.slice(1, -1).replace(/""/g, '"') : m[1]!));
 
 test('CSV export: every request of the filter as one line, newest first, the same figures as the log; refusals are envelopes', async () => {
   const all = (await graphql(t.url, LOG, {}, owner.sessionToken)).data.requestLog.data;
@@ -167,12 +190,20 @@ test('CSV export: every request of the filter as one line, newest first, the sam
   expect(rows[1]!.cost_micro).toBe(all[1].costMicro);
   expect(Number(rows[1]!.cost_usd) * 1e6).toBeCloseTo(Number(all[1].costMicro), 3);
 
-  const onlyA = await fetch(`${t.url}/v1/usage/requests.csv?key_id=${keyA.id}&status=ok`, { headers: { authorization: `Bearer ${owner.sessionToken}` } });
+  const onlyA = await fetch(`${t.url}/v1/usage/requests.csv?key_id=${keyA.id}&status=ok`, {
+    headers: { authorization: `Bearer ${owner.sessionToken}` },
+  });
   expect((await onlyA.text()).trim().split('\r\n')).toHaveLength(4);
-  const none = await fetch(`${t.url}/v1/usage/requests.csv?from=${Math.floor(Date.now() / 1000) + 3600}`, { headers: { authorization: `Bearer ${owner.sessionToken}` } });
+  const none = await fetch(`${t.url}/v1/usage/requests.csv?from=${Math.floor(Date.now() / 1000) + 3600}`, {
+    headers: { authorization: `Bearer ${owner.sessionToken}` },
+  });
   expect((await none.text()).trim().split('\r\n')).toHaveLength(1);
 
-  for (const [query, status, message] of [['status=weird', 400, /^status must be one of/], ['from=yesterday', 400, /^from must be a Unix timestamp/], ['key_id=key_00000000000000000000000000', 404, /^No key/]] as const) {
+  for (const [query, status, message] of [
+    ['status=weird', 400, /^status must be one of/],
+    ['from=yesterday', 400, /^from must be a Unix timestamp/],
+    ['key_id=key_00000000000000000000000000', 404, /^No key/],
+  ] as const) {
     const refused = await call(`${t.url}/v1/usage/requests.csv?${query}`, { token: owner.sessionToken });
     expect(refused.status).toBe(status);
     expect(refused.body.error.message).toMatch(message);
@@ -185,28 +216,50 @@ test('CSV export: every request of the filter as one line, newest first, the sam
 test('a key-formula cell is quoted as text in the CSV', async () => {
   const odd = await createKey(t.url, owner.sessionToken, { name: '=HYPERLINK("x"),y' });
   expect((await chat(odd.secret, 'six')).status).toBe(200);
-  expect(await eventually(async () => (await graphql(t.url, LOG, { filter: { keyId: odd.id } }, owner.sessionToken)).data.requestLog.data.length === 1)).toBe(true);
-  const text = await (await fetch(`${t.url}/v1/usage/requests.csv?key_id=${odd.id}`, { headers: { authorization: `Bearer ${owner.sessionToken}` } })).text();
+  expect(
+    await eventually(
+      async () => (await graphql(t.url, LOG, { filter: { keyId: odd.id } }, owner.sessionToken)).data.requestLog.data.length === 1,
+    ),
+  ).toBe(true);
+  const text = await (
+    await fetch(`${t.url}/v1/usage/requests.csv?key_id=${odd.id}`, { headers: { authorization: `Bearer ${owner.sessionToken}` } })
+  ).text();
   expect(text).toContain(`,"'=HYPERLINK(""x""),y",`);
 });
 
-test('GET /v1/key: the key\'s own month spend, limit and what is left, and the account balance, with the key alone', async () => {
+test("GET /v1/key: the key's own month spend, limit and what is left, and the account balance, with the key alone", async () => {
   const limited = await createKey(t.url, owner.sessionToken, { name: 'limited', monthly_spend_limit_micro: '2000000' });
   expect((await chat(limited.secret, 'seven')).status).toBe(200);
-  expect(await eventually(async () => (await call(`${t.url}/v1/key`, { token: limited.secret })).body.month_reserved_micro === '0')).toBe(true);
+  expect(await eventually(async () => (await call(`${t.url}/v1/key`, { token: limited.secret })).body.month_reserved_micro === '0')).toBe(
+    true,
+  );
   const status = await call(`${t.url}/v1/key`, { token: limited.secret });
   expect(status.status).toBe(200);
   const spent = BigInt(status.body.month_spent_micro);
   expect(spent).toBeGreaterThan(0n);
   expect(status.body).toMatchObject({
-    object: 'key', id: limited.id, name: 'limited', kind: 'prepaid', monthly_spend_limit_micro: '2000000',
-    month_settled_micro: spent.toString(), month_remaining_micro: (2_000_000n - spent).toString(), month: new Date().toISOString().slice(0, 7),
+    object: 'key',
+    id: limited.id,
+    name: 'limited',
+    kind: 'prepaid',
+    monthly_spend_limit_micro: '2000000',
+    month_settled_micro: spent.toString(),
+    month_remaining_micro: (2_000_000n - spent).toString(),
+    month: new Date().toISOString().slice(0, 7),
   });
   const account = (await graphql(t.url, '{ account { balanceMicro reservedMicro availableMicro } }', {}, owner.sessionToken)).data.account;
-  expect(status.body.account).toEqual({ balance_micro: account.balanceMicro, reserved_micro: account.reservedMicro, available_micro: account.availableMicro });
+  expect(status.body.account).toEqual({
+    balance_micro: account.balanceMicro,
+    reserved_micro: account.reservedMicro,
+    available_micro: account.availableMicro,
+  });
   // Anthropic's clients send the key as x-api-key.
   expect((await call(`${t.url}/v1/key`, { headers: { 'x-api-key': limited.secret } })).body.id).toBe(limited.id);
-  expect((await call(`${t.url}/v1/key`, { token: keyB.secret })).body).toMatchObject({ id: keyB.id, monthly_spend_limit_micro: null, month_remaining_micro: null });
+  expect((await call(`${t.url}/v1/key`, { token: keyB.secret })).body).toMatchObject({
+    id: keyB.id,
+    monthly_spend_limit_micro: null,
+    month_remaining_micro: null,
+  });
   expect((await call(`${t.url}/v1/key`, { token: 'tg-nonsense' })).status).toBe(401);
   expect((await call(`${t.url}/v1/key`, { token: owner.sessionToken })).status).toBe(401);
 });

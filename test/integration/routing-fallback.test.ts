@@ -5,7 +5,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startFakeAnthropic, type FakeAnthropic } from '../fakes/anthropic';
 import { startFakeOpenAI, type FakeOpenAIReply, type FakeVendor } from '../fakes/openai';
-import { eventually, expectChargedExactly, expectNothingCharged, requestId, settledMoneyOf, startTextHarness, textAccount, type TextAccount, type TextHarness } from '../support/text';
+import {
+  eventually,
+  expectChargedExactly,
+  expectNothingCharged,
+  requestId,
+  settledMoneyOf,
+  startTextHarness,
+  textAccount,
+  type TextAccount,
+  type TextHarness,
+} from '../support/text';
 
 /**
  * The operator-defined fallback model over real HTTP: a model routed over two OpenAI fakes
@@ -35,7 +45,11 @@ let a: TextAccount;
 let dir: string;
 
 beforeAll(async () => {
-  [east, west, claude] = await Promise.all([startFakeOpenAI({ apiKey: 'sk-east' }), startFakeOpenAI({ apiKey: 'sk-west' }), startFakeAnthropic({ apiKey: 'sk-ant' })]);
+  [east, west, claude] = await Promise.all([
+    startFakeOpenAI({ apiKey: 'sk-east' }),
+    startFakeOpenAI({ apiKey: 'sk-west' }),
+    startFakeAnthropic({ apiKey: 'sk-ant' }),
+  ]);
   dir = mkdtempSync(join(tmpdir(), 'tollgate-fallback-'));
   const file = join(dir, 'catalog.json');
   const catalog = {
@@ -46,16 +60,41 @@ beforeAll(async () => {
     },
     models: [
       ...[0, 1, 2].map((i) => ({
-        kind: 'text', id: `acme/gpt-with-fallback-${i}`, vendor: 'openai_east', vendor_model_id: 'gpt-4o-mini', created: 1721260800,
-        context_length: 128000, max_output_tokens: 4096, pricing: PRIMARY_PRICING, fallback: FALLBACK,
-        deployments: [{ vendor: 'openai_east', priority: 0 }, { vendor: 'openai_west', priority: 1 }],
+        kind: 'text',
+        id: `acme/gpt-with-fallback-${i}`,
+        vendor: 'openai_east',
+        vendor_model_id: 'gpt-4o-mini',
+        created: 1721260800,
+        context_length: 128000,
+        max_output_tokens: 4096,
+        pricing: PRIMARY_PRICING,
+        fallback: FALLBACK,
+        deployments: [
+          { vendor: 'openai_east', priority: 0 },
+          { vendor: 'openai_west', priority: 1 },
+        ],
       })),
-      { kind: 'text', id: FALLBACK, vendor: 'claude_a', vendor_model_id: 'claude-sonnet-4-5', created: 1759104000, context_length: 200000, max_output_tokens: 8192, pricing: FALLBACK_PRICING },
+      {
+        kind: 'text',
+        id: FALLBACK,
+        vendor: 'claude_a',
+        vendor_model_id: 'claude-sonnet-4-5',
+        created: 1759104000,
+        context_length: 200000,
+        max_output_tokens: 8192,
+        pricing: FALLBACK_PRICING,
+      },
     ],
   };
   writeFileSync(file, JSON.stringify(catalog));
   h = await startTextHarness(
-    { TOLLGATE_CATALOG: file, OPENAI_EAST_API_KEY: 'sk-east', OPENAI_WEST_API_KEY: 'sk-west', CLAUDE_A_API_KEY: 'sk-ant', TOLLGATE_ROUTING_COOLDOWN_MS: '30000' },
+    {
+      TOLLGATE_CATALOG: file,
+      OPENAI_EAST_API_KEY: 'sk-east',
+      OPENAI_WEST_API_KEY: 'sk-west',
+      CLAUDE_A_API_KEY: 'sk-ant',
+      TOLLGATE_ROUTING_COOLDOWN_MS: '30000',
+    },
     { log: pino({ level: 'info' }, logSink) },
   );
   a = await textAccount(h.t);

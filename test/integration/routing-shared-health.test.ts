@@ -36,14 +36,30 @@ beforeAll(async () => {
       vendors: { openai_east: { protocol: 'openai', base_url: east.url }, openai_west: { protocol: 'openai', base_url: west.url } },
       models: [
         {
-          kind: 'text', id: 'acme/gpt-shared', vendor: 'openai_east', vendor_model_id: 'gpt-4o-mini', created: 1721260800,
-          context_length: 128000, max_output_tokens: 4096, pricing: { input: '1.00', output: '2.00' },
-          deployments: [{ vendor: 'openai_east', priority: 0 }, { vendor: 'openai_west', priority: 1 }],
+          kind: 'text',
+          id: 'acme/gpt-shared',
+          vendor: 'openai_east',
+          vendor_model_id: 'gpt-4o-mini',
+          created: 1721260800,
+          context_length: 128000,
+          max_output_tokens: 4096,
+          pricing: { input: '1.00', output: '2.00' },
+          deployments: [
+            { vendor: 'openai_east', priority: 0 },
+            { vendor: 'openai_west', priority: 1 },
+          ],
         },
       ],
     }),
   );
-  env = { TOLLGATE_CATALOG: file, OPENAI_EAST_API_KEY: 'sk-east', OPENAI_WEST_API_KEY: 'sk-west', REDIS_URL, TOLLGATE_REDIS_KEY_PREFIX: PREFIX, TOLLGATE_ROUTING_COOLDOWN_MS: String(COOLDOWN_MS) };
+  env = {
+    TOLLGATE_CATALOG: file,
+    OPENAI_EAST_API_KEY: 'sk-east',
+    OPENAI_WEST_API_KEY: 'sk-west',
+    REDIS_URL,
+    TOLLGATE_REDIS_KEY_PREFIX: PREFIX,
+    TOLLGATE_ROUTING_COOLDOWN_MS: String(COOLDOWN_MS),
+  };
   one = await startTestTollgate({ env });
   two = await startTestTollgate({ env, databaseUrl: one.databaseUrl });
   account = await textAccount(one);
@@ -63,7 +79,11 @@ afterAll(async () => {
   await redis.quit();
 });
 
-const ask = (instance: TestTollgate) => openaiClient(instance.url, account.secret).chat.completions.create({ model: 'acme/gpt-shared', messages: [{ role: 'user', content: 'Hi' }], max_tokens: 20 }, { headers: { 'x-request-id': requestId() } });
+const ask = (instance: TestTollgate) =>
+  openaiClient(instance.url, account.secret).chat.completions.create(
+    { model: 'acme/gpt-shared', messages: [{ role: 'user', content: 'Hi' }], max_tokens: 20 },
+    { headers: { 'x-request-id': requestId() } },
+  );
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 test('a deployment cooled on one instance gets no traffic from the other; its recovery is shared too', async () => {
@@ -83,7 +103,12 @@ test('a deployment cooled on one instance gets no traffic from the other; its re
   const listed = await runTollgate(['admin', 'list-deployments', '--json'], { ...env, DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none' });
   expect(listed.code).toBe(0);
   expect(JSON.parse(listed.stdout)).toEqual([
-    expect.objectContaining({ model: 'acme/gpt-shared', deployment: 'openai_east', configured: true, state: expect.stringMatching(/^(cooled|half-open)$/) }),
+    expect.objectContaining({
+      model: 'acme/gpt-shared',
+      deployment: 'openai_east',
+      configured: true,
+      state: expect.stringMatching(/^(cooled|half-open)$/),
+    }),
     expect.objectContaining({ deployment: 'openai_west', state: 'closed', cooled_until: null }),
   ]);
 
@@ -94,7 +119,10 @@ test('a deployment cooled on one instance gets no traffic from the other; its re
   // ... and instance two knows it within a second: closed, not half-open waiting for a probe of its own.
   await sleep(1_000);
   const recovered = await graphql(two.url, '{ deployments { deployment state } }', {}, ADMIN_TOKEN);
-  expect(recovered.data.deployments).toEqual([{ deployment: 'openai_east', state: 'closed' }, { deployment: 'openai_west', state: 'closed' }]);
+  expect(recovered.data.deployments).toEqual([
+    { deployment: 'openai_east', state: 'closed' },
+    { deployment: 'openai_west', state: 'closed' },
+  ]);
   expect((await ask(two)).choices[0]!.message.content).toBe('east');
   expect((await ask(two)).choices[0]!.message.content).toBe('east');
 });

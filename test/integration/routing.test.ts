@@ -6,7 +6,19 @@ import { join } from 'node:path';
 import { startFakeAnthropic, type FakeAnthropic } from '../fakes/anthropic';
 import { startFakeOpenAI, type FakeOpenAIReply, type FakeVendor } from '../fakes/openai';
 import { ADMIN_TOKEN, graphql } from '../support/tollgate';
-import { accountMoney, eventually, expectChargedExactly, expectNothingCharged, requestId, settledMoneyOf, startTextHarness, textAccount, withId, type TextAccount, type TextHarness } from '../support/text';
+import {
+  accountMoney,
+  eventually,
+  expectChargedExactly,
+  expectNothingCharged,
+  requestId,
+  settledMoneyOf,
+  startTextHarness,
+  textAccount,
+  withId,
+  type TextAccount,
+  type TextHarness,
+} from '../support/text';
 
 /**
  * Failover across a model's deployments over real HTTP: two OpenAI fakes (two accounts of one
@@ -28,7 +40,12 @@ let nextModel = 0;
 /** A routed model no earlier test has used (deployment health is per model). */
 const freshModel = (): string => `acme/gpt-routed-${nextModel++}`;
 
-function routingCatalog(east: FakeVendor<FakeOpenAIReply>, west: FakeVendor<FakeOpenAIReply>, claudeA: FakeAnthropic, claudeB: FakeAnthropic) {
+function routingCatalog(
+  east: FakeVendor<FakeOpenAIReply>,
+  west: FakeVendor<FakeOpenAIReply>,
+  claudeA: FakeAnthropic,
+  claudeB: FakeAnthropic,
+) {
   return {
     vendors: {
       openai_east: { protocol: 'openai', base_url: east.url, api_key_env: 'EAST_OPENAI_KEY' },
@@ -39,20 +56,44 @@ function routingCatalog(east: FakeVendor<FakeOpenAIReply>, west: FakeVendor<Fake
     models: [
       // One model per test: each has its own deployments' health.
       ...Array.from({ length: ROUTED_MODELS }, (_, i) => ({
-        kind: 'text', id: `acme/gpt-routed-${i}`, vendor: 'openai_east', vendor_model_id: 'gpt-4o-mini', created: 1721260800,
-        context_length: 128000, max_output_tokens: 4096, pricing: PRICING,
-        deployments: [{ vendor: 'openai_east', priority: 0 }, { vendor: 'openai_west', vendor_model_id: 'gpt-4o-mini-west', priority: 1 }],
+        kind: 'text',
+        id: `acme/gpt-routed-${i}`,
+        vendor: 'openai_east',
+        vendor_model_id: 'gpt-4o-mini',
+        created: 1721260800,
+        context_length: 128000,
+        max_output_tokens: 4096,
+        pricing: PRICING,
+        deployments: [
+          { vendor: 'openai_east', priority: 0 },
+          { vendor: 'openai_west', vendor_model_id: 'gpt-4o-mini-west', priority: 1 },
+        ],
       })),
       // Two deployments sharing the traffic (one priority, equal weights).
       ...['acme/gpt-balanced', 'acme/gpt-sticky'].map((id) => ({
-        kind: 'text', id, vendor: 'openai_east', vendor_model_id: 'gpt-4o-mini', created: 1721260800,
-        context_length: 128000, max_output_tokens: 4096, pricing: PRICING,
+        kind: 'text',
+        id,
+        vendor: 'openai_east',
+        vendor_model_id: 'gpt-4o-mini',
+        created: 1721260800,
+        context_length: 128000,
+        max_output_tokens: 4096,
+        pricing: PRICING,
         deployments: [{ vendor: 'openai_east' }, { vendor: 'openai_west' }],
       })),
       {
-        kind: 'text', id: 'acme/claude-routed', vendor: 'claude_a', vendor_model_id: 'claude-sonnet-4-5', created: 1759104000,
-        context_length: 200000, max_output_tokens: 8192, pricing: PRICING,
-        deployments: [{ vendor: 'claude_a', priority: 0 }, { vendor: 'claude_b', priority: 1 }],
+        kind: 'text',
+        id: 'acme/claude-routed',
+        vendor: 'claude_a',
+        vendor_model_id: 'claude-sonnet-4-5',
+        created: 1759104000,
+        context_length: 200000,
+        max_output_tokens: 8192,
+        pricing: PRICING,
+        deployments: [
+          { vendor: 'claude_a', priority: 0 },
+          { vendor: 'claude_b', priority: 1 },
+        ],
       },
     ],
   };
@@ -80,13 +121,13 @@ beforeAll(async () => {
   writeFileSync(file, JSON.stringify(routingCatalog(east, west, claudeA, claudeB)));
   h = await startTextHarness(
     {
-    TOLLGATE_CATALOG: file,
-    EAST_OPENAI_KEY: 'sk-east',
-    OPENAI_WEST_API_KEY: 'sk-west',
-    CLAUDE_A_API_KEY: 'sk-ant-a',
-    CLAUDE_B_API_KEY: 'sk-ant-b',
-    TOLLGATE_ROUTING_COOLDOWN_MS: String(COOLDOWN_MS),
-    TOLLGATE_ROUTING_FIRST_BYTE_TIMEOUT_MS: '400',
+      TOLLGATE_CATALOG: file,
+      EAST_OPENAI_KEY: 'sk-east',
+      OPENAI_WEST_API_KEY: 'sk-west',
+      CLAUDE_A_API_KEY: 'sk-ant-a',
+      CLAUDE_B_API_KEY: 'sk-ant-b',
+      TOLLGATE_ROUTING_COOLDOWN_MS: String(COOLDOWN_MS),
+      TOLLGATE_ROUTING_FIRST_BYTE_TIMEOUT_MS: '400',
     },
     { log: pino({ level: 'info' }, logSink) },
   );
@@ -107,7 +148,9 @@ beforeEach(() => {
 });
 
 const ask = (model: string, id: string, stream = false) =>
-  a.openai.chat.completions.create({ model, messages: [{ role: 'user', content: `Hi ${id}` }], max_tokens: 50, stream: stream as false }, withId(id)).withResponse();
+  a.openai.chat.completions
+    .create({ model, messages: [{ role: 'user', content: `Hi ${id}` }], max_tokens: 50, stream: stream as false }, withId(id))
+    .withResponse();
 
 const accountMoneyOf = () => accountMoney(h.db, a.accountId);
 
@@ -147,7 +190,10 @@ describe('failover before the first byte', () => {
     east.script({ headersDelayMs: 2_000 });
     west.script({ text: 'Fast west.', usage: { input: 12, output: 3 } });
     const id = requestId();
-    const stream = await a.openai.chat.completions.create({ model: freshModel(), messages: [{ role: 'user', content: 'Hi' }], max_tokens: 50, stream: true }, withId(id));
+    const stream = await a.openai.chat.completions.create(
+      { model: freshModel(), messages: [{ role: 'user', content: 'Hi' }], max_tokens: 50, stream: true },
+      withId(id),
+    );
     let text = '';
     for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
     expect(text).toBe('Fast west.');
@@ -160,8 +206,13 @@ describe('failover before the first byte', () => {
     claudeA.script({ status: 529 });
     claudeB.script({ text: 'Claude B here.', usage: { input: 12, output: 5 } });
     const id = requestId();
-    const message = await a.anthropic.messages.create({ model: 'acme/claude-routed', max_tokens: 50, messages: [{ role: 'user', content: 'Hi' }] }, withId(id));
-    expect(message.content).toEqual([{ type: 'text', text: 'Claude B here.', citations: null }].map(({ type, text }) => expect.objectContaining({ type, text })));
+    const message = await a.anthropic.messages.create(
+      { model: 'acme/claude-routed', max_tokens: 50, messages: [{ role: 'user', content: 'Hi' }] },
+      withId(id),
+    );
+    expect(message.content).toEqual(
+      [{ type: 'text', text: 'Claude B here.', citations: null }].map(({ type, text }) => expect.objectContaining({ type, text })),
+    );
     expect(claudeA.requests).toHaveLength(1);
     expect(claudeB.requests).toHaveLength(1);
     await expectChargedExactly(h, a, id, chargeOf(5));
@@ -192,7 +243,10 @@ describe('a client that went away', () => {
     east.script({ headersDelayMs: 300, status: 503 });
     const id = requestId();
     const controller = new AbortController();
-    const asked = a.openai.chat.completions.create({ model: freshModel(), messages: [{ role: 'user', content: 'Hi' }], max_tokens: 50 }, { ...withId(id), signal: controller.signal });
+    const asked = a.openai.chat.completions.create(
+      { model: freshModel(), messages: [{ role: 'user', content: 'Hi' }], max_tokens: 50 },
+      { ...withId(id), signal: controller.signal },
+    );
     setTimeout(() => controller.abort(), 100);
     await expect(asked).rejects.toThrow();
     await new Promise((r) => setTimeout(r, 600));
@@ -206,8 +260,19 @@ describe('1,000 requests, one deployment failing half of its own', () => {
   test('no client sees an error, and each request is charged once', async () => {
     // The west fails every other request it gets, in every way that leaves the client nothing: error
     // statuses, a slow failure, and an answer broken off half-way (a whole answer is sent only complete).
-    const failures: FakeOpenAIReply[] = [{ status: 503 }, { status: 429 }, { status: 500 }, { status: 529 }, { headersDelayMs: 200, status: 502 }, { cutAfterChunks: 1 }];
-    west.script(...Array.from({ length: 3_000 }, (_, i): FakeOpenAIReply => (i % 2 === 0 ? { text: 'west ok' } : failures[(i >> 1) % failures.length]!)));
+    const failures: FakeOpenAIReply[] = [
+      { status: 503 },
+      { status: 429 },
+      { status: 500 },
+      { status: 529 },
+      { headersDelayMs: 200, status: 502 },
+      { cutAfterChunks: 1 },
+    ];
+    west.script(
+      ...Array.from({ length: 3_000 }, (_, i): FakeOpenAIReply =>
+        i % 2 === 0 ? { text: 'west ok' } : failures[(i >> 1) % failures.length]!,
+      ),
+    );
     east.script({ text: 'east ok' });
     const ids = Array.from({ length: 1_000 }, () => requestId());
     let errors = 0;
@@ -228,7 +293,11 @@ describe('1,000 requests, one deployment failing half of its own', () => {
     // Both deployments served, and the west failed some: failover did the work.
     expect(west.requests.length).toBeGreaterThan(0);
     expect(east.requests.length).toBeGreaterThan(500);
-    await eventually(async () => (await h.db.query('select count(*)::int as n from usage_records where request_id = any($1)', [ids])).rows[0].n === ids.length, 10_000);
+    await eventually(
+      async () =>
+        (await h.db.query('select count(*)::int as n from usage_records where request_id = any($1)', [ids])).rows[0].n === ids.length,
+      10_000,
+    );
     const { rows } = await h.db.query<{ status: string; n: number; charges: number }>(
       `select u.status, count(*)::int as n, count(l.id)::int as charges
          from usage_records u left join ledger_entries l on l.hold_id = u.hold_id and l.kind = 'charge'
@@ -246,7 +315,15 @@ describe('prompt-cache affinity', () => {
   test('turns of one conversation stay on the deployment that served its last turn, and move only when it fails', async () => {
     const system = { role: 'system' as const, content: 'You are a patient tutor with a long, cacheable prompt.' };
     const turn = (n: number) =>
-      a.openai.chat.completions.create({ model: 'acme/gpt-sticky', messages: [system, { role: 'user', content: 'Teach me fractions.' }, ...Array.from({ length: n }, (_, i) => ({ role: i % 2 ? ('user' as const) : ('assistant' as const), content: `turn ${i}` }))], max_tokens: 50 });
+      a.openai.chat.completions.create({
+        model: 'acme/gpt-sticky',
+        messages: [
+          system,
+          { role: 'user', content: 'Teach me fractions.' },
+          ...Array.from({ length: n }, (_, i) => ({ role: i % 2 ? ('user' as const) : ('assistant' as const), content: `turn ${i}` })),
+        ],
+        max_tokens: 50,
+      });
     east.script({ text: 'east' });
     west.script({ text: 'west' });
     const first = (await turn(0)).choices[0]!.message.content;
@@ -263,7 +340,11 @@ describe('prompt-cache affinity', () => {
     // Another conversation, named by its session header alone, sticks the same way.
     east.script({ text: 'east' });
     west.script({ text: 'west' });
-    const session = (n: number) => a.openai.chat.completions.create({ model: 'acme/gpt-sticky', messages: [{ role: 'user', content: `question ${n}` }], max_tokens: 50 }, { headers: { 'x-session-id': 'conv-42' } });
+    const session = (n: number) =>
+      a.openai.chat.completions.create(
+        { model: 'acme/gpt-sticky', messages: [{ role: 'user', content: `question ${n}` }], max_tokens: 50 },
+        { headers: { 'x-session-id': 'conv-42' } },
+      );
     const bySession = new Set<string>();
     for (let n = 0; n < 10; n++) bySession.add((await session(n)).choices[0]!.message.content!);
     expect(bySession.size).toBe(1);
@@ -274,7 +355,10 @@ describe('after the first byte', () => {
   test('a stream cut mid-way is not retried: the client gets the stream error, charged for what it saw', async () => {
     east.script({ text: 'This answer breaks off somewhere in the middle.', chunkSize: 5, cutAfterChunks: 3 });
     const id = requestId();
-    const stream = await a.openai.chat.completions.create({ model: freshModel(), messages: [{ role: 'user', content: 'Hi' }], max_tokens: 50, stream: true }, withId(id));
+    const stream = await a.openai.chat.completions.create(
+      { model: freshModel(), messages: [{ role: 'user', content: 'Hi' }], max_tokens: 50, stream: true },
+      withId(id),
+    );
     let text = '';
     await expect(
       (async () => {
@@ -308,16 +392,36 @@ describe('health', () => {
     expect(west.requests).toHaveLength(8);
   });
 
-  test('the operator sees each deployment\'s health (GraphQL) and the failovers and cooldowns (/metrics)', async () => {
+  test("the operator sees each deployment's health (GraphQL) and the failovers and cooldowns (/metrics)", async () => {
     const model = freshModel();
     east.script({ status: 503, errorMessage: 'east is overloaded' });
     for (let i = 0; i < 3; i++) await ask(model, requestId());
-    const listed = await graphql(h.t.url, '{ deployments { model deployment protocol vendorModelId priority configured state consecutiveFailures cooledUntilMs lastError } }', {}, ADMIN_TOKEN);
+    const listed = await graphql(
+      h.t.url,
+      '{ deployments { model deployment protocol vendorModelId priority configured state consecutiveFailures cooledUntilMs lastError } }',
+      {},
+      ADMIN_TOKEN,
+    );
     expect(listed.errors).toBeUndefined();
     const mine = listed.data.deployments.filter((d: { model: string }) => d.model === model);
     expect(mine).toEqual([
-      expect.objectContaining({ deployment: 'openai_east', protocol: 'openai', vendorModelId: 'gpt-4o-mini', priority: 0, configured: true, state: 'cooled', consecutiveFailures: 3, lastError: expect.stringContaining('east is overloaded') }),
-      expect.objectContaining({ deployment: 'openai_west', vendorModelId: 'gpt-4o-mini-west', priority: 1, state: 'closed', cooledUntilMs: null }),
+      expect.objectContaining({
+        deployment: 'openai_east',
+        protocol: 'openai',
+        vendorModelId: 'gpt-4o-mini',
+        priority: 0,
+        configured: true,
+        state: 'cooled',
+        consecutiveFailures: 3,
+        lastError: expect.stringContaining('east is overloaded'),
+      }),
+      expect.objectContaining({
+        deployment: 'openai_west',
+        vendorModelId: 'gpt-4o-mini-west',
+        priority: 1,
+        state: 'closed',
+        cooledUntilMs: null,
+      }),
     ]);
     expect(mine[0].cooledUntilMs).toBeGreaterThan(Date.now());
     // Not for a session: operator only.
@@ -339,7 +443,11 @@ describe('health', () => {
     for (let i = 0; i < 3; i++) await expect(ask(model, requestId())).rejects.toMatchObject({ status: 502 });
     const [eastCalls, westCalls] = [east.requests.length, west.requests.length];
     const id = requestId();
-    const refused = await fetch(`${h.t.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${a.secret}`, 'content-type': 'application/json', 'x-request-id': id }, body: JSON.stringify({ model, messages: [{ role: 'user', content: 'Hi' }], max_tokens: 20 }) });
+    const refused = await fetch(`${h.t.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${a.secret}`, 'content-type': 'application/json', 'x-request-id': id },
+      body: JSON.stringify({ model, messages: [{ role: 'user', content: 'Hi' }], max_tokens: 20 }),
+    });
     expect(refused.status).toBe(503);
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('deployments_unavailable');
@@ -347,7 +455,7 @@ describe('health', () => {
     await expectNothingCharged(h, a, id);
   });
 
-  test("a 429 cools the deployment for its Retry-After, at once", async () => {
+  test('a 429 cools the deployment for its Retry-After, at once', async () => {
     const model = freshModel();
     east.script({ status: 429, retryAfter: '1' }, { text: 'ok' });
     await ask(model, requestId());
@@ -361,7 +469,11 @@ describe('health', () => {
 
   /** A chat request over plain HTTP (no SDK: its own retries would hide the answer). */
   const post = (model: string, id: string) =>
-    fetch(`${h.t.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${a.secret}`, 'content-type': 'application/json', 'x-request-id': id }, body: JSON.stringify({ model, messages: [{ role: 'user', content: 'Hi' }], max_tokens: 20 }) });
+    fetch(`${h.t.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${a.secret}`, 'content-type': 'application/json', 'x-request-id': id },
+      body: JSON.stringify({ model, messages: [{ role: 'user', content: 'Hi' }], max_tokens: 20 }),
+    });
 
   test('every deployment answering 429: the client gets 429 upstream_rate_limited with the soonest vendor Retry-After, then no upstream call while they cool; nothing charged', async () => {
     const model = freshModel();
@@ -383,7 +495,10 @@ describe('health', () => {
     const seconds = Number(refused.headers.get('retry-after'));
     expect(seconds).toBeGreaterThanOrEqual(1);
     expect(seconds).toBeLessThanOrEqual(3);
-    expect(((await refused.json()) as { error: { code: string; details: { retry_after_seconds: number } } }).error).toMatchObject({ code: 'upstream_rate_limited', details: { retry_after_seconds: seconds } });
+    expect(((await refused.json()) as { error: { code: string; details: { retry_after_seconds: number } } }).error).toMatchObject({
+      code: 'upstream_rate_limited',
+      details: { retry_after_seconds: seconds },
+    });
     expect([east.requests.length, west.requests.length]).toEqual([1, 1]);
     await expectNothingCharged(h, a, again);
   });

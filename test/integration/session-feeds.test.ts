@@ -3,7 +3,15 @@ import { createClient, type Client } from 'graphql-ws';
 import { Client as PgClient } from 'pg';
 import WebSocket from 'ws';
 import { ManualClock } from '../../src/domain/shared/clock';
-import { call, createKey, graphql, provisionAccount, startTestTollgate, waitForSubscriptions, type TestTollgate } from '../support/tollgate';
+import {
+  call,
+  createKey,
+  graphql,
+  provisionAccount,
+  startTestTollgate,
+  waitForSubscriptions,
+  type TestTollgate,
+} from '../support/tollgate';
 
 /**
  * A GraphQL subscription lives no longer than the session that opened it: sign-out (here or
@@ -40,15 +48,26 @@ interface Feed {
 }
 
 function openFeed(url: string, sessionToken: string, query: string, variables: Record<string, unknown> = {}): Feed {
-  const client = createClient({ url: `${url.replace('http', 'ws')}/graphql`, webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${sessionToken}` }, retryAttempts: 0 });
+  const client = createClient({
+    url: `${url.replace('http', 'ws')}/graphql`,
+    webSocketImpl: WebSocket,
+    connectionParams: { authorization: `Bearer ${sessionToken}` },
+    retryAttempts: 0,
+  });
   clients.push(client);
   const events: unknown[] = [];
   const ended = new Promise<Array<{ message: string; extensions?: { code?: string } }>>((resolve, reject) => {
-    client.subscribe({ query, variables }, {
-      next: (message) => (message.errors ? resolve(message.errors as never) : events.push(message.data)),
-      error: (error) => (Array.isArray(error) ? resolve(error) : reject(new Error(`the connection failed: ${String((error as { code?: number }).code ?? error)}`))),
-      complete: () => reject(new Error(`the feed completed without an error: ${query}`)),
-    });
+    client.subscribe(
+      { query, variables },
+      {
+        next: (message) => (message.errors ? resolve(message.errors as never) : events.push(message.data)),
+        error: (error) =>
+          Array.isArray(error)
+            ? resolve(error)
+            : reject(new Error(`the connection failed: ${String((error as { code?: number }).code ?? error)}`)),
+        complete: () => reject(new Error(`the feed completed without an error: ${query}`)),
+      },
+    );
   });
   ended.catch(() => undefined); // a feed that is never awaited completes when its client is disposed
   return { events, ended };
@@ -57,7 +76,9 @@ function openFeed(url: string, sessionToken: string, query: string, variables: R
 /** The feed ends within `ms` (the bound is what tells the event bus from the 30 s check). */
 async function endsWithin(feed: Feed, ms: number): Promise<Array<{ message: string; extensions?: { code?: string } }>> {
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_resolve, reject) => (timer = setTimeout(() => reject(new Error(`the feed was still open after ${ms} ms`)), ms)));
+  const late = new Promise<never>(
+    (_resolve, reject) => (timer = setTimeout(() => reject(new Error(`the feed was still open after ${ms} ms`)), ms)),
+  );
   try {
     return await Promise.race([feed.ended, late]);
   } finally {

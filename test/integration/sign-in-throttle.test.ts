@@ -42,19 +42,33 @@ function postFrom(baseUrl: string, from: string, path: string, body: unknown): P
   const url = new URL(path, baseUrl);
   const payload = JSON.stringify(body);
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'POST', localAddress: from, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } }, (res) => {
-      let text = '';
-      res.on('data', (chunk: Buffer) => (text += chunk.toString()));
-      res.on('end', () => resolve({ status: res.statusCode!, retryAfter: (res.headers['retry-after'] as string | undefined) ?? null, body: JSON.parse(text) }));
-    });
+    const req = request(
+      url,
+      { method: 'POST', localAddress: from, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } },
+      (res) => {
+        let text = '';
+        res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode!,
+            retryAfter: (res.headers['retry-after'] as string | undefined) ?? null,
+            body: JSON.parse(text),
+          }),
+        );
+      },
+    );
     req.on('error', reject);
     req.end(payload);
   });
 }
 
-const signIn = (baseUrl: string, from: string, email: string, password: string) => postFrom(baseUrl, from, '/v1/auth/sessions', { email, password });
+const signIn = (baseUrl: string, from: string, email: string, password: string) =>
+  postFrom(baseUrl, from, '/v1/auth/sessions', { email, password });
 const graphqlSignIn = (baseUrl: string, from: string, email: string, password: string) =>
-  postFrom(baseUrl, from, '/graphql', { query: 'mutation($e:String!,$p:String!){signIn(email:$e,password:$p){token}}', variables: { e: email, p: password } });
+  postFrom(baseUrl, from, '/graphql', {
+    query: 'mutation($e:String!,$p:String!){signIn(email:$e,password:$p){token}}',
+    variables: { e: email, p: password },
+  });
 
 /** Status (and Retry-After when refused) of each sign-in in turn. */
 async function attempts(n: number, baseUrl: string, from: string, email: string, password = 'wrong password'): Promise<string[]> {
@@ -71,7 +85,11 @@ test('five wrong passwords are answered 401, then 429 rate_limited with Retry-Af
   const from = '127.0.0.2';
   expect(await attempts(6, t.url, from, user.email)).toEqual(['401', '401', '401', '401', '401', '429 1']);
   const refused = await signIn(t.url, from, user.email, user.password);
-  expect(refused).toMatchObject({ status: 429, retryAfter: '1', body: { error: { code: 'rate_limited', details: { limit: 'sign_in_failures', retry_after_seconds: 1 } } } });
+  expect(refused).toMatchObject({
+    status: 429,
+    retryAfter: '1',
+    body: { error: { code: 'rate_limited', details: { limit: 'sign_in_failures', retry_after_seconds: 1 } } },
+  });
   expect(refused.body.error.message).toMatch(/retry in 1 s/);
   // GraphQL's signIn is the same door.
   const viaGraphql = await graphqlSignIn(t.url, from, user.email, user.password);
@@ -117,7 +135,8 @@ test('guesses spread over many addresses slow the account down, but never keep i
   const user = await provisionAccount(t.url);
   expect((await signIn(t.url, '127.0.1.1', user.email, user.password)).status).toBe(201); // the user's own address
   // Ten failures on the account, none of them enough for its own address to wait.
-  for (const from of ['127.0.1.2', '127.0.1.3', '127.0.1.4', '127.0.1.5', '127.0.1.6']) expect(await attempts(2, t.url, from, user.email)).toEqual(['401', '401']);
+  for (const from of ['127.0.1.2', '127.0.1.3', '127.0.1.4', '127.0.1.5', '127.0.1.6'])
+    expect(await attempts(2, t.url, from, user.email)).toEqual(['401', '401']);
   // From any other address, even the right password now waits.
   expect(await signIn(t.url, '127.0.1.7', user.email, user.password)).toMatchObject({ status: 429, retryAfter: '1' });
   expect((await signIn(t.url, '127.0.1.1', user.email, user.password)).status).toBe(201);
@@ -138,7 +157,10 @@ test('one address trying many accounts is slowed down; the users who signed in f
 
 test('two instances on one Redis count the same failures, for known and unknown emails alike', async () => {
   const user = await provisionAccount(a.url);
-  for (const [email, from] of [[user.email, '127.0.3.1'], [`nobody-${randomBytes(3).toString('hex')}@example.com`, '127.0.3.2']] as const) {
+  for (const [email, from] of [
+    [user.email, '127.0.3.1'],
+    [`nobody-${randomBytes(3).toString('hex')}@example.com`, '127.0.3.2'],
+  ] as const) {
     expect(await attempts(3, a.url, from, email)).toEqual(['401', '401', '401']);
     expect(await attempts(2, b.url, from, email)).toEqual(['401', '401']);
     const [onA] = await attempts(1, a.url, from, email);

@@ -55,10 +55,22 @@ describe('DATABASE_URL', () => {
 
 test.each([
   [{ DATABASE_URL: 'mysql://localhost/db' }, 'tollgate: Configuration error: DATABASE_URL must be a postgres:// URL'],
-  [{ DATABASE_URL: 'postgres://postgres:hunter2@127.0.0.1:1/tollgate' }, 'tollgate: cannot connect to PostgreSQL at postgres://postgres:***@127.0.0.1:1/tollgate: connect ECONNREFUSED 127.0.0.1:1 (check DATABASE_URL)'],
-  [{ DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/x', PORT: 'http' }, "tollgate: Configuration error: PORT must be an integer from 0 to 65535, got 'http'"],
-  [{ DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/x', OPENAI_BASE_URL: 'api.openai.com' }, "tollgate: Configuration error: OPENAI_BASE_URL must be an http:// or https:// URL, got 'api.openai.com'"],
-  [{ DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/x', TOLLGATE_LIMITS_FILE: '/nonexistent/limits.json' }, 'tollgate: Configuration error: TOLLGATE_LIMITS_FILE /nonexistent/limits.json: cannot be read: ENOENT'],
+  [
+    { DATABASE_URL: 'postgres://postgres:hunter2@127.0.0.1:1/tollgate' },
+    'tollgate: cannot connect to PostgreSQL at postgres://postgres:***@127.0.0.1:1/tollgate: connect ECONNREFUSED 127.0.0.1:1 (check DATABASE_URL)',
+  ],
+  [
+    { DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/x', PORT: 'http' },
+    "tollgate: Configuration error: PORT must be an integer from 0 to 65535, got 'http'",
+  ],
+  [
+    { DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/x', OPENAI_BASE_URL: 'api.openai.com' },
+    "tollgate: Configuration error: OPENAI_BASE_URL must be an http:// or https:// URL, got 'api.openai.com'",
+  ],
+  [
+    { DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/x', TOLLGATE_LIMITS_FILE: '/nonexistent/limits.json' },
+    'tollgate: Configuration error: TOLLGATE_LIMITS_FILE /nonexistent/limits.json: cannot be read: ENOENT',
+  ],
 ])('a bad value stops the start with one line: %j', async (env, message) => {
   const result = await runTollgate(['start'], { PORT: '0', ...env });
   expect(result.code).toBe(1);
@@ -74,7 +86,9 @@ test('a port already in use stops the start with one line naming PORT', async ()
     const port = (busy.address() as AddressInfo).port;
     const result = await runTollgate(['start'], { DATABASE_URL: db.url, PORT: String(port), HOST: '127.0.0.1' });
     expect(result.code).toBe(1);
-    expect(result.stderr).toBe(`tollgate: port ${port} on 127.0.0.1 is already in use (by another Tollgate?): stop it, or set PORT to a free port\n`);
+    expect(result.stderr).toBe(
+      `tollgate: port ${port} on 127.0.0.1 is already in use (by another Tollgate?): stop it, or set PORT to a free port\n`,
+    );
   } finally {
     busy.close();
     await db.drop();
@@ -105,7 +119,11 @@ describe('the embedded default', () => {
       const streamed = await fetch(`${first.url}/v1/chat/completions`, {
         method: 'POST',
         headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ model: 'sandbox/echo', stream: true, messages: [{ role: 'user', content: '[sandbox:delay=150] Tell me about lighthouses.' }] }),
+        body: JSON.stringify({
+          model: 'sandbox/echo',
+          stream: true,
+          messages: [{ role: 'user', content: '[sandbox:delay=150] Tell me about lighthouses.' }],
+        }),
       });
       expect(streamed.status).toBe(200);
       const reader = streamed.body!.getReader();
@@ -132,7 +150,9 @@ describe('the embedded default', () => {
       // A second start on the same data directory says who holds it, and leaves it alone.
       const third = await runTollgate(['start'], { ...env, PORT: '0' });
       expect(third.code).toBe(1);
-      expect(third.stderr).toBe(`tollgate: Another Tollgate (pid ${second.child.pid}) is using the data directory ${dataDir}: stop it first, or give this one another TOLLGATE_DATA_DIR or a DATABASE_URL.\n`);
+      expect(third.stderr).toBe(
+        `tollgate: Another Tollgate (pid ${second.child.pid}) is using the data directory ${dataDir}: stop it first, or give this one another TOLLGATE_DATA_DIR or a DATABASE_URL.\n`,
+      );
     } catch (error) {
       await second.stop();
       throw error;
@@ -145,7 +165,11 @@ describe('the embedded default', () => {
     const streamed = await fetch(`${second.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'sandbox/echo', stream: true, messages: [{ role: 'user', content: '[sandbox:delay=150] Tell me about harbours.' }] }),
+      body: JSON.stringify({
+        model: 'sandbox/echo',
+        stream: true,
+        messages: [{ role: 'user', content: '[sandbox:delay=150] Tell me about harbours.' }],
+      }),
     });
     const reader = streamed.body!.getReader();
     let body = new TextDecoder().decode((await reader.read()).value);
@@ -153,10 +177,20 @@ describe('the embedded default', () => {
     for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) body += new TextDecoder().decode(chunk.value);
     expect(body.trimEnd().endsWith('data: [DONE]')).toBe(true);
     expect(await exitCode).toBe(0);
-    const lines = second.output().split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as { level: number; msg?: string });
+    const lines = second
+      .output()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as { level: number; msg?: string });
     expect(lines.filter((line) => line.level >= 50)).toEqual([]);
     expect(second.output()).not.toMatch(/processID|secretKey|"client"/);
-    expect(lines.filter((line) => line.msg?.startsWith('stopped'))).toEqual([expect.objectContaining({ level: 30, signal: 'SIGINT', msg: 'stopped: requests drained; video workers, database connections and the embedded PostgreSQL closed' })]);
+    expect(lines.filter((line) => line.msg?.startsWith('stopped'))).toEqual([
+      expect.objectContaining({
+        level: 30,
+        signal: 'SIGINT',
+        msg: 'stopped: requests drained; video workers, database connections and the embedded PostgreSQL closed',
+      }),
+    ]);
     expect(lines.at(-1)!.msg).toMatch(/^stopped/);
     const final = await runTollgate(['admin', 'list-accounts', '--json'], env);
     const [settled] = JSON.parse(final.stdout) as Array<{ balance_micro: string; reserved_micro: string }>;

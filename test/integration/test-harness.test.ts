@@ -19,7 +19,9 @@ test('a gateway started by a test keeps its video files in a directory of its ow
     body: JSON.stringify({ model: 'sandbox/video', prompt: 'where does the file go', seconds: 2 }),
   }).then((r) => r.json() as Promise<{ id: string }>);
   expect((await waitForVideo(t.url, apiKey, created.id, undefined, 60_000)).status).toBe('completed');
-  const own = readdirSync(tmpdir()).filter((name) => name.startsWith('tollgate-test-videos-')).map((name) => join(tmpdir(), name));
+  const own = readdirSync(tmpdir())
+    .filter((name) => name.startsWith('tollgate-test-videos-'))
+    .map((name) => join(tmpdir(), name));
   const holding = own.filter((dir) => existsSync(join(dir, 'videos', `${created.id}.mp4`)));
   expect(holding).toHaveLength(1);
   expect(existsSync(join(ROOT, '.tollgate', 'videos', 'videos', `${created.id}.mp4`))).toBe(false);
@@ -36,7 +38,11 @@ test('a test run without DATABASE_URL leaves nothing in the temporary directory:
     delete env.DATABASE_URL;
     delete env.TOLLGATE_TEST_EMBEDDED;
     delete env.JEST_WORKER_ID;
-    const run = spawnSync(process.execPath, [join(ROOT, 'node_modules', 'jest', 'bin', 'jest.js'), '--ci', 'test/integration/models.test.ts'], { cwd: ROOT, env, encoding: 'utf8', timeout: 110_000 });
+    const run = spawnSync(
+      process.execPath,
+      [join(ROOT, 'node_modules', 'jest', 'bin', 'jest.js'), '--ci', 'test/integration/models.test.ts'],
+      { cwd: ROOT, env, encoding: 'utf8', timeout: 110_000 },
+    );
     expect({ status: run.status, tail: run.status === 0 ? '' : run.stderr.slice(-2_000) }).toEqual({ status: 0, tail: '' });
     // jest_*: jest's own cache (it keeps it in the temporary directory on purpose), not the run's.
     expect(readdirSync(tmp).filter((name) => !name.startsWith('jest_'))).toEqual([]);

@@ -39,13 +39,27 @@ const cases: [string, string, unknown, RegExp][] = [
   ['responses', '/v1/responses', { model: 'sandbox/echo', input: 'hi', max_output_tokens: -1 }, /max_output_tokens/],
   ['responses', '/v1/responses', { model: 'sandbox/echo', input: 'hi', reasoning: { effort: 'maximum' } }, /reasoning\.effort/],
   ['messages', '/v1/messages', { model: 'sandbox/echo', messages: user }, /max_tokens/],
-  ['messages', '/v1/messages', { model: 'sandbox/echo', max_tokens: 10, messages: [{ role: 'user', content: [{ type: 'image' }] }] }, /messages\[0\]\.content\[0\]/],
-  ['messages', '/v1/messages', { model: 'sandbox/echo', max_tokens: 10, messages: user, thinking: { type: 'enabled', budget_tokens: 'lots' } }, /thinking\.budget_tokens/],
+  [
+    'messages',
+    '/v1/messages',
+    { model: 'sandbox/echo', max_tokens: 10, messages: [{ role: 'user', content: [{ type: 'image' }] }] },
+    /messages\[0\]\.content\[0\]/,
+  ],
+  [
+    'messages',
+    '/v1/messages',
+    { model: 'sandbox/echo', max_tokens: 10, messages: user, thinking: { type: 'enabled', budget_tokens: 'lots' } },
+    /thinking\.budget_tokens/,
+  ],
   ['messages', '/v1/messages', { model: 'sandbox/echo', max_tokens: 10, messages: user, system: 5 }, /system/],
 ];
 
 test.each(cases)('%s %s with %j is a 400 naming the field', async (_format, path, body, field) => {
-  const r = await call(`${t.url}${path}`, { token: secret, rawBody: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+  const r = await call(`${t.url}${path}`, {
+    token: secret,
+    rawBody: JSON.stringify(body),
+    headers: { 'content-type': 'application/json' },
+  });
   expect(r.status).toBe(400);
   expect(r.body.error.code).toBe('bad_request');
   expect(r.body.error.message).toMatch(field);
@@ -62,9 +76,16 @@ test('wrong method, content type and oversized bodies get the envelope too', asy
   const get = await call(`${t.url}/v1/chat/completions`, { token: secret });
   expect(get.status).toBe(404);
   expect(get.body.error.code).toBe('not_found');
-  const form = await call(`${t.url}/v1/chat/completions`, { token: secret, rawBody: 'model=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+  const form = await call(`${t.url}/v1/chat/completions`, {
+    token: secret,
+    rawBody: 'model=x',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+  });
   expect(form.status).toBe(415);
-  const huge = await call(`${t.url}/v1/chat/completions`, { token: secret, body: { model: 'sandbox/echo', messages: [{ role: 'user', content: 'x'.repeat(5 * 1024 * 1024) }] } });
+  const huge = await call(`${t.url}/v1/chat/completions`, {
+    token: secret,
+    body: { model: 'sandbox/echo', messages: [{ role: 'user', content: 'x'.repeat(5 * 1024 * 1024) }] },
+  });
   expect(huge.status).toBe(413);
   expect(huge.body.error.code).toBe('payload_too_large');
 });

@@ -1,7 +1,15 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { ADMIN_TOKEN, call, createKey, graphql, provisionAccount } from '../support/tollgate';
-import { anthropicClient, expectChargedExactly, openaiClient, requestId, startTextHarness, withId, type TextHarness } from '../support/text';
+import {
+  anthropicClient,
+  expectChargedExactly,
+  openaiClient,
+  requestId,
+  startTextHarness,
+  withId,
+  type TextHarness,
+} from '../support/text';
 
 /**
  * A prompt longer than the model's context is refused before anything is admitted or reserved,
@@ -49,7 +57,9 @@ async function expectUntouched(): Promise<void> {
 describe('a prompt over the context', () => {
   test('Chat Completions (OpenAI SDK): 400 bad_request naming messages and the context size', async () => {
     const client: OpenAI = openaiClient(h.t.url, secret);
-    const error = await client.chat.completions.create({ model: 'sandbox/echo', messages: [{ role: 'user', content: HUGE }] }).catch((e: unknown) => e);
+    const error = await client.chat.completions
+      .create({ model: 'sandbox/echo', messages: [{ role: 'user', content: HUGE }] })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OpenAI.BadRequestError);
     const body = (error as InstanceType<typeof OpenAI.BadRequestError>).error as { code: string; message: string; details: unknown };
     expect(body.code).toBe('bad_request');
@@ -71,27 +81,42 @@ describe('a prompt over the context', () => {
 
   test('Messages (Anthropic SDK): invalid_request_error naming messages', async () => {
     const client: Anthropic = anthropicClient(h.t.url, secret);
-    const error = await client.messages.create({ model: 'sandbox/echo', max_tokens: 100, system: 'Be brief.', messages: [{ role: 'user', content: HUGE }] }).catch((e: unknown) => e);
+    const error = await client.messages
+      .create({ model: 'sandbox/echo', max_tokens: 100, system: 'Be brief.', messages: [{ role: 'user', content: HUGE }] })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(Anthropic.BadRequestError);
-    expect((error as InstanceType<typeof Anthropic.BadRequestError>).message).toMatch(/messages is longer than the context of sandbox\/echo: more than 128000 tokens/);
+    expect((error as InstanceType<typeof Anthropic.BadRequestError>).message).toMatch(
+      /messages is longer than the context of sandbox\/echo: more than 128000 tokens/,
+    );
     await expectUntouched();
   });
 
   test('the $1 key is never charged for them: refused as often as sent, its month spend stays 0', async () => {
     for (let i = 0; i < 2; i++) {
-      const r = await call(`${h.t.url}/v1/chat/completions`, { token: secret, body: { model: 'sandbox/echo', messages: [{ role: 'user', content: HUGE }] } });
+      const r = await call(`${h.t.url}/v1/chat/completions`, {
+        token: secret,
+        body: { model: 'sandbox/echo', messages: [{ role: 'user', content: HUGE }] },
+      });
       expect(r.status).toBe(400);
     }
-    const spend = await graphql(h.t.url, 'query($k:ID!){keyMonthSpend(keyId:$k){settledMicro reservedMicro}}', { k: keyId }, account.sessionToken);
+    const spend = await graphql(
+      h.t.url,
+      'query($k:ID!){keyMonthSpend(keyId:$k){settledMicro reservedMicro}}',
+      { k: keyId },
+      account.sessionToken,
+    );
     expect(spend.data.keyMonthSpend).toEqual({ settledMicro: '0', reservedMicro: '0' });
     await expectUntouched();
   });
 });
 
-test('a prompt over the context in bytes but within it in tokens is served, and charged exactly the vendor\'s count', async () => {
+test("a prompt over the context in bytes but within it in tokens is served, and charged exactly the vendor's count", async () => {
   const id = requestId();
   const client: OpenAI = openaiClient(h.t.url, secret);
-  const completion = await client.chat.completions.create({ model: 'sandbox/echo', max_tokens: 16, messages: [{ role: 'user', content: LONG_BUT_FITS }] }, withId(id));
+  const completion = await client.chat.completions.create(
+    { model: 'sandbox/echo', max_tokens: 16, messages: [{ role: 'user', content: LONG_BUT_FITS }] },
+    withId(id),
+  );
   // The sandbox counts 75,000 tokens + 3 for the message + 3 for the request; the one-word echo is over 16 tokens, so nothing is written.
   expect(completion.usage).toMatchObject({ prompt_tokens: 75_006, completion_tokens: 0 });
   expect(completion.choices[0]!.finish_reason).toBe('length');

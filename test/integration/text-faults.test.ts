@@ -87,7 +87,9 @@ describe('vendor HTTP errors: 502 envelope, nothing charged, hold released', () 
   test('Chat (OpenAI 500), non-stream and stream', async () => {
     openaiFake.script({ status: 500, errorMessage: 'The server had an error while processing your request.' });
     const id = requestId();
-    const error = (await rejection(a.openai.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }] }, withId(id)))) as InstanceType<typeof OpenAI.APIError>;
+    const error = (await rejection(
+      a.openai.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }] }, withId(id)),
+    )) as InstanceType<typeof OpenAI.APIError>;
     expect(error).toBeInstanceOf(OpenAI.InternalServerError);
     expect(error.status).toBe(502);
     expect(error.error).toMatchObject({ code: 'provider_error', details: { vendor: 'openai', vendor_status: 500 } });
@@ -98,7 +100,12 @@ describe('vendor HTTP errors: 502 envelope, nothing charged, hold released', () 
 
     // A stream that fails before its first byte is an ordinary 502 answer, not a stream.
     const streamId = requestId();
-    const streamed = (await rejection(a.openai.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }], stream: true }, withId(streamId)))) as InstanceType<typeof OpenAI.APIError>;
+    const streamed = (await rejection(
+      a.openai.chat.completions.create(
+        { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }], stream: true },
+        withId(streamId),
+      ),
+    )) as InstanceType<typeof OpenAI.APIError>;
     expect(streamed.status).toBe(502);
     await expectNothingCharged(h, a, streamId);
   });
@@ -106,14 +113,18 @@ describe('vendor HTTP errors: 502 envelope, nothing charged, hold released', () 
   test('Responses (OpenAI Responses upstream 500 and 429)', async () => {
     openaiFake.script({ status: 500 });
     const id = requestId();
-    const error = (await rejection(a.openai.responses.create({ model: 'openai/o4-mini', input: 'Hi' }, withId(id)))) as InstanceType<typeof OpenAI.APIError>;
+    const error = (await rejection(a.openai.responses.create({ model: 'openai/o4-mini', input: 'Hi' }, withId(id)))) as InstanceType<
+      typeof OpenAI.APIError
+    >;
     expect(error.status).toBe(502);
     expect(openaiFake.lastRequest!.path).toBe('/v1/responses');
     await expectNothingCharged(h, a, id);
 
     openaiFake.script({ status: 429, errorMessage: 'Rate limit reached for o4-mini' });
     const limited = requestId();
-    const rateLimited = (await rejection(a.openai.responses.create({ model: 'openai/o4-mini', input: 'Hi', stream: true }, withId(limited)))) as InstanceType<typeof OpenAI.APIError>;
+    const rateLimited = (await rejection(
+      a.openai.responses.create({ model: 'openai/o4-mini', input: 'Hi', stream: true }, withId(limited)),
+    )) as InstanceType<typeof OpenAI.APIError>;
     expect(rateLimited.status).toBe(502);
     expect(rateLimited.error).toMatchObject({ details: { vendor_status: 429 } });
     await expectNothingCharged(h, a, limited);
@@ -122,9 +133,12 @@ describe('vendor HTTP errors: 502 envelope, nothing charged, hold released', () 
   test('Messages (Anthropic 529 overloaded, Gemini 500)', async () => {
     anthropicFake.script({ status: 529, errorMessage: 'Overloaded' });
     const id = requestId();
-    const error = (await rejection(a.anthropic.messages.create({ model: 'anthropic/claude-sonnet-4-5', max_tokens: 100, messages: [{ role: 'user', content: 'Hi' }] }, withId(id)))) as InstanceType<
-      typeof Anthropic.APIError
-    >;
+    const error = (await rejection(
+      a.anthropic.messages.create(
+        { model: 'anthropic/claude-sonnet-4-5', max_tokens: 100, messages: [{ role: 'user', content: 'Hi' }] },
+        withId(id),
+      ),
+    )) as InstanceType<typeof Anthropic.APIError>;
     expect(error).toBeInstanceOf(Anthropic.InternalServerError);
     expect(error.status).toBe(502);
     expect(error.error).toMatchObject({ error: { code: 'provider_error', details: { vendor: 'anthropic', vendor_status: 529 } } });
@@ -132,9 +146,12 @@ describe('vendor HTTP errors: 502 envelope, nothing charged, hold released', () 
 
     geminiFake.script({ status: 500, errorMessage: 'Internal error encountered.' });
     const geminiId = requestId();
-    const geminiError = (await rejection(a.anthropic.messages.create({ model: 'google/gemini-2.5-flash', max_tokens: 100, messages: [{ role: 'user', content: 'Hi' }], stream: true }, withId(geminiId)))) as InstanceType<
-      typeof Anthropic.APIError
-    >;
+    const geminiError = (await rejection(
+      a.anthropic.messages.create(
+        { model: 'google/gemini-2.5-flash', max_tokens: 100, messages: [{ role: 'user', content: 'Hi' }], stream: true },
+        withId(geminiId),
+      ),
+    )) as InstanceType<typeof Anthropic.APIError>;
     expect(geminiError.status).toBe(502);
     await expectNothingCharged(h, a, geminiId);
   });
@@ -142,24 +159,47 @@ describe('vendor HTTP errors: 502 envelope, nothing charged, hold released', () 
   test('a stream cut before its first event is a 502 answer, nothing charged', async () => {
     anthropicFake.script({ text: LONG_TEXT, cutAfterChunks: 1, usage: { input: 50, output: 100 } });
     const id = requestId();
-    const error = (await rejection(a.openai.chat.completions.create({ model: 'anthropic/claude-haiku-4-5', messages: [{ role: 'user', content: 'Hi' }], stream: true }, withId(id)))) as InstanceType<typeof OpenAI.APIError>;
+    const error = (await rejection(
+      a.openai.chat.completions.create(
+        { model: 'anthropic/claude-haiku-4-5', messages: [{ role: 'user', content: 'Hi' }], stream: true },
+        withId(id),
+      ),
+    )) as InstanceType<typeof OpenAI.APIError>;
     expect(error.status).toBe(502);
     await expectNothingCharged(h, a, id);
   });
 
   test('sandbox [sandbox:fail] → 502 with no charge, in every format', async () => {
     const chatId = requestId();
-    const chat = (await rejection(a.openai.chat.completions.create({ model: 'sandbox/echo', messages: [{ role: 'user', content: '[sandbox:fail] hi' }], stream: true }, withId(chatId)))) as InstanceType<typeof OpenAI.APIError>;
+    const chat = (await rejection(
+      a.openai.chat.completions.create(
+        { model: 'sandbox/echo', messages: [{ role: 'user', content: '[sandbox:fail] hi' }], stream: true },
+        withId(chatId),
+      ),
+    )) as InstanceType<typeof OpenAI.APIError>;
     expect(chat.status).toBe(502);
     expect(chat.error).toMatchObject({ code: 'provider_error', details: { vendor: 'sandbox', vendor_status: 500 } });
     await expectNothingCharged(h, a, chatId);
     const respId = requestId();
-    expect(((await rejection(a.openai.responses.create({ model: 'sandbox/reasoner', input: '[sandbox:fail]' }, withId(respId)))) as InstanceType<typeof OpenAI.APIError>).status).toBe(502);
+    expect(
+      (
+        (await rejection(
+          a.openai.responses.create({ model: 'sandbox/reasoner', input: '[sandbox:fail]' }, withId(respId)),
+        )) as InstanceType<typeof OpenAI.APIError>
+      ).status,
+    ).toBe(502);
     await expectNothingCharged(h, a, respId);
     const msgId = requestId();
-    expect(((await rejection(a.anthropic.messages.create({ model: 'sandbox/echo', max_tokens: 50, messages: [{ role: 'user', content: '[sandbox:fail]' }] }, withId(msgId)))) as InstanceType<typeof Anthropic.APIError>).status).toBe(
-      502,
-    );
+    expect(
+      (
+        (await rejection(
+          a.anthropic.messages.create(
+            { model: 'sandbox/echo', max_tokens: 50, messages: [{ role: 'user', content: '[sandbox:fail]' }] },
+            withId(msgId),
+          ),
+        )) as InstanceType<typeof Anthropic.APIError>
+      ).status,
+    ).toBe(502);
     await expectNothingCharged(h, a, msgId);
   });
 });
@@ -168,20 +208,29 @@ describe('a non-streamed answer that fails mid-way delivered nothing: 502, nothi
   test('Chat (OpenAI answer cut half-way), Messages (Anthropic overloaded mid-stream), Responses (Gemini without finish)', async () => {
     openaiFake.script({ text: LONG_TEXT, chunkSize: 10, cutAfterChunks: 6, usage: { input: 2000, output: 600 } });
     const chatId = requestId();
-    const chat = (await rejection(a.openai.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: PROMPT }] }, withId(chatId)))) as InstanceType<typeof OpenAI.APIError>;
+    const chat = (await rejection(
+      a.openai.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: PROMPT }] }, withId(chatId)),
+    )) as InstanceType<typeof OpenAI.APIError>;
     expect(chat.status).toBe(502);
     expect(chat.error).toMatchObject({ code: 'provider_error', details: { vendor: 'openai' } });
     await expectNothingCharged(h, a, chatId);
 
     anthropicFake.script({ text: LONG_TEXT, midStreamError: 'Overloaded', usage: { input: 2000, output: 600 } });
     const msgId = requestId();
-    const msg = (await rejection(a.anthropic.messages.create({ model: 'anthropic/claude-haiku-4-5', max_tokens: 1000, messages: [{ role: 'user', content: PROMPT }] }, withId(msgId)))) as InstanceType<typeof Anthropic.APIError>;
+    const msg = (await rejection(
+      a.anthropic.messages.create(
+        { model: 'anthropic/claude-haiku-4-5', max_tokens: 1000, messages: [{ role: 'user', content: PROMPT }] },
+        withId(msgId),
+      ),
+    )) as InstanceType<typeof Anthropic.APIError>;
     expect(msg.status).toBe(502);
     await expectNothingCharged(h, a, msgId);
 
     geminiFake.script({ text: LONG_TEXT, chunkSize: 20, omitEnd: true, usage: { prompt: 1000, candidates: 300 } });
     const respId = requestId();
-    const resp = (await rejection(a.openai.responses.create({ model: 'google/gemini-2.5-flash', input: PROMPT }, withId(respId)))) as InstanceType<typeof OpenAI.APIError>;
+    const resp = (await rejection(
+      a.openai.responses.create({ model: 'google/gemini-2.5-flash', input: PROMPT }, withId(respId)),
+    )) as InstanceType<typeof OpenAI.APIError>;
     expect(resp.status).toBe(502);
     await expectNothingCharged(h, a, respId);
   });
@@ -191,7 +240,10 @@ describe('a non-streamed answer that fails mid-way delivered nothing: 502, nothi
     const id = requestId();
     const controller = new AbortController();
     const before = openaiFake.requests.length;
-    const pending = a.openai.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: PROMPT }] }, { ...withId(id), signal: controller.signal });
+    const pending = a.openai.chat.completions.create(
+      { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: PROMPT }] },
+      { ...withId(id), signal: controller.signal },
+    );
     expect(await eventually(() => openaiFake.requests.length > before)).toBe(true);
     const upstream = openaiFake.lastRequest!;
     // The vendor is generating (it answers the whole text after 30 ms a chunk): leave now.
@@ -207,16 +259,29 @@ describe('a vendor that cannot be reached', () => {
   let account: TextAccount;
   beforeAll(async () => {
     const port = await closedPort();
-    down = await startTextHarness({ OPENAI_API_KEY: 'sk-unused', OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`, ANTHROPIC_API_KEY: 'sk-ant-unused', ANTHROPIC_BASE_URL: `http://127.0.0.1:${port}` });
+    down = await startTextHarness({
+      OPENAI_API_KEY: 'sk-unused',
+      OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`,
+      ANTHROPIC_API_KEY: 'sk-ant-unused',
+      ANTHROPIC_BASE_URL: `http://127.0.0.1:${port}`,
+    });
     account = await textAccount(down.t);
   });
   afterAll(async () => down?.stop());
 
   test('connection refused → 502 naming the vendor, hold released, for Chat, Responses and Messages', async () => {
     for (const run of [
-      (id: string) => account.openai.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }], stream: true }, withId(id)),
+      (id: string) =>
+        account.openai.chat.completions.create(
+          { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }], stream: true },
+          withId(id),
+        ),
       (id: string) => account.openai.responses.create({ model: 'openai/o4-mini', input: 'Hi' }, withId(id)),
-      (id: string) => account.anthropic.messages.create({ model: 'anthropic/claude-haiku-4-5', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] }, withId(id)),
+      (id: string) =>
+        account.anthropic.messages.create(
+          { model: 'anthropic/claude-haiku-4-5', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] },
+          withId(id),
+        ),
     ]) {
       const id = requestId();
       const error = (await rejection(run(id))) as { status: number; error: unknown };
@@ -234,7 +299,12 @@ describe('vendor timeouts (TOLLGATE_VENDOR_HEADERS_TIMEOUT_MS, TOLLGATE_VENDOR_B
   let account: TextAccount;
   beforeAll(async () => {
     slow = await startFakeOpenAI();
-    th = await startTextHarness({ OPENAI_API_KEY: slow.apiKey!, OPENAI_BASE_URL: slow.url, TOLLGATE_VENDOR_HEADERS_TIMEOUT_MS: '300', TOLLGATE_VENDOR_BODY_IDLE_TIMEOUT_MS: '300' });
+    th = await startTextHarness({
+      OPENAI_API_KEY: slow.apiKey!,
+      OPENAI_BASE_URL: slow.url,
+      TOLLGATE_VENDOR_HEADERS_TIMEOUT_MS: '300',
+      TOLLGATE_VENDOR_BODY_IDLE_TIMEOUT_MS: '300',
+    });
     account = await textAccount(th.t);
   });
   afterAll(async () => {
@@ -245,7 +315,12 @@ describe('vendor timeouts (TOLLGATE_VENDOR_HEADERS_TIMEOUT_MS, TOLLGATE_VENDOR_B
   test('no headers in time → 502, the vendor call abandoned, nothing charged', async () => {
     slow.script({ text: 'Too slow.', headersDelayMs: 1500 });
     const id = requestId();
-    const error = (await rejection(account.openai.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }], stream: true }, withId(id)))) as InstanceType<typeof OpenAI.APIError>;
+    const error = (await rejection(
+      account.openai.chat.completions.create(
+        { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }], stream: true },
+        withId(id),
+      ),
+    )) as InstanceType<typeof OpenAI.APIError>;
     expect(error.status).toBe(502);
     expect((error.error as { message: string }).message).toMatch(/did not answer within/);
     const upstream = slow.lastRequest!;
@@ -256,7 +331,12 @@ describe('vendor timeouts (TOLLGATE_VENDOR_HEADERS_TIMEOUT_MS, TOLLGATE_VENDOR_B
   test('a silent vendor body → 502 before the first byte, nothing charged', async () => {
     slow.script({ text: 'Dribbling answer.', chunkDelayMs: 1500 });
     const id = requestId();
-    const error = (await rejection(account.anthropic.messages.create({ model: 'openai/gpt-4o-mini', max_tokens: 100, messages: [{ role: 'user', content: 'Hi' }] }, withId(id)))) as InstanceType<typeof Anthropic.APIError>;
+    const error = (await rejection(
+      account.anthropic.messages.create(
+        { model: 'openai/gpt-4o-mini', max_tokens: 100, messages: [{ role: 'user', content: 'Hi' }] },
+        withId(id),
+      ),
+    )) as InstanceType<typeof Anthropic.APIError>;
     expect(error.status).toBe(502);
     await expectNothingCharged(th, account, id);
   });
@@ -264,13 +344,17 @@ describe('vendor timeouts (TOLLGATE_VENDOR_HEADERS_TIMEOUT_MS, TOLLGATE_VENDOR_B
 
 describe('streams cut mid-way: the format’s error event, only what was delivered is charged', () => {
   /** What a cut stream is charged: the prompt as counted, and the output the client received. */
-  const partialCharge = (model: string, delivered: string) => expectedCharge(model, { inputTokens: countTokens(PROMPT), cachedInputTokens: 0, outputTokens: countTokens(delivered) });
+  const partialCharge = (model: string, delivered: string) =>
+    expectedCharge(model, { inputTokens: countTokens(PROMPT), cachedInputTokens: 0, outputTokens: countTokens(delivered) });
 
   test('Chat (Chat upstream cut): a final data: {"error":…} chunk and no [DONE]', async () => {
     const fullUsage = { input: 2000, output: 600 };
     openaiFake.script({ text: LONG_TEXT, chunkSize: 10, cutAfterChunks: 6, usage: fullUsage });
     const id = requestId();
-    const stream = await a.openai.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: PROMPT }], stream: true, stream_options: { include_usage: true } }, withId(id));
+    const stream = await a.openai.chat.completions.create(
+      { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: PROMPT }], stream: true, stream_options: { include_usage: true } },
+      withId(id),
+    );
     let delivered = '';
     const error = await (async () => {
       try {
@@ -290,7 +374,9 @@ describe('streams cut mid-way: the format’s error event, only what was deliver
     expect(money.usage[0]).toMatchObject({ status: 'partial', input_tokens: countTokens(PROMPT), output_tokens: countTokens(delivered) });
     expect(money.charges).toEqual([-expected]);
     expect(expected).toBeGreaterThan(0n);
-    expect(expected).toBeLessThan(expectedCharge('openai/gpt-4o-mini', { inputTokens: fullUsage.input, cachedInputTokens: 0, outputTokens: fullUsage.output }));
+    expect(expected).toBeLessThan(
+      expectedCharge('openai/gpt-4o-mini', { inputTokens: fullUsage.input, cachedInputTokens: 0, outputTokens: fullUsage.output }),
+    );
 
     // On the wire: text chunks, then exactly one error chunk, and no [DONE].
     openaiFake.script({ text: LONG_TEXT, chunkSize: 10, cutAfterChunks: 3, usage: fullUsage });
@@ -310,7 +396,11 @@ describe('streams cut mid-way: the format’s error event, only what was deliver
 
   /** A streamed Responses answer's events as sent (the openai SDK throws at the error event instead of yielding it). */
   async function responsesEvents(body: Record<string, unknown>, id: string): Promise<OpenAI.Responses.ResponseStreamEvent[]> {
-    const raw = await fetch(`${h.t.url}/v1/responses`, { method: 'POST', headers: { authorization: `Bearer ${a.secret}`, 'content-type': 'application/json', 'x-request-id': id }, body: JSON.stringify(body) });
+    const raw = await fetch(`${h.t.url}/v1/responses`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${a.secret}`, 'content-type': 'application/json', 'x-request-id': id },
+      body: JSON.stringify(body),
+    });
     expect(raw.status).toBe(200);
     return sseFrames(await raw.text()).map((frame) => JSON.parse(frame.data) as OpenAI.Responses.ResponseStreamEvent);
   }
@@ -329,7 +419,13 @@ describe('streams cut mid-way: the format’s error event, only what was deliver
   });
 
   test('Responses (Responses upstream cut): an error event, then response.failed with what was delivered', async () => {
-    openaiFake.script({ reasoning: 'Some reasoning first.', text: LONG_TEXT, chunkSize: 10, cutAfterChunks: 12, usage: { input: 3000, output: 900, reasoning: 300 } });
+    openaiFake.script({
+      reasoning: 'Some reasoning first.',
+      text: LONG_TEXT,
+      chunkSize: 10,
+      cutAfterChunks: 12,
+      usage: { input: 3000, output: 900, reasoning: 300 },
+    });
     const id = requestId();
     const events = await responsesEvents({ model: 'openai/o4-mini', input: PROMPT, stream: true }, id);
     const types = events.map((e) => e.type);
@@ -350,22 +446,47 @@ describe('streams cut mid-way: the format’s error event, only what was deliver
     expect(failed.response.output.map((item) => item.type)).toEqual(['reasoning', 'message']);
 
     const money = await settledMoneyOf(h.db, id);
-    const expected = expectedCharge('openai/o4-mini', { inputTokens: countTokens(PROMPT), cachedInputTokens: 0, outputTokens: countTokens(text) + countTokens(reasoning) });
+    const expected = expectedCharge('openai/o4-mini', {
+      inputTokens: countTokens(PROMPT),
+      cachedInputTokens: 0,
+      outputTokens: countTokens(text) + countTokens(reasoning),
+    });
     expect(money.usage[0]).toMatchObject({ status: 'partial', reasoning_tokens: countTokens(reasoning) });
     expect(money.charges).toEqual([-expected]);
     expect(expected).toBeLessThan(expectedCharge('openai/o4-mini', { inputTokens: 3000, cachedInputTokens: 0, outputTokens: 900 }));
   });
 
   test('Responses with an MCP call before the cut: the call is delivered output too', async () => {
-    const call = { id: 'mcp_c1', type: 'mcp_call', server_label: 'docs', name: 'search', arguments: '{"q":"limits"}', output: 'Limits are per key.', error: null, approval_request_id: null, status: 'completed' };
+    const call = {
+      id: 'mcp_c1',
+      type: 'mcp_call',
+      server_label: 'docs',
+      name: 'search',
+      arguments: '{"q":"limits"}',
+      output: 'Limits are per key.',
+      error: null,
+      approval_request_id: null,
+      status: 'completed',
+    };
     // The call's item takes 7 events (see the fake); the cut falls inside the text after it.
     openaiFake.script({ mcpItems: [call], text: LONG_TEXT, chunkSize: 10, cutAfterChunks: 15, usage: { input: 3000, output: 900 } });
     const id = requestId();
-    const events = await responsesEvents({ model: 'openai/gpt-4o-mini', input: PROMPT, stream: true, tools: [{ type: 'mcp', server_label: 'docs', server_url: 'https://mcp.example.com/sse', require_approval: 'never' }] }, id);
+    const events = await responsesEvents(
+      {
+        model: 'openai/gpt-4o-mini',
+        input: PROMPT,
+        stream: true,
+        tools: [{ type: 'mcp', server_label: 'docs', server_url: 'https://mcp.example.com/sse', require_approval: 'never' }],
+      },
+      id,
+    );
     expect(events.at(-1)!.type).toBe('response.failed');
     const text = events.flatMap((e) => (e.type === 'response.output_text.delta' ? [e.delta] : [])).join('');
     expect(text.length).toBeGreaterThan(0);
-    expect((events.at(-1) as OpenAI.Responses.ResponseFailedEvent).response.output.map((item) => item.type)).toEqual(['mcp_call', 'message']);
+    expect((events.at(-1) as OpenAI.Responses.ResponseFailedEvent).response.output.map((item) => item.type)).toEqual([
+      'mcp_call',
+      'message',
+    ]);
 
     const money = await settledMoneyOf(h.db, id);
     const outputTokens = countTokens(text) + countTokens(call.name + call.arguments);
@@ -379,11 +500,15 @@ describe('streams cut mid-way: the format’s error event, only what was deliver
   test('Messages (Anthropic cut and Anthropic mid-stream error): event: error, partial charge', async () => {
     anthropicFake.script({ text: LONG_TEXT, chunkSize: 10, cutAfterChunks: 7, usage: { input: 4000, output: 800 } });
     const id = requestId();
-    const stream = await a.anthropic.messages.create({ model: 'anthropic/claude-sonnet-4-5', max_tokens: 1000, messages: [{ role: 'user', content: PROMPT }], stream: true }, withId(id));
+    const stream = await a.anthropic.messages.create(
+      { model: 'anthropic/claude-sonnet-4-5', max_tokens: 1000, messages: [{ role: 'user', content: PROMPT }], stream: true },
+      withId(id),
+    );
     let delivered = '';
     const error = await (async () => {
       try {
-        for await (const event of stream) if (event.type === 'content_block_delta' && event.delta.type === 'text_delta') delivered += event.delta.text;
+        for await (const event of stream)
+          if (event.type === 'content_block_delta' && event.delta.type === 'text_delta') delivered += event.delta.text;
         return null;
       } catch (e) {
         return e;
@@ -402,13 +527,27 @@ describe('streams cut mid-way: the format’s error event, only what was deliver
     const raw = await fetch(`${h.t.url}/v1/messages`, {
       method: 'POST',
       headers: { 'x-api-key': a.secret, 'content-type': 'application/json', 'x-request-id': overloaded },
-      body: JSON.stringify({ model: 'anthropic/claude-sonnet-4-5', max_tokens: 1000, messages: [{ role: 'user', content: PROMPT }], stream: true }),
+      body: JSON.stringify({
+        model: 'anthropic/claude-sonnet-4-5',
+        max_tokens: 1000,
+        messages: [{ role: 'user', content: PROMPT }],
+        stream: true,
+      }),
     });
     const frames = sseFrames(await raw.text());
     expect(frames.every((f) => f.event !== null)).toBe(true);
     expect(frames.at(-1)!.event).toBe('error');
     // As the non-streamed error body does, it names the request (x-request-id).
-    expect(JSON.parse(frames.at(-1)!.data)).toEqual({ type: 'error', error: { type: 'api_error', message: expect.stringContaining('Overloaded'), code: 'provider_error', details: { vendor: 'anthropic' } }, request_id: overloaded });
+    expect(JSON.parse(frames.at(-1)!.data)).toEqual({
+      type: 'error',
+      error: {
+        type: 'api_error',
+        message: expect.stringContaining('Overloaded'),
+        code: 'provider_error',
+        details: { vendor: 'anthropic' },
+      },
+      request_id: overloaded,
+    });
     expect(frames.map((f) => f.event)).not.toContain('message_stop');
     const overloadedMoney = await settledMoneyOf(h.db, overloaded);
     expect(overloadedMoney.usage[0]).toMatchObject({ status: 'partial', output_tokens: countTokens('Partial answer before overload.') });
@@ -418,7 +557,10 @@ describe('streams cut mid-way: the format’s error event, only what was deliver
   test('Gemini stream without its finish chunk, and [sandbox:cut]', async () => {
     geminiFake.script({ text: LONG_TEXT, chunkSize: 20, omitEnd: true, usage: { prompt: 1000, candidates: 300 } });
     const id = requestId();
-    const stream = await a.openai.chat.completions.create({ model: 'google/gemini-2.5-flash', messages: [{ role: 'user', content: PROMPT }], stream: true }, withId(id));
+    const stream = await a.openai.chat.completions.create(
+      { model: 'google/gemini-2.5-flash', messages: [{ role: 'user', content: PROMPT }], stream: true },
+      withId(id),
+    );
     let delivered = '';
     const error = await (async () => {
       try {
@@ -435,7 +577,10 @@ describe('streams cut mid-way: the format’s error event, only what was deliver
     expect(money.charges).toEqual([-partialCharge('google/gemini-2.5-flash', delivered)]);
 
     const cutId = requestId();
-    const cut = a.anthropic.messages.stream({ model: 'sandbox/echo', max_tokens: 100, messages: [{ role: 'user', content: `[sandbox:cut] ${PROMPT}` }] }, withId(cutId));
+    const cut = a.anthropic.messages.stream(
+      { model: 'sandbox/echo', max_tokens: 100, messages: [{ role: 'user', content: `[sandbox:cut] ${PROMPT}` }] },
+      withId(cutId),
+    );
     const cutError = await rejection(cut.finalMessage());
     expect(cutError).toBeInstanceOf(Anthropic.APIError);
     const cutMoney = await settledMoneyOf(h.db, cutId);
@@ -450,7 +595,10 @@ describe('client disconnects: the upstream call is aborted, the hold closed, the
     openaiFake.script({ text: LONG_TEXT, chunkSize: 5, chunkDelayMs: 40, usage: { input: 2000, output: 600 } });
     const id = requestId();
     const controller = new AbortController();
-    const stream = await a.openai.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: PROMPT }], stream: true }, { ...withId(id), signal: controller.signal });
+    const stream = await a.openai.chat.completions.create(
+      { model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: PROMPT }], stream: true },
+      { ...withId(id), signal: controller.signal },
+    );
     let delivered = '';
     try {
       for await (const chunk of stream) {
@@ -470,14 +618,19 @@ describe('client disconnects: the upstream call is aborted, the hold closed, the
     expect(money.usage[0]!.output_tokens).toBeGreaterThanOrEqual(countTokens(delivered));
     expect(money.usage[0]!.output_tokens).toBeLessThan(countTokens(LONG_TEXT));
     expect(money.charges).toHaveLength(1);
-    expect(-money.charges[0]!).toBeLessThan(expectedCharge('openai/gpt-4o-mini', { inputTokens: 2000, cachedInputTokens: 0, outputTokens: 600 }));
+    expect(-money.charges[0]!).toBeLessThan(
+      expectedCharge('openai/gpt-4o-mini', { inputTokens: 2000, cachedInputTokens: 0, outputTokens: 600 }),
+    );
     expect(await eventually(async () => (await h.t.tollgate.services.admission.slotsInUse(a.accountId)) === 0)).toBe(true);
   });
 
   test('Messages stream aborted mid-way (Anthropic), and a Responses request abandoned before the first byte (Gemini)', async () => {
     anthropicFake.script({ text: LONG_TEXT, chunkSize: 5, chunkDelayMs: 40, usage: { input: 2000, output: 600 } });
     const id = requestId();
-    const stream = a.anthropic.messages.stream({ model: 'anthropic/claude-haiku-4-5', max_tokens: 1000, messages: [{ role: 'user', content: PROMPT }] }, withId(id));
+    const stream = a.anthropic.messages.stream(
+      { model: 'anthropic/claude-haiku-4-5', max_tokens: 1000, messages: [{ role: 'user', content: PROMPT }] },
+      withId(id),
+    );
     let delivered = '';
     stream.on('text', (delta) => {
       delivered += delta;
@@ -498,7 +651,10 @@ describe('client disconnects: the upstream call is aborted, the hold closed, the
     const early = requestId();
     const controller = new AbortController();
     const before = geminiFake.requests.length;
-    const pending = a.openai.responses.create({ model: 'google/gemini-2.5-flash', input: 'Hi', stream: true }, { ...withId(early), signal: controller.signal });
+    const pending = a.openai.responses.create(
+      { model: 'google/gemini-2.5-flash', input: 'Hi', stream: true },
+      { ...withId(early), signal: controller.signal },
+    );
     expect(await eventually(() => geminiFake.requests.length > before)).toBe(true);
     const geminiUpstream = geminiFake.lastRequest!;
     controller.abort();
@@ -518,7 +674,11 @@ describe('client disconnects: the upstream call is aborted, the hold closed, the
       const key = await createKey(h.t.url, b.sessionToken);
       const id = requestId();
       ids.push(id);
-      const body = JSON.stringify({ model: 'sandbox/echo', messages: [{ role: 'user', content: `[sandbox:delay=200] ${LONG_TEXT}` }], stream: true });
+      const body = JSON.stringify({
+        model: 'sandbox/echo',
+        messages: [{ role: 'user', content: `[sandbox:delay=200] ${LONG_TEXT}` }],
+        stream: true,
+      });
       const socket = connect(port, '127.0.0.1');
       await once(socket, 'connect');
       const head = `POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key.secret}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nx-request-id: ${id}\r\n\r\n`;

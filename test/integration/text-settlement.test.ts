@@ -1,5 +1,14 @@
 import { Client } from 'pg';
-import { moneyOf, requestId, settledMoneyOf, startTextHarness, textAccount, withId, type TextAccount, type TextHarness } from '../support/text';
+import {
+  moneyOf,
+  requestId,
+  settledMoneyOf,
+  startTextHarness,
+  textAccount,
+  withId,
+  type TextAccount,
+  type TextHarness,
+} from '../support/text';
 
 /**
  * TOLLGATE_SETTLEMENT: whether an answer's last byte waits for its charge to be committed.
@@ -8,7 +17,8 @@ import { moneyOf, requestId, settledMoneyOf, startTextHarness, textAccount, with
  * takes its budget lease before the lock, so the locked requests run on that lease in memory.
  */
 
-const ask = (a: TextAccount, id: string) => a.openai.chat.completions.create({ model: 'sandbox/echo', messages: [{ role: 'user', content: 'settle me' }] }, withId(id));
+const ask = (a: TextAccount, id: string) =>
+  a.openai.chat.completions.create({ model: 'sandbox/echo', messages: [{ role: 'user', content: 'settle me' }] }, withId(id));
 
 /** Locks the account's row in an open transaction until `release()`. */
 async function lockAccount(databaseUrl: string, accountId: string): Promise<{ release(): Promise<void> }> {
@@ -110,7 +120,11 @@ describe('a full settlement backlog (TOLLGATE_SETTLEMENT_BACKLOG): admission wai
   afterAll(async () => h?.stop());
 
   const post = (id: string, body: Record<string, unknown>) =>
-    fetch(`${h.t.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${a.secret}`, 'content-type': 'application/json', 'x-request-id': id }, body: JSON.stringify({ model: 'sandbox/echo', max_tokens: 16, ...body }) });
+    fetch(`${h.t.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${a.secret}`, 'content-type': 'application/json', 'x-request-id': id },
+      body: JSON.stringify({ model: 'sandbox/echo', max_tokens: 16, ...body }),
+    });
 
   test('two answered charges stay uncommitted at most; a third answer waits for its own; a new request gets 503 with Retry-After and costs nothing', async () => {
     const lock = await lockAccount(h.t.databaseUrl, a.accountId);

@@ -64,10 +64,17 @@ beforeAll(async () => {
     let body = '';
     req.on('data', (chunk) => (body += chunk));
     req.on('end', () => {
-      const payload = JSON.parse(body) as { resourceSpans: { resource: { attributes: { key: string; value: OtlpValue }[] }; scopeSpans: { spans: OtlpSpan[] }[] }[] };
+      const payload = JSON.parse(body) as {
+        resourceSpans: { resource: { attributes: { key: string; value: OtlpValue }[] }; scopeSpans: { spans: OtlpSpan[] }[] }[];
+      };
       for (const resource of payload.resourceSpans) {
         const service = String(plain(resource.resource.attributes.find((x) => x.key === 'service.name')!.value));
-        received.push({ path: req.url!, contentType: req.headers['content-type'] ?? '', service, spans: resource.scopeSpans.flatMap((s) => s.spans) });
+        received.push({
+          path: req.url!,
+          contentType: req.headers['content-type'] ?? '',
+          service,
+          spans: resource.scopeSpans.flatMap((s) => s.spans),
+        });
       }
       res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
     });
@@ -77,7 +84,14 @@ beforeAll(async () => {
   db = await createTestDatabase();
   gateway = fork(join(__dirname, '..', 'support', 'gateway-process.ts'), [], {
     execArgv: ['-r', join(__dirname, '..', 'support', 'swc-register.js')],
-    env: { ...process.env, DATABASE_URL: db.url, TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'silent', OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`, OTEL_SERVICE_NAME: 'tollgate-under-test' },
+    env: {
+      ...process.env,
+      DATABASE_URL: db.url,
+      TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN,
+      LOG_LEVEL: 'silent',
+      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`,
+      OTEL_SERVICE_NAME: 'tollgate-under-test',
+    },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const [message] = (await once(gateway, 'message')) as [{ port: number }];
@@ -96,21 +110,36 @@ afterAll(async () => {
 
 test('a request span with a vendor-call child carrying GenAI attributes, exported on close', async () => {
   const openai = openaiClient(url, account.secret);
-  const completion = await openai.chat.completions.create({ model: 'sandbox/echo', messages: [{ role: 'user', content: 'trace me, please' }], max_completion_tokens: 200 }, { headers: { 'x-request-id': 'trace-ok-1' } });
-  const failed = await openai.chat.completions.create({ model: 'sandbox/echo', messages: [{ role: 'user', content: '[sandbox:fail] hi' }] }, { headers: { 'x-request-id': 'trace-fail-1' } }).catch((e: unknown) => e);
+  const completion = await openai.chat.completions.create(
+    { model: 'sandbox/echo', messages: [{ role: 'user', content: 'trace me, please' }], max_completion_tokens: 200 },
+    { headers: { 'x-request-id': 'trace-ok-1' } },
+  );
+  const failed = await openai.chat.completions
+    .create(
+      { model: 'sandbox/echo', messages: [{ role: 'user', content: '[sandbox:fail] hi' }] },
+      { headers: { 'x-request-id': 'trace-fail-1' } },
+    )
+    .catch((e: unknown) => e);
   expect((failed as InstanceType<typeof OpenAI.APIError>).status).toBe(502);
   expect((await call(`${url}/v1/keys/${account.keyId}`, { token: account.sessionToken })).status).toBe(200);
   await stopGateway(); // flushes what the batch processor holds
 
   expect(received.length).toBeGreaterThan(0);
-  expect(received.every((r) => r.path === '/v1/traces' && r.contentType.startsWith('application/json') && r.service === 'tollgate-under-test')).toBe(true);
+  expect(
+    received.every((r) => r.path === '/v1/traces' && r.contentType.startsWith('application/json') && r.service === 'tollgate-under-test'),
+  ).toBe(true);
   const spans = received.flatMap((r) => r.spans);
   const requestSpan = (id: string) => spans.find((s) => s.kind === SERVER && attributesOf(s)['tollgate.request_id'] === id)!;
   const childOf = (parent: OtlpSpan) => spans.filter((s) => s.parentSpanId === parent.spanId);
 
   const ok = requestSpan('trace-ok-1');
   expect(ok.name).toBe('POST /v1/chat/completions');
-  expect(attributesOf(ok)).toMatchObject({ 'http.request.method': 'POST', 'http.route': '/v1/chat/completions', 'http.response.status_code': 200, 'tollgate.model': 'sandbox/echo' });
+  expect(attributesOf(ok)).toMatchObject({
+    'http.request.method': 'POST',
+    'http.route': '/v1/chat/completions',
+    'http.response.status_code': 200,
+    'tollgate.model': 'sandbox/echo',
+  });
   const [vendorCall, ...others] = childOf(ok);
   expect(others).toEqual([]);
   expect(vendorCall!.traceId).toBe(ok.traceId);

@@ -85,7 +85,9 @@ async function rejection(promise: Promise<unknown>): Promise<InstanceType<typeof
 /** A non-streamed Chat request that must fail with a 502 provider error and charge nothing. */
 async function expect502NothingCharged(stream = false): Promise<InstanceType<typeof OpenAI.APIError>> {
   const id = requestId();
-  const error = await rejection(a.openai.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: PROMPT }], stream }, withId(id)));
+  const error = await rejection(
+    a.openai.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: PROMPT }], stream }, withId(id)),
+  );
   expect(error).toBeInstanceOf(OpenAI.APIError);
   expect(error.status).toBe(502);
   expect(error.error).toMatchObject({ code: 'provider_error', details: { vendor: 'openai' } });
@@ -95,7 +97,10 @@ async function expect502NothingCharged(stream = false): Promise<InstanceType<typ
 
 /** Streams a Chat request, collecting the text delivered before the stream's error. */
 async function streamUntilError(id: string): Promise<{ delivered: string; error: unknown }> {
-  const stream = await a.openai.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: PROMPT }], stream: true }, withId(id));
+  const stream = await a.openai.chat.completions.create(
+    { model: MODEL, messages: [{ role: 'user', content: PROMPT }], stream: true },
+    withId(id),
+  );
   let delivered = '';
   try {
     for await (const chunk of stream) delivered += chunk.choices[0]?.delta.content ?? '';
@@ -227,14 +232,28 @@ describe('misbehaviour after the first byte: the stream ends with an error, the 
       sseHead(res);
       const event = (name: string, data: unknown) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
       res.write(
-        event('message_start', { type: 'message_start', message: { id: 'msg_x', type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', content: [], stop_reason: null, usage: { input_tokens: 12, output_tokens: 1 } } }) +
+        event('message_start', {
+          type: 'message_start',
+          message: {
+            id: 'msg_x',
+            type: 'message',
+            role: 'assistant',
+            model: 'claude-sonnet-4-5',
+            content: [],
+            stop_reason: null,
+            usage: { input_tokens: 12, output_tokens: 1 },
+          },
+        }) +
           event('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }) +
           event('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Waves ' } }),
       );
       setTimeout(() => res.end('event: content_block_delta\ndata: {garbage\n\n'), 50);
     };
     const id = requestId();
-    const stream = a.anthropic.messages.stream({ model: 'anthropic/claude-sonnet-4-5', max_tokens: 200, messages: [{ role: 'user', content: PROMPT }] }, withId(id));
+    const stream = a.anthropic.messages.stream(
+      { model: 'anthropic/claude-sonnet-4-5', max_tokens: 200, messages: [{ role: 'user', content: PROMPT }] },
+      withId(id),
+    );
     let delivered = '';
     stream.on('text', (text) => (delivered += text));
     await expect(stream.done()).rejects.toThrow();
@@ -249,7 +268,9 @@ describe('misbehaviour after the first byte: the stream ends with an error, the 
 describe('an image vendor that misbehaves: 502, nothing charged, the hold released', () => {
   const generate = async () => {
     const id = requestId();
-    const error = await rejection(a.openai.images.generate({ model: 'openai/gpt-image-1', prompt: 'a lighthouse', n: 2, size: '1024x1024' }, withId(id)));
+    const error = await rejection(
+      a.openai.images.generate({ model: 'openai/gpt-image-1', prompt: 'a lighthouse', n: 2, size: '1024x1024' }, withId(id)),
+    );
     expect(error.status).toBe(502);
     expect(error.error).toMatchObject({ code: 'provider_error' });
     const money = await settledMoneyOf(h.db, id);
@@ -281,7 +302,16 @@ describe('an image vendor that misbehaves: 502, nothing charged, the hold releas
 test('after every misbehaviour a well-formed answer is served and charged (no state left behind)', async () => {
   behaviour = (_req, res) => {
     res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ id: 'chatcmpl-ok', object: 'chat.completion', created: 1, model: 'gpt-4o-mini', choices: [{ index: 0, message: { role: 'assistant', content: 'Fine.' }, finish_reason: 'stop' }], usage: { prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 } }));
+    res.end(
+      JSON.stringify({
+        id: 'chatcmpl-ok',
+        object: 'chat.completion',
+        created: 1,
+        model: 'gpt-4o-mini',
+        choices: [{ index: 0, message: { role: 'assistant', content: 'Fine.' }, finish_reason: 'stop' }],
+        usage: { prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 },
+      }),
+    );
   };
   const id = requestId();
   const answer = await a.openai.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: PROMPT }] }, withId(id));

@@ -22,7 +22,12 @@ const TIMEOUTS = { connectMs: 1000, headersMs: 1000, bodyIdleMs: 300 };
 const SECRET = 'sk-transport-secret-0123';
 
 /** A local server whose handler is set per test. */
-async function startServer(): Promise<{ url: string; origin: string; handle(handler: (req: IncomingMessage, res: ServerResponse) => void): void; close(): Promise<void> }> {
+async function startServer(): Promise<{
+  url: string;
+  origin: string;
+  handle(handler: (req: IncomingMessage, res: ServerResponse) => void): void;
+  close(): Promise<void>;
+}> {
   let handler: (req: IncomingMessage, res: ServerResponse) => void = (_req, res) => res.end();
   const server: Server = createServer((req, res) => handler(req, res));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -31,12 +36,19 @@ async function startServer(): Promise<{ url: string; origin: string; handle(hand
     url: origin,
     origin,
     handle: (next) => (handler = next),
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
 const failure = async (promise: Promise<unknown>): Promise<ProviderError> => {
-  const error = await promise.then(() => null, (e: unknown) => e);
+  const error = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
   expect(error).toBeInstanceOf(ProviderError);
   return error as ProviderError;
 };
@@ -51,7 +63,13 @@ describe('Retry-After on vendor failures (what a failover will honour)', () => {
   const catalog = builtinCatalog();
   const gpt = findModel(catalog, 'openai/gpt-4o-mini', 'text')!;
   const claude = findModel(catalog, 'anthropic/claude-sonnet-4-5', 'text')!;
-  const request = (model: typeof gpt): CanonicalRequest => ({ model, messages: [{ role: 'user', content: 'Hi' }], tools: [], maxOutputTokens: 100, reasoning: { mode: 'default' } });
+  const request = (model: typeof gpt): CanonicalRequest => ({
+    model,
+    messages: [{ role: 'user', content: 'Hi' }],
+    tools: [],
+    maxOutputTokens: 100,
+    reasoning: { mode: 'default' },
+  });
 
   test("OpenAI's 429 and Anthropic's 529 keep the vendor's wait; a 400 has none; statuses and messages are the vendor's", async () => {
     const openai = await startFakeOpenAI();
@@ -104,21 +122,34 @@ describe('VendorTransport', () => {
 
   test('getJson: the parsed answer; a vendor error keeps its status and message with the key redacted; a body that is not JSON is an invalid answer', async () => {
     server.handle((req, res) => {
-      if (req.url === '/v1/jobs/1') return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"id":"1","status":"queued"}');
-      if (req.url === '/v1/jobs/2') return void res.writeHead(503, { 'content-type': 'application/json', 'retry-after-ms': '1500' }).end(JSON.stringify({ error: { message: `Busy; your key ${SECRET} is fine` } }));
+      if (req.url === '/v1/jobs/1')
+        return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"id":"1","status":"queued"}');
+      if (req.url === '/v1/jobs/2')
+        return void res
+          .writeHead(503, { 'content-type': 'application/json', 'retry-after-ms': '1500' })
+          .end(JSON.stringify({ error: { message: `Busy; your key ${SECRET} is fine` } }));
       res.writeHead(200, { 'content-type': 'text/html' }).end('<html>');
     });
     const target = (path: string) => ({ ...party, baseUrl: `${server.url}/v1`, path, headers: { authorization: `Bearer ${SECRET}` } });
     expect(await http.getJson(target('/jobs/1'))).toEqual({ id: '1', status: 'queued' });
     const busy = await failure(http.getJson(target('/jobs/2')));
-    expect(busy).toMatchObject({ vendorStatus: 503, kind: 'http_5xx', retryAfterMs: 1500, details: { vendor: 'acme', vendor_status: 503 } });
+    expect(busy).toMatchObject({
+      vendorStatus: 503,
+      kind: 'http_5xx',
+      retryAfterMs: 1500,
+      details: { vendor: 'acme', vendor_status: 503 },
+    });
     expect(busy.message).toBe('acme answered HTTP 503: Busy; your key [redacted] is fine');
-    expect(await failure(http.getJson(target('/jobs/3')))).toMatchObject({ kind: 'invalid_answer', message: 'acme answered with a body that is not JSON.' });
+    expect(await failure(http.getJson(target('/jobs/3')))).toMatchObject({
+      kind: 'invalid_answer',
+      message: 'acme answered with a body that is not JSON.',
+    });
   });
 
   test('a form goes as multipart/form-data that a standard parser reads back: fields, file bytes, names', async () => {
     const file = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 1, 2, 255]);
-    let received: { fields: Record<string, string>; files: { name: string; filename: string; mimeType: string; bytes: Buffer }[] } | null = null;
+    let received: { fields: Record<string, string>; files: { name: string; filename: string; mimeType: string; bytes: Buffer }[] } | null =
+      null;
     server.handle((req, res) => {
       const fields: Record<string, string> = {};
       const files: { name: string; filename: string; mimeType: string; bytes: Buffer }[] = [];
@@ -160,7 +191,9 @@ describe('VendorTransport', () => {
       if (req.url === '/files/1:download?alt=media') return void res.writeHead(302, { location: '/files/1/signed' }).end();
       res.writeHead(307, { location: `${storage.origin}/bucket/1?sig=x` }).end();
     });
-    const body = await readAll(await http.download({ ...party, url: `${server.url}/files/1:download?alt=media`, headers: { 'x-api-key': SECRET } }));
+    const body = await readAll(
+      await http.download({ ...party, url: `${server.url}/files/1:download?alt=media`, headers: { 'x-api-key': SECRET } }),
+    );
     expect(body.equals(file)).toBe(true);
     expect(seen).toEqual([
       { path: '/files/1:download?alt=media', key: SECRET },
@@ -171,7 +204,8 @@ describe('VendorTransport', () => {
 
   test('download: a vendor error, endless redirects and a file that stalls mid-way are ProviderErrors', async () => {
     server.handle((req, res) => {
-      if (req.url === '/missing') return void res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"No such file."}}');
+      if (req.url === '/missing')
+        return void res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"No such file."}}');
       if (req.url === '/loop') return void res.writeHead(302, { location: '/loop' }).end();
       if (req.url === '/nowhere') return void res.writeHead(303).end('see elsewhere');
       res.writeHead(200, { 'content-type': 'video/mp4', 'content-length': 1000 });
@@ -179,8 +213,14 @@ describe('VendorTransport', () => {
     });
     const download = (path: string) => http.download({ ...party, url: server.url + path, headers: {} });
     expect(await failure(download('/missing'))).toMatchObject({ vendorStatus: 404, message: 'acme answered HTTP 404: No such file.' });
-    expect(await failure(download('/loop'))).toMatchObject({ kind: 'invalid_answer', message: 'acme redirected the download more than 5 times.' });
-    expect(await failure(download('/nowhere'))).toMatchObject({ kind: 'invalid_answer', message: 'acme redirected the download without a location.' });
+    expect(await failure(download('/loop'))).toMatchObject({
+      kind: 'invalid_answer',
+      message: 'acme redirected the download more than 5 times.',
+    });
+    expect(await failure(download('/nowhere'))).toMatchObject({
+      kind: 'invalid_answer',
+      message: 'acme redirected the download without a location.',
+    });
     const stalled = await failure(readAll(await download('/stall')));
     expect(stalled).toMatchObject({ kind: 'timeout', message: 'acme sent nothing for 0.3 s in the middle of its answer.' });
   });
@@ -190,10 +230,15 @@ describe('video vendor errors through the transport', () => {
   test("a vendor's refusal keeps its status and message; the key it echoes is redacted", async () => {
     const fake = await startFakeOpenAIVideos({ apiKey: 'sk-right-key', content: Buffer.alloc(8) });
     const sora = findModel(builtinCatalog(), 'openai/sora-2', 'video')!;
-    const registry = createVideoProviderRegistry(new Map([['openai', { vendor: 'openai', protocol: 'openai', apiKey: SECRET, baseUrl: fake.url }]]), { sandbox: { renderMs: 0, slowMs: 0 }, http: { timeouts: TIMEOUTS } });
+    const registry = createVideoProviderRegistry(
+      new Map([['openai', { vendor: 'openai', protocol: 'openai', apiKey: SECRET, baseUrl: fake.url }]]),
+      { sandbox: { renderMs: 0, slowMs: 0 }, http: { timeouts: TIMEOUTS } },
+    );
     try {
       const provider = registry.forModel(sora);
-      const refused = await failure(provider.start({ model: sora, prompt: 'p', seconds: 4, resolution: '720p', ratio: '16:9', inputs: [] }));
+      const refused = await failure(
+        provider.start({ model: sora, prompt: 'p', seconds: 4, resolution: '720p', ratio: '16:9', inputs: [] }),
+      );
       expect(refused).toMatchObject({ status: 502, vendorStatus: 401, kind: 'http_4xx' });
       expect(refused.message).toBe(`openai answered HTTP 401: Incorrect API key provided: [redacted].`);
       expect(await failure(provider.poll({ id: 'video_missing' }))).toMatchObject({ vendorStatus: 401 });

@@ -27,9 +27,12 @@ const BIG = Buffer.alloc(12 * 1024 * 1024);
 for (let i = 0; i < BIG.length; i += 4) BIG.writeUInt32BE(i, i);
 
 /** The content in uneven chunks, as a vendor download arrives. */
-const streamOf = (data: Buffer) => Readable.from((function* () {
-  for (let at = 0; at < data.length; at += 700_001) yield data.subarray(at, at + 700_001);
-})());
+const streamOf = (data: Buffer) =>
+  Readable.from(
+    (function* () {
+      for (let at = 0; at < data.length; at += 700_001) yield data.subarray(at, at + 700_001);
+    })(),
+  );
 
 let dir: string;
 let bucket: TestBucket;
@@ -37,7 +40,16 @@ let s3: S3VideoStorage;
 
 const s3Config = (overrides: Partial<S3StorageConfig> = {}): S3StorageConfig => {
   const { endpoint, accessKeyId, secretAccessKey } = testS3Endpoint();
-  return { kind: 's3', bucket: bucket.bucket, prefix: '', endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId, secretAccessKey }, ...overrides };
+  return {
+    kind: 's3',
+    bucket: bucket.bucket,
+    prefix: '',
+    endpoint,
+    region: 'us-east-1',
+    forcePathStyle: true,
+    credentials: { accessKeyId, secretAccessKey },
+    ...overrides,
+  };
 };
 
 beforeAll(async () => {
@@ -59,7 +71,13 @@ describe.each([
   test('a stream is written whole (12 MiB, over several S3 parts) and its size answered; ranges read back exactly', async () => {
     expect(await storage().write('videos/big.mp4', streamOf(BIG))).toBe(BIG.length);
     expect(await storage().size('videos/big.mp4')).toBe(BIG.length);
-    for (const [start, end] of [[0, 0], [0, 1023], [5 * 1024 * 1024 - 3, 5 * 1024 * 1024 + 3], [BIG.length - 10, BIG.length - 1], [0, BIG.length - 1]] as const) {
+    for (const [start, end] of [
+      [0, 0],
+      [0, 1023],
+      [5 * 1024 * 1024 - 3, 5 * 1024 * 1024 + 3],
+      [BIG.length - 10, BIG.length - 1],
+      [0, BIG.length - 1],
+    ] as const) {
       const range = await readAll(storage().openRange('videos/big.mp4', start, end));
       expect(range.equals(BIG.subarray(start, end + 1))).toBe(true);
     }
@@ -82,10 +100,12 @@ describe.each([
   });
 
   test('a source that fails mid-way fails the write with its own error and leaves nothing at the key', async () => {
-    const broken = Readable.from((async function* () {
-      yield BIG.subarray(0, 6 * 1024 * 1024);
-      throw new ProviderError('The connection to acme broke in the middle of its answer (ECONNRESET).', 'acme');
-    })());
+    const broken = Readable.from(
+      (async function* () {
+        yield BIG.subarray(0, 6 * 1024 * 1024);
+        throw new ProviderError('The connection to acme broke in the middle of its answer (ECONNRESET).', 'acme');
+      })(),
+    );
     await expect(storage().write('videos/broken.mp4', broken)).rejects.toBeInstanceOf(ProviderError);
     expect(await storage().size('videos/broken.mp4')).toBeNull();
   });
@@ -102,7 +122,9 @@ describe('S3 specifics', () => {
     try {
       await prefixed.write('videos/p.mp4', Buffer.from('clip'));
       expect(await bucket.keys()).toContain('eu-1/videos/p.mp4');
-      expect((await bucket.client.send(new HeadObjectCommand({ Bucket: bucket.bucket, Key: 'eu-1/videos/p.mp4' }))).ContentType).toBe('video/mp4');
+      expect((await bucket.client.send(new HeadObjectCommand({ Bucket: bucket.bucket, Key: 'eu-1/videos/p.mp4' }))).ContentType).toBe(
+        'video/mp4',
+      );
       await prefixed.delete('videos/p.mp4');
       expect(await bucket.keys()).not.toContain('eu-1/videos/p.mp4');
     } finally {
@@ -112,7 +134,9 @@ describe('S3 specifics', () => {
 
   test('the start checks the bucket: a missing bucket or a wrong secret stops it with a message naming the variable', async () => {
     await expect(openVideoStorage(s3Config({ bucket: 'no-such-bucket-here' }))).rejects.toThrow(ConfigError);
-    await expect(openVideoStorage(s3Config({ bucket: 'no-such-bucket-here' }))).rejects.toThrow(/TOLLGATE_VIDEO_S3_BUCKET 'no-such-bucket-here' at http.* cannot be used: NoSuchBucket/);
+    await expect(openVideoStorage(s3Config({ bucket: 'no-such-bucket-here' }))).rejects.toThrow(
+      /TOLLGATE_VIDEO_S3_BUCKET 'no-such-bucket-here' at http.* cannot be used: NoSuchBucket/,
+    );
     const wrongSecret = s3Config({ credentials: { accessKeyId: testS3Endpoint().accessKeyId, secretAccessKey: 'not-the-secret' } });
     await expect(openVideoStorage(wrongSecret)).rejects.toThrow(/cannot be used: .*HTTP 403/);
     const opened = await openVideoStorage(s3Config());
@@ -122,10 +146,15 @@ describe('S3 specifics', () => {
   test('a storage that cannot be reached is 503 unavailable, naming why, never the credentials', async () => {
     const away = new S3VideoStorage(s3Config({ endpoint: 'http://127.0.0.1:1' }));
     try {
-      const failure = await away.size('videos/x.mp4').then(() => null, (e: unknown) => e);
+      const failure = await away.size('videos/x.mp4').then(
+        () => null,
+        (e: unknown) => e,
+      );
       expect(failure).toBeInstanceOf(ApiError);
       expect(failure).toMatchObject({ status: 503, code: 'unavailable' });
-      expect((failure as Error).message).toMatch(/^The video storage is unavailable \(.*ECONNREFUSED.*\); nothing was charged\. Retry shortly\.$/);
+      expect((failure as Error).message).toMatch(
+        /^The video storage is unavailable \(.*ECONNREFUSED.*\); nothing was charged\. Retry shortly\.$/,
+      );
       expect((failure as Error).message).not.toContain(testS3Endpoint().secretAccessKey);
       await expect(readAll(away.openRange('videos/x.mp4', 0, 1))).rejects.toMatchObject({ status: 503 });
     } finally {

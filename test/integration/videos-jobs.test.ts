@@ -1,7 +1,16 @@
 import { Client as PgClient } from 'pg';
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
-import { ADMIN_TOKEN, call, createKey, graphql, provisionAccount, startTestTollgate, waitForSubscriptions, type TestTollgate } from '../support/tollgate';
+import {
+  ADMIN_TOKEN,
+  call,
+  createKey,
+  graphql,
+  provisionAccount,
+  startTestTollgate,
+  waitForSubscriptions,
+  type TestTollgate,
+} from '../support/tollgate';
 import { provisionVideoAccount, videoTestEnv, waitForVideo } from '../support/videos';
 
 let t: TestTollgate;
@@ -22,7 +31,8 @@ afterAll(async () => {
   cleanup();
 });
 
-const create = (apiKey: string, body: Record<string, unknown>, headers: Record<string, string> = {}) => call(`${t.url}/v1/videos`, { token: apiKey, body, headers });
+const create = (apiKey: string, body: Record<string, unknown>, headers: Record<string, string> = {}) =>
+  call(`${t.url}/v1/videos`, { token: apiKey, body, headers });
 const count = async (sql: string, params: unknown[]) => (await db.query(sql, params)).rows[0].n as number;
 
 describe('idempotency', () => {
@@ -44,7 +54,10 @@ describe('idempotency', () => {
     const later = await create(apiKey, body, { 'Idempotency-Key': 'race-1' });
     expect(later.status).toBe(200);
     expect(later.body).toMatchObject({ id: created[0]!.body.id, status: 'completed' });
-    const ledger = await db.query(`select count(*)::int as n, sum(amount_micro)::text as total from ledger_entries where account_id = $1 and kind = 'charge'`, [accountId]);
+    const ledger = await db.query(
+      `select count(*)::int as n, sum(amount_micro)::text as total from ledger_entries where account_id = $1 and kind = 'charge'`,
+      [accountId],
+    );
     expect(ledger.rows[0]).toEqual({ n: 1, total: '-2000' });
     // The completed job shows what it was charged (a queued one shows no cost yet).
     expect(created[0]!.body.usage).toBeUndefined();
@@ -76,7 +89,10 @@ describe('idempotency', () => {
       expect(made.status).toBe(202);
       jobs.push(made.body.id as string);
     }
-    expect((await graphql(t.url, 'mutation($a:ID!){setAccountTier(input:{accountId:$a,tier:1}){tier}}', { a: accountId }, ADMIN_TOKEN)).data.setAccountTier.tier).toBe(1);
+    expect(
+      (await graphql(t.url, 'mutation($a:ID!){setAccountTier(input:{accountId:$a,tier:1}){tier}}', { a: accountId }, ADMIN_TOKEN)).data
+        .setAccountTier.tier,
+    ).toBe(1);
     const refused = await create(apiKey, { model: 'sandbox/video', prompt: 'a sixth', seconds: 2 }, { 'Idempotency-Key': 'full-new' });
     expect(refused).toMatchObject({ status: 429, body: { error: { code: 'api_concurrency_limit' } } });
 
@@ -91,7 +107,11 @@ describe('idempotency', () => {
 
   test('a create refused for money leaves its key free for a retry after a top-up', async () => {
     const poor = await provisionVideoAccount(t.url, '1000'); // $0.001: less than 2 s of sandbox video
-    const refused = await create(poor.apiKey, { model: 'sandbox/video', prompt: 'too dear', seconds: 8 }, { 'Idempotency-Key': 'retry-me' });
+    const refused = await create(
+      poor.apiKey,
+      { model: 'sandbox/video', prompt: 'too dear', seconds: 8 },
+      { 'Idempotency-Key': 'retry-me' },
+    );
     expect(refused.status).toBe(402);
     expect(refused.body.error.code).toBe('api_insufficient_balance');
     expect(await count('select count(*)::int as n from videos where account_id = $1', [poor.accountId])).toBe(0);
@@ -130,7 +150,11 @@ describe('refusals before anything is reserved', () => {
     const badKey = await create(apiKey, { model: 'sandbox/video', prompt: 'p' }, { 'Idempotency-Key': 'has space' });
     expect(badKey.status).toBe(400);
     expect(badKey.body.error.message).toContain('Idempotency-Key');
-    const malformed = await call(`${t.url}/v1/videos`, { token: apiKey, rawBody: '{"model":', headers: { 'content-type': 'application/json' } });
+    const malformed = await call(`${t.url}/v1/videos`, {
+      token: apiKey,
+      rawBody: '{"model":',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(malformed.status).toBe(400);
     const unknown = await create(apiKey, { model: 'sandbox/nope', prompt: 'p' });
     expect(unknown.status).toBe(404);
@@ -154,7 +178,12 @@ describe('refusals before anything is reserved', () => {
   test('a plan-billed key is 403 api_wallet_key_required on every video path', async () => {
     const account = await provisionAccount(t.url, { fundsMicro: '1000000', plan: 'starter' });
     const plan = await createKey(t.url, account.sessionToken, { name: 'plan', kind: 'plan' });
-    for (const [path, body] of [['/v1/videos', { model: 'sandbox/video', prompt: 'p' }], ['/v1/videos', undefined], ['/v1/videos/vid_x', undefined], ['/v1/videos/vid_x/content', undefined]] as const) {
+    for (const [path, body] of [
+      ['/v1/videos', { model: 'sandbox/video', prompt: 'p' }],
+      ['/v1/videos', undefined],
+      ['/v1/videos/vid_x', undefined],
+      ['/v1/videos/vid_x/content', undefined],
+    ] as const) {
       const answer = await call(`${t.url}${path}`, { token: plan.secret, body });
       expect(answer.status).toBe(403);
       expect(answer.body.error.code).toBe('api_wallet_key_required');
@@ -187,7 +216,9 @@ describe('jobs', () => {
     const before = await t.tollgate.services.billing.auditAccount(accountId);
     const created = await create(apiKey, { model: 'sandbox/video', prompt: 'raced [sandbox:delay=500]' });
     await waitForVideo(t.url, apiKey, created.body.id, (v) => v.status === 'in_progress');
-    const { rows: [{ hold_id }] } = await db.query('select hold_id from videos where id = $1', [created.body.id]);
+    const {
+      rows: [{ hold_id }],
+    } = await db.query('select hold_id from videos where id = $1', [created.body.id]);
     await t.tollgate.services.billing.releaseHold(hold_id); // as a timing-out sweeper on another instance would
     const ended = await waitForVideo(t.url, apiKey, created.body.id);
     expect(ended).toMatchObject({ status: 'failed', error: { code: 'reservation_ended' } });
@@ -200,13 +231,19 @@ describe('jobs', () => {
     const created = await create(apiKey, { model: 'sandbox/video', prompt: 'slot [sandbox:delay=800]' });
     expect(await t.tollgate.services.admission.slotsInUse(accountId)).toBe(1);
     const deadline = Date.now() + 10_000;
-    while ((await t.tollgate.services.videos.get(accountId, created.body.id)).status !== 'completed' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    while ((await t.tollgate.services.videos.get(accountId, created.body.id)).status !== 'completed' && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 50));
     expect(await t.tollgate.services.admission.slotsInUse(accountId)).toBe(0);
   });
 
   test('a graphql-ws subscriber sees its video go from queued through in_progress to completed, with progress', async () => {
     const { apiKey, sessionToken } = await provisionVideoAccount(t.url);
-    const client = createClient({ url: t.url.replace('http', 'ws') + '/graphql', webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${sessionToken}` }, retryAttempts: 0 });
+    const client = createClient({
+      url: t.url.replace('http', 'ws') + '/graphql',
+      webSocketImpl: WebSocket,
+      connectionParams: { authorization: `Bearer ${sessionToken}` },
+      retryAttempts: 0,
+    });
     const seen: { id: string; status: string; progress: number }[] = [];
     const done = new Promise<void>((resolve, reject) => {
       client.subscribe<{ videoUpdated: { id: string; status: string; progress: number } }>(
@@ -236,16 +273,30 @@ describe('jobs', () => {
     const progress = seen.map((v) => v.progress);
     expect(progress).toEqual([...progress].sort((a, b) => a - b));
 
-    const foreign = createClient({ url: t.url.replace('http', 'ws') + '/graphql', webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${other.sessionToken}` }, retryAttempts: 0 });
+    const foreign = createClient({
+      url: t.url.replace('http', 'ws') + '/graphql',
+      webSocketImpl: WebSocket,
+      connectionParams: { authorization: `Bearer ${other.sessionToken}` },
+      retryAttempts: 0,
+    });
     const refused = await new Promise<unknown>((resolve) => {
-      foreign.subscribe({ query: 'subscription($id: ID) { videoUpdated(id: $id) { status } }', variables: { id: created.body.id } }, { next: (message) => resolve(message.errors), error: resolve, complete: () => resolve(null) });
+      foreign.subscribe(
+        { query: 'subscription($id: ID) { videoUpdated(id: $id) { status } }', variables: { id: created.body.id } },
+        { next: (message) => resolve(message.errors), error: resolve, complete: () => resolve(null) },
+      );
     });
     await foreign.dispose();
     expect(JSON.stringify(refused)).toContain('not_found');
 
-    const listed = await call(`${t.url}/graphql`, { token: sessionToken, body: { query: '{ videos(first: 5) { data { id status } hasMore } }' } });
+    const listed = await call(`${t.url}/graphql`, {
+      token: sessionToken,
+      body: { query: '{ videos(first: 5) { data { id status } hasMore } }' },
+    });
     expect(listed.body.data.videos.data).toEqual([{ id: created.body.id, status: 'completed' }]);
-    const one = await call(`${t.url}/graphql`, { token: sessionToken, body: { query: `{ video(id: "${created.body.id}") { status seconds ratio expiresAt } missing: video(id: "vid_none") { id } }` } });
+    const one = await call(`${t.url}/graphql`, {
+      token: sessionToken,
+      body: { query: `{ video(id: "${created.body.id}") { status seconds ratio expiresAt } missing: video(id: "vid_none") { id } }` },
+    });
     expect(one.body.data.video).toMatchObject({ status: 'completed', seconds: 2, ratio: '16:9' });
     expect(one.body.data.missing).toBeNull();
   });
@@ -268,7 +319,11 @@ describe('content byte ranges', () => {
   const ranged = (range: string) => fetch(`${t.url}/v1/videos/${id}/content`, { headers: { authorization: `Bearer ${apiKey}`, range } });
 
   test('the first bytes, a middle range and a suffix are 206 with Content-Range', async () => {
-    for (const [range, start, end] of [['bytes=0-99', 0, 99], ['bytes=1000-1999', 1000, 1999], ['bytes=-50', full.length - 50, full.length - 1]] as const) {
+    for (const [range, start, end] of [
+      ['bytes=0-99', 0, 99],
+      ['bytes=1000-1999', 1000, 1999],
+      ['bytes=-50', full.length - 50, full.length - 1],
+    ] as const) {
       const response = await ranged(range);
       expect(response.status).toBe(206);
       expect(response.headers.get('content-range')).toBe(`bytes ${start}-${end}/${full.length}`);

@@ -57,7 +57,9 @@ async function noSlotsHeld(t: TestTollgate, accountId: string, timeoutMs = 5_000
 async function videosEnded(ids: string[], timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const { rows } = await db.query(`select count(*)::int as n from videos where id = any($1) and status in ('completed', 'failed')`, [ids]);
+    const { rows } = await db.query(`select count(*)::int as n from videos where id = any($1) and status in ('completed', 'failed')`, [
+      ids,
+    ]);
     if (rows[0].n === ids.length) return;
     if (Date.now() > deadline) throw new Error(`${ids.length - rows[0].n} of ${ids.length} videos still running after ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 25));
@@ -80,7 +82,9 @@ test('a job running when its gateway stops completes on the next one, is charged
   await waitForVideo(first.url, apiKey, created.id, (v) => v.status === 'in_progress' && v.progress > 0);
   await stop(first);
 
-  const { rows: [during] } = await db.query('select status from videos where id = $1', [created.id]);
+  const {
+    rows: [during],
+  } = await db.query('select status from videos where id = $1', [created.id]);
   expect(during.status).toBe('in_progress');
 
   const second = await instance();
@@ -93,7 +97,11 @@ test('a job running when its gateway stops completes on the next one, is charged
   await noSlotsHeld(second, accountId);
   const content = await fetch(`${second.url}/v1/videos/${created.id}/content`, { headers: { authorization: `Bearer ${apiKey}` } });
   expect(content.status).toBe(200);
-  expect(Buffer.from(await content.arrayBuffer()).subarray(4, 8).toString('latin1')).toBe('ftyp');
+  expect(
+    Buffer.from(await content.arrayBuffer())
+      .subarray(4, 8)
+      .toString('latin1'),
+  ).toBe('ftyp');
 });
 
 test('two live instances share the jobs: each runs once and is charged once, whichever instance took it', async () => {
@@ -113,13 +121,20 @@ test('two live instances share the jobs: each runs once and is charged once, whi
   // Watched in the database, not over the API: each GET of the API holds a concurrency slot of the
   // account until just after its answer, which is no video's.
   await videosEnded(ids);
-  expect((await db.query('select status, count(*)::int as n from videos where id = any($1) group by status', [ids])).rows).toEqual([{ status: 'completed', n: 8 }]);
+  expect((await db.query('select status, count(*)::int as n from videos where id = any($1) group by status', [ids])).rows).toEqual([
+    { status: 'completed', n: 8 },
+  ]);
   await noSlotsHeld(a, accountId);
   await noSlotsHeld(b, accountId);
-  const charges = await db.query(`select hold_id, count(*)::int as n from ledger_entries where account_id = $1 and kind = 'charge' group by hold_id`, [accountId]);
+  const charges = await db.query(
+    `select hold_id, count(*)::int as n from ledger_entries where account_id = $1 and kind = 'charge' group by hold_id`,
+    [accountId],
+  );
   expect(charges.rows).toHaveLength(8);
   expect(charges.rows.every((row) => row.n === 1)).toBe(true);
-  const usage = await db.query(`select count(*)::int as n, sum(video_seconds)::int as seconds from usage_records where account_id = $1`, [accountId]);
+  const usage = await db.query(`select count(*)::int as n, sum(video_seconds)::int as seconds from usage_records where account_id = $1`, [
+    accountId,
+  ]);
   expect(usage.rows[0]).toEqual({ n: 8, seconds: 16 });
 });
 
@@ -127,17 +142,25 @@ test('a subscriber on an API-only instance sees the job that another instance ru
   const apiOnly = await instance({ TOLLGATE_VIDEO_WORKERS: '0' });
   const worker = running.find((t) => t !== apiOnly) ?? (await instance());
   const { apiKey, sessionToken, accountId } = await provisionVideoAccount(apiOnly.url);
-  const client = createClient({ url: apiOnly.url.replace('http', 'ws') + '/graphql', webSocketImpl: WebSocket, connectionParams: { authorization: `Bearer ${sessionToken}` }, retryAttempts: 0 });
+  const client = createClient({
+    url: apiOnly.url.replace('http', 'ws') + '/graphql',
+    webSocketImpl: WebSocket,
+    connectionParams: { authorization: `Bearer ${sessionToken}` },
+    retryAttempts: 0,
+  });
   const statuses: string[] = [];
   const completed = new Promise<void>((resolve, reject) => {
-    client.subscribe<{ videoUpdated: { status: string } }>({ query: 'subscription { videoUpdated { status } }' }, {
-      next: (message) => {
-        statuses.push(message.data!.videoUpdated.status);
-        if (message.data!.videoUpdated.status === 'completed') resolve();
+    client.subscribe<{ videoUpdated: { status: string } }>(
+      { query: 'subscription { videoUpdated { status } }' },
+      {
+        next: (message) => {
+          statuses.push(message.data!.videoUpdated.status);
+          if (message.data!.videoUpdated.status === 'completed') resolve();
+        },
+        error: reject,
+        complete: () => undefined,
       },
-      error: reject,
-      complete: () => undefined,
-    });
+    );
   });
   await waitForSubscriptions(apiOnly.url, 1);
   const res = await fetch(`${apiOnly.url}/v1/videos`, {

@@ -45,12 +45,28 @@ test('files are deleted 7 days after completion: the content answers 410 video_e
 
 test('an idempotency key is kept 7 days, then forgotten', async () => {
   const { apiKey } = await provisionVideoAccount(t.url);
-  const first = await call(`${t.url}/v1/videos`, { token: apiKey, body: { model: 'sandbox/video', prompt: 'week one' }, headers: { 'Idempotency-Key': 'weekly' } });
+  const first = await call(`${t.url}/v1/videos`, {
+    token: apiKey,
+    body: { model: 'sandbox/video', prompt: 'week one' },
+    headers: { 'Idempotency-Key': 'weekly' },
+  });
   expect(first.status).toBe(202);
   clock.advance(6 * DAY_MS);
-  expect((await call(`${t.url}/v1/videos`, { token: apiKey, body: { model: 'sandbox/video', prompt: 'week two' }, headers: { 'Idempotency-Key': 'weekly' } })).status).toBe(409);
+  expect(
+    (
+      await call(`${t.url}/v1/videos`, {
+        token: apiKey,
+        body: { model: 'sandbox/video', prompt: 'week two' },
+        headers: { 'Idempotency-Key': 'weekly' },
+      })
+    ).status,
+  ).toBe(409);
   clock.advance(DAY_MS + 1_000);
-  const later = await call(`${t.url}/v1/videos`, { token: apiKey, body: { model: 'sandbox/video', prompt: 'week two' }, headers: { 'Idempotency-Key': 'weekly' } });
+  const later = await call(`${t.url}/v1/videos`, {
+    token: apiKey,
+    body: { model: 'sandbox/video', prompt: 'week two' },
+    headers: { 'Idempotency-Key': 'weekly' },
+  });
   expect(later.status).toBe(202);
   expect(later.body.id).not.toBe(first.body.id);
   expect((await t.tollgate.services.videoSweeper.sweep()).keysForgotten).toBe(0); // the expired one was replaced in place
@@ -60,7 +76,10 @@ test('an idempotency key is kept 7 days, then forgotten', async () => {
 
 test('a job past its deadline fails as timed out, releasing its hold and its slot', async () => {
   const { apiKey, accountId } = await provisionVideoAccount(t.url);
-  const created = await call(`${t.url}/v1/videos`, { token: apiKey, body: { model: 'sandbox/video', prompt: 'never ends [sandbox:delay=600000]' } });
+  const created = await call(`${t.url}/v1/videos`, {
+    token: apiKey,
+    body: { model: 'sandbox/video', prompt: 'never ends [sandbox:delay=600000]' },
+  });
   await waitForVideo(t.url, apiKey, created.body.id, (v) => v.status === 'in_progress');
   clock.advance(3600_000 + 1_000); // the default deadline is an hour
   await t.tollgate.services.videoSweeper.sweep();

@@ -15,7 +15,11 @@ import { provisionVideoAccount, videoTestEnv, waitForVideo } from '../support/vi
 
 const DAY_MS = 24 * 3600_000;
 // A 1×1 PNG (image inputs are checked by their bytes).
-const PNG = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000' + '1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082', 'hex');
+const PNG = Buffer.from(
+  '89504e470d0a1a0a0000000d4948445200000001000000010806000000' +
+    '1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082',
+  'hex',
+);
 
 let database: { url: string; drop(): Promise<void> };
 let bucket: TestBucket;
@@ -23,7 +27,11 @@ let worker: TestTollgate;
 let api: TestTollgate;
 const clock = new ManualClock(new Date('2026-12-06T12:00:00.000Z'));
 
-const exists = (key: string) => bucket.client.send(new HeadObjectCommand({ Bucket: bucket.bucket, Key: key })).then(() => true, () => false);
+const exists = (key: string) =>
+  bucket.client.send(new HeadObjectCommand({ Bucket: bucket.bucket, Key: key })).then(
+    () => true,
+    () => false,
+  );
 
 beforeAll(async () => {
   database = await createTestDatabase();
@@ -61,7 +69,8 @@ test('a job made on one instance is read from the other by byte range; its input
   expect(await exists(`videos/${id}.mp4`)).toBe(true);
   expect(await exists(`inputs/${id}/0`)).toBe(false);
 
-  const get = (range?: string) => fetch(`${api.url}/v1/videos/${id}/content`, { headers: { authorization: `Bearer ${apiKey}`, ...(range ? { range } : {}) } });
+  const get = (range?: string) =>
+    fetch(`${api.url}/v1/videos/${id}/content`, { headers: { authorization: `Bearer ${apiKey}`, ...(range ? { range } : {}) } });
   const whole = await get();
   expect(whole.status).toBe(200);
   expect(whole.headers.get('accept-ranges')).toBe('bytes');
@@ -88,7 +97,10 @@ test('a job made on one instance is read from the other by byte range; its input
 
 test('retention deletes the object 7 days after completion, whichever instance sweeps: the content answers 410, the job stays', async () => {
   const { apiKey } = await provisionVideoAccount(worker.url);
-  const created = await call(`${worker.url}/v1/videos`, { token: apiKey, body: { model: 'sandbox/video', prompt: 'kept a week in a bucket' } });
+  const created = await call(`${worker.url}/v1/videos`, {
+    token: apiKey,
+    body: { model: 'sandbox/video', prompt: 'kept a week in a bucket' },
+  });
   const done = await waitForVideo(worker.url, apiKey, created.body.id);
   expect(done.expires_at).toBe(Math.floor(clock.now().getTime() / 1000) + 7 * 24 * 3600);
   const key = `videos/${created.body.id}.mp4`;

@@ -28,13 +28,25 @@ afterAll(async () => {
   cleanup();
 });
 
-const create = (body: Record<string, unknown>, headers: Record<string, string> = {}) => call(`${t.url}/v1/videos`, { token: apiKey, body, headers });
+const create = (body: Record<string, unknown>, headers: Record<string, string> = {}) =>
+  call(`${t.url}/v1/videos`, { token: apiKey, body, headers });
 
 test('a created sandbox video is answered 202, completes, is charged seconds × price once, and downloads as an MP4 through the openai SDK', async () => {
   const before = await t.tollgate.services.billing.auditAccount(accountId);
   const created = await create({ model: 'sandbox/video', prompt: 'a lighthouse at dusk', seconds: 4, resolution: '720p', ratio: '16:9' });
   expect(created.status).toBe(202);
-  expect(created.body).toMatchObject({ object: 'video', status: 'queued', model: 'sandbox/video', seconds: 4, resolution: '720p', ratio: '16:9', progress: 0, completed_at: null, expires_at: null, error: null });
+  expect(created.body).toMatchObject({
+    object: 'video',
+    status: 'queued',
+    model: 'sandbox/video',
+    seconds: 4,
+    resolution: '720p',
+    ratio: '16:9',
+    progress: 0,
+    completed_at: null,
+    expires_at: null,
+    error: null,
+  });
   expect(created.body.id).toMatch(/^vid_/);
 
   await waitForVideo(t.url, apiKey, created.body.id);
@@ -70,7 +82,10 @@ test('the list pages newest first by default, oldest first with order=asc, after
   const all: string[] = [];
   for await (const video of client.videos.list({ limit: 2 })) all.push(video.id);
   expect(all.slice(0, 3)).toEqual([ids[2], ids[1], ids[0]]);
-  expect((await call(`${t.url}/v1/videos?limit=101`, { token: apiKey })).body.error).toMatchObject({ code: 'bad_request', details: { field: 'limit' } });
+  expect((await call(`${t.url}/v1/videos?limit=101`, { token: apiKey })).body.error).toMatchObject({
+    code: 'bad_request',
+    details: { field: 'limit' },
+  });
   expect((await call(`${t.url}/v1/videos?order=up`, { token: apiKey })).body.error.message).toContain('order');
 });
 
@@ -94,7 +109,10 @@ test('videos.delete: a finished job and its file are deleted (404 from then on),
   const running = await create({ model: 'sandbox/video', prompt: 'deleted too early [sandbox:slow]' });
   const early = await client.videos.delete(running.body.id).catch((e: unknown) => e);
   expect(early).toBeInstanceOf(OpenAI.ConflictError);
-  expect((early as InstanceType<typeof OpenAI.ConflictError>).error).toMatchObject({ code: 'video_not_ready', details: { status: expect.stringMatching(/^(queued|in_progress)$/) } });
+  expect((early as InstanceType<typeof OpenAI.ConflictError>).error).toMatchObject({
+    code: 'video_not_ready',
+    details: { status: expect.stringMatching(/^(queued|in_progress)$/) },
+  });
 
   const done = await create({ model: 'sandbox/video', prompt: 'to delete', seconds: 4 });
   await waitForVideo(t.url, apiKey, done.body.id);
@@ -104,7 +122,8 @@ test('videos.delete: a finished job and its file are deleted (404 from then on),
 
   expect(await client.videos.delete(done.body.id)).toEqual({ id: done.body.id, object: 'video.deleted', deleted: true });
   expect(existsSync(file)).toBe(false);
-  for (const path of [`/v1/videos/${done.body.id}`, `/v1/videos/${done.body.id}/content`]) expect((await call(`${t.url}${path}`, { token: apiKey })).status).toBe(404);
+  for (const path of [`/v1/videos/${done.body.id}`, `/v1/videos/${done.body.id}/content`])
+    expect((await call(`${t.url}${path}`, { token: apiKey })).status).toBe(404);
   expect((await client.videos.list({ limit: 100 })).data.map((v) => v.id)).not.toContain(done.body.id);
   expect((await call(`${t.url}/v1/videos/${done.body.id}`, { method: 'DELETE', token: apiKey })).status).toBe(404);
 
@@ -115,7 +134,10 @@ test('videos.delete: a finished job and its file are deleted (404 from then on),
   const db = new Client({ connectionString: t.databaseUrl });
   await db.connect();
   try {
-    const { rows } = await db.query('select v.deleted_at, l.amount_micro::text from videos v join ledger_entries l on l.hold_id = v.hold_id where v.id = $1 and l.kind = $2', [done.body.id, 'charge']);
+    const { rows } = await db.query(
+      'select v.deleted_at, l.amount_micro::text from videos v join ledger_entries l on l.hold_id = v.hold_id where v.id = $1 and l.kind = $2',
+      [done.body.id, 'charge'],
+    );
     expect(rows).toEqual([{ deleted_at: expect.any(Date), amount_micro: String(-4n * PRICE_PER_SECOND_MICRO) }]);
   } finally {
     await db.end();

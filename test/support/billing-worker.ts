@@ -34,7 +34,16 @@ async function main(): Promise<void> {
   const databaseUrl = process.env.BILLING_WORKER_DATABASE_URL;
   if (!databaseUrl || !process.send) throw new Error('run me with child_process.fork and BILLING_WORKER_DATABASE_URL');
   const orm = await MikroORM.init(ormOptions(databaseUrl, 20));
-  const billing = new BillingService(orm, systemClock, ulidIds(), inProcessEventBus(), new SandboxPaymentPort(), pgHoldStore(orm), new PgBillingReads(orm), pgAutoTopUpStore(orm));
+  const billing = new BillingService(
+    orm,
+    systemClock,
+    ulidIds(),
+    inProcessEventBus(),
+    new SandboxPaymentPort(),
+    pgHoldStore(orm),
+    new PgBillingReads(orm),
+    pgAutoTopUpStore(orm),
+  );
   const send = (message: unknown) => process.send?.(message);
 
   process.on('message', (message: ParentMessage) => {

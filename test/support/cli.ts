@@ -23,7 +23,11 @@ function compiledCli(): string {
       if (entry.isDirectory()) compile(path);
       else if (entry.name.endsWith('.ts')) {
         const { code } = transformFileSync(path, {
-          jsc: { parser: { syntax: 'typescript', decorators: true }, transform: { legacyDecorator: true, decoratorMetadata: true }, target: 'es2022' },
+          jsc: {
+            parser: { syntax: 'typescript', decorators: true },
+            transform: { legacyDecorator: true, decoratorMetadata: true },
+            target: 'es2022',
+          },
           module: { type: 'commonjs' },
         });
         const target = join(out, relative(ROOT, path)).replace(/\.ts$/, '.js');
@@ -56,9 +60,17 @@ function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
 }
 
 /** Runs `tollgate <args>` to completion. */
-export function runTollgate(args: string[], env: Record<string, string>, options: { cwd?: string; timeoutMs?: number } = {}): Promise<CliResult> {
+export function runTollgate(
+  args: string[],
+  env: Record<string, string>,
+  options: { cwd?: string; timeoutMs?: number } = {},
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [compiledCli(), ...args], { cwd: options.cwd ?? ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [compiledCli(), ...args], {
+      cwd: options.cwd ?? ROOT,
+      env: childEnv(env),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -86,9 +98,17 @@ export interface RunningTollgate {
 }
 
 /** Starts `tollgate start` and resolves once it prints that it listens (rejects if it exits first). */
-export function startTollgateProcess(env: Record<string, string>, options: { cwd?: string; timeoutMs?: number; detached?: boolean } = {}): Promise<RunningTollgate> {
+export function startTollgateProcess(
+  env: Record<string, string>,
+  options: { cwd?: string; timeoutMs?: number; detached?: boolean } = {},
+): Promise<RunningTollgate> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [compiledCli(), 'start'], { cwd: options.cwd ?? ROOT, env: childEnv({ PORT: '0', HOST: '127.0.0.1', ...env }), stdio: ['ignore', 'pipe', 'pipe'], detached: options.detached ?? false });
+    const child = spawn(process.execPath, [compiledCli(), 'start'], {
+      cwd: options.cwd ?? ROOT,
+      env: childEnv({ PORT: '0', HOST: '127.0.0.1', ...env }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: options.detached ?? false,
+    });
     let out = '';
     const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
     const onData = (chunk: Buffer) => {

@@ -17,7 +17,9 @@ export const haveChromium = existsSync(CHROMIUM);
 /** `describe`, or `describe.skip` with a loud message when Chromium is missing outside CI. */
 export function browserSuite(): jest.Describe {
   if (!haveChromium && !process.env.CI) {
-    console.warn(`\n\n*** SKIPPED the dashboard browser test: ${CHROMIUM} is missing. Install it: apt-get install -y chromium (CI installs it and fails without it). ***\n\n`);
+    console.warn(
+      `\n\n*** SKIPPED the dashboard browser test: ${CHROMIUM} is missing. Install it: apt-get install -y chromium (CI installs it and fails without it). ***\n\n`,
+    );
   }
   return haveChromium || process.env.CI ? describe : describe.skip;
 }
@@ -61,7 +63,11 @@ export function buildDashboard(): void {
     const digest = sourceDigest();
     if (existsSync(stamp) && existsSync(join(out, 'index.html')) && readFileSync(stamp, 'utf8') === digest) return;
     execFileSync(process.execPath, ['scripts/dashboard-codegen.mjs'], { cwd: ROOT, stdio: 'inherit' });
-    execFileSync(process.execPath, ['node_modules/vite/bin/vite.js', 'build', '--config', 'dashboard/vite.config.ts', '--logLevel', 'error'], { cwd: ROOT, stdio: 'inherit' });
+    execFileSync(
+      process.execPath,
+      ['node_modules/vite/bin/vite.js', 'build', '--config', 'dashboard/vite.config.ts', '--logLevel', 'error'],
+      { cwd: ROOT, stdio: 'inherit' },
+    );
     writeFileSync(stamp, digest);
   } finally {
     rmSync(lock, { recursive: true, force: true });
@@ -72,7 +78,16 @@ export function launchChromium(): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 }
 
@@ -85,7 +100,8 @@ export function watchProblems(page: Page): string[] {
   page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
   // Only the API's refusals may be 4xx; a missing file (a favicon, an asset) is a problem.
   page.on('response', (response) => {
-    if (response.status() >= 400 && !/\/graphql$/.test(new URL(response.url()).pathname)) problems.push(`${response.status()} ${response.url()}`);
+    if (response.status() >= 400 && !/\/graphql$/.test(new URL(response.url()).pathname))
+      problems.push(`${response.status()} ${response.url()}`);
   });
   return problems;
 }
@@ -100,14 +116,21 @@ export async function accessibilityViolations(page: Page): Promise<string[]> {
   const result = await page.evaluate<{ id: string; help: string; nodes: { target: string[]; failureSummary?: string }[] }[]>(
     `axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] }, resultTypes: ['violations'] }).then((r) => r.violations.map((v) => ({ id: v.id, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target, failureSummary: n.failureSummary })) })))`,
   );
-  return result.flatMap((v) => v.nodes.map((n) => `${v.id} (${v.help}) at ${n.target.join(' ')}: ${(n.failureSummary ?? '').replace(/\s+/g, ' ')}`));
+  return result.flatMap((v) =>
+    v.nodes.map((n) => `${v.id} (${v.help}) at ${n.target.join(' ')}: ${(n.failureSummary ?? '').replace(/\s+/g, ' ')}`),
+  );
 }
 
 /**
  * Waits until the element's text is (or matches) the expected one, doing `between` (an action)
  * after each miss; fails with the last text seen and a screenshot.
  */
-export async function hasText(locator: Locator, expected: string | RegExp, between?: () => Promise<unknown>, timeoutMs = 10_000): Promise<void> {
+export async function hasText(
+  locator: Locator,
+  expected: string | RegExp,
+  between?: () => Promise<unknown>,
+  timeoutMs = 10_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last: string | null = null;
   for (;;) {
@@ -115,7 +138,9 @@ export async function hasText(locator: Locator, expected: string | RegExp, betwe
     if (typeof expected === 'string' ? last === expected : expected.test(last)) return;
     if (Date.now() > deadline) {
       await locator.page().screenshot({ path: join(SHOTS, 'failure.png'), fullPage: true });
-      throw new Error(`expected text ${String(expected)}, last seen ${JSON.stringify(last)} (screenshot: test-results/dashboard/failure.png)`);
+      throw new Error(
+        `expected text ${String(expected)}, last seen ${JSON.stringify(last)} (screenshot: test-results/dashboard/failure.png)`,
+      );
     }
     await new Promise((resolve) => setTimeout(resolve, between ? 250 : 50));
     await between?.();

@@ -11,7 +11,11 @@ import { createTollgate } from '../../src/server';
 
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
-  const tollgate = await createTollgate({ config, databaseUrl: process.env.DATABASE_URL!, log: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }, pino.destination(2)) });
+  const tollgate = await createTollgate({
+    config,
+    databaseUrl: process.env.DATABASE_URL!,
+    log: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }, pino.destination(2)),
+  });
   const port = await tollgate.listen(0, '127.0.0.1');
   process.send?.({ port });
   process.on('message', (message: { type?: string }) => {

@@ -9,5 +9,6 @@ export default async function globalTeardown(): Promise<void> {
   if (!run) return;
   const left = readdirSync(join(run.dir, 'tmp'));
   rmSync(run.dir, { recursive: true, force: true });
-  if (left.length > 0) throw new Error(`tests left temporary files behind (removed now; each test removes what it makes): ${left.join(', ')}`);
+  if (left.length > 0)
+    throw new Error(`tests left temporary files behind (removed now; each test removes what it makes): ${left.join(', ')}`);
 }

@@ -15,7 +15,9 @@ export async function decodeImages(response: OpenAI.ImagesResponse): Promise<{ w
 
 /** A real PNG of the given size and colour (an upload for edits). */
 export const pngOf = (width: number, height: number, colour = '#3366cc') =>
-  sharp({ create: { width, height, channels: 3, background: colour } }).png().toBuffer();
+  sharp({ create: { width, height, channels: 3, background: colour } })
+    .png()
+    .toBuffer();
 
 export interface AccountLedger {
   balance: bigint;
@@ -28,9 +30,17 @@ export interface AccountLedger {
 }
 
 export async function accountLedger(db: Client, accountId: string): Promise<AccountLedger> {
-  const account = await db.query<{ balance: string; reserved: string }>('select balance_micro::text as balance, reserved_micro::text as reserved from accounts where id = $1', [accountId]);
-  const holds = await db.query<{ n: number }>(`select count(*)::int as n from holds where account_id = $1 and purpose <> 'lease'`, [accountId]);
-  const charges = await db.query<{ amount: string }>(`select amount_micro::text as amount from ledger_entries where account_id = $1 and kind = 'charge' order by created_at`, [accountId]);
+  const account = await db.query<{ balance: string; reserved: string }>(
+    'select balance_micro::text as balance, reserved_micro::text as reserved from accounts where id = $1',
+    [accountId],
+  );
+  const holds = await db.query<{ n: number }>(`select count(*)::int as n from holds where account_id = $1 and purpose <> 'lease'`, [
+    accountId,
+  ]);
+  const charges = await db.query<{ amount: string }>(
+    `select amount_micro::text as amount from ledger_entries where account_id = $1 and kind = 'charge' order by created_at`,
+    [accountId],
+  );
   const usage = await db.query<{ status: string; images: number; cost: string }>(
     'select status, images, cost_micro::text as cost from usage_records where account_id = $1 order by created_at',
     [accountId],

@@ -40,10 +40,7 @@ export interface LeaseFireRequest {
 export type LeaseFireResult = { ok: true; holdId: string } | { ok: false; code: string; details: Record<string, unknown> };
 
 export type LeaseWorkerCommand =
-  | ({ type: 'fire' } & LeaseFireRequest)
-  | { type: 'settle'; costMicro: string; count?: number }
-  | { type: 'close' }
-  | { type: 'exit' };
+  ({ type: 'fire' } & LeaseFireRequest) | { type: 'settle'; costMicro: string; count?: number } | { type: 'close' } | { type: 'exit' };
 
 export type LeaseWorkerAnswer =
   | { type: 'ready' }
@@ -58,7 +55,16 @@ async function main(): Promise<void> {
   const orm = await MikroORM.init(ormOptions(databaseUrl, 10));
   const ids = ulidIds();
   const bus = inProcessEventBus();
-  const billing = new BillingService(orm, systemClock, ids, bus, new SandboxPaymentPort(), pgHoldStore(orm), new PgBillingReads(orm), pgAutoTopUpStore(orm));
+  const billing = new BillingService(
+    orm,
+    systemClock,
+    ids,
+    bus,
+    new SandboxPaymentPort(),
+    pgHoldStore(orm),
+    new PgBillingReads(orm),
+    pgAutoTopUpStore(orm),
+  );
   const runner = pgSqlRunner(databaseUrl, pino({ level: 'silent' }));
   const leases = new BudgetLeases(pgLeaseStore(runner), billing, systemClock, ids, bus);
   const open: LeasedHold[] = [];

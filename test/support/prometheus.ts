@@ -53,5 +53,7 @@ export function parsePrometheusText(text: string): { samples: Sample[]; types: M
 
 /** The sum of the samples of `name` whose labels include `labels`. */
 export function sumOf(samples: readonly Sample[], name: string, labels: Record<string, string> = {}): number {
-  return samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v)).reduce((sum, s) => sum + s.value, 0);
+  return samples
+    .filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))
+    .reduce((sum, s) => sum + s.value, 0);
 }

@@ -8,11 +8,16 @@ import { TOP_LEVEL_HINT_NAMES } from '../../src/protocols/field-policy';
  * first) and the error it threw (or null). The request is first settled as the pipeline settles
  * it: without the hints the provider says it does not take.
  */
-export async function runProvider(provider: TextProvider, req: CanonicalRequest, signal: Cancellation = new Cancellation()): Promise<{ events: CanonicalEvent[]; error: unknown }> {
+export async function runProvider(
+  provider: TextProvider,
+  req: CanonicalRequest,
+  signal: Cancellation = new Cancellation(),
+): Promise<{ events: CanonicalEvent[]; error: unknown }> {
   const events: CanonicalEvent[] = [];
   const settled = dropHints(req, provider.hints(req), TOP_LEVEL_HINT_NAMES).request;
   try {
-    for await (const event of provider.generate(settled, signal)) if (event.type !== 'input-usage' && event.type !== 'served-by') events.push(event);
+    for await (const event of provider.generate(settled, signal))
+      if (event.type !== 'input-usage' && event.type !== 'served-by') events.push(event);
     return { events, error: null };
   } catch (error) {
     return { events, error };

@@ -41,14 +41,25 @@ export interface TestBucket {
 export function testS3Endpoint(): { endpoint: string; accessKeyId: string; secretAccessKey: string } {
   const endpoint = process.env.TOLLGATE_TEST_S3_ENDPOINT;
   if (!endpoint) throw new Error('TOLLGATE_TEST_S3_ENDPOINT is not set: the jest globalSetup provides it');
-  return { endpoint, accessKeyId: process.env.TOLLGATE_TEST_S3_ACCESS_KEY_ID ?? S3RVER_KEY, secretAccessKey: process.env.TOLLGATE_TEST_S3_SECRET_ACCESS_KEY ?? S3RVER_KEY };
+  return {
+    endpoint,
+    accessKeyId: process.env.TOLLGATE_TEST_S3_ACCESS_KEY_ID ?? S3RVER_KEY,
+    secretAccessKey: process.env.TOLLGATE_TEST_S3_SECRET_ACCESS_KEY ?? S3RVER_KEY,
+  };
 }
 
 /** A fresh, empty bucket on the test server for one test file; emptied and removed by `drop()`. */
 export async function createTestBucket(): Promise<TestBucket> {
   const { endpoint, accessKeyId, secretAccessKey } = testS3Endpoint();
   const bucket = `tollgate-test-${randomBytes(6).toString('hex')}`;
-  const client = new S3Client({ endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId, secretAccessKey }, requestChecksumCalculation: 'WHEN_REQUIRED', responseChecksumValidation: 'WHEN_REQUIRED' });
+  const client = new S3Client({
+    endpoint,
+    region: 'us-east-1',
+    forcePathStyle: true,
+    credentials: { accessKeyId, secretAccessKey },
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+  });
   // Bucket-level calls go to `/bucket/`, which s3rver signs as `/bucket` (a signature mismatch);
   // `/bucket` is as valid for S3. Only these test calls use the bucket level: Tollgate does not.
   client.middlewareStack.add(
@@ -74,7 +85,8 @@ export async function createTestBucket(): Promise<TestBucket> {
     keys,
     drop: async () => {
       const left = await keys();
-      if (left.length > 0) await client.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: left.map((Key) => ({ Key })) } }));
+      if (left.length > 0)
+        await client.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: left.map((Key) => ({ Key })) } }));
       await client.send(new DeleteBucketCommand({ Bucket: bucket }));
       client.destroy();
     },

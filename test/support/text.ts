@@ -50,10 +50,22 @@ export const anthropicClient = (url: string, apiKey: string) => new Anthropic({ 
 /** A funded prepaid account pinned to tier 5, with one prepaid key and both SDK clients. */
 export async function textAccount(t: TestTollgate, options: { fundsMicro?: string; plan?: string | null } = {}): Promise<TextAccount> {
   const account = await provisionAccount(t.url, { fundsMicro: options.fundsMicro ?? '100000000', plan: options.plan ?? null });
-  const pinned = await graphql(t.url, 'mutation($a:ID!){setAccountTier(input:{accountId:$a,tier:5}){tier}}', { a: account.accountId }, ADMIN_TOKEN);
+  const pinned = await graphql(
+    t.url,
+    'mutation($a:ID!){setAccountTier(input:{accountId:$a,tier:5}){tier}}',
+    { a: account.accountId },
+    ADMIN_TOKEN,
+  );
   if (pinned.errors) throw new Error(JSON.stringify(pinned.errors));
   const key = await createKey(t.url, account.sessionToken);
-  return { accountId: account.accountId, sessionToken: account.sessionToken, keyId: key.id, secret: key.secret, openai: openaiClient(t.url, key.secret), anthropic: anthropicClient(t.url, key.secret) };
+  return {
+    accountId: account.accountId,
+    sessionToken: account.sessionToken,
+    keyId: key.id,
+    secret: key.secret,
+    openai: openaiClient(t.url, key.secret),
+    anthropic: anthropicClient(t.url, key.secret),
+  };
 }
 
 /** A fresh request id, sent as `x-request-id` so the test can find its hold, charge and usage record. */
@@ -106,7 +118,10 @@ export async function moneyOf(db: Client, id: string): Promise<RequestMoney> {
     [id],
   );
   const holdIds = usage.rows.map((r) => r.hold_id);
-  const charges = await db.query<{ amount_micro: string }>(`select amount_micro::text from ledger_entries where kind = 'charge' and hold_id = any($1::text[])`, [holdIds]);
+  const charges = await db.query<{ amount_micro: string }>(
+    `select amount_micro::text from ledger_entries where kind = 'charge' and hold_id = any($1::text[])`,
+    [holdIds],
+  );
   return { usage: usage.rows, charges: charges.rows.map((r) => BigInt(r.amount_micro)) };
 }
 
@@ -144,7 +159,13 @@ export async function accountMoney(db: Client, accountId: string): Promise<Accou
     [accountId],
   );
   const row = rows[0]!;
-  return { balance: BigInt(row.balance), ledgerSum: BigInt(row.ledger), reserved: BigInt(row.reserved), activeHolds: row.active, leased: BigInt(row.leased) };
+  return {
+    balance: BigInt(row.balance),
+    ledgerSum: BigInt(row.ledger),
+    reserved: BigInt(row.reserved),
+    activeHolds: row.active,
+    leased: BigInt(row.leased),
+  };
 }
 
 /**
@@ -152,7 +173,12 @@ export async function accountMoney(db: Client, accountId: string): Promise<Accou
  * usage record; and the account is consistent (balance = Σ ledger, nothing
  * reserved, no active hold).
  */
-export async function expectChargedExactly(h: TextHarness, account: { accountId: string }, id: string, expected: bigint): Promise<RequestMoney> {
+export async function expectChargedExactly(
+  h: TextHarness,
+  account: { accountId: string },
+  id: string,
+  expected: bigint,
+): Promise<RequestMoney> {
   const money = await settledMoneyOf(h.db, id);
   expect(expected).toBeGreaterThan(0n);
   expect(money.charges).toEqual([-expected]);

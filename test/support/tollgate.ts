@@ -20,11 +20,16 @@ export interface TestTollgate {
  * A real Tollgate over real HTTP on an ephemeral port, with its own fresh database, and its
  * video files in a temporary directory that stop() removes (never the checkout's .tollgate).
  */
-export async function startTestTollgate(options: { env?: Record<string, string>; clock?: Clock; databaseUrl?: string; log?: Logger; sessionCheckIntervalMs?: number } = {}): Promise<TestTollgate> {
+export async function startTestTollgate(
+  options: { env?: Record<string, string>; clock?: Clock; databaseUrl?: string; log?: Logger; sessionCheckIntervalMs?: number } = {},
+): Promise<TestTollgate> {
   const db = options.databaseUrl ? null : await createTestDatabase();
   const databaseUrl = options.databaseUrl ?? db!.url;
   // File storage only: a test of S3 storage (TOLLGATE_VIDEO_STORAGE=s3) names its own bucket.
-  const videoDir = options.env?.TOLLGATE_VIDEO_DIR || options.env?.TOLLGATE_VIDEO_STORAGE === 's3' ? null : mkdtempSync(join(tmpdir(), 'tollgate-test-videos-'));
+  const videoDir =
+    options.env?.TOLLGATE_VIDEO_DIR || options.env?.TOLLGATE_VIDEO_STORAGE === 's3'
+      ? null
+      : mkdtempSync(join(tmpdir(), 'tollgate-test-videos-'));
   const cleanUp = async () => {
     await db?.drop();
     if (videoDir) rmSync(videoDir, { recursive: true, force: true });
@@ -32,8 +37,19 @@ export async function startTestTollgate(options: { env?: Record<string, string>;
   let tollgate: Tollgate | undefined;
   let port: number;
   try {
-    const config = loadConfig({ TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'silent', ...(videoDir ? { TOLLGATE_VIDEO_DIR: videoDir } : {}), ...options.env });
-    tollgate = await createTollgate({ config, databaseUrl, clock: options.clock, sessionCheckIntervalMs: options.sessionCheckIntervalMs, log: options.log ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }) });
+    const config = loadConfig({
+      TOLLGATE_ADMIN_TOKEN: ADMIN_TOKEN,
+      LOG_LEVEL: 'silent',
+      ...(videoDir ? { TOLLGATE_VIDEO_DIR: videoDir } : {}),
+      ...options.env,
+    });
+    tollgate = await createTollgate({
+      config,
+      databaseUrl,
+      clock: options.clock,
+      sessionCheckIntervalMs: options.sessionCheckIntervalMs,
+      log: options.log ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+    });
     port = await tollgate.listen(0, '127.0.0.1');
   } catch (error) {
     // A start that fails (a test of a bad setting) leaves nothing behind.
@@ -59,7 +75,10 @@ export interface JsonResponse<T = any> {
 }
 
 /** One HTTP call; the body is parsed as JSON when it is JSON. */
-export async function call<T = any>(url: string, init: { method?: string; token?: string; body?: unknown; headers?: Record<string, string>; rawBody?: string } = {}): Promise<JsonResponse<T>> {
+export async function call<T = any>(
+  url: string,
+  init: { method?: string; token?: string; body?: unknown; headers?: Record<string, string>; rawBody?: string } = {},
+): Promise<JsonResponse<T>> {
   const headers: Record<string, string> = { ...init.headers };
   if (init.token) headers.authorization = `Bearer ${init.token}`;
   if (init.body !== undefined) headers['content-type'] = 'application/json';
@@ -78,7 +97,12 @@ export async function call<T = any>(url: string, init: { method?: string; token?
   return { status: response.status, headers: response.headers, body: body as T };
 }
 
-export async function graphql<T = any>(baseUrl: string, query: string, variables: Record<string, unknown> = {}, token?: string): Promise<{ data: T; errors?: { message: string; extensions: { code: string; details?: unknown } }[] }> {
+export async function graphql<T = any>(
+  baseUrl: string,
+  query: string,
+  variables: Record<string, unknown> = {},
+  token?: string,
+): Promise<{ data: T; errors?: { message: string; extensions: { code: string; details?: unknown } }[] }> {
   const response = await call(`${baseUrl}/graphql`, { body: { query, variables }, token });
   return response.body;
 }
@@ -88,7 +112,12 @@ export async function provisionAccount(baseUrl: string, options: { fundsMicro?: 
   const account = await graphql(baseUrl, 'mutation($n:String!){createAccount(input:{name:$n}){id}}', { n: 'Test account' }, ADMIN_TOKEN);
   const accountId: string = account.data.createAccount.id;
   if (options.fundsMicro) {
-    await graphql(baseUrl, 'mutation($a:ID!,$m:String!){addFunds(input:{accountId:$a,amountMicro:$m}){id}}', { a: accountId, m: options.fundsMicro }, ADMIN_TOKEN);
+    await graphql(
+      baseUrl,
+      'mutation($a:ID!,$m:String!){addFunds(input:{accountId:$a,amountMicro:$m}){id}}',
+      { a: accountId, m: options.fundsMicro },
+      ADMIN_TOKEN,
+    );
   }
   const email = options.email ?? `user-${Math.random().toString(36).slice(2)}@example.com`;
   const password = 'correct horse battery staple';
@@ -103,7 +132,11 @@ export async function provisionAccount(baseUrl: string, options: { fundsMicro?: 
   return { accountId, userId: user.data.createUser.id as string, email, password, sessionToken: session.body.token as string };
 }
 
-export async function createKey(baseUrl: string, sessionToken: string, body: Record<string, unknown> = { name: 'test key' }): Promise<{ id: string; secret: string }> {
+export async function createKey(
+  baseUrl: string,
+  sessionToken: string,
+  body: Record<string, unknown> = { name: 'test key' },
+): Promise<{ id: string; secret: string }> {
   const created = await call(`${baseUrl}/v1/keys`, { token: sessionToken, body });
   if (created.status !== 201) throw new Error(`key creation failed: ${JSON.stringify(created.body)}`);
   return { id: created.body.id, secret: created.body.secret };

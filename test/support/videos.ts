@@ -20,7 +20,13 @@ export function videoTestEnv(extra: Record<string, string> = {}): { env: Record<
 }
 
 /** Polls GET /v1/videos/{id} until the job ends (or `status` is reached). */
-export async function waitForVideo(url: string, apiKey: string, id: string, until: (video: any) => boolean = (v) => v.status === 'completed' || v.status === 'failed', timeoutMs = 15_000): Promise<any> {
+export async function waitForVideo(
+  url: string,
+  apiKey: string,
+  id: string,
+  until: (video: any) => boolean = (v) => v.status === 'completed' || v.status === 'failed',
+  timeoutMs = 15_000,
+): Promise<any> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const res = await call(`${url}/v1/videos/${id}`, { token: apiKey });
@@ -34,7 +40,12 @@ export async function waitForVideo(url: string, apiKey: string, id: string, unti
 /** A funded account on tier 5 (tests poll quickly) with one prepaid key. */
 export async function provisionVideoAccount(url: string, fundsMicro = '5000000', tier = 5) {
   const account = await provisionAccount(url, { fundsMicro });
-  const pinned = await graphql(url, 'mutation($a:ID!,$t:Int){setAccountTier(input:{accountId:$a,tier:$t}){id}}', { a: account.accountId, t: tier }, ADMIN_TOKEN);
+  const pinned = await graphql(
+    url,
+    'mutation($a:ID!,$t:Int){setAccountTier(input:{accountId:$a,tier:$t}){id}}',
+    { a: account.accountId, t: tier },
+    ADMIN_TOKEN,
+  );
   if (pinned.errors) throw new Error(JSON.stringify(pinned.errors));
   const key = await createKey(url, account.sessionToken);
   return { ...account, apiKey: key.secret, keyId: key.id };

@@ -223,7 +223,14 @@ describe.each(['memory', 'redis'] as const)('admission with the %s store', (kind
     expect(second.headers()['x-ratelimit-remaining-tokens']).toBe('50000');
     const refused = await refusal(second.reserveTokens(60_000));
     expect(refused.code).toBe('rate_limited');
-    expect(refused.details).toMatchObject({ limit: 'tokens_per_minute', limit_value: 200_000, requested_tokens: 60_000, remaining_tokens: 50_000, reset: '1m0s', retry_after_seconds: 60 });
+    expect(refused.details).toMatchObject({
+      limit: 'tokens_per_minute',
+      limit_value: 200_000,
+      requested_tokens: 60_000,
+      remaining_tokens: 50_000,
+      reset: '1m0s',
+      retry_after_seconds: 60,
+    });
     expect((await admission.currentHeaders(key))['x-ratelimit-remaining-tokens']).toBe('50000'); // nothing reserved
 
     clock.advance(9_000); // +10 s
@@ -410,7 +417,11 @@ describe.each(['memory', 'redis'] as const)('admission with the %s store', (kind
     const refused = await refusal(admission.admit(planKey(user, 3)));
     expect(refused.details).toMatchObject({ limit: 'requests_per_minute', limit_value: 3, retry_after_seconds: 60 });
     expect(refused.message).toContain("this user's plan");
-    expect(refused.rateLimitHeaders).toEqual({ 'x-ratelimit-limit-requests': '3', 'x-ratelimit-remaining-requests': '0', 'x-ratelimit-reset-requests': '1m0s' });
+    expect(refused.rateLimitHeaders).toEqual({
+      'x-ratelimit-limit-requests': '3',
+      'x-ratelimit-remaining-requests': '0',
+      'x-ratelimit-reset-requests': '1m0s',
+    });
     await admission.admit(planKey(uniqueId('usr'), 3)); // another user has their own window
     // A plan lowered under what was used still shows 0 remaining, not a negative count.
     expect((await admission.currentHeaders(planKey(user, 2)))['x-ratelimit-remaining-requests']).toBe('0');
@@ -438,15 +449,12 @@ describe('tier lookup', () => {
     const clock = new ManualClock(new Date(T0));
     let reads = 0;
     let failing = false;
-    const tiers = new TierLookup(
-      async () => {
-        reads++;
-        await new Promise((r) => setTimeout(r, 5));
-        if (failing) throw new Error('connection refused');
-        return { lifetimeTopUpsMicro: 500_000_000n, tierOverride: null };
-      },
-      clock,
-    );
+    const tiers = new TierLookup(async () => {
+      reads++;
+      await new Promise((r) => setTimeout(r, 5));
+      if (failing) throw new Error('connection refused');
+      return { lifetimeTopUpsMicro: 500_000_000n, tierOverride: null };
+    }, clock);
     const looked = await Promise.all(Array.from({ length: 20 }, () => tiers.tierOf('acct_1')));
     expect(looked.every((t) => t.tier === 3)).toBe(true);
     expect(reads).toBe(1);
@@ -461,7 +469,14 @@ describe('tier lookup', () => {
 describe('in-memory store housekeeping', () => {
   test('idle subjects are swept', async () => {
     const store = new InMemoryLimitStore();
-    await store.admit({ subject: 'acct:a', now: T0, requestId: 'r1', requestsPerSecond: 5, requestsPerMinute: 100, slot: { id: 's1', limit: 5, expiresAt: T0 + 30_000 } });
+    await store.admit({
+      subject: 'acct:a',
+      now: T0,
+      requestId: 'r1',
+      requestsPerSecond: 5,
+      requestsPerMinute: 100,
+      slot: { id: 's1', limit: 5, expiresAt: T0 + 30_000 },
+    });
     await store.releaseSlot('acct:a', 's1');
     store.sweep(T0 + 59_999);
     expect(store.trackedSubjects).toBe(1);

@@ -36,9 +36,18 @@ describe('switchOffIdleAsyncContexts', () => {
     const storage = new AsyncLocalStorage<number>();
     expect(storage.run(1, () => storage.getStore())).toBe(1);
     expect(isOn(storage)).toBe(false);
-    expect(() => storage.run(2, () => { throw new Error('sync'); })).toThrow('sync');
+    expect(() =>
+      storage.run(2, () => {
+        throw new Error('sync');
+      }),
+    ).toThrow('sync');
     expect(isOn(storage)).toBe(false);
-    await expect(storage.run(3, async () => { await tick(); throw new Error('async'); })).rejects.toThrow('async');
+    await expect(
+      storage.run(3, async () => {
+        await tick();
+        throw new Error('async');
+      }),
+    ).rejects.toThrow('async');
     await tick();
     expect(isOn(storage)).toBe(false);
   });

@@ -22,7 +22,11 @@ const cc1h = { type: 'ephemeral' as const, ttl: '1h' as const };
 const text = (t: string, cacheControl?: object) => ({ type: 'text', text: t, ...(cacheControl ? { cache_control: cacheControl } : {}) });
 const weather = { name: 'get_weather', input_schema: { type: 'object' } };
 
-const canonical = (body: Record<string, unknown>): CanonicalRequest => ({ ...decodeMessagesRequest({ model: 'claude-sonnet-4-5', max_tokens: 1024, ...body }).request, model: SONNET, maxOutputTokens: 1024 });
+const canonical = (body: Record<string, unknown>): CanonicalRequest => ({
+  ...decodeMessagesRequest({ model: 'claude-sonnet-4-5', max_tokens: 1024, ...body }).request,
+  model: SONNET,
+  maxOutputTokens: 1024,
+});
 const toAnthropic = (body: Record<string, unknown>) => toMessagesRequest(canonical(body)).body;
 
 function refusal(run: () => unknown): ApiError {
@@ -39,8 +43,16 @@ describe('textRuns: a breakpoint ends a run of joined text parts', () => {
   test.each([
     ['no parts: one empty run', [], [{ text: '' }]],
     ['no breakpoint: the parts joined, as before', [{ text: 'a' }, { text: 'b' }], [{ text: 'a\nb' }]],
-    ['a breakpoint on the last part: still one run', [{ text: 'a' }, { text: 'b', cacheBreakpoint: {} }], [{ text: 'a\nb', cacheBreakpoint: {} }]],
-    ['a breakpoint in the middle: two runs', [{ text: 'a' }, { text: 'b', cacheBreakpoint: { ttl: '1h' as const } }, { text: 'c' }], [{ text: 'a\nb', cacheBreakpoint: { ttl: '1h' } }, { text: 'c' }]],
+    [
+      'a breakpoint on the last part: still one run',
+      [{ text: 'a' }, { text: 'b', cacheBreakpoint: {} }],
+      [{ text: 'a\nb', cacheBreakpoint: {} }],
+    ],
+    [
+      'a breakpoint in the middle: two runs',
+      [{ text: 'a' }, { text: 'b', cacheBreakpoint: { ttl: '1h' as const } }, { text: 'c' }],
+      [{ text: 'a\nb', cacheBreakpoint: { ttl: '1h' } }, { text: 'c' }],
+    ],
   ])('%s', (_name, parts, runs) => {
     expect(textRuns(parts)).toEqual(runs);
   });
@@ -53,7 +65,13 @@ describe('Messages → canonical → Anthropic: each breakpoint back on its bloc
       tools: [weather, { ...weather, name: 'get_time', cache_control: cc1h }],
       messages: [
         { role: 'user', content: [text('Context.'), text('Question?', cc)] },
-        { role: 'assistant', content: [text('Let me look.'), { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { city: 'Oslo' }, cache_control: cc }] },
+        {
+          role: 'assistant',
+          content: [
+            text('Let me look.'),
+            { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { city: 'Oslo' }, cache_control: cc },
+          ],
+        },
         { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: '3°C' }, text('Thanks')] },
       ],
     });
@@ -75,7 +93,13 @@ describe('Messages → canonical → Anthropic: each breakpoint back on its bloc
           { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { city: 'Oslo' }, cache_control: cc },
         ],
       },
-      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: '3°C' }, { type: 'text', text: 'Thanks' }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'tool_result', tool_use_id: 'toolu_1', content: '3°C' },
+          { type: 'text', text: 'Thanks' },
+        ],
+      },
     ]);
   });
 
@@ -83,13 +107,26 @@ describe('Messages → canonical → Anthropic: each breakpoint back on its bloc
     const body = toAnthropic({
       messages: [
         { role: 'user', content: 'Go' },
-        { role: 'assistant', content: [text('First.', cc), text('Second.'), { type: 'tool_use', id: 't', name: 'get_weather', input: {} }] },
-        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: [text('a'), text('b', cc)] }, { type: 'tool_result', tool_use_id: 'u', content: 'c', cache_control: cc }] },
+        {
+          role: 'assistant',
+          content: [text('First.', cc), text('Second.'), { type: 'tool_use', id: 't', name: 'get_weather', input: {} }],
+        },
+        {
+          role: 'user',
+          content: [
+            { type: 'tool_result', tool_use_id: 't', content: [text('a'), text('b', cc)] },
+            { type: 'tool_result', tool_use_id: 'u', content: 'c', cache_control: cc },
+          ],
+        },
       ],
       tools: [weather],
     });
     // A breakpoint between two texts of a turn splits them; the turn's blocks stay in order.
-    expect(body.messages[1]!.content).toEqual([text('First.', cc), text('Second.'), { type: 'tool_use', id: 't', name: 'get_weather', input: {} }]);
+    expect(body.messages[1]!.content).toEqual([
+      text('First.', cc),
+      text('Second.'),
+      { type: 'tool_use', id: 't', name: 'get_weather', input: {} },
+    ]);
     expect(body.messages[2]!.content).toEqual([
       { type: 'tool_result', tool_use_id: 't', content: 'a\nb', cache_control: cc },
       { type: 'tool_result', tool_use_id: 'u', content: 'c', cache_control: cc },
@@ -122,13 +159,30 @@ describe('Messages → canonical → Anthropic: each breakpoint back on its bloc
 
 describe('refusals', () => {
   test.each([
-    ['a ttl Anthropic does not have', { messages: [{ role: 'user', content: [text('x', { type: 'ephemeral', ttl: '2h' })] }] }, 'messages[0].content[0].cache_control.ttl'],
-    ['a type other than ephemeral', { system: [text('x', { type: 'persistent' })], messages: [{ role: 'user', content: 'Hi' }] }, 'system[0].cache_control.type'],
-    ['an unknown field in it', { tools: [{ ...weather, cache_control: { type: 'ephemeral', scope: 'global' } }], messages: [{ role: 'user', content: 'Hi' }] }, 'tools[0].cache_control.scope'],
+    [
+      'a ttl Anthropic does not have',
+      { messages: [{ role: 'user', content: [text('x', { type: 'ephemeral', ttl: '2h' })] }] },
+      'messages[0].content[0].cache_control.ttl',
+    ],
+    [
+      'a type other than ephemeral',
+      { system: [text('x', { type: 'persistent' })], messages: [{ role: 'user', content: 'Hi' }] },
+      'system[0].cache_control.type',
+    ],
+    [
+      'an unknown field in it',
+      { tools: [{ ...weather, cache_control: { type: 'ephemeral', scope: 'global' } }], messages: [{ role: 'user', content: 'Hi' }] },
+      'tools[0].cache_control.scope',
+    ],
     ['an empty text block marked', { messages: [{ role: 'user', content: [text('', cc)] }] }, 'messages[0].content[0].cache_control'],
     [
       'a thinking block marked (Anthropic refuses it there)',
-      { messages: [{ role: 'user', content: 'Hi' }, { role: 'assistant', content: [{ type: 'thinking', thinking: 't', signature: 's', cache_control: cc }] }] },
+      {
+        messages: [
+          { role: 'user', content: 'Hi' },
+          { role: 'assistant', content: [{ type: 'thinking', thinking: 't', signature: 's', cache_control: cc }] },
+        ],
+      },
       'messages[1].content[0].cache_control',
     ],
   ])('%s is a 400 naming the field', (_name, body, field) => {
@@ -150,8 +204,17 @@ describe('refusals', () => {
   test('a 1-hour breakpoint after a 5-minute one is a 400; 1-hour ones first is served', () => {
     const later = { system: [text('a', cc), text('b', cc1h)], messages: [{ role: 'user', content: 'Hi' }] };
     expect(refusal(() => toAnthropic(later)).details).toEqual({ field: 'cache_control' });
-    expect(refusal(() => toAnthropic({ tools: [{ ...weather, cache_control: cc }], system: [text('a', cc1h)], messages: [{ role: 'user', content: 'Hi' }] })).status).toBe(400);
-    expect(() => toAnthropic({ system: [text('a', cc1h), text('b', { type: 'ephemeral', ttl: '5m' })], messages: [{ role: 'user', content: [text('c', cc)] }] })).not.toThrow();
+    expect(
+      refusal(() =>
+        toAnthropic({ tools: [{ ...weather, cache_control: cc }], system: [text('a', cc1h)], messages: [{ role: 'user', content: 'Hi' }] }),
+      ).status,
+    ).toBe(400);
+    expect(() =>
+      toAnthropic({
+        system: [text('a', cc1h), text('b', { type: 'ephemeral', ttl: '5m' })],
+        messages: [{ role: 'user', content: [text('c', cc)] }],
+      }),
+    ).not.toThrow();
   });
 });
 
@@ -164,7 +227,11 @@ describe('Chat Completions: cache_control on text parts and tools, as LiteLLM an
       messages: [
         { role: 'developer', content: [text('Rules.', cc1h), text('Date.')] },
         { role: 'user', content: [text('a'), text('b')] },
-        { role: 'assistant', content: [text('Looking.', cc)], tool_calls: [{ id: 'c1', type: 'function', function: { name: 'get_weather', arguments: '{}' } }] },
+        {
+          role: 'assistant',
+          content: [text('Looking.', cc)],
+          tool_calls: [{ id: 'c1', type: 'function', function: { name: 'get_weather', arguments: '{}' } }],
+        },
         { role: 'tool', tool_call_id: 'c1', content: [text('3°C', cc)] },
       ],
     });
@@ -172,7 +239,13 @@ describe('Chat Completions: cache_control on text parts and tools, as LiteLLM an
       { role: 'system', content: 'Rules.', cacheBreakpoint: { ttl: '1h' } },
       { role: 'system', content: 'Date.' },
       { role: 'user', content: 'a\nb' },
-      { role: 'assistant', content: 'Looking.', toolCalls: [{ id: 'c1', name: 'get_weather', arguments: '{}', kind: 'function' }], reasoning: [], cacheBreakpoint: {} },
+      {
+        role: 'assistant',
+        content: 'Looking.',
+        toolCalls: [{ id: 'c1', name: 'get_weather', arguments: '{}', kind: 'function' }],
+        reasoning: [],
+        cacheBreakpoint: {},
+      },
       { role: 'tool', toolCallId: 'c1', content: '3°C', isError: false, cacheBreakpoint: {} },
     ]);
     expect(request.tools[0]).toMatchObject({ name: 'get_weather', cacheBreakpoint: { ttl: '1h' } });

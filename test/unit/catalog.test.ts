@@ -28,7 +28,13 @@ describe('built-in catalog', () => {
       'sandbox/echo',
       'sandbox/reasoner',
     ]);
-    expect(ids(catalog.images)).toEqual(['openai/gpt-image-1', 'google/imagen-4', 'google/gemini-2.5-flash-image', 'sandbox/image', 'sandbox/image-fixed']);
+    expect(ids(catalog.images)).toEqual([
+      'openai/gpt-image-1',
+      'google/imagen-4',
+      'google/gemini-2.5-flash-image',
+      'sandbox/image',
+      'sandbox/image-fixed',
+    ]);
     expect(ids(catalog.videos)).toEqual(['openai/sora-2', 'google/veo-3', 'sandbox/video']);
     expect(loadCatalog()).toBe(catalog);
     expect(loadCatalog('')).toBe(catalog);
@@ -58,7 +64,16 @@ describe('built-in catalog', () => {
     ['openai/gpt-4o-mini', 'openai', 'openai', 'gpt-4o-mini', 'none', 128000, 16384, 1721260800],
     ['openai/gpt-4.1', 'openai', 'openai', 'gpt-4.1', 'none', 1047576, 32768, 1744588800],
     ['openai/o4-mini', 'openai', 'openai', 'o4-mini', 'openai-effort', 200000, 100000, 1744761600],
-    ['anthropic/claude-sonnet-4-5', 'anthropic', 'anthropic', 'claude-sonnet-4-5-20250929', 'anthropic-thinking', 200000, 64000, 1759104000],
+    [
+      'anthropic/claude-sonnet-4-5',
+      'anthropic',
+      'anthropic',
+      'claude-sonnet-4-5-20250929',
+      'anthropic-thinking',
+      200000,
+      64000,
+      1759104000,
+    ],
     ['anthropic/claude-haiku-4-5', 'anthropic', 'anthropic', 'claude-haiku-4-5-20251001', 'anthropic-thinking', 200000, 64000, 1760486400],
     ['google/gemini-2.5-flash', 'gemini', 'gemini', 'gemini-2.5-flash', 'gemini-thinking', 1048576, 65536, 1750118400],
     ['google/gemini-2.5-pro', 'gemini', 'gemini', 'gemini-2.5-pro', 'gemini-thinking', 1048576, 65536, 1750118400],
@@ -196,15 +211,57 @@ describe('model list bodies', () => {
       owned_by: 'openai',
       context_length: 128000,
       top_provider: { context_length: 128000, max_completion_tokens: 16384 },
-      pricing: { prompt: '0.00000015', completion: '0.0000006', input_cache_read: '0.000000075', input_cache_write_5m: '0.00000015', input_cache_write_1h: '0.00000015' },
+      pricing: {
+        prompt: '0.00000015',
+        completion: '0.0000006',
+        input_cache_read: '0.000000075',
+        input_cache_write_5m: '0.00000015',
+        input_cache_write_1h: '0.00000015',
+      },
     });
     const pricing = Object.fromEntries(body.data.map((entry) => [entry.id, entry.pricing]));
-    expect(pricing['anthropic/claude-sonnet-4-5']).toEqual({ prompt: '0.000003', completion: '0.000015', input_cache_read: '0.0000003', input_cache_write_5m: '0.00000375', input_cache_write_1h: '0.000006' });
-    expect(pricing['anthropic/claude-haiku-4-5']).toEqual({ prompt: '0.000001', completion: '0.000005', input_cache_read: '0.0000001', input_cache_write_5m: '0.00000125', input_cache_write_1h: '0.000002' });
-    expect(pricing['openai/gpt-4.1']).toEqual({ prompt: '0.000002', completion: '0.000008', input_cache_read: '0.0000005', input_cache_write_5m: '0.000002', input_cache_write_1h: '0.000002' });
-    expect(pricing['openai/o4-mini']).toEqual({ prompt: '0.0000011', completion: '0.0000044', input_cache_read: '0.000000275', input_cache_write_5m: '0.0000011', input_cache_write_1h: '0.0000011' });
-    expect(pricing['google/gemini-2.5-pro']).toEqual({ prompt: '0.00000125', completion: '0.00001', input_cache_read: '0.000000125', input_cache_write_5m: '0.00000125', input_cache_write_1h: '0.00000125' });
-    expect(pricing['google/gemini-2.5-flash']).toEqual({ prompt: '0.0000003', completion: '0.0000025', input_cache_read: '0.00000003', input_cache_write_5m: '0.0000003', input_cache_write_1h: '0.0000003' });
+    expect(pricing['anthropic/claude-sonnet-4-5']).toEqual({
+      prompt: '0.000003',
+      completion: '0.000015',
+      input_cache_read: '0.0000003',
+      input_cache_write_5m: '0.00000375',
+      input_cache_write_1h: '0.000006',
+    });
+    expect(pricing['anthropic/claude-haiku-4-5']).toEqual({
+      prompt: '0.000001',
+      completion: '0.000005',
+      input_cache_read: '0.0000001',
+      input_cache_write_5m: '0.00000125',
+      input_cache_write_1h: '0.000002',
+    });
+    expect(pricing['openai/gpt-4.1']).toEqual({
+      prompt: '0.000002',
+      completion: '0.000008',
+      input_cache_read: '0.0000005',
+      input_cache_write_5m: '0.000002',
+      input_cache_write_1h: '0.000002',
+    });
+    expect(pricing['openai/o4-mini']).toEqual({
+      prompt: '0.0000011',
+      completion: '0.0000044',
+      input_cache_read: '0.000000275',
+      input_cache_write_5m: '0.0000011',
+      input_cache_write_1h: '0.0000011',
+    });
+    expect(pricing['google/gemini-2.5-pro']).toEqual({
+      prompt: '0.00000125',
+      completion: '0.00001',
+      input_cache_read: '0.000000125',
+      input_cache_write_5m: '0.00000125',
+      input_cache_write_1h: '0.00000125',
+    });
+    expect(pricing['google/gemini-2.5-flash']).toEqual({
+      prompt: '0.0000003',
+      completion: '0.0000025',
+      input_cache_read: '0.00000003',
+      input_cache_write_5m: '0.0000003',
+      input_cache_write_1h: '0.0000003',
+    });
     // Plain JSON: serialisable, no bigint, no float exponent.
     expect(JSON.stringify(body)).not.toMatch(/e-\d/);
   });
@@ -328,7 +385,13 @@ describe('catalog files (TOLLGATE_CATALOG)', () => {
       protocol: 'openai-compatible',
       effort: 'none',
       aliases: [],
-      pricing: { inputPerMTokMicro: 880_000n, cachedInputPerMTokMicro: 880_000n, cacheWrite5mPerMTokMicro: 880_000n, cacheWrite1hPerMTokMicro: 880_000n, outputPerMTokMicro: 880_000n },
+      pricing: {
+        inputPerMTokMicro: 880_000n,
+        cachedInputPerMTokMicro: 880_000n,
+        cacheWrite5mPerMTokMicro: 880_000n,
+        cacheWrite1hPerMTokMicro: 880_000n,
+        outputPerMTokMicro: 880_000n,
+      },
     });
     expect(findModel(loaded, 'sandbox/video', 'video')?.vendorModelId).toBe('video');
 
@@ -341,19 +404,38 @@ describe('catalog files (TOLLGATE_CATALOG)', () => {
     expect(() => resolveModelId(loaded, 'acme/secret-model', 'text', access)).toThrow();
   });
 
-  test('cache-write prices: set in the file, or by the vendor\'s rule when left out (files written before them still load)', () => {
-    const claude = (pricing: Record<string, string>, id = 'anthropic/claude-x') => ({ kind: 'text', id, vendor: 'anthropic', created: 0, context_length: 1000, max_output_tokens: 100, pricing });
-    const loaded = loadCatalog(writeCatalog({
-      models: [
-        claude({ input: '3.00', output: '15.00' }),
-        claude({ input: '0.000003', output: '1' }, 'anthropic/claude-odd'),
-        claude({ input: '3.00', cache_write_5m: '3.50', cache_write_1h: '5.00', output: '15.00' }, 'anthropic/claude-negotiated'),
-      ],
-    }));
-    expect(findModel(loaded, 'anthropic/claude-x', 'text')?.pricing).toMatchObject({ cacheWrite5mPerMTokMicro: 3_750_000n, cacheWrite1hPerMTokMicro: 6_000_000n });
+  test("cache-write prices: set in the file, or by the vendor's rule when left out (files written before them still load)", () => {
+    const claude = (pricing: Record<string, string>, id = 'anthropic/claude-x') => ({
+      kind: 'text',
+      id,
+      vendor: 'anthropic',
+      created: 0,
+      context_length: 1000,
+      max_output_tokens: 100,
+      pricing,
+    });
+    const loaded = loadCatalog(
+      writeCatalog({
+        models: [
+          claude({ input: '3.00', output: '15.00' }),
+          claude({ input: '0.000003', output: '1' }, 'anthropic/claude-odd'),
+          claude({ input: '3.00', cache_write_5m: '3.50', cache_write_1h: '5.00', output: '15.00' }, 'anthropic/claude-negotiated'),
+        ],
+      }),
+    );
+    expect(findModel(loaded, 'anthropic/claude-x', 'text')?.pricing).toMatchObject({
+      cacheWrite5mPerMTokMicro: 3_750_000n,
+      cacheWrite1hPerMTokMicro: 6_000_000n,
+    });
     // 1.25 × 3 micro-dollars per million tokens is 3.75: rounded up, never under the vendor's price.
-    expect(findModel(loaded, 'anthropic/claude-odd', 'text')?.pricing).toMatchObject({ cacheWrite5mPerMTokMicro: 4n, cacheWrite1hPerMTokMicro: 6n });
-    expect(findModel(loaded, 'anthropic/claude-negotiated', 'text')?.pricing).toMatchObject({ cacheWrite5mPerMTokMicro: 3_500_000n, cacheWrite1hPerMTokMicro: 5_000_000n });
+    expect(findModel(loaded, 'anthropic/claude-odd', 'text')?.pricing).toMatchObject({
+      cacheWrite5mPerMTokMicro: 4n,
+      cacheWrite1hPerMTokMicro: 6n,
+    });
+    expect(findModel(loaded, 'anthropic/claude-negotiated', 'text')?.pricing).toMatchObject({
+      cacheWrite5mPerMTokMicro: 3_500_000n,
+      cacheWrite1hPerMTokMicro: 5_000_000n,
+    });
     const doc = validDocument();
     (doc.models[0].pricing as Record<string, unknown>).cache_write_1h = 2;
     const file = writeCatalog(doc);
@@ -362,10 +444,26 @@ describe('catalog files (TOLLGATE_CATALOG)', () => {
 
   type Doc = ReturnType<typeof validDocument>;
   test.each<[string, (doc: Doc) => unknown, string]>([
-    ['price as a number', (d) => ((d.models[0].pricing as { input: unknown }).input = 0.88), 'models[0].pricing.input must be a decimal string'],
-    ['price with exponent', (d) => ((d.models[0].pricing as { input: unknown }).input = '1e-7'), 'models[0].pricing.input must be a decimal string of USD'],
-    ['price too precise', (d) => ((d.models[0].pricing as { output: unknown }).output = '0.0000001'), 'models[0].pricing.output must be a decimal string of USD with at most 6 decimal places'],
-    ['negative price', (d) => ((d.models[1].pricing as { per_image: unknown }).per_image = '-1'), 'models[1].pricing.per_image must be a decimal string'],
+    [
+      'price as a number',
+      (d) => ((d.models[0].pricing as { input: unknown }).input = 0.88),
+      'models[0].pricing.input must be a decimal string',
+    ],
+    [
+      'price with exponent',
+      (d) => ((d.models[0].pricing as { input: unknown }).input = '1e-7'),
+      'models[0].pricing.input must be a decimal string of USD',
+    ],
+    [
+      'price too precise',
+      (d) => ((d.models[0].pricing as { output: unknown }).output = '0.0000001'),
+      'models[0].pricing.output must be a decimal string of USD with at most 6 decimal places',
+    ],
+    [
+      'negative price',
+      (d) => ((d.models[1].pricing as { per_image: unknown }).per_image = '-1'),
+      'models[1].pricing.per_image must be a decimal string',
+    ],
     ['missing pricing', (d) => delete (d.models[0] as { pricing?: unknown }).pricing, 'models[0].pricing must be an object or null'],
     ['id without vendor', (d) => (d.models[0].id = 'llama'), 'models[0].id must be a lowercase "<vendor>/<model>" id'],
     ['id in upper case', (d) => (d.models[0].id = 'Acme/llama'), 'models[0].id must be a lowercase'],
@@ -375,25 +473,49 @@ describe('catalog files (TOLLGATE_CATALOG)', () => {
     ['unknown kind', (d) => (d.models[0].kind = 'audio'), 'models[0].kind must be one of text, image, video'],
     ['unknown field', (d) => ((d.models[0] as Record<string, unknown>).pricng = {}), 'models[0].pricng is not a known field'],
     ['unknown top-level field', (d) => ((d as Record<string, unknown>).extra = 1), 'extra is not a known field'],
-    ['bad effort', (d) => ((d.models[0] as Record<string, unknown>).effort = 'high'), 'models[0].effort must be one of none, openai-effort, anthropic-thinking, gemini-thinking'],
+    [
+      'bad effort',
+      (d) => ((d.models[0] as Record<string, unknown>).effort = 'high'),
+      'models[0].effort must be one of none, openai-effort, anthropic-thinking, gemini-thinking',
+    ],
     ['bad protocol', (d) => ((d.models[0] as Record<string, unknown>).protocol = 'soap'), 'models[0].protocol must be one of'],
     ['bad vendor name', (d) => (d.models[0].vendor = 'Acme AI'), 'models[0].vendor must be a lowercase vendor name'],
-    ['sandbox protocol for a real vendor', (d) => ((d.models[0] as Record<string, unknown>).protocol = 'sandbox'), 'models[0].protocol must be "sandbox" exactly when vendor is "sandbox"'],
-    ['vendor with two protocols', (d) => ((d.models[3] as Record<string, unknown>).protocol = 'anthropic'), 'models[3].protocol must be "openai-compatible" like the other models of vendor "acme"'],
+    [
+      'sandbox protocol for a real vendor',
+      (d) => ((d.models[0] as Record<string, unknown>).protocol = 'sandbox'),
+      'models[0].protocol must be "sandbox" exactly when vendor is "sandbox"',
+    ],
+    [
+      'vendor with two protocols',
+      (d) => ((d.models[3] as Record<string, unknown>).protocol = 'anthropic'),
+      'models[3].protocol must be "openai-compatible" like the other models of vendor "acme"',
+    ],
     ['zero context length', (d) => (d.models[0].context_length = 0), 'models[0].context_length must be a positive integer'],
     ['fractional output limit', (d) => (d.models[0].max_output_tokens = 1.5), 'models[0].max_output_tokens must be a positive integer'],
-    ['output limit above context', (d) => (d.models[0].max_output_tokens = 200000), 'models[0].max_output_tokens must not exceed context_length'],
+    [
+      'output limit above context',
+      (d) => (d.models[0].max_output_tokens = 200000),
+      'models[0].max_output_tokens must not exceed context_length',
+    ],
     ['negative created', (d) => (d.models[0].created = -1), 'models[0].created must be a non-negative integer'],
     ['malformed size', (d) => (d.models[1].sizes = ['512x512', '1024x']), 'models[1].sizes[1] must be a size like "1024x1024"'],
     ['fixed option among sizes', (d) => (d.models[1].sizes = ['low:1024x1024', '512x512']), 'models[1].sizes[0] must be a size'],
     ['repeated size', (d) => (d.models[1].sizes = ['512x512', '512x512']), 'models[1].sizes[1] repeats "512x512"'],
     ['empty sizes', (d) => (d.models[1].sizes = []), 'models[1].sizes must not be empty'],
     ['bad image mode', (d) => (d.models[1].modes = ['paint']), 'models[1].modes[0] must be one of generate, edit'],
-    ['edit without input images', (d) => (d.models[1].max_input_images = 0), 'models[1].max_input_images must be at least 1 for a model with mode "edit"'],
+    [
+      'edit without input images',
+      (d) => (d.models[1].max_input_images = 0),
+      'models[1].max_input_images must be at least 1 for a model with mode "edit"',
+    ],
     ['malformed resolution', (d) => (d.models[2].resolutions = ['720']), 'models[2].resolutions[0] must be a resolution like "720p"'],
     ['malformed ratio', (d) => (d.models[2].ratios = ['16x9']), 'models[2].ratios[0] must be a ratio like "16:9"'],
     ['zero duration', (d) => (d.models[2].durations = [0]), 'models[2].durations[0] must be a positive integer'],
-    ['image-to-video without input images', (d) => (d.models[2].modes = ['image-to-video']), 'models[2].max_input_images must be at least 1'],
+    [
+      'image-to-video without input images',
+      (d) => (d.models[2].modes = ['image-to-video']),
+      'models[2].max_input_images must be at least 1',
+    ],
     ['models not a list', (d) => ((d as Record<string, unknown>).models = {}), 'models must be a list'],
   ])('%s', (_name, mutate, message) => {
     const doc = validDocument();

@@ -14,7 +14,10 @@ test('video job defaults: files under the data directory, an hour of deadline, 2
     sandboxRenderMs: 3_000,
     sandboxSlowMs: 30_000,
   });
-  expect(loadConfig({ TOLLGATE_VIDEO_DIR: '/data/clips', TOLLGATE_VIDEO_WORKERS: '0' }).videos).toMatchObject({ storage: { kind: 'file', dir: '/data/clips' }, workers: 0 });
+  expect(loadConfig({ TOLLGATE_VIDEO_DIR: '/data/clips', TOLLGATE_VIDEO_WORKERS: '0' }).videos).toMatchObject({
+    storage: { kind: 'file', dir: '/data/clips' },
+    workers: 0,
+  });
 });
 
 test.each([
@@ -31,14 +34,24 @@ test.each([
 });
 
 test('the longest poll wait cannot be below the first', () => {
-  expect(() => loadConfig({ TOLLGATE_VIDEO_POLL_INITIAL_MS: '5000', TOLLGATE_VIDEO_POLL_MAX_MS: '1000' })).toThrow('TOLLGATE_VIDEO_POLL_MAX_MS');
+  expect(() => loadConfig({ TOLLGATE_VIDEO_POLL_INITIAL_MS: '5000', TOLLGATE_VIDEO_POLL_MAX_MS: '1000' })).toThrow(
+    'TOLLGATE_VIDEO_POLL_MAX_MS',
+  );
 });
 
 describe('TOLLGATE_VIDEO_STORAGE=s3', () => {
   const s3 = { TOLLGATE_VIDEO_STORAGE: 's3', TOLLGATE_VIDEO_S3_BUCKET: 'tollgate-videos' };
 
   test('a bucket on AWS by default: us-east-1, virtual-hosted, the default credentials chain', () => {
-    expect(loadConfig(s3).videos.storage).toEqual({ kind: 's3', bucket: 'tollgate-videos', prefix: '', endpoint: null, region: 'us-east-1', forcePathStyle: false, credentials: null });
+    expect(loadConfig(s3).videos.storage).toEqual({
+      kind: 's3',
+      bucket: 'tollgate-videos',
+      prefix: '',
+      endpoint: null,
+      region: 'us-east-1',
+      forcePathStyle: false,
+      credentials: null,
+    });
   });
 
   test('an S3-compatible server: its endpoint, path-style by default, static credentials, a prefix', () => {
@@ -59,7 +72,10 @@ describe('TOLLGATE_VIDEO_STORAGE=s3', () => {
       forcePathStyle: true,
       credentials: { accessKeyId: 'AKIAEXAMPLE', secretAccessKey: 'secret/with+chars' },
     });
-    expect(loadConfig({ ...s3, TOLLGATE_VIDEO_S3_ENDPOINT: 'https://s3.example.com', TOLLGATE_VIDEO_S3_FORCE_PATH_STYLE: 'false' }).videos.storage).toMatchObject({ forcePathStyle: false });
+    expect(
+      loadConfig({ ...s3, TOLLGATE_VIDEO_S3_ENDPOINT: 'https://s3.example.com', TOLLGATE_VIDEO_S3_FORCE_PATH_STYLE: 'false' }).videos
+        .storage,
+    ).toMatchObject({ forcePathStyle: false });
   });
 
   test.each([

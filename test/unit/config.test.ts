@@ -6,7 +6,15 @@ import { DEFAULT_TIERS } from '../../src/domain/limits/tiers';
 
 test('defaults serve the embedded setup', () => {
   const config = loadConfig({});
-  expect(config).toMatchObject({ port: 8080, databaseUrl: null, redisUrl: null, adminToken: null, catalogFile: null, logLevel: 'info', redisKeyPrefix: 'tollgate:' });
+  expect(config).toMatchObject({
+    port: 8080,
+    databaseUrl: null,
+    redisUrl: null,
+    adminToken: null,
+    catalogFile: null,
+    logLevel: 'info',
+    redisKeyPrefix: 'tollgate:',
+  });
   expect(config.dataDir).toMatch(/\.tollgate$/);
   expect(config.vendorTimeouts).toEqual({ connectMs: 10_000, headersMs: 120_000, bodyIdleMs: 120_000 });
 });
@@ -32,7 +40,14 @@ test.each([
 });
 
 test('set values are taken', () => {
-  const config = loadConfig({ PORT: '9090', DATABASE_URL: 'postgres://u@h:5432/d', REDIS_URL: 'redis://127.0.0.1:6379', TOLLGATE_ADMIN_TOKEN: 'x'.repeat(16), LOG_LEVEL: 'warn', TOLLGATE_VENDOR_HEADERS_TIMEOUT_MS: '500' });
+  const config = loadConfig({
+    PORT: '9090',
+    DATABASE_URL: 'postgres://u@h:5432/d',
+    REDIS_URL: 'redis://127.0.0.1:6379',
+    TOLLGATE_ADMIN_TOKEN: 'x'.repeat(16),
+    LOG_LEVEL: 'warn',
+    TOLLGATE_VENDOR_HEADERS_TIMEOUT_MS: '500',
+  });
   expect(config).toMatchObject({ port: 9090, databaseUrl: 'postgres://u@h:5432/d', redisUrl: 'redis://127.0.0.1:6379', logLevel: 'warn' });
   expect(config.vendorTimeouts.headersMs).toBe(500);
 });
@@ -48,7 +63,11 @@ describe('vendor settings', () => {
   });
 
   test('configured endpoints follow the settings and each vendor SDK default', () => {
-    const config = loadConfig({ OPENAI_API_KEY: 'sk-1', ANTHROPIC_API_KEY: 'ak', ANTHROPIC_BASE_URL: 'https://proxy.example.com/anthropic' });
+    const config = loadConfig({
+      OPENAI_API_KEY: 'sk-1',
+      ANTHROPIC_API_KEY: 'ak',
+      ANTHROPIC_BASE_URL: 'https://proxy.example.com/anthropic',
+    });
     const endpoints = configuredVendorEndpoints(config.catalog, config.vendors);
     expect(endpoints.get('openai')).toMatchObject({ apiKey: 'sk-1', baseUrl: 'https://api.openai.com/v1' });
     expect(endpoints.get('anthropic')).toMatchObject({ apiKey: 'ak', baseUrl: 'https://proxy.example.com/anthropic' });
@@ -72,9 +91,21 @@ describe('vendor settings', () => {
     const dir = mkdtempSync(join(tmpdir(), 'tollgate-config-'));
     try {
       const file = join(dir, 'catalog.json');
-      const model = { kind: 'text', id: 'local/llama', vendor: 'local_llm', protocol: 'openai-compatible', created: 1, context_length: 8192, max_output_tokens: 1024, pricing: { input: '0.1', output: '0.2' } };
+      const model = {
+        kind: 'text',
+        id: 'local/llama',
+        vendor: 'local_llm',
+        protocol: 'openai-compatible',
+        created: 1,
+        context_length: 8192,
+        max_output_tokens: 1024,
+        pricing: { input: '0.1', output: '0.2' },
+      };
       writeFileSync(file, JSON.stringify({ models: [model] }));
-      expect(loadConfig({ TOLLGATE_CATALOG: file, LOCAL_LLM_BASE_URL: 'http://127.0.0.1:11434/v1' }).vendors.get('local_llm')).toEqual({ apiKey: null, baseUrl: 'http://127.0.0.1:11434/v1' });
+      expect(loadConfig({ TOLLGATE_CATALOG: file, LOCAL_LLM_BASE_URL: 'http://127.0.0.1:11434/v1' }).vendors.get('local_llm')).toEqual({
+        apiKey: null,
+        baseUrl: 'http://127.0.0.1:11434/v1',
+      });
       expect(() => loadConfig({ TOLLGATE_CATALOG: file, LOCAL_LLM_BASE_URL: 'localhost:11434' })).toThrow('LOCAL_LLM_BASE_URL');
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -90,7 +121,14 @@ describe('limits file', () => {
     writeFileSync(file, typeof content === 'string' ? content : JSON.stringify(content));
     return file;
   };
-  const tier = (n: number, from: string) => ({ tier: n, lifetime_top_ups_from_micro: from, requests_per_second: n, requests_per_minute: 60 * n, tokens_per_minute: 1000 * n, concurrent_requests: n });
+  const tier = (n: number, from: string) => ({
+    tier: n,
+    lifetime_top_ups_from_micro: from,
+    requests_per_second: n,
+    requests_per_minute: 60 * n,
+    tokens_per_minute: 1000 * n,
+    concurrent_requests: n,
+  });
   const plan = { name: 'team', models: ['sandbox/echo'], monthly_allowance_micro: '7000000', requests_per_minute: 9 };
 
   test('without one, the built-in tiers and plans apply', () => {
@@ -106,7 +144,9 @@ describe('limits file', () => {
       { tier: 1, fromMicro: 0n, requestsPerSecond: 1, requestsPerMinute: 60, tokensPerMinute: 1000, concurrentRequests: 1 },
       { tier: 2, fromMicro: 1_000_000n, requestsPerSecond: 2, requestsPerMinute: 120, tokensPerMinute: 2000, concurrentRequests: 2 },
     ]);
-    expect(both.limits.plans).toEqual([{ name: 'team', models: ['sandbox/echo'], monthlyAllowanceMicro: 7_000_000n, requestsPerMinute: 9 }]);
+    expect(both.limits.plans).toEqual([
+      { name: 'team', models: ['sandbox/echo'], monthlyAllowanceMicro: 7_000_000n, requestsPerMinute: 9 },
+    ]);
     const plansOnly = loadConfig({ TOLLGATE_LIMITS_FILE: write('plans.json', { plans: [plan] }) });
     expect(plansOnly.limits.tiers).toEqual(DEFAULT_TIERS);
   });
@@ -121,11 +161,19 @@ describe('limits file', () => {
     ['order.json', { tiers: [tier(2, '0'), tier(1, '10')] }, 'tiers[1].tier must be greater than the previous tier'],
     ['thresholds.json', { tiers: [tier(1, '0'), tier(2, '0')] }, 'tiers[1].lifetime_top_ups_from_micro must be greater'],
     ['rps.json', { tiers: [{ ...tier(1, '0'), requests_per_second: 0 }] }, 'tiers[0].requests_per_second must be a positive integer'],
-    ['money.json', { plans: [{ ...plan, monthly_allowance_micro: 7 }] }, 'plans[0].monthly_allowance_micro must be a decimal string of micro-dollars'],
+    [
+      'money.json',
+      { plans: [{ ...plan, monthly_allowance_micro: 7 }] },
+      'plans[0].monthly_allowance_micro must be a decimal string of micro-dollars',
+    ],
     ['plan-name.json', { plans: [{ ...plan, name: 'Team A' }] }, 'plans[0].name must be a lowercase name'],
     ['dupe.json', { plans: [plan, plan] }, "plans[1].name repeats the plan 'team'"],
     ['no-models.json', { plans: [{ ...plan, models: [] }] }, 'plans[0].models must not be empty'],
-    ['unknown-model.json', { plans: [{ ...plan, models: ['sandbox/echo', 'openai/gpt-9'] }] }, "plans[0].models[1] 'openai/gpt-9' is not a model of the catalog"],
+    [
+      'unknown-model.json',
+      { plans: [{ ...plan, models: ['sandbox/echo', 'openai/gpt-9'] }] },
+      "plans[0].models[1] 'openai/gpt-9' is not a model of the catalog",
+    ],
   ])('%s stops the start naming the variable and the field', (name, content, message) => {
     const file = content === null ? join(dir, name) : write(name, content);
     let error: unknown;
@@ -144,14 +192,19 @@ test('traces: off by default, on with an OTLP endpoint (the traces URL as the st
   expect(loadConfig({}).otlpTracesUrl).toBeNull();
   expect(loadConfig({}).otelServiceName).toBe('tollgate');
   expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' }).otlpTracesUrl).toBe('http://collector:4318/v1/traces');
-  expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://b/custom/traces' }).otlpTracesUrl).toBe('https://b/custom/traces');
+  expect(
+    loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://b/custom/traces' })
+      .otlpTracesUrl,
+  ).toBe('https://b/custom/traces');
   expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_SDK_DISABLED: 'true' }).otlpTracesUrl).toBeNull();
   expect(loadConfig({ OTEL_SERVICE_NAME: 'gateway-eu' }).otelServiceName).toBe('gateway-eu');
 });
 
 test('CORS: any origin on the API-key endpoints and none on the session planes by default; lists normalised; bad origins stop the start naming the variable', () => {
   expect(loadConfig({}).cors).toEqual({ apiOrigins: '*', sessionOrigins: [] });
-  expect(loadConfig({ TOLLGATE_CORS_ORIGINS: 'https://Chat.Example.com/, http://localhost:5173', TOLLGATE_CORS_SESSION_ORIGINS: '*' }).cors).toEqual({
+  expect(
+    loadConfig({ TOLLGATE_CORS_ORIGINS: 'https://Chat.Example.com/, http://localhost:5173', TOLLGATE_CORS_SESSION_ORIGINS: '*' }).cors,
+  ).toEqual({
     apiOrigins: ['https://chat.example.com', 'http://localhost:5173'],
     sessionOrigins: '*',
   });
@@ -161,6 +214,8 @@ test('CORS: any origin on the API-key endpoints and none on the session planes b
     ['TOLLGATE_CORS_ORIGINS', 'chat.example.com'],
     ['TOLLGATE_CORS_SESSION_ORIGINS', 'ftp://files.example.com'],
   ]) {
-    expect(() => loadConfig({ [name]: value })).toThrow(new ConfigError(`${name} must be '*', 'none' or comma-separated origins such as https://chat.example.com (no path), got '${value}'`));
+    expect(() => loadConfig({ [name]: value })).toThrow(
+      new ConfigError(`${name} must be '*', 'none' or comma-separated origins such as https://chat.example.com (no path), got '${value}'`),
+    );
   }
 });

@@ -20,6 +20,12 @@ test('a custom period is refused in the words of its form', () => {
 });
 
 test('a period of days is the instants from its first midnight to the midnight after its last day', () => {
-  expect(periodInstants({ from: '2026-02-27', to: '2026-02-28' })).toEqual({ from: '2026-02-27T00:00:00.000Z', to: '2026-03-01T00:00:00.000Z' });
-  expect(periodInstants({ from: '2024-12-31', to: '2024-12-31' })).toEqual({ from: '2024-12-31T00:00:00.000Z', to: '2025-01-01T00:00:00.000Z' });
+  expect(periodInstants({ from: '2026-02-27', to: '2026-02-28' })).toEqual({
+    from: '2026-02-27T00:00:00.000Z',
+    to: '2026-03-01T00:00:00.000Z',
+  });
+  expect(periodInstants({ from: '2024-12-31', to: '2024-12-31' })).toEqual({
+    from: '2024-12-31T00:00:00.000Z',
+    to: '2025-01-01T00:00:00.000Z',
+  });
 });

@@ -16,7 +16,12 @@ function documentedRows(): string[][] {
   const start = lines.findIndex((line) => line.startsWith('|'));
   const end = lines.findIndex((line, i) => i > start && !line.startsWith('|'));
   // Header and separator rows off; each row's cells without the outer pipes.
-  return lines.slice(start + 2, end).map((line) => line.slice(2, -2).split(' | ').map((cell) => cell.trim()));
+  return lines.slice(start + 2, end).map((line) =>
+    line
+      .slice(2, -2)
+      .split(' | ')
+      .map((cell) => cell.trim()),
+  );
 }
 
 test('docs/api.md lists exactly the error table of the code, in its order and words', () => {
@@ -54,7 +59,10 @@ test('every code of the table is made by a factory, and every factory makes a co
     upstreamRateLimited: () => errors.upstreamRateLimited('m', 1),
   };
   const exportedFactories = Object.entries(errors)
-    .filter(([name, value]) => typeof value === 'function' && name !== 'ApiError' && name !== 'detailsForPlane' && name !== 'storageErrorAsApiError')
+    .filter(
+      ([name, value]) =>
+        typeof value === 'function' && name !== 'ApiError' && name !== 'detailsForPlane' && name !== 'storageErrorAsApiError',
+    )
     .map(([name]) => name)
     .sort();
   expect(Object.keys(calls).sort()).toEqual(exportedFactories);
@@ -62,20 +70,31 @@ test('every code of the table is made by a factory, and every factory makes a co
   // The two subclasses, made by their own factories.
   note(new ProviderError('x', 'vendor'));
   note(cancelledError('vendor'));
-  note(concurrencyRefusal({ kind: 'prepaid', tier: 1, requestsPerSecond: null, requestsPerMinute: 1, tokensPerMinute: null, concurrentRequests: 1 }, null));
+  note(
+    concurrencyRefusal(
+      { kind: 'prepaid', tier: 1, requestsPerSecond: null, requestsPerMinute: 1, tokensPerMinute: null, concurrentRequests: 1 },
+      null,
+    ),
+  );
   expect([...made.keys()].sort()).toEqual(Object.keys(ERROR_CODES).sort());
   for (const [code, status] of made) expect([code, status]).toEqual([code, ERROR_CODES[code as keyof typeof ERROR_CODES].status]);
 });
 
-test('a domain field key is shown under each plane\'s own name, and a wire name as it is', () => {
+test("a domain field key is shown under each plane's own name, and a wire name as it is", () => {
   const refusal = errors.badRequest('Monthly limit must be between $1 and $100,000', { field: 'key.monthlySpendLimit' });
-  expect(errors.detailsForPlane(refusal, { 'key.monthlySpendLimit': 'monthly_spend_limit_micro' })).toEqual({ field: 'monthly_spend_limit_micro' });
-  expect(errors.detailsForPlane(refusal, { 'key.monthlySpendLimit': 'input.monthlySpendLimitMicro' })).toEqual({ field: 'input.monthlySpendLimitMicro' });
+  expect(errors.detailsForPlane(refusal, { 'key.monthlySpendLimit': 'monthly_spend_limit_micro' })).toEqual({
+    field: 'monthly_spend_limit_micro',
+  });
+  expect(errors.detailsForPlane(refusal, { 'key.monthlySpendLimit': 'input.monthlySpendLimitMicro' })).toEqual({
+    field: 'input.monthlySpendLimitMicro',
+  });
   const wire = errors.badRequest('messages[0].role must be one of user, assistant', { field: 'messages[0].role' });
   expect(errors.detailsForPlane(wire, { 'key.monthlySpendLimit': 'x' })).toBe(wire.details);
 });
 
 test('every domain field key has a name in a plane that answers it (no key reaches a caller as the domain spells it)', () => {
-  const unnamed = errors.FIELD_KEYS.filter((key) => !(key in REST_FIELD_NAMES) && !(key in GRAPHQL_FIELD_NAMES) && !(key in CLI_FIELD_NAMES));
+  const unnamed = errors.FIELD_KEYS.filter(
+    (key) => !(key in REST_FIELD_NAMES) && !(key in GRAPHQL_FIELD_NAMES) && !(key in CLI_FIELD_NAMES),
+  );
   expect(unnamed).toEqual([]);
 });

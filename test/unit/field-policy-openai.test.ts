@@ -53,7 +53,8 @@ function checkPolicy<T extends { decoded: { request: Record<string, unknown> } }
         expect(error.message.startsWith(`${field} `)).toBe(true);
         expect(error.message).toBe(`${field} ${refusals[field]!.problem}`);
         const accepts = refusals[field]!.accepts;
-        for (const neutral of Array.isArray(accepts) ? accepts : []) expect(decodeOrError(decode, { ...base, ...context, [field]: neutral })).not.toBeInstanceOf(ApiError);
+        for (const neutral of Array.isArray(accepts) ? accepts : [])
+          expect(decodeOrError(decode, { ...base, ...context, [field]: neutral })).not.toBeInstanceOf(ApiError);
         expect(decodeOrError(decode, { ...base, ...context, [field]: null })).not.toBeInstanceOf(ApiError);
         return;
       }
@@ -71,7 +72,10 @@ function checkPolicy<T extends { decoded: { request: Record<string, unknown> } }
     });
 
     test('an unknown field is still refused, naming it', () => {
-      expect(decodeOrError(decode, { ...base, not_a_field: 1 })).toMatchObject({ status: 400, message: 'not_a_field is not a known field' });
+      expect(decodeOrError(decode, { ...base, not_a_field: 1 })).toMatchObject({
+        status: 400,
+        message: 'not_a_field is not a known field',
+      });
     });
   });
 }
@@ -158,8 +162,22 @@ const RESPONSES_SAMPLES: Readonly<Record<keyof typeof RESPONSES_FIELD_POLICY, Pa
   context_management: { context_management: [{ type: 'compaction', compact_threshold: 1000 }] },
 };
 
-checkPolicy('Chat Completions', CHAT_FIELD_POLICY, CHAT_POLICY.refusals, { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }] }, CHAT_SAMPLES, decodeChatIngress);
-checkPolicy('Responses', RESPONSES_FIELD_POLICY, RESPONSES_POLICY.refusals, { model: 'o4-mini', input: 'Hi' }, RESPONSES_SAMPLES, decodeResponsesIngress);
+checkPolicy(
+  'Chat Completions',
+  CHAT_FIELD_POLICY,
+  CHAT_POLICY.refusals,
+  { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }] },
+  CHAT_SAMPLES,
+  decodeChatIngress,
+);
+checkPolicy(
+  'Responses',
+  RESPONSES_FIELD_POLICY,
+  RESPONSES_POLICY.refusals,
+  { model: 'o4-mini', input: 'Hi' },
+  RESPONSES_SAMPLES,
+  decodeResponsesIngress,
+);
 
 test('max_tool_calls without MCP tools limits nothing: dropped from the canonical request, echoed', () => {
   const { decoded, echo } = decodeResponsesIngress({ model: 'o4-mini', input: 'Hi', max_tool_calls: 2 });
@@ -168,7 +186,9 @@ test('max_tool_calls without MCP tools limits nothing: dropped from the canonica
 });
 
 test('the older in-memory spelling of prompt_cache_retention is accepted too', () => {
-  expect(() => decodeChatIngress({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }], prompt_cache_retention: 'in-memory' })).not.toThrow();
+  expect(() =>
+    decodeChatIngress({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }], prompt_cache_retention: 'in-memory' }),
+  ).not.toThrow();
   expect(() => decodeResponsesIngress({ model: 'o4-mini', input: 'Hi', prompt_cache_retention: 'in-memory' })).not.toThrow();
 });
 
@@ -177,7 +197,12 @@ function documentedPolicy(heading: string): Record<string, string> {
   const doc = readFileSync(join(__dirname, '..', '..', 'docs', 'api.md'), 'utf8');
   const start = doc.indexOf(`#### ${heading}\n`);
   expect(start).toBeGreaterThan(-1);
-  const rows = doc.slice(start).split('\n\n').find((block) => block.startsWith('| Field |'))!.split('\n').slice(2);
+  const rows = doc
+    .slice(start)
+    .split('\n\n')
+    .find((block) => block.startsWith('| Field |'))!
+    .split('\n')
+    .slice(2);
   return Object.fromEntries(rows.map((row) => /^\| `([a-z_]+)` \| ([a-z-]+) \|/.exec(row)!).map((match) => [match[1], match[2]]));
 }
 

@@ -5,7 +5,10 @@ import { fitToSize } from '../../src/domain/images/fit';
 
 /** A 300x100 image in three vertical bands: red, green, blue. */
 async function bands(format: 'png' | 'jpeg') {
-  const band = (colour: string) => sharp({ create: { width: 100, height: 100, channels: 3, background: colour } }).png().toBuffer();
+  const band = (colour: string) =>
+    sharp({ create: { width: 100, height: 100, channels: 3, background: colour } })
+      .png()
+      .toBuffer();
   const [red, green, blue] = await Promise.all([band('#ff0000'), band('#00ff00'), band('#0000ff')]);
   const image = sharp({ create: { width: 300, height: 100, channels: 3, background: '#000000' } }).composite([
     { input: red, left: 0, top: 0 },

@@ -71,7 +71,13 @@ describe('decodeChatRequest: valid requests', () => {
       model: 'o4-mini',
       messages: [
         { role: 'developer', content: 'Be brief.' },
-        { role: 'system', content: [{ type: 'text', text: 'Rule one.' }, { type: 'text', text: 'Rule two.' }] },
+        {
+          role: 'system',
+          content: [
+            { type: 'text', text: 'Rule one.' },
+            { type: 'text', text: 'Rule two.' },
+          ],
+        },
         { role: 'user', content: [{ type: 'text', text: 'Weather in Oslo?' }], name: 'ann' },
         {
           role: 'assistant',
@@ -85,7 +91,12 @@ describe('decodeChatRequest: valid requests', () => {
       tools: [
         {
           type: 'function',
-          function: { name: 'get_weather', description: 'Weather now', parameters: { type: 'object', properties: { city: { type: 'string' } } }, strict: true },
+          function: {
+            name: 'get_weather',
+            description: 'Weather now',
+            parameters: { type: 'object', properties: { city: { type: 'string' } } },
+            strict: true,
+          },
         },
         { type: 'function', function: { name: 'no_args' } },
       ],
@@ -116,13 +127,24 @@ describe('decodeChatRequest: valid requests', () => {
         { role: 'system', content: 'Be brief.' },
         { role: 'system', content: 'Rule one.\nRule two.' },
         { role: 'user', content: 'Weather in Oslo?' },
-        { role: 'assistant', content: '', toolCalls: [{ id: 'call_1', name: 'get_weather', arguments: '{"city":"Oslo"}', kind: 'function' }], reasoning: [] },
+        {
+          role: 'assistant',
+          content: '',
+          toolCalls: [{ id: 'call_1', name: 'get_weather', arguments: '{"city":"Oslo"}', kind: 'function' }],
+          reasoning: [],
+        },
         { role: 'tool', toolCallId: 'call_1', content: '{"temp":3}', isError: false },
         { role: 'assistant', content: 'It is 3°C.', toolCalls: [], reasoning: [] },
         { role: 'user', content: 'Thanks' },
       ],
       tools: [
-        { type: 'function', name: 'get_weather', description: 'Weather now', parameters: { type: 'object', properties: { city: { type: 'string' } } }, strict: true },
+        {
+          type: 'function',
+          name: 'get_weather',
+          description: 'Weather now',
+          parameters: { type: 'object', properties: { city: { type: 'string' } } },
+          strict: true,
+        },
         { type: 'function', name: 'no_args', parameters: { type: 'object', properties: {} } },
       ],
       toolChoice: { name: 'get_weather' },
@@ -149,7 +171,11 @@ describe('decodeChatRequest: valid requests', () => {
 
   test.each<[string, Record<string, unknown>, Partial<CanonicalRequest> | Record<string, unknown>]>([
     ['max_tokens names its own field', { max_tokens: 100 }, {}],
-    ['null optional fields are absent', { temperature: null, top_p: null, stop: null, n: null, store: null, reasoning_effort: null, logprobs: false, modalities: ['text'] }, {}],
+    [
+      'null optional fields are absent',
+      { temperature: null, top_p: null, stop: null, n: null, store: null, reasoning_effort: null, logprobs: false, modalities: ['text'] },
+      {},
+    ],
     ['stop as a list', { stop: ['a', 'b'] }, { stop: ['a', 'b'] }],
     ['tool_choice strings', { tool_choice: 'none' }, { toolChoice: 'none' }],
     ['json_object format', { response_format: { type: 'json_object' } }, { responseFormat: { type: 'json_object' } }],
@@ -157,9 +183,21 @@ describe('decodeChatRequest: valid requests', () => {
     ['xhigh effort', { reasoning_effort: 'xhigh' }, { reasoning: { mode: 'default', effort: 'extra_high' } }],
     ['none effort', { reasoning_effort: 'none' }, { reasoning: { mode: 'default', effort: 'low' } }],
     ['safety_identifier is the end-user id', { safety_identifier: 'sid', user: 'old' }, { user: 'sid' }],
-    ['an assistant refusal stays as its text', { messages: [{ role: 'user', content: 'x' }, { role: 'assistant', refusal: 'I cannot.' }] }, {
-      messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: 'I cannot.', toolCalls: [], reasoning: [] }],
-    }],
+    [
+      'an assistant refusal stays as its text',
+      {
+        messages: [
+          { role: 'user', content: 'x' },
+          { role: 'assistant', refusal: 'I cannot.' },
+        ],
+      },
+      {
+        messages: [
+          { role: 'user', content: 'x' },
+          { role: 'assistant', content: 'I cannot.', toolCalls: [], reasoning: [] },
+        ],
+      },
+    ],
   ])('%s', (_name, extra, expected) => {
     const { decoded } = decodeChatIngress(body(extra));
     expect(decoded.request).toMatchObject(expected);
@@ -178,24 +216,72 @@ describe('decodeChatRequest: refusals name the field', () => {
     ['unknown field', body({ foo: 1 }), 'foo'],
     ['unknown role', body({ messages: [{ role: 'robot', content: 'x' }] }), 'messages[0].role'],
     ['legacy function role', body({ messages: [{ role: 'function', name: 'f', content: 'x' }] }), 'messages[0].role'],
-    ['image part', body({ messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }, { role: 'user', content: [{ type: 'image_url', image_url: { url: 'http://x' } }] }] }), 'messages[2].content[0].type'],
-    ['audio part', body({ messages: [{ role: 'user', content: [{ type: 'text', text: 'a' }, { type: 'input_audio', input_audio: { data: '', format: 'wav' } }] }] }), 'messages[0].content[1].type'],
-    ['file part', body({ messages: [{ role: 'user', content: [{ type: 'file', file: { file_id: 'f' } }] }] }), 'messages[0].content[0].type'],
+    [
+      'image part',
+      body({
+        messages: [
+          { role: 'user', content: 'a' },
+          { role: 'assistant', content: 'b' },
+          { role: 'user', content: [{ type: 'image_url', image_url: { url: 'http://x' } }] },
+        ],
+      }),
+      'messages[2].content[0].type',
+    ],
+    [
+      'audio part',
+      body({
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'a' },
+              { type: 'input_audio', input_audio: { data: '', format: 'wav' } },
+            ],
+          },
+        ],
+      }),
+      'messages[0].content[1].type',
+    ],
+    [
+      'file part',
+      body({ messages: [{ role: 'user', content: [{ type: 'file', file: { file_id: 'f' } }] }] }),
+      'messages[0].content[0].type',
+    ],
     ['unknown message field', body({ messages: [{ role: 'user', content: 'x', cache_control: {} }] }), 'messages[0].cache_control'],
     ['tool message without tool_call_id', body({ messages: [{ role: 'tool', content: 'x' }] }), 'messages[0].tool_call_id'],
-    ['custom tool call in history', body({ messages: [{ role: 'assistant', tool_calls: [{ id: 'c', type: 'custom', custom: { name: 'x', input: '' } }] }] }), 'messages[0].tool_calls[0].type'],
+    [
+      'custom tool call in history',
+      body({ messages: [{ role: 'assistant', tool_calls: [{ id: 'c', type: 'custom', custom: { name: 'x', input: '' } }] }] }),
+      'messages[0].tool_calls[0].type',
+    ],
     ['assistant audio', body({ messages: [{ role: 'assistant', content: 'x', audio: { id: 'a' } }] }), 'messages[0].audio'],
     ['more than 64 tools', body({ tools: manyTools }), 'tools'],
     ['custom tool', body({ tools: [{ type: 'custom', custom: { name: 'x' } }] }), 'tools[0].type'],
     ['bad tool name', body({ tools: [{ type: 'function', function: { name: 'has space' } }] }), 'tools[0].function.name'],
-    ['tool_choice names an unknown tool', body({ tools: [{ type: 'function', function: { name: 'a' } }], tool_choice: { type: 'function', function: { name: 'b' } } }), 'tool_choice.function.name'],
-    ['tool_choice allowed_tools', body({ tool_choice: { type: 'allowed_tools', allowed_tools: { mode: 'auto', tools: [] } } }), 'tool_choice.type'],
+    [
+      'tool_choice names an unknown tool',
+      body({ tools: [{ type: 'function', function: { name: 'a' } }], tool_choice: { type: 'function', function: { name: 'b' } } }),
+      'tool_choice.function.name',
+    ],
+    [
+      'tool_choice allowed_tools',
+      body({ tool_choice: { type: 'allowed_tools', allowed_tools: { mode: 'auto', tools: [] } } }),
+      'tool_choice.type',
+    ],
     ['tool_choice bad string', body({ tool_choice: 'sometimes' }), 'tool_choice'],
     ['tool_choice required without tools', body({ tool_choice: 'required' }), 'tool_choice'],
     ['parallel_tool_calls not boolean', body({ parallel_tool_calls: 'yes' }), 'parallel_tool_calls'],
     ['response_format type', body({ response_format: { type: 'xml' } }), 'response_format.type'],
-    ['schema over 32 KiB', body({ response_format: { type: 'json_schema', json_schema: { name: 'big', schema: bigSchema } } }), 'response_format.json_schema.schema'],
-    ['schema missing', body({ response_format: { type: 'json_schema', json_schema: { name: 'x' } } }), 'response_format.json_schema.schema'],
+    [
+      'schema over 32 KiB',
+      body({ response_format: { type: 'json_schema', json_schema: { name: 'big', schema: bigSchema } } }),
+      'response_format.json_schema.schema',
+    ],
+    [
+      'schema missing',
+      body({ response_format: { type: 'json_schema', json_schema: { name: 'x' } } }),
+      'response_format.json_schema.schema',
+    ],
     ['both output limits', body({ max_tokens: 10, max_completion_tokens: 10 }), 'max_tokens'],
     ['five stop sequences', body({ stop: ['a', 'b', 'c', 'd', 'e'] }), 'stop'],
     ['stop not strings', body({ stop: [1] }), 'stop[0]'],
@@ -228,8 +314,14 @@ describe('decodeChatRequest: refusals name the field', () => {
   });
 
   test('the canonical rules word their refusals in Chat terms', () => {
-    expect(refusal(() => decodeForModel(body({ tool_choice: 'required' }), O4_MINI))).toMatchObject({ message: "tool_choice 'required' needs at least one tool in tools", details: { field: 'tool_choice' } });
-    const named = body({ tools: [{ type: 'function', function: { name: 'a' } }], tool_choice: { type: 'function', function: { name: 'b' } } });
+    expect(refusal(() => decodeForModel(body({ tool_choice: 'required' }), O4_MINI))).toMatchObject({
+      message: "tool_choice 'required' needs at least one tool in tools",
+      details: { field: 'tool_choice' },
+    });
+    const named = body({
+      tools: [{ type: 'function', function: { name: 'a' } }],
+      tool_choice: { type: 'function', function: { name: 'b' } },
+    });
     expect(refusal(() => decodeForModel(named, O4_MINI)).message).toBe("tool_choice.function.name 'b' does not name a function in tools");
   });
 
@@ -321,8 +413,24 @@ describe('encodeChatResponse', () => {
   });
 
   test.each<[string, CanonicalEvent[], string, string]>([
-    ['refusal → content_filter with the message as content', [{ type: 'text-delta', text: 'I can’t help with that.' }, { type: 'finish', reason: 'stop', refusal: true, usage }], 'content_filter', 'I can’t help with that.'],
-    ['limit consumed by reasoning → length, no text', [{ type: 'reasoning-delta', text: '…' }, { type: 'finish', reason: 'length', refusal: false, usage }], 'length', ''],
+    [
+      'refusal → content_filter with the message as content',
+      [
+        { type: 'text-delta', text: 'I can’t help with that.' },
+        { type: 'finish', reason: 'stop', refusal: true, usage },
+      ],
+      'content_filter',
+      'I can’t help with that.',
+    ],
+    [
+      'limit consumed by reasoning → length, no text',
+      [
+        { type: 'reasoning-delta', text: '…' },
+        { type: 'finish', reason: 'length', refusal: false, usage },
+      ],
+      'length',
+      '',
+    ],
   ])('%s', (_name, events, finishReason, content) => {
     const choice = encodeChatResponse(collectEvents(events), meta).choices[0]!;
     expect(choice.finish_reason).toBe(finishReason);
@@ -333,7 +441,10 @@ describe('encodeChatResponse', () => {
     const estimated = { ...usage, reasoningTokens: 137 };
     const answer = encodeChatResponse(collectEvents([{ type: 'finish', reason: 'stop', refusal: false, usage: estimated }]), meta);
     expect(answer.usage?.completion_tokens_details).toEqual({ reasoning_tokens: 137 });
-    const none = encodeChatResponse(collectEvents([{ type: 'finish', reason: 'stop', refusal: false, usage: { ...usage, reasoningTokens: null } }]), meta);
+    const none = encodeChatResponse(
+      collectEvents([{ type: 'finish', reason: 'stop', refusal: false, usage: { ...usage, reasoningTokens: null } }]),
+      meta,
+    );
     expect(none.usage?.completion_tokens_details).toEqual({ reasoning_tokens: 0 });
   });
 
@@ -362,20 +473,32 @@ describe('ChatStreamEncoder', () => {
     const chunks = frames.slice(0, -1).map((f) => JSON.parse(f.data));
     const common = { id: 'chatcmpl-test', object: 'chat.completion.chunk', created: 1_760_000_000, model: 'openai/o4-mini' };
     expect(chunks).toStrictEqual([
-      { ...common, choices: [{ index: 0, delta: { role: 'assistant', content: '', refusal: null }, logprobs: null, finish_reason: null }], usage: null },
+      {
+        ...common,
+        choices: [{ index: 0, delta: { role: 'assistant', content: '', refusal: null }, logprobs: null, finish_reason: null }],
+        usage: null,
+      },
       { ...common, choices: [{ index: 0, delta: { content: 'Hello' }, logprobs: null, finish_reason: null }], usage: null },
       { ...common, choices: [{ index: 0, delta: { content: ', world' }, logprobs: null, finish_reason: null }], usage: null },
       { ...common, choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: 'stop' }], usage: null },
       {
         ...common,
         choices: [],
-        usage: { prompt_tokens: 1200, completion_tokens: 300, total_tokens: 1500, prompt_tokens_details: { cached_tokens: 1000 }, completion_tokens_details: { reasoning_tokens: 200 } },
+        usage: {
+          prompt_tokens: 1200,
+          completion_tokens: 300,
+          total_tokens: 1500,
+          prompt_tokens_details: { cached_tokens: 1000 },
+          completion_tokens_details: { reasoning_tokens: 200 },
+        },
       },
     ]);
   });
 
   test('without include_usage: no usage field, no usage chunk', () => {
-    const chunks = sse(encodeAll(textEvents, false)).slice(0, -1).map((f) => JSON.parse(f.data));
+    const chunks = sse(encodeAll(textEvents, false))
+      .slice(0, -1)
+      .map((f) => JSON.parse(f.data));
     expect(chunks).toHaveLength(4);
     expect(chunks.every((c) => !('usage' in c))).toBe(true);
     expect(chunks.at(-1).choices[0].finish_reason).toBe('stop');
@@ -395,13 +518,22 @@ describe('ChatStreamEncoder', () => {
   });
 
   test('refusal finishes with content_filter', () => {
-    const chunks = sse(encodeAll([{ type: 'text-delta', text: 'No.' }, { type: 'finish', reason: 'stop', refusal: true, usage }], false));
+    const chunks = sse(
+      encodeAll(
+        [
+          { type: 'text-delta', text: 'No.' },
+          { type: 'finish', reason: 'stop', refusal: true, usage },
+        ],
+        false,
+      ),
+    );
     expect(JSON.parse(chunks.at(-2)!.data).choices[0].finish_reason).toBe('content_filter');
   });
 
   test('a failure mid-stream: one error frame with the envelope fields, no [DONE], nothing after', () => {
     const encoder = new ChatStreamEncoder({ ...meta, includeUsage: true });
-    const text = encoder.encode({ type: 'text-delta', text: 'Hel' }) + encoder.encodeError(new ProviderError('The provider failed.', 'openai', 500));
+    const text =
+      encoder.encode({ type: 'text-delta', text: 'Hel' }) + encoder.encodeError(new ProviderError('The provider failed.', 'openai', 500));
     const frames = sse(text);
     expect(frames).toHaveLength(3);
     expect(JSON.parse(frames[2]!.data)).toStrictEqual({
@@ -420,7 +552,11 @@ describe('ChatStreamEncoder', () => {
 
   test('the openai SDK accumulates the stream into the final completion', async () => {
     const client = clientAnswering(encodeAll([{ type: 'text-delta', text: 'Checking. ' }, ...toolEvents], true), 'text/event-stream');
-    const stream = client.chat.completions.stream({ model: 'o4-mini', messages: [{ role: 'user', content: 'x' }], stream_options: { include_usage: true } });
+    const stream = client.chat.completions.stream({
+      model: 'o4-mini',
+      messages: [{ role: 'user', content: 'x' }],
+      stream_options: { include_usage: true },
+    });
     const final = await stream.finalChatCompletion();
     expect(final.choices[0]!.finish_reason).toBe('tool_calls');
     expect(final.choices[0]!.message.content).toBe('Checking. ');
@@ -433,7 +569,8 @@ describe('ChatStreamEncoder', () => {
 
   test('the openai SDK raises the stream error frame as an APIError', async () => {
     const encoder = new ChatStreamEncoder({ ...meta, includeUsage: false });
-    const payload = encoder.encode({ type: 'text-delta', text: 'Hel' }) + encoder.encodeError(new ProviderError('upstream timed out', 'openai'));
+    const payload =
+      encoder.encode({ type: 'text-delta', text: 'Hel' }) + encoder.encodeError(new ProviderError('upstream timed out', 'openai'));
     const client = clientAnswering(payload, 'text/event-stream');
     const stream = await client.chat.completions.create({ model: 'o4-mini', messages: [{ role: 'user', content: 'x' }], stream: true });
     const seen: string[] = [];

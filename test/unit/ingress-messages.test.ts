@@ -41,7 +41,14 @@ function decodeForModel(raw: unknown, m: TextModel): CanonicalRequest {
 }
 
 /** 2,000 input tokens of which 1,500 read from cache and 300 written to it (200 for 5 minutes, 100 for an hour). */
-const usage: CanonicalUsage = { inputTokens: 2000, cachedInputTokens: 1500, cacheWrite5mInputTokens: 200, cacheWrite1hInputTokens: 100, outputTokens: 500, reasoningTokens: 320 };
+const usage: CanonicalUsage = {
+  inputTokens: 2000,
+  cachedInputTokens: 1500,
+  cacheWrite5mInputTokens: 200,
+  cacheWrite1hInputTokens: 100,
+  outputTokens: 500,
+  reasoningTokens: 320,
+};
 const meta = { id: 'msg_test', model: 'anthropic/claude-sonnet-4-5', created: 1_760_000_000 };
 
 function sse(text: string): Array<{ event: string; data: string }> {
@@ -63,7 +70,10 @@ describe('decodeMessagesRequest: valid requests', () => {
     const decoded = decodeMessagesRequest({
       model: 'claude-sonnet-4-5',
       max_tokens: 8000,
-      system: [{ type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral' } }, { type: 'text', text: 'Use metric.' }],
+      system: [
+        { type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral' } },
+        { type: 'text', text: 'Use metric.' },
+      ],
       messages: [
         { role: 'user', content: [{ type: 'text', text: 'Weather in Oslo?' }] },
         {
@@ -91,7 +101,13 @@ describe('decodeMessagesRequest: valid requests', () => {
         { type: 'custom', name: 'get_time', input_schema: { type: 'object' }, strict: true },
       ],
       mcp_servers: [
-        { type: 'url', url: 'https://mcp.example.com/sse', name: 'docs', authorization_token: 'tok', tool_configuration: { allowed_tools: ['search'] } },
+        {
+          type: 'url',
+          url: 'https://mcp.example.com/sse',
+          name: 'docs',
+          authorization_token: 'tok',
+          tool_configuration: { allowed_tools: ['search'] },
+        },
         { type: 'url', url: 'https://off.example.com', name: 'off', tool_configuration: { enabled: false } },
       ],
       tool_choice: { type: 'any', disable_parallel_tool_use: true },
@@ -117,7 +133,10 @@ describe('decodeMessagesRequest: valid requests', () => {
           role: 'assistant',
           content: 'Checking.',
           toolCalls: [{ id: 'toolu_1', name: 'get_weather', arguments: '{"city":"Oslo"}', kind: 'function' }],
-          reasoning: [{ text: 'Need the tool.', signature: 'sig-1' }, { text: '', redactedData: 'opaque' }],
+          reasoning: [
+            { text: 'Need the tool.', signature: 'sig-1' },
+            { text: '', redactedData: 'opaque' },
+          ],
         },
         { role: 'tool', toolCallId: 'toolu_1', content: '3°C', isError: false },
         { role: 'tool', toolCallId: 'toolu_2', content: 'timeout', isError: true },
@@ -126,9 +145,21 @@ describe('decodeMessagesRequest: valid requests', () => {
         { role: 'user', content: 'Thanks' },
       ],
       tools: [
-        { type: 'function', name: 'get_weather', description: 'Weather now', parameters: { type: 'object', properties: { city: { type: 'string' } } } },
+        {
+          type: 'function',
+          name: 'get_weather',
+          description: 'Weather now',
+          parameters: { type: 'object', properties: { city: { type: 'string' } } },
+        },
         { type: 'function', name: 'get_time', parameters: { type: 'object' }, strict: true },
-        { type: 'mcp', serverLabel: 'docs', serverUrl: 'https://mcp.example.com/sse', authorization: 'tok', allowedTools: ['search'], requireApproval: 'never' },
+        {
+          type: 'mcp',
+          serverLabel: 'docs',
+          serverUrl: 'https://mcp.example.com/sse',
+          authorization: 'tok',
+          allowedTools: ['search'],
+          requireApproval: 'never',
+        },
       ],
       toolChoice: 'required',
       parallelToolCalls: false,
@@ -139,7 +170,15 @@ describe('decodeMessagesRequest: valid requests', () => {
       reasoning: { mode: 'enabled', budgetTokens: 4000, effort: 'extra_high' },
       user: 'user-9',
       // service_tier and the breakpoint are Anthropic's alone: kept for it, and hints the others drop.
-      vendorOnly: { protocol: 'anthropic', body: { service_tier: 'auto' }, toolFields: {}, headers: {}, contextEdits: [], deferredTools: [], hints: ['service_tier', 'system[0].cache_control'] },
+      vendorOnly: {
+        protocol: 'anthropic',
+        body: { service_tier: 'auto' },
+        toolFields: {},
+        headers: {},
+        contextEdits: [],
+        deferredTools: [],
+        hints: ['service_tier', 'system[0].cache_control'],
+      },
     });
   });
 
@@ -166,7 +205,10 @@ describe('decodeMessagesRequest: valid requests', () => {
     expect(messages).toStrictEqual([
       { role: 'user', content: 'Search' },
       { role: 'assistant', content: 'Looking.', toolCalls: [], reasoning: [] },
-      { role: 'mcp', item: { kind: 'call', id: 'mcptoolu_1', serverLabel: 'docs', name: 'search', arguments: '{"q":"x"}', output: 'found x' } },
+      {
+        role: 'mcp',
+        item: { kind: 'call', id: 'mcptoolu_1', serverLabel: 'docs', name: 'search', arguments: '{"q":"x"}', output: 'found x' },
+      },
       { role: 'mcp', item: { kind: 'call', id: 'mcptoolu_2', serverLabel: 'docs', name: 'fetch', arguments: '{}', error: 'gone' } },
       { role: 'assistant', content: 'Found x.', toolCalls: [], reasoning: [] },
       { role: 'user', content: 'Thanks' },
@@ -181,14 +223,44 @@ describe('decodeMessagesRequest: valid requests', () => {
 
   test.each<[string, Record<string, unknown>, Record<string, unknown>]>([
     ['thinking disabled', { thinking: { type: 'disabled' } }, { reasoning: { mode: 'disabled' } }],
-    ['thinking adaptive with effort', { thinking: { type: 'adaptive' }, output_config: { effort: 'low' } }, { reasoning: { mode: 'adaptive', effort: 'low' } }],
+    [
+      'thinking adaptive with effort',
+      { thinking: { type: 'adaptive' }, output_config: { effort: 'low' } },
+      { reasoning: { mode: 'adaptive', effort: 'low' } },
+    ],
     ['xhigh effort', { output_config: { effort: 'xhigh' } }, { reasoning: { mode: 'default', effort: 'extra_high' } }],
     ['tool_choice auto', { tool_choice: { type: 'auto' } }, { toolChoice: 'auto' }],
-    ['tool_choice auto allowing parallel', { tool_choice: { type: 'auto', disable_parallel_tool_use: false } }, { toolChoice: 'auto', parallelToolCalls: true }],
+    [
+      'tool_choice auto allowing parallel',
+      { tool_choice: { type: 'auto', disable_parallel_tool_use: false } },
+      { toolChoice: 'auto', parallelToolCalls: true },
+    ],
     ['tool_choice none', { tool_choice: { type: 'none' } }, { toolChoice: 'none' }],
-    ['tool_choice tool', { tools: [{ name: 't', input_schema: { type: 'object' } }], tool_choice: { type: 'tool', name: 't' } }, { toolChoice: { name: 't' } }],
-    ['beta output_format', { output_format: { type: 'json_schema', schema: { type: 'object' } } }, { responseFormat: { type: 'json_schema', name: 'output', schema: { type: 'object' }, strict: true } }],
-    ['a system role inside messages', { messages: [{ role: 'system', content: 'S' }, { role: 'user', content: 'U' }] }, { messages: [{ role: 'system', content: 'S' }, { role: 'user', content: 'U' }] }],
+    [
+      'tool_choice tool',
+      { tools: [{ name: 't', input_schema: { type: 'object' } }], tool_choice: { type: 'tool', name: 't' } },
+      { toolChoice: { name: 't' } },
+    ],
+    [
+      'beta output_format',
+      { output_format: { type: 'json_schema', schema: { type: 'object' } } },
+      { responseFormat: { type: 'json_schema', name: 'output', schema: { type: 'object' }, strict: true } },
+    ],
+    [
+      'a system role inside messages',
+      {
+        messages: [
+          { role: 'system', content: 'S' },
+          { role: 'user', content: 'U' },
+        ],
+      },
+      {
+        messages: [
+          { role: 'system', content: 'S' },
+          { role: 'user', content: 'U' },
+        ],
+      },
+    ],
   ])('%s', (_name, extra, expected) => {
     expect(decodeMessagesRequest(body(extra)).request).toMatchObject(expected);
   });
@@ -209,21 +281,84 @@ describe('decodeMessagesRequest: refusals name the field', () => {
     ['speed fast', body({ speed: 'fast' }), 'speed'],
     ['billing to a user profile', body({ billing_policy: { type: 'billing_policy', bill_to: 'user_profile' } }), 'billing_policy.bill_to'],
     ['unknown tool field', body({ tools: [{ name: 't', input_schema: { type: 'object' }, eager: true }] }), 'tools[0].eager'],
-    ['eager_input_streaming not a boolean', body({ tools: [{ name: 't', input_schema: { type: 'object' }, eager_input_streaming: 'yes' }] }), 'tools[0].eager_input_streaming'],
+    [
+      'eager_input_streaming not a boolean',
+      body({ tools: [{ name: 't', input_schema: { type: 'object' }, eager_input_streaming: 'yes' }] }),
+      'tools[0].eager_input_streaming',
+    ],
     ['unknown context edit', body({ context_management: { edits: [{ type: 'forget_everything' }] } }), 'context_management.edits[0].type'],
-    ['context edit keep malformed', body({ context_management: { edits: [{ type: 'clear_thinking_20251015', keep: { type: 'thinking_turns' } }] } }), 'context_management.edits[0].keep.value'],
+    [
+      'context edit keep malformed',
+      body({ context_management: { edits: [{ type: 'clear_thinking_20251015', keep: { type: 'thinking_turns' } }] } }),
+      'context_management.edits[0].keep.value',
+    ],
     ['container', body({ container: 'c' }), 'container'],
     ['bad role', body({ messages: [{ role: 'tool', content: 'x' }] }), 'messages[0].role'],
-    ['image block', body({ messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }, { role: 'user', content: [{ type: 'image', source: { type: 'url', url: 'http://x' } }] }] }), 'messages[2].content[0].type'],
-    ['document block', body({ messages: [{ role: 'user', content: [{ type: 'text', text: 'a' }, { type: 'document', source: {} }] }] }), 'messages[0].content[1].type'],
-    ['image in a tool result', body({ messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: [{ type: 'image', source: {} }] }] }] }), 'messages[0].content[0].content[0].type'],
-    ['server tool use block', body({ messages: [{ role: 'assistant', content: [{ type: 'server_tool_use', id: 's', name: 'web_search', input: {} }] }] }), 'messages[0].content[0].type'],
-    ['tool_use in a user turn', body({ messages: [{ role: 'user', content: [{ type: 'tool_use', id: 't', name: 'n', input: {} }] }] }), 'messages[0].content[0].type'],
-    ['tool_use input not an object', body({ messages: [{ role: 'assistant', content: [{ type: 'tool_use', id: 't', name: 'n', input: 'x' }] }] }), 'messages[0].content[0].input'],
-    ['thinking without signature', body({ messages: [{ role: 'assistant', content: [{ type: 'thinking', thinking: 'x' }] }] }), 'messages[0].content[0].signature'],
+    [
+      'image block',
+      body({
+        messages: [
+          { role: 'user', content: 'a' },
+          { role: 'assistant', content: 'b' },
+          { role: 'user', content: [{ type: 'image', source: { type: 'url', url: 'http://x' } }] },
+        ],
+      }),
+      'messages[2].content[0].type',
+    ],
+    [
+      'document block',
+      body({
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'a' },
+              { type: 'document', source: {} },
+            ],
+          },
+        ],
+      }),
+      'messages[0].content[1].type',
+    ],
+    [
+      'image in a tool result',
+      body({
+        messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: [{ type: 'image', source: {} }] }] }],
+      }),
+      'messages[0].content[0].content[0].type',
+    ],
+    [
+      'server tool use block',
+      body({ messages: [{ role: 'assistant', content: [{ type: 'server_tool_use', id: 's', name: 'web_search', input: {} }] }] }),
+      'messages[0].content[0].type',
+    ],
+    [
+      'tool_use in a user turn',
+      body({ messages: [{ role: 'user', content: [{ type: 'tool_use', id: 't', name: 'n', input: {} }] }] }),
+      'messages[0].content[0].type',
+    ],
+    [
+      'tool_use input not an object',
+      body({ messages: [{ role: 'assistant', content: [{ type: 'tool_use', id: 't', name: 'n', input: 'x' }] }] }),
+      'messages[0].content[0].input',
+    ],
+    [
+      'thinking without signature',
+      body({ messages: [{ role: 'assistant', content: [{ type: 'thinking', thinking: 'x' }] }] }),
+      'messages[0].content[0].signature',
+    ],
     ['system not text', body({ system: [{ type: 'image', source: {} }] }), 'system[0].type'],
     ['web search server tool', body({ tools: [{ type: 'web_search_20250305', name: 'web_search' }] }), 'tools[0].type'],
-    ['bash tool', body({ tools: [{ name: 'ok', input_schema: { type: 'object' } }, { type: 'bash_20250124', name: 'bash' }] }), 'tools[1].type'],
+    [
+      'bash tool',
+      body({
+        tools: [
+          { name: 'ok', input_schema: { type: 'object' } },
+          { type: 'bash_20250124', name: 'bash' },
+        ],
+      }),
+      'tools[1].type',
+    ],
     ['tool without input_schema', body({ tools: [{ name: 't' }] }), 'tools[0].input_schema'],
     ['more than 64 tools', body({ tools: manyTools }), 'tools'],
     ['tool_choice unknown tool', body({ tool_choice: { type: 'tool', name: 'missing' } }), 'tool_choice.name'],
@@ -233,16 +368,46 @@ describe('decodeMessagesRequest: refusals name the field', () => {
     ['thinking type', body({ thinking: { type: 'deep' } }), 'thinking.type'],
     ['thinking display unknown', body({ thinking: { type: 'adaptive', display: 'hidden' } }), 'thinking.display'],
     ['effort invalid', body({ output_config: { effort: 'none' } }), 'output_config.effort'],
-    ['schema over 32 KiB', body({ output_config: { format: { type: 'json_schema', schema: { description: 'x'.repeat(33_000) } } } }), 'output_config.format.schema'],
-    ['both output formats', body({ output_format: { type: 'json_schema', schema: {} }, output_config: { format: { type: 'json_schema', schema: {} } } }), 'output_format'],
+    [
+      'schema over 32 KiB',
+      body({ output_config: { format: { type: 'json_schema', schema: { description: 'x'.repeat(33_000) } } } }),
+      'output_config.format.schema',
+    ],
+    [
+      'both output formats',
+      body({ output_format: { type: 'json_schema', schema: {} }, output_config: { format: { type: 'json_schema', schema: {} } } }),
+      'output_format',
+    ],
     ['temperature above 1', body({ temperature: 1.5 }), 'temperature'],
     ['stop_sequences not strings', body({ stop_sequences: [1] }), 'stop_sequences[0]'],
     ['metadata unknown key', body({ metadata: { tenant: 'x' } }), 'metadata.tenant'],
     ['mcp server without url', body({ mcp_servers: [{ type: 'url', name: 'x' }] }), 'mcp_servers[0].url'],
     ['mcp server type', body({ mcp_servers: [{ type: 'stdio', name: 'x', url: 'u' }] }), 'mcp_servers[0].type'],
-    ['mcp_tool_result without its use', body({ messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: [{ type: 'mcp_tool_result', tool_use_id: 'm1', content: 'r' }] }] }), 'messages[1].content[0].tool_use_id'],
-    ['mcp_tool_use without server_name', body({ messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: [{ type: 'mcp_tool_use', id: 'm1', name: 's', input: {} }] }] }), 'messages[1].content[0].server_name'],
-    ['mcp_tool_use in a user turn', body({ messages: [{ role: 'user', content: [{ type: 'mcp_tool_use', id: 'm1', name: 's', server_name: 'd', input: {} }] }] }), 'messages[0].content[0].type'],
+    [
+      'mcp_tool_result without its use',
+      body({
+        messages: [
+          { role: 'user', content: 'x' },
+          { role: 'assistant', content: [{ type: 'mcp_tool_result', tool_use_id: 'm1', content: 'r' }] },
+        ],
+      }),
+      'messages[1].content[0].tool_use_id',
+    ],
+    [
+      'mcp_tool_use without server_name',
+      body({
+        messages: [
+          { role: 'user', content: 'x' },
+          { role: 'assistant', content: [{ type: 'mcp_tool_use', id: 'm1', name: 's', input: {} }] },
+        ],
+      }),
+      'messages[1].content[0].server_name',
+    ],
+    [
+      'mcp_tool_use in a user turn',
+      body({ messages: [{ role: 'user', content: [{ type: 'mcp_tool_use', id: 'm1', name: 's', server_name: 'd', input: {} }] }] }),
+      'messages[0].content[0].type',
+    ],
   ])('%s → 400 naming the field', (_name, raw, field) => {
     // Decoded, clamped and checked by the canonical rules, as the pipeline does.
     const error = refusal(() => decodeForModel(raw, SONNET));
@@ -258,8 +423,14 @@ describe('decodeMessagesRequest: refusals name the field', () => {
 describe('canonical rules: thinking headroom after clamping', () => {
   test('a lowered max_tokens that leaves less than 1,024 above the budget is refused', () => {
     // 100,000 is lowered to the model's 64,000: 64,000 − 63,500 = 500 < 1,024.
-    const error = refusal(() => decodeForModel(body({ max_tokens: 100_000, thinking: { type: 'enabled', budget_tokens: 63_500 } }), SONNET));
-    expect(error).toMatchObject({ status: 400, code: 'bad_request', details: { field: 'max_tokens', max_tokens: 64_000, budget_tokens: 63_500 } });
+    const error = refusal(() =>
+      decodeForModel(body({ max_tokens: 100_000, thinking: { type: 'enabled', budget_tokens: 63_500 } }), SONNET),
+    );
+    expect(error).toMatchObject({
+      status: 400,
+      code: 'bad_request',
+      details: { field: 'max_tokens', max_tokens: 64_000, budget_tokens: 63_500 },
+    });
     expect(error.message).toContain('max_tokens');
     expect(error.message).toContain('thinking.budget_tokens');
   });
@@ -271,11 +442,16 @@ describe('canonical rules: thinking headroom after clamping', () => {
   });
 
   test('an unlowered max_tokens too close to the budget is refused too', () => {
-    expect(refusal(() => decodeForModel(body({ max_tokens: 2000, thinking: { type: 'enabled', budget_tokens: 1024 } }), SONNET)).message).toContain('max_tokens');
+    expect(
+      refusal(() => decodeForModel(body({ max_tokens: 2000, thinking: { type: 'enabled', budget_tokens: 1024 } }), SONNET)).message,
+    ).toContain('max_tokens');
   });
 
   test('a model without an effort setting drops thinking and effort (nothing to constrain)', () => {
-    const request = decodeForModel(body({ max_tokens: 2000, thinking: { type: 'enabled', budget_tokens: 1500 }, output_config: { effort: 'high' } }), GPT_4O_MINI);
+    const request = decodeForModel(
+      body({ max_tokens: 2000, thinking: { type: 'enabled', budget_tokens: 1500 }, output_config: { effort: 'high' } }),
+      GPT_4O_MINI,
+    );
     expect(request.reasoning).toEqual({ mode: 'default' });
   });
 });
@@ -336,10 +512,24 @@ describe('encodeMessagesResponse', () => {
 
   test('usage without cache figures; an estimated thinking count passes through', () => {
     const answer = encodeMessagesResponse(
-      collectEvents([{ type: 'finish', reason: 'stop', refusal: false, usage: { inputTokens: 50, cachedInputTokens: 0, outputTokens: 90, reasoningTokens: 61 } }]),
+      collectEvents([
+        {
+          type: 'finish',
+          reason: 'stop',
+          refusal: false,
+          usage: { inputTokens: 50, cachedInputTokens: 0, outputTokens: 90, reasoningTokens: 61 },
+        },
+      ]),
       meta,
     );
-    expect(answer.usage).toEqual({ input_tokens: 50, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 }, output_tokens: 90, output_tokens_details: { thinking_tokens: 61 } });
+    expect(answer.usage).toEqual({
+      input_tokens: 50,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 0,
+      cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 },
+      output_tokens: 90,
+      output_tokens_details: { thinking_tokens: 61 },
+    });
   });
 
   test('malformed tool arguments become an empty input object', () => {
@@ -362,7 +552,10 @@ describe('encodeMessagesResponse', () => {
 });
 
 function encodeAll(events: CanonicalEvent[], inputTokens?: number): string {
-  const encoder = new MessagesStreamEncoder({ ...meta, ...(inputTokens !== undefined ? { inputUsage: { inputTokens, cachedInputTokens: 0 } } : {}) });
+  const encoder = new MessagesStreamEncoder({
+    ...meta,
+    ...(inputTokens !== undefined ? { inputUsage: { inputTokens, cachedInputTokens: 0 } } : {}),
+  });
   return events.map((e) => encoder.encode(e)).join('');
 }
 
@@ -403,24 +596,53 @@ describe('MessagesStreamEncoder', () => {
       {
         type: 'message_delta',
         delta: { stop_reason: 'tool_use', stop_sequence: null },
-        usage: { input_tokens: 200, cache_creation_input_tokens: 300, cache_read_input_tokens: 1500, cache_creation: { ephemeral_5m_input_tokens: 200, ephemeral_1h_input_tokens: 100 }, output_tokens: 500, output_tokens_details: { thinking_tokens: 320 } },
+        usage: {
+          input_tokens: 200,
+          cache_creation_input_tokens: 300,
+          cache_read_input_tokens: 1500,
+          cache_creation: { ephemeral_5m_input_tokens: 200, ephemeral_1h_input_tokens: 100 },
+          output_tokens: 500,
+          output_tokens_details: { thinking_tokens: 320 },
+        },
       },
       { type: 'message_stop' },
     ]);
   });
 
   test('a block still open at the finish is stopped before message_delta', () => {
-    const types = sse(encodeAll([{ type: 'text-delta', text: 'Part' }, { type: 'finish', reason: 'length', refusal: false, usage }])).map((f) => JSON.parse(f.data));
-    expect(types.map((e) => e.type)).toEqual(['message_start', 'content_block_start', 'content_block_delta', 'content_block_stop', 'message_delta', 'message_stop']);
+    const types = sse(
+      encodeAll([
+        { type: 'text-delta', text: 'Part' },
+        { type: 'finish', reason: 'length', refusal: false, usage },
+      ]),
+    ).map((f) => JSON.parse(f.data));
+    expect(types.map((e) => e.type)).toEqual([
+      'message_start',
+      'content_block_start',
+      'content_block_delta',
+      'content_block_stop',
+      'message_delta',
+      'message_stop',
+    ]);
     expect(types[4].delta).toEqual({ stop_reason: 'max_tokens', stop_sequence: null });
   });
 
   test('a failure: an Anthropic error event and nothing after', () => {
     const encoder = new MessagesStreamEncoder(meta);
-    const text = encoder.encode({ type: 'text-delta', text: 'Hel' }) + encoder.encodeError(new ProviderError('The provider failed.', 'anthropic', 529));
+    const text =
+      encoder.encode({ type: 'text-delta', text: 'Hel' }) +
+      encoder.encodeError(new ProviderError('The provider failed.', 'anthropic', 529));
     const frames = sse(text);
     // Anthropic's type and message, Tollgate's code and details beside them.
-    expect(JSON.parse(frames.at(-1)!.data)).toEqual({ type: 'error', error: { type: 'api_error', message: 'The provider failed.', code: 'provider_error', details: { vendor: 'anthropic', vendor_status: 529 } } });
+    expect(JSON.parse(frames.at(-1)!.data)).toEqual({
+      type: 'error',
+      error: {
+        type: 'api_error',
+        message: 'The provider failed.',
+        code: 'provider_error',
+        details: { vendor: 'anthropic', vendor_status: 529 },
+      },
+    });
     expect(frames.at(-1)!.event).toBe('error');
     expect(encoder.encode({ type: 'finish', reason: 'stop', refusal: false, usage })).toBe('');
   });
@@ -455,12 +677,21 @@ describe('MessagesStreamEncoder', () => {
       { type: 'text', text: 'Let me check.' },
       { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { city: 'Oslo' } },
     ]);
-    expect(final.usage).toMatchObject({ input_tokens: 200, cache_read_input_tokens: 1500, cache_creation_input_tokens: 300, output_tokens: 500, output_tokens_details: { thinking_tokens: 320 } });
+    expect(final.usage).toMatchObject({
+      input_tokens: 200,
+      cache_read_input_tokens: 1500,
+      cache_creation_input_tokens: 300,
+      output_tokens: 500,
+      output_tokens_details: { thinking_tokens: 320 },
+    });
   });
 
   test('the Anthropic SDK raises the error event', async () => {
     const encoder = new MessagesStreamEncoder(meta);
-    const client = clientAnswering(encoder.encode({ type: 'text-delta', text: 'Hel' }) + encoder.encodeError(new ProviderError('upstream down', 'anthropic')), 'text/event-stream');
+    const client = clientAnswering(
+      encoder.encode({ type: 'text-delta', text: 'Hel' }) + encoder.encodeError(new ProviderError('upstream down', 'anthropic')),
+      'text/event-stream',
+    );
     const stream = client.messages.stream({ model: 'claude-haiku-4-5', max_tokens: 10, messages: [{ role: 'user', content: 'x' }] });
     await expect(stream.finalMessage()).rejects.toMatchObject({ type: 'api_error' });
   });

@@ -8,12 +8,22 @@ function pgErrorWithClient(): Error {
   const client = new Client({ connectionString: 'postgres://postgres:hunter2@127.0.0.1:1/tollgate' });
   (client as unknown as { processID: number; secretKey: number }).processID = 4242;
   (client as unknown as { processID: number; secretKey: number }).secretKey = 987654321;
-  return Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01', severity: 'FATAL', detail: 'Key (email)=(someone@example.com)', client });
+  return Object.assign(new Error('terminating connection due to administrator command'), {
+    code: '57P01',
+    severity: 'FATAL',
+    detail: 'Key (email)=(someone@example.com)',
+    client,
+  });
 }
 
 function capture(make: (stream: Writable) => pino.Logger): { log: pino.Logger; lines: () => string[] } {
   const chunks: string[] = [];
-  const stream = new Writable({ write: (chunk: Buffer, _enc, done) => { chunks.push(chunk.toString()); done(); } });
+  const stream = new Writable({
+    write: (chunk: Buffer, _enc, done) => {
+      chunks.push(chunk.toString());
+      done();
+    },
+  });
   return { log: make(stream), lines: () => chunks.join('').split('\n').filter(Boolean) };
 }
 

@@ -1,8 +1,21 @@
 import { countTokens } from 'gpt-tokenizer';
 import {
-  countTokensExactly, ENCODER_RUN_CHARS, estimateInputTokens, promptTokensOver, TOKENS_PER_MESSAGE, TOKENS_PER_REQUEST,
+  countTokensExactly,
+  ENCODER_RUN_CHARS,
+  estimateInputTokens,
+  promptTokensOver,
+  TOKENS_PER_MESSAGE,
+  TOKENS_PER_REQUEST,
 } from '../../src/domain/billing/estimate';
-import { chargeWithinHold, divideRounded, mediaCostMicro, textChargeMicro, textCostMicro, textHoldMicro, type TokenPrices } from '../../src/domain/billing/pricing';
+import {
+  chargeWithinHold,
+  divideRounded,
+  mediaCostMicro,
+  textChargeMicro,
+  textCostMicro,
+  textHoldMicro,
+  type TokenPrices,
+} from '../../src/domain/billing/pricing';
 
 // Published prices, micro-dollars per million tokens.
 const GPT_4O_MINI: TokenPrices = { inputPerMTokMicro: 150_000n, cachedInputPerMTokMicro: 75_000n, outputPerMTokMicro: 600_000n };
@@ -21,19 +34,55 @@ describe('textCostMicro', () => {
     ['0.6 µ$: nearest 1, up 1', GPT_4O_MINI, { inputTokens: 4, cachedInputTokens: 0, outputTokens: 0 }, 1n, 1n],
     ['exactly half rounds up', HALF, { inputTokens: 1, cachedInputTokens: 0, outputTokens: 0 }, 1n, 1n],
     ['1.5 µ$ rounds to 2', HALF, { inputTokens: 3, cachedInputTokens: 0, outputTokens: 0 }, 2n, 2n],
-    ['2.000001 µ$: nearest 2, up 3', { inputPerMTokMicro: 2_000_001n, cachedInputPerMTokMicro: 0n, outputPerMTokMicro: 0n }, { inputTokens: 1, cachedInputTokens: 0, outputTokens: 0 }, 2n, 3n],
+    [
+      '2.000001 µ$: nearest 2, up 3',
+      { inputPerMTokMicro: 2_000_001n, cachedInputPerMTokMicro: 0n, outputPerMTokMicro: 0n },
+      { inputTokens: 1, cachedInputTokens: 0, outputTokens: 0 },
+      2n,
+      3n,
+    ],
     ['cached tokens at the cached price', SONNET, { inputTokens: 10_000, cachedInputTokens: 8_000, outputTokens: 1_000 }, 23_400n, 23_400n],
     ['all input cached', SONNET, { inputTokens: 1_000, cachedInputTokens: 1_000, outputTokens: 0 }, 300n, 300n],
     ['more cached than input reads as all cached', SONNET, { inputTokens: 100, cachedInputTokens: 150, outputTokens: 0 }, 30n, 30n],
-    ['reasoning is part of output, billed once', O4_MINI, { inputTokens: 123, cachedInputTokens: 0, outputTokens: 4_567, reasoningTokens: 4_000 }, 20_230n, 20_231n],
+    [
+      'reasoning is part of output, billed once',
+      O4_MINI,
+      { inputTokens: 123, cachedInputTokens: 0, outputTokens: 4_567, reasoningTokens: 4_000 },
+      20_230n,
+      20_231n,
+    ],
     ['same without a reasoning count', O4_MINI, { inputTokens: 123, cachedInputTokens: 0, outputTokens: 4_567 }, 20_230n, 20_231n],
     ['nothing used costs nothing', SONNET, { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 }, 0n, 0n],
     // 1,000 uncached × 3 + 8,000 read × 0.30 + 2,000 5-minute writes × 3.75 + 1,000 1-hour writes × 6 + 400 × 15.
-    ['cache writes at their prices, by lifetime', SONNET_WRITES, { inputTokens: 12_000, cachedInputTokens: 8_000, cacheWrite5mInputTokens: 2_000, cacheWrite1hInputTokens: 1_000, outputTokens: 400 }, 24_900n, 24_900n],
-    ['cache writes without their prices cost the input price', SONNET, { inputTokens: 3_000, cachedInputTokens: 0, cacheWrite5mInputTokens: 2_000, cacheWrite1hInputTokens: 1_000, outputTokens: 0 }, 9_000n, 9_000n],
+    [
+      'cache writes at their prices, by lifetime',
+      SONNET_WRITES,
+      { inputTokens: 12_000, cachedInputTokens: 8_000, cacheWrite5mInputTokens: 2_000, cacheWrite1hInputTokens: 1_000, outputTokens: 400 },
+      24_900n,
+      24_900n,
+    ],
+    [
+      'cache writes without their prices cost the input price',
+      SONNET,
+      { inputTokens: 3_000, cachedInputTokens: 0, cacheWrite5mInputTokens: 2_000, cacheWrite1hInputTokens: 1_000, outputTokens: 0 },
+      9_000n,
+      9_000n,
+    ],
     // 100 input: 60 read first, then 40 of the 50 5-minute writes; the 1-hour writes are beyond the input.
-    ['parts beyond the input are dropped, reads first', SONNET_WRITES, { inputTokens: 100, cachedInputTokens: 60, cacheWrite5mInputTokens: 50, cacheWrite1hInputTokens: 50, outputTokens: 0 }, 168n, 168n],
-    ['beyond 2^53 stays exact', SONNET, { inputTokens: 0, cachedInputTokens: 0, outputTokens: 2_000_000_000 }, 30_000_000_000n, 30_000_000_000n],
+    [
+      'parts beyond the input are dropped, reads first',
+      SONNET_WRITES,
+      { inputTokens: 100, cachedInputTokens: 60, cacheWrite5mInputTokens: 50, cacheWrite1hInputTokens: 50, outputTokens: 0 },
+      168n,
+      168n,
+    ],
+    [
+      'beyond 2^53 stays exact',
+      SONNET,
+      { inputTokens: 0, cachedInputTokens: 0, outputTokens: 2_000_000_000 },
+      30_000_000_000n,
+      30_000_000_000n,
+    ],
   ])('%s', (_name, prices, usage, nearest, up) => {
     expect(textCostMicro(prices, usage, 'nearest')).toBe(nearest);
     expect(textChargeMicro(prices, usage)).toBe(nearest);
@@ -52,7 +101,9 @@ describe('textCostMicro', () => {
   });
 
   test('refuses negative prices', () => {
-    expect(() => textCostMicro({ ...GPT_4O_MINI, outputPerMTokMicro: -1n }, { inputTokens: 1, cachedInputTokens: 0, outputTokens: 1 }, 'up')).toThrow(/outputPerMTokMicro/);
+    expect(() =>
+      textCostMicro({ ...GPT_4O_MINI, outputPerMTokMicro: -1n }, { inputTokens: 1, cachedInputTokens: 0, outputTokens: 1 }, 'up'),
+    ).toThrow(/outputPerMTokMicro/);
   });
 });
 
@@ -63,7 +114,13 @@ describe('textHoldMicro', () => {
     ['a single token still reserves a micro-dollar', GPT_4O_MINI, 1, 0, 1n],
     ['nothing to reserve', GPT_4O_MINI, 0, 0, 0n],
     // A cached price above the input price (odd, but possible in a catalog) is the one reserved.
-    ['dearer input price is reserved', { inputPerMTokMicro: 100_000n, cachedInputPerMTokMicro: 200_000n, outputPerMTokMicro: 0n }, 10, 0, 2n],
+    [
+      'dearer input price is reserved',
+      { inputPerMTokMicro: 100_000n, cachedInputPerMTokMicro: 200_000n, outputPerMTokMicro: 0n },
+      10,
+      0,
+      2n,
+    ],
     // Every input token may be a 1-hour cache write: 1,000 × 6 + 1,000 × 15.
     ['a 1-hour cache write is the dearest input', SONNET_WRITES, 1000, 1000, 21_000n],
   ])('%s', (_name, prices, inputTokens, maxOutputTokens, expected) => {
@@ -73,9 +130,22 @@ describe('textHoldMicro', () => {
   test('a hold covers every charge the same request can produce', () => {
     const hold = textHoldMicro(SONNET_WRITES, { inputTokens: 777, maxOutputTokens: 333 });
     for (const cached of [0, 100, 777]) {
-      for (const [write5m, write1h] of [[0, 0], [677 - Math.min(cached, 677), 0], [0, 777 - cached], [50, 50]]) {
+      for (const [write5m, write1h] of [
+        [0, 0],
+        [677 - Math.min(cached, 677), 0],
+        [0, 777 - cached],
+        [50, 50],
+      ]) {
         for (const output of [0, 1, 332, 333]) {
-          expect(textChargeMicro(SONNET_WRITES, { inputTokens: 777, cachedInputTokens: cached, cacheWrite5mInputTokens: write5m, cacheWrite1hInputTokens: write1h, outputTokens: output })).toBeLessThanOrEqual(hold);
+          expect(
+            textChargeMicro(SONNET_WRITES, {
+              inputTokens: 777,
+              cachedInputTokens: cached,
+              cacheWrite5mInputTokens: write5m,
+              cacheWrite1hInputTokens: write1h,
+              outputTokens: output,
+            }),
+          ).toBeLessThanOrEqual(hold);
         }
       }
     }
@@ -125,7 +195,14 @@ describe('estimateInputTokens', () => {
   test('bounded by the UTF-8 size plus the per-message and per-request framing, never below the real count', () => {
     const expected = Buffer.byteLength(text) + 2 * TOKENS_PER_MESSAGE + TOKENS_PER_REQUEST;
     expect(estimateInputTokens({ texts: [text], messages: 2 })).toBe(expected);
-    for (const sample of [text, 'é'.repeat(300), '日本語のテキスト'.repeat(40), '🦊'.repeat(100), 'x\u0000y <|endoftext|> \u202e', '{"a":[1,2,3]}'.repeat(50)]) {
+    for (const sample of [
+      text,
+      'é'.repeat(300),
+      '日本語のテキスト'.repeat(40),
+      '🦊'.repeat(100),
+      'x\u0000y <|endoftext|> \u202e',
+      '{"a":[1,2,3]}'.repeat(50),
+    ]) {
       expect(estimateInputTokens({ texts: [sample], messages: 0 })).toBeGreaterThan(countTokensExactly(sample));
     }
   });
@@ -136,7 +213,9 @@ describe('estimateInputTokens', () => {
   });
 
   test('special-token lookalikes in user text are counted, not refused', () => {
-    expect(estimateInputTokens({ texts: ['hi <|endoftext|> there'], messages: 1 })).toBeGreaterThan(TOKENS_PER_REQUEST + TOKENS_PER_MESSAGE);
+    expect(estimateInputTokens({ texts: ['hi <|endoftext|> there'], messages: 1 })).toBeGreaterThan(
+      TOKENS_PER_REQUEST + TOKENS_PER_MESSAGE,
+    );
     expect(countTokensExactly('hi <|endoftext|> there')).toBeGreaterThan(1);
   });
 
@@ -158,7 +237,9 @@ describe('countTokensExactly', () => {
     expect(countTokensExactly('x'.repeat(1_000_000))).toBe(125_000);
     expect(countTokensExactly(' '.repeat(2_000_000) + 'end')).toBeGreaterThan(0);
     // Text around the runs is counted as it is; an emoji is never cut in half.
-    expect(countTokensExactly(`Hello ${'y'.repeat(3 * ENCODER_RUN_CHARS)} world`)).toBe(countTokens('Hello ') + countTokensExactly('y'.repeat(3 * ENCODER_RUN_CHARS)) + countTokens(' world'));
+    expect(countTokensExactly(`Hello ${'y'.repeat(3 * ENCODER_RUN_CHARS)} world`)).toBe(
+      countTokens('Hello ') + countTokensExactly('y'.repeat(3 * ENCODER_RUN_CHARS)) + countTokens(' world'),
+    );
     const emoji = '🦊'.repeat(1_000);
     expect(countTokensExactly(emoji)).toBeGreaterThanOrEqual(countTokens(emoji));
   });
@@ -181,6 +262,8 @@ describe('promptTokensOver', () => {
     const prose = 'The quick brown fox jumps over the lazy dog. '.repeat(20_000); // 10 tokens a sentence
     const tokens = countTokensExactly(prose);
     expect(await promptTokensOver({ texts: [prose, prose, 'tail'], messages: 3 }, 2 * tokens)).toBe(true);
-    expect(await promptTokensOver({ texts: [prose, prose], messages: 2 }, 2 * tokens + 2 * TOKENS_PER_MESSAGE + TOKENS_PER_REQUEST + 16)).toBe(false);
+    expect(
+      await promptTokensOver({ texts: [prose, prose], messages: 2 }, 2 * tokens + 2 * TOKENS_PER_MESSAGE + TOKENS_PER_REQUEST + 16),
+    ).toBe(false);
   });
 });

@@ -25,11 +25,21 @@ const agents = {
   name: 'multi_agent_v1',
   description: 'Tools for spawning and managing sub-agents.',
   tools: [
-    { type: 'function', name: 'close_agent', description: 'Close an agent.', strict: false, parameters: { type: 'object', properties: { target: { type: 'string' } }, required: ['target'] } },
+    {
+      type: 'function',
+      name: 'close_agent',
+      description: 'Close an agent.',
+      strict: false,
+      parameters: { type: 'object', properties: { target: { type: 'string' } }, required: ['target'] },
+    },
     { type: 'function', name: 'spawn_agent', strict: false, parameters: { type: 'object', properties: {} } },
   ],
 };
-const request = { model: 'o4-mini', input: 'Close agent a1', tools: [{ type: 'function', name: 'exec_command', parameters: { type: 'object', properties: {} } }, agents] };
+const request = {
+  model: 'o4-mini',
+  input: 'Close agent a1',
+  tools: [{ type: 'function', name: 'exec_command', parameters: { type: 'object', properties: {} } }, agents],
+};
 
 const callEvents: CanonicalEvent[] = [
   { type: 'tool-call-start', index: 0, id: 'call_1', name: 'multi_agent_v1__close_agent', kind: 'function' },
@@ -43,7 +53,14 @@ const callEvents: CanonicalEvent[] = [
 
 function meta(raw: unknown) {
   let n = 0;
-  return { id: 'resp_1', model: 'openai/o4-mini', created: 1, now: () => 2, newId: (prefix: string) => `${prefix}${++n}`, echo: decodeResponsesIngress(raw).echo };
+  return {
+    id: 'resp_1',
+    model: 'openai/o4-mini',
+    created: 1,
+    now: () => 2,
+    newId: (prefix: string) => `${prefix}${++n}`,
+    echo: decodeResponsesIngress(raw).echo,
+  };
 }
 
 test('a namespace is served as its tools, named <namespace>__<name>, its description given to each', () => {
@@ -57,16 +74,34 @@ test('a namespace is served as its tools, named <namespace>__<name>, its descrip
       parameters: { type: 'object', properties: { target: { type: 'string' } }, required: ['target'] },
       strict: false,
     },
-    { type: 'function', name: 'multi_agent_v1__spawn_agent', description: '(Part of multi_agent_v1: Tools for spawning and managing sub-agents.)', parameters: { type: 'object', properties: {} }, strict: false },
+    {
+      type: 'function',
+      name: 'multi_agent_v1__spawn_agent',
+      description: '(Part of multi_agent_v1: Tools for spawning and managing sub-agents.)',
+      parameters: { type: 'object', properties: {} },
+      strict: false,
+    },
   ]);
   // The answer echoes the namespace as declared.
-  expect(echo.settings.tools[1]).toMatchObject({ type: 'namespace', name: 'multi_agent_v1', tools: [{ name: 'close_agent' }, { name: 'spawn_agent' }] });
+  expect(echo.settings.tools[1]).toMatchObject({
+    type: 'namespace',
+    name: 'multi_agent_v1',
+    tools: [{ name: 'close_agent' }, { name: 'spawn_agent' }],
+  });
 });
 
 test('calls of namespaced tools are answered with their own name and namespace', () => {
   const answer = encodeResponsesResponse(collectEvents(callEvents), meta(request));
   expect(answer.output).toStrictEqual([
-    { id: 'fc_1', type: 'function_call', status: 'completed', arguments: '{"target":"a1"}', call_id: 'call_1', name: 'close_agent', namespace: 'multi_agent_v1' },
+    {
+      id: 'fc_1',
+      type: 'function_call',
+      status: 'completed',
+      arguments: '{"target":"a1"}',
+      call_id: 'call_1',
+      name: 'close_agent',
+      namespace: 'multi_agent_v1',
+    },
     { id: 'fc_2', type: 'function_call', status: 'completed', arguments: '{}', call_id: 'call_2', name: 'exec_command' },
   ]);
 });
@@ -74,10 +109,15 @@ test('calls of namespaced tools are answered with their own name and namespace',
 test('and streamed the same way (item added, arguments done, item done)', () => {
   const encoder = new ResponsesStreamEncoder(meta(request));
   const decoder = new SseDecoder();
-  const events = [...decoder.push(callEvents.map((e) => encoder.encode(e)).join('')), ...decoder.end()].map((e) => JSON.parse(e.data) as Record<string, any>);
+  const events = [...decoder.push(callEvents.map((e) => encoder.encode(e)).join('')), ...decoder.end()].map(
+    (e) => JSON.parse(e.data) as Record<string, any>,
+  );
   const added = events.find((e) => e.type === 'response.output_item.added')!;
   expect(added.item).toMatchObject({ type: 'function_call', name: 'close_agent', namespace: 'multi_agent_v1', status: 'in_progress' });
-  expect(events.find((e) => e.type === 'response.function_call_arguments.done')).toMatchObject({ name: 'close_agent', arguments: '{"target":"a1"}' });
+  expect(events.find((e) => e.type === 'response.function_call_arguments.done')).toMatchObject({
+    name: 'close_agent',
+    arguments: '{"target":"a1"}',
+  });
   expect(events.at(-1)!.response.output[0]).toMatchObject({ name: 'close_agent', namespace: 'multi_agent_v1' });
 });
 
@@ -88,12 +128,17 @@ test('a namespaced call sent back goes to the vendor under its served name; its 
     { type: 'function_call_output', call_id: 'call_1', name: 'close_agent', namespace: 'multi_agent_v1', output: 'closed' },
   ];
   const { decoded } = decodeResponsesIngress({ ...request, input });
-  expect(decoded.request.messages[1]).toMatchObject({ role: 'assistant', toolCalls: [{ id: 'call_1', name: 'multi_agent_v1__close_agent' }] });
+  expect(decoded.request.messages[1]).toMatchObject({
+    role: 'assistant',
+    toolCalls: [{ id: 'call_1', name: 'multi_agent_v1__close_agent' }],
+  });
   expect(decoded.request.messages[2]).toMatchObject({ role: 'tool', toolCallId: 'call_1', content: 'closed' });
 });
 
 test('a tool choice may name a namespaced tool by its own name', () => {
-  expect(decodeResponsesIngress({ ...request, tool_choice: { type: 'function', name: 'spawn_agent' } }).decoded.request.toolChoice).toEqual({ name: 'multi_agent_v1__spawn_agent' });
+  expect(decodeResponsesIngress({ ...request, tool_choice: { type: 'function', name: 'spawn_agent' } }).decoded.request.toolChoice).toEqual(
+    { name: 'multi_agent_v1__spawn_agent' },
+  );
 });
 
 test("a hosted web_search tool is refused with Codex's switch to turn it off", () => {
@@ -105,7 +150,7 @@ test("a hosted web_search tool is refused with Codex's switch to turn it off", (
   }
   expect(error).toBeInstanceOf(ApiError);
   expect((error as ApiError).message).toBe(
-    "tools[2].type 'web_search' is not supported: hosted tools are not available; remove it and declare function, custom or mcp tools (Codex: web_search = \"disabled\" in config.toml, or -c web_search='\"disabled\"')",
+    'tools[2].type \'web_search\' is not supported: hosted tools are not available; remove it and declare function, custom or mcp tools (Codex: web_search = "disabled" in config.toml, or -c web_search=\'"disabled"\')',
   );
   expect((error as ApiError).details).toEqual({ field: 'tools[2].type' });
 });
@@ -116,14 +161,25 @@ describe('hints reach the vendors that have them', () => {
   const gpt4o = findModel(catalog, 'openai/gpt-4o-mini', 'text')!;
 
   test('Responses upstream: text.verbosity, and max_tool_calls when MCP tools are declared', () => {
-    const { decoded } = decodeResponsesIngress({ model: 'o4-mini', input: 'Hi', text: { verbosity: 'low' }, max_tool_calls: 3, tools: [{ type: 'mcp', server_label: 'd', server_url: 'https://m', require_approval: 'never' }] });
+    const { decoded } = decodeResponsesIngress({
+      model: 'o4-mini',
+      input: 'Hi',
+      text: { verbosity: 'low' },
+      max_tool_calls: 3,
+      tools: [{ type: 'mcp', server_label: 'd', server_url: 'https://m', require_approval: 'never' }],
+    });
     const body = toResponsesRequest({ ...decoded.request, model: o4, maxOutputTokens: 100 });
     expect(body.text).toEqual({ verbosity: 'low' });
     expect(body.max_tool_calls).toBe(3);
   });
 
   test('Chat upstream: verbosity and seed (which vendors take them is the hint rule: hints.test.ts)', () => {
-    const { decoded } = decodeChatIngress({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }], verbosity: 'high', seed: 42 });
+    const { decoded } = decodeChatIngress({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'Hi' }],
+      verbosity: 'high',
+      seed: 42,
+    });
     const canonical = { ...decoded.request, model: gpt4o, maxOutputTokens: 100 };
     expect(toChatRequest(canonical, OPENAI_CHAT_OPTIONS)).toMatchObject({ verbosity: 'high', seed: 42 });
   });
@@ -131,16 +187,25 @@ describe('hints reach the vendors that have them', () => {
 
 test('max_tool_calls with MCP tools is refused for a vendor that cannot limit MCP calls, naming it', () => {
   const claude = findModel(builtinCatalog(), 'anthropic/claude-sonnet-4-5', 'text')!;
-  const decoded = decodeResponsesIngress({ model: 'claude-sonnet-4-5', input: 'Hi', max_tool_calls: 1, tools: [{ type: 'mcp', server_label: 'd', server_url: 'https://m', require_approval: 'never' }] }).decoded;
+  const decoded = decodeResponsesIngress({
+    model: 'claude-sonnet-4-5',
+    input: 'Hi',
+    max_tool_calls: 1,
+    tools: [{ type: 'mcp', server_label: 'd', server_url: 'https://m', require_approval: 'never' }],
+  }).decoded;
   const request = { ...decoded.request, model: claude, maxOutputTokens: 100 };
   const anthropicLike = { customTools: false, mcpServers: true, mcpCalls: true, mcpApprovals: false };
   expect(() => validateCanonicalRequest(request, decoded, anthropicLike)).toThrow(
     "max_tool_calls cannot be enforced for model 'anthropic/claude-sonnet-4-5': its vendor calls MCP servers without a limit; remove max_tool_calls.",
   );
-  expect(() => validateCanonicalRequest(request, decoded, { ...anthropicLike, customTools: true, mcpApprovals: true, mcpCallLimit: true })).not.toThrow();
+  expect(() =>
+    validateCanonicalRequest(request, decoded, { ...anthropicLike, customTools: true, mcpApprovals: true, mcpCallLimit: true }),
+  ).not.toThrow();
 });
 
 test('a tool choice naming a plain tool keeps it, even when a namespace has a tool of that name', () => {
   const tools = [{ type: 'function', name: 'spawn_agent' }, agents];
-  expect(decodeResponsesIngress({ ...request, tools, tool_choice: { type: 'function', name: 'spawn_agent' } }).decoded.request.toolChoice).toEqual({ name: 'spawn_agent' });
+  expect(
+    decodeResponsesIngress({ ...request, tools, tool_choice: { type: 'function', name: 'spawn_agent' } }).decoded.request.toolChoice,
+  ).toEqual({ name: 'spawn_agent' });
 });

@@ -8,21 +8,47 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-const text = (extra: Record<string, unknown> = {}) => ({ kind: 'text', id: 'acme/m', vendor: 'openai', created: 1, context_length: 1000, max_output_tokens: 100, pricing: { input: '1', output: '2' }, ...extra });
+const text = (extra: Record<string, unknown> = {}) => ({
+  kind: 'text',
+  id: 'acme/m',
+  vendor: 'openai',
+  created: 1,
+  context_length: 1000,
+  max_output_tokens: 100,
+  pricing: { input: '1', output: '2' },
+  ...extra,
+});
 
 describe('catalog deployments', () => {
   test('a model without a list has its own vendor as its one deployment and is not routed (the built-in catalog)', () => {
     for (const model of builtinCatalog().text) {
       expect(model.routed).toBe(false);
-      expect(model.deployments).toEqual([{ name: model.vendor, vendor: model.vendor, protocol: model.protocol, vendorModelId: model.vendorModelId, priority: 0, weight: 1 }]);
+      expect(model.deployments).toEqual([
+        { name: model.vendor, vendor: model.vendor, protocol: model.protocol, vendorModelId: model.vendorModelId, priority: 0, weight: 1 },
+      ]);
     }
   });
 
-  test('deployments are ordered by priority, take protocols from the vendors section, and their vendors are the catalog\'s', () => {
+  test("deployments are ordered by priority, take protocols from the vendors section, and their vendors are the catalog's", () => {
     const catalog = parseCatalog(
       {
-        vendors: { azure_east: { protocol: 'azure-openai', base_url: 'https://east.openai.azure.com/', api_key_env: 'AZ_KEY' }, bedrock_us: { protocol: 'bedrock', region: 'us-east-1' } },
-        models: [text({ deployments: [{ vendor: 'azure_east', vendor_model_id: 'dep-1', priority: 2 }, { vendor: 'openai', priority: 1, weight: 3 }] }), text({ id: 'acme/claude', vendor: 'anthropic', deployments: [{ vendor: 'bedrock_us', vendor_model_id: 'anthropic.claude-x-v1:0' }] })],
+        vendors: {
+          azure_east: { protocol: 'azure-openai', base_url: 'https://east.openai.azure.com/', api_key_env: 'AZ_KEY' },
+          bedrock_us: { protocol: 'bedrock', region: 'us-east-1' },
+        },
+        models: [
+          text({
+            deployments: [
+              { vendor: 'azure_east', vendor_model_id: 'dep-1', priority: 2 },
+              { vendor: 'openai', priority: 1, weight: 3 },
+            ],
+          }),
+          text({
+            id: 'acme/claude',
+            vendor: 'anthropic',
+            deployments: [{ vendor: 'bedrock_us', vendor_model_id: 'anthropic.claude-x-v1:0' }],
+          }),
+        ],
       },
       'test',
     );
@@ -40,17 +66,38 @@ describe('catalog deployments', () => {
   });
 
   test.each([
-    [{ models: [text({ deployments: [{ vendor: 'openai' }, { vendor: 'openai' }] })] }, 'test: models[0].deployments[1].vendor repeats the vendor "openai"'],
+    [
+      { models: [text({ deployments: [{ vendor: 'openai' }, { vendor: 'openai' }] })] },
+      'test: models[0].deployments[1].vendor repeats the vendor "openai"',
+    ],
     [{ models: [text({ deployments: [] })] }, 'test: models[0].deployments must not be empty'],
-    [{ models: [text({ deployments: [{ vendor: 'openai', weight: 0 }] })] }, 'test: models[0].deployments[0].weight must be a positive integer'],
+    [
+      { models: [text({ deployments: [{ vendor: 'openai', weight: 0 }] })] },
+      'test: models[0].deployments[0].weight must be a positive integer',
+    ],
     [{ vendors: { b: { protocol: 'bedrock' } }, models: [] }, 'test: vendors.b.region is required for a bedrock vendor without base_url'],
-    [{ vendors: { a: { protocol: 'openai', api_key_env: 'lower' } }, models: [] }, 'test: vendors.a.api_key_env must be an environment variable name'],
-    [{ vendors: { openai: { protocol: 'anthropic' } }, models: [text({ protocol: 'openai' })] }, 'test: models[0].protocol must be "anthropic" as the vendors section says of "openai"'],
-    [{ models: [text(), text({ id: 'acme/n', protocol: 'anthropic' })] }, 'test: models[1].protocol must be "openai" like the other models of vendor "openai"'],
+    [
+      { vendors: { a: { protocol: 'openai', api_key_env: 'lower' } }, models: [] },
+      'test: vendors.a.api_key_env must be an environment variable name',
+    ],
+    [
+      { vendors: { openai: { protocol: 'anthropic' } }, models: [text({ protocol: 'openai' })] },
+      'test: models[0].protocol must be "anthropic" as the vendors section says of "openai"',
+    ],
+    [
+      { models: [text(), text({ id: 'acme/n', protocol: 'anthropic' })] },
+      'test: models[1].protocol must be "openai" like the other models of vendor "openai"',
+    ],
     [{ models: [text({ fallback: 'acme/n' }), text({ id: 'acme/n' })] }, 'test: models[0].fallback needs a deployments list'],
-    [{ models: [text({ deployments: [{ vendor: 'openai' }], fallback: 'acme/none' })] }, 'test: models[0].fallback must be the id of a text model in the catalog'],
+    [
+      { models: [text({ deployments: [{ vendor: 'openai' }], fallback: 'acme/none' })] },
+      'test: models[0].fallback must be the id of a text model in the catalog',
+    ],
     [{ models: [text({ deployments: [{ vendor: 'openai' }], fallback: 'acme/m' })] }, 'test: models[0].fallback must name another model'],
-    [{ models: [text({ deployments: [{ vendor: 'openai' }], fallback: 'acme/n' }), text({ id: 'acme/n', pricing: null })] }, 'test: models[0].fallback must name a priced model'],
+    [
+      { models: [text({ deployments: [{ vendor: 'openai' }], fallback: 'acme/n' }), text({ id: 'acme/n', pricing: null })] },
+      'test: models[0].fallback must name a priced model',
+    ],
   ])('a bad catalog names the field: %j', (source, message) => {
     expect(() => parseCatalog(source, 'test')).toThrow(message);
   });
@@ -62,22 +109,43 @@ describe('deployment credentials from the environment', () => {
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'tollgate-routing-unit-'));
     file = join(dir, 'catalog.json');
-    writeFileSync(file, JSON.stringify({ vendors: { azure_east: { protocol: 'azure-openai', base_url: 'https://east.openai.azure.com', api_key_env: 'AZ_KEY' }, bedrock_us: { protocol: 'bedrock', region: 'us-west-2' } }, models: [text({ deployments: [{ vendor: 'azure_east' }, { vendor: 'bedrock_us' }] })] }));
+    writeFileSync(
+      file,
+      JSON.stringify({
+        vendors: {
+          azure_east: { protocol: 'azure-openai', base_url: 'https://east.openai.azure.com', api_key_env: 'AZ_KEY' },
+          bedrock_us: { protocol: 'bedrock', region: 'us-west-2' },
+        },
+        models: [text({ deployments: [{ vendor: 'azure_east' }, { vendor: 'bedrock_us' }] })],
+      }),
+    );
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   test('the named variable holds the key; Bedrock needs its access key id and secret; unset is not configured', () => {
     const config = loadConfig({ TOLLGATE_CATALOG: file, AZ_KEY: 'k1', BEDROCK_US_ACCESS_KEY_ID: 'AKID' });
     const endpoints = configuredVendorEndpoints(config.catalog, config.vendors);
-    expect(endpoints.get('azure_east')).toMatchObject({ protocol: 'azure-openai', apiKey: 'k1', baseUrl: 'https://east.openai.azure.com', apiVersion: '2024-10-21' });
+    expect(endpoints.get('azure_east')).toMatchObject({
+      protocol: 'azure-openai',
+      apiKey: 'k1',
+      baseUrl: 'https://east.openai.azure.com',
+      apiVersion: '2024-10-21',
+    });
     expect(endpoints.has('bedrock_us')).toBe(false);
     const both = loadConfig({ TOLLGATE_CATALOG: file, BEDROCK_US_ACCESS_KEY_ID: 'AKID', BEDROCK_US_SECRET_ACCESS_KEY: 'secret' });
-    expect(configuredVendorEndpoints(both.catalog, both.vendors).get('bedrock_us')).toMatchObject({ apiKey: 'AKID', secretKey: 'secret', region: 'us-west-2', baseUrl: 'https://bedrock-runtime.us-west-2.amazonaws.com' });
+    expect(configuredVendorEndpoints(both.catalog, both.vendors).get('bedrock_us')).toMatchObject({
+      apiKey: 'AKID',
+      secretKey: 'secret',
+      region: 'us-west-2',
+      baseUrl: 'https://bedrock-runtime.us-west-2.amazonaws.com',
+    });
   });
 
   test('a credential with spaces stops the start, naming its variable', () => {
     expect(() => loadConfig({ TOLLGATE_CATALOG: file, AZ_KEY: 'a b' })).toThrow('AZ_KEY must not contain spaces');
-    expect(() => loadConfig({ TOLLGATE_ROUTING_MAX_ATTEMPTS: '0' })).toThrow('TOLLGATE_ROUTING_MAX_ATTEMPTS must be an integer from 1 to 10');
+    expect(() => loadConfig({ TOLLGATE_ROUTING_MAX_ATTEMPTS: '0' })).toThrow(
+      'TOLLGATE_ROUTING_MAX_ATTEMPTS must be an integer from 1 to 10',
+    );
   });
 });
 
@@ -103,7 +171,8 @@ describe('which failures move a request to another deployment', () => {
 describe('circuit breaker', () => {
   let now = 1_000_000;
   const clock = () => now;
-  const fail = (status = 503, retryAfterMs: number | null = null) => new ProviderError('down', 'v', status, undefined, undefined, retryAfterMs);
+  const fail = (status = 503, retryAfterMs: number | null = null) =>
+    new ProviderError('down', 'v', status, undefined, undefined, retryAfterMs);
 
   test('cools after failures in a row, lets one probe through after the cooldown, doubles it when the probe fails, closes when one succeeds', () => {
     const health = new DeploymentHealth({ failureThreshold: 3, cooldownMs: 1_000, maxCooldownMs: 10_000, maxRetryAfterMs: 60_000 }, clock);
@@ -125,7 +194,7 @@ describe('circuit breaker', () => {
     expect(health.admit('m/a')).toBe('closed');
   });
 
-  test("a 429 cools at once for its Retry-After; a success in between resets the count", () => {
+  test('a 429 cools at once for its Retry-After; a success in between resets the count', () => {
     const health = new DeploymentHealth(undefined, clock);
     health.failed('m/b', fail(429, 7_000));
     expect(health.view('m/b').cooledUntil).toBe(now + 7_000);
@@ -145,10 +214,14 @@ describe('circuit breaker', () => {
     expect(health.admit('m/d')).toBe('probe');
   });
 
-  test('a shared store: cooling is published, another instance\'s cooling applies here, its recovery too', () => {
+  test("a shared store: cooling is published, another instance's cooling applies here, its recovery too", () => {
     const published: [string, number][] = [];
     let deliver: (cooled: ReadonlyMap<string, number>) => void = () => undefined;
-    const shared: SharedHealth = { publish: (key, until) => published.push([key, until]), start: (onSnapshot) => (deliver = onSnapshot), close: async () => undefined };
+    const shared: SharedHealth = {
+      publish: (key, until) => published.push([key, until]),
+      start: (onSnapshot) => (deliver = onSnapshot),
+      close: async () => undefined,
+    };
     const health = new DeploymentHealth({ failureThreshold: 1, cooldownMs: 500, maxCooldownMs: 500, maxRetryAfterMs: 500 }, clock, shared);
     health.failed('m/e', fail());
     expect(published).toEqual([['m/e', now + 500]]);
@@ -168,14 +241,32 @@ describe('circuit breaker', () => {
 
 describe('conversation keys', () => {
   const model = builtinCatalog().text[0]!;
-  const req = (messages: { role: 'system' | 'user' | 'assistant'; content: string }[]) => ({ model, messages: messages.map((m) => (m.role === 'assistant' ? { ...m, toolCalls: [], reasoning: [] } : m)), tools: [], maxOutputTokens: 10, reasoning: { mode: 'default' } }) as never;
+  const req = (messages: { role: 'system' | 'user' | 'assistant'; content: string }[]) =>
+    ({
+      model,
+      messages: messages.map((m) => (m.role === 'assistant' ? { ...m, toolCalls: [], reasoning: [] } : m)),
+      tools: [],
+      maxOutputTokens: 10,
+      reasoning: { mode: 'default' },
+    }) as never;
 
   test('the leading messages name a conversation as it grows; a session header names it alone; one message names none', () => {
-    const start = [{ role: 'system' as const, content: 'Tutor.' }, { role: 'user' as const, content: 'Fractions?' }];
+    const start = [
+      { role: 'system' as const, content: 'Tutor.' },
+      { role: 'user' as const, content: 'Fractions?' },
+    ];
     const key = conversationKey(req(start), null);
     expect(key).toMatch(/^h:/);
     expect(conversationKey(req([...start, { role: 'assistant', content: 'Sure.' }, { role: 'user', content: 'More.' }]), null)).toBe(key);
-    expect(conversationKey(req([{ role: 'system', content: 'Tutor.' }, { role: 'user', content: 'Decimals?' }]), null)).not.toBe(key);
+    expect(
+      conversationKey(
+        req([
+          { role: 'system', content: 'Tutor.' },
+          { role: 'user', content: 'Decimals?' },
+        ]),
+        null,
+      ),
+    ).not.toBe(key);
     expect(conversationKey(req([{ role: 'user', content: 'Hi' }]), null)).toBeNull();
     expect(conversationKey(req([{ role: 'user', content: 'Hi' }]), 'sess-1')).toBe(`s:${model.id}:sess-1`);
   });

@@ -3,7 +3,9 @@ import { addressKey, backoffMs, SIGN_IN_RULES } from '../../src/domain/accounts/
 describe('sign-in backoff', () => {
   test('free failures, then a wait that doubles up to its cap', () => {
     const waits = Array.from({ length: 18 }, (_, i) => backoffMs(i + 1, SIGN_IN_RULES.pair));
-    expect(waits).toEqual([0, 0, 0, 0, 1_000, 2_000, 4_000, 8_000, 16_000, 32_000, 64_000, 128_000, 256_000, 512_000, 900_000, 900_000, 900_000, 900_000]);
+    expect(waits).toEqual([
+      0, 0, 0, 0, 1_000, 2_000, 4_000, 8_000, 16_000, 32_000, 64_000, 128_000, 256_000, 512_000, 900_000, 900_000, 900_000, 900_000,
+    ]);
     expect(backoffMs(1_000_000, SIGN_IN_RULES.address)).toBe(900_000);
   });
 });

@@ -11,8 +11,16 @@ test('the one tier table of the docs (docs/limits.md, Tiers) states the default 
   const end = lines.findIndex((line, i) => i > start && !line.startsWith('|'));
   const rows = lines.slice(start + 2, end).map((line) => line.slice(2, -2).split(' | '));
   expect(rows).toEqual(
-    DEFAULT_TIERS.map((t) => [String(t.tier), `$${number(t.fromMicro / 1_000_000n)}`, number(t.requestsPerSecond), number(t.requestsPerMinute), number(t.tokensPerMinute), number(t.concurrentRequests)]),
+    DEFAULT_TIERS.map((t) => [
+      String(t.tier),
+      `$${number(t.fromMicro / 1_000_000n)}`,
+      number(t.requestsPerSecond),
+      number(t.requestsPerMinute),
+      number(t.tokensPerMinute),
+      number(t.concurrentRequests),
+    ]),
   );
   // Written once: no other doc repeats it.
-  for (const other of ['api.md', 'operator.md', '../README.md']) expect(readFileSync(join(__dirname, '../../docs', other), 'utf8')).not.toContain('| tier | lifetime top-ups from |');
+  for (const other of ['api.md', 'operator.md', '../README.md'])
+    expect(readFileSync(join(__dirname, '../../docs', other), 'utf8')).not.toContain('| tier | lifetime top-ups from |');
 });

@@ -30,7 +30,12 @@ const image = (role: 'input_reference' | 'reference' | 'first_frame') => ({ role
 
 test('omitted fields take the model first listed values; digit strings are accepted for seconds', () => {
   expect(validate(sandbox, { prompt: 'p' })).toEqual({ prompt: 'p', seconds: 2, resolution: '480p', ratio: '16:9' });
-  expect(validate(sora, { prompt: 'p', seconds: '12', ratio: '9:16' })).toEqual({ prompt: 'p', seconds: 12, resolution: '720p', ratio: '9:16' });
+  expect(validate(sora, { prompt: 'p', seconds: '12', ratio: '9:16' })).toEqual({
+    prompt: 'p',
+    seconds: 12,
+    resolution: '720p',
+    ratio: '9:16',
+  });
 });
 
 test("OpenAI's size is read as a resolution and a ratio, and must land on listed values", () => {
@@ -63,10 +68,29 @@ test.each([
 test('a form names its model and each field once; image parts are checked by their bytes', () => {
   const png = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
   const form = (fields: [string, string][], files: [string, Buffer][] = []) =>
-    decodeVideoCreateForm({ fields: fields.map(([name, value]) => ({ name, value })), files: files.map(([field, data]) => ({ field, data })) });
-  expect(form([['model', 'sandbox/video'], ['prompt', 'p']], [['input_reference', png]])).toMatchObject({ modelId: 'sandbox/video', inputs: [{ role: 'input_reference', mediaType: 'image/png' }] });
+    decodeVideoCreateForm({
+      fields: fields.map(([name, value]) => ({ name, value })),
+      files: files.map(([field, data]) => ({ field, data })),
+    });
+  expect(
+    form(
+      [
+        ['model', 'sandbox/video'],
+        ['prompt', 'p'],
+      ],
+      [['input_reference', png]],
+    ),
+  ).toMatchObject({ modelId: 'sandbox/video', inputs: [{ role: 'input_reference', mediaType: 'image/png' }] });
   expect(refusal(() => form([['prompt', 'p']])).field).toBe('model');
-  expect(refusal(() => form([['model', 'm'], ['prompt', 'a'], ['prompt', 'b']])).field).toBe('prompt');
+  expect(
+    refusal(() =>
+      form([
+        ['model', 'm'],
+        ['prompt', 'a'],
+        ['prompt', 'b'],
+      ]),
+    ).field,
+  ).toBe('prompt');
   expect(refusal(() => form([['model', 'm']], [['input_reference', Buffer.from('not an image')]])).field).toBe('input_reference');
   expect(refusal(() => form([['model', 'm']], [['mask', png]])).field).toBe('mask');
 });

@@ -91,7 +91,9 @@ function AutoTopUpSection({ setting }: { setting: { enabled: boolean; thresholdM
     <section aria-labelledby="topup-title">
       <h2 id="topup-title">Automatic top-up</h2>
       <p data-testid="auto-top-up">
-        {setting.enabled ? `On: when the balance falls below ${formatMicro(setting.thresholdMicro)}, add ${formatMicro(setting.amountMicro)}.` : 'Off.'}
+        {setting.enabled
+          ? `On: when the balance falls below ${formatMicro(setting.thresholdMicro)}, add ${formatMicro(setting.amountMicro)}.`
+          : 'Off.'}
       </p>
       <form onSubmit={submit} className="inline">
         <label>

@@ -43,7 +43,8 @@ export function KeyCard({ apiKey }: { apiKey: KeyFieldsFragment }) {
         </p>
       )}
       <p data-testid="key-spend">
-        This month: {formatMicro(apiKey.monthSpentMicro)} {limit === null ? '(no limit)' : revoked ? `(its limit was ${formatMicro(limit)})` : `of ${formatMicro(limit)}`}
+        This month: {formatMicro(apiKey.monthSpentMicro)}{' '}
+        {limit === null ? '(no limit)' : revoked ? `(its limit was ${formatMicro(limit)})` : `of ${formatMicro(limit)}`}
       </p>
       {limit !== null && !revoked && <LimitStanding apiKey={apiKey} />}
       <div className="row">
@@ -79,7 +80,12 @@ export function KeyCard({ apiKey }: { apiKey: KeyFieldsFragment }) {
  * gateway checks), which the key's own settled figure alone would understate.
  */
 function LimitStanding({ apiKey }: { apiKey: KeyFieldsFragment }) {
-  const [{ data, error }, refresh] = useQuery({ query: KeyMonthSpendDocument, variables: { keyId: apiKey.id }, requestPolicy: 'cache-and-network', context: KEYS_CONTEXT });
+  const [{ data, error }, refresh] = useQuery({
+    query: KeyMonthSpendDocument,
+    variables: { keyId: apiKey.id },
+    requestPolicy: 'cache-and-network',
+    context: KEYS_CONTEXT,
+  });
   useLiveRefresh(refresh);
   if (error && !data) return <ErrorList error={error} />;
   if (!data) return null;
@@ -87,10 +93,19 @@ function LimitStanding({ apiKey }: { apiKey: KeyFieldsFragment }) {
   const limit = spend.limitMicro ?? apiKey.monthlySpendLimitMicro!;
   return (
     <>
-      <meter min={0} max={1} low={0.8} high={0.95} optimum={0} value={microRatio(spend.spentMicro, limit)} aria-label={`Spend of ${apiKey.name} against its limit`} />
+      <meter
+        min={0}
+        max={1}
+        low={0.8}
+        high={0.95}
+        optimum={0}
+        value={microRatio(spend.spentMicro, limit)}
+        aria-label={`Spend of ${apiKey.name} against its limit`}
+      />
       <p className="muted" data-testid="key-limit-standing">
-        {formatMicro(spend.spentMicro)} counted against the limit ({formatMicro(spend.reservedMicro)} in flight), {formatMicro(spend.remainingMicro)} left until{' '}
-        {formatTime(spend.resetsAt)}.{spend.limitReachedAt ? ` Limit reached ${formatTime(spend.limitReachedAt)}.` : ''}
+        {formatMicro(spend.spentMicro)} counted against the limit ({formatMicro(spend.reservedMicro)} in flight),{' '}
+        {formatMicro(spend.remainingMicro)} left until {formatTime(spend.resetsAt)}.
+        {spend.limitReachedAt ? ` Limit reached ${formatTime(spend.limitReachedAt)}.` : ''}
       </p>
     </>
   );

@@ -48,7 +48,17 @@ export function KeyEvents({ apiKey, onClose }: { apiKey: KeyFieldsFragment; onCl
 }
 
 /** One page of 20 events, older than `after`; the last page offers the next one. */
-function EventsPage({ keyId, after, hide, onMore }: { keyId: string; after: string | null; hide: KeyEventFieldsFragment[]; onMore: ((after: string) => void) | null }) {
+function EventsPage({
+  keyId,
+  after,
+  hide,
+  onMore,
+}: {
+  keyId: string;
+  after: string | null;
+  hide: KeyEventFieldsFragment[];
+  onMore: ((after: string) => void) | null;
+}) {
   const [{ data, error, fetching }] = useQuery({ query: KeyEventsDocument, variables: { keyId, after }, requestPolicy: 'network-only' });
   const page = data?.keyEvents;
   const events = (page?.data ?? []).filter((e) => !hide.some((h) => h.id === e.id));

@@ -36,11 +36,26 @@ export function KeysPage() {
         <form className="inline" role="search" aria-label="Find keys" onSubmit={(e) => e.preventDefault()}>
           <label>
             Search keys
-            <input type="search" value={search} placeholder="name or prefix" onChange={(e) => { setSearch(e.target.value); restart(); }} />
+            <input
+              type="search"
+              value={search}
+              placeholder="name or prefix"
+              onChange={(e) => {
+                setSearch(e.target.value);
+                restart();
+              }}
+            />
           </label>
           <div className="field">
             <label htmlFor="keys-shown">Show</label>
-            <select id="keys-shown" value={shown} onChange={(e) => { setShown(e.target.value as Shown); restart(); }}>
+            <select
+              id="keys-shown"
+              value={shown}
+              onChange={(e) => {
+                setShown(e.target.value as Shown);
+                restart();
+              }}
+            >
               <option value="">all keys</option>
               <option value="active">active keys</option>
               <option value="revoked">revoked keys</option>
@@ -61,7 +76,12 @@ export function KeysPage() {
               Previous keys
             </button>
             <span data-testid="keys-page">Page {cursors.length}</span>
-            <button type="button" className="secondary" disabled={!page?.hasMore || !page.lastId} onClick={() => page?.lastId && setCursors((c) => [...c, page.lastId!])}>
+            <button
+              type="button"
+              className="secondary"
+              disabled={!page?.hasMore || !page.lastId}
+              onClick={() => page?.lastId && setCursors((c) => [...c, page.lastId!])}
+            >
               Next keys
             </button>
           </nav>
@@ -140,4 +160,3 @@ function SecretOnce({ name, secret, onDone }: { name: string; secret: string; on
     </div>
   );
 }
-

@@ -23,7 +23,11 @@ export function LedgerPage() {
   const [kind, setKind] = useState('');
   const [cursors, setCursors] = useState<(string | null)[]>([null]);
   const after = cursors[cursors.length - 1] ?? null;
-  const [{ data, error, fetching }, refresh] = useQuery({ query: LedgerDocument, variables: { after, kind: kind || null }, requestPolicy: 'cache-and-network' });
+  const [{ data, error, fetching }, refresh] = useQuery({
+    query: LedgerDocument,
+    variables: { after, kind: kind || null },
+    requestPolicy: 'cache-and-network',
+  });
   useLiveRefresh((options) => cursors.length === 1 && refresh(options));
   const [keys] = useQuery({ query: KeysDocument, context: KEYS_CONTEXT });
   const keyNames = new Map((keys.data?.keys ?? []).map((k) => [k.id, k.name]));
@@ -32,7 +36,9 @@ export function LedgerPage() {
   return (
     <section aria-labelledby="ledger-title">
       <h2 id="ledger-title">Changes of the balance</h2>
-      <p className="muted">The balance is the sum of these rows: top-ups add to it, charges take from it. A charge is one settled request.</p>
+      <p className="muted">
+        The balance is the sum of these rows: top-ups add to it, charges take from it. A charge is one settled request.
+      </p>
       <form className="inline" aria-label="Ledger filter" onSubmit={(e) => e.preventDefault()}>
         <div className="field">
           <label htmlFor="ledger-kind">Show</label>
@@ -91,7 +97,12 @@ export function LedgerPage() {
             Newer changes
           </button>
           <span data-testid="ledger-page">Page {cursors.length}</span>
-          <button type="button" className="secondary" disabled={!page?.hasMore || !page.lastId} onClick={() => page?.lastId && setCursors((c) => [...c, page.lastId!])}>
+          <button
+            type="button"
+            className="secondary"
+            disabled={!page?.hasMore || !page.lastId}
+            onClick={() => page?.lastId && setCursors((c) => [...c, page.lastId!])}
+          >
             Older changes
           </button>
         </nav>

@@ -24,13 +24,16 @@ export function ModelsPage() {
   const [modality, setModality] = useState('');
   const [{ data, error, fetching }] = useQuery({ query: ModelsDocument });
   const words = search.trim().toLowerCase().split(/\s+/).filter(Boolean);
-  const rows = (data?.models ?? []).filter((m) => (!modality || m.modality === modality) && words.every((w) => m.id.toLowerCase().includes(w)));
+  const rows = (data?.models ?? []).filter(
+    (m) => (!modality || m.modality === modality) && words.every((w) => m.id.toLowerCase().includes(w)),
+  );
   return (
     <section aria-labelledby="models-title">
       <h2 id="models-title">Models you can call</h2>
       <p className="muted">
-        Send the id as <code>model</code>. Token prices are in dollars per million tokens; images are priced per image and video per second. A cache write is
-        billed once when a prompt prefix is stored for 5 minutes or 1 hour; later reads of it are billed at the cached input price.
+        Send the id as <code>model</code>. Token prices are in dollars per million tokens; images are priced per image and video per second.
+        A cache write is billed once when a prompt prefix is stored for 5 minutes or 1 hour; later reads of it are billed at the cached
+        input price.
       </p>
       <form className="inline" role="search" aria-label="Find a model" onSubmit={(e) => e.preventDefault()}>
         <div className="field">

@@ -39,8 +39,18 @@ export function RequestLogPage() {
   const keyNames = new Map((keys.data?.keys ?? []).map((k) => [k.id, k.name]));
   const instants = periodInstants(filter.period);
   const after = cursors[cursors.length - 1] ?? null;
-  const logFilter = { from: instants.from, to: instants.to, keyId: filter.keyId || null, model: filter.model || null, status: filter.status || null };
-  const [{ data, error, fetching }, refresh] = useQuery({ query: RequestLogDocument, variables: { after, filter: logFilter }, requestPolicy: 'cache-and-network' });
+  const logFilter = {
+    from: instants.from,
+    to: instants.to,
+    keyId: filter.keyId || null,
+    model: filter.model || null,
+    status: filter.status || null,
+  };
+  const [{ data, error, fetching }, refresh] = useQuery({
+    query: RequestLogDocument,
+    variables: { after, filter: logFilter },
+    requestPolicy: 'cache-and-network',
+  });
   // The models offered are the ones used in the period (from the server's spend by model).
   const [models] = useQuery({ query: SpendModelsDocument, variables: { from: filter.period.from, to: filter.period.to } });
   const exportCsv = async () => {
@@ -81,11 +91,15 @@ export function RequestLogPage() {
             <label htmlFor="log-model">Model</label>
             <select id="log-model" value={filter.model} onChange={(e) => change({ model: e.target.value })}>
               <option value="">every model</option>
-              {(models.data?.spend.groups ?? []).map((g) => g.model).filter((m): m is string => !!m).sort().map((m) => (
-                <option key={m} value={m}>
-                  {m}
-                </option>
-              ))}
+              {(models.data?.spend.groups ?? [])
+                .map((g) => g.model)
+                .filter((m): m is string => !!m)
+                .sort()
+                .map((m) => (
+                  <option key={m} value={m}>
+                    {m}
+                  </option>
+                ))}
             </select>
           </div>
           <div className="field">
@@ -145,7 +159,12 @@ export function RequestLogPage() {
                     <td>{formatMicro(r.costMicro)}</td>
                     <td>{r.latencyMs.toLocaleString('en-US')} ms</td>
                     <td>
-                      <button type="button" className="link" onClick={() => setOpenId(r.id)} aria-label={`Details of request ${r.requestId ?? r.id}`}>
+                      <button
+                        type="button"
+                        className="link"
+                        onClick={() => setOpenId(r.id)}
+                        aria-label={`Details of request ${r.requestId ?? r.id}`}
+                      >
                         {r.requestId ?? r.id}
                       </button>
                     </td>
@@ -161,7 +180,12 @@ export function RequestLogPage() {
               Newer requests
             </button>
             <span data-testid="log-page">Page {cursors.length}</span>
-            <button type="button" className="secondary" disabled={!page?.hasMore || !page.lastId} onClick={() => page?.lastId && setCursors((c) => [...c, page.lastId!])}>
+            <button
+              type="button"
+              className="secondary"
+              disabled={!page?.hasMore || !page.lastId}
+              onClick={() => page?.lastId && setCursors((c) => [...c, page.lastId!])}
+            >
               Older requests
             </button>
           </nav>

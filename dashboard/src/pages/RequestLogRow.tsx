@@ -29,7 +29,10 @@ export function RequestDetail({ record, keyName, onClose }: { record: RequestLog
     ['Latency', `${count(record.latencyMs)} ms`],
     ['Input tokens', count(record.inputTokens)],
     ['of which read from the prompt cache', count(record.cachedInputTokens)],
-    ['of which written to the prompt cache', `${count(record.cacheWrite5mInputTokens)} for 5 minutes, ${count(record.cacheWrite1hInputTokens)} for 1 hour`],
+    [
+      'of which written to the prompt cache',
+      `${count(record.cacheWrite5mInputTokens)} for 5 minutes, ${count(record.cacheWrite1hInputTokens)} for 1 hour`,
+    ],
     ['Output tokens', count(record.outputTokens)],
     ['of which reasoning', count(record.reasoningTokens)],
     ['Images', count(record.images)],

@@ -29,13 +29,22 @@ export function SpendPage() {
   const [period, setPeriod] = useState<Period>(() => lastDays(30));
   const [groupBy, setGroupBy] = useState<SpendGrouping>('day');
   const [metric, setMetric] = useState<Metric>('cost');
-  const [{ data, error, fetching }, refresh] = useQuery({ query: SpendDocument, variables: { from: period.from, to: period.to, groupBy }, requestPolicy: 'cache-and-network' });
+  const [{ data, error, fetching }, refresh] = useQuery({
+    query: SpendDocument,
+    variables: { from: period.from, to: period.to, groupBy },
+    requestPolicy: 'cache-and-network',
+  });
   useLiveRefresh(refresh);
   const report = data?.spend;
   const total = report?.total;
   // While a new grouping loads, the answer on screen is still the old one: it is labelled by its own grouping.
   const shownBy = (report?.groupBy ?? groupBy) as SpendGrouping;
-  const bars: Bar[] = (report?.groups ?? []).map((g) => ({ label: groupLabel(g, shownBy), micro: BigInt(g.costMicro), requests: g.requests, tokens: g.inputTokens + g.outputTokens }));
+  const bars: Bar[] = (report?.groups ?? []).map((g) => ({
+    label: groupLabel(g, shownBy),
+    micro: BigInt(g.costMicro),
+    requests: g.requests,
+    tokens: g.inputTokens + g.outputTokens,
+  }));
   const grouping = GROUPINGS.find((g) => g.value === shownBy)!.label.toLowerCase();
   return (
     <>
@@ -50,7 +59,8 @@ export function SpendPage() {
           }}
         />
         <p className="muted" data-testid="spend-period">
-          {period.from} to {period.to} ({count(periodDays(period))} days). Days are UTC days{report ? ` (${report.timeZone})` : ''}: each starts at 00:00 UTC.
+          {period.from} to {period.to} ({count(periodDays(period))} days). Days are UTC days{report ? ` (${report.timeZone})` : ''}: each
+          starts at 00:00 UTC.
         </p>
       </section>
       <section aria-labelledby="usage-title">
@@ -90,7 +100,8 @@ export function SpendPage() {
           <legend>Group by</legend>
           {GROUPINGS.map((g) => (
             <label key={g.value} className="choice">
-              <input type="radio" name="grouping" value={g.value} checked={groupBy === g.value} onChange={() => setGroupBy(g.value)} /> {g.label}
+              <input type="radio" name="grouping" value={g.value} checked={groupBy === g.value} onChange={() => setGroupBy(g.value)} />{' '}
+              {g.label}
             </label>
           ))}
         </fieldset>
@@ -98,11 +109,17 @@ export function SpendPage() {
           <legend>Show</legend>
           {METRICS.map((m) => (
             <label key={m.value} className="choice">
-              <input type="radio" name="metric" value={m.value} checked={metric === m.value} onChange={() => setMetric(m.value)} /> {m.label}
+              <input type="radio" name="metric" value={m.value} checked={metric === m.value} onChange={() => setMetric(m.value)} />{' '}
+              {m.label}
             </label>
           ))}
         </fieldset>
-        {report && (bars.length === 0 ? <p>No usage in this period.</p> : <BarChart bars={bars} metric={metric} caption={`${METRICS.find((m) => m.value === metric)!.label} per ${grouping}`} />)}
+        {report &&
+          (bars.length === 0 ? (
+            <p>No usage in this period.</p>
+          ) : (
+            <BarChart bars={bars} metric={metric} caption={`${METRICS.find((m) => m.value === metric)!.label} per ${grouping}`} />
+          ))}
       </section>
     </>
   );

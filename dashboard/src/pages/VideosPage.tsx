@@ -41,11 +41,25 @@ export function VideosPage() {
       <form className="inline" role="search" aria-label="Find video jobs" onSubmit={(e) => e.preventDefault()}>
         <label>
           Search prompts
-          <input type="search" value={search} onChange={(e) => { setSearch(e.target.value); refilter(); }} />
+          <input
+            type="search"
+            value={search}
+            onChange={(e) => {
+              setSearch(e.target.value);
+              refilter();
+            }}
+          />
         </label>
         <div className="field">
           <label htmlFor="videos-status">Status</label>
-          <select id="videos-status" value={status} onChange={(e) => { setStatus(e.target.value as '' | VideoStatus); refilter(); }}>
+          <select
+            id="videos-status"
+            value={status}
+            onChange={(e) => {
+              setStatus(e.target.value as '' | VideoStatus);
+              refilter();
+            }}
+          >
             <option value="">any status</option>
             {VIDEO_STATUSES.map((s) => (
               <option key={s} value={s}>
@@ -77,7 +91,14 @@ export function VideosPage() {
 }
 
 /** One page of 20 jobs older than `after`; the last page offers the next one. */
-function VideosPageOf({ after, search, status, updates, onLoaded, onMore }: {
+function VideosPageOf({
+  after,
+  search,
+  status,
+  updates,
+  onLoaded,
+  onMore,
+}: {
   after: string | null;
   search: string | null;
   status: VideoStatus | null;
@@ -85,7 +106,11 @@ function VideosPageOf({ after, search, status, updates, onLoaded, onMore }: {
   onLoaded: (after: string | null, videos: VideoFieldsFragment[]) => void;
   onMore: ((after: string) => void) | null;
 }) {
-  const [{ data, error, fetching }] = useQuery({ query: VideosDocument, variables: { after, search, status }, requestPolicy: 'network-only' });
+  const [{ data, error, fetching }] = useQuery({
+    query: VideosDocument,
+    variables: { after, search, status },
+    requestPolicy: 'network-only',
+  });
   const page = data?.videos;
   // The page above needs to know which jobs are listed, so that a live update of one is not shown twice.
   useEffect(() => {
@@ -134,7 +159,8 @@ function VideoCard({ video }: { video: VideoFieldsFragment }) {
         </span>
       </div>
       <p className="muted">
-        <code>{video.id}</code> · {video.model} · {video.seconds} s · {video.resolution} · {video.ratio} · created {formatTime(video.createdAt)}
+        <code>{video.id}</code> · {video.model} · {video.seconds} s · {video.resolution} · {video.ratio} · created{' '}
+        {formatTime(video.createdAt)}
       </p>
       <label className="progress">
         Progress {video.progress}%
@@ -148,10 +174,12 @@ function VideoCard({ video }: { video: VideoFieldsFragment }) {
       {video.status === 'completed' && (
         <div className="download">
           <p>
-            Completed {formatTime(video.completedAt)}; the file is kept until {formatTime(video.expiresAt)}. Downloading needs an API key (the dashboard's
-            session cannot fetch the file):
+            Completed {formatTime(video.completedAt)}; the file is kept until {formatTime(video.expiresAt)}. Downloading needs an API key
+            (the dashboard's session cannot fetch the file):
           </p>
-          <code className="data">curl -H "Authorization: Bearer $TOLLGATE_API_KEY" -o {video.id}.mp4 {content}</code>
+          <code className="data">
+            curl -H "Authorization: Bearer $TOLLGATE_API_KEY" -o {video.id}.mp4 {content}
+          </code>
         </div>
       )}
     </li>

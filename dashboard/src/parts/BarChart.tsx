@@ -19,7 +19,8 @@ export interface Bar {
 
 const count = (n: number) => n.toLocaleString('en-US');
 
-const value = (bar: Bar, metric: Metric): bigint => (metric === 'cost' ? bar.micro : BigInt(Math.round(metric === 'requests' ? bar.requests : bar.tokens)));
+const value = (bar: Bar, metric: Metric): bigint =>
+  metric === 'cost' ? bar.micro : BigInt(Math.round(metric === 'requests' ? bar.requests : bar.tokens));
 
 /**
  * Horizontal bars (they stay readable on a phone): one row per label, its length the chosen

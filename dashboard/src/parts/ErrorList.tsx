@@ -7,7 +7,15 @@ import { refusalInWords } from '../refusals';
  * (the API's field names → the form's labels), a refusal naming one of them is put in the
  * form's words: its label and amounts in dollars.
  */
-export function ErrorList({ error, messages, fields }: { error?: CombinedError | null; messages?: string[]; fields?: Record<string, string> }) {
+export function ErrorList({
+  error,
+  messages,
+  fields,
+}: {
+  error?: CombinedError | null;
+  messages?: string[];
+  fields?: Record<string, string>;
+}) {
   const all = [...errorMessages(error).map((m) => (fields ? refusalInWords(m, fields) : m)), ...(messages ?? [])];
   if (all.length === 0) return null;
   return (

@@ -37,8 +37,8 @@ export function Holds() {
     <section aria-labelledby="holds-title">
       <h2 id="holds-title">Holds in flight</h2>
       <p className="muted">
-        Before a request or job runs, its highest possible price is reserved from the balance (and from the key's monthly limit); when it ends, the exact cost is
-        charged and the rest is given back. These reservations make up Reserved above.
+        Before a request or job runs, its highest possible price is reserved from the balance (and from the key's monthly limit); when it
+        ends, the exact cost is charged and the rest is given back. These reservations make up Reserved above.
       </p>
       {holds.error && !holds.data && <ErrorList error={holds.error} />}
       {holds.data && list.length === 0 && <p>No holds right now: nothing is reserved.</p>}

@@ -10,7 +10,15 @@ const CHOICES: { value: PeriodChoice; label: string }[] = [
 ];
 
 /** The period of whole UTC days a page shows: 7, 30 or 90 days ending today, or chosen days. */
-export function PeriodPicker({ choice, period, onChange }: { choice: PeriodChoice; period: Period; onChange: (choice: PeriodChoice, period: Period) => void }) {
+export function PeriodPicker({
+  choice,
+  period,
+  onChange,
+}: {
+  choice: PeriodChoice;
+  period: Period;
+  onChange: (choice: PeriodChoice, period: Period) => void;
+}) {
   const [from, setFrom] = useState(period.from);
   const [to, setTo] = useState(period.to);
   const [problem, setProblem] = useState<string | null>(null);

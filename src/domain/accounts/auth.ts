@@ -3,7 +3,11 @@ import { invalidToken, sessionRequired } from '../shared/errors';
 import { TOPIC_KEY_EVENTS, TOPIC_SESSION_ENDED, type EventBus } from '../shared/events';
 import type { IdGenerator } from '../shared/ids';
 import {
-  API_KEY_PREFIX, SESSION_TOKEN_PREFIX, type KeyPrincipal, type OperatorPrincipal, type SessionPrincipal,
+  API_KEY_PREFIX,
+  SESSION_TOKEN_PREFIX,
+  type KeyPrincipal,
+  type OperatorPrincipal,
+  type SessionPrincipal,
 } from '../shared/principal';
 import { constantTimeEqual, hashToken, randomToken, verifyPassword } from '../shared/secrets';
 import type { CredentialStore } from './credential-store';
@@ -99,7 +103,13 @@ export class AuthService {
         kind: key.kind,
         monthlySpendLimitMicro: key.monthlySpendLimitMicro,
         plan: plan
-          ? { id: plan.id, name: plan.name, models: plan.models, monthlyAllowanceMicro: plan.monthlyAllowanceMicro, requestsPerMinute: plan.requestsPerMinute }
+          ? {
+              id: plan.id,
+              name: plan.name,
+              models: plan.models,
+              monthlyAllowanceMicro: plan.monthlyAllowanceMicro,
+              requestsPerMinute: plan.requestsPerMinute,
+            }
           : null,
       },
       expiresAt: key.expiresAt,
@@ -122,7 +132,11 @@ export class AuthService {
    * `clientAddress` is the caller's network address, for the throttle of failed sign-ins
    * (sign-in-throttle.ts): 429 `rate_limited` before the password is checked while it waits.
    */
-  async signIn(email: string, password: string, clientAddress: string | undefined): Promise<{ token: string; expiresAt: Date; session: SessionPrincipal }> {
+  async signIn(
+    email: string,
+    password: string,
+    clientAddress: string | undefined,
+  ): Promise<{ token: string; expiresAt: Date; session: SessionPrincipal }> {
     if (email.includes('\u0000')) throw invalidToken('The email or password is wrong.'); // no stored email has one
     const normalized = email.trim().toLowerCase();
     const attempt = await this.throttle.claim(normalized, clientAddress);
@@ -144,7 +158,11 @@ export class AuthService {
       createdAt: now,
       expiresAt: new Date(now.getTime() + this.options.sessionTtlSeconds * 1000),
     });
-    return { token, expiresAt: session.expiresAt, session: { type: 'session', sessionId: session.id, userId, accountId, expiresAt: session.expiresAt } };
+    return {
+      token,
+      expiresAt: session.expiresAt,
+      session: { type: 'session', sessionId: session.id, userId, accountId, expiresAt: session.expiresAt },
+    };
   }
 
   /** Ends the session; what it opened elsewhere (live feeds, on any instance) ends with it. */
@@ -164,7 +182,13 @@ export class AuthService {
     if (token.startsWith(SESSION_TOKEN_PREFIX)) {
       const session = await this.store.findUnrevokedSession(hashToken(token));
       if (session && session.expiresAt > this.clock.now()) {
-        return { type: 'session', sessionId: session.id, userId: session.user.id, accountId: session.user.getEntity().account.id, expiresAt: session.expiresAt };
+        return {
+          type: 'session',
+          sessionId: session.id,
+          userId: session.user.id,
+          accountId: session.user.getEntity().account.id,
+          expiresAt: session.expiresAt,
+        };
       }
       throw invalidToken('The session token is wrong, signed out or expired.');
     }

@@ -4,7 +4,8 @@ import { BigIntType, Check, Entity, ManyToOne, OptionalProps, PrimaryKey, Proper
 @Entity({ tableName: 'accounts' })
 @Check({ name: 'accounts_reserved_non_negative', expression: 'reserved_micro >= 0' })
 export class Account {
-  [OptionalProps]?: 'balanceMicro' | 'reservedMicro' | 'lifetimeTopUpsMicro' | 'tierOverride' | 'autoTopUpThresholdMicro' | 'autoTopUpAmountMicro';
+  [OptionalProps]?:
+    'balanceMicro' | 'reservedMicro' | 'lifetimeTopUpsMicro' | 'tierOverride' | 'autoTopUpThresholdMicro' | 'autoTopUpAmountMicro';
 
   @PrimaryKey({ type: 'text' })
   id!: string;

@@ -17,8 +17,15 @@ export const DEFAULT_PLANS: readonly PlanDefinition[] = [
   {
     name: 'pro',
     models: [
-      'sandbox/echo', 'sandbox/reasoner', 'openai/gpt-4o-mini', 'openai/gpt-4.1', 'openai/o4-mini',
-      'anthropic/claude-sonnet-4-5', 'anthropic/claude-haiku-4-5', 'google/gemini-2.5-flash', 'google/gemini-2.5-pro',
+      'sandbox/echo',
+      'sandbox/reasoner',
+      'openai/gpt-4o-mini',
+      'openai/gpt-4.1',
+      'openai/o4-mini',
+      'anthropic/claude-sonnet-4-5',
+      'anthropic/claude-haiku-4-5',
+      'google/gemini-2.5-flash',
+      'google/gemini-2.5-pro',
     ],
     monthlyAllowanceMicro: 50_000_000n,
     requestsPerMinute: 60,

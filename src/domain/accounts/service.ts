@@ -96,7 +96,8 @@ export class AccountService {
   async createUser(input: { accountId: string; email: string; password: string; plan: string | null }): Promise<UserView> {
     const email = input.email.trim().toLowerCase();
     if (!EMAIL.test(email) || email.length > 254) throw badRequest('Email must be an email address', { field: 'account.email' });
-    if (input.password.length < 8 || input.password.length > 200) throw badRequest('Password must be 8 to 200 characters', { field: 'account.password' });
+    if (input.password.length < 8 || input.password.length > 200)
+      throw badRequest('Password must be 8 to 200 characters', { field: 'account.password' });
     const inserted = await this.store.insertUser({
       id: this.ids.next('usr'),
       accountId: input.accountId,
@@ -112,8 +113,16 @@ export class AccountService {
   }
 
   async addFunds(accountId: string, amountMicro: bigint): Promise<AccountView> {
-    if (amountMicro <= 0n || amountMicro > MAX_FUNDS_MICRO) throw badRequest('Amount must be more than $0 and at most $1,000,000', { field: 'funds.amount' });
-    const credited = await this.store.credit({ accountId, amountMicro, kind: 'top_up', note: 'operator top-up', ledgerId: this.ids.next('led'), at: this.clock.now() });
+    if (amountMicro <= 0n || amountMicro > MAX_FUNDS_MICRO)
+      throw badRequest('Amount must be more than $0 and at most $1,000,000', { field: 'funds.amount' });
+    const credited = await this.store.credit({
+      accountId,
+      amountMicro,
+      kind: 'top_up',
+      note: 'operator top-up',
+      ledgerId: this.ids.next('led'),
+      at: this.clock.now(),
+    });
     if (!credited) throw notFound(`No account '${accountId}'.`);
     this.publishAccountChanged(accountId);
     return this.getAccount(accountId);
@@ -143,7 +152,12 @@ export class AccountService {
   /** Every plan in the database (configured ones and any kept from earlier configurations), by name. */
   async listPlans(): Promise<PlanDefinition[]> {
     const plans = await this.store.listPlans();
-    return plans.map((p) => ({ name: p.name, models: p.models, monthlyAllowanceMicro: p.monthlyAllowanceMicro, requestsPerMinute: p.requestsPerMinute }));
+    return plans.map((p) => ({
+      name: p.name,
+      models: p.models,
+      monthlyAllowanceMicro: p.monthlyAllowanceMicro,
+      requestsPerMinute: p.requestsPerMinute,
+    }));
   }
 
   /**

@@ -13,7 +13,10 @@ export interface SignInAttemptStore {
    */
   claim(counters: readonly AttemptCounter[], now: number): Promise<number>;
   /** The claimed attempt was right: `clear` counters are forgotten, `uncount` ones lose this attempt (their wait stays), `remember` is kept for `rememberMs`. */
-  succeeded(outcome: { clear: readonly string[]; uncount: readonly string[]; remember: string; rememberMs: number }, now: number): Promise<void>;
+  succeeded(
+    outcome: { clear: readonly string[]; uncount: readonly string[]; remember: string; rememberMs: number },
+    now: number,
+  ): Promise<void>;
   /** Whether `key` was remembered (and not yet forgotten) at `now`. */
   remembered(key: string, now: number): Promise<boolean>;
   close(): Promise<void>;
@@ -58,7 +61,10 @@ export class InMemorySignInStore implements SignInAttemptStore {
     return 0;
   }
 
-  async succeeded(outcome: { clear: readonly string[]; uncount: readonly string[]; remember: string; rememberMs: number }, now: number): Promise<void> {
+  async succeeded(
+    outcome: { clear: readonly string[]; uncount: readonly string[]; remember: string; rememberMs: number },
+    now: number,
+  ): Promise<void> {
     for (const key of outcome.clear) this.counters.delete(key);
     for (const key of outcome.uncount) {
       const counter = this.live(key, now);

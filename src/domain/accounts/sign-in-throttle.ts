@@ -49,10 +49,19 @@ export class SignInThrottle {
     // elsewhere (other addresses, or other accounts from this one) cannot keep that user out.
     const counters: AttemptCounter[] = remembered.value
       ? [pairCounter]
-      : [pairCounter, { key: account, rule: SIGN_IN_RULES.account, memoryMs: FAILURE_MEMORY_MS }, { key: `addr:${from}`, rule: SIGN_IN_RULES.address, memoryMs: FAILURE_MEMORY_MS }];
+      : [
+          pairCounter,
+          { key: account, rule: SIGN_IN_RULES.account, memoryMs: FAILURE_MEMORY_MS },
+          { key: `addr:${from}`, rule: SIGN_IN_RULES.address, memoryMs: FAILURE_MEMORY_MS },
+        ];
     const waitMs = await this.guard(store, (s) => s.claim(counters, now));
     if (waitMs > 0) throw tooManySignIns(waitMs);
-    const outcome = { clear: [pair, account], uncount: remembered.value ? [] : [`addr:${from}`], remember: known, rememberMs: KNOWN_ADDRESS_MS };
+    const outcome = {
+      clear: [pair, account],
+      uncount: remembered.value ? [] : [`addr:${from}`],
+      remember: known,
+      rememberMs: KNOWN_ADDRESS_MS,
+    };
     return { succeeded: () => this.guard(store, (s) => s.succeeded(outcome, this.clock.now().getTime())) };
   }
 
@@ -88,7 +97,9 @@ export class SignInThrottle {
     this.storeDownUntil = now + 1_000;
     if (now - this.lastWarnAt < WARN_EVERY_MS) return;
     this.lastWarnAt = now;
-    this.log?.warn({ err: String((error as Error)?.message ?? error) }, 'sign-in throttle store unavailable: counting failed sign-ins per instance');
+    this.log?.warn(
+      { err: String((error as Error)?.message ?? error) },
+      'sign-in throttle store unavailable: counting failed sign-ins per instance',
+    );
   }
 }
-

@@ -36,11 +36,7 @@ export interface NewUser {
   createdAt: Date;
 }
 
-export type UserInsert =
-  | { status: 'created'; user: User }
-  | { status: 'no_account' }
-  | { status: 'no_plan' }
-  | { status: 'email_taken' };
+export type UserInsert = { status: 'created'; user: User } | { status: 'no_account' } | { status: 'no_plan' } | { status: 'email_taken' };
 
 export interface AccountCredit {
   accountId: string;

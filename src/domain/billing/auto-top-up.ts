@@ -83,7 +83,14 @@ export async function runAutoTopUp(deps: AutoTopUpDeps, accountId: string, maxWa
     const payment = await deps.payments.charge(accountId, amountMicro);
     if (!payment.ok) return { status: 'declined', message: payment.message ?? 'the payment was declined' };
     const note = `automatic top-up, payment ${payment.reference ?? 'without reference'}`;
-    const credited = await credit({ accountId, amountMicro, kind: 'auto_top_up', note, ledgerId: deps.ids.next('led'), at: deps.clock.now() });
+    const credited = await credit({
+      accountId,
+      amountMicro,
+      kind: 'auto_top_up',
+      note,
+      ledgerId: deps.ids.next('led'),
+      at: deps.clock.now(),
+    });
     if (!credited) throw notFound(`No account '${accountId}'.`);
     return { status: 'credited', amountMicro, reference: payment.reference };
   });

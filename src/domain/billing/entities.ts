@@ -15,7 +15,10 @@ export type HoldPurpose = 'text' | 'image' | 'video' | 'lease';
 @Entity({ tableName: 'holds' })
 @Check({ name: 'holds_amount_non_negative', expression: 'amount_micro >= 0' })
 // Only active holds are indexed by expiry (migration ActiveHoldsIndex): no query reads closed ones by it.
-@Index({ name: 'holds_active_expires_at_index', expression: `create index "holds_active_expires_at_index" on "holds" ("expires_at") where "status" = 'active'` })
+@Index({
+  name: 'holds_active_expires_at_index',
+  expression: `create index "holds_active_expires_at_index" on "holds" ("expires_at") where "status" = 'active'`,
+})
 export class Hold {
   @PrimaryKey({ type: 'text' })
   id!: string;
@@ -156,8 +159,17 @@ export class PlanMonthUsage {
 @Index({ name: 'usage_records_key_time_index', properties: ['keyId', 'createdAt', 'id'] })
 export class UsageRecord {
   [OptionalProps]?:
-    | 'inputTokens' | 'cachedInputTokens' | 'cacheWrite5mInputTokens' | 'cacheWrite1hInputTokens' | 'outputTokens' | 'reasoningTokens'
-    | 'images' | 'videoSeconds' | 'keyId' | 'requestId' | 'overageMicro';
+    | 'inputTokens'
+    | 'cachedInputTokens'
+    | 'cacheWrite5mInputTokens'
+    | 'cacheWrite1hInputTokens'
+    | 'outputTokens'
+    | 'reasoningTokens'
+    | 'images'
+    | 'videoSeconds'
+    | 'keyId'
+    | 'requestId'
+    | 'overageMicro';
 
   @PrimaryKey({ type: 'text' })
   id!: string;

@@ -50,7 +50,7 @@ export async function promptTokensOver(prompt: PromptForEstimate, limit: number)
   let counted = framingTokens(prompt);
   let uncountedBound = textBytes(prompt);
   for (const text of prompt.texts) {
-    for (let at = 0; at < text.length; ) {
+    for (let at = 0; at < text.length;) {
       if (counted + uncountedBound <= limit) return false;
       if (at > 0) await new Promise<void>((resolve) => setImmediate(resolve));
       const end = turnEnd(text, at);
@@ -102,7 +102,7 @@ export function countTokensExactly(text: string): number {
   for (const run of text.matchAll(LONG_RUN)) {
     const end = run.index + run[0].length;
     if (run.index > from) total += encode(text.slice(from, run.index), NO_SPECIAL_TOKENS);
-    for (let at = run.index; at < end; ) {
+    for (let at = run.index; at < end;) {
       const cut = sliceEnd(text, at, Math.min(at + ENCODER_RUN_CHARS, end));
       total += encode(text.slice(at, cut), NO_SPECIAL_TOKENS);
       at = cut;

@@ -59,7 +59,13 @@ export function sharesConstraint(budget: Budget, refused: Budget, reason: Refusa
 export const maxBig = (a: bigint, b: bigint): bigint => (a > b ? a : b);
 
 /** The operation that books a closed request hold: its charge, the part its lease pays, its usage record and ledger row. */
-export function settleOpOf(open: OpenHold, cost: bigint, usage: { status: string; usage?: SettleInput['usage']; latencyMs?: number; requestId?: string | null; deployment?: string | null }, at: Date, ids: IdGenerator): SettleOp {
+export function settleOpOf(
+  open: OpenHold,
+  cost: bigint,
+  usage: { status: string; usage?: SettleInput['usage']; latencyMs?: number; requestId?: string | null; deployment?: string | null },
+  at: Date,
+  ids: IdGenerator,
+): SettleOp {
   return {
     op: 'settle',
     leaseId: open.lease.id,

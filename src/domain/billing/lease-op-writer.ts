@@ -176,7 +176,14 @@ export class LeaseOpWriter {
   }
 
   private dueInMs(lane: Lane): number {
-    if (lane.urgent > 0 || this.finishing || lane.queue.length >= MAX_BATCH_OPS || this.depth >= this.options.backlogLimit || this.waiters.length > 0) return 0;
+    if (
+      lane.urgent > 0 ||
+      this.finishing ||
+      lane.queue.length >= MAX_BATCH_OPS ||
+      this.depth >= this.options.backlogLimit ||
+      this.waiters.length > 0
+    )
+      return 0;
     return lane.queue[0]!.queuedAtMs + this.options.settlementDelayMs - performance.now();
   }
 

@@ -51,8 +51,8 @@ export const DEFAULT_SETTLEMENT_BACKLOG = 3_000;
 /** How long a request waits for room in a full settlement backlog before a 503. */
 const BACKLOG_WAIT_MS = 2_000;
 
-
-const settlementBehind = () => unavailable('Charges are being written more slowly than requests arrive; nothing was charged. Retry shortly.', { 'retry-after': '1' });
+const settlementBehind = () =>
+  unavailable('Charges are being written more slowly than requests arrive; nothing was charged. Retry shortly.', { 'retry-after': '1' });
 
 export interface LeasedHoldRequest {
   principal: BillingPrincipal;
@@ -60,7 +60,6 @@ export interface LeasedHoldRequest {
   model: string;
   amountMicro: bigint;
 }
-
 
 export interface BudgetLeasesOptions {
   /** Where batches are written; its own connection keeps give-backs from queueing behind lease takes. */
@@ -115,10 +114,14 @@ export class BudgetLeases {
     this.timer.unref();
     this.unsubscribe = [
       // Another instance was refused for lack of money: give back what we hold of that account.
-      bus.subscribe(TOPIC_BUDGET_PRESSURE, (pressure) => void this.giveBackSlack((b) => b.accountId === pressure.accountId).catch(() => undefined)),
+      bus.subscribe(
+        TOPIC_BUDGET_PRESSURE,
+        (pressure) => void this.giveBackSlack((b) => b.accountId === pressure.accountId).catch(() => undefined),
+      ),
       // A key's limit changed or it was revoked: its leases were taken under the old rules.
       bus.subscribe(TOPIC_KEY_EVENTS, (event) => {
-        if (event.kind === 'spend_limit_changed' || event.kind === 'revoked') void this.giveBackSlack((b) => b.keyId === event.keyId, true).catch(() => undefined);
+        if (event.kind === 'spend_limit_changed' || event.kind === 'revoked')
+          void this.giveBackSlack((b) => b.keyId === event.keyId, true).catch(() => undefined);
       }),
     ];
   }
@@ -203,10 +206,31 @@ export class BudgetLeases {
       // The hold's amount is in the lease (other open holds keep theirs), so its charge always is.
       const { chargedMicro, overageMicro } = chargeWithinHold(input.costMicro, open.amountMicro);
       open.lease.remaining -= chargedMicro;
-      const op = settleOpOf(open, input.costMicro, { status: input.status ?? 'ok', usage: input.usage, latencyMs: input.latencyMs, requestId: input.requestId, deployment: input.deployment }, this.clock.now(), this.ids);
+      const op = settleOpOf(
+        open,
+        input.costMicro,
+        {
+          status: input.status ?? 'ok',
+          usage: input.usage,
+          latencyMs: input.latencyMs,
+          requestId: input.requestId,
+          deployment: input.deployment,
+        },
+        this.clock.now(),
+        this.ids,
+      );
       if (overageMicro > 0n) {
         const { budget } = open;
-        this.billing.overageObserved({ requestId: op.requestId, accountId: budget.accountId, keyId: budget.keyId, model: open.model, holdMicro: open.amountMicro, costMicro: input.costMicro, chargedMicro, overageMicro });
+        this.billing.overageObserved({
+          requestId: op.requestId,
+          accountId: budget.accountId,
+          keyId: budget.keyId,
+          model: open.model,
+          holdMicro: open.amountMicro,
+          costMicro: input.costMicro,
+          chargedMicro,
+          overageMicro,
+        });
       }
       return this.writer.pushSettlement(op, open.budget.lane).then((result) => this.afterSettled(open, result));
     } catch (error) {
@@ -216,7 +240,8 @@ export class BudgetLeases {
 
   private async afterSettled(open: OpenHold, result: LeaseOpResult): Promise<void> {
     this.afterClose(open);
-    const below = result.applied && !result.planBilled && result.thresholdMicro !== null && (result.balanceMicro ?? 0n) < result.thresholdMicro;
+    const below =
+      result.applied && !result.planBilled && result.thresholdMicro !== null && (result.balanceMicro ?? 0n) < result.thresholdMicro;
     if (below) await runAutoTopUp(this.billing.autoTopUpDeps(), result.accountId!);
   }
 
@@ -227,7 +252,17 @@ export class BudgetLeases {
   async release(hold: LeasedHold, input: ReleaseInput = {}): Promise<void> {
     const open = this.claim(hold);
     if (!open) return;
-    if (input.recordFailure) await this.writer.pushSettlement(settleOpOf(open, 0n, { status: 'failed', usage: input.usage, latencyMs: input.latencyMs, requestId: input.requestId, deployment: input.deployment }, this.clock.now(), this.ids), open.budget.lane);
+    if (input.recordFailure)
+      await this.writer.pushSettlement(
+        settleOpOf(
+          open,
+          0n,
+          { status: 'failed', usage: input.usage, latencyMs: input.latencyMs, requestId: input.requestId, deployment: input.deployment },
+          this.clock.now(),
+          this.ids,
+        ),
+        open.budget.lane,
+      );
     this.afterClose(open);
   }
 
@@ -250,7 +285,18 @@ export class BudgetLeases {
     const key = `${principal.keyId}\u0000${month}\u0000${planUserId ?? ''}`;
     let budget = this.budgets.get(key);
     if (!budget) {
-      budget = { key, accountId: principal.accountId, keyId: principal.keyId, planUserId, month, lane: this.writer.laneOf(principal.accountId), leases: [], taking: null, waiting: 0n, exactUntilMs: 0 };
+      budget = {
+        key,
+        accountId: principal.accountId,
+        keyId: principal.keyId,
+        planUserId,
+        month,
+        lane: this.writer.laneOf(principal.accountId),
+        leases: [],
+        taking: null,
+        waiting: 0n,
+        exactUntilMs: 0,
+      };
       this.budgets.set(key, budget);
     }
     return budget;
@@ -301,7 +347,17 @@ export class BudgetLeases {
       const toppedUp = reason === 'balance' && budget.planUserId === null && (await this.billing.topUpBeforeRefusing(budget.accountId));
       if (this.givenBack !== givenBackBefore || toppedUp) taken = await this.tryTake(budget, amount, amount);
       if (typeof taken === 'string') {
-        throw await this.billing.refusalError(taken, { principal: { accountId: budget.accountId, keyId: budget.keyId, kind: budget.planUserId ? 'plan' : 'prepaid', userId: budget.planUserId }, purpose: request.purpose, model: request.model, amountMicro: amount });
+        throw await this.billing.refusalError(taken, {
+          principal: {
+            accountId: budget.accountId,
+            keyId: budget.keyId,
+            kind: budget.planUserId ? 'plan' : 'prepaid',
+            userId: budget.planUserId,
+          },
+          purpose: request.purpose,
+          model: request.model,
+          amountMicro: amount,
+        });
       }
     }
     // Leases too small for this request would only strand their slack: retire them.
@@ -315,7 +371,15 @@ export class BudgetLeases {
     const now = this.clock.now();
     const id = this.ids.next('lease');
     const taken = await this.store.takeLease({
-      id, accountId: budget.accountId, keyId: budget.keyId, planUserId: budget.planUserId, month: budget.month, minMicro: min, wantMicro: want, expiresAt: new Date(now.getTime() + this.leaseTtlMs), now,
+      id,
+      accountId: budget.accountId,
+      keyId: budget.keyId,
+      planUserId: budget.planUserId,
+      month: budget.month,
+      minMicro: min,
+      wantMicro: want,
+      expiresAt: new Date(now.getTime() + this.leaseTtlMs),
+      now,
     });
     if (taken.refusal !== null) return taken.refusal;
     return { id, remaining: taken.grantedMicro, inFlight: 0n, open: 0, retired: false, lastUsedMs: now.getTime() };
@@ -378,13 +442,16 @@ export class BudgetLeases {
       for (const lease of [...budget.leases]) {
         // A month that ended takes no new requests; idle leases go back.
         if (budget.month !== month) lease.retired = true;
-        if (lease.open === 0 && (lease.retired || nowMs - lease.lastUsedMs >= LEASE_IDLE_MS)) void this.releaseLease(budget, lease).catch(() => undefined);
+        if (lease.open === 0 && (lease.retired || nowMs - lease.lastUsedMs >= LEASE_IDLE_MS))
+          void this.releaseLease(budget, lease).catch(() => undefined);
         else if (renewDue) {
-          renew.push(this.writer.push({ op: 'renew', leaseId: lease.id, expiresAt }, budget.lane).then((result) => {
-            // Swept (this instance stalled past the TTL): its requests are charged directly; take no more on it.
-            if (!result.applied) lease.retired = true;
-            return result;
-          }));
+          renew.push(
+            this.writer.push({ op: 'renew', leaseId: lease.id, expiresAt }, budget.lane).then((result) => {
+              // Swept (this instance stalled past the TTL): its requests are charged directly; take no more on it.
+              if (!result.applied) lease.retired = true;
+              return result;
+            }),
+          );
         }
       }
       if (budget.leases.length === 0 && !budget.taking) this.budgets.delete(budget.key);

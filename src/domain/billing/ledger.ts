@@ -26,7 +26,11 @@ export interface LedgerPage {
 export const LEDGER_KINDS: readonly LedgerKind[] = ['top_up', 'auto_top_up', 'charge', 'adjustment'];
 
 /** Keyset pages on (account_id, id): ids are time-ordered ULIDs, so id order is time order. */
-export async function listLedger(em: EntityManager, accountId: string, page: { limit: number; after: string | null; kind: LedgerKind | null }): Promise<LedgerPage> {
+export async function listLedger(
+  em: EntityManager,
+  accountId: string,
+  page: { limit: number; after: string | null; kind: LedgerKind | null },
+): Promise<LedgerPage> {
   const where = ['account_id = ?'];
   const params: SqlParam[] = [accountId];
   if (page.kind !== null) {
@@ -34,15 +38,30 @@ export async function listLedger(em: EntityManager, accountId: string, page: { l
     params.push(page.kind);
   }
   if (page.after !== null) {
-    if (!isWellFormedId(page.after, 'led')) throw badRequest('The page cursor must be the id of a ledger entry of this account', { field: 'page.after' });
+    if (!isWellFormedId(page.after, 'led'))
+      throw badRequest('The page cursor must be the id of a ledger entry of this account', { field: 'page.after' });
     where.push('id < ?');
     params.push(page.after);
   }
-  const rows = await sqlRows<{ id: string; kind: LedgerKind; amount_micro: string; key_id: string | null; note: string | null; created_at: Date }>(
+  const rows = await sqlRows<{
+    id: string;
+    kind: LedgerKind;
+    amount_micro: string;
+    key_id: string | null;
+    note: string | null;
+    created_at: Date;
+  }>(
     em,
     `select id, kind, amount_micro::text as amount_micro, key_id, note, created_at from ledger_entries where ${where.join(' and ')} order by id desc limit ?`,
     [...params, page.limit + 1],
   );
-  const data = rows.slice(0, page.limit).map((r) => ({ id: r.id, kind: r.kind, amountMicro: BigInt(r.amount_micro), keyId: r.key_id, note: r.note, createdAt: new Date(r.created_at) }));
+  const data = rows.slice(0, page.limit).map((r) => ({
+    id: r.id,
+    kind: r.kind,
+    amountMicro: BigInt(r.amount_micro),
+    keyId: r.key_id,
+    note: r.note,
+    createdAt: new Date(r.created_at),
+  }));
   return { data, firstId: data[0]?.id ?? null, lastId: data.at(-1)?.id ?? null, hasMore: rows.length > page.limit };
 }

@@ -116,7 +116,10 @@ export function textChargeMicro(prices: TokenPrices, usage: TokenUsage): bigint 
  * hour) plus the whole clamped output limit at the output price, rounded up.
  */
 export function textHoldMicro(prices: TokenPrices, estimate: { inputTokens: number; maxOutputTokens: number }): bigint {
-  const dearestInput = [prices.cachedInputPerMTokMicro, prices.cacheWrite5mPerMTokMicro, prices.cacheWrite1hPerMTokMicro].reduce<bigint>((dearest, p) => maxBig(dearest, p ?? 0n), prices.inputPerMTokMicro);
+  const dearestInput = [prices.cachedInputPerMTokMicro, prices.cacheWrite5mPerMTokMicro, prices.cacheWrite1hPerMTokMicro].reduce<bigint>(
+    (dearest, p) => maxBig(dearest, p ?? 0n),
+    prices.inputPerMTokMicro,
+  );
   return textCostMicro(
     { inputPerMTokMicro: dearestInput, cachedInputPerMTokMicro: dearestInput, outputPerMTokMicro: prices.outputPerMTokMicro },
     { inputTokens: estimate.inputTokens, cachedInputTokens: 0, outputTokens: estimate.maxOutputTokens },

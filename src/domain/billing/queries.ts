@@ -105,7 +105,11 @@ export interface BillingReads {
   /** Newest first, at most `limit`. */
   listActiveHolds(accountId: string, limit: number): Promise<Hold[]>;
   /** Null when the key is not the account's. */
-  keyMonthSpend(accountId: string, keyId: string, month: string): Promise<{ limitMicro: bigint | null; settledMicro: bigint; reservedMicro: bigint; limitReachedAt: Date | null } | null>;
+  keyMonthSpend(
+    accountId: string,
+    keyId: string,
+    month: string,
+  ): Promise<{ limitMicro: bigint | null; settledMicro: bigint; reservedMicro: bigint; limitReachedAt: Date | null } | null>;
   keyBelongsTo(accountId: string, keyId: string): Promise<boolean>;
   /** When the account's usage record was written; null when it is not one of the account's. */
   usageRecordCreatedAt(accountId: string, recordId: string): Promise<Date | null>;
@@ -169,7 +173,11 @@ export const toUsageView = (record: UsageRecordFields, keyName: string | null): 
 });
 
 /** The month's spend of a key as both planes show it (remaining never negative; null without a limit). */
-export function keyMonthSpendView(keyId: string, month: string, spend: { limitMicro: bigint | null; settledMicro: bigint; reservedMicro: bigint; limitReachedAt: Date | null }): KeyMonthSpendView {
+export function keyMonthSpendView(
+  keyId: string,
+  month: string,
+  spend: { limitMicro: bigint | null; settledMicro: bigint; reservedMicro: bigint; limitReachedAt: Date | null },
+): KeyMonthSpendView {
   const spentMicro = spend.settledMicro + spend.reservedMicro;
   const { limitMicro } = spend;
   return {
@@ -188,7 +196,11 @@ export function keyMonthSpendView(keyId: string, month: string, spend: { limitMi
 export const USAGE_STATUSES = ['ok', 'partial', 'failed'] as const;
 
 /** The refusals of a usage-record query, before it runs: a key of another account, a foreign cursor. */
-export async function checkUsageFilter(reads: BillingReads, accountId: string, filter: UsageFilter): Promise<{ id: string; createdAt: Date } | null> {
+export async function checkUsageFilter(
+  reads: BillingReads,
+  accountId: string,
+  filter: UsageFilter,
+): Promise<{ id: string; createdAt: Date } | null> {
   if (filter.keyId !== null && !(await reads.keyBelongsTo(accountId, filter.keyId))) throw notFoundKey(filter.keyId);
   if (filter.after === null) return null;
   const createdAt = await reads.usageRecordCreatedAt(accountId, filter.after);

@@ -10,15 +10,30 @@ import type { HoldClosed, HoldStore } from './hold-store';
 import type { PaymentPort } from './payments';
 import { retryDeadlocks, sqlRows } from '../shared/sql';
 import {
-  DEFAULT_HOLD_TTL_MS, type BillingPrincipal, type HoldOutcome, type HoldRequest, type Overage, type OverageObserver, type RefusalReason, type ReleaseInput, type SettleInput,
+  DEFAULT_HOLD_TTL_MS,
+  type BillingPrincipal,
+  type HoldOutcome,
+  type HoldRequest,
+  type Overage,
+  type OverageObserver,
+  type RefusalReason,
+  type ReleaseInput,
+  type SettleInput,
 } from './hold-requests';
 import { recordedTokenCounts, usageCount, type UsageMeta } from './usage-counts';
 import { SWEEP_BATCH_SIZE } from './sweeper';
 import {
-  readUsagePage, keyMonthSpendView, toHoldView,
-  type AccountAudit, type BillingReads, type HoldView, type KeyMonthSpendView, type UsageFilter, type UsageRecordPage, type UsageRecordView,
+  readUsagePage,
+  keyMonthSpendView,
+  toHoldView,
+  type AccountAudit,
+  type BillingReads,
+  type HoldView,
+  type KeyMonthSpendView,
+  type UsageFilter,
+  type UsageRecordPage,
+  type UsageRecordView,
 } from './queries';
-
 
 /** Thrown inside the reservation transaction to roll it back; mapped to a 402 outside. */
 class Refusal extends Error {
@@ -26,7 +41,6 @@ class Refusal extends Error {
     super(reason);
   }
 }
-
 
 /**
  * Money: holds before the provider call, exact settlement after, release on failure, sweeping
@@ -72,7 +86,12 @@ export class BillingService {
     if (!(ttlMs > 0)) throw new RangeError('a hold needs a positive TTL');
     const { principal } = request;
     if (principal.kind === 'plan' && principal.userId === null) {
-      throw planAllowanceExhausted(0n, 0n, unixSeconds(nextUtcMonthStart(this.clock.now())), 'This plan-billed key has no user plan to draw on.');
+      throw planAllowanceExhausted(
+        0n,
+        0n,
+        unixSeconds(nextUtcMonthStart(this.clock.now())),
+        'This plan-billed key has no user plan to draw on.',
+      );
     }
     const taken = await this.tryTakeHold(request, ttlMs);
     if (!(taken instanceof Refusal)) return taken;
@@ -134,7 +153,10 @@ export class BillingService {
       return insufficientBalance(request.amountMicro, ((await this.reads.availableMicro(principal.accountId)) ?? 0n).toString());
     }
     if (reason === 'plan_allowance') {
-      const use = principal.userId === null ? { allowanceMicro: 0n, usedMicro: 0n } : await this.reads.planAllowanceUse(principal.userId, utcMonthKey(now));
+      const use =
+        principal.userId === null
+          ? { allowanceMicro: 0n, usedMicro: 0n }
+          : await this.reads.planAllowanceUse(principal.userId, utcMonthKey(now));
       return planAllowanceExhausted(use.allowanceMicro, use.usedMicro, unixSeconds(resetsAt));
     }
     const { limitMicro, spentMicro } = await this.recordSpendLimitReached(principal, now);
@@ -147,7 +169,10 @@ export class BillingService {
    * `limit_reached_at` lets one transaction through. It commits although the request is
    * refused, and is published after commit.
    */
-  private async recordSpendLimitReached(principal: BillingPrincipal, now: Date): Promise<{ limitMicro: bigint | null; spentMicro: bigint }> {
+  private async recordSpendLimitReached(
+    principal: BillingPrincipal,
+    now: Date,
+  ): Promise<{ limitMicro: bigint | null; spentMicro: bigint }> {
     const month = utcMonthKey(now);
     const resetsAt = unixSeconds(nextUtcMonthStart(now));
     const { result, event } = await this.transaction(async (tx) => {
@@ -195,13 +220,24 @@ export class BillingService {
   async settleHold(holdId: string, input: SettleInput): Promise<HoldOutcome> {
     if (input.costMicro < 0n) throw new RangeError('a charge cannot be negative');
     const now = this.clock.now();
-    const usage: UsageMeta = { usage: input.usage, status: input.status ?? 'ok', latencyMs: input.latencyMs ?? 0, requestId: input.requestId ?? null };
+    const usage: UsageMeta = {
+      usage: input.usage,
+      status: input.status ?? 'ok',
+      latencyMs: input.latencyMs ?? 0,
+      requestId: input.requestId ?? null,
+    };
     const closed = await this.closeHold(holdId, 'settled', input.costMicro, now, usage);
     if (!closed.applied) return this.alreadyClosed(holdId);
     if (closed.overageMicro > 0n) {
       this.onOverage({
-        requestId: usage.requestId, accountId: closed.accountId!, keyId: closed.keyId, model: closed.model ?? '',
-        holdMicro: closed.holdMicro ?? 0n, costMicro: input.costMicro, chargedMicro: closed.chargedMicro, overageMicro: closed.overageMicro,
+        requestId: usage.requestId,
+        accountId: closed.accountId!,
+        keyId: closed.keyId,
+        model: closed.model ?? '',
+        holdMicro: closed.holdMicro ?? 0n,
+        costMicro: input.costMicro,
+        chargedMicro: closed.chargedMicro,
+        overageMicro: closed.overageMicro,
       });
     }
     const belowThreshold = !closed.planBilled && closed.thresholdMicro !== null && (closed.balanceMicro ?? 0n) < closed.thresholdMicro;
@@ -212,15 +248,27 @@ export class BillingService {
   /** Releases a hold that delivered nothing (provider failure, timeout, dropped client): no charge. Idempotent. */
   async releaseHold(holdId: string, input: ReleaseInput = {}): Promise<HoldOutcome> {
     const now = this.clock.now();
-    const closed = await this.closeHold(holdId, 'released', 0n, now, input.recordFailure
-      ? { usage: input.usage, status: 'failed', latencyMs: input.latencyMs ?? 0, requestId: input.requestId ?? null }
-      : null);
+    const closed = await this.closeHold(
+      holdId,
+      'released',
+      0n,
+      now,
+      input.recordFailure
+        ? { usage: input.usage, status: 'failed', latencyMs: input.latencyMs ?? 0, requestId: input.requestId ?? null }
+        : null,
+    );
     if (!closed.applied) return this.alreadyClosed(holdId);
     return { holdId, applied: true, status: 'released', chargedMicro: 0n, autoTopUp: null };
   }
 
   /** Settles or releases the hold in one step (see HoldStore); the usage record when there is one. */
-  private closeHold(holdId: string, status: 'settled' | 'released', costMicro: bigint, now: Date, usage: UsageMeta | null): Promise<HoldClosed> {
+  private closeHold(
+    holdId: string,
+    status: 'settled' | 'released',
+    costMicro: bigint,
+    now: Date,
+    usage: UsageMeta | null,
+  ): Promise<HoldClosed> {
     const u = usage?.usage ?? {};
     return this.holds.closeHold({
       holdId,

@@ -38,6 +38,7 @@ export function recordedTokenCounts(u: UsageCounts) {
 /** A count as the usage_records column takes it (a 32-bit integer), or a RangeError naming the field. */
 export const usageCount = (value: number | undefined, field: string): number => {
   const n = value ?? 0;
-  if (!Number.isSafeInteger(n) || n < 0 || n > 2_147_483_647) throw new RangeError(`${field} must be a non-negative 32-bit integer, got ${n}`);
+  if (!Number.isSafeInteger(n) || n < 0 || n > 2_147_483_647)
+    throw new RangeError(`${field} must be a non-negative 32-bit integer, got ${n}`);
   return n;
 };

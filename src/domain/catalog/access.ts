@@ -1,4 +1,12 @@
-import { type Catalog, type CatalogModel, type ImageModel, type ModelAccess, SANDBOX_VENDOR, type TextModel, type VideoModel } from './types';
+import {
+  type Catalog,
+  type CatalogModel,
+  type ImageModel,
+  type ModelAccess,
+  SANDBOX_VENDOR,
+  type TextModel,
+  type VideoModel,
+} from './types';
 import { vendorSettingName } from './vendors';
 
 /**

@@ -114,7 +114,8 @@ function buildCatalog(source: ParsedCatalogSource): Catalog {
   /** A vendor speaks one protocol, whichever model or deployment names it. */
   const claimVendor = (vendor: string, protocol: VendorProtocol, at: Path) => {
     const known = vendors.get(vendor);
-    if (known !== undefined && known !== protocol) throw new FieldError(at, `must be "${known}" like the other models of vendor "${vendor}"`);
+    if (known !== undefined && known !== protocol)
+      throw new FieldError(at, `must be "${known}" like the other models of vendor "${vendor}"`);
     vendors.set(vendor, protocol);
   };
   const images: ImageModel[] = [];
@@ -133,7 +134,8 @@ function buildCatalog(source: ParsedCatalogSource): Catalog {
   });
 
   source.models.forEach((entry, index) => {
-    if (entry.kind === 'text' && entry.fallback !== undefined) checkFallback(entry.id, entry.fallback, entry.deployments !== undefined, byId, ['models', index, 'fallback']);
+    if (entry.kind === 'text' && entry.fallback !== undefined)
+      checkFallback(entry.id, entry.fallback, entry.deployments !== undefined, byId, ['models', index, 'fallback']);
   });
 
   const retired: RetiredModel[] = (source.retired ?? []).map((entry, index) => {
@@ -171,8 +173,10 @@ function checkFallback(id: string, fallback: string, routed: boolean, byId: Read
 function buildVendorDefaults(source: NonNullable<ParsedCatalogSource['vendors']>): Map<string, VendorDefaults> {
   const defaults = new Map<string, VendorDefaults>();
   for (const [vendor, entry] of Object.entries(source)) {
-    if ((vendor === SANDBOX_VENDOR) !== (entry.protocol === 'sandbox')) throw new FieldError(['vendors', vendor, 'protocol'], 'must be "sandbox" exactly when the vendor is "sandbox"');
-    if (entry.protocol === 'bedrock' && entry.region === undefined && entry.base_url === undefined) throw new FieldError(['vendors', vendor, 'region'], 'is required for a bedrock vendor without base_url');
+    if ((vendor === SANDBOX_VENDOR) !== (entry.protocol === 'sandbox'))
+      throw new FieldError(['vendors', vendor, 'protocol'], 'must be "sandbox" exactly when the vendor is "sandbox"');
+    if (entry.protocol === 'bedrock' && entry.region === undefined && entry.base_url === undefined)
+      throw new FieldError(['vendors', vendor, 'region'], 'is required for a bedrock vendor without base_url');
     defaults.set(
       vendor,
       freeze({
@@ -193,15 +197,39 @@ const protocolOf = (vendor: string, defaults: ReadonlyMap<string, VendorDefaults
   defaults.get(vendor)?.protocol ?? DEFAULT_PROTOCOL[vendor] ?? 'openai-compatible';
 
 /** The model's deployments, by priority; without a list, the one its own vendor makes. */
-function buildDeployments(entry: Extract<ModelSource, { kind: 'text' }>, base: { vendor: string; protocol: VendorProtocol; vendorModelId: string }, at: Path, defaults: ReadonlyMap<string, VendorDefaults>): readonly Deployment[] {
-  if (entry.deployments === undefined) return freeze([freeze({ name: base.vendor, vendor: base.vendor, protocol: base.protocol, vendorModelId: base.vendorModelId, priority: 0, weight: 1 })]);
+function buildDeployments(
+  entry: Extract<ModelSource, { kind: 'text' }>,
+  base: { vendor: string; protocol: VendorProtocol; vendorModelId: string },
+  at: Path,
+  defaults: ReadonlyMap<string, VendorDefaults>,
+): readonly Deployment[] {
+  if (entry.deployments === undefined)
+    return freeze([
+      freeze({
+        name: base.vendor,
+        vendor: base.vendor,
+        protocol: base.protocol,
+        vendorModelId: base.vendorModelId,
+        priority: 0,
+        weight: 1,
+      }),
+    ]);
   const seen = new Set<string>();
   const deployments = entry.deployments.map((d, i) => {
-    if (seen.has(d.vendor)) throw new FieldError([...at, 'deployments', i, 'vendor'], `repeats the vendor "${d.vendor}" (one deployment per vendor and model)`);
+    if (seen.has(d.vendor))
+      throw new FieldError([...at, 'deployments', i, 'vendor'], `repeats the vendor "${d.vendor}" (one deployment per vendor and model)`);
     seen.add(d.vendor);
     const protocol = protocolOf(d.vendor, defaults);
-    if (protocol === 'sandbox' || d.vendor === SANDBOX_VENDOR) throw new FieldError([...at, 'deployments', i, 'vendor'], 'must not be the sandbox');
-    return freeze({ name: d.vendor, vendor: d.vendor, protocol, vendorModelId: d.vendor_model_id ?? base.vendorModelId, priority: d.priority ?? 0, weight: d.weight ?? 1 });
+    if (protocol === 'sandbox' || d.vendor === SANDBOX_VENDOR)
+      throw new FieldError([...at, 'deployments', i, 'vendor'], 'must not be the sandbox');
+    return freeze({
+      name: d.vendor,
+      vendor: d.vendor,
+      protocol,
+      vendorModelId: d.vendor_model_id ?? base.vendorModelId,
+      priority: d.priority ?? 0,
+      weight: d.weight ?? 1,
+    });
   });
   return freeze(deployments.sort((a, b) => a.priority - b.priority));
 }
@@ -209,7 +237,8 @@ function buildDeployments(entry: Extract<ModelSource, { kind: 'text' }>, base: {
 function buildModel(entry: ModelSource, at: Path, defaults: ReadonlyMap<string, VendorDefaults>): CatalogModel {
   const protocol = entry.protocol ?? protocolOf(entry.vendor, defaults);
   const declared = defaults.get(entry.vendor)?.protocol;
-  if (declared !== undefined && declared !== protocol) throw new FieldError([...at, 'protocol'], `must be "${declared}" as the vendors section says of "${entry.vendor}"`);
+  if (declared !== undefined && declared !== protocol)
+    throw new FieldError([...at, 'protocol'], `must be "${declared}" as the vendors section says of "${entry.vendor}"`);
   // The sandbox needs no key; letting another vendor claim its protocol (or the reverse)
   // would make a model usable without credentials or unreachable.
   if ((entry.vendor === SANDBOX_VENDOR) !== (protocol === 'sandbox')) {
@@ -303,7 +332,8 @@ function textPricing(source: NonNullable<Extract<ModelSource, { kind: 'text' }>[
   return freeze({
     inputPerMTokMicro: input,
     cachedInputPerMTokMicro: source.cached_input !== undefined ? parseUsdDecimal(source.cached_input) : input,
-    cacheWrite5mPerMTokMicro: source.cache_write_5m !== undefined ? parseUsdDecimal(source.cache_write_5m) : anthropic ? (input * 5n + 3n) / 4n : input,
+    cacheWrite5mPerMTokMicro:
+      source.cache_write_5m !== undefined ? parseUsdDecimal(source.cache_write_5m) : anthropic ? (input * 5n + 3n) / 4n : input,
     cacheWrite1hPerMTokMicro: source.cache_write_1h !== undefined ? parseUsdDecimal(source.cache_write_1h) : anthropic ? input * 2n : input,
     outputPerMTokMicro: parseUsdDecimal(source.output),
   });

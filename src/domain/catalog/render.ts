@@ -121,7 +121,11 @@ export function renderVideoModelList(catalog: Catalog, access: ModelAccess): Mod
  * kind (text, then image, then video); 404 `model_not_available` as for any request naming it
  * (docs/api.md, Model ids).
  */
-export function renderModel(catalog: Catalog, sentId: string, access: ModelAccess): { entry: TextModelEntry | ImageModelEntry | VideoModelEntry; routedFrom: string | null } {
+export function renderModel(
+  catalog: Catalog,
+  sentId: string,
+  access: ModelAccess,
+): { entry: TextModelEntry | ImageModelEntry | VideoModelEntry; routedFrom: string | null } {
   const priced = access.keyKind === 'prepaid';
   for (const kind of ['text', 'image', 'video'] as const) {
     let resolved;
@@ -132,7 +136,12 @@ export function renderModel(catalog: Catalog, sentId: string, access: ModelAcces
       throw error;
     }
     const { model, routedFrom } = resolved;
-    const entry = model.kind === 'text' ? textModelEntry(model, priced) : model.kind === 'image' ? imageModelEntry(model, priced) : videoModelEntry(model, priced);
+    const entry =
+      model.kind === 'text'
+        ? textModelEntry(model, priced)
+        : model.kind === 'image'
+          ? imageModelEntry(model, priced)
+          : videoModelEntry(model, priced);
     return { entry, routedFrom };
   }
   throw modelNotAvailable(sentId);

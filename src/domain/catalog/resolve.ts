@@ -40,12 +40,7 @@ function whyUnusable(catalog: Catalog, sentId: string, kind: ModelKind, access: 
   return reason && named[0]!.id !== sentId ? `('${named[0]!.id}') ${reason}` : reason;
 }
 
-function findUsableModel<K extends ModelKind>(
-  catalog: Catalog,
-  sentId: string,
-  kind: K,
-  access: ModelAccess,
-): ModelByKind[K] | undefined {
+function findUsableModel<K extends ModelKind>(catalog: Catalog, sentId: string, kind: K, access: ModelAccess): ModelByKind[K] | undefined {
   // The exact service id is final: a known but unusable model never falls through to another.
   const exact = catalog.byId.get(sentId);
   if (exact) return exact.kind === kind && isModelUsable(exact, access) ? (exact as ModelByKind[K]) : undefined;
@@ -219,9 +214,7 @@ function lookup(index: ModelIndex, sentId: string, kind: ModelKind): Matches | n
   if (parsed) {
     const kindIndex = index.kinds[kind];
     const pick = (entries: readonly Entry[] | undefined) =>
-      (entries ?? [])
-        .filter((entry) => parsed.qualifiers.every((qualifier) => entry.prefixes.has(qualifier)))
-        .map((entry) => entry.model);
+      (entries ?? []).filter((entry) => parsed.qualifiers.every((qualifier) => entry.prefixes.has(qualifier))).map((entry) => entry.model);
     const canonical = pick(kindIndex.canonical.get(canonicalModelName(parsed.name)));
     if (canonical.length > 0) matches = { canonical, literal: pick(kindIndex.literal.get(parsed.name)) };
   }

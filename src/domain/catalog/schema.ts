@@ -66,8 +66,7 @@ const count = (min: 0 | 1) => {
   return z.number({ error: message }).int(message).min(min, message);
 };
 
-const list = <T extends z.ZodType>(item: T) =>
-  z.array(item, { error: 'must be a list' }).min(1, 'must not be empty');
+const list = <T extends z.ZodType>(item: T) => z.array(item, { error: 'must be a list' }).min(1, 'must not be empty');
 
 const oneOf = <const T extends readonly [string, ...string[]]>(values: T) =>
   z.enum(values, { error: `must be one of ${values.join(', ')}` });
@@ -104,8 +103,14 @@ const vendorEntry = z.strictObject(
     base_url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
     api_key_env: envName.optional(),
     secret_key_env: envName.optional(),
-    api_version: z.string({ error: 'must be a string' }).regex(/^[A-Za-z0-9.-]{1,40}$/, 'must be an API version like "2024-10-21"').optional(),
-    region: z.string({ error: 'must be a string' }).regex(/^[a-z0-9-]{1,64}$/, 'must be a region like "us-east-1"').optional(),
+    api_version: z
+      .string({ error: 'must be a string' })
+      .regex(/^[A-Za-z0-9.-]{1,40}$/, 'must be an API version like "2024-10-21"')
+      .optional(),
+    region: z
+      .string({ error: 'must be a string' })
+      .regex(/^[a-z0-9-]{1,64}$/, 'must be a region like "us-east-1"')
+      .optional(),
   },
   { error: 'must be an object' },
 );
@@ -121,7 +126,10 @@ const textModel = z.strictObject(
     max_output_tokens: count(1),
     effort: oneOf(EFFORT_CONTROLS).optional(),
     pricing: z
-      .strictObject({ input: usd, cached_input: usd.optional(), cache_write_5m: usd.optional(), cache_write_1h: usd.optional(), output: usd }, { error: 'must be an object or null' })
+      .strictObject(
+        { input: usd, cached_input: usd.optional(), cache_write_5m: usd.optional(), cache_write_1h: usd.optional(), output: usd },
+        { error: 'must be an object or null' },
+      )
       .nullable(),
   },
   { error: 'must be an object' },
@@ -164,12 +172,15 @@ const retiredModel = z.strictObject(
 
 export const catalogSourceSchema = z.strictObject(
   {
-    models: z.array(
-      z.discriminatedUnion('kind', [textModel, imageModel, videoModel], { error: 'must be one of text, image, video' }),
-      { error: 'must be a list' },
-    ),
+    models: z.array(z.discriminatedUnion('kind', [textModel, imageModel, videoModel], { error: 'must be one of text, image, video' }), {
+      error: 'must be a list',
+    }),
     retired: z.array(retiredModel, { error: 'must be a list' }).optional(),
-    vendors: z.record(z.string().regex(/^[a-z][a-z0-9_]*$/, 'must be a lowercase vendor name (letters, digits, _)'), vendorEntry, { error: 'must be an object' }).optional(),
+    vendors: z
+      .record(z.string().regex(/^[a-z][a-z0-9_]*$/, 'must be a lowercase vendor name (letters, digits, _)'), vendorEntry, {
+        error: 'must be an object',
+      })
+      .optional(),
   },
   { error: 'must be a JSON object' },
 );

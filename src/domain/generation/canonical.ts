@@ -65,7 +65,16 @@ export interface McpToolListing {
  */
 export type CanonicalMcpItem =
   | { kind: 'list_tools'; id: string; serverLabel: string; tools: McpToolListing[]; error?: string }
-  | { kind: 'call'; id: string; serverLabel: string; name: string; arguments: string; output?: string; error?: string; approvalRequestId?: string }
+  | {
+      kind: 'call';
+      id: string;
+      serverLabel: string;
+      name: string;
+      arguments: string;
+      output?: string;
+      error?: string;
+      approvalRequestId?: string;
+    }
   /** The vendor asks the client before calling the server (`require_approval`). */
   | { kind: 'approval_request'; id: string; serverLabel: string; name: string; arguments: string }
   /** The client's answer to an approval request (only ever sent, never produced). */
@@ -77,7 +86,13 @@ export type CanonicalMcpCall = Extract<CanonicalMcpItem, { kind: 'call' }>;
 export type CanonicalMessage =
   | { role: 'system'; content: string; cacheBreakpoint?: CacheBreakpoint }
   | { role: 'user'; content: string; cacheBreakpoint?: CacheBreakpoint }
-  | { role: 'assistant'; content: string; toolCalls: CanonicalToolCall[]; reasoning: CanonicalReasoningBlock[]; cacheBreakpoint?: CacheBreakpoint }
+  | {
+      role: 'assistant';
+      content: string;
+      toolCalls: CanonicalToolCall[];
+      reasoning: CanonicalReasoningBlock[];
+      cacheBreakpoint?: CacheBreakpoint;
+    }
   | { role: 'tool'; toolCallId: string; content: string; isError: boolean; cacheBreakpoint?: CacheBreakpoint }
   /** MCP work of an earlier turn, in conversation order (see CanonicalMcpItem). */
   | { role: 'mcp'; item: CanonicalMcpItem };
@@ -95,7 +110,15 @@ export type CanonicalTool =
   | { type: 'function'; name: string; description?: string; parameters: JsonSchema; strict?: boolean; cacheBreakpoint?: CacheBreakpoint }
   | { type: 'custom'; name: string; description?: string; format?: Record<string, unknown>; cacheBreakpoint?: CacheBreakpoint }
   /** Remote MCP server the vendor itself calls (OpenAI Responses `mcp`, Anthropic `mcp_servers`). */
-  | { type: 'mcp'; serverLabel: string; serverUrl: string; allowedTools?: string[]; headers?: Record<string, string>; authorization?: string; requireApproval?: McpApprovalRule };
+  | {
+      type: 'mcp';
+      serverLabel: string;
+      serverUrl: string;
+      allowedTools?: string[];
+      headers?: Record<string, string>;
+      authorization?: string;
+      requireApproval?: McpApprovalRule;
+    };
 
 /** A named choice forces that tool: a function tool unless `kind` says custom. */
 export type CanonicalToolChoice = 'auto' | 'none' | 'required' | { name: string; kind?: 'custom' };
@@ -172,11 +195,18 @@ export interface VendorOnlySettings {
  */
 export type CanonicalContextEdit =
   | { kind: 'clear_thinking'; field: string; keepTurns: number | 'all' }
-  | { kind: 'clear_tool_uses'; field: string; trigger: { unit: 'input_tokens' | 'tool_uses'; value: number }; keep: number; excludeTools: readonly string[] }
+  | {
+      kind: 'clear_tool_uses';
+      field: string;
+      trigger: { unit: 'input_tokens' | 'tool_uses'; value: number };
+      keep: number;
+      excludeTools: readonly string[];
+    }
   | { kind: 'compact'; field: string; trigger: { unit: 'input_tokens'; value: number } };
 
 /** The canonical request's hints (hints.ts, the hint rule). */
-export type CanonicalHint = 'temperature' | 'topP' | 'topK' | 'frequencyPenalty' | 'presencePenalty' | 'seed' | 'verbosity' | 'parallelToolCalls';
+export type CanonicalHint =
+  'temperature' | 'topP' | 'topK' | 'frequencyPenalty' | 'presencePenalty' | 'seed' | 'verbosity' | 'parallelToolCalls';
 
 /** The hints a vendor takes for one request. */
 export type VendorHints = ReadonlySet<CanonicalHint>;
@@ -219,7 +249,14 @@ export type CanonicalEvent =
    * content_filter; Messages: stop_reason refusal), with its short message as text.
    * `appliedContextEdits`: the vendor's report of the context edits it applied, if it sent one.
    */
-  | { type: 'finish'; reason: FinishReason; refusal: boolean; usage: CanonicalUsage; stopSequence?: string; appliedContextEdits?: AppliedContextEdit[] };
+  | {
+      type: 'finish';
+      reason: FinishReason;
+      refusal: boolean;
+      usage: CanonicalUsage;
+      stopSequence?: string;
+      appliedContextEdits?: AppliedContextEdit[];
+    };
 
 /**
  * A context edit the vendor applied to the prompt (Anthropic `context_management.applied_edits[]`:

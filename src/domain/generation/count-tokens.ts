@@ -39,7 +39,11 @@ export class TokenCounter {
     const { model, routedFrom } = resolveModelId(deps.catalog, decoded.modelId, 'text', modelAccessFor(principal, deps.configuredVendors));
     const { maxOutputTokens } = clampOutputLimit(model, decoded.outputLimit.value, decoded.outputLimit.field, decoded.outputLimit.fallback);
     const provider = deps.providers.forModel(model);
-    const checked = validateCanonicalRequest(withFields(decoded.request, { model, maxOutputTokens, stream: false }), decoded, provider.capabilities);
+    const checked = validateCanonicalRequest(
+      withFields(decoded.request, { model, maxOutputTokens, stream: false }),
+      decoded,
+      provider.capabilities,
+    );
     const { request } = settleForVendor(checked, provider, decoded.fields.hints, (r) => estimateInputTokens(promptForEstimate(r)));
     const inputTokens = provider.countTokens ? await provider.countTokens(request, signal) : countPromptTokens(request);
     return { model, routedFrom, inputTokens };

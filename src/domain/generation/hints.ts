@@ -14,7 +14,16 @@ import { settleVendorOnly, type SettledRequest } from './vendor-only';
  */
 
 /** Every canonical hint, in the order the answer names them (a record, so that none can be left out). */
-const EVERY_HINT: Readonly<Record<CanonicalHint, true>> = { temperature: true, topP: true, topK: true, frequencyPenalty: true, presencePenalty: true, seed: true, verbosity: true, parallelToolCalls: true };
+const EVERY_HINT: Readonly<Record<CanonicalHint, true>> = {
+  temperature: true,
+  topP: true,
+  topK: true,
+  frequencyPenalty: true,
+  presencePenalty: true,
+  seed: true,
+  verbosity: true,
+  parallelToolCalls: true,
+};
 export const CANONICAL_HINTS = Object.keys(EVERY_HINT) as readonly CanonicalHint[];
 
 /** How the client's format names each hint (`verbosity` in Chat, `text.verbosity` in Responses). */

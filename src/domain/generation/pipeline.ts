@@ -10,7 +10,16 @@ import type { LeasedHold } from '../billing/lease-budgets';
 import type { UsageCounts } from '../billing/usage-counts';
 import type { Clock } from '../shared/clock';
 import { modelNotAvailable } from '../shared/errors';
-import type { CanonicalEvent, CanonicalRequest, CanonicalUsage, FinishReason, InputUsage, ProviderEvent, TextProvider, TextProviderRegistry } from './canonical';
+import type {
+  CanonicalEvent,
+  CanonicalRequest,
+  CanonicalUsage,
+  FinishReason,
+  InputUsage,
+  ProviderEvent,
+  TextProvider,
+  TextProviderRegistry,
+} from './canonical';
 import { ProviderError } from './errors';
 import { clampOutputLimit } from './rules';
 import type { DecodedTextRequest, TextGeneration, TextGenerationContext, TextGenerationService } from './service';
@@ -65,7 +74,8 @@ class DeliveryTally {
     else if (event.type === 'tool-call-delta') this.toolArguments += event.argumentsDelta;
     else if (event.type === 'tool-call-start') this.toolArguments += event.name;
     // The model wrote the call a vendor then made (or asks approval for) as it writes a tool call.
-    else if (event.type === 'mcp-item' && (event.item.kind === 'call' || event.item.kind === 'approval_request')) this.toolArguments += event.item.name + event.item.arguments;
+    else if (event.type === 'mcp-item' && (event.item.kind === 'call' || event.item.kind === 'approval_request'))
+      this.toolArguments += event.item.name + event.item.arguments;
   }
 
   /** Tokens of the answer the client can see (text and tool calls, not reasoning). */
@@ -117,8 +127,17 @@ export class TextPipeline implements TextGenerationService {
       context.outcome.vendor = model.vendor;
     }
     const limit = clampOutputLimit(model, decoded.outputLimit.value, decoded.outputLimit.field, decoded.outputLimit.fallback);
-    const clamped: CanonicalRequest = withFields(decoded.request, { model, maxOutputTokens: limit.maxOutputTokens, stream: decoded.stream });
-    const { request, droppedHints } = settleForVendor(validateCanonicalRequest(clamped, decoded, provider.capabilities), provider, decoded.fields.hints, inputTokenBound);
+    const clamped: CanonicalRequest = withFields(decoded.request, {
+      model,
+      maxOutputTokens: limit.maxOutputTokens,
+      stream: decoded.stream,
+    });
+    const { request, droppedHints } = settleForVendor(
+      validateCanonicalRequest(clamped, decoded, provider.capabilities),
+      provider,
+      decoded.fields.hints,
+      inputTokenBound,
+    );
     provider.validate?.(request);
     const prices = pricesOf(model);
 
@@ -143,7 +162,14 @@ export class TextPipeline implements TextGenerationService {
     const upstream = provider.generate(request, context.signal, context.route)[Symbol.asyncIterator]();
     const generation = new OpenGeneration(deps, context, request, prices, hold, upstream, model, started, vendorStarted, span);
     await generation.begin();
-    return { model, routedFrom, clampedTo: limit.clampedTo, events: generation.events(), droppedHints, inputUsage: () => generation.inputUsage() };
+    return {
+      model,
+      routedFrom,
+      clampedTo: limit.clampedTo,
+      events: generation.events(),
+      droppedHints,
+      inputUsage: () => generation.inputUsage(),
+    };
   }
 
   /**
@@ -171,8 +197,6 @@ export class TextPipeline implements TextGenerationService {
 }
 
 type Outcome = { usage: CanonicalUsage; status: 'ok' | 'partial' } | null;
-
-
 
 /**
  * A reserved generation from the provider's first event to its settlement. A class with a
@@ -218,7 +242,8 @@ class OpenGeneration {
     try {
       this.first = await this.next();
       this.firstEventAt = performance.now();
-      if (this.first.done) throw new ProviderError('The provider ended the answer without a result.', this.vendor, null, undefined, 'invalid_answer');
+      if (this.first.done)
+        throw new ProviderError('The provider ended the answer without a result.', this.vendor, null, undefined, 'invalid_answer');
     } catch (error) {
       await this.close(null, error);
       throw error;
@@ -318,7 +343,14 @@ class OpenGeneration {
       context.tokens?.settleTokens(outcome.usage.inputTokens + outcome.usage.outputTokens);
       const usage = billedUsage(outcome.usage);
       const costMicro = textChargeMicro(this.prices, usage);
-      written = deps.budget.settle(hold, { costMicro, usage, status: outcome.status, latencyMs, requestId: context.requestId, deployment: this.deployment });
+      written = deps.budget.settle(hold, {
+        costMicro,
+        usage,
+        status: outcome.status,
+        latencyMs,
+        requestId: context.requestId,
+        deployment: this.deployment,
+      });
       // Charged up to the hold: a vendor reporting more usage than the hold covers is an overage, not a charge.
       const { chargedMicro } = chargeWithinHold(costMicro, hold.amountMicro);
       cost = textAnswerCost(this.prices, usage, chargedMicro);

@@ -1,4 +1,11 @@
-import { countTokensExactly, estimateInputTokens, promptTokensOver, TOKENS_PER_MESSAGE, TOKENS_PER_REQUEST, type PromptForEstimate } from '../billing/estimate';
+import {
+  countTokensExactly,
+  estimateInputTokens,
+  promptTokensOver,
+  TOKENS_PER_MESSAGE,
+  TOKENS_PER_REQUEST,
+  type PromptForEstimate,
+} from '../billing/estimate';
 import { badRequest } from '../shared/errors';
 import type { CanonicalRequest } from './canonical';
 

@@ -18,7 +18,12 @@ export interface ClampedOutputLimit {
  * Validates and clamps an output limit: 0, negative or non-integer is 400 naming the field;
  * above the model's maximum is lowered (never refused); absent takes `fallback`.
  */
-export function clampOutputLimit(model: TextModel, requested: unknown, field: string, fallback: number = DEFAULT_OUTPUT_TOKENS): ClampedOutputLimit {
+export function clampOutputLimit(
+  model: TextModel,
+  requested: unknown,
+  field: string,
+  fallback: number = DEFAULT_OUTPUT_TOKENS,
+): ClampedOutputLimit {
   if (requested === undefined || requested === null) {
     const limit = Math.min(fallback, model.maxOutputTokens);
     return { maxOutputTokens: limit, clampedTo: null };

@@ -5,7 +5,6 @@ import type { CanonicalRequest, CanonicalTool } from './canonical';
 import { MAX_SCHEMA_BYTES, MIN_THINKING_HEADROOM } from './rules';
 import type { DecodedTextRequest } from './service';
 
-
 const refuse = (field: string, problem: string): never => {
   throw badRequest(`${field} ${problem}`, { field });
 };
@@ -18,17 +17,23 @@ const refuse = (field: string, problem: string): never => {
  * room for an answer, and the serving vendor can take the tools and items sent. Throws a 400
  * naming the field; answers the request to send.
  */
-export function validateCanonicalRequest(request: CanonicalRequest, decoded: Pick<DecodedTextRequest, 'outputLimit' | 'fields'>, vendor: VendorCapabilities): CanonicalRequest {
+export function validateCanonicalRequest(
+  request: CanonicalRequest,
+  decoded: Pick<DecodedTextRequest, 'outputLimit' | 'fields'>,
+  vendor: VendorCapabilities,
+): CanonicalRequest {
   const { fields } = decoded;
   const limitField = decoded.outputLimit.field;
   const { toolChoice, tools } = request;
-  if (toolChoice === 'required' && tools.length === 0) refuse(fields.requiredToolChoice.field, `${fields.requiredToolChoice.value} needs at least one tool in tools`);
+  if (toolChoice === 'required' && tools.length === 0)
+    refuse(fields.requiredToolChoice.field, `${fields.requiredToolChoice.value} needs at least one tool in tools`);
   if (typeof toolChoice === 'object' && !declares(tools, toolChoice.kind ?? 'function', toolChoice.name)) {
     refuse(fields.namedToolChoice.field, `'${toolChoice.name}' does not name ${fields.namedToolChoice.noun} in tools`);
   }
   if (request.responseFormat?.type === 'json_schema') {
     const bytes = Buffer.byteLength(JSON.stringify(request.responseFormat.schema), 'utf8');
-    if (bytes > MAX_SCHEMA_BYTES) refuse(fields.schema ?? 'schema', `is ${bytes} bytes; structured-output schemas are limited to ${MAX_SCHEMA_BYTES} bytes (32 KiB)`);
+    if (bytes > MAX_SCHEMA_BYTES)
+      refuse(fields.schema ?? 'schema', `is ${bytes} bytes; structured-output schemas are limited to ${MAX_SCHEMA_BYTES} bytes (32 KiB)`);
   }
   const adjusted = withReasoningForModel(request);
   const { mode, budgetTokens } = adjusted.reasoning;

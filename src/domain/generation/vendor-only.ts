@@ -32,21 +32,32 @@ export function settleVendorOnly(request: CanonicalRequest, inputTokenBound: (re
   for (const edit of settings.contextEdits) messages = applyContextEdit(edit, { ...request, messages }, inputTokenBound);
   const called = new Set(messages.flatMap((m) => (m.role === 'assistant' ? m.toolCalls.map((call) => call.name) : [])));
   const forced = typeof request.toolChoice === 'object' ? request.toolChoice.name : null;
-  const offered = (tool: CanonicalTool) => tool.type === 'mcp' || !settings.deferredTools.includes(tool.name) || called.has(tool.name) || tool.name === forced;
+  const offered = (tool: CanonicalTool) =>
+    tool.type === 'mcp' || !settings.deferredTools.includes(tool.name) || called.has(tool.name) || tool.name === forced;
   const { vendorOnly: _settled, ...rest } = request;
   return { request: { ...rest, messages, tools: request.tools.filter(offered) }, droppedHints: settings.hints };
 }
 
-function applyContextEdit(edit: CanonicalContextEdit, request: CanonicalRequest, inputTokenBound: (request: CanonicalRequest) => number): CanonicalMessage[] {
+function applyContextEdit(
+  edit: CanonicalContextEdit,
+  request: CanonicalRequest,
+  inputTokenBound: (request: CanonicalRequest) => number,
+): CanonicalMessage[] {
   switch (edit.kind) {
     case 'clear_thinking':
       return edit.keepTurns === 'all' ? request.messages : clearOlderThinking(request.messages, edit.keepTurns);
     case 'clear_tool_uses': {
       const uses = toolUses(request.messages);
       const clearable = uses.filter((name) => !edit.excludeTools.includes(name)).length - edit.keep;
-      const reached = edit.trigger.unit === 'tool_uses' ? uses.length >= edit.trigger.value : promptBound(request, inputTokenBound) >= edit.trigger.value;
+      const reached =
+        edit.trigger.unit === 'tool_uses' ? uses.length >= edit.trigger.value : promptBound(request, inputTokenBound) >= edit.trigger.value;
       if (clearable <= 0 || !reached) return request.messages;
-      throw inexactEdit(edit, request, 'clear old tool results', 'clear old tool results in the conversation yourself, or raise the trigger');
+      throw inexactEdit(
+        edit,
+        request,
+        'clear old tool results',
+        'clear old tool results in the conversation yourself, or raise the trigger',
+      );
     }
     case 'compact':
       if (promptBound(request, inputTokenBound) < edit.trigger.value) return request.messages;
@@ -56,15 +67,20 @@ function applyContextEdit(edit: CanonicalContextEdit, request: CanonicalRequest,
 
 function inexactEdit(edit: CanonicalContextEdit, request: CanonicalRequest, action: string, remedy: string) {
   const model = request.model.id;
-  return badRequest(`${edit.field}: this edit would ${action} here, which only the vendor of an Anthropic model does (Tollgate cannot do it exactly for model '${model}'); ${remedy}, remove the edit, or use an Anthropic model.`, {
-    field: edit.field,
-    model,
-  });
+  return badRequest(
+    `${edit.field}: this edit would ${action} here, which only the vendor of an Anthropic model does (Tollgate cannot do it exactly for model '${model}'); ${remedy}, remove the edit, or use an Anthropic model.`,
+    {
+      field: edit.field,
+      model,
+    },
+  );
 }
 
 /** Tool uses of the conversation, oldest first (MCP calls count: they are tool uses too). */
 function toolUses(messages: readonly CanonicalMessage[]): string[] {
-  return messages.flatMap((m) => (m.role === 'assistant' ? m.toolCalls.map((call) => call.name) : m.role === 'mcp' && m.item.kind === 'call' ? [m.item.name] : []));
+  return messages.flatMap((m) =>
+    m.role === 'assistant' ? m.toolCalls.map((call) => call.name) : m.role === 'mcp' && m.item.kind === 'call' ? [m.item.name] : [],
+  );
 }
 
 /** The hold's bound, plus what it leaves out and a vendor still reads back (thinking of earlier turns). */
@@ -72,7 +88,8 @@ function promptBound(request: CanonicalRequest, inputTokenBound: (request: Canon
   let reasoningBytes = 0;
   for (const message of request.messages) {
     if (message.role !== 'assistant') continue;
-    for (const block of message.reasoning) reasoningBytes += Buffer.byteLength(block.text + (block.signature ?? '') + (block.redactedData ?? ''), 'utf8');
+    for (const block of message.reasoning)
+      reasoningBytes += Buffer.byteLength(block.text + (block.signature ?? '') + (block.redactedData ?? ''), 'utf8');
   }
   return inputTokenBound(request) + reasoningBytes;
 }

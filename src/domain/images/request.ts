@@ -90,7 +90,10 @@ function checkQuality(model: ImageModel, sent: string | undefined): string {
 function checkInputImages(model: ImageModel, uploads: readonly Buffer[], sent: number): ImageData[] {
   if (sent === 0) throw badRequest('image: an edit needs at least one image part.', { field: 'image' });
   if (sent > model.maxInputImages) {
-    throw badRequest(`image: '${model.id}' accepts at most ${model.maxInputImages} input image${model.maxInputImages === 1 ? '' : 's'}, got ${sent}.`, { field: 'image', limit: 'max_input_images', limit_value: model.maxInputImages });
+    throw badRequest(
+      `image: '${model.id}' accepts at most ${model.maxInputImages} input image${model.maxInputImages === 1 ? '' : 's'}, got ${sent}.`,
+      { field: 'image', limit: 'max_input_images', limit_value: model.maxInputImages },
+    );
   }
   return uploads.map((data, i) => {
     const format = sniffImageFormat(data);

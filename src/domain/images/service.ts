@@ -65,10 +65,17 @@ export class ImageService {
   async run(principal: BillingPrincipal, request: ValidImageRequest, context: ImageRunContext): Promise<ImageResult> {
     const { billing, clock } = this.deps;
     const perImage = request.model.pricing!.perImageMicro; // usable models always have a price
-    const hold = await billing.reserveHold({ principal, purpose: 'image', model: request.model.id, amountMicro: mediaCostMicro(perImage, request.n) });
+    const hold = await billing.reserveHold({
+      principal,
+      purpose: 'image',
+      model: request.model.id,
+      amountMicro: mediaCostMicro(perImage, request.n),
+    });
     const started = clock.now().getTime();
     const latencyMs = () => clock.now().getTime() - started;
-    const outcomes = await Promise.allSettled(Array.from({ length: request.n }, (_, index) => this.makeOne(request, index, context.signal)));
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: request.n }, (_, index) => this.makeOne(request, index, context.signal)),
+    );
     const images = outcomes.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : []));
     if (context.signal.aborted || images.length === 0) {
       // A client that left receives nothing, so it pays nothing.
@@ -92,11 +99,25 @@ export class ImageService {
     const started = performance.now();
     const observe = (error: unknown) => {
       const seconds = (performance.now() - started) / 1000;
-      this.deps.metrics?.vendorCallFinished(request.model.vendor, request.model.id, error === null ? seconds : null, seconds, error === null ? null : error instanceof ProviderError ? error.kind : 'invalid_answer');
+      this.deps.metrics?.vendorCallFinished(
+        request.model.vendor,
+        request.model.id,
+        error === null ? seconds : null,
+        seconds,
+        error === null ? null : error instanceof ProviderError ? error.kind : 'invalid_answer',
+      );
     };
     let made;
     try {
-      made = await provider.generateImage({ model: request.model, mode: request.mode, prompt: request.prompt, size: request.size, images: request.images, index, signal });
+      made = await provider.generateImage({
+        model: request.model,
+        mode: request.mode,
+        prompt: request.prompt,
+        size: request.size,
+        images: request.images,
+        index,
+        signal,
+      });
       observe(null);
     } catch (error) {
       observe(error);
@@ -120,5 +141,11 @@ function firstFailure(outcomes: PromiseSettledResult<GeneratedImage>[], vendor: 
 
 function summedUsage(images: readonly GeneratedImage[]): ImageTokenUsage | null {
   if (!images.every((image) => image.usage)) return null;
-  return images.reduce<ImageTokenUsage>((sum, image) => ({ inputTokens: sum.inputTokens + image.usage!.inputTokens, outputTokens: sum.outputTokens + image.usage!.outputTokens }), { inputTokens: 0, outputTokens: 0 });
+  return images.reduce<ImageTokenUsage>(
+    (sum, image) => ({
+      inputTokens: sum.inputTokens + image.usage!.inputTokens,
+      outputTokens: sum.outputTokens + image.usage!.outputTokens,
+    }),
+    { inputTokens: 0, outputTokens: 0 },
+  );
 }

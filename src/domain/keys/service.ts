@@ -25,7 +25,6 @@ export interface KeyView {
   monthSpentMicro: bigint;
 }
 
-
 /** Who changes a key: a signed-in user, or the operator (userId null: the events name no user). */
 export interface KeyActor {
   accountId: string;
@@ -90,24 +89,31 @@ export class KeyService {
    * The operator creates a key for an account, optionally owned by one of its users (a plan
    * key must be: it draws on that user's plan). The key event names no actor (the system).
    */
-  async createKeyAsOperator(owner: { accountId: string; userId: string | null }, input: CreateKeyInput): Promise<{ key: KeyView; secret: string }> {
+  async createKeyAsOperator(
+    owner: { accountId: string; userId: string | null },
+    input: CreateKeyInput,
+  ): Promise<{ key: KeyView; secret: string }> {
     const em = this.orm.em.fork();
     if (!(await em.count(Account, { id: owner.accountId }))) throw notFound(`No account '${owner.accountId}'.`);
     if (owner.userId !== null && !(await em.count(User, { id: owner.userId, account: owner.accountId }))) {
       throw notFound(`No user '${owner.userId}' in account '${owner.accountId}'.`);
     }
-    if (owner.userId === null && input.kind === 'plan') throw badRequest("A plan key needs a user with a plan", { field: 'key.kind' });
+    if (owner.userId === null && input.kind === 'plan') throw badRequest('A plan key needs a user with a plan', { field: 'key.kind' });
     return this.insertKey({ ...owner, actorUserId: null }, input);
   }
 
-  private async insertKey(owner: { accountId: string; userId: string | null; actorUserId: string | null }, input: CreateKeyInput): Promise<{ key: KeyView; secret: string }> {
+  private async insertKey(
+    owner: { accountId: string; userId: string | null; actorUserId: string | null },
+    input: CreateKeyInput,
+  ): Promise<{ key: KeyView; secret: string }> {
     const now = this.clock.now();
     if (input.expiresAt && input.expiresAt <= now) throw badRequest('Expiry must be in the future', { field: 'key.expiresAt' });
     const em = this.orm.em.fork();
     if (input.kind === 'plan') {
       const user = owner.userId === null ? null : await em.findOneOrFail(User, owner.userId);
       if (!user?.plan) throw badRequest('A plan key needs a user with a plan; this user has none', { field: 'key.kind' });
-      if (input.monthlySpendLimitMicro !== null) throw badRequest('Monthly limit applies to prepaid keys only', { field: 'key.monthlySpendLimit' });
+      if (input.monthlySpendLimitMicro !== null)
+        throw badRequest('Monthly limit applies to prepaid keys only', { field: 'key.monthlySpendLimit' });
     }
     const secret = API_KEY_PREFIX + randomToken(SECRET_LENGTH);
     const key = em.create(ApiKey, {
@@ -136,8 +142,12 @@ export class KeyService {
    * A page of the account's keys, newest first (keyset on the id, which sorts by creation):
    * `search` matches the name or the prefix (case-insensitive), `status` active or revoked.
    */
-  async listKeyPage(accountId: string, page: { limit: number; after: string | null; search: string | null; status: 'active' | 'revoked' | null }): Promise<KeyPage> {
-    if (page.after !== null && !isWellFormedId(page.after, 'key')) throw badRequest('The page cursor must be the id of a key of this account', { field: 'page.after' });
+  async listKeyPage(
+    accountId: string,
+    page: { limit: number; after: string | null; search: string | null; status: 'active' | 'revoked' | null },
+  ): Promise<KeyPage> {
+    if (page.after !== null && !isWellFormedId(page.after, 'key'))
+      throw badRequest('The page cursor must be the id of a key of this account', { field: 'page.after' });
     const em = this.orm.em.fork();
     const where: FilterQuery<ApiKey> = { account: accountId };
     if (page.after !== null) where.id = { $lt: page.after };
@@ -149,7 +159,10 @@ export class KeyService {
     }
     const rows = await em.find(ApiKey, where, { orderBy: { id: 'desc' }, limit: page.limit + 1 });
     const keys = rows.slice(0, page.limit);
-    const spent = await this.monthSpent(em, keys.map((k) => k.id));
+    const spent = await this.monthSpent(
+      em,
+      keys.map((k) => k.id),
+    );
     const data = keys.map((key) => this.toView(key, spent.get(key.id) ?? 0n));
     return { data, firstId: data[0]?.id ?? null, lastId: data.at(-1)?.id ?? null, hasMore: rows.length > page.limit };
   }
@@ -157,7 +170,10 @@ export class KeyService {
   async listKeys(accountId: string): Promise<KeyView[]> {
     const em = this.orm.em.fork();
     const keys = await em.find(ApiKey, { account: accountId }, { orderBy: { createdAt: 'desc', id: 'desc' } });
-    const spent = await this.monthSpent(em, keys.map((k) => k.id));
+    const spent = await this.monthSpent(
+      em,
+      keys.map((k) => k.id),
+    );
     return keys.map((key) => this.toView(key, spent.get(key.id) ?? 0n));
   }
 
@@ -180,7 +196,8 @@ export class KeyService {
         key.name = input.name;
       }
       if (input.monthlySpendLimitMicro !== undefined && input.monthlySpendLimitMicro !== key.monthlySpendLimitMicro) {
-        if (key.kind === 'plan' && input.monthlySpendLimitMicro !== null) throw badRequest('Monthly limit applies to prepaid keys only', { field: 'key.monthlySpendLimit' });
+        if (key.kind === 'plan' && input.monthlySpendLimitMicro !== null)
+          throw badRequest('Monthly limit applies to prepaid keys only', { field: 'key.monthlySpendLimit' });
         written.push(
           this.addEvent(tx, key, 'spend_limit_changed', actor.userId, {
             old_limit_micro: key.monthlySpendLimitMicro?.toString() ?? null,
@@ -213,15 +230,15 @@ export class KeyService {
     const em = this.orm.em.fork();
     await this.findOwnKey(em, accountId, keyId);
     if (page.after !== null) {
-      if (!isWellFormedId(page.after, 'kev')) throw badRequest('The page cursor must be the id of an event of this key', { field: 'page.after' });
+      if (!isWellFormedId(page.after, 'kev'))
+        throw badRequest('The page cursor must be the id of an event of this key', { field: 'page.after' });
       const anchor = await em.findOne(KeyEvent, { id: page.after, key: keyId });
       if (!anchor) throw badRequest('The page cursor must be the id of an event of this key', { field: 'page.after' });
     }
-    const rows = await em.find(
-      KeyEvent,
-      page.after === null ? { key: keyId } : { key: keyId, id: { $lt: page.after } },
-      { orderBy: { id: 'desc' }, limit: page.limit + 1 },
-    );
+    const rows = await em.find(KeyEvent, page.after === null ? { key: keyId } : { key: keyId, id: { $lt: page.after } }, {
+      orderBy: { id: 'desc' },
+      limit: page.limit + 1,
+    });
     const data = rows.slice(0, page.limit).map(toEventView);
     return { data, firstId: data[0]?.id ?? null, lastId: data.at(-1)?.id ?? null, hasMore: rows.length > page.limit };
   }
@@ -238,7 +255,13 @@ export class KeyService {
     return key;
   }
 
-  private addEvent(em: EntityManager, key: ApiKey, kind: KeyEventKind, actorUserId: string | null, data: Record<string, unknown>): KeyEvent {
+  private addEvent(
+    em: EntityManager,
+    key: ApiKey,
+    kind: KeyEventKind,
+    actorUserId: string | null,
+    data: Record<string, unknown>,
+  ): KeyEvent {
     return em.create(KeyEvent, {
       id: this.ids.next('kev'),
       key,

@@ -8,7 +8,15 @@ import { DeferredTicket, Ticket, type AdmissionTicket } from './ticket';
 import { PendingReleases } from './pending-releases';
 import type { TierLookup } from './tier-lookup';
 import type { Tier } from './tiers';
-import { MINUTE_WINDOW_MS, rateLimitHeaders, remainingTokens, requestsResetMs, SECOND_WINDOW_MS, type AppliedLimits, type RateLimitHeaders } from './windows';
+import {
+  MINUTE_WINDOW_MS,
+  rateLimitHeaders,
+  remainingTokens,
+  requestsResetMs,
+  SECOND_WINDOW_MS,
+  type AppliedLimits,
+  type RateLimitHeaders,
+} from './windows';
 
 /**
  * Admission control: the pipeline step that admits a request under its rate and concurrency limits.
@@ -32,7 +40,6 @@ import { MINUTE_WINDOW_MS, rateLimitHeaders, remainingTokens, requestsResetMs, S
  * request windows only fill up until their entries leave at known times, so the answer,
  * headers included, is the one the store would give, unless another instance changes it.
  */
-
 
 /** The few logger methods admission uses (pino's Logger fits). */
 export interface AdmissionLogger {
@@ -125,7 +132,10 @@ interface KnownRefusal {
 const MAX_KNOWN_REFUSALS = 10_000;
 
 const sameRequestLimits = (a: AppliedLimits, b: AppliedLimits): boolean =>
-  a.requestsPerSecond === b.requestsPerSecond && a.requestsPerMinute === b.requestsPerMinute && a.tokensPerMinute === b.tokensPerMinute && a.concurrentRequests === b.concurrentRequests;
+  a.requestsPerSecond === b.requestsPerSecond &&
+  a.requestsPerMinute === b.requestsPerMinute &&
+  a.tokensPerMinute === b.tokensPerMinute &&
+  a.concurrentRequests === b.concurrentRequests;
 
 export class AdmissionService {
   private readonly store: LimitStore;
@@ -183,7 +193,8 @@ export class AdmissionService {
   // Not an async function: with the tier cached (nearly every request) no promise is awaited on the way.
   deferred(principal: KeyPrincipal): Promise<DeferredTicket> {
     const tier = principal.kind === 'prepaid' ? this.options.tiers.cachedTierOf(principal.accountId) : undefined;
-    if (tier === undefined && principal.kind === 'prepaid') return this.limitsFor(principal).then((limits) => this.deferredWith(principal, limits));
+    if (tier === undefined && principal.kind === 'prepaid')
+      return this.limitsFor(principal).then((limits) => this.deferredWith(principal, limits));
     try {
       return Promise.resolve(this.deferredWith(principal, tier ? limitsOfTier(tier) : limitsOfPlan(principal)));
     } catch (error) {
@@ -204,17 +215,37 @@ export class AdmissionService {
     const known = this.knownRefusal(subject, limits, at);
     if (known) throw refusalFor(limits, known);
     const id = this.nextId();
-    const slot = !take.slot || limits.concurrentRequests === null ? null : { id, limit: limits.concurrentRequests, expiresAt: at + this.slotTtlMs };
-    const tokens = slot && take.tokens !== null && limits.tokensPerMinute !== null ? { count: take.tokens, perMinute: limits.tokensPerMinute } : undefined;
+    const slot =
+      !take.slot || limits.concurrentRequests === null ? null : { id, limit: limits.concurrentRequests, expiresAt: at + this.slotTtlMs };
+    const tokens =
+      slot && take.tokens !== null && limits.tokensPerMinute !== null
+        ? { count: take.tokens, perMinute: limits.tokensPerMinute }
+        : undefined;
     if (tokens) this.windowsChanged(subject);
-    const { value: outcome, store, sharedFailed } = await this.withStore((s) =>
-      s.admit({ subject, now: at, requestId: id, requestsPerSecond: limits.requestsPerSecond, requestsPerMinute: limits.requestsPerMinute, slot, tokens }),
+    const {
+      value: outcome,
+      store,
+      sharedFailed,
+    } = await this.withStore((s) =>
+      s.admit({
+        subject,
+        now: at,
+        requestId: id,
+        requestsPerSecond: limits.requestsPerSecond,
+        requestsPerMinute: limits.requestsPerMinute,
+        slot,
+        tokens,
+      }),
     );
     if (sharedFailed && slot) this.pendingReleases.add(subject, slot.id);
     if (outcome.refusal) {
       this.rememberRefusal(subject, limits, outcome);
       const byTokens = tokens && outcome.refusal.limit === 'tokens_per_minute';
-      throw refusalFor(limits, outcome, byTokens ? { requested_tokens: tokens.count, remaining_tokens: remainingTokens(tokens.perMinute, outcome.snapshot) } : undefined);
+      throw refusalFor(
+        limits,
+        outcome,
+        byTokens ? { requested_tokens: tokens.count, remaining_tokens: remainingTokens(tokens.perMinute, outcome.snapshot) } : undefined,
+      );
     }
     if (slot) this.held.set(id, { subject, slotId: id, store });
     return new Ticket(this, store, subject, limits, slot ? id : null, outcome.snapshot, tokens?.count ?? 0);
@@ -231,8 +262,19 @@ export class AdmissionService {
     const slotId = options.slotId ?? this.nextId();
     const at = this.options.clock.now().getTime();
     this.windowsChanged(subject);
-    const { value: outcome, store, sharedFailed } = await this.withStore((s) =>
-      s.admit({ subject, now: at, requestId: null, requestsPerSecond: null, requestsPerMinute: null, slot: { id: slotId, limit: limits.concurrentRequests ?? 0, expiresAt: at + this.slotTtlMs } }),
+    const {
+      value: outcome,
+      store,
+      sharedFailed,
+    } = await this.withStore((s) =>
+      s.admit({
+        subject,
+        now: at,
+        requestId: null,
+        requestsPerSecond: null,
+        requestsPerMinute: null,
+        slot: { id: slotId, limit: limits.concurrentRequests ?? 0, expiresAt: at + this.slotTtlMs },
+      }),
     );
     if (sharedFailed) this.pendingReleases.add(subject, slotId);
     if (outcome.refusal) throw concurrencyRefusal(limits, null);
@@ -337,7 +379,8 @@ export class AdmissionService {
     const s = outcome.snapshot;
     let lasts = Math.min(refusal.retryAfterMs, requestsResetMs(s));
     if (s.oldestSettledAt !== null) lasts = Math.min(lasts, s.oldestSettledAt + MINUTE_WINDOW_MS - s.at);
-    if (limits.concurrentRequests !== null && s.slotsInUse >= limits.concurrentRequests) lasts = Math.min(lasts, refusal.retryAfterMs - SECOND_WINDOW_MS);
+    if (limits.concurrentRequests !== null && s.slotsInUse >= limits.concurrentRequests)
+      lasts = Math.min(lasts, refusal.retryAfterMs - SECOND_WINDOW_MS);
     if (lasts <= 0) return;
     if (this.knownRefusals.size >= MAX_KNOWN_REFUSALS) this.forgetStaleRefusals(s.at);
     this.knownRefusals.set(subject, { limits, outcome, until: s.at + lasts });
@@ -369,8 +412,11 @@ export class AdmissionService {
   }
 
   /** `sharedFailed`: the shared store was asked and failed (it may have done the operation all the same). */
-  private async withStore<T>(operation: (store: LimitStore) => Promise<T>): Promise<{ value: T; store: LimitStore; sharedFailed: boolean }> {
-    if (this.fallback && performance.now() < this.storeDownUntil) return { value: await operation(this.fallback), store: this.fallback, sharedFailed: false };
+  private async withStore<T>(
+    operation: (store: LimitStore) => Promise<T>,
+  ): Promise<{ value: T; store: LimitStore; sharedFailed: boolean }> {
+    if (this.fallback && performance.now() < this.storeDownUntil)
+      return { value: await operation(this.fallback), store: this.fallback, sharedFailed: false };
     try {
       if (this.pendingReleases.size > 0) await this.pendingReleases.flush(this.store);
       return { value: await operation(this.store), store: this.store, sharedFailed: false };
@@ -386,7 +432,10 @@ export class AdmissionService {
     this.storeDownUntil = now + this.storeRetryMs;
     if (now - this.lastWarnAt < WARN_EVERY_MS) return;
     this.lastWarnAt = now;
-    this.log?.warn({ err: String((error as Error)?.message ?? error) }, 'rate-limit store unavailable: admitting against per-instance limits (fail-open)');
+    this.log?.warn(
+      { err: String((error as Error)?.message ?? error) },
+      'rate-limit store unavailable: admitting against per-instance limits (fail-open)',
+    );
   }
 
   private nextId(): string {

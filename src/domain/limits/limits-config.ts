@@ -30,9 +30,15 @@ export const DEFAULT_LIMITS: LimitsConfig = { tiers: DEFAULT_TIERS, plans: DEFAU
 const PLAN_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 const SERVICE_ID = /^[a-z0-9][a-z0-9-]*\/[a-z0-9][a-z0-9._-]*$/;
 
-const positive = z.number({ error: 'must be a positive integer' }).int('must be a positive integer').min(1, 'must be a positive integer').max(1_000_000_000, 'must be at most 1000000000');
+const positive = z
+  .number({ error: 'must be a positive integer' })
+  .int('must be a positive integer')
+  .min(1, 'must be a positive integer')
+  .max(1_000_000_000, 'must be at most 1000000000');
 // At most 18 digits: what a PostgreSQL bigint column holds.
-const micro = z.string({ error: 'must be a decimal string of micro-dollars' }).refine((value) => value.length <= 18 && parseMicroString(value) !== undefined, 'must be a decimal string of micro-dollars');
+const micro = z
+  .string({ error: 'must be a decimal string of micro-dollars' })
+  .refine((value) => value.length <= 18 && parseMicroString(value) !== undefined, 'must be a decimal string of micro-dollars');
 
 const tierSchema = z.strictObject(
   {
@@ -49,7 +55,9 @@ const tierSchema = z.strictObject(
 const planSchema = z.strictObject(
   {
     name: z.string({ error: 'must be a string' }).regex(PLAN_NAME, 'must be a lowercase name (letters, digits, - and _)'),
-    models: z.array(z.string({ error: 'must be a string' }).regex(SERVICE_ID, 'must be a "<vendor>/<model>" id'), { error: 'must be a list' }).min(1, 'must not be empty'),
+    models: z
+      .array(z.string({ error: 'must be a string' }).regex(SERVICE_ID, 'must be a "<vendor>/<model>" id'), { error: 'must be a list' })
+      .min(1, 'must not be empty'),
     monthly_allowance_micro: micro,
     requests_per_minute: positive,
   },
@@ -68,11 +76,24 @@ const limitsSchema = z
     limits.tiers?.forEach((tier, i) => {
       const previous = limits.tiers![i - 1];
       if (i === 0 && tier.lifetime_top_ups_from_micro !== '0') {
-        ctx.addIssue({ code: 'custom', path: ['tiers', 0, 'lifetime_top_ups_from_micro'], message: 'must be "0": the first tier applies to every account' });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['tiers', 0, 'lifetime_top_ups_from_micro'],
+          message: 'must be "0": the first tier applies to every account',
+        });
       }
-      if (previous && tier.tier <= previous.tier) ctx.addIssue({ code: 'custom', path: ['tiers', i, 'tier'], message: 'must be greater than the previous tier (list tiers in ascending order)' });
+      if (previous && tier.tier <= previous.tier)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['tiers', i, 'tier'],
+          message: 'must be greater than the previous tier (list tiers in ascending order)',
+        });
       if (previous && BigInt(tier.lifetime_top_ups_from_micro) <= BigInt(previous.lifetime_top_ups_from_micro)) {
-        ctx.addIssue({ code: 'custom', path: ['tiers', i, 'lifetime_top_ups_from_micro'], message: 'must be greater than the previous tier\'s' });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['tiers', i, 'lifetime_top_ups_from_micro'],
+          message: "must be greater than the previous tier's",
+        });
       }
     });
     const names = new Set<string>();
@@ -88,15 +109,22 @@ export function parseLimits(source: unknown, origin: string): LimitsConfig {
   if (!parsed.success) throw new Error(`${origin}: ${describeSchemaIssue(parsed.error.issues[0], 'the file')}`);
   const { tiers, plans } = parsed.data;
   return {
-    tiers: tiers?.map((t) => ({
-      tier: t.tier,
-      fromMicro: BigInt(t.lifetime_top_ups_from_micro),
-      requestsPerSecond: t.requests_per_second,
-      requestsPerMinute: t.requests_per_minute,
-      tokensPerMinute: t.tokens_per_minute,
-      concurrentRequests: t.concurrent_requests,
-    })) ?? DEFAULT_TIERS,
-    plans: plans?.map((p) => ({ name: p.name, models: p.models, monthlyAllowanceMicro: BigInt(p.monthly_allowance_micro), requestsPerMinute: p.requests_per_minute })) ?? DEFAULT_PLANS,
+    tiers:
+      tiers?.map((t) => ({
+        tier: t.tier,
+        fromMicro: BigInt(t.lifetime_top_ups_from_micro),
+        requestsPerSecond: t.requests_per_second,
+        requestsPerMinute: t.requests_per_minute,
+        tokensPerMinute: t.tokens_per_minute,
+        concurrentRequests: t.concurrent_requests,
+      })) ?? DEFAULT_TIERS,
+    plans:
+      plans?.map((p) => ({
+        name: p.name,
+        models: p.models,
+        monthlyAllowanceMicro: BigInt(p.monthly_allowance_micro),
+        requestsPerMinute: p.requests_per_minute,
+      })) ?? DEFAULT_PLANS,
   };
 }
 

@@ -43,7 +43,9 @@ export class PendingReleases {
     this.timer = setTimeout(() => {
       this.timer = null;
       // A failed pass is simply the next pass's work: retrySoon schedules it.
-      void this.retry().catch(() => undefined).finally(() => this.retrySoon());
+      void this.retry()
+        .catch(() => undefined)
+        .finally(() => this.retrySoon());
     }, this.retryMs + 10);
     this.timer.unref?.();
   }

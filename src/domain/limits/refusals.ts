@@ -54,7 +54,11 @@ export function refusalFor(limits: AppliedLimits, outcome: StoreOutcome, extra: 
   const value = limitValue(limits, refusal);
   const seconds = retryAfterSeconds(refusal.retryAfterMs);
   const what =
-    refusal.limit === 'requests_per_second' ? `${value} requests per second` : refusal.limit === 'requests_per_minute' ? `${value} requests per minute` : `${value} tokens per minute`;
+    refusal.limit === 'requests_per_second'
+      ? `${value} requests per second`
+      : refusal.limit === 'requests_per_minute'
+        ? `${value} requests per minute`
+        : `${value} tokens per minute`;
   return new RateLimitRefusal(
     'rate_limited',
     `Rate limit reached: ${what} for ${whose(limits)}. Retry after ${seconds} s.`,

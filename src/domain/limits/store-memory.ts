@@ -1,4 +1,14 @@
-import { tokenRetryAfterMs, type HeldSlotRef, type LimitStore, type RequestAdmission, type SettledUsage, type StoreOutcome, type StoreRefusal, type TokenReservation, type TokenSettlement } from './store';
+import {
+  tokenRetryAfterMs,
+  type HeldSlotRef,
+  type LimitStore,
+  type RequestAdmission,
+  type SettledUsage,
+  type StoreOutcome,
+  type StoreRefusal,
+  type TokenReservation,
+  type TokenSettlement,
+} from './store';
 import { MINUTE_WINDOW_MS, SECOND_WINDOW_MS, type WindowSnapshot } from './windows';
 
 /**

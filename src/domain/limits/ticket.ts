@@ -68,11 +68,22 @@ export class Ticket implements AdmissionTicket {
     const now = this.service.nowMs();
     this.service.windowsChanged(this.subject);
     const outcome = await this.service.guard(this.store, () =>
-      this.store.reserveTokens({ subject: this.subject, now, slotId, slotExpiresAt: now + this.service.slotTtlMs, tokens, tokensPerMinute }),
+      this.store.reserveTokens({
+        subject: this.subject,
+        now,
+        slotId,
+        slotExpiresAt: now + this.service.slotTtlMs,
+        tokens,
+        tokensPerMinute,
+      }),
     );
     if (!outcome) return this.headers();
     this.snapshot = outcome.snapshot;
-    if (outcome.refusal) throw refusalFor(this.limits, outcome, { requested_tokens: tokens, remaining_tokens: remainingTokens(tokensPerMinute, outcome.snapshot) });
+    if (outcome.refusal)
+      throw refusalFor(this.limits, outcome, {
+        requested_tokens: tokens,
+        remaining_tokens: remainingTokens(tokensPerMinute, outcome.snapshot),
+      });
     this.reserved += tokens;
     return this.headers();
   }
@@ -147,7 +158,10 @@ export class DeferredTicket {
       return;
     }
     if (this.admitting) throw new Error('a request is admitted once');
-    this.admitting = this.service.admitSubject(this.subject, this.limits, { tokens: this.limits.tokensPerMinute === null ? null : tokens, slot: true });
+    this.admitting = this.service.admitSubject(this.subject, this.limits, {
+      tokens: this.limits.tokensPerMinute === null ? null : tokens,
+      slot: true,
+    });
     try {
       this.ticket = await this.admitting;
     } catch (error) {

@@ -37,7 +37,6 @@ export interface WindowSnapshot {
   slotsInUse: number;
 }
 
-
 /** The `x-ratelimit-*` headers every answer to an API key carries (docs/limits.md); token headers only for prepaid accounts. */
 export interface RateLimitHeaders {
   'x-ratelimit-limit-requests': string;

@@ -96,7 +96,13 @@ export class Router {
   ) {}
 
   /** The events of the first deployment that answers; a `served-by` event precedes them. */
-  stream(model: TextModel, targets: readonly RouteTarget[], request: CanonicalRequest, signal: Cancellation, hints: RouteHints | undefined): AsyncIterable<ProviderEvent> {
+  stream(
+    model: TextModel,
+    targets: readonly RouteTarget[],
+    request: CanonicalRequest,
+    signal: Cancellation,
+    hints: RouteHints | undefined,
+  ): AsyncIterable<ProviderEvent> {
     const conversation = targets.length > 1 ? conversationKey(request, hints?.session ?? null) : null;
     return new FailoverStream(this, model, this.order(targets, conversation), request, signal, conversation);
   }
@@ -185,7 +191,16 @@ class FailoverStream implements AsyncIterableIterator<ProviderEvent> {
     let allRateLimited = true;
     for (let i = 0; i < this.candidates.length; i++) {
       const target = this.candidates[i]!;
-      if (this.signal.aborted) throw lastError ?? new ProviderError(`The request to ${this.model.id} was cancelled by the client.`, target.deployment.vendor, null, 'client_cancelled');
+      if (this.signal.aborted)
+        throw (
+          lastError ??
+          new ProviderError(
+            `The request to ${this.model.id} was cancelled by the client.`,
+            target.deployment.vendor,
+            null,
+            'client_cancelled',
+          )
+        );
       if (this.attempts >= policy.maxAttempts || (this.attempts > 0 && Date.now() - started >= policy.budgetMs)) break;
       const admission = health.admit(target.key);
       if (admission === null) {
@@ -204,7 +219,10 @@ class FailoverStream implements AsyncIterableIterator<ProviderEvent> {
         metrics?.attempt(this.model.id, target.deployment.name, 'served');
         if (this.conversation !== null) this.router.deps.sticky.remember(this.conversation, target.deployment.name);
         this.held = first;
-        return { done: false, value: { type: 'served-by', deployment: target.deployment.name, vendor: target.deployment.vendor, attempts: this.attempts } };
+        return {
+          done: false,
+          value: { type: 'served-by', deployment: target.deployment.name, vendor: target.deployment.vendor, attempts: this.attempts },
+        };
       } catch (error) {
         this.current = null;
         if (!isDeploymentFailure(error) || this.signal.aborted) {
@@ -257,12 +275,26 @@ class FailoverStream implements AsyncIterableIterator<ProviderEvent> {
       this.current = target.provider.generate(request, cancellation)[Symbol.asyncIterator]();
       this.serving = target;
       const first = await this.current.next();
-      if (first.done) throw new ProviderError(`${target.deployment.vendor} ended the answer without a result.`, target.deployment.vendor, null, undefined, 'invalid_answer');
+      if (first.done)
+        throw new ProviderError(
+          `${target.deployment.vendor} ended the answer without a result.`,
+          target.deployment.vendor,
+          null,
+          undefined,
+          'invalid_answer',
+        );
       return first;
     } catch (error) {
       if (timed) parent.off('abort', forward);
       await this.current?.return?.().catch(() => undefined);
-      if (timedOut && !parent.aborted) throw new ProviderError(`${target.deployment.vendor} sent nothing within ${firstByteTimeoutMs / 1000} s.`, target.deployment.vendor, null, undefined, 'timeout');
+      if (timedOut && !parent.aborted)
+        throw new ProviderError(
+          `${target.deployment.vendor} sent nothing within ${firstByteTimeoutMs / 1000} s.`,
+          target.deployment.vendor,
+          null,
+          undefined,
+          'timeout',
+        );
       throw error;
     } finally {
       if (timer !== null) clearTimeout(timer);

@@ -20,7 +20,12 @@ export interface BreakerOptions {
   maxRetryAfterMs: number;
 }
 
-export const DEFAULT_BREAKER: BreakerOptions = { failureThreshold: 3, cooldownMs: 10_000, maxCooldownMs: 300_000, maxRetryAfterMs: 600_000 };
+export const DEFAULT_BREAKER: BreakerOptions = {
+  failureThreshold: 3,
+  cooldownMs: 10_000,
+  maxCooldownMs: 300_000,
+  maxRetryAfterMs: 600_000,
+};
 
 /** What every instance shares of a deployment's health: until when it is cooled. */
 export interface SharedHealth {
@@ -125,7 +130,16 @@ export class DeploymentHealth {
   failed(key: string, error: ProviderError): void {
     let breaker = this.breakers.get(key);
     if (breaker === undefined) {
-      breaker = { failures: 0, localUntil: 0, sharedUntil: 0, tripped: false, cooldownMs: this.options.cooldownMs, probing: false, lastError: null, rateLimited: false };
+      breaker = {
+        failures: 0,
+        localUntil: 0,
+        sharedUntil: 0,
+        tripped: false,
+        cooldownMs: this.options.cooldownMs,
+        probing: false,
+        lastError: null,
+        rateLimited: false,
+      };
       this.breakers.set(key, breaker);
     }
     breaker.failures++;
@@ -138,7 +152,8 @@ export class DeploymentHealth {
     else if (wasProbe) {
       breaker.cooldownMs = Math.min(breaker.cooldownMs * 2, this.options.maxCooldownMs);
       coolMs = breaker.cooldownMs;
-    } else if (this.options.failureThreshold > 0 && breaker.failures >= this.options.failureThreshold && this.now() >= breaker.localUntil) coolMs = breaker.cooldownMs;
+    } else if (this.options.failureThreshold > 0 && breaker.failures >= this.options.failureThreshold && this.now() >= breaker.localUntil)
+      coolMs = breaker.cooldownMs;
     if (coolMs === 0) return;
     breaker.tripped = true;
     breaker.rateLimited = rateLimited;
@@ -172,12 +187,30 @@ export class DeploymentHealth {
     const now = this.now();
     for (const [key, until] of cooled) {
       if (until <= now && !this.breakers.has(key)) {
-        this.breakers.set(key, { failures: 0, localUntil: 0, sharedUntil: until, tripped: true, cooldownMs: this.options.cooldownMs, probing: false, lastError: 'cooled by another instance', rateLimited: false });
+        this.breakers.set(key, {
+          failures: 0,
+          localUntil: 0,
+          sharedUntil: until,
+          tripped: true,
+          cooldownMs: this.options.cooldownMs,
+          probing: false,
+          lastError: 'cooled by another instance',
+          rateLimited: false,
+        });
         continue;
       }
       let breaker = this.breakers.get(key);
       if (breaker === undefined) {
-        breaker = { failures: 0, localUntil: 0, sharedUntil: 0, tripped: true, cooldownMs: this.options.cooldownMs, probing: false, lastError: 'cooled by another instance', rateLimited: false };
+        breaker = {
+          failures: 0,
+          localUntil: 0,
+          sharedUntil: 0,
+          tripped: true,
+          cooldownMs: this.options.cooldownMs,
+          probing: false,
+          lastError: 'cooled by another instance',
+          rateLimited: false,
+        };
         this.breakers.set(key, breaker);
       }
       breaker.tripped = true;

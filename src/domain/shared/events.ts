@@ -72,7 +72,13 @@ export const TOPIC_ACCOUNT_CHANGED = 'account-changed' satisfies Topic;
 export const TOPIC_BUDGET_PRESSURE = 'budget-pressure' satisfies Topic;
 export const TOPIC_SESSION_ENDED = 'session-ended' satisfies Topic;
 
-const TOPICS: ReadonlySet<string> = new Set<Topic>([TOPIC_KEY_EVENTS, TOPIC_VIDEO_UPDATED, TOPIC_ACCOUNT_CHANGED, TOPIC_BUDGET_PRESSURE, TOPIC_SESSION_ENDED]);
+const TOPICS: ReadonlySet<string> = new Set<Topic>([
+  TOPIC_KEY_EVENTS,
+  TOPIC_VIDEO_UPDATED,
+  TOPIC_ACCOUNT_CHANGED,
+  TOPIC_BUDGET_PRESSURE,
+  TOPIC_SESSION_ENDED,
+]);
 
 export const isTopic = (topic: unknown): topic is Topic => typeof topic === 'string' && TOPICS.has(topic);
 
@@ -104,7 +110,11 @@ export function inProcessEventBus(): LocalEventBus {
 }
 
 /** An async iterator over a topic's payloads (for GraphQL subscriptions); ends when returned. */
-export function subscribeIterator<T extends Topic>(bus: EventBus, topic: T, accept: (payload: EventTopics[T]) => boolean): AsyncIterableIterator<EventTopics[T]> {
+export function subscribeIterator<T extends Topic>(
+  bus: EventBus,
+  topic: T,
+  accept: (payload: EventTopics[T]) => boolean,
+): AsyncIterableIterator<EventTopics[T]> {
   type Payload = EventTopics[T];
   const queue: Payload[] = [];
   let waiting: ((result: IteratorResult<Payload>) => void) | null = null;

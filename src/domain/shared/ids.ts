@@ -18,7 +18,12 @@ const CROCKFORD = '0123456789abcdefghjkmnpqrstvwxyz';
  * refuses some characters, NUL among them, with an error rather than "no row").
  */
 export function isWellFormedId(value: string, prefix: IdPrefix): boolean {
-  return value.length === prefix.length + 27 && value.startsWith(prefix) && value[prefix.length] === '_' && /^[0-9a-hjkmnp-tv-z]{26}$/.test(value.slice(prefix.length + 1));
+  return (
+    value.length === prefix.length + 27 &&
+    value.startsWith(prefix) &&
+    value[prefix.length] === '_' &&
+    /^[0-9a-hjkmnp-tv-z]{26}$/.test(value.slice(prefix.length + 1))
+  );
 }
 const CROCKFORD_CODES = Buffer.from(CROCKFORD, 'latin1');
 const TIME_CHARS = 10;

@@ -9,7 +9,8 @@ const DECIMAL_INTEGER = /^(0|[1-9][0-9]*)$/;
  */
 export function requireMicroString(value: unknown, what: string, field: FieldKey): bigint {
   const micro = parseMicroString(value);
-  if (micro === undefined) throw badRequest(`${what} must be a whole number of micro-dollars written as a string ("25000000" for $25)`, { field });
+  if (micro === undefined)
+    throw badRequest(`${what} must be a whole number of micro-dollars written as a string ("25000000" for $25)`, { field });
   return micro;
 }
 

@@ -45,7 +45,6 @@ export interface OperatorPrincipal {
   type: 'operator';
 }
 
-
 /**
  * The one rule of the media capabilities (images, videos and their model lists): they charge
  * the account's prepaid balance, so plan-billed keys cannot use them (403).

@@ -13,6 +13,7 @@ export function formatFieldPath(path: FieldPath, root: string): string {
 export function describeSchemaIssue(issue: z.core.$ZodIssue, root: string): string {
   const path = issue.path.filter((p): p is string | number => typeof p !== 'symbol');
   if (issue.code === 'unrecognized_keys') return `${formatFieldPath([...path, issue.keys[0]], root)} is not a known field`;
-  if (issue.code === 'invalid_type' && issue.message.startsWith('Invalid input')) return `${formatFieldPath(path, root)} must be of type ${issue.expected}`;
+  if (issue.code === 'invalid_type' && issue.message.startsWith('Invalid input'))
+    return `${formatFieldPath(path, root)} must be of type ${issue.expected}`;
   return `${formatFieldPath(path, root)} ${issue.message}`;
 }

@@ -9,7 +9,8 @@ export async function sqlRows<T>(tx: EntityManager, sql: string, params: SqlPara
 }
 
 /** PostgreSQL aborted this transaction as a deadlock victim (through MikroORM, or `pg` directly). */
-export const isDeadlock = (error: unknown): boolean => error instanceof DeadlockException || (error as { code?: unknown } | null)?.code === '40P01';
+export const isDeadlock = (error: unknown): boolean =>
+  error instanceof DeadlockException || (error as { code?: unknown } | null)?.code === '40P01';
 
 const MAX_DEADLOCK_ATTEMPTS = 3;
 

@@ -8,7 +8,8 @@
  */
 
 /** Why a vendor call failed, a small fixed set (a metric label). */
-export type VendorErrorKind = 'http_4xx' | 'http_429' | 'http_5xx' | 'timeout' | 'connect' | 'broken_stream' | 'invalid_answer' | 'cancelled';
+export type VendorErrorKind =
+  'http_4xx' | 'http_429' | 'http_5xx' | 'timeout' | 'connect' | 'broken_stream' | 'invalid_answer' | 'cancelled';
 
 /** One finished HTTP request, as the access log line sees it (never a key id or a prompt). */
 export interface RequestOutcome {
@@ -47,7 +48,13 @@ export interface Metrics {
    * One call to a vendor, from the request sent to its last event or failure: seconds to the
    * first event (null when none came) and in all; `errorKind` null when it succeeded.
    */
-  vendorCallFinished(vendor: string, model: string, firstEventSeconds: number | null, seconds: number, errorKind: VendorErrorKind | null): void;
+  vendorCallFinished(
+    vendor: string,
+    model: string,
+    firstEventSeconds: number | null,
+    seconds: number,
+    errorKind: VendorErrorKind | null,
+  ): void;
   charged(vendor: string, model: string, usage: ChargedUsage, costMicro: bigint): void;
   /** A vendor reported usage costing more than the request's hold: `overageMicro` was not charged (docs/billing.md, Overage). */
   overage(vendor: string, model: string, overageMicro: bigint): void;

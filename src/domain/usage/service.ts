@@ -18,7 +18,10 @@ export class UsageService {
   ) {}
 
   /** from/to: UTC days YYYY-MM-DD, inclusive, null for the 30 days ending today. */
-  spend(accountId: string, query: { from: string | null; to: string | null; groupBy: SpendGrouping; keyId: string | null; model: string | null }): Promise<SpendReport> {
+  spend(
+    accountId: string,
+    query: { from: string | null; to: string | null; groupBy: SpendGrouping; keyId: string | null; model: string | null },
+  ): Promise<SpendReport> {
     const period = spendPeriod(query.from, query.to, this.clock.now());
     return spendReport(this.orm.em.fork(), accountId, { ...period, groupBy: query.groupBy, keyId: query.keyId, model: query.model });
   }

@@ -60,7 +60,8 @@ const DAY = /^\d{4}-\d{2}-\d{2}$/;
 /** A UTC calendar day `YYYY-MM-DD`, or 400 naming the field. */
 export function parseDay(value: string, field: FieldKey, what: string): string {
   const at = new Date(`${value}T00:00:00Z`);
-  if (!DAY.test(value) || Number.isNaN(at.getTime()) || at.toISOString().slice(0, 10) !== value) throw badRequest(`${what} must be a UTC day written as YYYY-MM-DD`, { field });
+  if (!DAY.test(value) || Number.isNaN(at.getTime()) || at.toISOString().slice(0, 10) !== value)
+    throw badRequest(`${what} must be a UTC day written as YYYY-MM-DD`, { field });
   return value;
 }
 
@@ -69,7 +70,8 @@ export const dayOf = (at: Date): string => at.toISOString().slice(0, 10);
 /** The period checked: from ≤ to, at most MAX_SPEND_DAYS days. Defaults: the 30 days ending today. */
 export function spendPeriod(from: string | null, to: string | null, today: Date): { from: string; to: string } {
   const last = to === null ? dayOf(today) : parseDay(to, 'usage.to', 'The last day');
-  const first = from === null ? dayOf(new Date(Date.parse(`${last}T00:00:00Z`) - 29 * 86_400_000)) : parseDay(from, 'usage.from', 'The first day');
+  const first =
+    from === null ? dayOf(new Date(Date.parse(`${last}T00:00:00Z`) - 29 * 86_400_000)) : parseDay(from, 'usage.from', 'The first day');
   const days = (Date.parse(`${last}T00:00:00Z`) - Date.parse(`${first}T00:00:00Z`)) / 86_400_000 + 1;
   if (days < 1) throw badRequest('The first day must not be after the last day', { field: 'usage.from' });
   if (days > MAX_SPEND_DAYS) throw badRequest(`The period spans ${days} days; at most ${MAX_SPEND_DAYS}`, { field: 'usage.from' });
@@ -140,7 +142,11 @@ export async function spendReport(em: EntityManager, accountId: string, query: S
     );
     groups = rows.map((r) => ({ ...toFigures(r), day: r.day, model: null, keyId: null, keyName: null }));
   } else if (query.groupBy === 'model') {
-    const rows = await sqlRows<SumsRow & { model: string }>(em, `select d.model, ${SUMS} from usage_daily d where ${filter} group by d.model order by sum(d.cost_micro) desc, d.model`, params);
+    const rows = await sqlRows<SumsRow & { model: string }>(
+      em,
+      `select d.model, ${SUMS} from usage_daily d where ${filter} group by d.model order by sum(d.cost_micro) desc, d.model`,
+      params,
+    );
     groups = rows.map((r) => ({ ...toFigures(r), day: null, model: r.model, keyId: null, keyName: null }));
   } else {
     const rows = await sqlRows<SumsRow & { key_id: string; key_name: string | null }>(

@@ -23,7 +23,12 @@ export class RequestLogUpkeep {
   constructor(
     private readonly maintain: MaintainPartitions,
     private readonly clock: Clock,
-    private readonly options: { retentionMonths: number; intervalMs?: number; onChange?: (change: PartitionChange) => void; onError?: (error: unknown) => void },
+    private readonly options: {
+      retentionMonths: number;
+      intervalMs?: number;
+      onChange?: (change: PartitionChange) => void;
+      onError?: (error: unknown) => void;
+    },
   ) {}
 
   /** Retention in months, or null when every month is kept (setting 0). */

@@ -13,8 +13,14 @@ export type VideoStatus = (typeof VIDEO_STATUSES)[number];
  */
 @Entity({ tableName: 'videos' })
 @Index({ properties: ['accountId', 'id'] })
-@Index({ name: 'videos_unfinished_deadline_index', expression: `create index "videos_unfinished_deadline_index" on "videos" ("deadline_at") where "status" in ('queued', 'in_progress')` })
-@Index({ name: 'videos_retained_expires_at_index', expression: `create index "videos_retained_expires_at_index" on "videos" ("expires_at") where "status" = 'completed' and "content_deleted_at" is null` })
+@Index({
+  name: 'videos_unfinished_deadline_index',
+  expression: `create index "videos_unfinished_deadline_index" on "videos" ("deadline_at") where "status" in ('queued', 'in_progress')`,
+})
+@Index({
+  name: 'videos_retained_expires_at_index',
+  expression: `create index "videos_retained_expires_at_index" on "videos" ("expires_at") where "status" = 'completed' and "content_deleted_at" is null`,
+})
 export class Video {
   @PrimaryKey({ type: 'text' })
   id!: string;

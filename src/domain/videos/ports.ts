@@ -31,9 +31,7 @@ export interface StoredInput {
 export type VendorJobHandle = Readonly<Record<string, string | number | boolean | null>>;
 
 export type VendorJobState =
-  | { status: 'running'; progress: number }
-  | { status: 'completed' }
-  | { status: 'failed'; code: string; message: string };
+  { status: 'running'; progress: number } | { status: 'completed' } | { status: 'failed'; code: string; message: string };
 
 /**
  * One video vendor. `start` submits the generation and returns the vendor's handle; `poll` asks

@@ -42,14 +42,23 @@ function fromSize(size: { width: number; height: number }): { resolution: string
  * Checks the request against the model's own lists (the authoritative allowed values);
  * omitted fields take the model's first listed value. Every refusal names its field.
  */
-export function validateVideoRequest(model: VideoModel, input: Omit<VideoRequestInput, 'modelId' | 'inputs'>, inputs: readonly Pick<VideoInputImage, 'role'>[]): ValidVideoRequest {
+export function validateVideoRequest(
+  model: VideoModel,
+  input: Omit<VideoRequestInput, 'modelId' | 'inputs'>,
+  inputs: readonly Pick<VideoInputImage, 'role'>[],
+): ValidVideoRequest {
   const prompt = input.prompt;
   if (prompt === undefined || prompt.trim() === '') throw badRequest('A prompt is required', { field: 'video.prompt' });
   if (prompt.includes('\u0000')) throw badRequest('The prompt cannot contain NUL characters', { field: 'video.prompt' });
-  if (Buffer.byteLength(prompt) > MAX_VIDEO_PROMPT_BYTES) throw badRequest(`The prompt must be at most ${MAX_VIDEO_PROMPT_BYTES} bytes`, { field: 'video.prompt' });
+  if (Buffer.byteLength(prompt) > MAX_VIDEO_PROMPT_BYTES)
+    throw badRequest(`The prompt must be at most ${MAX_VIDEO_PROMPT_BYTES} bytes`, { field: 'video.prompt' });
 
   const seconds = input.seconds ?? model.durations[0]!;
-  if (!model.durations.includes(seconds)) throw badRequest(`Duration must be one of ${listed(model.durations)} seconds for ${model.id}`, { field: 'video.seconds', allowed: model.durations });
+  if (!model.durations.includes(seconds))
+    throw badRequest(`Duration must be one of ${listed(model.durations)} seconds for ${model.id}`, {
+      field: 'video.seconds',
+      allowed: model.durations,
+    });
 
   const fromSizeField = input.size === undefined ? undefined : fromSize(input.size);
   const resolution = input.resolution ?? fromSizeField?.resolution ?? model.resolutions[0]!;
@@ -67,9 +76,13 @@ export function validateVideoRequest(model: VideoModel, input: Omit<VideoRequest
   // An input image's role is also the name it was sent under.
   if (inputs.length > 0) {
     const field = inputs[0]!.role;
-    if (!model.modes.includes('image-to-video')) throw badRequest(`${model.id} does not take input images (no image-to-video mode)`, { field });
+    if (!model.modes.includes('image-to-video'))
+      throw badRequest(`${model.id} does not take input images (no image-to-video mode)`, { field });
     if (inputs.length > model.maxInputImages) {
-      throw badRequest(`${model.id} takes at most ${model.maxInputImages} input image${model.maxInputImages === 1 ? '' : 's'}, got ${inputs.length}`, { field, max_input_images: model.maxInputImages });
+      throw badRequest(
+        `${model.id} takes at most ${model.maxInputImages} input image${model.maxInputImages === 1 ? '' : 's'}, got ${inputs.length}`,
+        { field, max_input_images: model.maxInputImages },
+      );
     }
   } else if (!model.modes.includes('text-to-video')) {
     throw badRequest(`${model.id} needs an input image (no text-to-video mode)`, { field: 'input_reference' });
@@ -80,7 +93,9 @@ export function validateVideoRequest(model: VideoModel, input: Omit<VideoRequest
 /** What "the same body" means for an idempotency key: the model as sent, the valid fields and each file's digest. */
 export function requestHash(sentModel: string, request: ValidVideoRequest, inputs: readonly VideoInputImage[]): string {
   const files = inputs.map((input) => [input.role, input.mediaType, createHash('sha256').update(input.bytes).digest('hex')]);
-  return createHash('sha256').update(JSON.stringify([sentModel, request.prompt, request.seconds, request.resolution, request.ratio, files])).digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify([sentModel, request.prompt, request.seconds, request.resolution, request.ratio, files]))
+    .digest('hex');
 }
 
 const VIDEO_ID = /^vid_[0-9a-hjkmnp-tv-z]{26}$/;

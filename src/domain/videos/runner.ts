@@ -75,12 +75,20 @@ export class VideoJobRunner {
       this.publish(row);
     }
     const model = this.deps.catalog.byId.get(row.model);
-    if (!model || model.kind !== 'video') return this.fail(row, 'model_not_available', `The model '${row.model}' is no longer in the catalog.`);
+    if (!model || model.kind !== 'video')
+      return this.fail(row, 'model_not_available', `The model '${row.model}' is no longer in the catalog.`);
     const provider = this.deps.providers.forModel(model);
     try {
       let handle = row.vendorJob;
       if (handle === null) {
-        handle = await provider.start({ model, prompt: row.prompt, seconds: row.seconds, resolution: row.resolution, ratio: row.ratio, inputs: await this.readInputs(row) });
+        handle = await provider.start({
+          model,
+          prompt: row.prompt,
+          seconds: row.seconds,
+          resolution: row.resolution,
+          ratio: row.ratio,
+          inputs: await this.readInputs(row),
+        });
         // A step that raced us to the vendor already saved its handle: poll that one.
         if (!(await store.saveVendorJob(row.id, handle))) handle = (await store.find(row.id))?.vendorJob ?? handle;
       }
@@ -95,7 +103,10 @@ export class VideoJobRunner {
     } catch (error) {
       if (!(error instanceof ProviderError)) throw error; // the queue retries the step
       if (isPermanentRefusal(error.vendorStatus)) return this.fail(row, 'provider_error', error.message);
-      this.deps.log?.warn({ video_id: row.id, err: error.message, vendor_status: error.vendorStatus }, 'video vendor call failed; retrying');
+      this.deps.log?.warn(
+        { video_id: row.id, err: error.message, vendor_status: error.vendorStatus },
+        'video vendor call failed; retrying',
+      );
       await this.deps.queue.enqueue({ videoId: row.id, attempt: step.attempt + 1 }, this.backoffMs(step.attempt));
     }
   }
@@ -112,7 +123,12 @@ export class VideoJobRunner {
     const hold = await billing.getHold(row.holdId);
     // The price was fixed when the job was accepted: the hold is exactly seconds × per-second price.
     const latencyMs = clock.now().getTime() - row.createdAt.getTime();
-    const settled = await billing.settleHold(row.holdId, { costMicro: hold?.amountMicro ?? 0n, usage: { videoSeconds: row.seconds }, latencyMs, requestId: row.id });
+    const settled = await billing.settleHold(row.holdId, {
+      costMicro: hold?.amountMicro ?? 0n,
+      usage: { videoSeconds: row.seconds },
+      latencyMs,
+      requestId: row.id,
+    });
     if (settled.status === 'released') {
       // Its failure won the race (or the hold outlived its TTL): it delivers nothing and costs nothing.
       await storage.delete(contentKey(row.id));
@@ -134,7 +150,10 @@ export class VideoJobRunner {
     const failed = await store.markFailed(row.id, clock.now(), code, message);
     if (failed) {
       this.publish(failed);
-      this.deps.log?.info({ video_id: row.id, account_id: row.accountId, model: row.model, status: 'failed', error_code: code }, 'video job ended');
+      this.deps.log?.info(
+        { video_id: row.id, account_id: row.accountId, model: row.model, status: 'failed', error_code: code },
+        'video job ended',
+      );
     }
     await this.deleteInputs(row);
   }
@@ -162,7 +181,8 @@ export class VideoJobRunner {
   /** For the sweeper: a job whose steps were lost still fails at its deadline. */
   async failOverdue(videoId: string): Promise<void> {
     const row = await this.deps.store.find(videoId);
-    if (row && (row.status === 'queued' || row.status === 'in_progress')) await this.fail(row, 'timeout', 'The video was not finished before its deadline.');
+    if (row && (row.status === 'queued' || row.status === 'in_progress'))
+      await this.fail(row, 'timeout', 'The video was not finished before its deadline.');
   }
 
   private publish(row: Video): void {
@@ -170,7 +190,13 @@ export class VideoJobRunner {
   }
 
   private async readInputs(row: Video): Promise<VideoInputImage[]> {
-    return Promise.all(row.inputs.map(async (input) => ({ role: input.role as VideoInputRole, mediaType: input.mediaType, bytes: await this.deps.storage.read(input.key) })));
+    return Promise.all(
+      row.inputs.map(async (input) => ({
+        role: input.role as VideoInputRole,
+        mediaType: input.mediaType,
+        bytes: await this.deps.storage.read(input.key),
+      })),
+    );
   }
 
   /** Best effort: the job has ended either way, and an input file left behind holds no money. */

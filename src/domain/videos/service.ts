@@ -10,7 +10,14 @@ import type { IdGenerator } from '../shared/ids';
 import type { StoredInput, VideoInputImage, VideoJobQueue, VideoStorage } from './ports';
 import type { VideoListQuery, VideoStore } from './store';
 import type { Video, VideoIdempotencyKey } from './entities';
-import { IDEMPOTENCY_KEY_TTL_MS, isVideoId, requestHash, validateVideoRequest, type ValidVideoRequest, type VideoRequestInput } from './rules';
+import {
+  IDEMPOTENCY_KEY_TTL_MS,
+  isVideoId,
+  requestHash,
+  validateVideoRequest,
+  type ValidVideoRequest,
+  type VideoRequestInput,
+} from './rules';
 import type { VideoJobSlots } from './slots';
 import { TOPIC_VIDEO_UPDATED, type EventBus, type VideoView } from '../shared/events';
 import { toVideoView } from './view';
@@ -71,7 +78,12 @@ export class VideoService {
   async create(principal: KeyPrincipal, input: VideoCreateInput): Promise<VideoCreated> {
     requirePrepaidKey(principal);
     const { modelId: sentModel, inputs } = input.request;
-    const { model, routedFrom } = resolveModelId(this.deps.catalog, sentModel, 'video', modelAccessFor(principal, this.deps.configuredVendors));
+    const { model, routedFrom } = resolveModelId(
+      this.deps.catalog,
+      sentModel,
+      'video',
+      modelAccessFor(principal, this.deps.configuredVendors),
+    );
     const request = validateVideoRequest(model, input.request, inputs);
     if (input.idempotencyKey === null) {
       return { video: await this.start(principal, model, request, inputs, this.deps.ids.next('vid')), replayed: false, routedFrom };
@@ -79,7 +91,13 @@ export class VideoService {
     const hash = requestHash(sentModel, request, inputs);
     const { store } = this.deps;
     for (let attempt = 0; attempt < MAX_CLAIM_ATTEMPTS; attempt++) {
-      const claim: VideoIdempotencyKey = { accountId: principal.accountId, idempotencyKey: input.idempotencyKey, requestHash: hash, videoId: this.deps.ids.next('vid'), createdAt: this.deps.clock.now() };
+      const claim: VideoIdempotencyKey = {
+        accountId: principal.accountId,
+        idempotencyKey: input.idempotencyKey,
+        requestHash: hash,
+        videoId: this.deps.ids.next('vid'),
+        createdAt: this.deps.clock.now(),
+      };
       if (await store.claimIdempotencyKey(claim)) {
         try {
           return { video: await this.start(principal, model, request, inputs, claim.videoId), replayed: false, routedFrom };
@@ -129,7 +147,13 @@ export class VideoService {
   }
 
   /** Slot, then hold (429 and 402 leave nothing behind), then the row and its first step. */
-  private async start(principal: KeyPrincipal, model: VideoModel, request: ValidVideoRequest, inputs: readonly VideoInputImage[], videoId: string): Promise<VideoView> {
+  private async start(
+    principal: KeyPrincipal,
+    model: VideoModel,
+    request: ValidVideoRequest,
+    inputs: readonly VideoInputImage[],
+    videoId: string,
+  ): Promise<VideoView> {
     const { billing, storage, slots, clock } = this.deps;
     await slots.take(principal.accountId, videoId);
     let holdId: string;
@@ -156,8 +180,15 @@ export class VideoService {
       }
       const now = clock.now();
       const row = await store.insert({
-        id: videoId, accountId: principal.accountId, keyId: principal.keyId, model: model.id, ...request,
-        holdId, inputs: stored, createdAt: now, deadlineAt: new Date(now.getTime() + this.deps.deadlineMs),
+        id: videoId,
+        accountId: principal.accountId,
+        keyId: principal.keyId,
+        model: model.id,
+        ...request,
+        holdId,
+        inputs: stored,
+        createdAt: now,
+        deadlineAt: new Date(now.getTime() + this.deps.deadlineMs),
       });
       inserted = true;
       // Before queueing: the first step may start here at once and take the slot's heartbeat.

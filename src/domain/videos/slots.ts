@@ -45,7 +45,8 @@ export class VideoJobSlots {
 
   /** When the job ends, on whichever instance ends it. */
   async release(accountId: string, videoId: string): Promise<void> {
-    const hold = this.local.get(videoId) ?? (await this.admission.acquireSlot(accountId, { slotId: VideoJobSlots.slotId(videoId) }).catch(() => null));
+    const hold =
+      this.local.get(videoId) ?? (await this.admission.acquireSlot(accountId, { slotId: VideoJobSlots.slotId(videoId) }).catch(() => null));
     this.local.delete(videoId);
     await hold?.release();
   }

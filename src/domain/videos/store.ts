@@ -37,7 +37,10 @@ export interface VideoStore {
   purgeIdempotencyKeys(before: Date): Promise<number>;
 }
 
-export type NewVideo = Pick<Video, 'id' | 'accountId' | 'keyId' | 'model' | 'prompt' | 'seconds' | 'resolution' | 'ratio' | 'holdId' | 'inputs' | 'createdAt' | 'deadlineAt'>;
+export type NewVideo = Pick<
+  Video,
+  'id' | 'accountId' | 'keyId' | 'model' | 'prompt' | 'seconds' | 'resolution' | 'ratio' | 'holdId' | 'inputs' | 'createdAt' | 'deadlineAt'
+>;
 
 export interface VideoListQuery {
   limit: number;

@@ -1,7 +1,6 @@
 import type { VideoView } from '../shared/events';
 import type { Video } from './entities';
 
-
 const ms = (at: Date | null): number | null => (at === null ? null : at.getTime());
 
 /** `chargedMicro`: what the job's hold charged, once settled (read with the job by get and list). */

@@ -10,8 +10,20 @@ import type { MessagesField } from './field-policy';
  * by the same field policy. `compaction` is accepted and ignored, as Anthropic's endpoint does.
  */
 export const COUNT_TOKENS_FIELDS = [
-  'model', 'messages', 'system', 'tools', 'tool_choice', 'thinking', 'output_config', 'output_format',
-  'mcp_servers', 'context_management', 'cache_control', 'speed', 'billing_policy', 'compaction',
+  'model',
+  'messages',
+  'system',
+  'tools',
+  'tool_choice',
+  'thinking',
+  'output_config',
+  'output_format',
+  'mcp_servers',
+  'context_management',
+  'cache_control',
+  'speed',
+  'billing_policy',
+  'compaction',
 ] as const satisfies readonly MessagesField[];
 
 /** The prompt as a Messages request with no output (the output limit is the model's, for the thinking rule). */

@@ -33,7 +33,11 @@ export function decodeConversation(req: Fields, marks: VendorOnlyCollector): Can
   return [...(system?.map((run) => systemMessage(run)) ?? []), ...decodeMessages(req, marks)];
 }
 
-const systemMessage = (run: MarkedText): CanonicalMessage => ({ role: 'system', content: run.text, ...withBreakpoint(run.cacheBreakpoint) });
+const systemMessage = (run: MarkedText): CanonicalMessage => ({
+  role: 'system',
+  content: run.text,
+  ...withBreakpoint(run.cacheBreakpoint),
+});
 
 function decodeSystem(req: Fields, marks: VendorOnlyCollector): MarkedText[] | undefined {
   const value = req.raw('system');
@@ -61,7 +65,10 @@ function decodeMessages(req: Fields, marks: VendorOnlyCollector): CanonicalMessa
     if (typeof content !== 'string' && !Array.isArray(content)) refuseField(field, 'must be a string or an array of content blocks');
     const blocks = typeof content === 'string' ? null : content.map((b, j) => Fields.at(b, fieldPath(field, j)));
     if (role === 'assistant') out.push(...assistantMessages(typeof content === 'string' ? content : null, blocks ?? [], marks));
-    else if (role === 'system') out.push(...(typeof content === 'string' ? [{ text: content }] : textRuns(blocks!.map((b) => textBlock(b, marks)))).map(systemMessage));
+    else if (role === 'system')
+      out.push(
+        ...(typeof content === 'string' ? [{ text: content }] : textRuns(blocks!.map((b) => textBlock(b, marks)))).map(systemMessage),
+      );
     else out.push(...userMessages(typeof content === 'string' ? content : null, blocks ?? [], marks));
   });
   return out;
@@ -85,7 +92,10 @@ function userMessages(text: string | null, blocks: Fields[], marks: VendorOnlyCo
     else refuseBlock(block, type, "'text' or 'tool_result'");
   }
   if (texts.length === 0 && results.length > 0) return results;
-  return [...results, ...textRuns(texts).map((run): CanonicalMessage => ({ role: 'user', content: run.text, ...withBreakpoint(run.cacheBreakpoint) }))];
+  return [
+    ...results,
+    ...textRuns(texts).map((run): CanonicalMessage => ({ role: 'user', content: run.text, ...withBreakpoint(run.cacheBreakpoint) })),
+  ];
 }
 
 /** A tool result; a breakpoint inside its content marks the result (its text is one canonical string). */
@@ -128,7 +138,13 @@ function assistantMessages(text: string | null, blocks: Fields[], marks: VendorO
       const runs = textRuns(texts);
       const last = runs.pop()!;
       for (const run of runs) {
-        out.push({ role: 'assistant', content: run.text, toolCalls: [], reasoning: message.reasoning, ...withBreakpoint(run.cacheBreakpoint) });
+        out.push({
+          role: 'assistant',
+          content: run.text,
+          toolCalls: [],
+          reasoning: message.reasoning,
+          ...withBreakpoint(run.cacheBreakpoint),
+        });
         message.reasoning = [];
       }
       message.content = last.text;
@@ -188,7 +204,13 @@ function mcpToolUse(block: Fields): CanonicalMcpCall {
   block.allowOnly(BLOCK.mcpUse);
   const input = block.raw('input');
   if (input === undefined || typeof input !== 'object' || Array.isArray(input)) refuseField(block.field('input'), 'must be an object');
-  return { kind: 'call', id: block.requiredString('id', { nonEmpty: true }), serverLabel: block.requiredString('server_name', { nonEmpty: true }), name: block.requiredString('name'), arguments: JSON.stringify(input) };
+  return {
+    kind: 'call',
+    id: block.requiredString('id', { nonEmpty: true }),
+    serverLabel: block.requiredString('server_name', { nonEmpty: true }),
+    name: block.requiredString('name'),
+    arguments: JSON.stringify(input),
+  };
 }
 
 function mcpToolResult(block: Fields): { toolUseId: string; content: string; isError: boolean } {

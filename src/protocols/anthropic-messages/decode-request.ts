@@ -1,4 +1,10 @@
-import type { CanonicalReasoning, CanonicalResponseFormat, CanonicalTool, CanonicalToolChoice, ReasoningEffort } from '../../domain/generation/canonical';
+import type {
+  CanonicalReasoning,
+  CanonicalResponseFormat,
+  CanonicalTool,
+  CanonicalToolChoice,
+  ReasoningEffort,
+} from '../../domain/generation/canonical';
 import { mapReasoningEffort } from '../../domain/generation/rules';
 import type { DecodedTextRequest } from '../../domain/generation/service';
 import type { WireFieldNames } from '../../domain/generation/service';
@@ -19,7 +25,9 @@ import { MESSAGES_FIELD_POLICY, MESSAGES_POLICY, NESTED_FIELD_POLICIES, TOOL_FIE
 export const KNOWN_FIELDS = fieldsOf(MESSAGES_FIELD_POLICY);
 const TOOL_FIELDS = fieldsOf(TOOL_FIELD_POLICY);
 /** A tool's `cache_control` becomes its canonical breakpoint; its other passed fields go as sent. */
-const TOOL_PASSED_FIELDS = fieldsWith(TOOL_FIELD_POLICY, 'passed-to-vendor').filter(<K extends string>(key: K): key is Exclude<K, 'cache_control'> => key !== 'cache_control');
+const TOOL_PASSED_FIELDS = fieldsWith(TOOL_FIELD_POLICY, 'passed-to-vendor').filter(
+  <K extends string>(key: K): key is Exclude<K, 'cache_control'> => key !== 'cache_control',
+);
 const MIN_THINKING_BUDGET = 1024;
 
 /** Where the canonical rules' refusals point in a Messages request. */
@@ -46,10 +54,15 @@ export interface MessagesIngress {
 export function decodeMessagesIngress(body: unknown, headers: MessagesRequestHeaders = {}): MessagesIngress {
   const req = Fields.body(body);
   applyFieldPolicy(req, MESSAGES_POLICY);
-  if (req.oneOf('speed', ['standard', 'fast']) === 'fast') refuseField('speed', "'fast' is not supported: fast mode is billed at a premium the catalog price does not cover; send 'standard' or leave it out");
+  if (req.oneOf('speed', ['standard', 'fast']) === 'fast')
+    refuseField(
+      'speed',
+      "'fast' is not supported: fast mode is billed at a premium the catalog price does not cover; send 'standard' or leave it out",
+    );
   const billing = req.object('billing_policy')?.allowOnly(['type', 'bill_to']);
   billing?.oneOf('type', ['billing_policy']);
-  if (billing?.oneOf('bill_to', ['self', 'user_profile']) === 'user_profile') refuseField('billing_policy.bill_to', "'user_profile' is not supported: the account of the API key pays; send 'self' or leave it out");
+  if (billing?.oneOf('bill_to', ['self', 'user_profile']) === 'user_profile')
+    refuseField('billing_policy.bill_to', "'user_profile' is not supported: the account of the API key pays; send 'self' or leave it out");
 
   const vendorOnly = new VendorOnlyCollector(headers);
   vendorOnly.pass(req, 'service_tier', (r, key) => r.oneOf(key, ['auto', 'standard_only']));
@@ -90,7 +103,8 @@ export function decodeMessagesIngress(body: unknown, headers: MessagesRequestHea
 }
 
 /** The canonical request of a Messages body (see decodeMessagesIngress). */
-export const decodeMessagesRequest = (body: unknown, headers: MessagesRequestHeaders = {}): DecodedTextRequest => decodeMessagesIngress(body, headers).decoded;
+export const decodeMessagesRequest = (body: unknown, headers: MessagesRequestHeaders = {}): DecodedTextRequest =>
+  decodeMessagesIngress(body, headers).decoded;
 
 function decodeTools(req: Fields, vendorOnly: VendorOnlyCollector): CanonicalTool[] {
   const list = req.array('tools') ?? [];
@@ -106,7 +120,14 @@ function decodeTools(req: Fields, vendorOnly: VendorOnlyCollector): CanonicalToo
     if (!schema) refuseField(tool.field('input_schema'), 'is required');
     const name = nameAt(tool, 'name');
     for (const key of TOOL_PASSED_FIELDS) vendorOnly.passToolField(tool, name, key, readToolField(tool, key));
-    return compact<CanonicalTool>({ type: 'function', name, description: tool.string('description'), parameters: schema, strict: tool.boolean('strict'), cacheBreakpoint: vendorOnly.cacheBreakpoint(tool) });
+    return compact<CanonicalTool>({
+      type: 'function',
+      name,
+      description: tool.string('description'),
+      parameters: schema,
+      strict: tool.boolean('strict'),
+      cacheBreakpoint: vendorOnly.cacheBreakpoint(tool),
+    });
   });
 }
 

@@ -35,7 +35,10 @@ export class VendorOnlyCollector {
   private contextEdits: CanonicalContextEdit[] = [];
 
   constructor(headers: MessagesRequestHeaders) {
-    const betas = (headers.beta ?? '').split(',').map((name) => name.trim()).filter((name) => name !== '');
+    const betas = (headers.beta ?? '')
+      .split(',')
+      .map((name) => name.trim())
+      .filter((name) => name !== '');
     if (betas.length > 0) this.headers['anthropic-beta'] = betas.join(',');
     if (headers.version !== undefined && headers.version.trim() !== '') this.headers['anthropic-version'] = headers.version.trim();
     for (const name of betas) this.hints.push(`anthropic-beta=${name}`);
@@ -86,9 +89,18 @@ export class VendorOnlyCollector {
   /** The settings, or undefined when the client sent none. */
   settings(): VendorOnlySettings | undefined {
     const hints = this.marks.fields.length === 0 ? this.hints : [...this.hints, ...this.marks.fields];
-    const none = hints.length === 0 && this.contextEdits.length === 0 && this.deferredTools.length === 0 && Object.keys(this.headers).length === 0;
+    const none =
+      hints.length === 0 && this.contextEdits.length === 0 && this.deferredTools.length === 0 && Object.keys(this.headers).length === 0;
     if (none) return undefined;
-    return { protocol: 'anthropic', body: this.body, toolFields: this.toolFields, headers: this.headers, contextEdits: this.contextEdits, deferredTools: this.deferredTools, hints };
+    return {
+      protocol: 'anthropic',
+      body: this.body,
+      toolFields: this.toolFields,
+      headers: this.headers,
+      contextEdits: this.contextEdits,
+      deferredTools: this.deferredTools,
+      hints,
+    };
   }
 }
 

@@ -99,7 +99,9 @@ export function messagesErrorBody(error: ApiError, requestId?: string): Messages
 
 /** A reasoning block as Anthropic shows it (a block from a vendor without signatures gets an empty one). */
 function reasoningContent(block: CanonicalReasoningBlock): ContentBlock {
-  return block.redactedData !== undefined ? { type: 'redacted_thinking', data: block.redactedData } : { type: 'thinking', thinking: block.text, signature: block.signature ?? '' };
+  return block.redactedData !== undefined
+    ? { type: 'redacted_thinking', data: block.redactedData }
+    : { type: 'thinking', thinking: block.text, signature: block.signature ?? '' };
 }
 
 /** An MCP call as Anthropic's answer shows it: the use, then the server's result. */
@@ -107,7 +109,12 @@ export function mcpCallContent(call: CanonicalMcpCall): [McpToolUseBlock, McpToo
   const failed = call.error !== undefined;
   return [
     { type: 'mcp_tool_use', id: call.id, name: call.name, server_name: call.serverLabel, input: parseToolArguments(call.arguments) },
-    { type: 'mcp_tool_result', tool_use_id: call.id, is_error: failed, content: [{ type: 'text', text: (failed ? call.error : call.output) ?? '' }] },
+    {
+      type: 'mcp_tool_result',
+      tool_use_id: call.id,
+      is_error: failed,
+      content: [{ type: 'text', text: (failed ? call.error : call.output) ?? '' }],
+    },
   ];
 }
 
@@ -120,7 +127,12 @@ export function encodeMessagesResponse(result: CollectedResult, meta: AnswerMeta
     ...result.reasoning.map((block) => reasoningContent(omitThinking ? { ...block, text: '' } : block)),
     ...result.mcpItems.flatMap((item) => (item.kind === 'call' ? mcpCallContent(item) : [])),
     ...(result.text !== '' ? [{ type: 'text' as const, text: result.text }] : []),
-    ...result.toolCalls.map((call): ContentBlock => ({ type: 'tool_use', id: call.id, name: call.name, input: parseToolArguments(call.arguments) })),
+    ...result.toolCalls.map((call): ContentBlock => ({
+      type: 'tool_use',
+      id: call.id,
+      name: call.name,
+      input: parseToolArguments(call.arguments),
+    })),
   ];
   return {
     id: meta.id ?? randomWireId('msg_'),

@@ -72,11 +72,33 @@ export const TOOL_FIELD_POLICY = {
 export const NESTED_FIELD_POLICIES = {
   message: { role: 'honoured', content: 'honoured' },
   text: { type: 'honoured', text: 'honoured', cache_control: 'passed-to-vendor', citations: 'metadata' },
-  tool_use: { type: 'honoured', id: 'honoured', name: 'honoured', input: 'honoured', cache_control: 'passed-to-vendor', caller: 'metadata', toolset_name: 'metadata' },
-  tool_result: { type: 'honoured', tool_use_id: 'honoured', content: 'honoured', is_error: 'honoured', cache_control: 'passed-to-vendor', toolset_name: 'metadata' },
+  tool_use: {
+    type: 'honoured',
+    id: 'honoured',
+    name: 'honoured',
+    input: 'honoured',
+    cache_control: 'passed-to-vendor',
+    caller: 'metadata',
+    toolset_name: 'metadata',
+  },
+  tool_result: {
+    type: 'honoured',
+    tool_use_id: 'honoured',
+    content: 'honoured',
+    is_error: 'honoured',
+    cache_control: 'passed-to-vendor',
+    toolset_name: 'metadata',
+  },
   thinking_block: { type: 'honoured', thinking: 'honoured', signature: 'honoured' },
   redacted_thinking: { type: 'honoured', data: 'honoured' },
-  mcp_tool_use: { type: 'honoured', id: 'honoured', name: 'honoured', server_name: 'honoured', input: 'honoured', cache_control: 'metadata' },
+  mcp_tool_use: {
+    type: 'honoured',
+    id: 'honoured',
+    name: 'honoured',
+    server_name: 'honoured',
+    input: 'honoured',
+    cache_control: 'metadata',
+  },
   mcp_tool_result: { type: 'honoured', tool_use_id: 'honoured', content: 'honoured', is_error: 'honoured', cache_control: 'metadata' },
   /** `display: 'omitted'` is emulated: the answer's thinking blocks carry their signature and no text. */
   thinking: { type: 'honoured', budget_tokens: 'honoured', display: 'emulated' },
@@ -84,15 +106,24 @@ export const NESTED_FIELD_POLICIES = {
   metadata: { user_id: 'metadata' },
 } as const satisfies Readonly<Record<string, FieldPolicy>>;
 
-const MODEL_RESOLVED = "is not supported: Tollgate serves and bills the model it resolved; remove it and retry with another model yourself";
+const MODEL_RESOLVED = 'is not supported: Tollgate serves and bills the model it resolved; remove it and retry with another model yourself';
 
 /** The refused fields (what the client should change) and the metadata fields' shape checks. */
 export const MESSAGES_POLICY: FormatFieldPolicy<typeof MESSAGES_FIELD_POLICY> = {
   table: MESSAGES_FIELD_POLICY,
   refusals: {
-    container: { problem: 'is not supported: containers belong to server-side code execution, which Tollgate does not offer; remove it and run code with client tools' },
-    inference_geo: { problem: 'is not supported: data residency is priced differently from the catalog price Tollgate charges; remove it (the vendor account default applies)' },
-    compaction: { problem: 'is not supported: compaction requests are answered by a summary only Anthropic writes; compact the conversation client-side, or use context_management' },
+    container: {
+      problem:
+        'is not supported: containers belong to server-side code execution, which Tollgate does not offer; remove it and run code with client tools',
+    },
+    inference_geo: {
+      problem:
+        'is not supported: data residency is priced differently from the catalog price Tollgate charges; remove it (the vendor account default applies)',
+    },
+    compaction: {
+      problem:
+        'is not supported: compaction requests are answered by a summary only Anthropic writes; compact the conversation client-side, or use context_management',
+    },
     fallbacks: { problem: MODEL_RESOLVED },
     fallback_credit_token: { problem: MODEL_RESOLVED },
     thread: { problem: 'is not supported: Tollgate is stateless; remove it and send the whole conversation in messages' },

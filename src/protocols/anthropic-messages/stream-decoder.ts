@@ -1,8 +1,20 @@
-import type { AppliedContextEdit, CanonicalEvent, CanonicalMcpCall, CanonicalUsage, FinishReason, ProviderEvent } from '../../domain/generation/canonical';
+import type {
+  AppliedContextEdit,
+  CanonicalEvent,
+  CanonicalMcpCall,
+  CanonicalUsage,
+  FinishReason,
+  ProviderEvent,
+} from '../../domain/generation/canonical';
 import { ProviderError } from '../../domain/generation/errors';
 import { parseSsePayload, type StreamDecoder } from '../streams';
 import { withFields } from '../../domain/shared/objects';
-import type { AnthropicWireAnswerBlock, AnthropicWireContextManagement, AnthropicWireStreamEvent, AnthropicWireUsage } from './vendor-types';
+import type {
+  AnthropicWireAnswerBlock,
+  AnthropicWireContextManagement,
+  AnthropicWireStreamEvent,
+  AnthropicWireUsage,
+} from './vendor-types';
 
 /**
  * Vendor side of Anthropic Messages: its stream events (or one whole `message`) → canonical
@@ -84,22 +96,39 @@ export class MessagesStreamDecoder implements StreamDecoder {
    * have carried it, so it goes through the same mapping.
    */
   pushWhole(answer: unknown): ProviderEvent[] {
-    const message = answer as { content?: unknown; usage?: AnthropicWireUsage; stop_reason?: string | null; stop_sequence?: string | null; context_management?: AnthropicWireContextManagement | null } | null;
-    if (typeof message !== 'object' || message === null || !Array.isArray(message.content)) throw new ProviderError(`${this.vendor} answered without content.`, this.vendor);
+    const message = answer as {
+      content?: unknown;
+      usage?: AnthropicWireUsage;
+      stop_reason?: string | null;
+      stop_sequence?: string | null;
+      context_management?: AnthropicWireContextManagement | null;
+    } | null;
+    if (typeof message !== 'object' || message === null || !Array.isArray(message.content))
+      throw new ProviderError(`${this.vendor} answered without content.`, this.vendor);
     const events: ProviderEvent[] = [];
     const replay = (event: AnthropicWireStreamEvent) => events.push(...this.pushEvent(event));
     replay({ type: 'message_start', message: { usage: message.usage } });
     (message.content as AnthropicWireAnswerBlock[]).forEach((block, index) => {
       if (block.type === 'tool_use' || block.type === 'mcp_tool_use') {
         replay({ type: 'content_block_start', index, content_block: { ...block, input: {} } });
-        replay({ type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: JSON.stringify(block.input ?? {}) } });
+        replay({
+          type: 'content_block_delta',
+          index,
+          delta: { type: 'input_json_delta', partial_json: JSON.stringify(block.input ?? {}) },
+        });
       } else {
         replay({ type: 'content_block_start', index, content_block: block }); // text and thinking start with their whole text
-        if (block.type === 'thinking' && block.signature) replay({ type: 'content_block_delta', index, delta: { type: 'signature_delta', signature: block.signature } });
+        if (block.type === 'thinking' && block.signature)
+          replay({ type: 'content_block_delta', index, delta: { type: 'signature_delta', signature: block.signature } });
       }
       replay({ type: 'content_block_stop', index });
     });
-    replay({ type: 'message_delta', delta: { stop_reason: message.stop_reason ?? null, stop_sequence: message.stop_sequence ?? null }, usage: message.usage, context_management: message.context_management });
+    replay({
+      type: 'message_delta',
+      delta: { stop_reason: message.stop_reason ?? null, stop_sequence: message.stop_sequence ?? null },
+      usage: message.usage,
+      context_management: message.context_management,
+    });
     replay({ type: 'message_stop' });
     return events;
   }
@@ -112,7 +141,10 @@ export class MessagesStreamDecoder implements StreamDecoder {
         this.mergeUsage(event.message?.usage);
         // The prompt's usage, known before the answer: a Messages client sees it in its own message_start.
         if (typeof this.usage.input_tokens !== 'number') break;
-        const { inputTokens, cachedInputTokens, cacheWrite5mInputTokens, cacheWrite1hInputTokens } = anthropicUsageToCanonical(this.usage, false);
+        const { inputTokens, cachedInputTokens, cacheWrite5mInputTokens, cacheWrite1hInputTokens } = anthropicUsageToCanonical(
+          this.usage,
+          false,
+        );
         events.push({ type: 'input-usage', usage: { inputTokens, cachedInputTokens, cacheWrite5mInputTokens, cacheWrite1hInputTokens } });
         break;
       }
@@ -128,7 +160,8 @@ export class MessagesStreamDecoder implements StreamDecoder {
       case 'message_delta':
         this.mergeUsage(event.usage);
         this.appliedEdits = appliedEdits(event.context_management) ?? this.appliedEdits;
-        if (event.delta && 'stop_reason' in event.delta) this.stop = { reason: event.delta.stop_reason ?? null, sequence: event.delta.stop_sequence ?? null };
+        if (event.delta && 'stop_reason' in event.delta)
+          this.stop = { reason: event.delta.stop_reason ?? null, sequence: event.delta.stop_sequence ?? null };
         break;
       case 'message_stop': {
         for (const index of [...this.blocks.keys()]) this.stopBlock(index, events);
@@ -149,7 +182,10 @@ export class MessagesStreamDecoder implements StreamDecoder {
         break;
       }
       case 'error':
-        throw new ProviderError(`${this.vendor} reported an error mid-stream: ${event.error?.message ?? event.error?.type ?? 'unknown error'}`, this.vendor);
+        throw new ProviderError(
+          `${this.vendor} reported an error mid-stream: ${event.error?.message ?? event.error?.type ?? 'unknown error'}`,
+          this.vendor,
+        );
       default: // ping and future events
         break;
     }
@@ -189,11 +225,23 @@ export class MessagesStreamDecoder implements StreamDecoder {
       case 'tool_use': {
         const toolIndex = this.toolCallCount++;
         this.blocks.set(index, { kind: 'tool', index: toolIndex, argumentChars: 0 });
-        events.push({ type: 'tool-call-start', index: toolIndex, id: block.id ?? `toolu_${toolIndex}`, name: block.name ?? '', kind: 'function' });
+        events.push({
+          type: 'tool-call-start',
+          index: toolIndex,
+          id: block.id ?? `toolu_${toolIndex}`,
+          name: block.name ?? '',
+          kind: 'function',
+        });
         break;
       }
       case 'mcp_tool_use':
-        this.blocks.set(index, { kind: 'mcp-use', id: block.id ?? `mcptoolu_${index}`, name: block.name ?? '', server: block.server_name ?? '', json: '' });
+        this.blocks.set(index, {
+          kind: 'mcp-use',
+          id: block.id ?? `mcptoolu_${index}`,
+          name: block.name ?? '',
+          server: block.server_name ?? '',
+          json: '',
+        });
         break;
       case 'mcp_tool_result': {
         // Comes whole, after its use: the pair is one canonical MCP call.
@@ -215,8 +263,10 @@ export class MessagesStreamDecoder implements StreamDecoder {
     const block = this.blocks.get(index);
     if (!block) return;
     if (block.kind === 'text' && delta.type === 'text_delta' && delta.text) this.text(delta.text, events);
-    else if (block.kind === 'thinking' && delta.type === 'thinking_delta' && delta.thinking) events.push({ type: 'reasoning-delta', text: delta.thinking });
-    else if (block.kind === 'thinking' && delta.type === 'signature_delta' && delta.signature) block.signature = (block.signature ?? '') + delta.signature;
+    else if (block.kind === 'thinking' && delta.type === 'thinking_delta' && delta.thinking)
+      events.push({ type: 'reasoning-delta', text: delta.thinking });
+    else if (block.kind === 'thinking' && delta.type === 'signature_delta' && delta.signature)
+      block.signature = (block.signature ?? '') + delta.signature;
     else if (block.kind === 'tool' && delta.type === 'input_json_delta' && delta.partial_json) {
       block.argumentChars += delta.partial_json.length;
       events.push({ type: 'tool-call-delta', index: block.index, argumentsDelta: delta.partial_json });
@@ -229,7 +279,14 @@ export class MessagesStreamDecoder implements StreamDecoder {
     this.blocks.delete(index);
     if (block.kind === 'thinking') events.push({ type: 'reasoning-end', ...(block.signature ? { signature: block.signature } : {}) });
     else if (block.kind === 'redacted') events.push({ type: 'reasoning-end', redactedData: block.data });
-    else if (block.kind === 'mcp-use') this.mcpCalls.set(block.id, { kind: 'call', id: block.id, serverLabel: block.server, name: block.name, arguments: block.json === '' ? '{}' : block.json });
+    else if (block.kind === 'mcp-use')
+      this.mcpCalls.set(block.id, {
+        kind: 'call',
+        id: block.id,
+        serverLabel: block.server,
+        name: block.name,
+        arguments: block.json === '' ? '{}' : block.json,
+      });
     else if (block.kind === 'tool') {
       // A tool without input streams no JSON at all; canonical arguments are always JSON.
       if (block.argumentChars === 0) events.push({ type: 'tool-call-delta', index: block.index, argumentsDelta: '{}' });
@@ -254,5 +311,7 @@ function appliedEdits(report: AnthropicWireContextManagement | null | undefined)
 function mcpResultText(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
-  return content.flatMap((part: { type?: string; text?: string } | null) => (part?.type === 'text' && typeof part.text === 'string' ? [part.text] : [])).join('\n');
+  return content
+    .flatMap((part: { type?: string; text?: string } | null) => (part?.type === 'text' && typeof part.text === 'string' ? [part.text] : []))
+    .join('\n');
 }

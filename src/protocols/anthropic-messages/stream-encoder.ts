@@ -27,7 +27,11 @@ type OpenBlock = { index: number; kind: 'text' | 'thinking' | 'tool' | 'mcp'; to
 /** `message_start` usage in Anthropic's split (input without cache reads and writes); output comes with the finish. */
 function startUsage(input: InputUsage | undefined): MessagesMessage['usage'] {
   if (!input) return { input_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 0 };
-  const { input_tokens, cache_creation_input_tokens, cache_read_input_tokens } = messagesUsage({ ...input, outputTokens: 0, reasoningTokens: 0 });
+  const { input_tokens, cache_creation_input_tokens, cache_read_input_tokens } = messagesUsage({
+    ...input,
+    outputTokens: 0,
+    reasoningTokens: 0,
+  });
   return { input_tokens, cache_creation_input_tokens, cache_read_input_tokens, output_tokens: 0 };
 }
 
@@ -75,7 +79,8 @@ export class MessagesStreamEncoder implements StreamEncoder {
     let out = this.start();
     switch (event.type) {
       case 'reasoning-delta':
-        if (this.open?.kind !== 'thinking') out += this.closeOpen() + this.openBlock('thinking', { type: 'thinking', thinking: '', signature: '' });
+        if (this.open?.kind !== 'thinking')
+          out += this.closeOpen() + this.openBlock('thinking', { type: 'thinking', thinking: '', signature: '' });
         if (this.meta.omitThinking) return out;
         return out + this.delta(this.open!.index, { type: 'thinking_delta', thinking: event.text });
       case 'reasoning-end': {
@@ -120,7 +125,8 @@ export class MessagesStreamEncoder implements StreamEncoder {
         if (event.item.kind !== 'call') return out;
         const [use, result] = mcpCallContent(event.item);
         out += this.closeOpen() + this.openBlock('mcp', withFields(use, { input: {} }));
-        if (event.item.arguments !== '{}') out += this.delta(this.open!.index, { type: 'input_json_delta', partial_json: event.item.arguments });
+        if (event.item.arguments !== '{}')
+          out += this.delta(this.open!.index, { type: 'input_json_delta', partial_json: event.item.arguments });
         return out + this.closeOpen() + this.openBlock('mcp', result) + this.closeOpen();
       }
       case 'finish':
@@ -140,7 +146,12 @@ export class MessagesStreamEncoder implements StreamEncoder {
     const usage = messagesUsage(event.usage);
     return (
       this.closeOpen() +
-      this.emit({ type: 'message_delta', delta: { stop_reason: messagesStopReason(event), stop_sequence: event.stopSequence ?? null }, usage, ...contextManagement(event) }) +
+      this.emit({
+        type: 'message_delta',
+        delta: { stop_reason: messagesStopReason(event), stop_sequence: event.stopSequence ?? null },
+        usage,
+        ...contextManagement(event),
+      }) +
       this.emit({ type: 'message_stop' })
     );
   }

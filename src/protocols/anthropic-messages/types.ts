@@ -9,7 +9,8 @@ import type { UsageCostFields } from '../cost';
 
 export type MessagesRole = 'user' | 'assistant';
 
-export type MessagesStopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'pause_turn' | 'refusal' | 'model_context_window_exceeded';
+export type MessagesStopReason =
+  'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'pause_turn' | 'refusal' | 'model_context_window_exceeded';
 
 export type MessagesEffort = 'low' | 'medium' | 'high' | 'xhigh' | 'max';
 

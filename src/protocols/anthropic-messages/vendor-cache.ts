@@ -31,16 +31,22 @@ export function checkCacheBreakpoints(body: AnthropicWireRequest): void {
   const count = explicit.length + automatic;
   if (count > MAX_CACHE_BREAKPOINTS) {
     const extra = automatic === 1 ? ' (the top-level cache_control takes one)' : '';
-    throw badRequest(`cache_control: Anthropic takes at most ${MAX_CACHE_BREAKPOINTS} cache breakpoints per request${extra}, and this one marks ${count}; remove ${count - MAX_CACHE_BREAKPOINTS}.`, {
-      field: 'cache_control',
-      limit: MAX_CACHE_BREAKPOINTS,
-      breakpoints: count,
-    });
+    throw badRequest(
+      `cache_control: Anthropic takes at most ${MAX_CACHE_BREAKPOINTS} cache breakpoints per request${extra}, and this one marks ${count}; remove ${count - MAX_CACHE_BREAKPOINTS}.`,
+      {
+        field: 'cache_control',
+        limit: MAX_CACHE_BREAKPOINTS,
+        breakpoints: count,
+      },
+    );
   }
   const firstShort = explicit.findIndex((control) => control.ttl !== '1h');
   if (firstShort !== -1 && explicit.slice(firstShort).some((control) => control.ttl === '1h')) {
-    throw badRequest("cache_control: a 1-hour cache breakpoint comes after a 5-minute one; Anthropic caches the prompt in order (tools, system, messages) and takes longer-lived breakpoints first: mark the earlier ones '1h' or this one '5m'.", {
-      field: 'cache_control',
-    });
+    throw badRequest(
+      "cache_control: a 1-hour cache breakpoint comes after a 5-minute one; Anthropic caches the prompt in order (tools, system, messages) and takes longer-lived breakpoints first: mark the earlier ones '1h' or this one '5m'.",
+      {
+        field: 'cache_control',
+      },
+    );
   }
 }

@@ -1,4 +1,12 @@
-import type { CanonicalMcpCall, CanonicalMessage, CanonicalRequest, CanonicalTool, CanonicalToolChoice, VendorHints, VendorOnlySettings } from '../../domain/generation/canonical';
+import type {
+  CanonicalMcpCall,
+  CanonicalMessage,
+  CanonicalRequest,
+  CanonicalTool,
+  CanonicalToolChoice,
+  VendorHints,
+  VendorOnlySettings,
+} from '../../domain/generation/canonical';
 import { badRequest } from '../../domain/shared/errors';
 import { type MarkedText, withBreakpoint } from '../cache-breakpoints';
 import type {
@@ -51,7 +59,12 @@ export function toMessagesRequest(request: CanonicalRequest): AnthropicRequestPl
   const { system, messages } = toAnthropicMessages(request.messages);
   const systemParts: MarkedText[] = [...system];
   // A client that reads the answer whole gets a non-streamed upstream call (decoded by pushWhole).
-  const body: AnthropicWireRequest = { model: request.model.vendorModelId, max_tokens: request.maxOutputTokens, messages, stream: request.stream !== false };
+  const body: AnthropicWireRequest = {
+    model: request.model.vendorModelId,
+    max_tokens: request.maxOutputTokens,
+    messages,
+    stream: request.stream !== false,
+  };
 
   const functionTools = request.tools.filter((tool) => tool.type !== 'mcp');
   const budget = plannedThinkingBudget(request);
@@ -111,7 +124,9 @@ function plannedThinkingBudget(request: CanonicalRequest): number | null {
  */
 function systemBody(parts: readonly MarkedText[]): string | AnthropicWireTextBlock[] {
   if (!parts.some((part) => part.cacheBreakpoint)) return parts.map((part) => part.text).join('\n\n');
-  return parts.filter((part) => part.text !== '').map((part) => ({ type: 'text', text: part.text, ...cacheControlOf(part.cacheBreakpoint) }));
+  return parts
+    .filter((part) => part.text !== '')
+    .map((part) => ({ type: 'text', text: part.text, ...cacheControlOf(part.cacheBreakpoint) }));
 }
 
 /** The client's Anthropic-only fields and headers on top of the body Tollgate built. */
@@ -131,7 +146,12 @@ function mcpCallBlocks(call: CanonicalMcpCall): AnthropicWireBlock[] {
   const failed = call.error !== undefined;
   return [
     { type: 'mcp_tool_use', id: call.id, name: call.name, server_name: call.serverLabel, input: toolInput(call.arguments, 'function') },
-    { type: 'mcp_tool_result', tool_use_id: call.id, content: (failed ? call.error : call.output) ?? '', ...(failed ? { is_error: true } : {}) },
+    {
+      type: 'mcp_tool_result',
+      tool_use_id: call.id,
+      content: (failed ? call.error : call.output) ?? '',
+      ...(failed ? { is_error: true } : {}),
+    },
   ];
 }
 
@@ -165,12 +185,27 @@ export function toAnthropicMessages(input: readonly CanonicalMessage[]): { syste
           else if (block.signature !== undefined) blocks.push({ type: 'thinking', thinking: block.text, signature: block.signature });
         }
         if (message.content !== '') blocks.push({ type: 'text', text: message.content, ...cacheControlOf(message.cacheBreakpoint) });
-        for (const call of message.toolCalls) blocks.push({ type: 'tool_use', id: call.id, name: call.name, input: toolInput(call.arguments, call.kind), ...cacheControlOf(call.cacheBreakpoint) });
+        for (const call of message.toolCalls)
+          blocks.push({
+            type: 'tool_use',
+            id: call.id,
+            name: call.name,
+            input: toolInput(call.arguments, call.kind),
+            ...cacheControlOf(call.cacheBreakpoint),
+          });
         append('assistant', blocks);
         break;
       }
       case 'tool':
-        append('user', [{ type: 'tool_result', tool_use_id: message.toolCallId, content: message.content, ...(message.isError ? { is_error: true } : {}), ...cacheControlOf(message.cacheBreakpoint) }]);
+        append('user', [
+          {
+            type: 'tool_result',
+            tool_use_id: message.toolCallId,
+            content: message.content,
+            ...(message.isError ? { is_error: true } : {}),
+            ...cacheControlOf(message.cacheBreakpoint),
+          },
+        ]);
         break;
       case 'mcp':
         // An MCP call of an earlier turn, as Anthropic's own answer carried it. Only listings
@@ -200,11 +235,20 @@ function toolInput(args: string, kind: 'function' | 'custom'): unknown {
 
 function toAnthropicTool(tool: Exclude<CanonicalTool, { type: 'mcp' }>): AnthropicWireTool {
   // Custom tools are refused before this point; history may still hold their calls.
-  const schema = tool.type === 'function' ? tool.parameters : { type: 'object', properties: { input: { type: 'string' } }, required: ['input'] };
-  return { name: tool.name, ...(tool.description !== undefined ? { description: tool.description } : {}), input_schema: schema, ...cacheControlOf(tool.cacheBreakpoint) };
+  const schema =
+    tool.type === 'function' ? tool.parameters : { type: 'object', properties: { input: { type: 'string' } }, required: ['input'] };
+  return {
+    name: tool.name,
+    ...(tool.description !== undefined ? { description: tool.description } : {}),
+    input_schema: schema,
+    ...cacheControlOf(tool.cacheBreakpoint),
+  };
 }
 
-export function toAnthropicToolChoice(choice: CanonicalToolChoice | undefined, parallel: boolean | undefined): AnthropicWireToolChoice | undefined {
+export function toAnthropicToolChoice(
+  choice: CanonicalToolChoice | undefined,
+  parallel: boolean | undefined,
+): AnthropicWireToolChoice | undefined {
   const disable = parallel === false ? { disable_parallel_tool_use: true } : {};
   if (choice === undefined) return parallel === false ? { type: 'auto', ...disable } : undefined;
   if (choice === 'none') return { type: 'none' };
@@ -218,7 +262,11 @@ function toMcpServer(tool: Extract<CanonicalTool, { type: 'mcp' }>): AnthropicWi
   for (const [name, value] of Object.entries(tool.headers ?? {})) {
     if (name.toLowerCase() === 'authorization') token ??= value.replace(/^Bearer\s+/i, '');
     // The MCP connector takes a bearer token only; other headers cannot be forwarded.
-    else throw badRequest(`tools: MCP server '${tool.serverLabel}' sets header '${name}', which Anthropic cannot forward (only an authorization token).`, { field: 'tools' });
+    else
+      throw badRequest(
+        `tools: MCP server '${tool.serverLabel}' sets header '${name}', which Anthropic cannot forward (only an authorization token).`,
+        { field: 'tools' },
+      );
   }
   return {
     type: 'url',
@@ -235,10 +283,12 @@ export function thinkingBudget(request: CanonicalRequest): number | null {
   const { mode, effort, budgetTokens } = request.reasoning;
   let wanted: number;
   if (mode === 'enabled' && budgetTokens !== undefined) wanted = budgetTokens;
-  else if (mode === 'enabled' || mode === 'adaptive' || (mode === 'default' && effort !== undefined)) wanted = THINKING_BUDGETS[effort ?? 'medium'];
+  else if (mode === 'enabled' || mode === 'adaptive' || (mode === 'default' && effort !== undefined))
+    wanted = THINKING_BUDGETS[effort ?? 'medium'];
   else return null;
   // budget_tokens must be below max_tokens; leave at least some room for the answer when we chose it.
-  const ceiling = mode === 'enabled' && budgetTokens !== undefined ? request.maxOutputTokens - 1 : request.maxOutputTokens - MIN_THINKING_BUDGET;
+  const ceiling =
+    mode === 'enabled' && budgetTokens !== undefined ? request.maxOutputTokens - 1 : request.maxOutputTokens - MIN_THINKING_BUDGET;
   const budget = Math.min(wanted, ceiling);
   return budget >= MIN_THINKING_BUDGET ? budget : null;
 }

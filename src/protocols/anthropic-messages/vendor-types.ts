@@ -1,4 +1,3 @@
-
 /**
  * Vendor side of the Anthropic Messages API: what Tollgate writes, and the lenient shape it
  * accepts back (every field optional). The client side's full types are in `types.ts`.
@@ -81,7 +80,6 @@ export interface AnthropicRequestPlan {
   version?: string;
 }
 
-
 export interface AnthropicWireUsage {
   input_tokens?: number | null;
   output_tokens?: number | null;
@@ -121,7 +119,15 @@ export interface AnthropicWireStreamEvent {
   /** On `message_delta`. */
   context_management?: AnthropicWireContextManagement | null;
   content_block?: AnthropicWireAnswerBlock;
-  delta?: { type?: string; text?: string; thinking?: string; signature?: string; partial_json?: string; stop_reason?: string | null; stop_sequence?: string | null };
+  delta?: {
+    type?: string;
+    text?: string;
+    thinking?: string;
+    signature?: string;
+    partial_json?: string;
+    stop_reason?: string | null;
+    stop_sequence?: string | null;
+  };
   usage?: AnthropicWireUsage;
   error?: { type?: string; message?: string };
 }

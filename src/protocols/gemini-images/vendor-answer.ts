@@ -12,7 +12,13 @@ export function imageFromContent(answer: unknown, vendor: string): GeneratedImag
   if (!data) {
     const reason = body.promptFeedback?.blockReason ?? candidate?.finishReason;
     const text = candidate?.content?.parts?.find((p) => p.text)?.text;
-    throw new ProviderError(`${vendor} answered without an image${reason ? ` (${reason})` : ''}${text ? `: ${text.slice(0, 300)}` : '.'}`, vendor, null, undefined, 'invalid_answer');
+    throw new ProviderError(
+      `${vendor} answered without an image${reason ? ` (${reason})` : ''}${text ? `: ${text.slice(0, 300)}` : '.'}`,
+      vendor,
+      null,
+      undefined,
+      'invalid_answer',
+    );
   }
   return decodeVendorImage(data, vendor);
 }

@@ -14,9 +14,14 @@ export const GEMINI_IMAGE_ASPECT_RATIOS = ['1:1', '2:3', '3:2', '3:4', '4:3', '4
 export const generateContentPath = (vendorModelId: string) => `/v1beta/models/${encodeURIComponent(vendorModelId)}:generateContent`;
 
 export function imageContentRequest(request: ImageProviderRequest): GeminiImageRequest {
-  const images: GeminiImagePart[] = request.images.map((image) => ({ inlineData: { mimeType: IMAGE_MIME_TYPES[image.format], data: image.data.toString('base64') } }));
+  const images: GeminiImagePart[] = request.images.map((image) => ({
+    inlineData: { mimeType: IMAGE_MIME_TYPES[image.format], data: image.data.toString('base64') },
+  }));
   return {
     contents: [{ role: 'user', parts: [...images, { text: request.prompt }] }],
-    generationConfig: { responseModalities: ['IMAGE'], imageConfig: { aspectRatio: nearestAspectRatio(request.size, GEMINI_IMAGE_ASPECT_RATIOS) } },
+    generationConfig: {
+      responseModalities: ['IMAGE'],
+      imageConfig: { aspectRatio: nearestAspectRatio(request.size, GEMINI_IMAGE_ASPECT_RATIOS) },
+    },
   };
 }

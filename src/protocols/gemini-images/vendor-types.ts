@@ -14,7 +14,18 @@ export const geminiImageAnswer = z.object({
   candidates: z
     .array(
       z.object({
-        content: z.object({ parts: z.array(z.object({ text: z.string().optional(), inlineData: z.object({ mimeType: z.string().optional(), data: z.string().optional() }).optional() })).optional() }).optional(),
+        content: z
+          .object({
+            parts: z
+              .array(
+                z.object({
+                  text: z.string().optional(),
+                  inlineData: z.object({ mimeType: z.string().optional(), data: z.string().optional() }).optional(),
+                }),
+              )
+              .optional(),
+          })
+          .optional(),
         finishReason: z.string().optional(),
       }),
     )

@@ -56,7 +56,8 @@ export class GenerateContentStreamDecoder implements StreamDecoder {
 
   /** A non-streamed answer (`generateContent`): the same shape as one stream chunk carrying everything. */
   pushWhole(answer: unknown): CanonicalEvent[] {
-    if (typeof answer !== 'object' || answer === null || Array.isArray(answer)) throw new ProviderError(`${this.vendor} answered with something other than a JSON object.`, this.vendor);
+    if (typeof answer !== 'object' || answer === null || Array.isArray(answer))
+      throw new ProviderError(`${this.vendor} answered with something other than a JSON object.`, this.vendor);
     return [...this.pushChunk(answer as GeminiGenerateContentResponse), ...this.end()];
   }
 
@@ -132,6 +133,10 @@ type GeminiChunk = GeminiGenerateContentResponse & { error?: { message?: string;
 
 function parseChunk(vendor: string, data: string): GeminiChunk {
   const chunk = parseSsePayload<GeminiChunk>(vendor, data, 'chunk');
-  if (chunk.error) throw new ProviderError(`${vendor} reported an error mid-stream: ${chunk.error.message ?? chunk.error.status ?? 'unknown error'}`, vendor);
+  if (chunk.error)
+    throw new ProviderError(
+      `${vendor} reported an error mid-stream: ${chunk.error.message ?? chunk.error.status ?? 'unknown error'}`,
+      vendor,
+    );
   return chunk;
 }

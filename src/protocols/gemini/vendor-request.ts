@@ -89,7 +89,10 @@ export function toGenerateContentRequest(request: CanonicalRequest): GeminiGener
 }
 
 /** System messages → `systemInstruction`; user/tool → `user`, assistant → `model`, consecutive same-role turns merged. */
-export function toGeminiContents(messages: readonly CanonicalMessage[]): { systemInstruction: string | undefined; contents: GeminiContent[] } {
+export function toGeminiContents(messages: readonly CanonicalMessage[]): {
+  systemInstruction: string | undefined;
+  contents: GeminiContent[];
+} {
   const callNames = new Map<string, string>();
   for (const message of messages) if (message.role === 'assistant') for (const call of message.toolCalls) callNames.set(call.id, call.name);
 
@@ -117,7 +120,14 @@ export function toGeminiContents(messages: readonly CanonicalMessage[]): { syste
         break;
       }
       case 'tool':
-        append('user', [{ functionResponse: { name: callNames.get(message.toolCallId) ?? message.toolCallId, response: toolResponse(message.content, message.isError) } }]);
+        append('user', [
+          {
+            functionResponse: {
+              name: callNames.get(message.toolCallId) ?? message.toolCallId,
+              response: toolResponse(message.content, message.isError),
+            },
+          },
+        ]);
         break;
       case 'mcp':
         // Only tool listings get here (Gemini's capabilities refuse the rest), and they need no server.
@@ -132,7 +142,9 @@ function toolArgs(args: string, kind: 'function' | 'custom'): Record<string, unk
   if (args.trim() === '') return {};
   try {
     const parsed: unknown = JSON.parse(args);
-    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : { value: parsed };
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
+      ? (parsed as Record<string, unknown>)
+      : { value: parsed };
   } catch {
     return { input: args };
   }

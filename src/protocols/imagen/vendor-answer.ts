@@ -10,7 +10,13 @@ export function imageFromPrediction(answer: unknown, vendor: string): GeneratedI
   const first = predictions.find((p) => p.bytesBase64Encoded);
   if (!first) {
     const filtered = predictions.find((p) => p.raiFilteredReason)?.raiFilteredReason;
-    throw new ProviderError(filtered ? `${vendor} filtered the image: ${filtered}` : `${vendor} answered without an image (the prompt may have been filtered).`, vendor, null, undefined, 'invalid_answer');
+    throw new ProviderError(
+      filtered ? `${vendor} filtered the image: ${filtered}` : `${vendor} answered without an image (the prompt may have been filtered).`,
+      vendor,
+      null,
+      undefined,
+      'invalid_answer',
+    );
   }
   return decodeVendorImage(first.bytesBase64Encoded, vendor);
 }

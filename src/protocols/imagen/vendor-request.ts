@@ -13,5 +13,8 @@ export const IMAGEN_ASPECT_RATIOS = ['1:1', '3:4', '4:3', '9:16', '16:9'] as con
 export const predictPath = (vendorModelId: string) => `/v1beta/models/${encodeURIComponent(vendorModelId)}:predict`;
 
 export function predictRequest(request: ImageProviderRequest): ImagenPredictRequest {
-  return { instances: [{ prompt: request.prompt }], parameters: { sampleCount: 1, aspectRatio: nearestAspectRatio(request.size, IMAGEN_ASPECT_RATIOS) } };
+  return {
+    instances: [{ prompt: request.prompt }],
+    parameters: { sampleCount: 1, aspectRatio: nearestAspectRatio(request.size, IMAGEN_ASPECT_RATIOS) },
+  };
 }

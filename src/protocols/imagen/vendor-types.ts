@@ -9,5 +9,9 @@ export interface ImagenPredictRequest {
 
 /** `predictions[]` carry the image (`bytesBase64Encoded`) or why it was filtered (`raiFilteredReason`). */
 export const imagenPredictAnswer = z.object({
-  predictions: z.array(z.object({ bytesBase64Encoded: z.string().optional(), mimeType: z.string().optional(), raiFilteredReason: z.string().optional() })).optional(),
+  predictions: z
+    .array(
+      z.object({ bytesBase64Encoded: z.string().optional(), mimeType: z.string().optional(), raiFilteredReason: z.string().optional() }),
+    )
+    .optional(),
 });

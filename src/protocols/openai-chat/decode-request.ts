@@ -59,7 +59,9 @@ export function decodeChatIngress(body: unknown): ChatIngress {
 
   const modelId = req.requiredString('model', { nonEmpty: true });
   const marks = new BreakpointMarks();
-  const messages = req.requiredArray('messages', { nonEmpty: true }).flatMap((raw, i) => decodeMessage(Fields.at(raw, fieldPath('messages', i)), marks));
+  const messages = req
+    .requiredArray('messages', { nonEmpty: true })
+    .flatMap((raw, i) => decodeMessage(Fields.at(raw, fieldPath('messages', i)), marks));
   const tools = decodeTools(req, marks);
   const effort = mapReasoningEffort(req.raw('reasoning_effort'), 'reasoning_effort');
 
@@ -123,7 +125,11 @@ function decodeMessage(m: Fields, marks: BreakpointMarks): CanonicalMessage[] {
       // `name` is accepted and ignored: no vendor behind Tollgate uses participant names.
       m.allowOnly(['role', 'content', 'name']).string('name');
       const canonicalRole = role === 'user' ? 'user' : 'system';
-      return textContent(m, { required: true, refusalParts: false }, marks).map((run) => ({ role: canonicalRole, content: run.text, ...withBreakpoint(run.cacheBreakpoint) }));
+      return textContent(m, { required: true, refusalParts: false }, marks).map((run) => ({
+        role: canonicalRole,
+        content: run.text,
+        ...withBreakpoint(run.cacheBreakpoint),
+      }));
     }
     case 'assistant': {
       // `annotations` is part of every answer message (ours included): a client sending an
@@ -137,7 +143,13 @@ function decodeMessage(m: Fields, marks: BreakpointMarks): CanonicalMessage[] {
       // A past refusal is what the assistant said: it stays in the conversation as its text.
       const refusal = m.string('refusal');
       const toolCalls = (m.objects('tool_calls') ?? []).map(decodeToolCall);
-      const earlier = runs.map((run): CanonicalMessage => ({ role: 'assistant', content: run.text, toolCalls: [], reasoning: [], ...withBreakpoint(run.cacheBreakpoint) }));
+      const earlier = runs.map((run): CanonicalMessage => ({
+        role: 'assistant',
+        content: run.text,
+        toolCalls: [],
+        reasoning: [],
+        ...withBreakpoint(run.cacheBreakpoint),
+      }));
       const content = last.text === '' && runs.length === 0 && refusal ? refusal : last.text;
       return [...earlier, { role: 'assistant', content, toolCalls, reasoning: [], ...withBreakpoint(last.cacheBreakpoint) }];
     }
@@ -172,7 +184,8 @@ function textContent(m: Fields, options: { required: boolean; refusalParts: bool
   const parts = value.map((raw, j): MarkedText => {
     const part = Fields.at(raw, fieldPath(field, j));
     const type = part.requiredString('type');
-    if (type === 'text') return markedText(part, part.allowOnly(['type', 'text', 'cache_control']).requiredString('text'), marks.read(part));
+    if (type === 'text')
+      return markedText(part, part.allowOnly(['type', 'text', 'cache_control']).requiredString('text'), marks.read(part));
     if (type === 'refusal' && options.refusalParts) return { text: part.allowOnly(['type', 'refusal']).requiredString('refusal') };
     if (MEDIA_PARTS.includes(type)) refuseField(part.field('type'), `'${type}' is not supported: chat endpoints take text input only`);
     return refuseField(part.field('type'), options.refusalParts ? "must be 'text' or 'refusal'" : "must be 'text'");
@@ -185,7 +198,12 @@ function decodeToolCall(call: Fields): CanonicalToolCall {
   const type = call.requiredString('type');
   if (type !== 'function') refuseField(call.field('type'), "must be 'function': chat requests declare function tools only");
   const fn = call.requiredObject('function').allowOnly(['name', 'arguments']);
-  return { id: call.requiredString('id', { nonEmpty: true }), name: fn.requiredString('name'), arguments: fn.requiredString('arguments'), kind: 'function' };
+  return {
+    id: call.requiredString('id', { nonEmpty: true }),
+    name: fn.requiredString('name'),
+    arguments: fn.requiredString('arguments'),
+    kind: 'function',
+  };
 }
 
 function decodeTools(req: Fields, marks: BreakpointMarks): CanonicalTool[] {
@@ -233,7 +251,10 @@ function decodeResponseFormat(req: Fields): CanonicalResponseFormat | undefined 
     format.allowOnly(['type']);
     return { type };
   }
-  const spec = format.allowOnly(['type', 'json_schema']).requiredObject('json_schema').allowOnly(['name', 'description', 'schema', 'strict']);
+  const spec = format
+    .allowOnly(['type', 'json_schema'])
+    .requiredObject('json_schema')
+    .allowOnly(['name', 'description', 'schema', 'strict']);
   const schema = spec.jsonObject('schema');
   if (!schema) refuseField(spec.field('schema'), 'is required');
   return compact<CanonicalResponseFormat>({

@@ -69,7 +69,9 @@ export class ChatStreamDecoder implements StreamDecoder {
       this.tryFinish(events);
       if (!this.finished) {
         throw new ProviderError(
-          this.finishReason ? `${this.vendor} ended its stream without reporting token usage.` : `${this.vendor} ended its stream before finishing the answer.`,
+          this.finishReason
+            ? `${this.vendor} ended its stream without reporting token usage.`
+            : `${this.vendor} ended its stream before finishing the answer.`,
           this.vendor,
         );
       }
@@ -86,7 +88,15 @@ export class ChatStreamDecoder implements StreamDecoder {
     if (typeof completion !== 'object' || completion === null || !Array.isArray((completion as { choices?: unknown }).choices)) {
       throw new ProviderError(`${this.vendor} answered without choices.`, this.vendor);
     }
-    const { choices, usage, error } = completion as { choices: Array<{ index?: number; message?: Record<string, unknown> & { tool_calls?: ChatWireDeltaToolCall[] | null }; finish_reason?: string | null }>; usage?: ChatWireUsage | null; error?: ChatWireChunk['error'] };
+    const { choices, usage, error } = completion as {
+      choices: Array<{
+        index?: number;
+        message?: Record<string, unknown> & { tool_calls?: ChatWireDeltaToolCall[] | null };
+        finish_reason?: string | null;
+      }>;
+      usage?: ChatWireUsage | null;
+      error?: ChatWireChunk['error'];
+    };
     const chunk: ChatWireChunk = {
       error,
       usage,

@@ -67,7 +67,10 @@ export class ChatStreamEncoder implements StreamEncoder {
       case 'tool-call-start': {
         const position = this.toolPositions.size;
         this.toolPositions.set(event.index, position);
-        return head + this.delta({ tool_calls: [{ index: position, id: event.id, type: 'function', function: { name: event.name, arguments: '' } }] });
+        return (
+          head +
+          this.delta({ tool_calls: [{ index: position, id: event.id, type: 'function', function: { name: event.name, arguments: '' } }] })
+        );
       }
       case 'tool-call-delta': {
         const position = this.toolPositions.get(event.index);

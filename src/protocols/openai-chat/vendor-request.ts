@@ -5,7 +5,14 @@ import type {
   CanonicalTool,
   CanonicalToolChoice,
 } from '../../domain/generation/canonical';
-import type { ChatWireMessage, ChatWireRequest, ChatWireResponseFormat, ChatWireTool, ChatWireToolCall, ChatWireToolChoice } from './vendor-types';
+import type {
+  ChatWireMessage,
+  ChatWireRequest,
+  ChatWireResponseFormat,
+  ChatWireTool,
+  ChatWireToolCall,
+  ChatWireToolChoice,
+} from './vendor-types';
 import { toOpenAIEffort } from '../openai-effort';
 
 /**
@@ -108,7 +115,11 @@ function toChatTool(tool: CanonicalTool): ChatWireTool | null {
     case 'custom':
       return {
         type: 'custom',
-        custom: { name: tool.name, ...(tool.description !== undefined ? { description: tool.description } : {}), ...(tool.format ? { format: tool.format } : {}) },
+        custom: {
+          name: tool.name,
+          ...(tool.description !== undefined ? { description: tool.description } : {}),
+          ...(tool.format ? { format: tool.format } : {}),
+        },
       };
     case 'mcp':
       return null;
@@ -118,7 +129,9 @@ function toChatTool(tool: CanonicalTool): ChatWireTool | null {
 function toChatToolChoice(choice: CanonicalToolChoice, tools: readonly CanonicalTool[]): ChatWireToolChoice {
   if (typeof choice === 'string') return choice;
   const named = tools.find((tool) => tool.type !== 'mcp' && tool.name === choice.name);
-  return named?.type === 'custom' ? { type: 'custom', custom: { name: choice.name } } : { type: 'function', function: { name: choice.name } };
+  return named?.type === 'custom'
+    ? { type: 'custom', custom: { name: choice.name } }
+    : { type: 'function', function: { name: choice.name } };
 }
 
 export function toChatResponseFormat(format: CanonicalResponseFormat | undefined): ChatWireResponseFormat | undefined {

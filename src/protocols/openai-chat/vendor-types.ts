@@ -21,11 +21,7 @@ export type ChatWireTool =
   | { type: 'custom'; custom: { name: string; description?: string; format?: Record<string, unknown> } };
 
 export type ChatWireToolChoice =
-  | 'auto'
-  | 'none'
-  | 'required'
-  | { type: 'function'; function: { name: string } }
-  | { type: 'custom'; custom: { name: string } };
+  'auto' | 'none' | 'required' | { type: 'function'; function: { name: string } } | { type: 'custom'; custom: { name: string } };
 
 export type ChatWireResponseFormat =
   | { type: 'text' }
@@ -53,7 +49,6 @@ export interface ChatWireRequest {
   seed?: number;
   verbosity?: 'low' | 'medium' | 'high';
 }
-
 
 export interface ChatWireUsage {
   prompt_tokens?: number;

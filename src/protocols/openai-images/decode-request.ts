@@ -37,7 +37,10 @@ export function decodeEditForm(form: EditFormInput): ImageRequestInput {
   const fileFields = form.files.map((file) => file.field);
   if (fileFields.includes('mask')) refuseField('mask', 'is not supported on image edits (no masks): send only image parts');
   refuseUnknownFields(fileFields, ['image', 'image[]']);
-  refuseUnknownFields(form.fields.map((field) => field.name), EDIT_FIELDS);
+  refuseUnknownFields(
+    form.fields.map((field) => field.name),
+    EDIT_FIELDS,
+  );
   const single = (name: string): string | undefined => {
     const values = form.fields.filter((field) => field.name === name).map((field) => field.value);
     if (values.length > 1) refuseField(name, 'must be sent once');

@@ -12,7 +12,13 @@ export function encodeImagesResponse(result: ImageResult, meta: { created: numbe
     quality: meta.quality,
     output_format: result.images[0]?.format,
     usage: {
-      ...(result.usage ? { input_tokens: result.usage.inputTokens, output_tokens: result.usage.outputTokens, total_tokens: result.usage.inputTokens + result.usage.outputTokens } : {}),
+      ...(result.usage
+        ? {
+            input_tokens: result.usage.inputTokens,
+            output_tokens: result.usage.outputTokens,
+            total_tokens: result.usage.inputTokens + result.usage.outputTokens,
+          }
+        : {}),
       ...usageCost(mediaAnswerCost('images', result.chargedMicro)),
     },
   };

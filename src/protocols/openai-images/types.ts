@@ -25,7 +25,28 @@ export interface ImagesResponseWire {
 export const SHARED_IGNORED_FIELDS = ['background', 'output_format', 'output_compression', 'user', 'partial_images'] as const;
 
 /** Fields of `POST /images/generations` (JSON). */
-export const GENERATION_FIELDS = ['model', 'prompt', 'n', 'size', 'quality', 'response_format', 'stream', 'moderation', 'style', ...SHARED_IGNORED_FIELDS] as const;
+export const GENERATION_FIELDS = [
+  'model',
+  'prompt',
+  'n',
+  'size',
+  'quality',
+  'response_format',
+  'stream',
+  'moderation',
+  'style',
+  ...SHARED_IGNORED_FIELDS,
+] as const;
 
 /** Text fields of `POST /images/edits` (multipart); files are `image` / `image[]` (and `mask`, refused). */
-export const EDIT_FIELDS = ['model', 'prompt', 'n', 'size', 'quality', 'response_format', 'stream', 'input_fidelity', ...SHARED_IGNORED_FIELDS] as const;
+export const EDIT_FIELDS = [
+  'model',
+  'prompt',
+  'n',
+  'size',
+  'quality',
+  'response_format',
+  'stream',
+  'input_fidelity',
+  ...SHARED_IGNORED_FIELDS,
+] as const;

@@ -20,7 +20,13 @@ const upstreamQuality = (request: ImageProviderRequest): string | undefined =>
 
 export function generationBody(request: ImageProviderRequest): ImagesGenerationVendorRequest {
   const quality = upstreamQuality(request);
-  return { model: request.model.vendorModelId, prompt: request.prompt, n: 1, size: `${request.size.width}x${request.size.height}`, ...(quality ? { quality } : {}) };
+  return {
+    model: request.model.vendorModelId,
+    prompt: request.prompt,
+    n: 1,
+    size: `${request.size.width}x${request.size.height}`,
+    ...(quality ? { quality } : {}),
+  };
 }
 
 /** The edit request as form parts: text fields, then the images (`image`, or `image[]` for several). */

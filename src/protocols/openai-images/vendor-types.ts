@@ -16,5 +16,8 @@ export interface ImagesGenerationVendorRequest {
  */
 export const imagesVendorAnswer = z.object({
   data: z.array(z.object({ b64_json: z.string() })).min(1),
-  usage: z.object({ input_tokens: z.number().int().nonnegative(), output_tokens: z.number().int().nonnegative() }).optional().catch(undefined),
+  usage: z
+    .object({ input_tokens: z.number().int().nonnegative(), output_tokens: z.number().int().nonnegative() })
+    .optional()
+    .catch(undefined),
 });

@@ -65,10 +65,19 @@ export function decodeInput(req: Fields): CanonicalMessage[] {
       case 'function_call_output':
       case 'custom_tool_call_output':
         // `name` and `namespace` repeat the call's; the call id is what links them.
-        item.allowOnly(type === 'function_call_output' ? ['type', 'id', 'call_id', 'output', 'status', 'name', 'namespace'] : ['type', 'id', 'call_id', 'output', 'name', 'namespace']);
+        item.allowOnly(
+          type === 'function_call_output'
+            ? ['type', 'id', 'call_id', 'output', 'status', 'name', 'namespace']
+            : ['type', 'id', 'call_id', 'output', 'name', 'namespace'],
+        );
         item.string('name');
         item.string('namespace');
-        messages.push({ role: 'tool', toolCallId: item.requiredString('call_id', { nonEmpty: true }), content: outputText(item), isError: false });
+        messages.push({
+          role: 'tool',
+          toolCallId: item.requiredString('call_id', { nonEmpty: true }),
+          content: outputText(item),
+          isError: false,
+        });
         break;
       case 'mcp_list_tools':
       case 'mcp_call':
@@ -123,7 +132,11 @@ function decodeMessageItem(item: Fields): MessageItem {
 /** A call of an earlier turn; a namespaced tool's call goes back to the vendor under the name the tool was served by. */
 function decodeCallItem(item: Fields, type: 'function_call' | 'custom_tool_call'): CanonicalToolCall {
   const isFunction = type === 'function_call';
-  item.allowOnly(isFunction ? ['type', 'id', 'call_id', 'name', 'arguments', 'status', 'namespace'] : ['type', 'id', 'call_id', 'name', 'input', 'namespace']);
+  item.allowOnly(
+    isFunction
+      ? ['type', 'id', 'call_id', 'name', 'arguments', 'status', 'namespace']
+      : ['type', 'id', 'call_id', 'name', 'input', 'namespace'],
+  );
   const name = item.requiredString('name');
   const namespace = item.string('namespace');
   const served = namespace === undefined ? name : `${namespace}${NAMESPACE_SEPARATOR}${name}`;
@@ -136,15 +149,29 @@ function decodeCallItem(item: Fields, type: 'function_call' | 'custom_tool_call'
 }
 
 /** An MCP item of an earlier turn, sent back as the vendor produced it (or the client's approval). */
-function decodeMcpItem(item: Fields, type: 'mcp_list_tools' | 'mcp_call' | 'mcp_approval_request' | 'mcp_approval_response'): CanonicalMcpItem {
+function decodeMcpItem(
+  item: Fields,
+  type: 'mcp_list_tools' | 'mcp_call' | 'mcp_approval_request' | 'mcp_approval_response',
+): CanonicalMcpItem {
   switch (type) {
     case 'mcp_list_tools': {
       item.allowOnly(['type', 'id', 'server_label', 'tools', 'error']);
       const tools = item.requiredArray('tools').map((raw, j) => {
         const tool = Fields.at(raw, fieldPath(item.field('tools'), j)).allowOnly(['name', 'description', 'input_schema', 'annotations']);
-        return compact<McpToolListing>({ name: tool.requiredString('name'), description: tool.string('description'), inputSchema: tool.raw('input_schema') ?? {}, annotations: tool.raw('annotations') });
+        return compact<McpToolListing>({
+          name: tool.requiredString('name'),
+          description: tool.string('description'),
+          inputSchema: tool.raw('input_schema') ?? {},
+          annotations: tool.raw('annotations'),
+        });
       });
-      return compact<CanonicalMcpItem>({ kind: 'list_tools', id: item.requiredString('id', { nonEmpty: true }), serverLabel: item.requiredString('server_label'), tools, error: item.string('error') });
+      return compact<CanonicalMcpItem>({
+        kind: 'list_tools',
+        id: item.requiredString('id', { nonEmpty: true }),
+        serverLabel: item.requiredString('server_label'),
+        tools,
+        error: item.string('error'),
+      });
     }
     case 'mcp_call':
       item.allowOnly(['type', 'id', 'server_label', 'name', 'arguments', 'output', 'error', 'approval_request_id', 'status']);

@@ -33,13 +33,31 @@ const RESPONSES_FIELDS: WireFieldNames = {
   prompt: 'input',
   hints: { ...TOP_LEVEL_HINT_NAMES, verbosity: 'text.verbosity' },
 };
-const RESPONSES_CUSTOM_CHOICE_FIELDS: WireFieldNames = { ...RESPONSES_FIELDS, namedToolChoice: { field: 'tool_choice.name', noun: 'a custom tool' } };
+const RESPONSES_CUSTOM_CHOICE_FIELDS: WireFieldNames = {
+  ...RESPONSES_FIELDS,
+  namedToolChoice: { field: 'tool_choice.name', noun: 'a custom tool' },
+};
 
 /** The request's settings as the `response` object repeats them: each one, with its default when the request set none. */
 export type ResponseSettings = Pick<
   ResponseObject,
-  | 'instructions' | 'tools' | 'tool_choice' | 'parallel_tool_calls' | 'text' | 'max_output_tokens' | 'max_tool_calls' | 'temperature' | 'top_p'
-  | 'presence_penalty' | 'frequency_penalty' | 'top_logprobs' | 'reasoning' | 'metadata' | 'user' | 'safety_identifier' | 'prompt_cache_key'
+  | 'instructions'
+  | 'tools'
+  | 'tool_choice'
+  | 'parallel_tool_calls'
+  | 'text'
+  | 'max_output_tokens'
+  | 'max_tool_calls'
+  | 'temperature'
+  | 'top_p'
+  | 'presence_penalty'
+  | 'frequency_penalty'
+  | 'top_logprobs'
+  | 'reasoning'
+  | 'metadata'
+  | 'user'
+  | 'safety_identifier'
+  | 'prompt_cache_key'
 >;
 
 /** What the encoders need of the request. */
@@ -65,7 +83,10 @@ export function decodeResponsesIngress(body: unknown): ResponsesIngress {
   const modelId = req.requiredString('model', { nonEmpty: true });
   const instructions = req.string('instructions');
   const tools = decodeTools(req);
-  const messages: CanonicalMessage[] = [...(instructions !== undefined ? [{ role: 'system' as const, content: instructions }] : []), ...decodeInput(req)];
+  const messages: CanonicalMessage[] = [
+    ...(instructions !== undefined ? [{ role: 'system' as const, content: instructions }] : []),
+    ...decodeInput(req),
+  ];
   const toolChoice = decodeToolChoice(req, tools);
   const text = req.object('text')?.allowOnly(['format', 'verbosity']);
   const format = text?.object('format');
@@ -73,10 +94,12 @@ export function decodeResponsesIngress(body: unknown): ResponsesIngress {
   const reasoning = req.object('reasoning')?.allowOnly(['effort', 'summary', 'generate_summary']);
   const effort = reasoning ? mapReasoningEffort(reasoning.raw('effort'), reasoning.field('effort')) : undefined;
   // Summaries are shown whenever the vendor gives reasoning text; the setting itself is echoed only.
-  const summary = reasoning?.oneOf('summary', ['auto', 'concise', 'detailed']) ?? reasoning?.oneOf('generate_summary', ['auto', 'concise', 'detailed']);
+  const summary =
+    reasoning?.oneOf('summary', ['auto', 'concise', 'detailed']) ?? reasoning?.oneOf('generate_summary', ['auto', 'concise', 'detailed']);
   const include = req.strings('include') ?? [];
   include.forEach((value, i) => {
-    if (value !== ENCRYPTED_REASONING) refuseField(fieldPath('include', i), `'${value}' is not supported; only '${ENCRYPTED_REASONING}' is`);
+    if (value !== ENCRYPTED_REASONING)
+      refuseField(fieldPath('include', i), `'${value}' is not supported; only '${ENCRYPTED_REASONING}' is`);
   });
 
   const temperature = req.number('temperature', { min: 0, max: 2 });
@@ -110,7 +133,10 @@ export function decodeResponsesIngress(body: unknown): ResponsesIngress {
       maxToolCalls: tools.canonical.some((tool) => tool.type === 'mcp') ? maxToolCalls : undefined,
     }),
     stream: req.boolean('stream') ?? false,
-    fields: typeof toolChoice?.canonical === 'object' && toolChoice.canonical.kind === 'custom' ? RESPONSES_CUSTOM_CHOICE_FIELDS : RESPONSES_FIELDS,
+    fields:
+      typeof toolChoice?.canonical === 'object' && toolChoice.canonical.kind === 'custom'
+        ? RESPONSES_CUSTOM_CHOICE_FIELDS
+        : RESPONSES_FIELDS,
   };
   const settings: ResponseSettings = {
     instructions: instructions ?? null,

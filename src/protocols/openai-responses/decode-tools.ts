@@ -1,6 +1,19 @@
-import type { CanonicalResponseFormat, CanonicalTool, CanonicalToolChoice, McpApprovalRule, McpToolFilter } from '../../domain/generation/canonical';
+import type {
+  CanonicalResponseFormat,
+  CanonicalTool,
+  CanonicalToolChoice,
+  McpApprovalRule,
+  McpToolFilter,
+} from '../../domain/generation/canonical';
 import { Fields, checkToolCount, compact, emptyParameters, fieldPath, nameAt, refuseField } from '../decode-fields';
-import type { ResponseCustomTool, ResponseCustomToolFormat, ResponseFunctionTool, ResponseMcpTool, ResponseTool, ResponseToolChoice } from './types';
+import type {
+  ResponseCustomTool,
+  ResponseCustomToolFormat,
+  ResponseFunctionTool,
+  ResponseMcpTool,
+  ResponseTool,
+  ResponseToolChoice,
+} from './types';
 
 /**
  * The `tools`, `tool_choice` and `text.format` of a Responses request → canonical, each with what
@@ -8,14 +21,28 @@ import type { ResponseCustomTool, ResponseCustomToolFormat, ResponseFunctionTool
  */
 
 const HOSTED_TOOLS = [
-  'file_search', 'computer', 'computer_use', 'computer_use_preview', 'web_search', 'web_search_2025_08_26',
-  'web_search_preview', 'web_search_preview_2025_03_11', 'code_interpreter', 'image_generation', 'local_shell',
-  'shell', 'apply_patch', 'tool_search',
+  'file_search',
+  'computer',
+  'computer_use',
+  'computer_use_preview',
+  'web_search',
+  'web_search_2025_08_26',
+  'web_search_preview',
+  'web_search_preview_2025_03_11',
+  'code_interpreter',
+  'image_generation',
+  'local_shell',
+  'shell',
+  'apply_patch',
+  'tool_search',
 ];
 
 /** How to turn a hosted tool off in the clients known to send one by default. */
 const CODEX_WEB_SEARCH_OFF = 'Codex: web_search = "disabled" in config.toml, or -c web_search=\'"disabled"\'';
-const HOSTED_TOOL_SWITCHES: Readonly<Record<string, string>> = { web_search: CODEX_WEB_SEARCH_OFF, web_search_preview: CODEX_WEB_SEARCH_OFF };
+const HOSTED_TOOL_SWITCHES: Readonly<Record<string, string>> = {
+  web_search: CODEX_WEB_SEARCH_OFF,
+  web_search_preview: CODEX_WEB_SEARCH_OFF,
+};
 
 /** Separates a namespace from its tool's name in the name vendors are given (names allow only letters, digits, `_`, `-`). */
 export const NAMESPACE_SEPARATOR = '__';
@@ -59,7 +86,11 @@ export function decodeTools(req: Fields): DecodedTools {
   const names = new Set<string>();
   tools.canonical.forEach((tool) => {
     if (tool.type === 'mcp') return;
-    if (names.has(tool.name)) refuseField('tools', `declare '${tool.name}' twice${tools.namespaces.has(tool.name) ? ' (a namespaced tool is served under that name)' : ''}; tool names must be unique`);
+    if (names.has(tool.name))
+      refuseField(
+        'tools',
+        `declare '${tool.name}' twice${tools.namespaces.has(tool.name) ? ' (a namespaced tool is served under that name)' : ''}; tool names must be unique`,
+      );
     names.add(tool.name);
   });
   return tools;
@@ -76,9 +107,18 @@ function decodeTool(tool: Fields, type: string, allowed: readonly string[]): Dec
   }
   if (HOSTED_TOOLS.includes(type)) {
     const off = HOSTED_TOOL_SWITCHES[type];
-    refuseField(tool.field('type'), `'${type}' is not supported: hosted tools are not available; remove it and declare function, custom or mcp tools${off ? ` (${off})` : ''}`);
+    refuseField(
+      tool.field('type'),
+      `'${type}' is not supported: hosted tools are not available; remove it and declare function, custom or mcp tools${off ? ` (${off})` : ''}`,
+    );
   }
-  return refuseField(tool.field('type'), `must be ${allowed.map((t) => `'${t}'`).join(', ').replace(/, ([^,]*)$/, ' or $1')}`);
+  return refuseField(
+    tool.field('type'),
+    `must be ${allowed
+      .map((t) => `'${t}'`)
+      .join(', ')
+      .replace(/, ([^,]*)$/, ' or $1')}`,
+  );
 }
 
 /** `{type: 'namespace', name, description, tools}`: its function and custom tools, under names that carry the namespace. */
@@ -92,7 +132,9 @@ function decodeNamespace(tool: Fields, into: DecodedTools): void {
     const served = `${namespace}${NAMESPACE_SEPARATOR}${own.name}`;
     if (served.length > 64) refuseField(member.field('name'), `with its namespace must fit in 64 characters (it is served as '${served}')`);
     into.namespaces.set(served, { namespace, name: own.name });
-    const context = description ? `${own.description ? `${own.description}\n\n` : ''}(Part of ${namespace}: ${description})` : own.description;
+    const context = description
+      ? `${own.description ? `${own.description}\n\n` : ''}(Part of ${namespace}: ${description})`
+      : own.description;
     into.canonical.push(compact<CanonicalTool>({ ...own, name: served, description: context }));
     return decoded.echo as ResponseFunctionTool | ResponseCustomTool;
   });
@@ -131,7 +173,18 @@ function decodeCustomTool(tool: Fields): DecodedTool {
 }
 
 function decodeMcpTool(tool: Fields): DecodedTool {
-  tool.allowOnly(['type', 'server_label', 'server_url', 'server_description', 'allowed_tools', 'headers', 'authorization', 'require_approval', 'connector_id', 'defer_loading']);
+  tool.allowOnly([
+    'type',
+    'server_label',
+    'server_url',
+    'server_description',
+    'allowed_tools',
+    'headers',
+    'authorization',
+    'require_approval',
+    'connector_id',
+    'defer_loading',
+  ]);
   tool.refuseIfSet(['connector_id'], 'is not supported: connectors need OpenAI-managed sign-in; give server_url');
   tool.refuseIfEnabled(['defer_loading']);
   const serverLabel = tool.requiredString('server_label', { nonEmpty: true });
@@ -149,7 +202,13 @@ function decodeMcpTool(tool: Fields): DecodedTool {
       authorization: tool.string('authorization'),
       requireApproval,
     }),
-    echo: { type: 'mcp', server_label: serverLabel, server_url: serverUrl, allowed_tools: allowedTools ?? null, require_approval: (tool.raw('require_approval') as ResponseMcpTool['require_approval']) ?? null },
+    echo: {
+      type: 'mcp',
+      server_label: serverLabel,
+      server_url: serverUrl,
+      allowed_tools: allowedTools ?? null,
+      require_approval: (tool.raw('require_approval') as ResponseMcpTool['require_approval']) ?? null,
+    },
   };
 }
 
@@ -175,7 +234,10 @@ function decodeRequireApproval(tool: Fields): McpApprovalRule | undefined {
   return compact({ always: filter('always'), never: filter('never') });
 }
 
-export function decodeToolChoice(req: Fields, tools: DecodedTools): { canonical: CanonicalToolChoice; echo: ResponseToolChoice } | undefined {
+export function decodeToolChoice(
+  req: Fields,
+  tools: DecodedTools,
+): { canonical: CanonicalToolChoice; echo: ResponseToolChoice } | undefined {
   const value = req.raw('tool_choice');
   if (value === undefined) return undefined;
   if (typeof value === 'string') {
@@ -185,7 +247,10 @@ export function decodeToolChoice(req: Fields, tools: DecodedTools): { canonical:
   const named = req.requiredObject('tool_choice');
   const type = named.requiredString('type');
   if (type !== 'function' && type !== 'custom') {
-    refuseField(named.field('type'), `'${type}' is not supported; tool_choice may be 'none', 'auto', 'required', or a function or custom tool by name`);
+    refuseField(
+      named.field('type'),
+      `'${type}' is not supported; tool_choice may be 'none', 'auto', 'required', or a function or custom tool by name`,
+    );
   }
   named.allowOnly(['type', 'name']);
   const name = named.requiredString('name');

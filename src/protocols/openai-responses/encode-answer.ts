@@ -3,7 +3,16 @@ import type { CanonicalMcpItem, CanonicalReasoningBlock, CanonicalToolCall, Cano
 import type { ApiError } from '../../domain/shared/errors';
 import { type AnswerMeta, type CollectedResult, randomWireId, reportedReasoningTokens } from '../collect';
 import type { ResponseObject, ResponseStatus, ResponseUsage } from './types';
-import type { ResponseCustomToolCall, ResponseFunctionToolCall, ResponseItemStatus, ResponseMcpApprovalResponse, ResponseOutputItem, ResponseOutputMessage, ResponseOutputText, ResponseReasoningItem } from './items';
+import type {
+  ResponseCustomToolCall,
+  ResponseFunctionToolCall,
+  ResponseItemStatus,
+  ResponseMcpApprovalResponse,
+  ResponseOutputItem,
+  ResponseOutputMessage,
+  ResponseOutputText,
+  ResponseReasoningItem,
+} from './items';
 import { responsesMcpItem } from './mcp-items';
 import type { ResponseMcpItem } from './items';
 import { REDACTED_REASONING_PREFIX } from './decode-input';
@@ -46,7 +55,8 @@ interface TerminalState {
  */
 export function terminalState(finish: CollectedResult['finish']): TerminalState {
   if (finish.reason === 'length') return { status: 'incomplete', incompleteDetails: { reason: 'max_output_tokens' } };
-  if (finish.reason === 'content_filter' && !finish.refusal) return { status: 'incomplete', incompleteDetails: { reason: 'content_filter' } };
+  if (finish.reason === 'content_filter' && !finish.refusal)
+    return { status: 'incomplete', incompleteDetails: { reason: 'content_filter' } };
   return { status: 'completed', incompleteDetails: null };
 }
 
@@ -77,7 +87,12 @@ export function mcpOutputItem(item: CanonicalMcpItem): Exclude<ResponseMcpItem, 
 }
 
 /** A tool call item; a namespaced tool's call shows its own name and its namespace. */
-export function callItem(id: string, call: CanonicalToolCall, status: ResponseItemStatus, echo: ResponsesEcho): ResponseFunctionToolCall | ResponseCustomToolCall {
+export function callItem(
+  id: string,
+  call: CanonicalToolCall,
+  status: ResponseItemStatus,
+  echo: ResponsesEcho,
+): ResponseFunctionToolCall | ResponseCustomToolCall {
   const namespaced = echo.namespaces.get(call.name);
   const name = namespaced ? { name: namespaced.name, namespace: namespaced.namespace } : { name: call.name };
   return call.kind === 'custom'

@@ -57,15 +57,35 @@ export const RESPONSES_POLICY: FormatFieldPolicy<typeof RESPONSES_FIELD_POLICY> 
   refusals: {
     store: { accepts: [false], problem: 'must be false or omitted: /v1/responses is stateless and stores nothing' },
     top_logprobs: { accepts: [0], problem: 'must be 0 or omitted: answers carry no log probabilities' },
-    truncation: { accepts: ['disabled'], problem: "must be 'disabled' or omitted: the conversation is sent as given; shorten input yourself" },
-    service_tier: { accepts: ['auto', 'default'], problem: "must be 'auto', 'default' or omitted: every request is served at the vendor's default tier, at the catalog's price" },
+    truncation: {
+      accepts: ['disabled'],
+      problem: "must be 'disabled' or omitted: the conversation is sent as given; shorten input yourself",
+    },
+    service_tier: {
+      accepts: ['auto', 'default'],
+      problem: "must be 'auto', 'default' or omitted: every request is served at the vendor's default tier, at the catalog's price",
+    },
     moderation: { problem: 'is not supported: answers carry no moderation results; remove it and moderate separately' },
-    access_programs: { accepts: (value) => isEmpty(value) || (typeof value === 'object' && value !== null && Object.keys(value).length === 1 && (value as Record<string, unknown>).cyber === 'standard'), problem: "is not supported beyond {cyber: 'standard'}: requests use the vendor's standard access; remove it" },
+    access_programs: {
+      accepts: (value) =>
+        isEmpty(value) ||
+        (typeof value === 'object' &&
+          value !== null &&
+          Object.keys(value).length === 1 &&
+          (value as Record<string, unknown>).cyber === 'standard'),
+      problem: "is not supported beyond {cyber: 'standard'}: requests use the vendor's standard access; remove it",
+    },
     previous_response_id: { problem: STATELESS },
     conversation: { problem: STATELESS },
     prompt: { problem: 'is not supported: there are no stored prompts; send instructions and input instead' },
-    background: { accepts: [false], problem: 'must be false or omitted: responses are answered while the request waits (stream: true shows progress)' },
-    context_management: { accepts: isEmpty, problem: 'is not supported: there is no server-side compaction; compact the conversation on the client and send it in input' },
+    background: {
+      accepts: [false],
+      problem: 'must be false or omitted: responses are answered while the request waits (stream: true shows progress)',
+    },
+    context_management: {
+      accepts: isEmpty,
+      problem: 'is not supported: there is no server-side compaction; compact the conversation on the client and send it in input',
+    },
   },
   metadata: {
     stream_options: (req, field) => req.object(field)?.allowOnly(['include_obfuscation']).boolean('include_obfuscation'),
@@ -80,6 +100,7 @@ export const RESPONSES_POLICY: FormatFieldPolicy<typeof RESPONSES_FIELD_POLICY> 
       options?.string('ttl');
     },
     prompt_cache_retention: (req, field) => req.oneOf(field, ['in_memory', 'in-memory', '24h']),
-    image: (req, field) => req.object(field)?.allowOnly(['context_compression']).oneOf('context_compression', ['auto', 'enabled', 'disabled']),
+    image: (req, field) =>
+      req.object(field)?.allowOnly(['context_compression']).oneOf('context_compression', ['auto', 'enabled', 'disabled']),
   },
 };

@@ -196,6 +196,5 @@ export type ResponseOutputItem =
   | ResponseMcpCall
   | ResponseMcpApprovalRequest;
 
-
 /** The four MCP items of the Responses format. */
 export type ResponseMcpItem = ResponseMcpListTools | ResponseMcpCall | ResponseMcpApprovalRequest | ResponseMcpApprovalResponse;

@@ -16,7 +16,12 @@ export function responsesMcpItem(item: CanonicalMcpItem): ResponseMcpItem {
         type: 'mcp_list_tools',
         id: item.id,
         server_label: item.serverLabel,
-        tools: item.tools.map((tool) => ({ name: tool.name, input_schema: tool.inputSchema, description: tool.description ?? null, annotations: tool.annotations ?? null })),
+        tools: item.tools.map((tool) => ({
+          name: tool.name,
+          input_schema: tool.inputSchema,
+          description: tool.description ?? null,
+          annotations: tool.annotations ?? null,
+        })),
         error: item.error ?? null,
       };
     case 'call':
@@ -34,7 +39,13 @@ export function responsesMcpItem(item: CanonicalMcpItem): ResponseMcpItem {
     case 'approval_request':
       return { type: 'mcp_approval_request', id: item.id, server_label: item.serverLabel, name: item.name, arguments: item.arguments };
     case 'approval_response':
-      return { type: 'mcp_approval_response', id: item.id ?? null, approval_request_id: item.approvalRequestId, approve: item.approve, reason: item.reason ?? null };
+      return {
+        type: 'mcp_approval_response',
+        id: item.id ?? null,
+        approval_request_id: item.approvalRequestId,
+        approve: item.approve,
+        reason: item.reason ?? null,
+      };
   }
 }
 
@@ -54,7 +65,16 @@ export function fromWireMcpItem(item: ResponsesWireItem): CanonicalMcpItem | nul
         id,
         serverLabel,
         tools: (Array.isArray(item.tools) ? item.tools : []).flatMap((tool) =>
-          typeof tool?.name === 'string' ? [compact<McpToolListing>({ name: tool.name, description: text(tool.description), inputSchema: tool.input_schema ?? {}, annotations: tool.annotations ?? undefined })] : [],
+          typeof tool?.name === 'string'
+            ? [
+                compact<McpToolListing>({
+                  name: tool.name,
+                  description: text(tool.description),
+                  inputSchema: tool.input_schema ?? {},
+                  annotations: tool.annotations ?? undefined,
+                }),
+              ]
+            : [],
         ),
         error: text(item.error),
       });

@@ -53,7 +53,8 @@ export class ResponsesStreamDecoder implements StreamDecoder {
    * so both paths share one mapping.
    */
   pushWhole(answer: unknown): CanonicalEvent[] {
-    if (typeof answer !== 'object' || answer === null || Array.isArray(answer)) throw new ProviderError(`${this.vendor} answered with a body that is not a response object.`, this.vendor);
+    if (typeof answer !== 'object' || answer === null || Array.isArray(answer))
+      throw new ProviderError(`${this.vendor} answered with a body that is not a response object.`, this.vendor);
     const response = answer as ResponsesWireResponse;
     if (response.status === 'failed') return this.apply({ type: 'response.failed', response });
     const events: CanonicalEvent[] = [];
@@ -137,7 +138,11 @@ export class ResponsesStreamDecoder implements StreamDecoder {
         for (const index of this.toolCalls.values()) events.push({ type: 'tool-call-end', index });
         this.toolCalls.clear();
         let reason: FinishReason =
-          response.status === 'incomplete' ? responsesIncompleteReason(response.incomplete_details?.reason) : this.toolCallCount > 0 ? 'tool_calls' : 'stop';
+          response.status === 'incomplete'
+            ? responsesIncompleteReason(response.incomplete_details?.reason)
+            : this.toolCallCount > 0
+              ? 'tool_calls'
+              : 'stop';
         if (this.refusal) reason = 'content_filter';
         this.finished = true;
         events.push({ type: 'finish', reason, refusal: reason === 'content_filter', usage: responsesUsageToCanonical(response.usage) });
@@ -148,7 +153,10 @@ export class ResponsesStreamDecoder implements StreamDecoder {
         throw new ProviderError(`${this.vendor} failed the response: ${error?.message ?? error?.code ?? 'unknown error'}`, this.vendor);
       }
       case 'error':
-        throw new ProviderError(`${this.vendor} reported an error mid-stream: ${event.message ?? event.code ?? 'unknown error'}`, this.vendor);
+        throw new ProviderError(
+          `${this.vendor} reported an error mid-stream: ${event.message ?? event.code ?? 'unknown error'}`,
+          this.vendor,
+        );
       default:
         break;
     }
@@ -177,7 +185,8 @@ function streamEventsOf(item: ResponsesWireItem, outputIndex: number): Responses
         events.push({ type: 'response.reasoning_summary_part.added', ...at, summary_index: summaryIndex });
         if (part.text) events.push({ type: 'response.reasoning_summary_text.delta', ...at, summary_index: summaryIndex, delta: part.text });
       });
-      for (const part of item.content ?? []) if (part.type === 'reasoning_text' && part.text) events.push({ type: 'response.reasoning_text.delta', ...at, delta: part.text });
+      for (const part of item.content ?? [])
+        if (part.type === 'reasoning_text' && part.text) events.push({ type: 'response.reasoning_text.delta', ...at, delta: part.text });
       break;
     case 'message':
       for (const part of item.content ?? []) {
@@ -189,7 +198,12 @@ function streamEventsOf(item: ResponsesWireItem, outputIndex: number): Responses
     case 'custom_tool_call': {
       events.push({ type: 'response.output_item.added', ...at, item });
       const delta = item.type === 'function_call' ? item.arguments : item.input;
-      if (delta) events.push({ type: item.type === 'function_call' ? 'response.function_call_arguments.delta' : 'response.custom_tool_call_input.delta', ...at, delta });
+      if (delta)
+        events.push({
+          type: item.type === 'function_call' ? 'response.function_call_arguments.delta' : 'response.custom_tool_call_input.delta',
+          ...at,
+          delta,
+        });
       break;
     }
     case 'mcp_list_tools':

@@ -21,7 +21,13 @@ import {
 } from './encode-answer';
 
 /** The event of a given `type` (lifecycle events share one interface, so `Extract` would not find them). */
-type EventOf<T extends ResponseStreamEvent['type']> = ResponseStreamEvent extends infer E ? (E extends { type: infer U } ? (T extends U ? E : never) : never) : never;
+type EventOf<T extends ResponseStreamEvent['type']> = ResponseStreamEvent extends infer E
+  ? E extends { type: infer U }
+    ? T extends U
+      ? E
+      : never
+    : never
+  : never;
 type Payload<T extends ResponseStreamEvent['type']> = Omit<EventOf<T>, 'type' | 'sequence_number'>;
 type OpenText = { kind: 'message' | 'reasoning'; outputIndex: number; id: string; text: string };
 type OpenCall = { outputIndex: number; id: string; call: CanonicalToolCall };
@@ -67,25 +73,48 @@ export class ResponsesStreamEncoder implements StreamEncoder {
         if (this.open?.kind !== 'reasoning') out += this.closeOpen('completed') + this.openReasoning();
         const open = this.open!;
         open.text += event.text;
-        out += this.emit('response.reasoning_summary_text.delta', { item_id: open.id, output_index: open.outputIndex, summary_index: 0, delta: event.text });
+        out += this.emit('response.reasoning_summary_text.delta', {
+          item_id: open.id,
+          output_index: open.outputIndex,
+          summary_index: 0,
+          delta: event.text,
+        });
         return out;
       }
       case 'reasoning-end': {
-        if (this.open?.kind === 'reasoning') return out + this.closeReasoning({ signature: event.signature, redactedData: event.redactedData });
+        if (this.open?.kind === 'reasoning')
+          return out + this.closeReasoning({ signature: event.signature, redactedData: event.redactedData });
         if (event.signature === undefined && event.redactedData === undefined) return out;
         // A block with nothing to show (redacted thinking): an item added and done at once.
         out += this.closeOpen('completed');
         const outputIndex = this.output.length;
-        const item = reasoningItem(this.newId('rs_'), compact({ text: '', signature: event.signature, redactedData: event.redactedData }), this.meta.echo.includeEncryptedReasoning);
+        const item = reasoningItem(
+          this.newId('rs_'),
+          compact({ text: '', signature: event.signature, redactedData: event.redactedData }),
+          this.meta.echo.includeEncryptedReasoning,
+        );
         this.output.push(item);
-        return out + this.emit('response.output_item.added', { output_index: outputIndex, item: withFields(item, { summary: [] }) }) + this.emit('response.output_item.done', { output_index: outputIndex, item });
+        return (
+          out +
+          this.emit('response.output_item.added', { output_index: outputIndex, item: withFields(item, { summary: [] }) }) +
+          this.emit('response.output_item.done', { output_index: outputIndex, item })
+        );
       }
       case 'text-delta': {
         if (event.text === '') return out;
         if (this.open?.kind !== 'message') out += this.closeOpen('completed') + this.openMessage();
         const open = this.open!;
         open.text += event.text;
-        return out + this.emit('response.output_text.delta', { item_id: open.id, output_index: open.outputIndex, content_index: 0, delta: event.text, logprobs: [] });
+        return (
+          out +
+          this.emit('response.output_text.delta', {
+            item_id: open.id,
+            output_index: open.outputIndex,
+            content_index: 0,
+            delta: event.text,
+            logprobs: [],
+          })
+        );
       }
       case 'tool-call-start': {
         out += this.closeOpen('completed');
@@ -93,14 +122,25 @@ export class ResponsesStreamEncoder implements StreamEncoder {
         const open: OpenCall = { outputIndex: this.output.length, id: this.newId(event.kind === 'custom' ? 'ctc_' : 'fc_'), call };
         this.output.push(undefined);
         this.calls.set(event.index, open);
-        return out + this.emit('response.output_item.added', { output_index: open.outputIndex, item: callItem(open.id, call, 'in_progress', this.meta.echo) });
+        return (
+          out +
+          this.emit('response.output_item.added', {
+            output_index: open.outputIndex,
+            item: callItem(open.id, call, 'in_progress', this.meta.echo),
+          })
+        );
       }
       case 'tool-call-delta': {
         const open = this.calls.get(event.index);
         if (!open || event.argumentsDelta === '') return out;
         open.call.arguments += event.argumentsDelta;
         const where = { item_id: open.id, output_index: open.outputIndex, delta: event.argumentsDelta };
-        return out + (open.call.kind === 'custom' ? this.emit('response.custom_tool_call_input.delta', where) : this.emit('response.function_call_arguments.delta', where));
+        return (
+          out +
+          (open.call.kind === 'custom'
+            ? this.emit('response.custom_tool_call_input.delta', where)
+            : this.emit('response.function_call_arguments.delta', where))
+        );
       }
       case 'tool-call-end':
         return out + this.closeCall(event.index, 'completed');
@@ -111,8 +151,17 @@ export class ResponsesStreamEncoder implements StreamEncoder {
         out += this.closeOpen('completed');
         const outputIndex = this.output.length;
         this.output.push(item);
-        const added = item.type === 'mcp_list_tools' ? withFields(item, { tools: [] }) : item.type === 'mcp_call' ? withFields(item, { output: null, error: null, status: 'in_progress' as const }) : item;
-        return out + this.emit('response.output_item.added', { output_index: outputIndex, item: added }) + this.emit('response.output_item.done', { output_index: outputIndex, item });
+        const added =
+          item.type === 'mcp_list_tools'
+            ? withFields(item, { tools: [] })
+            : item.type === 'mcp_call'
+              ? withFields(item, { output: null, error: null, status: 'in_progress' as const })
+              : item;
+        return (
+          out +
+          this.emit('response.output_item.added', { output_index: outputIndex, item: added }) +
+          this.emit('response.output_item.done', { output_index: outputIndex, item })
+        );
       }
       case 'finish':
         return out + this.finish(event);
@@ -127,7 +176,17 @@ export class ResponsesStreamEncoder implements StreamEncoder {
     const output = this.snapshotOutput();
     return (
       out +
-      this.emit('error', { code: error.code, message: error.message, param: null, error: { type: error.status >= 500 ? 'server_error' : 'invalid_request_error', code: error.code, message: error.message, param: null } }) +
+      this.emit('error', {
+        code: error.code,
+        message: error.message,
+        param: null,
+        error: {
+          type: error.status >= 500 ? 'server_error' : 'invalid_request_error',
+          code: error.code,
+          message: error.message,
+          param: null,
+        },
+      }) +
       this.emit('response.failed', { response: responseObject(this.meta, this.id, 'failed', output, { error }) })
     );
   }
@@ -138,10 +197,16 @@ export class ResponsesStreamEncoder implements StreamEncoder {
     let out = this.closeOpen(status);
     for (const index of [...this.calls.keys()]) out += this.closeCall(index, status);
     this.ended = true;
-    const response = responseObject(this.meta, this.id, state.status, this.output.filter((item): item is ResponseOutputItem => item !== undefined), {
-      usage: responsesUsage(event.usage),
-      incompleteDetails: state.incompleteDetails,
-    });
+    const response = responseObject(
+      this.meta,
+      this.id,
+      state.status,
+      this.output.filter((item): item is ResponseOutputItem => item !== undefined),
+      {
+        usage: responsesUsage(event.usage),
+        incompleteDetails: state.incompleteDetails,
+      },
+    );
     return out + this.emit(state.status === 'completed' ? 'response.completed' : 'response.incomplete', { response });
   }
 
@@ -162,7 +227,12 @@ export class ResponsesStreamEncoder implements StreamEncoder {
     this.open = open;
     return (
       this.emit('response.output_item.added', { output_index: open.outputIndex, item: { id: open.id, type: 'reasoning', summary: [] } }) +
-      this.emit('response.reasoning_summary_part.added', { item_id: open.id, output_index: open.outputIndex, summary_index: 0, part: { type: 'summary_text', text: '' } })
+      this.emit('response.reasoning_summary_part.added', {
+        item_id: open.id,
+        output_index: open.outputIndex,
+        summary_index: 0,
+        part: { type: 'summary_text', text: '' },
+      })
     );
   }
 
@@ -205,7 +275,10 @@ export class ResponsesStreamEncoder implements StreamEncoder {
     const done =
       open.call.kind === 'custom'
         ? this.emit('response.custom_tool_call_input.done', withFields(where, { input: open.call.arguments }))
-        : this.emit('response.function_call_arguments.done', withFields(where, { name: (item as ResponseFunctionToolCall).name, arguments: open.call.arguments }));
+        : this.emit(
+            'response.function_call_arguments.done',
+            withFields(where, { name: (item as ResponseFunctionToolCall).name, arguments: open.call.arguments }),
+          );
     return done + this.emit('response.output_item.done', { output_index: open.outputIndex, item });
   }
 
@@ -214,7 +287,9 @@ export class ResponsesStreamEncoder implements StreamEncoder {
     const items = [...this.output];
     if (this.open) {
       items[this.open.outputIndex] =
-        this.open.kind === 'message' ? messageItem(this.open.id, this.open.text, 'incomplete') : reasoningItem(this.open.id, { text: this.open.text }, false);
+        this.open.kind === 'message'
+          ? messageItem(this.open.id, this.open.text, 'incomplete')
+          : reasoningItem(this.open.id, { text: this.open.text }, false);
     }
     for (const open of this.calls.values()) items[open.outputIndex] = callItem(open.id, open.call, 'incomplete', this.meta.echo);
     return items.filter((item): item is ResponseOutputItem => item !== undefined);

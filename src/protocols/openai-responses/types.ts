@@ -15,7 +15,6 @@ export type ResponseStatus = 'completed' | 'failed' | 'in_progress' | 'cancelled
 
 export type JsonSchemaObject = Record<string, unknown>;
 
-
 // ---------------------------------------------------------------------------------------------
 // Tools, tool choice, text format, reasoning
 // ---------------------------------------------------------------------------------------------

@@ -8,7 +8,13 @@ import type {
 } from '../../domain/generation/canonical';
 import { responsesMcpItem } from './mcp-items';
 import { toOpenAIEffort } from '../openai-effort';
-import type { ResponsesWireInputItem, ResponsesWireRequest, ResponsesWireTool, ResponsesWireToolChoice, WireToolFilter } from './vendor-types';
+import type {
+  ResponsesWireInputItem,
+  ResponsesWireRequest,
+  ResponsesWireTool,
+  ResponsesWireToolChoice,
+  WireToolFilter,
+} from './vendor-types';
 
 /**
  * Vendor side of the OpenAI Responses API (its answer is read by `stream-decoder.ts`), stateless (`store: false`, the whole
@@ -115,7 +121,12 @@ function toResponsesTool(tool: CanonicalTool): ResponsesWireTool {
         strict: tool.strict ?? false,
       };
     case 'custom':
-      return { type: 'custom', name: tool.name, ...(tool.description !== undefined ? { description: tool.description } : {}), ...(tool.format ? { format: tool.format } : {}) };
+      return {
+        type: 'custom',
+        name: tool.name,
+        ...(tool.description !== undefined ? { description: tool.description } : {}),
+        ...(tool.format ? { format: tool.format } : {}),
+      };
     case 'mcp':
       return {
         type: 'mcp',

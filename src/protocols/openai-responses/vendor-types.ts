@@ -54,7 +54,6 @@ export interface ResponsesWireRequest {
   user?: string;
 }
 
-
 export interface ResponsesWireUsage {
   input_tokens?: number;
   output_tokens?: number;

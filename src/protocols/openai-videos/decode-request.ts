@@ -29,7 +29,10 @@ export function decodeVideoCreateBody(body: Record<string, unknown>): VideoReque
 
 /** The multipart form: the JSON body's fields as text, each once, plus image files checked by their bytes. */
 export function decodeVideoCreateForm(form: VideoCreateForm): VideoRequestInput {
-  refuseUnknownFields(form.fields.map((field) => field.name), VIDEO_CREATE_FIELDS);
+  refuseUnknownFields(
+    form.fields.map((field) => field.name),
+    VIDEO_CREATE_FIELDS,
+  );
   const fields: Record<string, string> = {};
   for (const { name, value } of form.fields) {
     if (name in fields) throw badRequest(`${name} must be sent once`, { field: name });
@@ -38,7 +41,8 @@ export function decodeVideoCreateForm(form: VideoCreateForm): VideoRequestInput 
   const inputs: VideoInputImage[] = [];
   for (const file of form.files) {
     const role = roleOf(file.field);
-    if (!role) throw badRequest(`${file.field} is not a known file field (expected ${VIDEO_INPUT_ROLES.join(', ')})`, { field: file.field });
+    if (!role)
+      throw badRequest(`${file.field} is not a known file field (expected ${VIDEO_INPUT_ROLES.join(', ')})`, { field: file.field });
     if (role !== 'reference' && inputs.some((input) => input.role === role)) throw badRequest(`${role} must be sent once`, { field: role });
     const format = sniffImageFormat(file.data);
     if (!format) throw badRequest(`${file.field} must be a PNG, JPEG or WebP image (checked by its bytes)`, { field: file.field });
@@ -64,7 +68,8 @@ function roleOf(field: string): VideoInputRole | null {
 
 function decodeFields(fields: Record<string, unknown>, inputs: VideoInputImage[]): VideoRequestInput {
   const model = fields.model;
-  if (typeof model !== 'string' || model.trim() === '') throw badRequest('model is required: a video model id from GET /v1/videos/models', { field: 'model' });
+  if (typeof model !== 'string' || model.trim() === '')
+    throw badRequest('model is required: a video model id from GET /v1/videos/models', { field: 'model' });
   const size = optionalString(fields.size, 'size');
   return {
     modelId: model,

@@ -16,7 +16,13 @@ export function createVideoForm(request: VideoGenerationRequest): FormPart[] {
   };
   const parts: FormPart[] = Object.entries(fields).map(([name, value]) => ({ name, value }));
   const image = request.inputs[0];
-  if (image) parts.push({ name: 'input_reference', filename: `input.${image.mediaType.split('/')[1]}`, contentType: image.mediaType, data: image.bytes });
+  if (image)
+    parts.push({
+      name: 'input_reference',
+      filename: `input.${image.mediaType.split('/')[1]}`,
+      contentType: image.mediaType,
+      data: image.bytes,
+    });
   return parts;
 }
 

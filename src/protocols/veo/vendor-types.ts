@@ -27,7 +27,10 @@ export interface VeoPredictRequest {
 export const veoOperation = z.object({
   name: z.string().min(1),
   done: z.boolean().optional(),
-  metadata: z.object({ progressPercent: z.number().optional().catch(undefined) }).optional().catch(undefined),
+  metadata: z
+    .object({ progressPercent: z.number().optional().catch(undefined) })
+    .optional()
+    .catch(undefined),
   error: z.object({ code: z.number().optional(), message: z.string().optional() }).optional(),
   response: z
     .object({

@@ -19,7 +19,10 @@ export type ImageProviders = ImageProviderRegistry & {
  * by `:predict`, the others by `generateContent` with image output. Image calls get their own
  * transport, since an image can take minutes where a text stream would be called stalled.
  */
-export function createImageProviders(endpoints: ReadonlyMap<string, VendorEndpoint>, options: { http?: VendorHttpOptions } = {}): ImageProviders {
+export function createImageProviders(
+  endpoints: ReadonlyMap<string, VendorEndpoint>,
+  options: { http?: VendorHttpOptions } = {},
+): ImageProviders {
   const http = new VendorTransport(options.http);
   const registry = vendorRegistry(
     endpoints,

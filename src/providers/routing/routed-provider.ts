@@ -20,7 +20,8 @@ export class RoutedProvider implements TextProvider {
   ) {
     this.primary = targets[0]!;
     this.capabilities = this.primary.provider.capabilities;
-    if (this.primary.provider.countTokens) this.countTokens = (request, signal) => this.primary.provider.countTokens!(this.asPrimary(request), signal);
+    if (this.primary.provider.countTokens)
+      this.countTokens = (request, signal) => this.primary.provider.countTokens!(this.asPrimary(request), signal);
   }
 
   countTokens?: (request: CanonicalRequest, signal: Cancellation) => Promise<number>;

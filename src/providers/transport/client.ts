@@ -4,7 +4,16 @@ import { Pool, poolRequest } from './undici-pool';
 import type { Cancellation } from '../../domain/generation/cancellation';
 import type { FormPart } from '../../protocols/form-parts';
 import { parseSseBatches, type SseEvent } from '../../protocols/sse-parse';
-import { invalidAnswerError, redact, transportError, unusableTargetError, vendorErrorMessage, vendorStatusError, type TransportTimeouts, type VendorParty } from './errors';
+import {
+  invalidAnswerError,
+  redact,
+  transportError,
+  unusableTargetError,
+  vendorErrorMessage,
+  vendorStatusError,
+  type TransportTimeouts,
+  type VendorParty,
+} from './errors';
 import { multipartBody } from './multipart';
 
 /**
@@ -90,7 +99,11 @@ export class VendorTransport {
       if (contentType.includes('application/json')) {
         // Some gateways answer 200 with a JSON error instead of a stream.
         const detail = vendorErrorMessage(await readCapped(body, MAX_ERROR_BODY_BYTES).catch(() => ''));
-        throw invalidAnswerError(call, `${call.vendor} answered JSON instead of an event stream${detail ? `: ${detail}` : '.'}`, statusCode);
+        throw invalidAnswerError(
+          call,
+          `${call.vendor} answered JSON instead of an event stream${detail ? `: ${detail}` : '.'}`,
+          statusCode,
+        );
       }
       try {
         for await (const events of parseSseBatches(body)) yield events;
@@ -139,13 +152,21 @@ export class VendorTransport {
     let url = this.parseUrl(call, call.url, `${call.vendor} named a file to download that is not at a URL.`);
     let headers = call.headers;
     for (let redirects = 0; ; redirects++) {
-      const request = { method: 'GET', path: url.pathname + url.search, headers: { 'user-agent': 'tollgate', ...headers }, headersTimeout: this.timeouts.headersMs, bodyTimeout: this.timeouts.bodyIdleMs } as const;
+      const request = {
+        method: 'GET',
+        path: url.pathname + url.search,
+        headers: { 'user-agent': 'tollgate', ...headers },
+        headersTimeout: this.timeouts.headersMs,
+        bodyTimeout: this.timeouts.bodyIdleMs,
+      } as const;
       const response = await this.send(call, this.pool(call, url.origin), request, true);
       if (response.statusCode >= 300 && response.statusCode <= 399) {
         await response.body.dump().catch(() => undefined); // read (small), so the socket is kept
         const location = response.headers.location;
-        if (typeof location !== 'string') throw invalidAnswerError(call, `${call.vendor} redirected the download without a location.`, response.statusCode);
-        if (redirects === MAX_REDIRECTS) throw invalidAnswerError(call, `${call.vendor} redirected the download more than ${MAX_REDIRECTS} times.`, response.statusCode);
+        if (typeof location !== 'string')
+          throw invalidAnswerError(call, `${call.vendor} redirected the download without a location.`, response.statusCode);
+        if (redirects === MAX_REDIRECTS)
+          throw invalidAnswerError(call, `${call.vendor} redirected the download more than ${MAX_REDIRECTS} times.`, response.statusCode);
         const next = this.parseUrl(call, location, `${call.vendor} redirected the download to something that is not a URL.`, url);
         if (next.origin !== url.origin) headers = {};
         url = next;
@@ -168,7 +189,14 @@ export class VendorTransport {
   private get(call: VendorTarget): Promise<Dispatcher.ResponseData> {
     const { pool, basePath } = this.target(call);
     const headers = { accept: 'application/json', 'user-agent': 'tollgate', ...call.headers };
-    return this.send(call, pool, { method: 'GET', path: basePath + call.path, headers, signal: call.signal, headersTimeout: this.timeouts.headersMs, bodyTimeout: this.timeouts.bodyIdleMs });
+    return this.send(call, pool, {
+      method: 'GET',
+      path: basePath + call.path,
+      headers,
+      signal: call.signal,
+      headersTimeout: this.timeouts.headersMs,
+      bodyTimeout: this.timeouts.bodyIdleMs,
+    });
   }
 
   /** Sends the call; answers a 2xx response, else throws ProviderError (transport failure, or the vendor's error status and message). */
@@ -189,7 +217,12 @@ export class VendorTransport {
   }
 
   /** One request on a pool; a non-2xx answer (but a redirect, when asked) throws the vendor's error. */
-  private async send(party: VendorParty & { signal?: Cancellation }, pool: Pool, request: Dispatcher.RequestOptions, redirects = false): Promise<Dispatcher.ResponseData> {
+  private async send(
+    party: VendorParty & { signal?: Cancellation },
+    pool: Pool,
+    request: Dispatcher.RequestOptions,
+    redirects = false,
+  ): Promise<Dispatcher.ResponseData> {
     let response: Dispatcher.ResponseData;
     try {
       response = await poolRequest(pool, request);

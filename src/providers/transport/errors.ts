@@ -24,7 +24,12 @@ export interface TransportTimeouts {
 }
 
 /** A non-2xx answer: the vendor's status and message (OpenAI, Anthropic and Gemini all put it at `error.message`). */
-export function vendorStatusError(party: VendorParty, status: number, bodyText: string, headers?: Readonly<Record<string, string | string[] | undefined>>): ProviderError {
+export function vendorStatusError(
+  party: VendorParty,
+  status: number,
+  bodyText: string,
+  headers?: Readonly<Record<string, string | string[] | undefined>>,
+): ProviderError {
   const detail = vendorErrorMessage(bodyText);
   const message = `${party.vendor} answered HTTP ${status}${detail ? `: ${detail}` : '.'}`;
   const retryAfter = headers && (status === 429 || status >= 500) ? retryAfterMs(headers) : null;
@@ -44,7 +49,13 @@ export function cancelledError(vendor: string): ProviderError {
  * A failure below HTTP: no connection, a timeout (connect, first byte, silence mid-answer) or a
  * connection that broke. `phase` says whether anything of the answer had arrived.
  */
-export function transportError(party: VendorParty, error: unknown, phase: 'connect' | 'stream', timeouts: TransportTimeouts, cancelled: boolean): ProviderError {
+export function transportError(
+  party: VendorParty,
+  error: unknown,
+  phase: 'connect' | 'stream',
+  timeouts: TransportTimeouts,
+  cancelled: boolean,
+): ProviderError {
   if (error instanceof ProviderError) return error;
   if (cancelled) return cancelledError(party.vendor);
   const code = errorCode(error);

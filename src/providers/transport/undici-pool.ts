@@ -12,7 +12,10 @@ export type Pool = UndiciPool;
 
 // The index mixes this into every dispatcher's prototype; called on the pool instead.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const request = require('undici/lib/api/api-request.js') as (this: Dispatcher, options: Dispatcher.RequestOptions) => Promise<Dispatcher.ResponseData>;
+const request = require('undici/lib/api/api-request.js') as (
+  this: Dispatcher,
+  options: Dispatcher.RequestOptions,
+) => Promise<Dispatcher.ResponseData>;
 
 /** `pool.request(options)`, as undici's index would provide it. */
 export function poolRequest(pool: Pool, options: Dispatcher.RequestOptions): Promise<Dispatcher.ResponseData> {

@@ -26,7 +26,8 @@ function box(type: string, ...parts: Buffer[]): Buffer {
   return Buffer.concat([u32(8 + body.length), Buffer.from(type, 'latin1'), body]);
 }
 
-const fullBox = (type: string, version: number, flags: number, ...parts: Buffer[]): Buffer => box(type, u32((version << 24) | flags), ...parts);
+const fullBox = (type: string, version: number, flags: number, ...parts: Buffer[]): Buffer =>
+  box(type, u32((version << 24) | flags), ...parts);
 
 /** The unity transformation matrix of mvhd and tkhd. */
 const MATRIX = Buffer.concat([0x00010000, 0, 0, 0, 0x00010000, 0, 0, 0, 0x40000000].map(u32));
@@ -46,13 +47,18 @@ function avcConfiguration(stream: H264Stream): Buffer {
 
 function sampleTable(stream: H264Stream, width: number, height: number, chunkOffset: number, sampleSizes: number[]): Buffer {
   const visual = Buffer.concat([
-    Buffer.alloc(6), u16(1), // reserved, data_reference_index
+    Buffer.alloc(6),
+    u16(1), // reserved, data_reference_index
     Buffer.alloc(16), // pre_defined, reserved
-    u16(width), u16(height),
-    u32(0x00480000), u32(0x00480000), // 72 dpi
-    u32(0), u16(1), // reserved, frame_count
+    u16(width),
+    u16(height),
+    u32(0x00480000),
+    u32(0x00480000), // 72 dpi
+    u32(0),
+    u16(1), // reserved, frame_count
     Buffer.alloc(32), // compressorname
-    u16(0x0018), Buffer.from([0xff, 0xff]), // depth, pre_defined
+    u16(0x0018),
+    Buffer.from([0xff, 0xff]), // depth, pre_defined
     avcConfiguration(stream),
   ]);
   const delta = TIMESCALE / SANDBOX_FPS;
@@ -69,8 +75,39 @@ function sampleTable(stream: H264Stream, width: number, height: number, chunkOff
 
 function movie(stream: H264Stream, width: number, height: number, chunkOffset: number, sampleSizes: number[]): Buffer {
   const duration = (sampleSizes.length * TIMESCALE) / SANDBOX_FPS;
-  const mvhd = fullBox('mvhd', 0, 0, u32(0), u32(0), u32(TIMESCALE), u32(duration), u32(0x00010000), u16(0x0100), Buffer.alloc(10), MATRIX, Buffer.alloc(24), u32(2));
-  const tkhd = fullBox('tkhd', 0, 3 /* enabled, in movie */, u32(0), u32(0), u32(1), u32(0), u32(duration), Buffer.alloc(8), u16(0), u16(0), u16(0), u16(0), MATRIX, u32(width << 16), u32(height << 16));
+  const mvhd = fullBox(
+    'mvhd',
+    0,
+    0,
+    u32(0),
+    u32(0),
+    u32(TIMESCALE),
+    u32(duration),
+    u32(0x00010000),
+    u16(0x0100),
+    Buffer.alloc(10),
+    MATRIX,
+    Buffer.alloc(24),
+    u32(2),
+  );
+  const tkhd = fullBox(
+    'tkhd',
+    0,
+    3 /* enabled, in movie */,
+    u32(0),
+    u32(0),
+    u32(1),
+    u32(0),
+    u32(duration),
+    Buffer.alloc(8),
+    u16(0),
+    u16(0),
+    u16(0),
+    u16(0),
+    MATRIX,
+    u32(width << 16),
+    u32(height << 16),
+  );
   const mdhd = fullBox('mdhd', 0, 0, u32(0), u32(0), u32(TIMESCALE), u32(duration), u16(0x55c4 /* 'und' */), u16(0));
   const hdlr = fullBox('hdlr', 0, 0, u32(0), Buffer.from('vide', 'latin1'), Buffer.alloc(12), Buffer.from('VideoHandler\0', 'latin1'));
   const minf = box(

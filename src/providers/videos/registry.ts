@@ -20,7 +20,10 @@ export type VideoProviderRegistry = VideoProviders & {
 };
 
 /** One video provider per vendor (OpenAI videos, Google Veo, the offline sandbox), made on first use. */
-export function createVideoProviderRegistry(endpoints: ReadonlyMap<string, VendorEndpoint>, options: VideoProviderOptions): VideoProviderRegistry {
+export function createVideoProviderRegistry(
+  endpoints: ReadonlyMap<string, VendorEndpoint>,
+  options: VideoProviderOptions,
+): VideoProviderRegistry {
   const http = new VendorTransport(options.http);
   const registry = vendorRegistry(endpoints, (endpoint, model: VideoModel): VideoProvider => {
     switch (model.protocol) {

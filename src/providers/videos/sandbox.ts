@@ -45,7 +45,8 @@ export class SandboxVideoProvider implements VideoProvider {
   }
 
   async poll(handle: VendorJobHandle): Promise<VendorJobState> {
-    if (handle.fail) return { status: 'failed', code: 'generation_failed', message: 'The sandbox was asked to fail this video ([sandbox:fail]).' };
+    if (handle.fail)
+      return { status: 'failed', code: 'generation_failed', message: 'The sandbox was asked to fail this video ([sandbox:fail]).' };
     const elapsed = this.now() - Number(handle.startedAt);
     const duration = Number(handle.durationMs);
     if (elapsed >= duration) return { status: 'completed' };

@@ -20,7 +20,10 @@ export class VeoVideoProvider implements VideoProvider {
   }
 
   async start(request: VideoGenerationRequest): Promise<VendorJobHandle> {
-    const answer = await this.http.postJson({ ...this.target(predictLongRunningPath(request.model.vendorModelId)), body: predictVideoRequest(request) });
+    const answer = await this.http.postJson({
+      ...this.target(predictLongRunningPath(request.model.vendorModelId)),
+      body: predictVideoRequest(request),
+    });
     return { operation: operationFromAnswer(answer, this.endpoint.vendor).name };
   }
 

@@ -11,7 +11,10 @@ import { MESSAGES_SCHEMAS } from './messages-request';
 type FieldTable<Fields extends readonly string[]> = Readonly<Record<Fields[number], JsonSchema>>;
 
 const keyName = str('1 to 100 characters (trimmed).', { minLength: 1 });
-const spendLimit = { ...nullable(micro('From 1000000 ($1) to 100000000000 ($100,000) micro-dollars per UTC month.')), description: 'Monthly spend limit; null removes it.' };
+const spendLimit = {
+  ...nullable(micro('From 1000000 ($1) to 100000000000 ($100,000) micro-dollars per UTC month.')),
+  description: 'Monthly spend limit; null removes it.',
+};
 
 // Keyed by the lists the key routes refuse unknown fields with: the two cannot drift.
 const KEY_CREATE: FieldTable<typeof KEY_CREATE_FIELDS> = {
@@ -62,7 +65,13 @@ export const SCHEMAS: Readonly<Record<string, JsonSchema>> = {
     actor_user_id: nullable(str()),
     data: { type: 'object' },
   }),
-  KeyEventPage: answer({ object: oneOf(['list']), data: arrayOf(ref('KeyEvent')), first_id: nullable(str()), last_id: nullable(str()), has_more: { type: 'boolean' } }),
+  KeyEventPage: answer({
+    object: oneOf(['list']),
+    data: arrayOf(ref('KeyEvent')),
+    first_id: nullable(str()),
+    last_id: nullable(str()),
+    has_more: { type: 'boolean' },
+  }),
   KeyStatus: answer({
     object: oneOf(['key']),
     id: str(),
@@ -77,9 +86,19 @@ export const SCHEMAS: Readonly<Record<string, JsonSchema>> = {
     month_spent_micro: micro('settled + reserved: what the limit is checked against.'),
     month_remaining_micro: nullable(micro('limit − spent, never negative; null without a limit.')),
     month_resets_at: unixSeconds,
-    account: answer({ balance_micro: micro('Settled balance.'), reserved_micro: micro('Held by requests in flight.'), available_micro: micro('balance − reserved.') }),
+    account: answer({
+      balance_micro: micro('Settled balance.'),
+      reserved_micro: micro('Held by requests in flight.'),
+      available_micro: micro('balance − reserved.'),
+    }),
   }),
-  Session: answer({ object: oneOf(['session']), token: str('Session credential (Authorization: Bearer).'), expires_at: unixSeconds, user_id: str(), account_id: str() }),
+  Session: answer({
+    object: oneOf(['session']),
+    token: str('Session credential (Authorization: Bearer).'),
+    expires_at: unixSeconds,
+    user_id: str(),
+    account_id: str(),
+  }),
   TextModel: answer(
     {
       id: str(),
@@ -104,7 +123,16 @@ export const SCHEMAS: Readonly<Record<string, JsonSchema>> = {
   ),
   TextModelList: listOf('TextModel'),
   ImageModel: answer(
-    { id: str(), object: oneOf(['model']), created: unixSeconds, owned_by: str(), modes: arrayOf(str()), sizes: arrayOf(str()), max_input_images: int(), pricing: answer({ per_image: str('USD.') }) },
+    {
+      id: str(),
+      object: oneOf(['model']),
+      created: unixSeconds,
+      owned_by: str(),
+      modes: arrayOf(str()),
+      sizes: arrayOf(str()),
+      max_input_images: int(),
+      pricing: answer({ per_image: str('USD.') }),
+    },
     ['id', 'modes', 'sizes', 'max_input_images'],
   ),
   ImageModelList: listOf('ImageModel'),
@@ -124,7 +152,10 @@ export const SCHEMAS: Readonly<Record<string, JsonSchema>> = {
     ['id', 'modes', 'resolutions', 'ratios', 'durations', 'max_input_images'],
   ),
   VideoModelList: listOf('VideoModel'),
-  ModelEntry: { anyOf: [ref('TextModel'), ref('ImageModel'), ref('VideoModel')], description: 'A text, image or video model, as its list shows it.' },
+  ModelEntry: {
+    anyOf: [ref('TextModel'), ref('ImageModel'), ref('VideoModel')],
+    description: 'A text, image or video model, as its list shows it.',
+  },
   Status: answer({ status: str() }),
   ChatCompletionRequest: chatRequestSchema,
   ResponsesRequest: responsesRequestSchema,
@@ -135,8 +166,12 @@ export const SCHEMAS: Readonly<Record<string, JsonSchema>> = {
   OpenApiDocument: { type: 'object', description: 'An OpenAPI 3.1 document.' },
   GraphqlResult: answer({ data: any('The result.'), errors: arrayOf(any('An error; extensions.code from the error table.')) }, []),
   GraphqlRequest: answer({ query: str(), variables: { type: 'object' }, operationName: str() }, ['query']),
-  OpenAiAnswer: any('An answer in the OpenAI format of the endpoint (chat.completion, or response), or its server-sent events when stream is true. Its usage carries cost, cost_micro and cost_details (UsageCost), in the body and in the last stream chunk with usage (Chat: stream_options.include_usage) or response.completed.'),
-  MessagesAnswer: any('An answer in the Anthropic Messages format, or its server-sent events when stream is true. Its usage carries cost, cost_micro and cost_details (UsageCost), in the body and in the stream\'s message_delta.'),
+  OpenAiAnswer: any(
+    'An answer in the OpenAI format of the endpoint (chat.completion, or response), or its server-sent events when stream is true. Its usage carries cost, cost_micro and cost_details (UsageCost), in the body and in the last stream chunk with usage (Chat: stream_options.include_usage) or response.completed.',
+  ),
+  MessagesAnswer: any(
+    "An answer in the Anthropic Messages format, or its server-sent events when stream is true. Its usage carries cost, cost_micro and cost_details (UsageCost), in the body and in the stream's message_delta.",
+  ),
   UsageCost: answer(USAGE_COST_FIELDS, undefined, 'The fields every charged answer adds to its usage object.'),
   ...MEDIA_SCHEMAS,
   ...MESSAGES_SCHEMAS,

@@ -10,16 +10,24 @@ import type { JsonSchema } from './schema';
 
 const SAYS: Readonly<Record<Exclude<FieldDisposition, 'refused'>, string>> = {
   honoured: 'Honoured.',
-  'passed-to-vendor': 'Passed to the vendors that take it; for the others dropped and named in the answer header x-service-dropped-hints (the hint rule, docs/api.md).',
+  'passed-to-vendor':
+    'Passed to the vendors that take it; for the others dropped and named in the answer header x-service-dropped-hints (the hint rule, docs/api.md).',
   metadata: 'Accepted as metadata: changes neither the answer nor the bill.',
   emulated: 'Emulated by Tollgate, exactly.',
 };
 
 const neutral = (refusal: Refusal): string =>
-  Array.isArray(refusal.accepts) ? `Accepted only as ${refusal.accepts.map((v) => JSON.stringify(v)).join(' or ')} (or null). ` : refusal.accepts ? 'Accepted only at its neutral value (or null). ' : '';
+  Array.isArray(refusal.accepts)
+    ? `Accepted only as ${refusal.accepts.map((v) => JSON.stringify(v)).join(' or ')} (or null). `
+    : refusal.accepts
+      ? 'Accepted only at its neutral value (or null). '
+      : '';
 
 /** The documented fields of a format: the schemas given for the fields it reads, each refused field from its refusal. */
-export function documentedFields<P extends FieldPolicy>(policy: FormatFieldPolicy<P>, schemas: Readonly<Record<Exclude<keyof P & string, FieldsWith<P, 'refused'>>, JsonSchema>>): Record<keyof P & string, JsonSchema> {
+export function documentedFields<P extends FieldPolicy>(
+  policy: FormatFieldPolicy<P>,
+  schemas: Readonly<Record<Exclude<keyof P & string, FieldsWith<P, 'refused'>>, JsonSchema>>,
+): Record<keyof P & string, JsonSchema> {
   const fields: Record<string, JsonSchema> = {};
   for (const [field, disposition] of Object.entries(policy.table) as [string, FieldDisposition][]) {
     if (disposition === 'refused') {

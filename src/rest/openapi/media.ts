@@ -28,7 +28,11 @@ const imageCommon = {
 const GENERATION: FieldTable<typeof GENERATION_FIELDS> = { ...imageCommon, moderation: ignored('no effect'), style: ignored('no effect') };
 const EDIT: FieldTable<typeof EDIT_FIELDS> = { ...imageCommon, input_fidelity: ignored('no effect') };
 
-const imageFile = { type: 'string', contentMediaType: 'application/octet-stream', description: 'A PNG, JPEG or WebP file (checked by its bytes).' };
+const imageFile = {
+  type: 'string',
+  contentMediaType: 'application/octet-stream',
+  description: 'A PNG, JPEG or WebP file (checked by its bytes).',
+};
 
 const VIDEO_CREATE: FieldTable<typeof VIDEO_CREATE_FIELDS> = {
   model: str('A video model id (GET /v1/videos/models), or a vendor id that resolves to one.'),
@@ -48,7 +52,13 @@ const videoFiles = {
 
 export const MEDIA_SCHEMAS: Readonly<Record<string, JsonSchema>> = {
   ImageGenerationRequest: object(GENERATION, ['model', 'prompt']),
-  ImageEditRequest: object({ ...EDIT, image: arrayOf(imageFile, 'One or more images (sent as image, or image[] for several), at most the model’s max_input_images.') }, ['model', 'prompt', 'image']),
+  ImageEditRequest: object(
+    {
+      ...EDIT,
+      image: arrayOf(imageFile, 'One or more images (sent as image, or image[] for several), at most the model’s max_input_images.'),
+    },
+    ['model', 'prompt', 'image'],
+  ),
   ImageResponse: answer(
     {
       created: int('Unix seconds.'),
@@ -56,26 +66,39 @@ export const MEDIA_SCHEMAS: Readonly<Record<string, JsonSchema>> = {
       size: str(),
       quality: str(),
       output_format: str(),
-      usage: answer({ input_tokens: int(), output_tokens: int(), total_tokens: int(), ...USAGE_COST_FIELDS }, ['cost', 'cost_micro', 'cost_details'], 'The cost, always; token counts when the vendor reports them.'),
+      usage: answer(
+        { input_tokens: int(), output_tokens: int(), total_tokens: int(), ...USAGE_COST_FIELDS },
+        ['cost', 'cost_micro', 'cost_details'],
+        'The cost, always; token counts when the vendor reports them.',
+      ),
     },
     ['created', 'data'],
   ),
   VideoCreateRequest: object({ ...VIDEO_CREATE, ...videoFiles }, ['model', 'prompt']),
-  Video: answer({
-    id: str(),
-    object: oneOf(['video']),
-    status: oneOf(['queued', 'in_progress', 'completed', 'failed']),
-    model: str(),
-    seconds: int(),
-    resolution: str(),
-    ratio: str(),
-    progress: int('0 to 100.'),
-    created_at: int('Unix seconds.'),
-    completed_at: nullable(int('Unix seconds.')),
-    expires_at: nullable(int('Completion + 7 days: the content is deleted then (410).')),
-    error: nullable(answer({ code: str(), message: str() })),
-    usage: answer(USAGE_COST_FIELDS, undefined, 'What the job was charged; present once it is completed.'),
-  }, ['id', 'object', 'status', 'model', 'seconds', 'resolution', 'ratio', 'progress', 'created_at', 'completed_at', 'expires_at', 'error']),
+  Video: answer(
+    {
+      id: str(),
+      object: oneOf(['video']),
+      status: oneOf(['queued', 'in_progress', 'completed', 'failed']),
+      model: str(),
+      seconds: int(),
+      resolution: str(),
+      ratio: str(),
+      progress: int('0 to 100.'),
+      created_at: int('Unix seconds.'),
+      completed_at: nullable(int('Unix seconds.')),
+      expires_at: nullable(int('Completion + 7 days: the content is deleted then (410).')),
+      error: nullable(answer({ code: str(), message: str() })),
+      usage: answer(USAGE_COST_FIELDS, undefined, 'What the job was charged; present once it is completed.'),
+    },
+    ['id', 'object', 'status', 'model', 'seconds', 'resolution', 'ratio', 'progress', 'created_at', 'completed_at', 'expires_at', 'error'],
+  ),
   VideoDeleted: answer({ id: str(), object: oneOf(['video.deleted']), deleted: { type: 'boolean', const: true } }),
-  VideoList: answer({ object: oneOf(['list']), data: arrayOf({ $ref: '#/components/schemas/Video' }), first_id: nullable(str()), last_id: nullable(str()), has_more: bool() }),
+  VideoList: answer({
+    object: oneOf(['list']),
+    data: arrayOf({ $ref: '#/components/schemas/Video' }),
+    first_id: nullable(str()),
+    last_id: nullable(str()),
+    has_more: bool(),
+  }),
 };

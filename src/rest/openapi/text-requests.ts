@@ -12,10 +12,18 @@ import { any, arrayOf, bool, int, num, object, oneOf, str, type JsonSchema } fro
  * policy's own refusal. Messages has its own file (messages-request.ts).
  */
 
-const model = str('Model id: a catalog id (`<vendor>/<model>`) or a vendor id that names exactly one model the key can use.', { minLength: 1 });
+const model = str('Model id: a catalog id (`<vendor>/<model>`) or a vendor id that names exactly one model the key can use.', {
+  minLength: 1,
+});
 const outputLimit = (field: string) =>
-  int(`Output limit (reasoning included), at least 1. Above the model's largest it is lowered (answer header x-service-max-output-clamped), not refused.${field}`, { minimum: 1 });
-const effort = oneOf(['none', 'minimal', 'low', 'medium', 'high', 'xhigh'], '`none` and `minimal` mean low; `xhigh` means extra_high; ignored by models without an effort setting.');
+  int(
+    `Output limit (reasoning included), at least 1. Above the model's largest it is lowered (answer header x-service-max-output-clamped), not refused.${field}`,
+    { minimum: 1 },
+  );
+const effort = oneOf(
+  ['none', 'minimal', 'low', 'medium', 'high', 'xhigh'],
+  '`none` and `minimal` mean low; `xhigh` means extra_high; ignored by models without an effort setting.',
+);
 const temperature = num('Sampling temperature, 0 to 2.');
 const topP = num('Nucleus sampling, 0 to 1.');
 const stream = bool('Answer as server-sent events.');
@@ -23,7 +31,12 @@ const user = str('End-user identifier passed to the vendor.');
 
 const CHAT = documentedFields(CHAT_POLICY, {
   model,
-  messages: arrayOf(any('A message: role user, assistant, system (developer means system) or tool; content a string or text-only parts (a text part may carry `cache_control`, a prompt-cache breakpoint for Anthropic models).'), 'The conversation.'),
+  messages: arrayOf(
+    any(
+      'A message: role user, assistant, system (developer means system) or tool; content a string or text-only parts (a text part may carry `cache_control`, a prompt-cache breakpoint for Anthropic models).',
+    ),
+    'The conversation.',
+  ),
   frequency_penalty: num('-2 to 2.'),
   max_completion_tokens: outputLimit(' Not together with max_tokens.'),
   max_tokens: outputLimit(' Not together with max_completion_tokens.'),
@@ -39,10 +52,16 @@ const CHAT = documentedFields(CHAT_POLICY, {
   seed: int('OpenAI and OpenAI-compatible vendors.'),
   stop: any('A string or up to 4 strings.'),
   stream,
-  stream_options: object({ include_usage: bool('Usage in the last chunk.'), include_obfuscation: bool('No effect: streams are not padded.') }),
+  stream_options: object({
+    include_usage: bool('Usage in the last chunk.'),
+    include_obfuscation: bool('No effect: streams are not padded.'),
+  }),
   temperature,
   tool_choice: any('`none`, `auto`, `required` or a named function.'),
-  tools: arrayOf(any('A function (or custom) tool; a `cache_control` beside `function` is a prompt-cache breakpoint for Anthropic models.'), 'Up to 64 tool schemas.'),
+  tools: arrayOf(
+    any('A function (or custom) tool; a `cache_control` beside `function` is a prompt-cache breakpoint for Anthropic models.'),
+    'Up to 64 tool schemas.',
+  ),
   top_p: topP,
   user,
   verbosity: oneOf(['low', 'medium', 'high'], 'OpenAI (models that support it).'),
@@ -50,20 +69,33 @@ const CHAT = documentedFields(CHAT_POLICY, {
 
 const RESPONSES = documentedFields(RESPONSES_POLICY, {
   model,
-  input: any('A string, or the whole conversation as input items (messages, function and custom tool calls and outputs, reasoning, MCP items).'),
+  input: any(
+    'A string, or the whole conversation as input items (messages, function and custom tool calls and outputs, reasoning, MCP items).',
+  ),
   instructions: str('System instructions.'),
-  tools: arrayOf(any('A function, custom, MCP or namespace tool (a namespace is served as the tools it groups; hosted tools are refused).')),
+  tools: arrayOf(
+    any('A function, custom, MCP or namespace tool (a namespace is served as the tools it groups; hosted tools are refused).'),
+  ),
   tool_choice: any('`none`, `auto`, `required` or a named tool.'),
   parallel_tool_calls: bool(),
-  text: object({ format: any('Structured output: `{type: "text" | "json_object" | "json_schema", ...}`.'), verbosity: oneOf(['low', 'medium', 'high'], 'Passed to OpenAI; dropped for other vendors.') }),
+  text: object({
+    format: any('Structured output: `{type: "text" | "json_object" | "json_schema", ...}`.'),
+    verbosity: oneOf(['low', 'medium', 'high'], 'Passed to OpenAI; dropped for other vendors.'),
+  }),
   max_output_tokens: outputLimit(''),
-  max_tool_calls: int('Limits calls of MCP tools (the only tools the vendor runs): passed to OpenAI, refused for other vendors when MCP tools are declared, no effect without them.', { minimum: 0 }),
+  max_tool_calls: int(
+    'Limits calls of MCP tools (the only tools the vendor runs): passed to OpenAI, refused for other vendors when MCP tools are declared, no effect without them.',
+    { minimum: 0 },
+  ),
   reasoning: object({ effort, summary: any('Reasoning summary preference.'), generate_summary: any('Older name of summary.') }),
   presence_penalty: num('-2 to 2.'),
   frequency_penalty: num('-2 to 2.'),
   stream,
   stream_options: object({ include_obfuscation: bool('No effect: streams are not padded.') }),
-  include: arrayOf(oneOf(['reasoning.encrypted_content']), 'Only reasoning.encrypted_content (reasoning state for the next stateless turn).'),
+  include: arrayOf(
+    oneOf(['reasoning.encrypted_content']),
+    'Only reasoning.encrypted_content (reasoning state for the next stateless turn).',
+  ),
   temperature,
   top_p: topP,
   user,
@@ -77,7 +109,8 @@ const RESPONSES = documentedFields(RESPONSES_POLICY, {
 });
 
 /** A request body schema: exactly the fields of the table. */
-const bodyOf = (table: Readonly<Record<string, JsonSchema>>, required: readonly string[], description: string) => object(table, required, description);
+const bodyOf = (table: Readonly<Record<string, JsonSchema>>, required: readonly string[], description: string) =>
+  object(table, required, description);
 
 export const chatRequestSchema = bodyOf(CHAT, ['model', 'messages'], 'Chat Completions request (OpenAI format).');
 export const responsesRequestSchema = bodyOf(RESPONSES, ['model', 'input'], 'Responses request (OpenAI format, stateless).');
