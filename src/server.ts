@@ -1,9 +1,9 @@
 import 'reflect-metadata';
-import { createServer, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
-import { configuredVendorEndpoints, type Config } from './config';
+import type { Config } from './config';
+import { configuredVendorEndpoints } from './config/vendors';
 import { AuthService } from './domain/accounts/auth';
 import { SignInThrottle } from './domain/accounts/sign-in-throttle';
 import { InMemorySignInStore } from './domain/accounts/sign-in-store';
@@ -11,7 +11,6 @@ import { openRedisSignInStore } from './infra/redis-sign-in-store';
 import { AccountService } from './domain/accounts/service';
 import { KeyService } from './domain/keys/service';
 import { BillingService } from './domain/billing/service';
-import type { Overage } from './domain/billing/hold-requests';
 import { SandboxPaymentPort, type PaymentPort } from './domain/billing/payments';
 import { HoldSweeper } from './domain/billing/sweeper';
 import { RequestLogUpkeep } from './domain/usage/upkeep';
@@ -20,7 +19,6 @@ import { pgRequestLogPartitions } from './infra/pg-request-log-partitions';
 import { BudgetLeases } from './domain/billing/leases';
 import { pgLeaseStore } from './infra/pg-lease-store';
 import { pgSqlRunner } from './infra/sql-runner';
-import { PgVideoStore } from './infra/pg-video-store';
 import { systemClock, type Clock } from './domain/shared/clock';
 import { inProcessEventBus, type EventBus } from './domain/shared/events';
 import { createRedisEventBus, type ClosableEventBus } from './infra/redis-event-bus';
@@ -35,12 +33,7 @@ import { modelsRouter } from './rest/models';
 import { textEndpoints } from './rest/text-endpoints';
 import { TextPipeline } from './domain/generation/pipeline';
 import { createProviderRegistry } from './providers/registry';
-import { DEFAULT_BREAKER, DeploymentHealth } from './domain/routing/health';
-import { Router } from './domain/routing/failover';
-import { StickyRoutes } from './domain/routing/affinity';
-import { splitHealthKey } from './domain/routing/failover';
 import { listDeployments } from './domain/routing/listing';
-import { openRedisSharedHealth } from './infra/redis-deployment-health';
 import { TokenCounter } from './domain/generation/count-tokens';
 import type { Catalog } from './domain/catalog/types';
 import type { VendorEndpoint } from './domain/catalog/vendors';
@@ -49,13 +42,7 @@ import { createAdmissionService } from './domain/limits/create-admission';
 import { admitApiKeyRequests } from './rest/admission';
 import { answerClientError, jsonBody } from './rest/http';
 import { corsStep } from './rest/cors';
-import { VideoService } from './domain/videos/service';
-import { VideoJobRunner } from './domain/videos/runner';
-import { VideoSweeper } from './domain/videos/retention';
-import { VideoJobSlots } from './domain/videos/slots';
 import { openVideoStorage } from './infra/video-storage';
-import { PgBossVideoQueue } from './infra/video-queue';
-import { createVideoProviderRegistry } from './providers/videos/registry';
 import { usageRouter } from './rest/usage';
 import { videosRouter } from './rest/videos';
 import { imagesRouter } from './rest/images';
@@ -78,6 +65,13 @@ import { PgBillingReads } from './infra/pg-billing-reads';
 import { PgCredentialStore } from './infra/pg-credential-store';
 import { PgAccountStore, pgAccountTierSource } from './infra/pg-account-store';
 import { createLogger, withErrorSerializer } from './infra/logger';
+import { createGatewayHttpServer } from './server/http-server';
+import { reportOverage } from './server/overage';
+import { openRouting } from './server/routing';
+import { startVideoJobs } from './server/video-jobs';
+import type { VideoService } from './domain/videos/service';
+import type { VideoJobRunner } from './domain/videos/runner';
+import type { VideoSweeper } from './domain/videos/retention';
 
 /** The version reported in traces (`service.version`). */
 const TOLLGATE_VERSION = '0.1.0';
@@ -166,29 +160,9 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   const feeds = new SessionFeeds(auth, bus, clock, options.sessionCheckIntervalMs ?? SESSION_CHECK_INTERVAL_MS);
   // Metrics are served to the operator only: without an operator token, none are kept. What the
   // budget leases (below) hold in flight is read when metrics are scraped.
-  const metrics = config.adminToken
+  const metrics: PrometheusMetrics | null = config.adminToken
     ? new PrometheusMetrics({ inFlight: () => budget.inFlight(), settlementBacklog: () => budget.settlementBacklog() }, feeds)
     : null;
-  // A vendor reported usage costing more than the request's hold: charged up to the hold, the
-  // excess recorded on the usage record as overage (docs/billing.md, Overage). Rare, and worth a look.
-  const onOverage = (o: Overage): void => {
-    const vendor = catalog.byId.get(o.model)?.vendor ?? '';
-    metrics?.overage(vendor, o.model, o.overageMicro);
-    log.warn(
-      {
-        request_id: o.requestId,
-        account_id: o.accountId,
-        key_id: o.keyId,
-        model: o.model,
-        vendor,
-        hold_micro: String(o.holdMicro),
-        cost_micro: String(o.costMicro),
-        charged_micro: String(o.chargedMicro),
-        overage_micro: String(o.overageMicro),
-      },
-      'vendor usage cost more than the hold: charged the hold, the excess recorded as overage',
-    );
-  };
   const billingReads = new PgBillingReads(orm);
   const billing = new BillingService(
     orm,
@@ -199,7 +173,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
     pgHoldStore(orm),
     billingReads,
     pgAutoTopUpStore(orm),
-    onOverage,
+    reportOverage(catalog, metrics, log),
   );
   await accounts.syncPlans();
   // Releases holds whose request died with its process (crash safety); safe on every instance.
@@ -216,27 +190,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
     onError: (err) => log.error({ err }, 'request log upkeep failed'),
   });
   await requestLogUpkeep.start();
-  // Deployments' health: shared by every instance through Redis when there is one (and a model to route), else per instance.
-  const { routing } = config;
-  const sharedHealth =
-    config.redisUrl && catalog.text.some((model) => model.routed)
-      ? await openRedisSharedHealth(config.redisUrl, config.redisKeyPrefix, log)
-      : null;
-  const health = new DeploymentHealth(
-    { ...DEFAULT_BREAKER, failureThreshold: routing.failuresToCool, cooldownMs: routing.cooldownMs },
-    Date.now,
-    sharedHealth,
-    (key) => {
-      const [model, deployment] = splitHealthKey(key);
-      metrics?.routing.cooled(model, deployment);
-    },
-  );
-  const router = new Router(
-    health,
-    new StickyRoutes(routing.stickyTtlMs),
-    { maxAttempts: routing.maxAttempts, budgetMs: routing.budgetMs, firstByteTimeoutMs: routing.firstByteTimeoutMs },
-    metrics?.routing,
-  );
+  const { health, router } = await openRouting(config, catalog, log, metrics);
   metrics?.routing.watch({ deploymentStates: () => listDeployments(catalog, configuredVendors, health) });
   const providers = createProviderRegistry(vendors, { http: { timeouts: config.vendorTimeouts }, router });
   const configuredVendors = new Set(vendors.keys());
@@ -244,7 +198,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   const billingSql = pgSqlRunner(options.databaseUrl, log, 4);
   const batchSql = pgSqlRunner(options.databaseUrl, log, SETTLEMENT_LANES);
   const settleBeforeAnswer = config.settlement === 'before-answer';
-  const budget = new BudgetLeases(pgLeaseStore(billingSql), billing, clock, ids, bus, {
+  const budget: BudgetLeases = new BudgetLeases(pgLeaseStore(billingSql), billing, clock, ids, bus, {
     writerStore: pgLeaseStore(batchSql),
     writerLanes: SETTLEMENT_LANES,
     settlementDelayMs: settleBeforeAnswer ? 0 : SETTLEMENT_BATCH_DELAY_MS,
@@ -275,48 +229,28 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
     sharedStore: sharedLimits,
     tiers: config.limits.tiers,
   });
-  // Video jobs: durable steps on pg-boss in this database, files behind the storage port (opened above). Steps
-  // queued here wake a worker at once; the 5 s poll only finds those queued by other instances.
-  const videoQueue = new PgBossVideoQueue({
+  const {
+    videos,
+    runner: videoRunner,
+    sweeper: videoSweeper,
+    queue: videoQueue,
+    providers: videoProviders,
+  } = await startVideoJobs({
+    config,
     databaseUrl: options.databaseUrl,
-    schema: config.videos.queueSchema,
-    pollingIntervalSeconds: 5,
-    workers: config.videos.workers,
-    onError: (err) => log.error({ err }, 'video queue error'),
-  });
-  const videoSlots = new VideoJobSlots(admission);
-  const videoProviders = createVideoProviderRegistry(vendors, {
-    sandbox: { renderMs: config.videos.sandboxRenderMs, slowMs: config.videos.sandboxSlowMs },
-    http: { timeouts: config.vendorTimeouts },
-  });
-  const videoStore = new PgVideoStore(orm);
-  const videoDeps = {
-    store: videoStore,
+    orm,
     clock,
     ids,
     bus,
+    log,
     billing,
+    admission,
     catalog,
+    vendors,
     configuredVendors,
     storage: videoStorage,
-    queue: videoQueue,
-    slots: videoSlots,
-  };
-  const videos = new VideoService({ ...videoDeps, deadlineMs: config.videos.deadlineMs });
-  const videoRunner = new VideoJobRunner({
-    ...videoDeps,
-    providers: videoProviders,
-    log,
-    metrics: metrics ?? undefined,
-    pollInitialMs: config.videos.pollInitialMs,
-    pollMaxMs: config.videos.pollMaxMs,
+    metrics,
   });
-  const videoSweeper = new VideoSweeper(
-    { store: videoStore, clock, storage: videoStorage, runner: videoRunner },
-    { intervalMs: config.videos.sweepIntervalMs, onError: (err) => log.error({ err }, 'video sweep failed') },
-  );
-  await videoQueue.start((step) => videoRunner.runStep(step));
-  videoSweeper.start();
   // Images: their own vendor client, whose timeouts allow the minutes an image can take.
   const imageTimeouts = {
     connectMs: config.vendorTimeouts.connectMs,
@@ -344,15 +278,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
     usage,
   };
 
-  let inFlight = 0;
-  const track = (res: ServerResponse) => {
-    inFlight++;
-    res.once('close', () => inFlight--);
-  };
-  // Idle keep-alive connections live longer than a load balancer's idle timeout (60 s is common),
-  // so the balancer, not Tollgate, closes them: otherwise a request sent on a connection that
-  // Tollgate closes at that moment fails with "other side closed".
-  const httpServer = createServer({ keepAliveTimeout: 65_000 });
+  const { httpServer, track, listen, drain } = createGatewayHttpServer();
   const graphql = await mountGraphql(
     httpServer,
     {
@@ -423,18 +349,9 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
     httpServer,
     restApp: app,
     services,
-    listen: (port, host) =>
-      new Promise((resolve, reject) => {
-        httpServer.once('error', reject);
-        httpServer.listen(port, host, () => resolve((httpServer.address() as AddressInfo).port));
-      }),
+    listen,
     close: async (drainMs = 30_000) => {
-      const closed = new Promise<void>((resolve) => (httpServer.listening ? httpServer.close(() => resolve()) : resolve()));
-      httpServer.closeIdleConnections();
-      const deadline = Date.now() + drainMs;
-      while (inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
-      httpServer.closeAllConnections();
-      await closed;
+      const deadline = await drain(drainMs);
       await graphql.close();
       feeds.close();
       await videoSweeper.stop();

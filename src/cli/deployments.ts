@@ -1,5 +1,6 @@
 import pino from 'pino';
-import { configuredVendorEndpoints, type Config } from '../config';
+import type { Config } from '../config';
+import { configuredVendorEndpoints } from '../config/vendors';
 import { DeploymentHealth } from '../domain/routing/health';
 import { listDeployments, type DeploymentListing } from '../domain/routing/listing';
 import { openRedisSharedHealth } from '../infra/redis-deployment-health';

@@ -1,4 +1,5 @@
-import { ConfigError, loadConfig } from '../config';
+import { loadConfig } from '../config';
+import { ConfigError } from '../config/env';
 import { ApiError, detailsForPlane } from '../domain/shared/errors';
 import { CLI_FIELD_NAMES } from './field-names';
 import { DatabaseUnreachableError } from '../infra/database';

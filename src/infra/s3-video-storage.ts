@@ -3,7 +3,8 @@ import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, S3Client, S3S
 import { Upload } from '@aws-sdk/lib-storage';
 import { ApiError, storageUnavailable } from '../domain/shared/errors';
 import type { VideoStorage } from '../domain/videos/ports';
-import { ConfigError, type S3StorageConfig } from '../config';
+import { ConfigError } from '../config/env';
+import type { S3StorageConfig } from '../config/videos';
 
 /**
  * Video files in an S3-compatible bucket (AWS S3, MinIO, R2, Ceph…), shared by every instance.

@@ -5,7 +5,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { randomHex } from '../domain/shared/ids';
 import type { VideoStorage } from '../domain/videos/ports';
-import type { VideoStorageConfig } from '../config';
+import type { VideoStorageConfig } from '../config/videos';
 
 /**
  * Video files in a local directory (`TOLLGATE_VIDEO_DIR`, by default `<data dir>/videos`).

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { CorsOrigins } from '../config';
+import type { CorsOrigins } from '../config/cors';
 import { beginRequest, type RequestObservers } from './http';
 
 /**

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
-import { ConfigError, loadConfig } from '../../src/config';
+import { loadConfig } from '../../src/config';
+import { ConfigError } from '../../src/config/env';
 
 test('video job defaults: files under the data directory, an hour of deadline, 2 s polls growing to 15 s', () => {
   const config = loadConfig({ TOLLGATE_DATA_DIR: '/srv/tollgate' });

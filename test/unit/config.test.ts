@@ -1,7 +1,9 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, configuredVendorEndpoints, loadConfig } from '../../src/config';
+import { loadConfig } from '../../src/config';
+import { ConfigError } from '../../src/config/env';
+import { configuredVendorEndpoints } from '../../src/config/vendors';
 import { DEFAULT_TIERS } from '../../src/domain/limits/tiers';
 
 test('defaults serve the embedded setup', () => {

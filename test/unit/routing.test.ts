@@ -1,5 +1,6 @@
 import { builtinCatalog, parseCatalog } from '../../src/domain/catalog/catalog';
-import { configuredVendorEndpoints, loadConfig } from '../../src/config';
+import { loadConfig } from '../../src/config';
+import { configuredVendorEndpoints } from '../../src/config/vendors';
 import { ProviderError } from '../../src/domain/generation/errors';
 import { isDeploymentFailure } from '../../src/domain/routing/failover';
 import { DeploymentHealth, type SharedHealth } from '../../src/domain/routing/health';
