@@ -1,13 +1,14 @@
 import { utcMonthKey, type Clock } from '../shared/clock';
-import { TOPIC_BUDGET_PRESSURE, TOPIC_KEY_EVENTS, type EventBus } from '../shared/events';
+import { TOPIC_BUDGET_PRESSURE, type EventBus } from '../shared/events';
 import type { IdGenerator } from '../shared/ids';
 import { runAutoTopUp } from './auto-top-up';
 import type { HoldPurpose } from './entities';
 import { chargeWithinHold } from './pricing';
 import { LeaseOpWriter, type SettlementBacklog } from './lease-op-writer';
+import { LeaseLifecycle } from './lease-lifecycle';
 import { unavailable } from '../shared/errors';
 import { maxBig, settleOpOf, sharesConstraint, type Budget, type Lease, type LeasedHold, type OpenHold } from './lease-budgets';
-import type { LeaseOp, LeaseOpResult, LeaseStore } from './lease-store';
+import type { LeaseOpResult, LeaseStore } from './lease-store';
 import { DEFAULT_HOLD_TTL_MS, type BillingPrincipal, type ReleaseInput, type RefusalReason, type SettleInput } from './hold-requests';
 import type { BillingService } from './service';
 
@@ -41,11 +42,6 @@ import type { BillingService } from './service';
 
 /** How many request holds a new lease should cover, at least (more when many run at once). */
 const LEASE_REQUESTS = 16;
-/** An unused lease is given back after this long (ms). */
-export const LEASE_IDLE_MS = 1_000;
-/** After a refusal, leases of the account are taken exactly (no slack) for this long (ms). */
-const EXACT_AFTER_REFUSAL_MS = 10_000;
-const HOUSEKEEPING_MS = 500;
 /** Settlement operations not yet committed at which admission pushes back: about a second of one busy instance's traffic. */
 export const DEFAULT_SETTLEMENT_BACKLOG = 3_000;
 /** How long a request waits for room in a full settlement backlog before a 503. */
@@ -82,14 +78,9 @@ export interface BudgetLeasesOptions {
 export class BudgetLeases {
   private readonly budgets = new Map<string, Budget>();
   private readonly writer: LeaseOpWriter;
+  /** Giving leases back, renewing them and housekeeping (lease-lifecycle.ts). */
+  private readonly lifecycle: LeaseLifecycle;
   private readonly leaseTtlMs: number;
-  private readonly timer: NodeJS.Timeout;
-  private readonly unsubscribe: Array<() => void>;
-  private lastRenewMs: number;
-  private closing = false;
-  /** Trims and releases being written, and how many were ever issued (a refusal checks both). */
-  private readonly givingBack = new Set<Promise<LeaseOpResult>>();
-  private givenBack = 0;
 
   constructor(
     private readonly store: LeaseStore,
@@ -106,24 +97,7 @@ export class BudgetLeases {
       maxBatchOps: options.maxBatchOps,
     });
     this.leaseTtlMs = options.leaseTtlMs ?? DEFAULT_HOLD_TTL_MS.lease;
-    this.lastRenewMs = clock.now().getTime();
-    // Housekeeping and giving leases back are best effort everywhere in this class (the
-    // `void … .catch(() => undefined)` calls): a lease not given back, the database away, expires
-    // at its TTL and its money returns then; the next housekeeping pass tries again.
-    this.timer = setInterval(() => void this.housekeeping().catch(() => undefined), HOUSEKEEPING_MS);
-    this.timer.unref();
-    this.unsubscribe = [
-      // Another instance was refused for lack of money: give back what we hold of that account.
-      bus.subscribe(
-        TOPIC_BUDGET_PRESSURE,
-        (pressure) => void this.giveBackSlack((b) => b.accountId === pressure.accountId).catch(() => undefined),
-      ),
-      // A key's limit changed or it was revoked: its leases were taken under the old rules.
-      bus.subscribe(TOPIC_KEY_EVENTS, (event) => {
-        if (event.kind === 'spend_limit_changed' || event.kind === 'revoked')
-          void this.giveBackSlack((b) => b.keyId === event.keyId, true).catch(() => undefined);
-      }),
-    ];
+    this.lifecycle = new LeaseLifecycle(this.budgets, this.writer, clock, bus, this.leaseTtlMs);
   }
 
   /** What this instance has in flight right now (read when metrics are scraped, not per request). */
@@ -268,14 +242,7 @@ export class BudgetLeases {
 
   /** Writes what is queued, gives every lease back and stops (shutdown). */
   async close(): Promise<void> {
-    this.closing = true;
-    clearInterval(this.timer);
-    for (const unsubscribe of this.unsubscribe) unsubscribe();
-    const releases: Promise<unknown>[] = [];
-    for (const budget of this.budgets.values()) {
-      for (const lease of [...budget.leases]) if (lease.open === 0) releases.push(this.releaseLease(budget, lease));
-    }
-    await Promise.allSettled(releases);
+    await this.lifecycle.close();
     await this.writer.idle();
   }
 
@@ -321,7 +288,7 @@ export class BudgetLeases {
 
   /** A retired lease is given back once its last request closed. */
   private afterClose(open: OpenHold): void {
-    if (open.lease.retired && open.lease.open === 0) void this.releaseLease(open.budget, open.lease).catch(() => undefined);
+    if (open.lease.retired && open.lease.open === 0) void this.lifecycle.releaseLease(open.budget, open.lease).catch(() => undefined);
   }
 
   /**
@@ -333,7 +300,7 @@ export class BudgetLeases {
     const exact = this.clock.now().getTime() < budget.exactUntilMs;
     const inFlight = budget.leases.reduce((sum, l) => sum + l.inFlight, 0n);
     const want = exact ? amount : maxBig(amount * BigInt(LEASE_REQUESTS), (inFlight + budget.waiting) * 2n + amount);
-    const givenBackBefore = this.givenBack;
+    const givenBackBefore = this.lifecycle.givenBack;
     let taken = await this.tryTake(budget, amount, want);
     if (typeof taken === 'string') {
       // Refused: give back this instance's slack on the same money (and wait for give-backs
@@ -341,11 +308,11 @@ export class BudgetLeases {
       // do the same, top up when the account asks for it, then try once more for exactly this
       // request if any of that freed money.
       const reason = taken;
-      await this.giveBackSlack((b) => sharesConstraint(b, budget, reason));
-      await Promise.allSettled([...this.givingBack]);
+      await this.lifecycle.giveBackSlack((b) => sharesConstraint(b, budget, reason));
+      await this.lifecycle.giveBacksUnderWay();
       this.bus.publish(TOPIC_BUDGET_PRESSURE, { accountId: budget.accountId });
       const toppedUp = reason === 'balance' && budget.planUserId === null && (await this.billing.topUpBeforeRefusing(budget.accountId));
-      if (this.givenBack !== givenBackBefore || toppedUp) taken = await this.tryTake(budget, amount, amount);
+      if (this.lifecycle.givenBack !== givenBackBefore || toppedUp) taken = await this.tryTake(budget, amount, amount);
       if (typeof taken === 'string') {
         throw await this.billing.refusalError(taken, {
           principal: {
@@ -361,7 +328,7 @@ export class BudgetLeases {
       }
     }
     // Leases too small for this request would only strand their slack: retire them.
-    for (const old of [...budget.leases]) if (!old.retired && old.remaining - old.inFlight < amount) this.retire(budget, old);
+    for (const old of [...budget.leases]) if (!old.retired && old.remaining - old.inFlight < amount) this.lifecycle.retire(budget, old);
     budget.leases.push(taken);
     // Carved at once: the requests that waited for this lease must not take the taker's share.
     return this.carve(budget, taken, request);
@@ -383,79 +350,5 @@ export class BudgetLeases {
     });
     if (taken.refusal !== null) return taken.refusal;
     return { id, remaining: taken.grantedMicro, inFlight: 0n, open: 0, retired: false, lastUsedMs: now.getTime() };
-  }
-
-  /**
-   * Gives back the unused part of the matching budgets' leases and takes their next leases
-   * exactly for a while. `retire`: the leases take no new requests either (rules changed).
-   */
-  private async giveBackSlack(matches: (budget: Budget) => boolean, retire = false): Promise<void> {
-    const trims: Promise<LeaseOpResult>[] = [];
-    for (const budget of this.budgets.values()) {
-      if (!matches(budget)) continue;
-      budget.exactUntilMs = this.clock.now().getTime() + EXACT_AFTER_REFUSAL_MS;
-      for (const lease of [...budget.leases]) {
-        if (retire) this.retire(budget, lease);
-        const slack = lease.remaining - lease.inFlight;
-        if (lease.open === 0) trims.push(this.releaseLease(budget, lease));
-        else if (slack > 0n) {
-          lease.remaining -= slack;
-          trims.push(this.giveBack({ op: 'trim', leaseId: lease.id, byMicro: slack }, budget.lane));
-        }
-      }
-    }
-    await Promise.all(trims);
-  }
-
-  private retire(budget: Budget, lease: Lease): void {
-    lease.retired = true;
-    if (lease.open === 0) void this.releaseLease(budget, lease).catch(() => undefined);
-  }
-
-  private releaseLease(budget: Budget, lease: Lease): Promise<LeaseOpResult> {
-    const index = budget.leases.indexOf(lease);
-    if (index < 0) return Promise.resolve({ applied: false, accountId: null, planBilled: null, balanceMicro: null, thresholdMicro: null });
-    budget.leases.splice(index, 1);
-    lease.retired = true;
-    return this.giveBack({ op: 'release', leaseId: lease.id, at: this.clock.now() }, budget.lane);
-  }
-
-  private giveBack(op: LeaseOp, lane: number): Promise<LeaseOpResult> {
-    this.givenBack++;
-    const written = this.writer.push(op, lane);
-    this.givingBack.add(written);
-    const forget = () => void this.givingBack.delete(written);
-    written.then(forget, forget);
-    return written;
-  }
-
-  /** Gives idle leases back; renews the others well before they expire. */
-  private async housekeeping(): Promise<void> {
-    if (this.closing) return;
-    const nowMs = this.clock.now().getTime();
-    const month = utcMonthKey(this.clock.now());
-    const renew: Promise<LeaseOpResult>[] = [];
-    const renewDue = nowMs - this.lastRenewMs >= this.leaseTtlMs / 3;
-    if (renewDue) this.lastRenewMs = nowMs;
-    const expiresAt = new Date(nowMs + this.leaseTtlMs);
-    for (const budget of [...this.budgets.values()]) {
-      for (const lease of [...budget.leases]) {
-        // A month that ended takes no new requests; idle leases go back.
-        if (budget.month !== month) lease.retired = true;
-        if (lease.open === 0 && (lease.retired || nowMs - lease.lastUsedMs >= LEASE_IDLE_MS))
-          void this.releaseLease(budget, lease).catch(() => undefined);
-        else if (renewDue) {
-          renew.push(
-            this.writer.push({ op: 'renew', leaseId: lease.id, expiresAt }, budget.lane).then((result) => {
-              // Swept (this instance stalled past the TTL): its requests are charged directly; take no more on it.
-              if (!result.applied) lease.retired = true;
-              return result;
-            }),
-          );
-        }
-      }
-      if (budget.leases.length === 0 && !budget.taking) this.budgets.delete(budget.key);
-    }
-    await Promise.all(renew);
   }
 }

@@ -2,21 +2,14 @@ import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { KeyPrincipal } from '../shared/principal';
 import type { Clock } from '../shared/clock';
-import type { HeldSlotRef, LimitStore, SettledUsage, StoreOutcome, StoreRefusal } from './store';
+import type { HeldSlotRef, LimitStore, SettledUsage } from './store';
 import { concurrencyRefusal, refusalFor } from './refusals';
 import { DeferredTicket, Ticket, type AdmissionTicket } from './ticket';
 import { PendingReleases } from './pending-releases';
+import { KnownRefusals } from './known-refusals';
 import type { TierLookup } from './tier-lookup';
-import type { Tier } from './tiers';
-import {
-  MINUTE_WINDOW_MS,
-  rateLimitHeaders,
-  remainingTokens,
-  requestsResetMs,
-  SECOND_WINDOW_MS,
-  type AppliedLimits,
-  type RateLimitHeaders,
-} from './windows';
+import { limitsOfPlan, limitsOfTier, subjectOf, subjectOfAccount } from './applied-limits';
+import { rateLimitHeaders, remainingTokens, type AppliedLimits, type RateLimitHeaders } from './windows';
 
 /**
  * Admission control: the pipeline step that admits a request under its rate and concurrency limits.
@@ -71,71 +64,11 @@ export interface SlotHold {
   release(): Promise<void>;
 }
 
-/** Requests per minute for a plan key whose user lost its plan: the lowest plan's window. */
-const FALLBACK_PLAN_REQUESTS_PER_MINUTE = 20;
 const WARN_EVERY_MS = 10_000;
-
-export const subjectOfAccount = (accountId: string): string => `acct:${accountId}`;
-
-export function subjectOf(principal: KeyPrincipal): string {
-  if (principal.kind === 'prepaid') return subjectOfAccount(principal.accountId);
-  return principal.userId ? `user:${principal.userId}` : `key:${principal.keyId}`;
-}
-
-/** One AppliedLimits per tier object (the tier lookup answers the same object while it is cached): not a new one per request. */
-const limitsByTier = new WeakMap<Tier, AppliedLimits>();
-
-export function limitsOfTier(tier: Tier): AppliedLimits {
-  let limits = limitsByTier.get(tier);
-  if (!limits) {
-    limits = appliedLimitsOf(tier);
-    limitsByTier.set(tier, limits);
-  }
-  return limits;
-}
-
-function appliedLimitsOf(tier: Tier): AppliedLimits {
-  return {
-    kind: 'prepaid',
-    tier: tier.tier,
-    requestsPerSecond: tier.requestsPerSecond,
-    requestsPerMinute: tier.requestsPerMinute,
-    tokensPerMinute: tier.tokensPerMinute,
-    concurrentRequests: tier.concurrentRequests,
-  };
-}
-
-export function limitsOfPlan(principal: KeyPrincipal): AppliedLimits {
-  return {
-    kind: 'plan',
-    tier: null,
-    requestsPerSecond: null,
-    requestsPerMinute: principal.plan?.requestsPerMinute ?? FALLBACK_PLAN_REQUESTS_PER_MINUTE,
-    tokensPerMinute: null,
-    concurrentRequests: null,
-  };
-}
 
 interface HeldSlot extends HeldSlotRef {
   store: LimitStore;
 }
-
-interface KnownRefusal {
-  limits: AppliedLimits;
-  /** The store's refusal, as of `outcome.snapshot.at`. */
-  outcome: StoreOutcome;
-  /** Epoch ms: from then on, ask the store again. */
-  until: number;
-}
-
-/** Bounds the memory of known refusals (one entry per refused subject). */
-const MAX_KNOWN_REFUSALS = 10_000;
-
-const sameRequestLimits = (a: AppliedLimits, b: AppliedLimits): boolean =>
-  a.requestsPerSecond === b.requestsPerSecond &&
-  a.requestsPerMinute === b.requestsPerMinute &&
-  a.tokensPerMinute === b.tokensPerMinute &&
-  a.concurrentRequests === b.concurrentRequests;
 
 export class AdmissionService {
   private readonly store: LimitStore;
@@ -146,13 +79,8 @@ export class AdmissionService {
   private readonly held = new Map<string, HeldSlot>();
   /** Slots to free in the shared store once it answers again (pending-releases.ts). */
   private readonly pendingReleases: PendingReleases;
-  /**
-   * Subjects whose request window (RPS or RPM) a store refusal showed full, with the refusal,
-   * until the first moment the answer could differ: refused again here without a round trip.
-   * Any change this instance makes to the subject's windows (a reservation, settlement or
-   * release) drops the entry, so what it says stays what the store would say.
-   */
-  private readonly knownRefusals = new Map<string, KnownRefusal>();
+  /** Recent request-window refusals, answered again without a round trip (known-refusals.ts). */
+  private readonly knownRefusals = new KnownRefusals();
   private readonly heartbeat: NodeJS.Timeout;
   private readonly idPrefix = randomBytes(5).toString('hex');
   private sequence = 0;
@@ -204,7 +132,7 @@ export class AdmissionService {
 
   private deferredWith(principal: KeyPrincipal, limits: AppliedLimits): DeferredTicket {
     const subject = subjectOf(principal);
-    const known = this.knownRefusal(subject, limits, this.options.clock.now().getTime());
+    const known = this.knownRefusals.answer(subject, limits, this.options.clock.now().getTime());
     if (known) throw refusalFor(limits, known);
     return new DeferredTicket(this, subject, limits);
   }
@@ -212,7 +140,7 @@ export class AdmissionService {
   /** @internal for tickets (TicketIssuer.admitSubject). */
   async admitSubject(subject: string, limits: AppliedLimits, take: { tokens: number | null; slot: boolean }): Promise<Ticket> {
     const at = this.options.clock.now().getTime();
-    const known = this.knownRefusal(subject, limits, at);
+    const known = this.knownRefusals.answer(subject, limits, at);
     if (known) throw refusalFor(limits, known);
     const id = this.nextId();
     const slot =
@@ -239,7 +167,7 @@ export class AdmissionService {
     );
     if (sharedFailed && slot) this.pendingReleases.add(subject, slot.id);
     if (outcome.refusal) {
-      this.rememberRefusal(subject, limits, outcome);
+      this.knownRefusals.remember(subject, limits, outcome);
       const byTokens = tokens && outcome.refusal.limit === 'tokens_per_minute';
       throw refusalFor(
         limits,
@@ -350,46 +278,7 @@ export class AdmissionService {
 
   /** @internal for tickets: this instance changed the subject's windows, so a known refusal may no longer hold. */
   windowsChanged(subject: string): void {
-    if (this.knownRefusals.size > 0) this.knownRefusals.delete(subject);
-  }
-
-  /** The refusal the store would give now, when a recent one still answers for it; else null (ask the store). */
-  private knownRefusal(subject: string, limits: AppliedLimits, at: number): StoreOutcome | null {
-    const known = this.knownRefusals.get(subject);
-    if (!known) return null;
-    const elapsed = at - known.outcome.snapshot.at;
-    if (elapsed < 0 || at >= known.until || !sameRequestLimits(known.limits, limits)) {
-      this.knownRefusals.delete(subject);
-      return null;
-    }
-    const refusal = known.outcome.refusal as StoreRefusal;
-    return { refusal: { limit: refusal.limit, retryAfterMs: refusal.retryAfterMs - elapsed }, snapshot: { ...known.outcome.snapshot, at } };
-  }
-
-  /**
-   * Keeps a request-window refusal for as long as the store's answer is sure to be the same:
-   * until the refused request would fit, and no longer than the moment an entry leaves a window
-   * the headers show (the oldest request, the oldest settled usage). When the concurrency limit
-   * was also reached, only while the window's wait is the longer one (a full slot table asks
-   * for a one-second retry, and the longest wait is the one reported).
-   */
-  private rememberRefusal(subject: string, limits: AppliedLimits, outcome: StoreOutcome): void {
-    const refusal = outcome.refusal as StoreRefusal;
-    if (refusal.limit !== 'requests_per_second' && refusal.limit !== 'requests_per_minute') return;
-    const s = outcome.snapshot;
-    let lasts = Math.min(refusal.retryAfterMs, requestsResetMs(s));
-    if (s.oldestSettledAt !== null) lasts = Math.min(lasts, s.oldestSettledAt + MINUTE_WINDOW_MS - s.at);
-    if (limits.concurrentRequests !== null && s.slotsInUse >= limits.concurrentRequests)
-      lasts = Math.min(lasts, refusal.retryAfterMs - SECOND_WINDOW_MS);
-    if (lasts <= 0) return;
-    if (this.knownRefusals.size >= MAX_KNOWN_REFUSALS) this.forgetStaleRefusals(s.at);
-    this.knownRefusals.set(subject, { limits, outcome, until: s.at + lasts });
-  }
-
-  private forgetStaleRefusals(now: number): void {
-    for (const [subject, known] of this.knownRefusals) if (known.until <= now) this.knownRefusals.delete(subject);
-    // Still full (a flood of distinct subjects): start over; the store answers meanwhile.
-    if (this.knownRefusals.size >= MAX_KNOWN_REFUSALS) this.knownRefusals.clear();
+    this.knownRefusals.forget(subject);
   }
 
   /** @internal for tickets */
