@@ -1,7 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { KeyLimitSpend, SpendLimitStore } from '../domain/billing/spend-limit-store';
 import { KeyEvent } from '../domain/keys/entities';
-import { retryDeadlocks, sqlRows } from '../domain/shared/sql';
+import { retryDeadlocks, sqlRows } from './sql';
 
 /**
  * The SpendLimitStore on PostgreSQL: the conditional UPDATE on `key_month_spend.limit_reached_at`

@@ -2,7 +2,7 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { LedgerKind } from '../domain/billing/entities';
 import type { LedgerEntryView, LedgerReads } from '../domain/billing/ledger';
 import type { SpendGroupLabel, SpendQuery, SpendReads, SpendSums } from '../domain/usage/spend';
-import { sqlRows, type SqlParam } from '../domain/shared/sql';
+import { sqlRows, type SqlParam } from './sql';
 
 const SUMS = `coalesce(sum(d.cost_micro), 0)::text as cost, coalesce(sum(d.overage_micro), 0)::text as overage,
   coalesce(sum(d.requests), 0)::float8 as requests, coalesce(sum(d.failed_requests), 0)::float8 as failed,
