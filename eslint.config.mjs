@@ -30,6 +30,15 @@ const importZones = [
   { files: ['src/infra/**/*.ts'], patterns: [layer('rest', 'graphql', 'cli', 'main')] },
 ].map(({ files, patterns }) => ({ files, rules: { 'no-restricted-imports': ['error', { patterns }] } }));
 
+const namedErrorsOnly = {
+  selector: "NewExpression[callee.name='ApiError']",
+  message: 'Make errors with a named factory of src/domain/shared/errors.ts.',
+};
+const noRawSql = {
+  selector: 'CallExpression[callee.property.name=/^(execute|getConnection|getKnex|raw)$/]',
+  message: 'The domain runs no raw SQL: declare a port beside the service and implement it in src/infra/pg-*.ts.',
+};
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', '.scratch/**', '.tollgate/**', 'dashboard/**', 'coverage/**', 'test-results/**'] },
   js.configs.recommended,
@@ -62,12 +71,14 @@ export default tseslint.config(
     // Every error code is made by a named factory of the one error module (docs/api.md, Error codes).
     files: ['src/**/*.ts'],
     ignores: ['src/domain/shared/errors.ts'],
-    rules: {
-      'no-restricted-syntax': [
-        'error',
-        { selector: "NewExpression[callee.name='ApiError']", message: 'Make errors with a named factory of src/domain/shared/errors.ts.' },
-      ],
-    },
+    rules: { 'no-restricted-syntax': ['error', namedErrorsOnly] },
+  },
+  {
+    // No raw SQL in the domain: it declares ports, the PostgreSQL adapters (src/infra/pg-*.ts) run
+    // the statements (the zones above keep it from importing their helpers in src/infra/sql.ts).
+    files: ['src/domain/**/*.ts'],
+    ignores: ['src/domain/shared/errors.ts'],
+    rules: { 'no-restricted-syntax': ['error', namedErrorsOnly, noRawSql] },
   },
   {
     // Tests talk to JSON answers of every shape; `any` keeps assertions readable there.

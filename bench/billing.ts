@@ -34,6 +34,7 @@ import { cpuMs } from './proc';
 import { benchDatabase } from './provision';
 import { pgHoldStore } from '../src/infra/pg-hold-store';
 import { pgAutoTopUpStore } from '../src/infra/pg-auto-top-up-store';
+import { pgSpendLimitStore } from '../src/infra/pg-spend-limit-store';
 import { PgBillingReads } from '../src/infra/pg-billing-reads';
 import pino from 'pino';
 import { BudgetLeases } from '../src/domain/billing/leases';
@@ -314,7 +315,6 @@ async function main(): Promise<void> {
     const orm = await openDatabase(url, 20);
     try {
       const billing = new BillingService(
-        orm,
         systemClock,
         ulidIds(),
         inProcessEventBus(),
@@ -322,6 +322,7 @@ async function main(): Promise<void> {
         pgHoldStore(orm),
         new PgBillingReads(orm),
         pgAutoTopUpStore(orm),
+        pgSpendLimitStore(orm),
       );
       await scenario('spread: 200 accounts, one key each, no limit', billing, await provision(orm, 200, null));
       await scenario('hot: one account, one key with a monthly limit', billing, await provision(orm, 1, 100_000_000_000n));

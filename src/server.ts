@@ -61,7 +61,9 @@ import type { RequestObservers } from './rest/http';
 import type { Express } from 'express';
 import { pgHoldStore } from './infra/pg-hold-store';
 import { pgAutoTopUpStore } from './infra/pg-auto-top-up-store';
+import { pgSpendLimitStore } from './infra/pg-spend-limit-store';
 import { PgBillingReads } from './infra/pg-billing-reads';
+import { PgUsageReads } from './infra/pg-usage-reads';
 import { PgCredentialStore } from './infra/pg-credential-store';
 import { PgAccountStore, pgAccountTierSource } from './infra/pg-account-store';
 import { createLogger, withErrorSerializer } from './infra/logger';
@@ -165,7 +167,6 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
     : null;
   const billingReads = new PgBillingReads(orm);
   const billing = new BillingService(
-    orm,
     clock,
     ids,
     bus,
@@ -173,6 +174,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
     pgHoldStore(orm),
     billingReads,
     pgAutoTopUpStore(orm),
+    pgSpendLimitStore(orm),
     reportOverage(catalog, metrics, log),
   );
   await accounts.syncPlans();
@@ -259,7 +261,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   };
   const imageProviders = createImageProviders(vendors, { http: { timeouts: imageTimeouts } });
   const images = new ImageService({ providers: imageProviders, catalog, configuredVendors, billing, clock, metrics: metrics ?? undefined });
-  const usage = new UsageService(orm, clock, billingReads);
+  const usage = new UsageService(clock, billingReads, new PgUsageReads(orm));
   const services: Services = {
     orm,
     clock,

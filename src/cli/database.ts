@@ -11,6 +11,7 @@ import { ulidIds } from '../domain/shared/ids';
 import { connectDatabase } from '../infra/database';
 import { attachEmbeddedPostgres } from '../infra/embedded-postgres';
 import { PgBillingReads } from '../infra/pg-billing-reads';
+import { PgUsageReads } from '../infra/pg-usage-reads';
 import { PgAccountStore } from '../infra/pg-account-store';
 
 export interface CommandDatabase {
@@ -71,7 +72,7 @@ export async function openOperatorServices(config: Config): Promise<OperatorServ
     return {
       accounts,
       keys: new KeyService(db.orm, systemClock, ids, bus),
-      usage: new UsageService(db.orm, systemClock, new PgBillingReads(db.orm)),
+      usage: new UsageService(systemClock, new PgBillingReads(db.orm), new PgUsageReads(db.orm)),
       close,
     };
   } catch (error) {

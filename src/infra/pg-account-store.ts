@@ -4,7 +4,7 @@ import type { AccountCredit, AccountStore, NewAccount, NewUser, UserInsert } fro
 import type { PlanDefinition } from '../domain/accounts/plans';
 import type { AccountTierSource } from '../domain/limits/tier-lookup';
 import { creditAccount } from './pg-auto-top-up-store';
-import { retryDeadlocks } from '../domain/shared/sql';
+import { retryDeadlocks } from './sql';
 
 /** The AccountStore on PostgreSQL (through MikroORM; raw statements where one round trip does it). */
 export class PgAccountStore implements AccountStore {

@@ -3,7 +3,7 @@ import { Account } from '../domain/accounts/entities';
 import type { AccountCredit } from '../domain/accounts/store';
 import type { AutoTopUpSettings, AutoTopUpStore, TopUpAccount } from '../domain/billing/auto-top-up';
 import { LedgerEntry } from '../domain/billing/entities';
-import { sqlRows } from '../domain/shared/sql';
+import { sqlRows } from './sql';
 
 const LOCK_RETRY_MS = 15;
 

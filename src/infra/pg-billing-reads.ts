@@ -9,7 +9,7 @@ import {
   type UsageRecordView,
 } from '../domain/billing/queries';
 import { isWellFormedId } from '../domain/shared/ids';
-import { sqlRows } from '../domain/shared/sql';
+import { sqlRows } from './sql';
 
 const bigOrNull = (value: string | null): bigint | null => (value === null ? null : BigInt(value));
 

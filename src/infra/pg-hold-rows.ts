@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { sqlRows } from '../domain/shared/sql';
+import { sqlRows } from './sql';
 
 /*
  * Statements on hold rows outside the database functions (pg-hold-store.ts): the sweeper's

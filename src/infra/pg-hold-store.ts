@@ -1,7 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { HoldClose, HoldClosed, HoldStore, HoldTake } from '../domain/billing/hold-store';
 import type { RefusalReason } from '../domain/billing/hold-requests';
-import { retryDeadlocks, sqlRows } from '../domain/shared/sql';
+import { retryDeadlocks, sqlRows } from './sql';
 import { extendHoldExpiry, releaseExpiredBatch } from './pg-hold-rows';
 
 /** What tollgate_close_hold answers for a hold, and tollgate_apply_lease_ops for each operation (bigints as strings). */

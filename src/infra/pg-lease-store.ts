@@ -2,7 +2,7 @@ import type { LeaseOp, LeaseOpResult, LeaseStore, LeaseTaken, LeaseTake } from '
 import type { RefusalReason } from '../domain/billing/hold-requests';
 import { fromClosedHoldRow, type ClosedHoldRow } from './pg-hold-store';
 import type { SqlRunner } from './sql-runner';
-import { retryDeadlocks } from '../domain/shared/sql';
+import { retryDeadlocks } from './sql';
 
 /** The batch format tollgate_apply_lease_ops reads (migrations/functions/tollgate_apply_lease_ops.sql). */
 function wireOp(op: LeaseOp, seq: number): Record<string, unknown> {

@@ -1,5 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { sqlRows } from '../domain/shared/sql';
+import { sqlRows } from './sql';
 import type { MaintainPartitions, PartitionChange } from '../domain/usage/upkeep';
 
 /** The request log's partitions on PostgreSQL: tollgate_usage_partitions (migrations/functions). */

@@ -2,7 +2,7 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { Video, VideoIdempotencyKey } from '../domain/videos/entities';
 import type { VendorJobHandle } from '../domain/videos/ports';
 import type { NewVideo, VideoListQuery, VideoStore } from '../domain/videos/store';
-import { sqlRows } from '../domain/shared/sql';
+import { sqlRows } from './sql';
 
 /**
  * The VideoStore on PostgreSQL: the SQL of the videos tables. Status changes are conditional

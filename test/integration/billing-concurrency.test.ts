@@ -8,6 +8,7 @@ import type { FireRequest, FireResult } from '../support/billing-worker';
 import { call, createKey, provisionAccount, startTestTollgate, type TestTollgate } from '../support/tollgate';
 import { pgHoldStore } from '../../src/infra/pg-hold-store';
 import { pgAutoTopUpStore } from '../../src/infra/pg-auto-top-up-store';
+import { pgSpendLimitStore } from '../../src/infra/pg-spend-limit-store';
 import { PgBillingReads } from '../../src/infra/pg-billing-reads';
 
 /**
@@ -81,7 +82,6 @@ beforeAll(async () => {
   t = await startTestTollgate();
   const s = t.tollgate.services;
   billing = new BillingService(
-    s.orm,
     systemClock,
     s.ids,
     s.bus,
@@ -89,6 +89,7 @@ beforeAll(async () => {
     pgHoldStore(s.orm),
     new PgBillingReads(s.orm),
     pgAutoTopUpStore(s.orm),
+    pgSpendLimitStore(s.orm),
   );
   workers = await Promise.all([WorkerProcess.start(t.databaseUrl), WorkerProcess.start(t.databaseUrl)]);
 });

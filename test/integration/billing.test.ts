@@ -14,6 +14,7 @@ import pino from 'pino';
 import { call, createKey, graphql, provisionAccount, startTestTollgate, type TestTollgate } from '../support/tollgate';
 import { pgHoldStore } from '../../src/infra/pg-hold-store';
 import { pgAutoTopUpStore } from '../../src/infra/pg-auto-top-up-store';
+import { pgSpendLimitStore } from '../../src/infra/pg-spend-limit-store';
 import { PgBillingReads } from '../../src/infra/pg-billing-reads';
 
 const clock = new ManualClock(new Date('2026-11-15T12:00:00.000Z'));
@@ -29,7 +30,6 @@ beforeAll(async () => {
   const s = t.tollgate.services;
   payments = new SandboxPaymentPort();
   billing = new BillingService(
-    s.orm,
     clock,
     s.ids,
     s.bus,
@@ -37,6 +37,7 @@ beforeAll(async () => {
     pgHoldStore(s.orm),
     new PgBillingReads(s.orm),
     pgAutoTopUpStore(s.orm),
+    pgSpendLimitStore(s.orm),
     (overage) => overages.push(overage),
   );
 });
@@ -508,7 +509,6 @@ describe('automatic top-up', () => {
     const declining: PaymentPort = { charge: async () => ({ ok: false, reference: null, message: 'card declined' }) };
     const s = t.tollgate.services;
     const strictBilling = new BillingService(
-      s.orm,
       clock,
       s.ids,
       s.bus,
@@ -516,6 +516,7 @@ describe('automatic top-up', () => {
       pgHoldStore(s.orm),
       new PgBillingReads(s.orm),
       pgAutoTopUpStore(s.orm),
+      pgSpendLimitStore(s.orm),
     );
     const { principal } = await prepaid({ fundsMicro: '2000000' });
     await strictBilling.setAutoTopUp(principal.accountId, { thresholdMicro: 1_500_000n, amountMicro: 5_000_000n });

@@ -18,6 +18,7 @@ import { ulidIds } from '../../src/domain/shared/ids';
 import { ormOptions } from '../../src/infra/database';
 import { pgHoldStore } from '../../src/infra/pg-hold-store';
 import { pgAutoTopUpStore } from '../../src/infra/pg-auto-top-up-store';
+import { pgSpendLimitStore } from '../../src/infra/pg-spend-limit-store';
 import { PgBillingReads } from '../../src/infra/pg-billing-reads';
 
 export interface FireRequest {
@@ -35,7 +36,6 @@ async function main(): Promise<void> {
   if (!databaseUrl || !process.send) throw new Error('run me with child_process.fork and BILLING_WORKER_DATABASE_URL');
   const orm = await MikroORM.init(ormOptions(databaseUrl, 20));
   const billing = new BillingService(
-    orm,
     systemClock,
     ulidIds(),
     inProcessEventBus(),
@@ -43,6 +43,7 @@ async function main(): Promise<void> {
     pgHoldStore(orm),
     new PgBillingReads(orm),
     pgAutoTopUpStore(orm),
+    pgSpendLimitStore(orm),
   );
   const send = (message: unknown) => process.send?.(message);
 

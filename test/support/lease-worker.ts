@@ -29,6 +29,7 @@ import { pgLeaseStore } from '../../src/infra/pg-lease-store';
 import { pgSqlRunner } from '../../src/infra/sql-runner';
 import { pgHoldStore } from '../../src/infra/pg-hold-store';
 import { pgAutoTopUpStore } from '../../src/infra/pg-auto-top-up-store';
+import { pgSpendLimitStore } from '../../src/infra/pg-spend-limit-store';
 import { PgBillingReads } from '../../src/infra/pg-billing-reads';
 
 export interface LeaseFireRequest {
@@ -56,7 +57,6 @@ async function main(): Promise<void> {
   const ids = ulidIds();
   const bus = inProcessEventBus();
   const billing = new BillingService(
-    orm,
     systemClock,
     ids,
     bus,
@@ -64,6 +64,7 @@ async function main(): Promise<void> {
     pgHoldStore(orm),
     new PgBillingReads(orm),
     pgAutoTopUpStore(orm),
+    pgSpendLimitStore(orm),
   );
   const runner = pgSqlRunner(databaseUrl, pino({ level: 'silent' }));
   const leases = new BudgetLeases(pgLeaseStore(runner), billing, systemClock, ids, bus);

@@ -1,6 +1,3 @@
-import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
-import { KeyEvent } from '../keys/entities';
-import { toEventView } from '../keys/service';
 import { nextUtcMonthStart, unixSeconds, utcMonthKey, type Clock } from '../shared/clock';
 import { insufficientBalance, keySpendLimitReached, notFound, planAllowanceExhausted, type ApiError } from '../shared/errors';
 import { TOPIC_KEY_EVENTS, type EventBus } from '../shared/events';
@@ -8,7 +5,7 @@ import type { IdGenerator } from '../shared/ids';
 import { runAutoTopUp, validateAutoTopUp, type AutoTopUpDeps, type AutoTopUpSettings, type AutoTopUpStore } from './auto-top-up';
 import type { HoldClosed, HoldStore } from './hold-store';
 import type { PaymentPort } from './payments';
-import { retryDeadlocks, sqlRows } from '../shared/sql';
+import type { KeyLimitSpend, SpendLimitStore } from './spend-limit-store';
 import {
   DEFAULT_HOLD_TTL_MS,
   type BillingPrincipal,
@@ -57,7 +54,6 @@ class Refusal extends Error {
  */
 export class BillingService {
   constructor(
-    private readonly orm: MikroORM,
     private readonly clock: Clock,
     private readonly ids: IdGenerator,
     private readonly bus: EventBus,
@@ -65,6 +61,7 @@ export class BillingService {
     private readonly holds: HoldStore,
     private readonly reads: BillingReads,
     private readonly topUps: AutoTopUpStore,
+    private readonly spendLimits: SpendLimitStore,
     /** Told of each settlement whose cost was above its hold (here and in budget leases). */
     private readonly onOverage: OverageObserver = () => undefined,
   ) {}
@@ -165,47 +162,27 @@ export class BillingService {
 
   /**
    * The first refusal of a key in a month writes a `spend_limit_reached` key event, exactly
-   * once even when many requests are refused at once: the conditional UPDATE on
-   * `limit_reached_at` lets one transaction through. It commits although the request is
-   * refused, and is published after commit.
+   * once even when many requests are refused at once (see SpendLimitStore). It commits although
+   * the request is refused, and is published after commit.
    */
-  private async recordSpendLimitReached(
-    principal: BillingPrincipal,
-    now: Date,
-  ): Promise<{ limitMicro: bigint | null; spentMicro: bigint }> {
-    const month = utcMonthKey(now);
+  private async recordSpendLimitReached(principal: BillingPrincipal, now: Date): Promise<KeyLimitSpend> {
     const resetsAt = unixSeconds(nextUtcMonthStart(now));
-    const { result, event } = await this.transaction(async (tx) => {
-      await tx.execute('insert into key_month_spend (key_id, month) values (?, ?) on conflict do nothing', [principal.keyId, month], 'run');
-      const [row] = await sqlRows<{ settled_micro: string; reserved_micro: string; limit_micro: string | null }>(
-        tx,
-        `select s.settled_micro, s.reserved_micro, k.monthly_spend_limit_micro as limit_micro
-           from key_month_spend s join api_keys k on k.id = s.key_id where s.key_id = ? and s.month = ?`,
-        [principal.keyId, month],
-      );
-      const limitMicro = row?.limit_micro == null ? null : BigInt(row.limit_micro);
-      const spentMicro = BigInt(row?.settled_micro ?? '0') + BigInt(row?.reserved_micro ?? '0');
-      if (limitMicro === null) return { result: { limitMicro, spentMicro }, event: null };
-      const first = await sqlRows(
-        tx,
-        'update key_month_spend set limit_reached_at = ? where key_id = ? and month = ? and limit_reached_at is null returning key_id',
-        [now.toISOString(), principal.keyId, month],
-      );
-      if (first.length === 0) return { result: { limitMicro, spentMicro }, event: null };
-      const written = tx.create(KeyEvent, {
+    const { spend, event } = await this.spendLimits.recordLimitReached(
+      principal.keyId,
+      utcMonthKey(now),
+      now,
+      ({ limitMicro, spentMicro }) => ({
         id: this.ids.next('kev'),
-        key: principal.keyId,
-        account: principal.accountId,
+        keyId: principal.keyId,
+        accountId: principal.accountId,
         kind: 'spend_limit_reached',
         actorUserId: null,
         data: { limit_micro: limitMicro.toString(), spent_micro: spentMicro.toString(), resets_at: resetsAt },
         createdAt: now,
-      });
-      await tx.flush();
-      return { result: { limitMicro, spentMicro }, event: written };
-    });
-    if (event) this.bus.publish(TOPIC_KEY_EVENTS, toEventView(event));
-    return result;
+      }),
+    );
+    if (event) this.bus.publish(TOPIC_KEY_EVENTS, event);
+    return spend;
   }
 
   /**
@@ -364,10 +341,5 @@ export class BillingService {
 
   autoTopUpDeps(): AutoTopUpDeps {
     return { topUps: this.topUps, payments: this.payments, ids: this.ids, clock: this.clock };
-  }
-
-  /** One transaction; retried when PostgreSQL picks it as a deadlock victim (nothing of it was committed). */
-  private transaction<T>(work: (tx: EntityManager) => Promise<T>): Promise<T> {
-    return retryDeadlocks(() => this.orm.em.fork().transactional(work));
   }
 }

@@ -1,9 +1,8 @@
-import type { MikroORM } from '@mikro-orm/postgresql';
 import { readUsagePage, type BillingReads, type UsageFilter, type UsageRecordPage, type UsageRecordView } from '../billing/queries';
-import { listLedger, type LedgerPage } from '../billing/ledger';
+import { listLedger, type LedgerPage, type LedgerReads } from '../billing/ledger';
 import type { LedgerKind } from '../billing/entities';
 import type { Clock } from '../shared/clock';
-import { spendPeriod, spendReport, type SpendGrouping, type SpendReport } from './spend';
+import { spendPeriod, spendReport, type SpendGrouping, type SpendReads, type SpendReport } from './spend';
 
 /**
  * What an account used and paid, read by the dashboard, the CLI and any other client alike:
@@ -12,9 +11,9 @@ import { spendPeriod, spendReport, type SpendGrouping, type SpendReport } from '
  */
 export class UsageService {
   constructor(
-    private readonly orm: MikroORM,
     private readonly clock: Clock,
     private readonly reads: BillingReads,
+    private readonly usageReads: LedgerReads & SpendReads,
   ) {}
 
   /** from/to: UTC days YYYY-MM-DD, inclusive, null for the 30 days ending today. */
@@ -23,7 +22,7 @@ export class UsageService {
     query: { from: string | null; to: string | null; groupBy: SpendGrouping; keyId: string | null; model: string | null },
   ): Promise<SpendReport> {
     const period = spendPeriod(query.from, query.to, this.clock.now());
-    return spendReport(this.orm.em.fork(), accountId, { ...period, groupBy: query.groupBy, keyId: query.keyId, model: query.model });
+    return spendReport(this.usageReads, accountId, { ...period, groupBy: query.groupBy, keyId: query.keyId, model: query.model });
   }
 
   requestLog(accountId: string, filter: UsageFilter): Promise<UsageRecordPage> {
@@ -46,6 +45,6 @@ export class UsageService {
   }
 
   ledger(accountId: string, page: { limit: number; after: string | null; kind: LedgerKind | null }): Promise<LedgerPage> {
-    return listLedger(this.orm.em.fork(), accountId, page);
+    return listLedger(this.usageReads, accountId, page);
   }
 }

@@ -1,6 +1,4 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
 import { badRequest, type FieldKey } from '../shared/errors';
-import { sqlRows, type SqlParam } from '../shared/sql';
 
 /**
  * Spend over a period, added up by the database from the daily aggregates (usage_daily): a few
@@ -78,84 +76,31 @@ export function spendPeriod(from: string | null, to: string | null, today: Date)
   return { from: first, to: last };
 }
 
-const SUMS = `coalesce(sum(d.cost_micro), 0)::text as cost, coalesce(sum(d.overage_micro), 0)::text as overage,
-  coalesce(sum(d.requests), 0)::float8 as requests, coalesce(sum(d.failed_requests), 0)::float8 as failed,
-  coalesce(sum(d.input_tokens), 0)::float8 as input, coalesce(sum(d.cached_input_tokens), 0)::float8 as cached,
-  coalesce(sum(d.cache_write_5m_input_tokens + d.cache_write_1h_input_tokens), 0)::float8 as cache_write,
-  coalesce(sum(d.output_tokens), 0)::float8 as output, coalesce(sum(d.reasoning_tokens), 0)::float8 as reasoning,
-  coalesce(sum(d.images), 0)::float8 as images, coalesce(sum(d.video_seconds), 0)::float8 as video_seconds,
-  coalesce(sum(d.latency_ms), 0)::float8 as latency`;
-
-interface SumsRow {
-  cost: string;
-  overage: string;
-  requests: number;
-  failed: number;
-  input: number;
-  cached: number;
-  cache_write: number;
-  output: number;
-  reasoning: number;
-  images: number;
-  video_seconds: number;
-  latency: number;
+/** What the database adds up over a set of daily aggregates; the figures are derived from it. */
+export interface SpendSums extends Omit<SpendFigures, 'averageLatencyMs'> {
+  /** Summed over the requests (ms). */
+  latencyMs: number;
 }
 
-const toFigures = (r: SumsRow): SpendFigures => ({
-  costMicro: BigInt(r.cost),
-  overageMicro: BigInt(r.overage),
-  requests: r.requests,
-  failedRequests: r.failed,
-  inputTokens: r.input,
-  cachedInputTokens: r.cached,
-  cacheWriteInputTokens: r.cache_write,
-  outputTokens: r.output,
-  reasoningTokens: r.reasoning,
-  images: r.images,
-  videoSeconds: r.video_seconds,
-  averageLatencyMs: r.requests > 0 ? Math.round(r.latency / r.requests) : 0,
+/** Which group a row of sums is (the field of the report's grouping is set, the others null). */
+export type SpendGroupLabel = Pick<SpendGroup, 'day' | 'model' | 'keyId' | 'keyName'>;
+
+/** The port spend is read through (adapter: src/infra/pg-usage-reads.ts). */
+export interface SpendReads {
+  /**
+   * The account's sums over the query's days (and key, model), in total and per group: by day,
+   * every day of the period in order (zeros without usage); by model or key, dearest first.
+   */
+  spendSums(accountId: string, query: SpendQuery): Promise<{ total: SpendSums; groups: (SpendSums & SpendGroupLabel)[] }>;
+}
+
+const toFigures = ({ latencyMs, ...sums }: SpendSums): SpendFigures => ({
+  ...sums,
+  averageLatencyMs: sums.requests > 0 ? Math.round(latencyMs / sums.requests) : 0,
 });
 
-export async function spendReport(em: EntityManager, accountId: string, query: SpendQuery): Promise<SpendReport> {
-  const where = ['d.account_id = ?', 'd.day >= ?::date', 'd.day <= ?::date'];
-  const params: SqlParam[] = [accountId, query.from, query.to];
-  if (query.keyId !== null) {
-    where.push('d.key_id = ?');
-    params.push(query.keyId);
-  }
-  if (query.model !== null) {
-    where.push('d.model = ?');
-    params.push(query.model);
-  }
-  const filter = where.join(' and ');
-  const [total] = await sqlRows<SumsRow>(em, `select ${SUMS} from usage_daily d where ${filter}`, params);
-  let groups: SpendGroup[];
-  if (query.groupBy === 'day') {
-    // Every day of the period, those without usage as zeros.
-    const rows = await sqlRows<SumsRow & { day: string }>(
-      em,
-      `select g.day::date::text as day, ${SUMS}
-         from generate_series(?::date, ?::date, interval '1 day') g(day)
-         left join usage_daily d on d.day = g.day::date and ${filter}
-        group by g.day order by g.day`,
-      [query.from, query.to, ...params],
-    );
-    groups = rows.map((r) => ({ ...toFigures(r), day: r.day, model: null, keyId: null, keyName: null }));
-  } else if (query.groupBy === 'model') {
-    const rows = await sqlRows<SumsRow & { model: string }>(
-      em,
-      `select d.model, ${SUMS} from usage_daily d where ${filter} group by d.model order by sum(d.cost_micro) desc, d.model`,
-      params,
-    );
-    groups = rows.map((r) => ({ ...toFigures(r), day: null, model: r.model, keyId: null, keyName: null }));
-  } else {
-    const rows = await sqlRows<SumsRow & { key_id: string; key_name: string | null }>(
-      em,
-      `select d.key_id, k.name as key_name, ${SUMS} from usage_daily d left join api_keys k on k.id = d.key_id
-        where ${filter} group by d.key_id, k.name order by sum(d.cost_micro) desc, d.key_id`,
-      params,
-    );
-    groups = rows.map((r) => ({ ...toFigures(r), day: null, model: null, keyId: r.key_id === '' ? null : r.key_id, keyName: r.key_name }));
-  }
-  return { from: query.from, to: query.to, groupBy: query.groupBy, total: toFigures(total!), groups };
+export async function spendReport(reads: SpendReads, accountId: string, query: SpendQuery): Promise<SpendReport> {
+  const sums = await reads.spendSums(accountId, query);
+  const groups = sums.groups.map(({ day, model, keyId, keyName, ...group }) => ({ ...toFigures(group), day, model, keyId, keyName }));
+  return { from: query.from, to: query.to, groupBy: query.groupBy, total: toFigures(sums.total), groups };
 }

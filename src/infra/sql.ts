@@ -1,5 +1,7 @@
 import { DeadlockException, type EntityManager } from '@mikro-orm/postgresql';
 
+// Raw statements of the PostgreSQL adapters (src/infra/pg-*.ts); the domain runs none (lint).
+
 /** Parameters of a raw statement (money as decimal strings, never JS numbers). */
 export type SqlParam = string | number | null;
 
