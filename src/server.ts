@@ -32,6 +32,7 @@ import { keysRouter, sessionsRouter } from './rest/keys';
 import { modelsRouter } from './rest/models';
 import { textEndpoints } from './rest/text-endpoints';
 import { TextPipeline } from './domain/generation/pipeline';
+import type { TextGenerationService } from './domain/generation/service';
 import { createProviderRegistry } from './providers/registry';
 import { listDeployments } from './domain/routing/listing';
 import { TokenCounter } from './domain/generation/count-tokens';
@@ -117,6 +118,8 @@ export interface Services {
   videoRunner: VideoJobRunner;
   videoSweeper: VideoSweeper;
   usage: UsageService;
+  /** The text generation pipeline the text endpoints call. */
+  text: TextGenerationService;
 }
 
 export interface Tollgate {
@@ -278,6 +281,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
     videoRunner,
     videoSweeper,
     usage,
+    text: textPipeline,
   };
 
   const { httpServer, track, listen, drain } = createGatewayHttpServer();

@@ -1,4 +1,4 @@
-import type { ProviderEvent } from '../domain/generation/canonical';
+import type { ProviderEvent, WholeAnswer } from '../domain/generation/canonical';
 import type { StreamDecoder } from '../protocols/streams';
 import type { VendorCall, VendorTransport } from './transport/client';
 import { cancelledError } from './transport/errors';
@@ -14,16 +14,29 @@ export function callVendor(
   decoder: StreamDecoder,
   streamed: boolean,
 ): AsyncIterable<ProviderEvent> {
-  return streamed ? streamCanonical(http, call, decoder) : wholeAnswerCanonical(http, call, decoder);
+  return streamed ? streamCanonical(http, call, decoder) : new WholeVendorAnswer(http, call, decoder);
 }
 
-async function* wholeAnswerCanonical(
-  http: VendorTransport,
-  call: VendorCall,
-  decoder: StreamDecoder,
-): AsyncGenerator<ProviderEvent, void, undefined> {
-  if (call.signal?.aborted) throw cancelledError(call.vendor);
-  yield* decoder.pushWhole(await http.postJson(call));
+/**
+ * One JSON answer through its decoder: read whole by the pipeline (one promise for the call and
+ * its events), or iterated like a stream by a wrapper (routing). The call starts on the first read.
+ */
+class WholeVendorAnswer implements WholeAnswer {
+  constructor(
+    private readonly http: VendorTransport,
+    private readonly call: VendorCall,
+    private readonly decoder: StreamDecoder,
+  ) {}
+
+  whole(): Promise<ProviderEvent[]> {
+    const { call, decoder } = this;
+    if (call.signal?.aborted) return Promise.reject(cancelledError(call.vendor));
+    return this.http.postJson(call).then((answer) => decoder.pushWhole(answer));
+  }
+
+  async *[Symbol.asyncIterator](): AsyncGenerator<ProviderEvent, void, undefined> {
+    yield* await this.whole();
+  }
 }
 
 /**

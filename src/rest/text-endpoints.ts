@@ -9,7 +9,7 @@ import { unixSeconds } from '../domain/shared/clock';
 import { decodeMessagesIngress } from '../protocols/anthropic-messages/decode-request';
 import { encodeMessagesResponse, messagesErrorBody } from '../protocols/anthropic-messages/encode-answer';
 import { MessagesStreamEncoder } from '../protocols/anthropic-messages/stream-encoder';
-import { collectStream, type AnswerMeta, type CollectedResult } from '../protocols/collect';
+import { collectEvents, type AnswerMeta, type CollectedResult } from '../protocols/collect';
 import { decodeChatIngress } from '../protocols/openai-chat/decode-request';
 import { encodeChatResponse } from '../protocols/openai-chat/encode-answer';
 import { ChatStreamEncoder } from '../protocols/openai-chat/stream-encoder';
@@ -242,7 +242,7 @@ async function serveText<Extra>(
   };
 
   if (!decoded.stream) {
-    const result = await collectStream(generation.events);
+    const result = collectEvents(await generation.allEvents());
     sendJson(res, 200, format.encodeResponse(result, meta, extra));
     return;
   }

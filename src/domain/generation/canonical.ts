@@ -275,6 +275,20 @@ export type ProviderEvent =
   /** Routing (domain/routing): which deployment of the model answers, before its first event. */
   | { type: 'served-by'; deployment: string; vendor: string; attempts: number };
 
+/**
+ * A provider's answer to a non-streamed call, which arrives whole: iterable like a stream (what
+ * routing and other wrappers read), and readable in one promise of all its events, which the
+ * pipeline uses to deliver a whole answer without an async step per event (docs/performance.md).
+ * Both give the same events.
+ */
+export interface WholeAnswer extends AsyncIterable<ProviderEvent> {
+  whole(): Promise<ProviderEvent[]>;
+}
+
+export function isWholeAnswer(answer: AsyncIterable<ProviderEvent>): answer is WholeAnswer {
+  return typeof (answer as Partial<WholeAnswer>).whole === 'function';
+}
+
 /** What routing may use of the request beyond its body (domain/routing): the client's session, for cache affinity. */
 export interface RouteHints {
   session?: string | null;
@@ -288,6 +302,7 @@ export interface TextProvider {
   hints(request: CanonicalRequest): VendorHints;
   /** Refuses (400) what the vendor's request format cannot carry (beyond its capabilities), before anything is reserved. */
   validate?(request: CanonicalRequest): void;
+  /** The answer's events; a non-streamed call may answer a WholeAnswer. */
   generate(request: CanonicalRequest, signal: Cancellation, route?: RouteHints): AsyncIterable<ProviderEvent>;
   /** Whether any upstream may take a request now (routing: false when every deployment is cooled); absent: always. */
   available?(): boolean;

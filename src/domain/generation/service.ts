@@ -40,6 +40,12 @@ export interface TextGeneration {
    *  when the vendor reported none. Settlement happens when the iteration ends, throws (the
    *  error is a ProviderError: encode it as the format's stream error) or is abandoned. */
   events: AsyncIterable<CanonicalEvent>;
+  /**
+   * The same events at once, for a client that reads the answer whole (a non-streamed request):
+   * settled as `events` settles, without an async step per event when the vendor answered whole.
+   * Read one or the other, once.
+   */
+  allEvents(): Promise<CanonicalEvent[]>;
   /** Hints the serving vendor cannot take, dropped by the field policy's rule, as the client named them. */
   droppedHints: readonly string[];
   /** The prompt's input usage for a stream's start: the vendor's figure when it reported one before its answer, else Tollgate's count. */
