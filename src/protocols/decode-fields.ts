@@ -3,8 +3,8 @@ import { MAX_FUNCTION_TOOLS } from '../domain/generation/rules';
 import { badRequest } from '../domain/shared/errors';
 
 /**
- * The field reader and rules shared by the three request decoders. Every refusal is a 400
- * `bad_request` whose message starts with the offending field's path
+ * The field reader and rules shared by the request decoders (text, images, videos). Every
+ * refusal is a 400 `bad_request` whose message starts with the offending field's path
  * (`messages[2].content[0].type`) and whose `details.field` repeats it, so clients can point at
  * the exact spot.
  *
@@ -58,6 +58,23 @@ export class Fields {
   static body(body: unknown): Fields {
     if (!isJsonObject(body)) throw badRequest('The request body must be a JSON object.', { field: null });
     return new Fields('', body);
+  }
+
+  /**
+   * A multipart form's text fields read as a body: names outside `known` refused as in a JSON
+   * body, and each name sent once (a form can repeat a name, which a JSON object cannot).
+   */
+  static form(parts: readonly { name: string; value: string }[], known: readonly string[]): Fields {
+    refuseUnknownFields(
+      parts.map((part) => part.name),
+      known,
+    );
+    const value: Record<string, string> = {};
+    for (const { name, value: text } of parts) {
+      if (name in value) refuseField(name, 'must be sent once');
+      value[name] = text;
+    }
+    return new Fields('', value);
   }
 
   /** A nested value that must be an object. */

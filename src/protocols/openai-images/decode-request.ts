@@ -32,31 +32,23 @@ export function decodeGenerationBody(body: unknown): ImageRequestInput {
   };
 }
 
-/** `POST /images/edits`: the multipart form's fields and files. */
+/** `POST /images/edits`: the multipart form's text fields, on the same reader as the JSON body, and its image files. */
 export function decodeEditForm(form: EditFormInput): ImageRequestInput {
   const fileFields = form.files.map((file) => file.field);
   if (fileFields.includes('mask')) refuseField('mask', 'is not supported on image edits (no masks): send only image parts');
   refuseUnknownFields(fileFields, ['image', 'image[]']);
-  refuseUnknownFields(
-    form.fields.map((field) => field.name),
-    EDIT_FIELDS,
-  );
-  const single = (name: string): string | undefined => {
-    const values = form.fields.filter((field) => field.name === name).map((field) => field.value);
-    if (values.length > 1) refuseField(name, 'must be sent once');
-    return values[0];
-  };
-  checkWireOnly(single('response_format'), single('stream') === 'true');
-  const nText = single('n');
+  const fields = Fields.form(form.fields, EDIT_FIELDS);
+  checkWireOnly(fields.string('response_format'), fields.string('stream') === 'true');
+  const nText = fields.string('n');
   const n = nText === undefined ? 1 : /^-?\d+$/.test(nText.trim()) ? Number(nText) : NaN;
   if (Number.isNaN(n)) refuseField('n', 'must be an integer from 1 to 4');
   return {
     mode: 'edit',
-    modelId: requiredString(single('model'), 'model'),
-    prompt: requiredString(single('prompt'), 'prompt'),
+    modelId: requiredString(fields.string('model'), 'model'),
+    prompt: requiredString(fields.string('prompt'), 'prompt'),
     n,
-    size: single('size'),
-    quality: single('quality'),
+    size: fields.string('size'),
+    quality: fields.string('quality'),
     images: form.files.map((file) => file.data),
   };
 }

@@ -2,7 +2,7 @@ import { badRequest } from '../../domain/shared/errors';
 import { IMAGE_MIME_TYPES, sniffImageFormat } from '../../domain/shared/image-bytes';
 import { VIDEO_INPUT_ROLES, type VideoInputImage, type VideoInputRole } from '../../domain/videos/ports';
 import type { VideoRequestInput } from '../../domain/videos/rules';
-import { refuseUnknownFields } from '../decode-fields';
+import { Fields, refuseUnknownFields } from '../decode-fields';
 
 /**
  * Decodes `POST /v1/videos` of the OpenAI Videos API (a JSON body or a multipart form with image
@@ -29,15 +29,7 @@ export function decodeVideoCreateBody(body: Record<string, unknown>): VideoReque
 
 /** The multipart form: the JSON body's fields as text, each once, plus image files checked by their bytes. */
 export function decodeVideoCreateForm(form: VideoCreateForm): VideoRequestInput {
-  refuseUnknownFields(
-    form.fields.map((field) => field.name),
-    VIDEO_CREATE_FIELDS,
-  );
-  const fields: Record<string, string> = {};
-  for (const { name, value } of form.fields) {
-    if (name in fields) throw badRequest(`${name} must be sent once`, { field: name });
-    fields[name] = value;
-  }
+  const fields = Fields.form(form.fields, VIDEO_CREATE_FIELDS).value;
   const inputs: VideoInputImage[] = [];
   for (const file of form.files) {
     const role = roleOf(file.field);
