@@ -20,7 +20,7 @@ import {
  * one deployment of Anthropic's model, Gemini through `generateContent` as a model whose only
  * vendor is Vertex; each charged the model's published price; the service account's token
  * minted once for many calls and replaced when it is about to expire; a throttled Vertex
- * deployment failing over to Anthropic itself. The tests share one gateway and run in order
+ * deployment, and one whose key the token endpoint refuses, failing over to Anthropic itself. The tests share one gateway and run in order
  * (the token the gateway keeps carries from one to the next).
  */
 
@@ -45,6 +45,8 @@ beforeAll(async () => {
     JSON.stringify({
       vendors: {
         vertex_us: { protocol: 'vertex', base_url: vertex.url, region: 'us-east5' },
+        // Same project, a key the token endpoint does not know (signed with another private key).
+        vertex_stale: { protocol: 'vertex', base_url: vertex.url, region: 'us-east5' },
         anthropic: { protocol: 'anthropic', base_url: anthropic.url },
       },
       models: [
@@ -65,6 +67,20 @@ beforeAll(async () => {
         },
         {
           kind: 'text',
+          id: 'anthropic/claude-haiku-4-5',
+          vendor: 'anthropic',
+          vendor_model_id: 'claude-haiku-4-5-20251001',
+          created: 1760486400,
+          context_length: 200000,
+          max_output_tokens: 64000,
+          pricing: { input: '1.00', output: '5.00' },
+          deployments: [
+            { vendor: 'vertex_stale', vendor_model_id: 'claude-haiku-4-5@20251001', priority: 0 },
+            { vendor: 'anthropic', priority: 1 },
+          ],
+        },
+        {
+          kind: 'text',
           id: 'google/gemini-2.5-flash',
           vendor: 'vertex_us',
           vendor_model_id: 'gemini-2.5-flash',
@@ -78,7 +94,12 @@ beforeAll(async () => {
     }),
   );
   // The key's JSON itself in the variable (a path to the file works too: test/unit/config-vertex.test.ts).
-  h = await startTextHarness({ TOLLGATE_CATALOG: file, VERTEX_US_CREDENTIALS: vertex.account.json, ANTHROPIC_API_KEY: 'sk-ant-direct' });
+  h = await startTextHarness({
+    TOLLGATE_CATALOG: file,
+    VERTEX_US_CREDENTIALS: vertex.account.json,
+    VERTEX_STALE_CREDENTIALS: testServiceAccount(vertex.tokenUri).json,
+    ANTHROPIC_API_KEY: 'sk-ant-direct',
+  });
   a = await textAccount(h.t);
 });
 
@@ -197,6 +218,20 @@ describe('Claude on Vertex', () => {
     expect(anthropic.lastRequest!.body.model).toBe('claude-sonnet-4-5-20250929');
     await expectChargedExactly(h, a, id, 4500n);
   });
+});
+
+test('a service account key the token endpoint refuses fails the Vertex deployment over to the next one', async () => {
+  anthropic.script({ text: 'Hello from Haiku directly.', usage: { input: 100, output: 10 } });
+  const id = requestId();
+  const message = await a.anthropic.messages.create(
+    { model: 'claude-haiku-4-5', max_tokens: 100, messages: [{ role: 'user', content: 'Hi' }] },
+    withId(id),
+  );
+  expect(message.content).toEqual([expect.objectContaining({ text: 'Hello from Haiku directly.' })]);
+  expect(vertex.tokenRequests.map((r) => r.status)).toEqual([400]);
+  expect(vertex.requests).toHaveLength(0);
+  // $1/M × 100 + $5/M × 10.
+  await expectChargedExactly(h, a, id, 150n);
 });
 
 describe('Gemini on Vertex', () => {
