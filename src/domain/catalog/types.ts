@@ -71,7 +71,7 @@ export interface Deployment {
   readonly name: string;
   readonly vendor: string;
   readonly protocol: VendorProtocol;
-  /** The model (OpenAI, Anthropic), Azure deployment or Bedrock model id sent upstream. */
+  /** The model (OpenAI, Anthropic), Azure deployment, Bedrock or Vertex AI model id sent upstream. */
   readonly vendorModelId: string;
   /** Lower is tried first. */
   readonly priority: number;
