@@ -9,7 +9,7 @@ export class DeploymentType {
   @Field() model!: string;
   @Field({ description: 'The deployment name: its vendor (credentials) name' }) deployment!: string;
   @Field() vendor!: string;
-  @Field({ description: 'openai, anthropic, gemini, openai-compatible, azure-openai or bedrock' }) protocol!: string;
+  @Field({ description: 'openai, anthropic, gemini, openai-compatible, azure-openai, bedrock or vertex' }) protocol!: string;
   @Field({ description: 'The model, Azure deployment or Bedrock model id sent upstream' }) vendorModelId!: string;
   @Field(() => Int) priority!: number;
   @Field(() => Int) weight!: number;

@@ -7,7 +7,7 @@ import { generateContentPath, toGenerateContentRequest } from '../protocols/gemi
 import { callVendor } from './text-call';
 import type { VendorCall, VendorTransport } from './transport/client';
 
-const GEMINI_HINTS: VendorHints = new Set(['temperature', 'topP', 'frequencyPenalty', 'presencePenalty']);
+export const GEMINI_HINTS: VendorHints = new Set(['temperature', 'topP', 'frequencyPenalty', 'presencePenalty']);
 
 /**
  * Gemini API (`POST {GEMINI_BASE_URL}/v1beta/models/{model}:streamGenerateContent?alt=sse`, or

@@ -11,6 +11,7 @@ import { OpenAIProvider, type OpenAIProviderOptions } from './openai';
 import { OpenAICompatibleProvider, type CompatibleVendorConfig } from './openai-compatible';
 import { RoutedProvider } from './routing/routed-provider';
 import { SandboxProvider, type SandboxOptions } from './sandbox';
+import { VertexProvider } from './vertex';
 import { VendorTransport, type VendorHttpOptions } from './transport/client';
 import { vendorRegistry } from './vendor-registry';
 
@@ -59,6 +60,8 @@ export function createProviderRegistry(
         return new AzureOpenAIProvider(endpoint, http);
       case 'bedrock':
         return new BedrockProvider(endpoint, http);
+      case 'vertex':
+        return new VertexProvider(endpoint, http);
     }
   };
   const direct = vendorRegistry(endpoints, (endpoint, model: TextModel) => build(endpoint, model.protocol));

@@ -19,6 +19,7 @@ import {
   type VendorProtocol,
   type VideoModel,
 } from './types';
+import { vertexPublisher } from './vendors';
 
 /**
  * Loads the catalog: the built-in one without a path, else the JSON file at `file` (the
@@ -177,6 +178,10 @@ function buildVendorDefaults(source: NonNullable<ParsedCatalogSource['vendors']>
       throw new FieldError(['vendors', vendor, 'protocol'], 'must be "sandbox" exactly when the vendor is "sandbox"');
     if (entry.protocol === 'bedrock' && entry.region === undefined && entry.base_url === undefined)
       throw new FieldError(['vendors', vendor, 'region'], 'is required for a bedrock vendor without base_url');
+    if (entry.protocol === 'vertex' && entry.region === undefined)
+      throw new FieldError(['vendors', vendor, 'region'], 'is required for a vertex vendor (its location, or "global")');
+    if (entry.project !== undefined && entry.protocol !== 'vertex')
+      throw new FieldError(['vendors', vendor, 'project'], 'is for a vertex vendor only');
     defaults.set(
       vendor,
       freeze({
@@ -186,6 +191,7 @@ function buildVendorDefaults(source: NonNullable<ParsedCatalogSource['vendors']>
         secretKeyEnv: entry.secret_key_env ?? null,
         apiVersion: entry.api_version ?? null,
         region: entry.region ?? null,
+        project: entry.project ?? null,
       }),
     );
   }
@@ -203,7 +209,8 @@ function buildDeployments(
   at: Path,
   defaults: ReadonlyMap<string, VendorDefaults>,
 ): readonly Deployment[] {
-  if (entry.deployments === undefined)
+  if (entry.deployments === undefined) {
+    checkVertexModel(base.protocol, base.vendorModelId, [...at, 'vendor_model_id']);
     return freeze([
       freeze({
         name: base.vendor,
@@ -214,6 +221,7 @@ function buildDeployments(
         weight: 1,
       }),
     ]);
+  }
   const seen = new Set<string>();
   const deployments = entry.deployments.map((d, i) => {
     if (seen.has(d.vendor))
@@ -222,16 +230,24 @@ function buildDeployments(
     const protocol = protocolOf(d.vendor, defaults);
     if (protocol === 'sandbox' || d.vendor === SANDBOX_VENDOR)
       throw new FieldError([...at, 'deployments', i, 'vendor'], 'must not be the sandbox');
+    const vendorModelId = d.vendor_model_id ?? base.vendorModelId;
+    checkVertexModel(protocol, vendorModelId, [...at, 'deployments', i, 'vendor_model_id']);
     return freeze({
       name: d.vendor,
       vendor: d.vendor,
       protocol,
-      vendorModelId: d.vendor_model_id ?? base.vendorModelId,
+      vendorModelId,
       priority: d.priority ?? 0,
       weight: d.weight ?? 1,
     });
   });
   return freeze(deployments.sort((a, b) => a.priority - b.priority));
+}
+
+/** Vertex AI serves each publisher through its own API: the model id must say which (Claude or Gemini). */
+function checkVertexModel(protocol: VendorProtocol, vendorModelId: string, at: Path): void {
+  if (protocol === 'vertex' && vertexPublisher(vendorModelId) === null)
+    throw new FieldError(at, 'must be a Claude ("claude-…") or Gemini ("gemini-…") model id for a vertex vendor');
 }
 
 function buildModel(entry: ModelSource, at: Path, defaults: ReadonlyMap<string, VendorDefaults>): CatalogModel {
@@ -254,14 +270,16 @@ function buildModel(entry: ModelSource, at: Path, defaults: ReadonlyMap<string, 
     created: entry.created,
   };
 
+  if (entry.kind !== 'text' && protocol === 'vertex')
+    throw new FieldError([...at, 'vendor'], 'is a vertex vendor, which serves text models only');
   switch (entry.kind) {
     case 'text': {
       if (entry.max_output_tokens > entry.context_length) {
         throw new FieldError([...at, 'max_output_tokens'], 'must not exceed context_length');
       }
       const deployments = buildDeployments(entry, base, at, defaults);
-      // Cache-write prices follow the first deployment's vendor rule (Anthropic's, through Bedrock too).
-      const pricing = entry.pricing && textPricing(entry.pricing, deployments[0]!.protocol);
+      // Cache-write prices follow the first deployment's vendor rule (Anthropic's, through Bedrock and Vertex too).
+      const pricing = entry.pricing && textPricing(entry.pricing, anthropicFamily(deployments[0]!));
       return freeze({
         kind: 'text',
         ...base,
@@ -326,9 +344,8 @@ function buildModel(entry: ModelSource, at: Path, defaults: ReadonlyMap<string, 
  * (rounded up to a micro-dollar per million tokens, never under); other vendors bill writes as
  * input, when they report them at all.
  */
-function textPricing(source: NonNullable<Extract<ModelSource, { kind: 'text' }>['pricing']>, protocol: VendorProtocol): TextPricing {
+function textPricing(source: NonNullable<Extract<ModelSource, { kind: 'text' }>['pricing']>, anthropic: boolean): TextPricing {
   const input = parseUsdDecimal(source.input);
-  const anthropic = protocol === 'anthropic' || protocol === 'bedrock';
   return freeze({
     inputPerMTokMicro: input,
     cachedInputPerMTokMicro: source.cached_input !== undefined ? parseUsdDecimal(source.cached_input) : input,
@@ -338,6 +355,10 @@ function textPricing(source: NonNullable<Extract<ModelSource, { kind: 'text' }>[
     outputPerMTokMicro: parseUsdDecimal(source.output),
   });
 }
+
+/** Claude, served by Anthropic, Bedrock or Vertex AI: Anthropic's prompt-cache pricing rule. */
+const anthropicFamily = (d: Deployment): boolean =>
+  d.protocol === 'anthropic' || d.protocol === 'bedrock' || (d.protocol === 'vertex' && vertexPublisher(d.vendorModelId) === 'anthropic');
 
 function claimId(seen: Map<string, string>, id: string, at: Path): void {
   const first = seen.get(id);

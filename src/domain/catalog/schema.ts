@@ -37,7 +37,8 @@ import { EFFORT_CONTROLS, IMAGE_MODES, VENDOR_PROTOCOLS, VIDEO_MODES } from './t
  *   // and, with deployments, an optional "fallback": "<another text model id>" served when all are cooled.
  *   "vendors": { "azure_east": { "protocol": "azure-openai", "base_url": "https://east.openai.azure.com",
  *                "api_key_env": "AZURE_EAST_KEY", "api_version": "2024-10-21" },
- *                "bedrock_us": { "protocol": "bedrock", "region": "us-east-1" } },   // optional
+ *                "bedrock_us": { "protocol": "bedrock", "region": "us-east-1" },
+ *                "vertex_us": { "protocol": "vertex", "region": "us-east5", "project": "my-project" } },   // optional
  *   "retired": [
  *     { "id": "anthropic/claude-3-5-sonnet", "successor": "anthropic/claude-sonnet-4-5",
  *       "aliases": ["claude-3-5-sonnet-20241022"] }
@@ -110,6 +111,11 @@ const vendorEntry = z.strictObject(
     region: z
       .string({ error: 'must be a string' })
       .regex(/^[a-z0-9-]{1,64}$/, 'must be a region like "us-east-1"')
+      .optional(),
+    /** Vertex AI: the Google Cloud project id (default: the service account key's `project_id`). */
+    project: z
+      .string({ error: 'must be a string' })
+      .regex(/^[a-z][a-z0-9-]{4,28}[a-z0-9]$/, 'must be a Google Cloud project id like "my-project-123"')
       .optional(),
   },
   { error: 'must be an object' },

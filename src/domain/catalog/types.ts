@@ -10,7 +10,16 @@ export const EFFORT_CONTROLS = ['none', 'openai-effort', 'anthropic-thinking', '
 export type EffortControl = (typeof EFFORT_CONTROLS)[number];
 
 /** The wire protocol spoken to the vendor; selects the provider adapter. */
-export const VENDOR_PROTOCOLS = ['openai', 'anthropic', 'gemini', 'openai-compatible', 'azure-openai', 'bedrock', 'sandbox'] as const;
+export const VENDOR_PROTOCOLS = [
+  'openai',
+  'anthropic',
+  'gemini',
+  'openai-compatible',
+  'azure-openai',
+  'bedrock',
+  'vertex',
+  'sandbox',
+] as const;
 export type VendorProtocol = (typeof VENDOR_PROTOCOLS)[number];
 
 /** The vendor that needs no key and no network; always configured. */
@@ -62,7 +71,7 @@ export interface Deployment {
   readonly name: string;
   readonly vendor: string;
   readonly protocol: VendorProtocol;
-  /** The model (OpenAI, Anthropic), Azure deployment or Bedrock model id sent upstream. */
+  /** The model (OpenAI, Anthropic), Azure deployment, Bedrock or Vertex AI model id sent upstream. */
   readonly vendorModelId: string;
   /** Lower is tried first. */
   readonly priority: number;
@@ -146,14 +155,16 @@ export interface Catalog {
 export interface VendorDefaults {
   readonly protocol: VendorProtocol;
   readonly baseUrl: string | null;
-  /** The variable holding the API key (Bedrock: the access key id); default `<VENDOR>_API_KEY`. */
+  /** The variable holding the API key (Bedrock: the access key id; Vertex: the service account key); default `<VENDOR>_API_KEY`. */
   readonly apiKeyEnv: string | null;
   /** Bedrock: the variable holding the secret access key; default `<VENDOR>_SECRET_ACCESS_KEY`. */
   readonly secretKeyEnv: string | null;
   /** Azure OpenAI's `api-version` query parameter. */
   readonly apiVersion: string | null;
-  /** Bedrock's AWS region. */
+  /** Bedrock's AWS region; Vertex AI's Google Cloud location (`us-east5`, `global`). */
   readonly region: string | null;
+  /** Vertex AI's Google Cloud project id (default: the service account key's `project_id`). */
+  readonly project: string | null;
 }
 
 /**

@@ -12,14 +12,42 @@ export interface VendorEndpoint {
   region?: string | null;
   /** Azure OpenAI's `api-version`. */
   apiVersion?: string | null;
+  /** Vertex AI: the service account that mints its access tokens, and the Google Cloud project. */
+  serviceAccount?: ServiceAccountKey | null;
+  project?: string | null;
+}
+
+/** The parts of a Google service account key (its JSON file) that sign a token request. */
+export interface ServiceAccountKey {
+  clientEmail: string;
+  /** PEM (PKCS#8), never logged nor echoed. */
+  privateKey: string;
+  /** Where tokens are minted (`https://oauth2.googleapis.com/token`); the signed assertion's audience. */
+  tokenUri: string;
+  projectId: string | null;
+}
+
+/** Which publisher's API serves a model on Vertex AI, told by the model id Google gives it (`claude-…`, `gemini-…`). */
+export type VertexPublisher = 'anthropic' | 'google';
+
+export function vertexPublisher(vendorModelId: string): VertexPublisher | null {
+  if (vendorModelId.startsWith('claude-')) return 'anthropic';
+  if (vendorModelId.startsWith('gemini-')) return 'google';
+  return null;
 }
 
 /** A vendor's part of its configuration variables: `OPENAI` in OPENAI_API_KEY, `MY_LLM` for `my-llm`. */
 export const vendorEnvName = (vendor: string): string => vendor.toUpperCase().replace(/[^A-Z0-9]/g, '_');
 
+const SETTING_SUFFIX: Partial<Record<VendorProtocol, string>> = {
+  'openai-compatible': 'BASE_URL',
+  bedrock: 'ACCESS_KEY_ID',
+  vertex: 'CREDENTIALS',
+};
+
 /** The variable that configures a vendor: its base URL for an OpenAI-compatible one (a key may not be needed), else its key. */
 export const vendorSettingName = (vendor: string, protocol: VendorProtocol | undefined): string =>
-  `${vendorEnvName(vendor)}_${protocol === 'openai-compatible' ? 'BASE_URL' : protocol === 'bedrock' ? 'ACCESS_KEY_ID' : 'API_KEY'}`;
+  `${vendorEnvName(vendor)}_${SETTING_SUFFIX[protocol ?? 'openai'] ?? 'API_KEY'}`;
 
 /** What a key may use: its kind, its plan's models, and the configured vendors. */
 export function modelAccessFor(principal: KeyPrincipal, configuredVendors: ReadonlySet<string>): ModelAccess {

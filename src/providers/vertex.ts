@@ -1,0 +1,143 @@
+import type { Cancellation } from '../domain/generation/cancellation';
+import type { VendorCapabilities } from '../domain/generation/canonical';
+import type { CanonicalRequest, ProviderEvent, TextProvider, VendorHints } from '../domain/generation/canonical';
+import { vertexPublisher, type ServiceAccountKey, type VendorEndpoint, type VertexPublisher } from '../domain/catalog/vendors';
+import { ProviderError } from '../domain/generation/errors';
+import { MessagesStreamDecoder } from '../protocols/anthropic-messages/stream-decoder';
+import { anthropicHints, toMessagesRequest } from '../protocols/anthropic-messages/vendor-request';
+import { GenerateContentStreamDecoder } from '../protocols/gemini/stream-decoder';
+import { toGenerateContentRequest } from '../protocols/gemini/vendor-request';
+import type { StreamDecoder } from '../protocols/streams';
+import { GEMINI_HINTS } from './gemini';
+import { callVendor } from './text-call';
+import type { VendorTransport } from './transport/client';
+import { cancelledError } from './transport/errors';
+import { ServiceAccountTokens } from './transport/google-token';
+
+/** The Messages version Vertex AI's Claude models take in the body. */
+export const VERTEX_ANTHROPIC_VERSION = 'vertex-2023-10-16';
+
+/** One publisher's request, ready but for its access token. */
+interface PublisherCall {
+  path: string;
+  headers: Record<string, string>;
+  body: unknown;
+  decoder: StreamDecoder;
+  streamed: boolean;
+}
+
+/**
+ * Google Vertex AI, for Claude and Gemini: each publisher's model under the vendor's project
+ * and location, `POST {base}/v1/projects/{project}/locations/{region}/publishers/{publisher}/models/{model}:{method}`.
+ * Claude (`publishers/anthropic`, `:rawPredict` or `:streamRawPredict`): Anthropic's Messages
+ * body without `model`, with `anthropic_version: vertex-2023-10-16`, betas in the
+ * `anthropic-beta` header; the answer and stream are Anthropic's. Gemini (`publishers/google`,
+ * `:generateContent` or `:streamGenerateContent?alt=sse`): the Gemini API's body and answers.
+ * Which one a model is, its id says (`claude-…`, `gemini-…`; checked when the catalog loads).
+ * Every call carries an OAuth access token of the vendor's service account (google-token.ts).
+ */
+export class VertexProvider implements TextProvider {
+  private readonly tokens: ServiceAccountTokens;
+  private readonly publishers: string;
+
+  constructor(
+    private readonly endpoint: VendorEndpoint,
+    private readonly http: VendorTransport,
+  ) {
+    if (!endpoint.serviceAccount) throw new ProviderError(`${endpoint.vendor} has no service account key.`, endpoint.vendor);
+    this.tokens = tokensOf(endpoint.vendor, endpoint.serviceAccount, http);
+    const project = encodeURIComponent(endpoint.project ?? endpoint.serviceAccount.projectId ?? '');
+    this.publishers = `/v1/projects/${project}/locations/${encodeURIComponent(endpoint.region ?? 'global')}/publishers`;
+  }
+
+  /** Function tools; Vertex AI runs no MCP server for either publisher. */
+  readonly capabilities: VendorCapabilities = { customTools: false, mcpServers: false, mcpCalls: false, mcpApprovals: false };
+
+  hints(request: CanonicalRequest): VendorHints {
+    return this.publisher(request) === 'anthropic' ? anthropicHints(request) : GEMINI_HINTS;
+  }
+
+  /** Claude: what the Messages body cannot carry is refused (400) before anything is reserved. */
+  validate(request: CanonicalRequest): void {
+    if (this.publisher(request) === 'anthropic') toMessagesRequest(request);
+  }
+
+  /** Encodes synchronously (a 400 is thrown by this call), then calls Vertex AI with a token. */
+  generate(request: CanonicalRequest, signal: Cancellation): AsyncIterable<ProviderEvent> {
+    const call = this.publisher(request) === 'anthropic' ? this.claudeCall(request) : this.geminiCall(request);
+    return this.authorized(call, signal);
+  }
+
+  private claudeCall(request: CanonicalRequest): PublisherCall {
+    const plan = toMessagesRequest(request);
+    const { model: _model, ...rest } = plan.body;
+    return {
+      path: `${this.publishers}/anthropic/models/${modelSegment(request)}:${plan.body.stream ? 'streamRawPredict' : 'rawPredict'}`,
+      headers: plan.betas.length > 0 ? { 'anthropic-beta': plan.betas.join(',') } : {},
+      body: { anthropic_version: VERTEX_ANTHROPIC_VERSION, ...rest },
+      decoder: new MessagesStreamDecoder(this.endpoint.vendor),
+      streamed: plan.body.stream,
+    };
+  }
+
+  private geminiCall(request: CanonicalRequest): PublisherCall {
+    const streamed = request.stream !== false;
+    return {
+      path: `${this.publishers}/google/models/${modelSegment(request)}:${streamed ? 'streamGenerateContent?alt=sse' : 'generateContent'}`,
+      headers: {},
+      body: toGenerateContentRequest(request),
+      decoder: new GenerateContentStreamDecoder(this.endpoint.vendor),
+      streamed,
+    };
+  }
+
+  private async *authorized(call: PublisherCall, signal: Cancellation): AsyncGenerator<ProviderEvent, void, undefined> {
+    if (signal.aborted) throw cancelledError(this.endpoint.vendor);
+    const token = await this.tokens.get();
+    try {
+      yield* callVendor(
+        this.http,
+        {
+          vendor: this.endpoint.vendor,
+          baseUrl: this.endpoint.baseUrl,
+          path: call.path,
+          headers: { ...call.headers, authorization: `Bearer ${token}` },
+          body: call.body,
+          signal,
+          secrets: [token],
+        },
+        call.decoder,
+        call.streamed,
+      );
+    } catch (error) {
+      // A token Vertex refuses (revoked, or minted under a wrong clock) is not kept for the next requests.
+      if (error instanceof ProviderError && error.vendorStatus === 401) this.tokens.forget(token);
+      throw error;
+    }
+  }
+
+  private publisher(request: CanonicalRequest): VertexPublisher {
+    const publisher = vertexPublisher(request.model.vendorModelId);
+    if (publisher === null)
+      throw new ProviderError(
+        `${this.endpoint.vendor} serves Claude and Gemini models only, not '${request.model.vendorModelId}'.`,
+        this.endpoint.vendor,
+      );
+    return publisher;
+  }
+}
+
+/**
+ * One token cache per service account key (the key object configuration read once): a vendor's
+ * direct models and its deployments of routed models get providers of their own, which share it.
+ */
+const tokenCaches = new WeakMap<ServiceAccountKey, ServiceAccountTokens>();
+
+function tokensOf(vendor: string, key: ServiceAccountKey, http: VendorTransport): ServiceAccountTokens {
+  let tokens = tokenCaches.get(key);
+  if (tokens === undefined) tokenCaches.set(key, (tokens = new ServiceAccountTokens(vendor, key, http)));
+  return tokens;
+}
+
+/** Vertex AI's model ids carry their version after `@` (`claude-sonnet-4-5@20250929`), which a path keeps as it is. */
+const modelSegment = (request: CanonicalRequest): string => encodeURIComponent(request.model.vendorModelId).replace(/%40/g, '@');
