@@ -40,6 +40,14 @@ export interface CpuOptions {
   compareDir?: string;
   /** Only these sides (default: all but compare, which is added when compareDir is set). */
   sides?: SideName[];
+  /** Alternating slices per side and measurement (default 2); more, shorter slices spread a busy machine's swings over both sides of an A/B. */
+  slices?: number;
+  /**
+   * Open loop at this many requests a second per side instead of a closed loop: both sides of an
+   * A/B then serve the same rate, so a starved side does not serve fewer requests per turn of its
+   * event loop (which alone raises its CPU per request) than the other.
+   */
+  ratePerSecond?: number;
 }
 
 /** 'tollgate, compare' is another build's bin/tollgate (BENCH_CPU_COMPARE), for A/B runs of a change. */
@@ -147,7 +155,8 @@ export async function runCpuComparison(options: CpuOptions, onRow: (row: CpuRow)
       const extra = body === 'stream' ? { stream: true, stream_options: { include_usage: true } } : {};
       for (const connections of options.connections) {
         const acc = sides.map(() => ({ parts: [] as LoadResult[], cpu: 0, system: 0, db: 0, rss: 0, waits: 0 }));
-        for (let slice = 0; slice < SLICES; slice++) {
+        const slices = options.slices ?? SLICES;
+        for (let slice = 0; slice < slices; slice++) {
           for (const [i, side] of sides.entries()) {
             const model = side.gateway ? 'openai/gpt-4o-mini' : 'gpt-4o-mini';
             const headerSets = side.tokens.map((token) => ({ 'content-type': 'application/json', authorization: `Bearer ${token}` }));
@@ -162,8 +171,9 @@ export async function runCpuComparison(options: CpuOptions, onRow: (row: CpuRow)
                 headerSets,
                 body: JSON.stringify({ model, messages, ...extra }),
                 connections,
-                durationMs: (options.seconds * 1000) / SLICES,
+                durationMs: (options.seconds * 1000) / slices,
                 warmupMs: WARMUP_MS,
+                ...(options.ratePerSecond ? { ratePerSecond: options.ratePerSecond } : {}),
               }),
             );
             if (side.pid && cpuBefore) {

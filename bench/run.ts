@@ -73,6 +73,9 @@
  *  BENCH_CPU_COMPARE  a checkout with its own bin/tollgate and built dist/: measured there beside
  *                     this one (A/B of a change; build it first).
  *  BENCH_CPU_SIDES    only these sides, comma list of direct, floor, npm-start, plain, compare.
+ *  BENCH_CPU_SLICES   alternating slices per side there (default 2; an A/B on a busy machine: more).
+ *  BENCH_CPU_RATE     open loop at this rate per side there instead of the closed loop (an A/B on a
+ *                     busy machine: both sides then serve the same requests per second).
  *  BENCH_SUSTAINED    1: add the sustained scenario (bench/sustained.ts) at the end; "only": it
  *                     alone (`npm run bench:sustained`); default 0 (it takes BENCH_SUSTAINED_MINUTES).
  *  BENCH_SUSTAINED_MINUTES         minutes of load there (default 6).
@@ -455,6 +458,8 @@ async function main(): Promise<void> {
         accounts: ACCOUNTS,
         compareDir: process.env.BENCH_CPU_COMPARE,
         sides: process.env.BENCH_CPU_SIDES?.split(',').map((key) => CPU_SIDE_KEYS[key] ?? key) as CpuOptions['sides'],
+        slices: process.env.BENCH_CPU_SLICES ? Number(process.env.BENCH_CPU_SLICES) : undefined,
+        ratePerSecond: process.env.BENCH_CPU_RATE ? Number(process.env.BENCH_CPU_RATE) : undefined,
       };
       cpu = await runCpuComparison(cpuOptions, (row) => console.log(cpuTextRow(row)));
     }

@@ -522,41 +522,34 @@ test('idempotent settle: the same hold settled twice (and concurrently, and then
   ]);
   expect(lease).toBeDefined();
   const [first] = await sql<{ created_at: Date }>('select created_at from usage_records where hold_id = ?', [hold.id]);
-  const replayAt = (now: string) => [
+  const replayAt = (at: Date): LeaseOp[] => [
     {
-      seq: 0,
       op: 'settle',
-      lease_id: lease!.id,
-      hold_id: hold.id,
-      cost: cost.toString(),
-      hold: A.toString(),
+      leaseId: lease!.id,
+      holdId: hold.id,
+      costMicro: cost,
+      holdMicro: A,
       model: 'sandbox/echo',
-      now,
-      ledger_id: 'led_replay',
-      usage_id: 'use_replay',
-      usage_status: 'ok',
-      request_id: null,
-      input: 0,
-      cached: 0,
-      cache_write_5m: 0,
-      cache_write_1h: 0,
-      output: 0,
-      reasoning: 0,
-      latency: 0,
+      at,
+      ledgerId: 'led_replay',
+      usageId: 'use_replay',
+      usageStatus: 'ok',
+      requestId: null,
+      inputTokens: 0,
+      cachedInputTokens: 0,
+      cacheWrite5mInputTokens: 0,
+      cacheWrite1hInputTokens: 0,
+      outputTokens: 0,
+      reasoningTokens: 0,
+      latencyMs: 0,
+      deployment: null,
     },
   ];
-  const [answer] = await runner.rows<{ applied: boolean }>(
-    'tollgate_apply_lease_ops',
-    'select * from tollgate_apply_lease_ops($1::jsonb)',
-    [JSON.stringify(replayAt(new Date(first!.created_at).toISOString()))],
-  );
+  const store = pgLeaseStore(runner);
+  const [answer] = await store.applyOps(replayAt(new Date(first!.created_at)));
   expect(answer).toMatchObject({ applied: false });
   // An op for the same request made at another time (no writer makes one) is refused by the charge's own claim.
-  await expect(
-    runner.rows('tollgate_apply_lease_ops', 'select * from tollgate_apply_lease_ops($1::jsonb)', [
-      JSON.stringify(replayAt(new Date().toISOString())),
-    ]),
-  ).rejects.toThrow(/ledger_entries_hold_id_unique/);
+  await expect(store.applyOps(replayAt(new Date()))).rejects.toThrow(/ledger_entries_hold_id_unique/);
   expect(await state(principal.accountId, key.id)).toMatchObject({
     balance: funds - cost,
     keySettled: cost,
