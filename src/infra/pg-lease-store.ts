@@ -1,4 +1,4 @@
-import type { LeaseOp, LeaseOpResult, LeaseStore, LeaseTaken, LeaseTake } from '../domain/billing/lease-store';
+import type { LeaseOp, LeaseOpResult, LeaseStore, LeaseTaken, LeaseTake, SettleOp } from '../domain/billing/lease-store';
 import type { RefusalReason } from '../domain/billing/hold-requests';
 import { fromClosedHoldRow, type ClosedHoldRow } from './pg-hold-store';
 import type { SqlRunner } from './sql-runner';
@@ -8,84 +8,64 @@ import { retryDeadlocks } from '../domain/shared/sql';
  * The batch as tollgate_apply_lease_ops reads it (migrations/functions/tollgate_apply_lease_ops.sql):
  * the settlements as one array per column (PostgreSQL reads these for less CPU than JSON), then
  * the other operations as one JSON document. Each operation carries its index in the batch (`seq`).
+ * The array literals are written here rather than by pg from JavaScript arrays: pg prepares and
+ * escapes element by element, which allocated half as much again as the whole batch as JSON.
  */
-export function leaseOpsParams(ops: readonly LeaseOp[]): unknown[] {
-  const seq: number[] = [];
-  const leaseId: string[] = [];
-  const holdId: string[] = [];
-  const cost: string[] = [];
-  const hold: string[] = [];
-  const model: string[] = [];
-  const now: string[] = [];
-  const ledgerId: string[] = [];
-  const usageId: string[] = [];
-  const usageStatus: string[] = [];
-  const requestId: (string | null)[] = [];
-  const input: number[] = [];
-  const cached: number[] = [];
-  const cacheWrite5m: number[] = [];
-  const cacheWrite1h: number[] = [];
-  const output: number[] = [];
-  const reasoning: number[] = [];
-  const latency: number[] = [];
-  const deployment: (string | null)[] = [];
+export function leaseOpsParams(ops: readonly LeaseOp[]): string[] {
+  const settles: SettleOp[] = [];
+  const seqs: number[] = [];
   const others: Record<string, unknown>[] = [];
-  ops.forEach((op, i) => {
-    switch (op.op) {
-      case 'settle':
-        seq.push(i);
-        leaseId.push(op.leaseId);
-        holdId.push(op.holdId);
-        cost.push(op.costMicro.toString());
-        hold.push(op.holdMicro.toString());
-        model.push(op.model);
-        now.push(op.at.toISOString());
-        ledgerId.push(op.ledgerId);
-        usageId.push(op.usageId);
-        usageStatus.push(op.usageStatus);
-        requestId.push(op.requestId);
-        input.push(op.inputTokens);
-        cached.push(op.cachedInputTokens);
-        cacheWrite5m.push(op.cacheWrite5mInputTokens);
-        cacheWrite1h.push(op.cacheWrite1hInputTokens);
-        output.push(op.outputTokens);
-        reasoning.push(op.reasoningTokens);
-        latency.push(op.latencyMs);
-        deployment.push(op.deployment);
-        return;
-      case 'trim':
-        others.push({ seq: i, op: 'trim', lease_id: op.leaseId, by_micro: op.byMicro.toString() });
-        return;
-      case 'release':
-        others.push({ seq: i, op: 'release', lease_id: op.leaseId, now: op.at.toISOString() });
-        return;
-      case 'renew':
-        others.push({ seq: i, op: 'renew', lease_id: op.leaseId, expires_at: op.expiresAt.toISOString() });
-        return;
-    }
-  });
+  for (let seq = 0; seq < ops.length; seq++) {
+    const op = ops[seq]!;
+    if (op.op === 'settle') {
+      settles.push(op);
+      seqs.push(seq);
+    } else if (op.op === 'trim') others.push({ seq, op: 'trim', lease_id: op.leaseId, by_micro: op.byMicro.toString() });
+    else if (op.op === 'release') others.push({ seq, op: 'release', lease_id: op.leaseId, now: op.at.toISOString() });
+    else others.push({ seq, op: 'renew', lease_id: op.leaseId, expires_at: op.expiresAt.toISOString() });
+  }
   return [
-    seq,
-    leaseId,
-    holdId,
-    cost,
-    hold,
-    model,
-    now,
-    ledgerId,
-    usageId,
-    usageStatus,
-    requestId,
-    input,
-    cached,
-    cacheWrite5m,
-    cacheWrite1h,
-    output,
-    reasoning,
-    latency,
-    deployment,
+    `{${seqs.join(',')}}`,
+    texts(settles, (op) => op.leaseId),
+    texts(settles, (op) => op.holdId),
+    numbers(settles, (op) => op.costMicro),
+    numbers(settles, (op) => op.holdMicro),
+    texts(settles, (op) => op.model),
+    texts(settles, (op) => op.at.toISOString()),
+    texts(settles, (op) => op.ledgerId),
+    texts(settles, (op) => op.usageId),
+    texts(settles, (op) => op.usageStatus),
+    texts(settles, (op) => op.requestId),
+    numbers(settles, (op) => op.inputTokens),
+    numbers(settles, (op) => op.cachedInputTokens),
+    numbers(settles, (op) => op.cacheWrite5mInputTokens),
+    numbers(settles, (op) => op.cacheWrite1hInputTokens),
+    numbers(settles, (op) => op.outputTokens),
+    numbers(settles, (op) => op.reasoningTokens),
+    numbers(settles, (op) => op.latencyMs),
+    texts(settles, (op) => op.deployment),
     JSON.stringify(others),
   ];
+}
+
+/** An array literal of integers. */
+function numbers(ops: readonly SettleOp[], value: (op: SettleOp) => number | bigint): string {
+  let literal = '{';
+  for (let i = 0; i < ops.length; i++) literal += (i === 0 ? '' : ',') + String(value(ops[i]!));
+  return literal + '}';
+}
+
+const NEEDS_ESCAPE = /["\\]/;
+
+/** An array literal of texts: each element quoted (`"` and `\` escaped), null as NULL. */
+function texts(ops: readonly SettleOp[], value: (op: SettleOp) => string | null): string {
+  let literal = '{';
+  for (let i = 0; i < ops.length; i++) {
+    const text = value(ops[i]!);
+    if (i > 0) literal += ',';
+    literal += text === null ? 'NULL' : `"${NEEDS_ESCAPE.test(text) ? text.replace(/["\\]/g, '\\$&') : text}"`;
+  }
+  return literal + '}';
 }
 
 /** The statement that applies a batch, with leaseOpsParams (the settlement bench runs it alone). */
