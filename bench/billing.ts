@@ -38,7 +38,8 @@ import { pgSpendLimitStore } from '../src/infra/pg-spend-limit-store';
 import { PgBillingReads } from '../src/infra/pg-billing-reads';
 import pino from 'pino';
 import { BudgetLeases } from '../src/domain/billing/leases';
-import { pgLeaseStore } from '../src/infra/pg-lease-store';
+import { APPLY_LEASE_OPS, leaseOpsParams, pgLeaseStore } from '../src/infra/pg-lease-store';
+import type { LeaseOp } from '../src/domain/billing/lease-store';
 import { pgSqlRunner } from '../src/infra/sql-runner';
 
 const SERVER_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -180,33 +181,29 @@ async function settlementBatches(url: string, principal: BillingPrincipal): Prom
       rows: [{ pid }],
     } = await client.query<{ pid: number }>('select pg_backend_pid() as pid');
     const batch = async (size: number) => {
-      const at = new Date().toISOString();
-      const ops = Array.from({ length: size }, (_, seq) => ({
-        seq,
+      const at = new Date();
+      const ops = Array.from({ length: size }, (): LeaseOp => ({
         op: 'settle',
-        lease_id: leaseId,
-        hold_id: ids.next('hold'),
-        cost: '4321',
-        hold: '5000',
+        leaseId,
+        holdId: ids.next('hold'),
+        costMicro: 4321n,
+        holdMicro: 5000n,
         model: 'bench/model',
-        now: at,
-        ledger_id: ids.next('led'),
-        usage_id: ids.next('use'),
-        usage_status: 'ok',
-        request_id: `req_${randomBytes(8).toString('hex')}`,
-        input: 100,
-        cached: 0,
-        cache_write_5m: 0,
-        cache_write_1h: 0,
-        output: 50,
-        reasoning: 0,
-        latency: 3,
+        at,
+        ledgerId: ids.next('led'),
+        usageId: ids.next('use'),
+        usageStatus: 'ok',
+        requestId: `req_${randomBytes(8).toString('hex')}`,
+        inputTokens: 100,
+        cachedInputTokens: 0,
+        cacheWrite5mInputTokens: 0,
+        cacheWrite1hInputTokens: 0,
+        outputTokens: 50,
+        reasoningTokens: 0,
+        latencyMs: 3,
+        deployment: null,
       }));
-      const { rows } = await client.query({
-        name: 'apply',
-        text: 'select * from tollgate_apply_lease_ops($1::jsonb)',
-        values: [JSON.stringify(ops)],
-      });
+      const { rows } = await client.query({ name: 'apply', text: APPLY_LEASE_OPS, values: leaseOpsParams(ops) });
       if (rows.length !== size || !rows.every((row: { applied: boolean }) => row.applied)) throw new Error('a settlement was not applied');
     };
     console.log('\nlease settlement batches (tollgate_apply_lease_ops, one lease)');

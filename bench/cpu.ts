@@ -12,7 +12,8 @@
  * CPU per request: the process's user + system time over its slices divided by the requests it
  * served (warm-ups included), from /proc; for Tollgate plus its PostgreSQL: the backends
  * connected to the bench database only (pg_stat_activity, then /proc per backend), so other
- * databases' work on a shared server does not count. Peak RSS: VmHWM, reset before each slice.
+ * databases' work on a shared server does not count (the compared build has a database of its
+ * own, migrated by itself). Peak RSS: VmHWM, reset before each slice.
  * Throughput of a Tollgate row counts only if its settlement backlog stayed bounded (no
  * admission waited for room in it: tollgate_settlement_pushback_waits_total, scraped).
  */
@@ -21,7 +22,7 @@ import { dirname, join } from 'node:path';
 import { Client } from 'pg';
 import { mergeLoadResults, runLoad, type LoadResult } from './load';
 import { backendsCpu, cpuMs, cpuSince, resetPeakRss, residentMb } from './proc';
-import { ADMIN_TOKEN, provisionKey } from './provision';
+import { ADMIN_TOKEN, benchDatabase, provisionKey } from './provision';
 import { gatewayEnv, ROOT, startCompiledGateway, stopGateway, type Gateway } from './sharing';
 
 /** Issue #29's goals, checked by cpuVerdict. */
@@ -40,6 +41,14 @@ export interface CpuOptions {
   compareDir?: string;
   /** Only these sides (default: all but compare, which is added when compareDir is set). */
   sides?: SideName[];
+  /** Alternating slices per side and measurement (default 2); more, shorter slices spread a busy machine's swings over both sides of an A/B. */
+  slices?: number;
+  /**
+   * Open loop at this many requests a second per side instead of a closed loop: both sides of an
+   * A/B then serve the same rate, so a starved side does not serve fewer requests per turn of its
+   * event loop (which alone raises its CPU per request) than the other.
+   */
+  ratePerSecond?: number;
 }
 
 /** 'tollgate, compare' is another build's bin/tollgate (BENCH_CPU_COMPARE), for A/B runs of a change. */
@@ -70,6 +79,8 @@ interface Side {
   pid: number | null;
   gateway: Gateway | null;
   tokens: string[];
+  /** A client of the side's database, whose backends' CPU is the side's (null: no database). */
+  monitor: Client | null;
 }
 
 async function pushbackWaits(url: string): Promise<number> {
@@ -108,24 +119,30 @@ export async function runCpuComparison(options: CpuOptions, onRow: (row: CpuRow)
   const plain = wanted.has('tollgate, plain node')
     ? await startCompiledGateway(plainEnv, [process.execPath, join(ROOT, 'dist', 'src', 'main.js'), 'start'])
     : null;
+  // The compared build gets a database of its own: its migrations (and so its SQL functions) may differ.
+  const compareDb = options.compareDir && wanted.has('tollgate, compare') ? await benchDatabase(options.databaseUrl) : null;
   const compare =
-    options.compareDir && wanted.has('tollgate, compare')
-      ? await startCompiledGateway(env, [join(options.compareDir, 'bin', 'tollgate'), 'start'])
+    options.compareDir && compareDb
+      ? await startCompiledGateway({ ...env, DATABASE_URL: compareDb.url }, [join(options.compareDir, 'bin', 'tollgate'), 'start'])
       : null;
   const floor = wanted.has('node floor') ? await startNodeFloor(new URL(options.upstreamUrl).origin) : null;
   const monitor = new Client({ connectionString: options.databaseUrl });
   await monitor.connect();
+  const compareMonitor = compareDb ? new Client({ connectionString: compareDb.url }) : null;
+  await compareMonitor?.connect();
   try {
-    const tokens = await Promise.all(Array.from({ length: options.accounts }, () => provisionKey(withFlags.url)));
-    const gatewaySide = (name: SideName, gateway: Gateway): Side => ({
+    const provision = (gateway: Gateway) => Promise.all(Array.from({ length: options.accounts }, () => provisionKey(gateway.url)));
+    const tokens = await provision(withFlags);
+    const gatewaySide = (name: SideName, gateway: Gateway, sideTokens = tokens, sideMonitor = monitor): Side => ({
       name,
       url: `${gateway.url}/v1/chat/completions`,
       pid: gateway.child.pid!,
       gateway,
-      tokens,
+      tokens: sideTokens,
+      monitor: sideMonitor,
     });
     const sides: Side[] = (<Side[]>[
-      { name: 'direct', url: `${options.upstreamUrl}/chat/completions`, pid: null, gateway: null, tokens: ['sk-bench'] },
+      { name: 'direct', url: `${options.upstreamUrl}/chat/completions`, pid: null, gateway: null, tokens: ['sk-bench'], monitor: null },
       ...(floor
         ? [
             {
@@ -134,12 +151,13 @@ export async function runCpuComparison(options: CpuOptions, onRow: (row: CpuRow)
               pid: floor.child.pid!,
               gateway: null,
               tokens: ['sk-bench'],
+              monitor: null,
             },
           ]
         : []),
       gatewaySide('tollgate, npm start', withFlags),
       ...(plain ? [gatewaySide('tollgate, plain node', plain)] : []),
-      ...(compare ? [gatewaySide('tollgate, compare', compare)] : []),
+      ...(compare ? [gatewaySide('tollgate, compare', compare, await provision(compare), compareMonitor!)] : []),
     ]).filter((side) => wanted.has(side.name));
     const messages = [{ role: 'user', content: 'Say something about foxes.' }];
     const rows: CpuRow[] = [];
@@ -147,14 +165,15 @@ export async function runCpuComparison(options: CpuOptions, onRow: (row: CpuRow)
       const extra = body === 'stream' ? { stream: true, stream_options: { include_usage: true } } : {};
       for (const connections of options.connections) {
         const acc = sides.map(() => ({ parts: [] as LoadResult[], cpu: 0, system: 0, db: 0, rss: 0, waits: 0 }));
-        for (let slice = 0; slice < SLICES; slice++) {
+        const slices = options.slices ?? SLICES;
+        for (let slice = 0; slice < slices; slice++) {
           for (const [i, side] of sides.entries()) {
             const model = side.gateway ? 'openai/gpt-4o-mini' : 'gpt-4o-mini';
             const headerSets = side.tokens.map((token) => ({ 'content-type': 'application/json', authorization: `Bearer ${token}` }));
             if (side.pid) resetPeakRss(side.pid);
             const waitsBefore = side.gateway ? await pushbackWaits(side.gateway.url) : 0;
             const cpuBefore = side.pid ? cpuMs(side.pid) : null;
-            const dbBefore = side.gateway ? await backendsCpu(monitor) : null;
+            const dbBefore = side.monitor ? await backendsCpu(side.monitor) : null;
             acc[i]!.parts.push(
               await runLoad({
                 url: side.url,
@@ -162,8 +181,9 @@ export async function runCpuComparison(options: CpuOptions, onRow: (row: CpuRow)
                 headerSets,
                 body: JSON.stringify({ model, messages, ...extra }),
                 connections,
-                durationMs: (options.seconds * 1000) / SLICES,
+                durationMs: (options.seconds * 1000) / slices,
                 warmupMs: WARMUP_MS,
+                ...(options.ratePerSecond ? { ratePerSecond: options.ratePerSecond } : {}),
               }),
             );
             if (side.pid && cpuBefore) {
@@ -172,7 +192,7 @@ export async function runCpuComparison(options: CpuOptions, onRow: (row: CpuRow)
               acc[i]!.system += after.system - cpuBefore.system;
               acc[i]!.rss = Math.max(acc[i]!.rss, residentMb(side.pid));
             }
-            if (dbBefore) acc[i]!.db += cpuSince(dbBefore, await backendsCpu(monitor));
+            if (dbBefore && side.monitor) acc[i]!.db += cpuSince(dbBefore, await backendsCpu(side.monitor));
             if (side.gateway) acc[i]!.waits += (await pushbackWaits(side.gateway.url)) - waitsBefore;
           }
         }
@@ -199,8 +219,10 @@ export async function runCpuComparison(options: CpuOptions, onRow: (row: CpuRow)
     return rows;
   } finally {
     await monitor.end();
+    await compareMonitor?.end();
     floor?.child.disconnect();
     await Promise.all([withFlags, plain, compare].map((gateway) => (gateway ? stopGateway(gateway) : undefined)));
+    await compareDb?.drop();
   }
 }
 

@@ -1,9 +1,18 @@
-/** Child process of `npm run bench`: one Tollgate instance, alone in its process. */
+/**
+ * Child process of `npm run bench`: one Tollgate instance, alone in its process. By default the
+ * compiled build (dist/, as `npm start` runs it; the runner builds it and gives this process
+ * bin/tollgate's node flags and glibc settings); BENCH_FROM_SOURCE=1: the TypeScript sources.
+ */
 import 'reflect-metadata';
+import { join } from 'node:path';
 import { PerformanceObserver, constants } from 'node:perf_hooks';
 import pino from 'pino';
-import { loadConfig } from '../src/config';
-import { createTollgate } from '../src/server';
+import type * as ConfigModule from '../src/config';
+import type * as ServerModule from '../src/server';
+
+const FROM = process.env.BENCH_FROM_SOURCE === '1' ? join(__dirname, '..', 'src') : join(__dirname, '..', 'dist', 'src');
+const { loadConfig } = require(join(FROM, 'config')) as typeof ConfigModule;
+const { createTollgate } = require(join(FROM, 'server')) as typeof ServerModule;
 
 async function main(): Promise<void> {
   const config = loadConfig(process.env);

@@ -48,6 +48,9 @@
  *                     overriding the default fractions 0.25, 0.5, 0.75, 0.9 of that saturation
  *                     rate (rounded to 10 req/s).
  *  BENCH_SLICES       alternating direct/through slices per measurement (default 4).
+ *  BENCH_FROM_SOURCE  1: the latency rows' gateway runs the TypeScript sources (swc); default: the
+ *                     compiled build (built first) with bin/tollgate's node flags and GLIBC_TUNABLES,
+ *                     as `npm start` runs it, inside bench/gateway-process.ts (which observes its GCs).
  *  BENCH_BODIES       body types to run, comma list (default "json,stream").
  *  BENCH_PROFILE      set: the gateway and the floor proxy write CPU profiles to /tmp/prof.
  *  BENCH_HEAP_PROFILE set: the gateway writes a sampling heap profile of every allocation,
@@ -73,6 +76,9 @@
  *  BENCH_CPU_COMPARE  a checkout with its own bin/tollgate and built dist/: measured there beside
  *                     this one (A/B of a change; build it first).
  *  BENCH_CPU_SIDES    only these sides, comma list of direct, floor, npm-start, plain, compare.
+ *  BENCH_CPU_SLICES   alternating slices per side there (default 2; an A/B on a busy machine: more).
+ *  BENCH_CPU_RATE     open loop at this rate per side there instead of the closed loop (an A/B on a
+ *                     busy machine: both sides then serve the same requests per second).
  *  BENCH_SUSTAINED    1: add the sustained scenario (bench/sustained.ts) at the end; "only": it
  *                     alone (`npm run bench:sustained`); default 0 (it takes BENCH_SUSTAINED_MINUTES).
  *  BENCH_SUSTAINED_MINUTES         minutes of load there (default 6).
@@ -92,7 +98,15 @@ import { backendsCpu, cpuMs, cpuSince, residentMb } from './proc';
 import { Client } from 'pg';
 import { mergeLoadResults, runLoad, type LoadResult } from './load';
 import { ADMIN_TOKEN, benchDatabase, provisionKey } from './provision';
-import { buildGateway, footprintLines, runSharingComparison, sharingTable, sharingTextRow, type SharingRow } from './sharing';
+import {
+  buildGateway,
+  footprintLines,
+  runSharingComparison,
+  sharingTable,
+  sharingTextRow,
+  startSettings,
+  type SharingRow,
+} from './sharing';
 import { cpuTable, cpuTextRow, cpuVerdict, runCpuComparison, type CpuOptions, type CpuRow } from './cpu';
 import { runSustained, sustainedTable, sustainedTextRow, sustainedVerdict, type SustainedOptions, type SustainedResult } from './sustained';
 
@@ -113,7 +127,7 @@ const ALONE = SHARING_ONLY || SUSTAINED_ONLY || CPU_ONLY;
 const WITH_CPU = CPU_ONLY || (process.env.BENCH_CPU !== '0' && !ALONE);
 const WITH_SHARING = SHARING_ONLY || (process.env.BENCH_SHARING !== '0' && !ALONE);
 const WITH_SUSTAINED = SUSTAINED_ONLY || (process.env.BENCH_SUSTAINED === '1' && !ALONE);
-/** The rows through the from-source gateway (the latency rows and the sweep). */
+/** The latency rows and the sweep (bench/gateway-process.ts). */
 const MAIN_ROWS = !ALONE;
 const CPU_SECONDS = Number(process.env.BENCH_CPU_SECONDS ?? 6);
 const CPU_CONNECTIONS = (process.env.BENCH_CPU_CONNECTIONS ?? '16,64').split(',').map(Number);
@@ -145,10 +159,21 @@ function proxyFlags(): string[] {
   ];
 }
 
+const GATEWAY_BUILD =
+  process.env.BENCH_FROM_SOURCE === '1' ? 'from source (swc)' : "the compiled build with npm start's node flags and glibc settings";
+
+/** The gateway of the latency rows runs as `npm start` runs it: bin/tollgate's node flags and glibc settings (unless from source). */
+function gatewaySettings(script: string): { flags: string[]; env: Record<string, string> } {
+  if (script !== 'gateway-process.ts' || process.env.BENCH_FROM_SOURCE === '1') return { flags: [], env: {} };
+  const { nodeFlags, glibcTunables } = startSettings();
+  return { flags: nodeFlags, env: { GLIBC_TUNABLES: glibcTunables } };
+}
+
 function spawnChild<T>(script: string, env: Record<string, string>): Promise<{ child: ChildProcess; message: T }> {
+  const settings = gatewaySettings(script);
   const child = fork(join(__dirname, script), [], {
-    execArgv: ['-r', REGISTER, ...(script === 'upstream-process.ts' ? [] : proxyFlags())],
-    env: { ...process.env, ...env },
+    execArgv: ['-r', REGISTER, ...settings.flags, ...(script === 'upstream-process.ts' ? [] : proxyFlags())],
+    env: { ...process.env, ...settings.env, ...env },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   return new Promise((resolve, reject) => {
@@ -327,6 +352,8 @@ async function main(): Promise<void> {
   const database = await benchDatabase(SERVER_URL);
 
   const upstream = await spawnChild<{ url: string }>('upstream-process.ts', {});
+  // The latency rows' gateway runs the compiled build with npm start's settings (BENCH_FROM_SOURCE=1: the sources).
+  if (process.env.BENCH_FROM_SOURCE !== '1' && process.env.BENCH_SHARING_BUILD !== '0') buildGateway();
   const gateway = await spawnChild<{ port: number }>('gateway-process.ts', {
     DATABASE_URL: database.url,
     OPENAI_API_KEY: 'sk-bench',
@@ -346,7 +373,7 @@ async function main(): Promise<void> {
     const gatewayPid = gateway.child.pid!;
     console.log(
       `Tollgate bench: ${SECONDS}s per run (+0.5s warm-up), closed loop at connections ${CONNECTIONS.join('/')}, ` +
-        `open loop at ${RATES ? `${RATES.join('/')} req/s` : `${RATE_FRACTIONS.join('/')} of saturation`} (${OPEN_LOOP_CONNECTIONS} connections), billing + limits on`,
+        `open loop at ${RATES ? `${RATES.join('/')} req/s` : `${RATE_FRACTIONS.join('/')} of saturation`} (${OPEN_LOOP_CONNECTIONS} connections), billing + limits on; Tollgate: ${GATEWAY_BUILD}`,
     );
     const hop = await measureHop();
     const hopLine = `machine: a loopback round trip between two processes takes ${hop.roundTripUs.toFixed(0)} µs (${hop.cpuUsPerRoundTrip.toFixed(0)} µs of the sender's CPU); a request through Tollgate makes one such round trip more than a direct one`;
@@ -436,10 +463,11 @@ async function main(): Promise<void> {
         console.log(bars.at(-1));
       }
     }
-    const rss = `tollgate peak RSS ${residentMb(gatewayPid).toFixed(0)} MB (from source, over every scenario above)`;
+    const rss = `tollgate peak RSS ${residentMb(gatewayPid).toFixed(0)} MB (${GATEWAY_BUILD}, over every scenario above)`;
     if (MAIN_ROWS) console.log(rss);
     let sharing: SharingRow[] = [];
-    if ((WITH_CPU || WITH_SHARING || WITH_SUSTAINED) && process.env.BENCH_SHARING_BUILD !== '0') buildGateway();
+    if ((WITH_CPU || WITH_SHARING || WITH_SUSTAINED) && process.env.BENCH_FROM_SOURCE === '1' && process.env.BENCH_SHARING_BUILD !== '0')
+      buildGateway();
     let cpu: CpuRow[] = [];
     if (WITH_CPU) {
       console.log(
@@ -455,6 +483,8 @@ async function main(): Promise<void> {
         accounts: ACCOUNTS,
         compareDir: process.env.BENCH_CPU_COMPARE,
         sides: process.env.BENCH_CPU_SIDES?.split(',').map((key) => CPU_SIDE_KEYS[key] ?? key) as CpuOptions['sides'],
+        slices: process.env.BENCH_CPU_SLICES ? Number(process.env.BENCH_CPU_SLICES) : undefined,
+        ratePerSecond: process.env.BENCH_CPU_RATE ? Number(process.env.BENCH_CPU_RATE) : undefined,
       };
       cpu = await runCpuComparison(cpuOptions, (row) => console.log(cpuTextRow(row)));
     }

@@ -84,6 +84,24 @@ export function startLine(): string {
   );
 }
 
+/**
+ * What the start script gives node (bin/tollgate): its default V8 flags (TOLLGATE_NODE_FLAGS
+ * replaces them, as there) and its GLIBC_TUNABLES (the caller's appended, as there). For a
+ * gateway started another way that must run as `npm start` runs it (the latency rows).
+ */
+export function startSettings(): { nodeFlags: string[]; glibcTunables: string } {
+  const script = readFileSync(join(ROOT, 'bin', 'tollgate'), 'utf8');
+  const flags = /\$\{TOLLGATE_NODE_FLAGS-([^}]*)\}/.exec(script);
+  const tunables = /^GLIBC_TUNABLES="([^"$]*)/m.exec(script);
+  if (!flags || !tunables) throw new Error('bin/tollgate no longer sets its node flags and GLIBC_TUNABLES as this bench reads them');
+  const nodeFlags = process.env.TOLLGATE_NODE_FLAGS ?? flags[1]!;
+  const inherited = process.env.GLIBC_TUNABLES;
+  return {
+    nodeFlags: nodeFlags.split(' ').filter(Boolean),
+    glibcTunables: `${tunables[1]!}${inherited ? `:${inherited}` : ''}`,
+  };
+}
+
 export interface Gateway {
   child: ChildProcess;
   url: string;

@@ -1,5 +1,6 @@
 import { Migration } from '@mikro-orm/migrations';
 import { functionDefinition } from './functions';
+import { JSON_APPLY_LEASE_OPS } from './Migration20261212300000SettlementArrays';
 
 /**
  * A usage record names the deployment that served a routed model (docs/routing.md): the new
@@ -14,8 +15,7 @@ export class Migration20261211500000UsageDeployment extends Migration {
 
   override async down(): Promise<void> {
     // The previous definition: this one without the deployment.
-    const previous = functionDefinition('tollgate_apply_lease_ops')
-      .replace(',\n        deployment text)', ')')
+    const previous = JSON_APPLY_LEASE_OPS.replace(',\n        deployment text)', ')')
       .replace(', created_at, deployment)', ', created_at)')
       .replace(', o.now, o.deployment', ', o.now');
     this.addSql(previous);

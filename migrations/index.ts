@@ -11,6 +11,7 @@ import { Migration20261201000000ChargesWithinHolds } from './Migration2026120100
 import { Migration20261204000000VideoDeletion } from './Migration20261204000000VideoDeletion';
 import { Migration20261211000000RequestLog } from './Migration20261211000000RequestLog';
 import { Migration20261211500000UsageDeployment } from './Migration20261211500000UsageDeployment';
+import { Migration20261212300000SettlementArrays } from './Migration20261212300000SettlementArrays';
 
 /** Applied in this order on start; add each new migration here. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -26,4 +27,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261204000000VideoDeletion', class: Migration20261204000000VideoDeletion },
   { name: 'Migration20261211000000RequestLog', class: Migration20261211000000RequestLog },
   { name: 'Migration20261211500000UsageDeployment', class: Migration20261211500000UsageDeployment },
+  { name: 'Migration20261212300000SettlementArrays', class: Migration20261212300000SettlementArrays },
 ];

@@ -17,4 +17,5 @@ export const MIGRATION_NAMES: readonly string[] = [
   'Migration20261204000000VideoDeletion',
   'Migration20261211000000RequestLog',
   'Migration20261211500000UsageDeployment',
+  'Migration20261212300000SettlementArrays',
 ];

@@ -1,4 +1,8 @@
-create or replace function tollgate_apply_lease_ops(p_ops jsonb)
+create or replace function tollgate_apply_lease_ops(
+  p_seq int[], p_lease_id text[], p_hold_id text[], p_cost bigint[], p_hold bigint[], p_model text[], p_now timestamptz[],
+  p_ledger_id text[], p_usage_id text[], p_usage_status text[], p_request_id text[], p_input int[], p_cached int[],
+  p_cache_write_5m int[], p_cache_write_1h int[], p_output int[], p_reasoning int[], p_latency int[], p_deployment text[],
+  p_others jsonb)
 returns table (seq int, applied boolean, account_id text, plan_billed boolean, balance_micro bigint, threshold_micro bigint)
 language plpgsql as $$
 #variable_conflict use_column
@@ -6,17 +10,20 @@ declare
   r record;
   l holds%rowtype;
   moved bigint;
-  settles jsonb := jsonb_path_query_array(p_ops, '$[*] ? (@.op == "settle")');
 begin
-  if jsonb_array_length(settles) > 0 then
+  -- A batch of lease operations in one transaction. Settlements (nearly every operation) come as one
+  -- array per column, which PostgreSQL reads for about a quarter less CPU than the same rows as a
+  -- JSON document (docs/performance-log.md); the rare trims, releases and renewals as JSON.
+  if cardinality(p_seq) > 0 then
     return query
     -- A settlement is charged its cost up to its request hold; the excess is the usage record's
     -- overage, charged to no one (docs/billing.md, Overage).
     with ops as (
-      select x.*, least(x.cost, x.hold) as charge from jsonb_to_recordset(settles) as x(
-        seq int, lease_id text, hold_id text, cost bigint, hold bigint, model text, now timestamptz, ledger_id text, usage_id text,
-        usage_status text, request_id text, input int, cached int, cache_write_5m int, cache_write_1h int, output int, reasoning int, latency int,
-        deployment text)
+      select x.*, least(x.cost, x.hold) as charge
+        from unnest(p_seq, p_lease_id, p_hold_id, p_cost, p_hold, p_model, p_now, p_ledger_id, p_usage_id, p_usage_status, p_request_id,
+                    p_input, p_cached, p_cache_write_5m, p_cache_write_1h, p_output, p_reasoning, p_latency, p_deployment) as x(
+        seq, lease_id, hold_id, cost, hold, model, now, ledger_id, usage_id, usage_status, request_id, input, cached, cache_write_5m,
+        cache_write_1h, output, reasoning, latency, deployment)
     ),
     leases as (
       select h.id, h.account_id, h.key_id, h.plan_user_id, h.month, h.status, h.amount_micro
@@ -83,8 +90,8 @@ begin
 
   -- trim / release give back what a lease still reserves (all of it, or r.by_micro); renew extends it.
   for r in
-    select * from jsonb_to_recordset(p_ops) as x(seq int, op text, lease_id text, by_micro bigint, now timestamptz, expires_at timestamptz)
-     where x.op <> 'settle' order by x.seq
+    select * from jsonb_to_recordset(p_others) as x(seq int, op text, lease_id text, by_micro bigint, now timestamptz, expires_at timestamptz)
+     order by x.seq
   loop
     select * into l from holds where id = r.lease_id for update;
     if not found then

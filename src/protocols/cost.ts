@@ -26,9 +26,23 @@ const PART_DECIMALS = 6 + COST_PART_SCALE.toString().length - 1;
 
 export function usageCost(cost: AnswerCost): UsageCostFields {
   const details: UsageCostFields['cost_details'] = {};
-  for (const [part, scaled] of Object.entries(cost.parts) as [CostPart, bigint][])
-    details[WIRE_PART[part]] = Number(formatScaled(scaled, PART_DECIMALS));
-  return { cost: Number(formatScaled(cost.chargedMicro, 6)), cost_micro: cost.chargedMicro.toString(), cost_details: details };
+  const { parts } = cost;
+  for (const part in parts) details[WIRE_PART[part as CostPart]] = scaledNumber(parts[part as CostPart]!, PART_DECIMALS);
+  return { cost: scaledNumber(cost.chargedMicro, 6), cost_micro: cost.chargedMicro.toString(), cost_details: details };
+}
+
+/** Exact powers of ten as doubles (10^22 is the largest). */
+const POWERS_OF_TEN = Array.from({ length: 23 }, (_, exponent) => Number(`1e${exponent}`));
+const MAX_EXACT = BigInt(Number.MAX_SAFE_INTEGER);
+
+/**
+ * `amount / 10^scale` as a number: the double nearest to it, which is what parsing its decimal
+ * text gives. While both are exact as doubles, one division gives that double too (IEEE division
+ * rounds the exact quotient once), without writing and parsing the text on every answer.
+ */
+export function scaledNumber(amount: bigint, scale: number): number {
+  if (scale < POWERS_OF_TEN.length && amount <= MAX_EXACT && amount >= -MAX_EXACT) return Number(amount) / POWERS_OF_TEN[scale]!;
+  return Number(formatScaled(amount, scale));
 }
 
 /** The cost fields when the answer's cost is known (a finished answer), none otherwise. */

@@ -499,6 +499,54 @@ test('an idle lease is given back by housekeeping (LEASE_IDLE_MS), without close
   await leases.close();
 });
 
+test('a batch of settlements as arrays: texts with quotes, backslashes, commas and braces land as sent, a null as null', async () => {
+  const { principal } = await setup({ fundsMicro: 100n * A });
+  const { leases, runner } = newLeases();
+  const holds = [
+    await leases.reserve({ principal, purpose: 'text', model: 'sandbox/echo', amountMicro: A }),
+    await leases.reserve({ principal, purpose: 'text', model: 'sandbox/echo', amountMicro: A }),
+  ];
+  const [lease] = await sql<{ id: string }>(`select id from holds where account_id = ? and purpose = 'lease' and status = 'active'`, [
+    principal.accountId,
+  ]);
+  const texts = ['a "quoted", {braced} \\ one', 'NULL'];
+  const ops = holds.map((hold, i): LeaseOp => ({
+    op: 'settle',
+    leaseId: lease!.id,
+    holdId: hold.id,
+    costMicro: 1_000n + BigInt(i),
+    holdMicro: A,
+    model: 'sandbox/echo',
+    at: new Date(),
+    ledgerId: `led_arrays_${i}`,
+    usageId: `use_arrays_${i}`,
+    usageStatus: 'ok',
+    requestId: texts[i]!,
+    inputTokens: 1 + i,
+    cachedInputTokens: 0,
+    cacheWrite5mInputTokens: 0,
+    cacheWrite1hInputTokens: 0,
+    outputTokens: 2,
+    reasoningTokens: 0,
+    latencyMs: 5,
+    deployment: i === 0 ? null : texts[0]!,
+  }));
+  const answers = await pgLeaseStore(runner).applyOps([
+    { op: 'renew', leaseId: lease!.id, expiresAt: new Date(Date.now() + 60_000) },
+    ...ops,
+  ]);
+  expect(answers.map((answer) => answer.applied)).toEqual([true, true, true]);
+  const rows = await sql<{ request_id: string; deployment: string | null; cost_micro: string; input_tokens: number }>(
+    `select request_id, deployment, cost_micro::text, input_tokens from usage_records where hold_id in (?, ?) order by input_tokens`,
+    [holds[0]!.id, holds[1]!.id],
+  );
+  expect(rows).toEqual([
+    { request_id: texts[0], deployment: null, cost_micro: '1000', input_tokens: 1 },
+    { request_id: 'NULL', deployment: texts[0], cost_micro: '1001', input_tokens: 2 },
+  ]);
+  await leases.close();
+});
+
 test('idempotent settle: the same hold settled twice (and concurrently, and then released) is charged once', async () => {
   const funds = 100n * A;
   const { principal, key } = await setup({ fundsMicro: funds });
@@ -523,41 +571,34 @@ test('idempotent settle: the same hold settled twice (and concurrently, and then
   ]);
   expect(lease).toBeDefined();
   const [first] = await sql<{ created_at: Date }>('select created_at from usage_records where hold_id = ?', [hold.id]);
-  const replayAt = (now: string) => [
+  const replayAt = (at: Date): LeaseOp[] => [
     {
-      seq: 0,
       op: 'settle',
-      lease_id: lease!.id,
-      hold_id: hold.id,
-      cost: cost.toString(),
-      hold: A.toString(),
+      leaseId: lease!.id,
+      holdId: hold.id,
+      costMicro: cost,
+      holdMicro: A,
       model: 'sandbox/echo',
-      now,
-      ledger_id: 'led_replay',
-      usage_id: 'use_replay',
-      usage_status: 'ok',
-      request_id: null,
-      input: 0,
-      cached: 0,
-      cache_write_5m: 0,
-      cache_write_1h: 0,
-      output: 0,
-      reasoning: 0,
-      latency: 0,
+      at,
+      ledgerId: 'led_replay',
+      usageId: 'use_replay',
+      usageStatus: 'ok',
+      requestId: null,
+      inputTokens: 0,
+      cachedInputTokens: 0,
+      cacheWrite5mInputTokens: 0,
+      cacheWrite1hInputTokens: 0,
+      outputTokens: 0,
+      reasoningTokens: 0,
+      latencyMs: 0,
+      deployment: null,
     },
   ];
-  const [answer] = await runner.rows<{ applied: boolean }>(
-    'tollgate_apply_lease_ops',
-    'select * from tollgate_apply_lease_ops($1::jsonb)',
-    [JSON.stringify(replayAt(new Date(first!.created_at).toISOString()))],
-  );
+  const store = pgLeaseStore(runner);
+  const [answer] = await store.applyOps(replayAt(new Date(first!.created_at)));
   expect(answer).toMatchObject({ applied: false });
   // An op for the same request made at another time (no writer makes one) is refused by the charge's own claim.
-  await expect(
-    runner.rows('tollgate_apply_lease_ops', 'select * from tollgate_apply_lease_ops($1::jsonb)', [
-      JSON.stringify(replayAt(new Date().toISOString())),
-    ]),
-  ).rejects.toThrow(/ledger_entries_hold_id_unique/);
+  await expect(store.applyOps(replayAt(new Date()))).rejects.toThrow(/ledger_entries_hold_id_unique/);
   expect(await state(principal.accountId, key.id)).toMatchObject({
     balance: funds - cost,
     keySettled: cost,
