@@ -1,10 +1,6 @@
-import { Writable } from 'node:stream';
-import pino from 'pino';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { startFakeAnthropic, type FakeAnthropic } from '../fakes/anthropic';
 import { startFakeOpenAI, type FakeOpenAIReply, type FakeVendor } from '../fakes/openai';
+import { catalogTextModel, startRoutingHarness, type RoutingHarness } from '../support/routing';
 import { ADMIN_TOKEN, graphql } from '../support/tollgate';
 import {
   accountMoney,
@@ -13,26 +9,15 @@ import {
   expectNothingCharged,
   requestId,
   settledMoneyOf,
-  startTextHarness,
   textAccount,
   withId,
   type TextAccount,
-  type TextHarness,
 } from '../support/text';
 
 /**
  * Failover across a model's deployments over real HTTP: two OpenAI fakes (two accounts of one
  * model, east first) and two Anthropic fakes behind a catalog file; money read from PostgreSQL.
  */
-
-/** The access log's lines (one JSON line per request). */
-const logLines: Record<string, unknown>[] = [];
-const logSink = new Writable({
-  write(chunk, _encoding, done) {
-    for (const line of String(chunk).split('\n').filter(Boolean)) logLines.push(JSON.parse(line));
-    done();
-  },
-});
 
 const PRICING = { input: '1.00', output: '2.00' };
 const ROUTED_MODELS = 20;
@@ -55,36 +40,20 @@ function routingCatalog(
     },
     models: [
       // One model per test: each has its own deployments' health.
-      ...Array.from({ length: ROUTED_MODELS }, (_, i) => ({
-        kind: 'text',
-        id: `acme/gpt-routed-${i}`,
-        vendor: 'openai_east',
-        vendor_model_id: 'gpt-4o-mini',
-        created: 1721260800,
-        context_length: 128000,
-        max_output_tokens: 4096,
-        pricing: PRICING,
-        deployments: [
-          { vendor: 'openai_east', priority: 0 },
-          { vendor: 'openai_west', vendor_model_id: 'gpt-4o-mini-west', priority: 1 },
-        ],
-      })),
+      ...Array.from({ length: ROUTED_MODELS }, (_, i) =>
+        catalogTextModel(`acme/gpt-routed-${i}`, 'openai_east', {
+          pricing: PRICING,
+          deployments: [
+            { vendor: 'openai_east', priority: 0 },
+            { vendor: 'openai_west', vendor_model_id: 'gpt-4o-mini-west', priority: 1 },
+          ],
+        }),
+      ),
       // Two deployments sharing the traffic (one priority, equal weights).
-      ...['acme/gpt-balanced', 'acme/gpt-sticky'].map((id) => ({
-        kind: 'text',
-        id,
-        vendor: 'openai_east',
-        vendor_model_id: 'gpt-4o-mini',
-        created: 1721260800,
-        context_length: 128000,
-        max_output_tokens: 4096,
-        pricing: PRICING,
-        deployments: [{ vendor: 'openai_east' }, { vendor: 'openai_west' }],
-      })),
-      {
-        kind: 'text',
-        id: 'acme/claude-routed',
-        vendor: 'claude_a',
+      ...['acme/gpt-balanced', 'acme/gpt-sticky'].map((id) =>
+        catalogTextModel(id, 'openai_east', { pricing: PRICING, deployments: [{ vendor: 'openai_east' }, { vendor: 'openai_west' }] }),
+      ),
+      catalogTextModel('acme/claude-routed', 'claude_a', {
         vendor_model_id: 'claude-sonnet-4-5',
         created: 1759104000,
         context_length: 200000,
@@ -94,7 +63,7 @@ function routingCatalog(
           { vendor: 'claude_a', priority: 0 },
           { vendor: 'claude_b', priority: 1 },
         ],
-      },
+      }),
     ],
   };
 }
@@ -103,9 +72,8 @@ let east: FakeVendor<FakeOpenAIReply>;
 let west: FakeVendor<FakeOpenAIReply>;
 let claudeA: FakeAnthropic;
 let claudeB: FakeAnthropic;
-let h: TextHarness;
+let h: RoutingHarness;
 let a: TextAccount;
-let dir: string;
 
 const COOLDOWN_MS = 1_500;
 
@@ -116,28 +84,20 @@ beforeAll(async () => {
     startFakeAnthropic({ apiKey: 'sk-ant-a' }),
     startFakeAnthropic({ apiKey: 'sk-ant-b' }),
   ]);
-  dir = mkdtempSync(join(tmpdir(), 'tollgate-routing-'));
-  const file = join(dir, 'catalog.json');
-  writeFileSync(file, JSON.stringify(routingCatalog(east, west, claudeA, claudeB)));
-  h = await startTextHarness(
-    {
-      TOLLGATE_CATALOG: file,
-      EAST_OPENAI_KEY: 'sk-east',
-      OPENAI_WEST_API_KEY: 'sk-west',
-      CLAUDE_A_API_KEY: 'sk-ant-a',
-      CLAUDE_B_API_KEY: 'sk-ant-b',
-      TOLLGATE_ROUTING_COOLDOWN_MS: String(COOLDOWN_MS),
-      TOLLGATE_ROUTING_FIRST_BYTE_TIMEOUT_MS: '400',
-    },
-    { log: pino({ level: 'info' }, logSink) },
-  );
+  h = await startRoutingHarness(routingCatalog(east, west, claudeA, claudeB), {
+    EAST_OPENAI_KEY: 'sk-east',
+    OPENAI_WEST_API_KEY: 'sk-west',
+    CLAUDE_A_API_KEY: 'sk-ant-a',
+    CLAUDE_B_API_KEY: 'sk-ant-b',
+    TOLLGATE_ROUTING_COOLDOWN_MS: String(COOLDOWN_MS),
+    TOLLGATE_ROUTING_FIRST_BYTE_TIMEOUT_MS: '400',
+  });
   a = await textAccount(h.t);
 });
 
 afterAll(async () => {
   await h?.stop();
   await Promise.all([east?.close(), west?.close(), claudeA?.close(), claudeB?.close()]);
-  if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
 beforeEach(() => {
@@ -182,8 +142,8 @@ describe('failover before the first byte', () => {
     await expectChargedExactly(h, a, id, chargeOf(4));
     expect(await servedBy(id)).toBe('openai_west');
     // The access log names the deployment that served and the attempts it took.
-    await eventually(() => logLines.some((line) => line.request_id === id));
-    expect(logLines.find((line) => line.request_id === id)).toMatchObject({ status: 200, model, deployment: 'openai_west', attempts: 2 });
+    await eventually(() => h.logLines.some((line) => line.request_id === id));
+    expect(h.logLines.find((line) => line.request_id === id)).toMatchObject({ status: 200, model, deployment: 'openai_west', attempts: 2 });
   });
 
   test('a first deployment that sends nothing in time is abandoned for the second (streamed)', async () => {

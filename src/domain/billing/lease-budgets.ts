@@ -43,6 +43,8 @@ export interface Budget {
 }
 
 export interface OpenHold extends LeasedHold {
+  /** Grown, and moved to another lease, only when a fallback model serves instead (BudgetLeases.moveHold). */
+  amountMicro: bigint;
   lease: Lease;
   budget: Budget;
   model: string;

@@ -213,7 +213,7 @@ export class BudgetLeases {
   }
 
   private async afterSettled(open: OpenHold, result: LeaseOpResult): Promise<void> {
-    this.afterClose(open);
+    this.afterClose(open.budget, open.lease);
     const below =
       result.applied && !result.planBilled && result.thresholdMicro !== null && (result.balanceMicro ?? 0n) < result.thresholdMicro;
     if (below) await runAutoTopUp(this.billing.autoTopUpDeps(), result.accountId!);
@@ -237,7 +237,36 @@ export class BudgetLeases {
         ),
         open.budget.lane,
       );
-    this.afterClose(open);
+    this.afterClose(open.budget, open.lease);
+  }
+
+  /**
+   * Moves an open request hold to another model (a fallback serving in the asked model's place,
+   * docs/routing.md): its settlement names that model, and its amount grows to `amountMicro`
+   * when that is more. The difference comes from slack already leased for its key (its own
+   * lease first, else another of its budget with room for the whole amount), in memory and
+   * without an await, so atomic on this instance; no lease is taken for a request already
+   * running. False, and nothing changed, when no lease has that room.
+   */
+  moveHold(hold: LeasedHold, model: string, amountMicro: bigint): boolean {
+    const open = hold as OpenHold;
+    if (open.closed) return false;
+    if (amountMicro > open.amountMicro) {
+      const own = open.lease;
+      const roomy = (lease: Lease) =>
+        !lease.retired && lease.remaining - lease.inFlight >= amountMicro - (lease === own ? open.amountMicro : 0n);
+      const lease = roomy(own) ? own : open.budget.leases.find(roomy);
+      if (!lease) return false;
+      own.inFlight -= open.amountMicro;
+      own.open--;
+      lease.inFlight += amountMicro;
+      lease.open++;
+      open.lease = lease;
+      open.amountMicro = amountMicro;
+      if (lease !== own) this.afterClose(open.budget, own);
+    }
+    open.model = model;
+    return true;
   }
 
   /** Writes what is queued, gives every lease back and stops (shutdown). */
@@ -287,8 +316,8 @@ export class BudgetLeases {
   }
 
   /** A retired lease is given back once its last request closed. */
-  private afterClose(open: OpenHold): void {
-    if (open.lease.retired && open.lease.open === 0) void this.lifecycle.releaseLease(open.budget, open.lease).catch(() => undefined);
+  private afterClose(budget: Budget, lease: Lease): void {
+    if (lease.retired && lease.open === 0) void this.lifecycle.releaseLease(budget, lease).catch(() => undefined);
   }
 
   /**

@@ -138,24 +138,33 @@ export class OpenGeneration implements AsyncIterable<CanonicalEvent> {
     this.vendor = model.vendor;
   }
 
-  /** Waits for the provider's first event: a failure before it is an ordinary error (nothing was delivered). */
+  /**
+   * Waits for the provider's first event. A failure before it delivered nothing; the caller then
+   * releases the hold (fail) or hands it to a fallback model (handOver).
+   */
   async begin(): Promise<void> {
-    try {
-      const { answer } = this;
-      if (isWholeAnswer(answer)) {
-        this.buffered = await answer.whole();
-        this.first = this.nextBuffered();
-      } else {
-        this.upstream = answer[Symbol.asyncIterator]();
-        this.first = await this.next();
-      }
-      this.firstEventAt = performance.now();
-      if (this.first.done)
-        throw new ProviderError('The provider ended the answer without a result.', this.vendor, null, undefined, 'invalid_answer');
-    } catch (error) {
-      await this.close(null, error);
-      throw error;
+    const { answer } = this;
+    if (isWholeAnswer(answer)) {
+      this.buffered = await answer.whole();
+      this.first = this.nextBuffered();
+    } else {
+      this.upstream = answer[Symbol.asyncIterator]();
+      this.first = await this.next();
     }
+    this.firstEventAt = performance.now();
+    if (this.first.done)
+      throw new ProviderError('The provider ended the answer without a result.', this.vendor, null, undefined, 'invalid_answer');
+  }
+
+  /** The call failed before its first event: nothing was delivered, the hold is released. */
+  async fail(error: unknown): Promise<void> {
+    await this.close(null, error);
+  }
+
+  /** The call failed before its first event and a fallback model serves on the same hold: only the failed vendor call is recorded. */
+  handOver(error: unknown): void {
+    this.closed = true;
+    this.observeVendorCall(null, error);
   }
 
   [Symbol.asyncIterator](): AsyncIterator<CanonicalEvent> {

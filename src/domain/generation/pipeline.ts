@@ -1,6 +1,8 @@
 import type { KeyPrincipal } from '../shared/principal';
+import type { LeasedHold } from '../billing/lease-budgets';
+import { noDeploymentServed } from '../routing/failover';
 import { resolveModelId } from '../catalog/resolve';
-import type { Catalog, TextModel } from '../catalog/types';
+import type { Catalog, ModelAccess, TextModel } from '../catalog/types';
 import { modelAccessFor } from '../catalog/vendors';
 import { estimateInputTokens } from '../billing/estimate';
 import { textHoldMicro, type TokenPrices } from '../billing/pricing';
@@ -31,6 +33,28 @@ function pricesOf(model: TextModel): TokenPrices {
   return model.pricing;
 }
 
+/** A model ready to be called: its provider, the request as that model takes it, and what its hold must cover. */
+interface Prepared {
+  model: TextModel;
+  provider: TextProvider;
+  request: CanonicalRequest;
+  droppedHints: readonly string[];
+  clampedTo: number | null;
+  prices: TokenPrices;
+  inputEstimate: number;
+  holdMicro: bigint;
+}
+
+/** The model chosen to serve before anything is reserved. */
+interface Serving {
+  model: TextModel;
+  provider: TextProvider;
+  /** The id the client sent, when the service id differs (an alias, or the fallback). */
+  routedFrom: string | null;
+  /** The fallback already serves: there is no second hop. */
+  fellBack: boolean;
+}
+
 /**
  * The text generation pipeline (docs/text.md): resolve model id → validate and clamp the output
  * limit → the canonical rules (validateCanonicalRequest) → admit the tokens → reserve the price → call the provider → deliver events → settle
@@ -45,56 +69,63 @@ export class TextPipeline implements TextGenerationService {
   async start(principal: KeyPrincipal, decoded: DecodedTextRequest, context: TextGenerationContext): Promise<TextGeneration> {
     const { deps } = this;
     const started = Date.now();
-    const { model, routedFrom, provider } = this.servingModel(principal, decoded.modelId);
-    if (context.outcome) {
-      context.outcome.model = model.id;
-      context.outcome.vendor = model.vendor;
-    }
-    const limit = clampOutputLimit(model, decoded.outputLimit.value, decoded.outputLimit.field, decoded.outputLimit.fallback);
-    const clamped: CanonicalRequest = withFields(decoded.request, {
-      model,
-      maxOutputTokens: limit.maxOutputTokens,
-      stream: decoded.stream,
-    });
-    const { request, droppedHints } = settleForVendor(
-      validateCanonicalRequest(clamped, decoded, provider.capabilities),
-      provider,
-      decoded.fields.hints,
-      inputTokenBound,
-    );
-    provider.validate?.(request);
-    const prices = pricesOf(model);
+    const access = modelAccessFor(principal, deps.configuredVendors);
+    const serving = this.servingModel(access, decoded.modelId);
+    reportModel(context, serving.model);
+    let ready = await prepare(serving.model, serving.provider, decoded);
 
-    const inputEstimate = await inputTokensWithinContext(request, decoded.fields.prompt ?? 'messages');
-    await context.tokens?.reserveTokens(inputEstimate + request.maxOutputTokens);
+    await context.tokens?.reserveTokens(ready.inputEstimate + ready.request.maxOutputTokens);
     let hold;
     try {
-      hold = await deps.budget.reserve({
-        principal,
-        purpose: 'text',
-        model: model.id,
-        amountMicro: textHoldMicro(prices, { inputTokens: inputEstimate, maxOutputTokens: request.maxOutputTokens }),
-      });
+      hold = await deps.budget.reserve({ principal, purpose: 'text', model: ready.model.id, amountMicro: ready.holdMicro });
     } catch (error) {
       context.tokens?.settleTokens(0);
       throw error;
     }
 
+    let routedFrom = serving.routedFrom;
+    let generation = this.call(ready, hold, decoded, context, started);
+    try {
+      await generation.begin();
+    } catch (error) {
+      const fallback =
+        serving.fellBack || context.signal.aborted ? null : await this.fallbackAfter(error, serving.model, access, decoded, hold);
+      if (fallback === null) {
+        await generation.fail(error);
+        throw error;
+      }
+      generation.handOver(error);
+      ready = fallback;
+      routedFrom = decoded.modelId;
+      reportModel(context, ready.model);
+      generation = this.call(ready, hold, decoded, context, started);
+      try {
+        await generation.begin();
+      } catch (fallbackError) {
+        await generation.fail(fallbackError);
+        throw fallbackError;
+      }
+    }
+    const opened = generation;
+    return {
+      model: ready.model,
+      routedFrom,
+      clampedTo: ready.clampedTo,
+      events: opened,
+      allEvents: () => opened.allEvents(),
+      droppedHints: ready.droppedHints,
+      inputUsage: () => opened.inputUsage(),
+    };
+  }
+
+  /** Calls the provider on the reserved hold; the generation waits for its first event (begin). */
+  private call(ready: Prepared, hold: LeasedHold, decoded: DecodedTextRequest, context: TextGenerationContext, started: number) {
+    const { model, request } = ready;
     // Tracing off: no span, and the only cost is this check.
     const span = context.span ? context.span.child(vendorSpanName(model), vendorSpanAttributes(model, decoded.modelId, request)) : null;
     const vendorStarted = performance.now();
-    const answer = provider.generate(request, context.signal, context.route);
-    const generation = new OpenGeneration(deps, context, request, prices, hold, answer, model, started, vendorStarted, span);
-    await generation.begin();
-    return {
-      model,
-      routedFrom,
-      clampedTo: limit.clampedTo,
-      events: generation,
-      allEvents: () => generation.allEvents(),
-      droppedHints,
-      inputUsage: () => generation.inputUsage(),
-    };
+    const answer = ready.provider.generate(request, context.signal, context.route);
+    return new OpenGeneration(this.deps, context, request, ready.prices, hold, answer, model, started, vendorStarted, span);
   }
 
   /**
@@ -103,20 +134,83 @@ export class TextPipeline implements TextGenerationService {
    * Fallback). Chosen before anything is reserved, so the hold and the charge are the serving
    * model's price; `routedFrom` then names the id the client sent.
    */
-  private servingModel(principal: KeyPrincipal, sentId: string): { model: TextModel; routedFrom: string | null; provider: TextProvider } {
-    const { deps } = this;
-    const access = modelAccessFor(principal, deps.configuredVendors);
-    const resolved = resolveModelId(deps.catalog, sentId, 'text', access);
-    const provider = deps.providers.forModel(resolved.model);
-    if (resolved.model.fallback === null || provider.available?.() !== false) return { ...resolved, provider };
+  private servingModel(access: ModelAccess, sentId: string): Serving {
+    const resolved = resolveModelId(this.deps.catalog, sentId, 'text', access);
+    const provider = this.deps.providers.forModel(resolved.model);
+    const asked = { ...resolved, provider, fellBack: false };
+    if (resolved.model.fallback === null || provider.available?.() !== false) return asked;
+    const fallback = this.usableFallback(resolved.model, access);
+    return fallback === null ? asked : { ...fallback, routedFrom: sentId, fellBack: true };
+  }
+
+  /** The model's fallback when this key may use it and it can take a request now (not every deployment cooled); else null. */
+  private usableFallback(model: TextModel, access: ModelAccess): { model: TextModel; provider: TextProvider } | null {
+    if (model.fallback === null) return null;
     let fallback: TextModel;
     try {
-      fallback = resolveModelId(deps.catalog, resolved.model.fallback, 'text', access).model;
+      fallback = resolveModelId(this.deps.catalog, model.fallback, 'text', access).model;
     } catch {
-      return { ...resolved, provider }; // not usable by this key: the model's own answer (every deployment cooled)
+      return null; // not usable by this key: the model's own answer stands
     }
-    const fallbackProvider = deps.providers.forModel(fallback);
-    if (fallbackProvider.available?.() === false) return { ...resolved, provider };
-    return { model: fallback, routedFrom: sentId, provider: fallbackProvider };
+    const provider = this.deps.providers.forModel(fallback);
+    return provider.available?.() === false ? null : { model: fallback, provider };
   }
+
+  /**
+   * Every deployment of the asked model failed during the request, before anything reached the
+   * client (docs/routing.md, Fallback): its fallback serves instead when it is usable, takes this
+   * request (the output limit, the rules and the context of its own), and its bound at its own
+   * price fits the hold, grown from slack already leased if need be (BudgetLeases.moveHold).
+   * One hold either way, settled once at the serving model's price. Null: the asked model's answer stands.
+   */
+  private async fallbackAfter(
+    error: unknown,
+    asked: TextModel,
+    access: ModelAccess,
+    decoded: DecodedTextRequest,
+    hold: LeasedHold,
+  ): Promise<Prepared | null> {
+    if (asked.fallback === null || !noDeploymentServed(error)) return null;
+    const fallback = this.usableFallback(asked, access);
+    if (fallback === null) return null;
+    let ready: Prepared;
+    try {
+      ready = await prepare(fallback.model, fallback.provider, decoded);
+    } catch {
+      return null; // the request does not suit the fallback (its context, what it accepts)
+    }
+    return this.deps.budget.moveHold(hold, ready.model.id, ready.holdMicro) ? ready : null;
+  }
+}
+
+/** The access log and metrics name the model that serves (failures included). */
+function reportModel(context: TextGenerationContext, model: TextModel): void {
+  if (!context.outcome) return;
+  context.outcome.model = model.id;
+  context.outcome.vendor = model.vendor;
+}
+
+/**
+ * The request as `model` takes it: its output limit clamped to the model's, the canonical rules
+ * for its provider's capabilities, the hints that provider takes, its prompt within the context;
+ * and its hold, the most it can cost at the model's price.
+ */
+async function prepare(model: TextModel, provider: TextProvider, decoded: DecodedTextRequest): Promise<Prepared> {
+  const limit = clampOutputLimit(model, decoded.outputLimit.value, decoded.outputLimit.field, decoded.outputLimit.fallback);
+  const clamped: CanonicalRequest = withFields(decoded.request, {
+    model,
+    maxOutputTokens: limit.maxOutputTokens,
+    stream: decoded.stream,
+  });
+  const { request, droppedHints } = settleForVendor(
+    validateCanonicalRequest(clamped, decoded, provider.capabilities),
+    provider,
+    decoded.fields.hints,
+    inputTokenBound,
+  );
+  provider.validate?.(request);
+  const prices = pricesOf(model);
+  const inputEstimate = await inputTokensWithinContext(request, decoded.fields.prompt ?? 'messages');
+  const holdMicro = textHoldMicro(prices, { inputTokens: inputEstimate, maxOutputTokens: request.maxOutputTokens });
+  return { model, provider, request, droppedHints, clampedTo: limit.clampedTo, prices, inputEstimate, holdMicro };
 }

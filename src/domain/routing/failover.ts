@@ -2,7 +2,7 @@ import type { Deployment, TextModel } from '../catalog/types';
 import { Cancellation } from '../generation/cancellation';
 import type { CanonicalRequest, ProviderEvent, RouteHints, TextProvider } from '../generation/canonical';
 import { ProviderError } from '../generation/errors';
-import { deploymentsUnavailable, upstreamRateLimited, type ApiError } from '../shared/errors';
+import { ApiError, deploymentsUnavailable, upstreamRateLimited } from '../shared/errors';
 import { conversationKey, type StickyRoutes } from './affinity';
 import type { DeploymentHealth } from './health';
 
@@ -74,6 +74,17 @@ export function isDeploymentFailure(error: unknown): error is ProviderError {
     case 'cancelled':
       return false;
   }
+}
+
+/**
+ * Whether a routed request ended with no deployment serving it for the deployments' sake: each
+ * tried one failed in a way of its own, or was cooled (the answers below). Not a request's own
+ * 4xx, nor a client that went away: a fallback model could serve the one, not the other.
+ */
+export function noDeploymentServed(error: unknown): boolean {
+  // A ProviderError is an ApiError too: asked first.
+  if (isDeploymentFailure(error)) return true;
+  return error instanceof ApiError && (error.code === 'deployments_unavailable' || error.code === 'upstream_rate_limited');
 }
 
 /**
