@@ -126,22 +126,22 @@ export class TextPipeline implements TextGenerationService {
       context.outcome.model = model.id;
       context.outcome.vendor = model.vendor;
     }
-    const limit = clampOutputLimit(model, decoded.outputLimit.value, decoded.outputLimit.field, decoded.outputLimit.fallback);
+    const limit = clampOutputLimit(model, decoded.outputLimit.value, decoded.outputLimit.fallback);
     const clamped: CanonicalRequest = withFields(decoded.request, {
       model,
       maxOutputTokens: limit.maxOutputTokens,
       stream: decoded.stream,
     });
     const { request, droppedHints } = settleForVendor(
-      validateCanonicalRequest(clamped, decoded, provider.capabilities),
+      validateCanonicalRequest(clamped, provider.capabilities),
       provider,
-      decoded.fields.hints,
+      decoded.hintNames,
       inputTokenBound,
     );
     provider.validate?.(request);
     const prices = pricesOf(model);
 
-    const inputEstimate = await inputTokensWithinContext(request, decoded.fields.prompt ?? 'messages');
+    const inputEstimate = await inputTokensWithinContext(request);
     await context.tokens?.reserveTokens(inputEstimate + request.maxOutputTokens);
     let hold;
     try {
