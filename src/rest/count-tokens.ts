@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AuthService } from '../domain/accounts/auth';
 import { Cancellation } from '../domain/generation/cancellation';
 import type { TokenCounter } from '../domain/generation/count-tokens';
+import { namedFor } from '../domain/generation/field-keys';
 import type { AdmissionService } from '../domain/limits/admission';
 import { countTokensAnswer, decodeCountTokensRequest } from '../protocols/anthropic-messages/count-tokens';
 import type { MessagesRequestHeaders } from '../protocols/anthropic-messages/decode-vendor-only';
@@ -35,12 +36,15 @@ export async function serveCountTokens(deps: CountTokensDeps, req: IncomingMessa
   const principal = await authenticateApiKey(deps.auth, req, res, { allowXApiKey: true });
   const ticket = await admitRequest(deps.admission, principal, res);
   if (!ticket) return;
-  const decoded = decodeCountTokensRequest(bodyObject(await readJsonBody(req, deps.maxJsonBodyBytes)), messagesHeaders(req));
+  const { decoded, names } = decodeCountTokensRequest(bodyObject(await readJsonBody(req, deps.maxJsonBodyBytes)), messagesHeaders(req));
   const cancellation = new Cancellation();
   res.once('close', () => {
     if (!res.writableFinished) cancellation.cancel();
   });
-  const count = await deps.counter.count(principal, decoded, cancellation);
+  // The canonical rules refuse by domain key; the answer names the field as Messages does.
+  const count = await deps.counter.count(principal, decoded, cancellation).catch((error: unknown) => {
+    throw namedFor(error, names);
+  });
   accessLogRecord(res).model = count.model.id;
   if (count.routedFrom !== null) res.setHeader('x-service-model-routed-from', count.routedFrom);
   sendJson(res, 200, countTokensAnswer(count.inputTokens));

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AuthService } from '../domain/accounts/auth';
 import { Cancellation } from '../domain/generation/cancellation';
+import { namedFor, type TextFieldNames } from '../domain/generation/field-keys';
 import type { DecodedTextRequest, TextGeneration, TextGenerationContext, TextGenerationService } from '../domain/generation/service';
 import type { KeyPrincipal } from '../domain/shared/principal';
 import type { AdmissionService } from '../domain/limits/admission';
@@ -50,7 +51,8 @@ interface TextFormat<Extra> {
   path: string;
   /** The Anthropic SDK sends its key as `x-api-key`. */
   allowXApiKey: boolean;
-  decode(body: unknown, req: IncomingMessage): { decoded: DecodedTextRequest; extra: Extra };
+  /** `names`: how the request names the fields the canonical rules refuse by domain key. */
+  decode(body: unknown, req: IncomingMessage): { decoded: DecodedTextRequest; names: TextFieldNames; extra: Extra };
   encodeResponse(result: CollectedResult, meta: AnswerMeta, extra: Extra): unknown;
   streamEncoder(meta: AnswerMeta, extra: Extra, generation: TextGeneration, requestId: string): StreamEncoder;
   /** The format's own error body (default: the envelope). */
@@ -61,8 +63,8 @@ const chatFormat: TextFormat<{ includeUsage: boolean }> = {
   path: '/v1/chat/completions',
   allowXApiKey: false,
   decode: (body) => {
-    const { decoded, includeUsage } = decodeChatIngress(body);
-    return { decoded, extra: { includeUsage } };
+    const { decoded, names, includeUsage } = decodeChatIngress(body);
+    return { decoded, names, extra: { includeUsage } };
   },
   encodeResponse: (result, meta) => encodeChatResponse(result, meta),
   streamEncoder: (meta, extra) => new ChatStreamEncoder(withFields(meta, { includeUsage: extra.includeUsage })),
@@ -72,8 +74,8 @@ const responsesFormat: TextFormat<ReturnType<typeof decodeResponsesIngress>['ech
   path: '/v1/responses',
   allowXApiKey: false,
   decode: (body) => {
-    const { decoded, echo } = decodeResponsesIngress(body);
-    return { decoded, extra: echo };
+    const { decoded, names, echo } = decodeResponsesIngress(body);
+    return { decoded, names, extra: echo };
   },
   encodeResponse: (result, meta, echo) => encodeResponsesResponse(result, withFields(meta, { echo })),
   streamEncoder: (meta, echo) => new ResponsesStreamEncoder(withFields(meta, { echo })),
@@ -84,8 +86,8 @@ const messagesFormat: TextFormat<{ omitThinking: boolean }> = {
   path: '/v1/messages',
   allowXApiKey: true,
   decode: (body, req) => {
-    const { decoded, omitThinking } = decodeMessagesIngress(body, messagesHeaders(req));
-    return { decoded, extra: { omitThinking } };
+    const { decoded, names, omitThinking } = decodeMessagesIngress(body, messagesHeaders(req));
+    return { decoded, names, extra: { omitThinking } };
   },
   encodeResponse: (result, meta, extra) => encodeMessagesResponse(result, meta, extra.omitThinking),
   streamEncoder: (meta, extra, generation, requestId) =>
@@ -171,8 +173,13 @@ async function decodeAndStart<Extra>(
   context: TextGenerationContext,
 ): Promise<Started<Extra>> {
   const body = await readJsonBody(req, deps.maxJsonBodyBytes);
-  const { decoded, extra } = format.decode(bodyObject(body), req);
-  return { generation: await deps.pipeline.start(principal, decoded, context), decoded, extra };
+  const { decoded, names, extra } = format.decode(bodyObject(body), req);
+  try {
+    return { generation: await deps.pipeline.start(principal, decoded, context), decoded, extra };
+  } catch (error) {
+    // The canonical rules refuse by domain key; the answer names the field as the client sent it.
+    throw namedFor(error, names);
+  }
 }
 
 /**

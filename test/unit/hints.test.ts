@@ -164,7 +164,7 @@ describe('dropping and naming', () => {
     ],
   ])('%s names them as its clients send them (top-level fields before nested ones)', (_format, decoded, names) => {
     const req: CanonicalRequest = { ...decoded.request, model: gemini, maxOutputTokens: 9 };
-    expect(dropHints(req, new Set(), decoded.fields.hints).droppedHints).toEqual(names);
+    expect(dropHints(req, new Set(), decoded.hintNames).droppedHints).toEqual(names);
   });
 
   test("with another protocol's settings: their headers first, then top-level fields, then nested ones", () => {

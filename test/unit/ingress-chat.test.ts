@@ -5,6 +5,7 @@ import type { CanonicalEvent, CanonicalRequest, CanonicalUsage } from '../../src
 import { ProviderError } from '../../src/domain/generation/errors';
 import { clampOutputLimit } from '../../src/domain/generation/rules';
 import { validateCanonicalRequest } from '../../src/domain/generation/validate';
+import { namedFor } from '../../src/domain/generation/field-keys';
 import { ApiError } from '../../src/domain/shared/errors';
 import { collectEvents } from '../../src/protocols/collect';
 import { decodeChatIngress, decodeChatRequest } from '../../src/protocols/openai-chat/decode-request';
@@ -41,10 +42,15 @@ function expectRefused(run: () => unknown, field: string): void {
 
 /** What the pipeline does before calling the vendor: decode, clamp, then the canonical rules. */
 function decodeForModel(raw: unknown, m: TextModel): CanonicalRequest {
-  const decoded = decodeChatRequest(raw);
-  const { maxOutputTokens } = clampOutputLimit(m, decoded.outputLimit.value, decoded.outputLimit.field, decoded.outputLimit.fallback);
-  const request: CanonicalRequest = { ...decoded.request, model: m, maxOutputTokens };
-  return validateCanonicalRequest(request, decoded, EVERY_CAPABILITY);
+  const { decoded, names } = decodeChatIngress(raw);
+  try {
+    const { maxOutputTokens } = clampOutputLimit(m, decoded.outputLimit.value, decoded.outputLimit.fallback);
+    const request: CanonicalRequest = { ...decoded.request, model: m, maxOutputTokens };
+    return validateCanonicalRequest(request, EVERY_CAPABILITY);
+  } catch (error) {
+    // As the text endpoints answer: the rules' refusals named as this format names the fields.
+    throw namedFor(error, names);
+  }
 }
 
 const usage: CanonicalUsage = { inputTokens: 1200, cachedInputTokens: 1000, outputTokens: 300, reasoningTokens: 200 };
@@ -121,7 +127,8 @@ describe('decodeChatRequest: valid requests', () => {
     const { decoded } = ingress;
     expect(decoded.modelId).toBe('o4-mini');
     expect(decoded.stream).toBe(true);
-    expect(decoded.outputLimit).toEqual({ value: 2000, field: 'max_completion_tokens', fallback: 4096 });
+    expect(decoded.outputLimit).toEqual({ value: 2000, fallback: 4096 });
+    expect(ingress.names.fields['text.outputLimit']).toBe('max_completion_tokens');
     expect(decoded.request).toStrictEqual({
       messages: [
         { role: 'system', content: 'Be brief.' },
@@ -162,10 +169,11 @@ describe('decodeChatRequest: valid requests', () => {
   });
 
   test('a minimal request: defaults, no stream, no usage chunk', () => {
-    const { decoded, includeUsage } = decodeChatIngress(base);
+    const { decoded, names, includeUsage } = decodeChatIngress(base);
     expect(includeUsage).toBe(false);
     expect(decoded.stream).toBe(false);
-    expect(decoded.outputLimit).toEqual({ value: undefined, field: 'max_completion_tokens', fallback: 4096 });
+    expect(decoded.outputLimit).toEqual({ value: undefined, fallback: 4096 });
+    expect(names.fields['text.outputLimit']).toBe('max_completion_tokens');
     expect(decoded.request).toStrictEqual({ messages: [{ role: 'user', content: 'Hi' }], tools: [], reasoning: { mode: 'default' } });
   });
 
@@ -199,9 +207,12 @@ describe('decodeChatRequest: valid requests', () => {
       },
     ],
   ])('%s', (_name, extra, expected) => {
-    const { decoded } = decodeChatIngress(body(extra));
+    const { decoded, names } = decodeChatIngress(body(extra));
     expect(decoded.request).toMatchObject(expected);
-    if ('max_tokens' in extra) expect(decoded.outputLimit).toEqual({ value: 100, field: 'max_tokens', fallback: 4096 });
+    if ('max_tokens' in extra) {
+      expect(decoded.outputLimit).toEqual({ value: 100, fallback: 4096 });
+      expect(names.fields['text.outputLimit']).toBe('max_tokens');
+    }
   });
 });
 

@@ -5,8 +5,9 @@ import type { CanonicalEvent, CanonicalRequest, CanonicalUsage, FinishReason } f
 import { ProviderError } from '../../src/domain/generation/errors';
 import { clampOutputLimit } from '../../src/domain/generation/rules';
 import { validateCanonicalRequest } from '../../src/domain/generation/validate';
+import { namedFor } from '../../src/domain/generation/field-keys';
 import { ApiError } from '../../src/domain/shared/errors';
-import { decodeMessagesRequest } from '../../src/protocols/anthropic-messages/decode-request';
+import { decodeMessagesIngress, decodeMessagesRequest } from '../../src/protocols/anthropic-messages/decode-request';
 import { encodeMessagesResponse, messagesErrorType } from '../../src/protocols/anthropic-messages/encode-answer';
 import { MessagesStreamEncoder } from '../../src/protocols/anthropic-messages/stream-encoder';
 import { collectEvents } from '../../src/protocols/collect';
@@ -34,10 +35,15 @@ function refusal(run: () => unknown): ApiError {
 }
 
 function decodeForModel(raw: unknown, m: TextModel): CanonicalRequest {
-  const decoded = decodeMessagesRequest(raw);
-  const { maxOutputTokens } = clampOutputLimit(m, decoded.outputLimit.value, decoded.outputLimit.field, decoded.outputLimit.fallback);
-  const request: CanonicalRequest = { ...decoded.request, model: m, maxOutputTokens };
-  return validateCanonicalRequest(request, decoded, EVERY_CAPABILITY);
+  const { decoded, names } = decodeMessagesIngress(raw);
+  try {
+    const { maxOutputTokens } = clampOutputLimit(m, decoded.outputLimit.value, decoded.outputLimit.fallback);
+    const request: CanonicalRequest = { ...decoded.request, model: m, maxOutputTokens };
+    return validateCanonicalRequest(request, EVERY_CAPABILITY);
+  } catch (error) {
+    // As the text endpoints answer: the rules' refusals named as this format names the fields.
+    throw namedFor(error, names);
+  }
 }
 
 /** 2,000 input tokens of which 1,500 read from cache and 300 written to it (200 for 5 minutes, 100 for an hour). */
@@ -122,7 +128,7 @@ describe('decodeMessagesRequest: valid requests', () => {
     });
     expect(decoded.modelId).toBe('claude-sonnet-4-5');
     expect(decoded.stream).toBe(true);
-    expect(decoded.outputLimit).toEqual({ value: 8000, field: 'max_tokens', fallback: 0 });
+    expect(decoded.outputLimit).toEqual({ value: 8000, fallback: 0 });
     expect(decoded.request).toStrictEqual({
       messages: [
         // A cache breakpoint ends a run of text blocks, so it stays after the same text.

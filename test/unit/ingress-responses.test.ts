@@ -5,6 +5,7 @@ import type { CanonicalEvent, CanonicalRequest, CanonicalUsage } from '../../src
 import { ProviderError } from '../../src/domain/generation/errors';
 import { clampOutputLimit } from '../../src/domain/generation/rules';
 import { validateCanonicalRequest } from '../../src/domain/generation/validate';
+import { namedFor } from '../../src/domain/generation/field-keys';
 import { ApiError } from '../../src/domain/shared/errors';
 import { type IdFactory, collectEvents } from '../../src/protocols/collect';
 import { REDACTED_REASONING_PREFIX } from '../../src/protocols/openai-responses/decode-input';
@@ -35,10 +36,15 @@ function refusal(run: () => unknown): ApiError {
 }
 
 function decodeForModel(raw: unknown, m: TextModel): CanonicalRequest {
-  const decoded = decodeResponsesRequest(raw);
-  const { maxOutputTokens } = clampOutputLimit(m, decoded.outputLimit.value, decoded.outputLimit.field, decoded.outputLimit.fallback);
-  const request: CanonicalRequest = { ...decoded.request, model: m, maxOutputTokens };
-  return validateCanonicalRequest(request, decoded, EVERY_CAPABILITY);
+  const { decoded, names } = decodeResponsesIngress(raw);
+  try {
+    const { maxOutputTokens } = clampOutputLimit(m, decoded.outputLimit.value, decoded.outputLimit.fallback);
+    const request: CanonicalRequest = { ...decoded.request, model: m, maxOutputTokens };
+    return validateCanonicalRequest(request, EVERY_CAPABILITY);
+  } catch (error) {
+    // As the text endpoints answer: the rules' refusals named as this format names the fields.
+    throw namedFor(error, names);
+  }
 }
 
 const usage: CanonicalUsage = { inputTokens: 900, cachedInputTokens: 512, outputTokens: 400, reasoningTokens: 250 };
@@ -136,10 +142,11 @@ describe('decodeResponsesRequest: valid requests', () => {
   };
 
   test('a full request decodes into the exact canonical form', () => {
-    const { decoded } = decodeResponsesIngress(full);
+    const { decoded, names } = decodeResponsesIngress(full);
     expect(decoded.modelId).toBe('o4-mini');
     expect(decoded.stream).toBe(true);
-    expect(decoded.outputLimit).toEqual({ value: 3000, field: 'max_output_tokens', fallback: 4096 });
+    expect(decoded.outputLimit).toEqual({ value: 3000, fallback: 4096 });
+    expect(names.fields['text.outputLimit']).toBe('max_output_tokens');
     expect(decoded.request).toStrictEqual({
       messages: [
         { role: 'system', content: 'Be brief.' },
@@ -288,7 +295,7 @@ describe('decodeResponsesRequest: valid requests', () => {
     const { decoded, echo } = decodeResponsesIngress(base);
     expect(decoded.request).toStrictEqual({ messages: [{ role: 'user', content: 'Hi' }], tools: [], reasoning: { mode: 'default' } });
     expect(decoded.stream).toBe(false);
-    expect(decoded.outputLimit).toEqual({ value: undefined, field: 'max_output_tokens', fallback: 4096 });
+    expect(decoded.outputLimit).toEqual({ value: undefined, fallback: 4096 });
     expect(echo).toMatchObject({
       settings: {
         tool_choice: 'auto',

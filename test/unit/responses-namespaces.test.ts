@@ -195,11 +195,11 @@ test('max_tool_calls with MCP tools is refused for a vendor that cannot limit MC
   }).decoded;
   const request = { ...decoded.request, model: claude, maxOutputTokens: 100 };
   const anthropicLike = { customTools: false, mcpServers: true, mcpCalls: true, mcpApprovals: false };
-  expect(() => validateCanonicalRequest(request, decoded, anthropicLike)).toThrow(
+  expect(() => validateCanonicalRequest(request, anthropicLike)).toThrow(
     "max_tool_calls cannot be enforced for model 'anthropic/claude-sonnet-4-5': its vendor calls MCP servers without a limit; remove max_tool_calls.",
   );
   expect(() =>
-    validateCanonicalRequest(request, decoded, { ...anthropicLike, customTools: true, mcpApprovals: true, mcpCallLimit: true }),
+    validateCanonicalRequest(request, { ...anthropicLike, customTools: true, mcpApprovals: true, mcpCallLimit: true }),
   ).not.toThrow();
 });
 

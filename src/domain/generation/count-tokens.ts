@@ -37,14 +37,10 @@ export class TokenCounter {
   async count(principal: KeyPrincipal, decoded: DecodedTextRequest, signal: Cancellation): Promise<TokenCount> {
     const { deps } = this;
     const { model, routedFrom } = resolveModelId(deps.catalog, decoded.modelId, 'text', modelAccessFor(principal, deps.configuredVendors));
-    const { maxOutputTokens } = clampOutputLimit(model, decoded.outputLimit.value, decoded.outputLimit.field, decoded.outputLimit.fallback);
+    const { maxOutputTokens } = clampOutputLimit(model, decoded.outputLimit.value, decoded.outputLimit.fallback);
     const provider = deps.providers.forModel(model);
-    const checked = validateCanonicalRequest(
-      withFields(decoded.request, { model, maxOutputTokens, stream: false }),
-      decoded,
-      provider.capabilities,
-    );
-    const { request } = settleForVendor(checked, provider, decoded.fields.hints, (r) => estimateInputTokens(promptForEstimate(r)));
+    const checked = validateCanonicalRequest(withFields(decoded.request, { model, maxOutputTokens, stream: false }), provider.capabilities);
+    const { request } = settleForVendor(checked, provider, decoded.hintNames, (r) => estimateInputTokens(promptForEstimate(r)));
     const inputTokens = provider.countTokens ? await provider.countTokens(request, signal) : countPromptTokens(request);
     return { model, routedFrom, inputTokens };
   }

@@ -196,21 +196,21 @@ function reportModel(context: TextGenerationContext, model: TextModel): void {
  * and its hold, the most it can cost at the model's price.
  */
 async function prepare(model: TextModel, provider: TextProvider, decoded: DecodedTextRequest): Promise<Prepared> {
-  const limit = clampOutputLimit(model, decoded.outputLimit.value, decoded.outputLimit.field, decoded.outputLimit.fallback);
+  const limit = clampOutputLimit(model, decoded.outputLimit.value, decoded.outputLimit.fallback);
   const clamped: CanonicalRequest = withFields(decoded.request, {
     model,
     maxOutputTokens: limit.maxOutputTokens,
     stream: decoded.stream,
   });
   const { request, droppedHints } = settleForVendor(
-    validateCanonicalRequest(clamped, decoded, provider.capabilities),
+    validateCanonicalRequest(clamped, provider.capabilities),
     provider,
-    decoded.fields.hints,
+    decoded.hintNames,
     inputTokenBound,
   );
   provider.validate?.(request);
   const prices = pricesOf(model);
-  const inputEstimate = await inputTokensWithinContext(request, decoded.fields.prompt ?? 'messages');
+  const inputEstimate = await inputTokensWithinContext(request);
   const holdMicro = textHoldMicro(prices, { inputTokens: inputEstimate, maxOutputTokens: request.maxOutputTokens });
   return { model, provider, request, droppedHints, clampedTo: limit.clampedTo, prices, inputEstimate, holdMicro };
 }

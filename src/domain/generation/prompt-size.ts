@@ -6,8 +6,8 @@ import {
   TOKENS_PER_REQUEST,
   type PromptForEstimate,
 } from '../billing/estimate';
-import { badRequest } from '../shared/errors';
 import type { CanonicalRequest } from './canonical';
+import { TextFieldRefusal } from './field-keys';
 
 /** Every text the model reads, for the reservation estimate and the context check. */
 export function promptForEstimate(request: CanonicalRequest): PromptForEstimate {
@@ -27,22 +27,24 @@ export function promptForEstimate(request: CanonicalRequest): PromptForEstimate 
 
 /**
  * The input tokens a request reserves, after refusing a prompt longer than the model's context
- * (400 naming `field`, before anything is admitted or reserved). Most prompts are within the
+ * (400 `text.prompt`, before anything is admitted or reserved). Most prompts are within the
  * context by their bound alone (UTF-8 bytes + framing, estimate.ts) and are never tokenized;
  * only a prompt whose bound is above the context is counted (o200k, as far as the answer needs).
  * One that fits reserves the whole context: no vendor bills more input than its context holds
  * (a longer prompt is refused upstream, uncharged), so that is a true bound whatever the vendor's
  * tokenizer. Whether the output limit must fit too is left to the vendor (docs/text.md).
  */
-export async function inputTokensWithinContext(request: CanonicalRequest, field: string): Promise<number> {
+export async function inputTokensWithinContext(request: CanonicalRequest): Promise<number> {
   const prompt = promptForEstimate(request);
   const bound = estimateInputTokens(prompt);
   const { model } = request;
   if (bound <= model.contextLength) return bound;
   if (await promptTokensOver(prompt, model.contextLength)) {
-    throw badRequest(
-      `${field} is longer than the context of ${model.id}: more than ${model.contextLength} tokens (counted with the o200k tokenizer, with ${TOKENS_PER_MESSAGE} per message and ${TOKENS_PER_REQUEST} per request). Shorten it, or use a model with a longer context.`,
-      { field, context_length: model.contextLength },
+    throw new TextFieldRefusal(
+      'text.prompt',
+      ({ fields }) =>
+        `${fields['text.prompt']} is longer than the context of ${model.id}: more than ${model.contextLength} tokens (counted with the o200k tokenizer, with ${TOKENS_PER_MESSAGE} per message and ${TOKENS_PER_REQUEST} per request). Shorten it, or use a model with a longer context.`,
+      () => ({ context_length: model.contextLength }),
     );
   }
   return model.contextLength;

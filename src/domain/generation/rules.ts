@@ -1,6 +1,7 @@
 import { badRequest } from '../shared/errors';
 import type { TextModel } from '../catalog/types';
 import type { ReasoningEffort } from './canonical';
+import { refuseTextField } from './field-keys';
 
 /** Limits shared by all text formats (docs/text.md, Limits). */
 export const DEFAULT_OUTPUT_TOKENS = 4096;
@@ -15,21 +16,16 @@ export interface ClampedOutputLimit {
 }
 
 /**
- * Validates and clamps an output limit: 0, negative or non-integer is 400 naming the field;
+ * Validates and clamps an output limit: 0, negative or non-integer is 400 (`text.outputLimit`);
  * above the model's maximum is lowered (never refused); absent takes `fallback`.
  */
-export function clampOutputLimit(
-  model: TextModel,
-  requested: unknown,
-  field: string,
-  fallback: number = DEFAULT_OUTPUT_TOKENS,
-): ClampedOutputLimit {
+export function clampOutputLimit(model: TextModel, requested: unknown, fallback: number = DEFAULT_OUTPUT_TOKENS): ClampedOutputLimit {
   if (requested === undefined || requested === null) {
     const limit = Math.min(fallback, model.maxOutputTokens);
     return { maxOutputTokens: limit, clampedTo: null };
   }
   if (typeof requested !== 'number' || !Number.isInteger(requested) || requested <= 0) {
-    throw badRequest(`${field} must be a positive integer`, { field });
+    refuseTextField('text.outputLimit', () => 'must be a positive integer');
   }
   if (requested > model.maxOutputTokens) return { maxOutputTokens: model.maxOutputTokens, clampedTo: model.maxOutputTokens };
   return { maxOutputTokens: requested, clampedTo: null };

@@ -8,7 +8,8 @@ import type { RequestOutcome, TraceSpan } from '../shared/telemetry';
 /**
  * What a format's decoder produces from a request body, before the model is known. The
  * pipeline resolves `modelId`, validates and clamps the output limit for that model, then
- * applies the canonical rules (`validateCanonicalRequest`), citing the fields as `fields` names them.
+ * applies the canonical rules (`validateCanonicalRequest`). Their refusals name fields by
+ * domain key (field-keys.ts): the decoder declares how its format names them, beside this.
  */
 export interface DecodedTextRequest {
   /** The id exactly as the client sent it. */
@@ -16,8 +17,6 @@ export interface DecodedTextRequest {
   outputLimit: {
     /** The raw value sent (undefined when absent). */
     value: unknown;
-    /** Field name for error messages (`max_completion_tokens`, `max_output_tokens`, `max_tokens`). */
-    field: string;
     /** Default when absent (4,096 for Chat and Responses; Messages requires the field). */
     fallback: number;
   };
@@ -25,8 +24,8 @@ export interface DecodedTextRequest {
   request: Omit<CanonicalRequest, 'model' | 'maxOutputTokens'>;
   /** Whether the client asked for a stream. */
   stream: boolean;
-  /** How the format names the fields the canonical rules may refuse. */
-  fields: WireFieldNames;
+  /** How the format names each hint, for the answer to name those the vendor did not take (hints.ts). */
+  hintNames: HintNames;
 }
 
 /** A started generation: admitted, reserved and with the provider's first event in hand. */
@@ -88,24 +87,4 @@ export interface TextGenerationService {
    * (400, 402, 404, 429, 502 when the provider failed before delivering anything).
    */
   start(principal: KeyPrincipal, decoded: DecodedTextRequest, context: TextGenerationContext): Promise<TextGeneration>;
-}
-
-/**
- * How the client's format names the settings the canonical rules may refuse, so that a refusal
- * cites the field the client sent (`tool_choice.function.name` in Chat, `tool_choice.name` in
- * Responses and Messages). Set by the format's decoder.
- */
-export interface WireFieldNames {
-  /** Where a choice that demands a tool is refused when none is declared, and how the format spells that choice. */
-  requiredToolChoice: { field: string; value: string };
-  /** Where a tool named by the choice is refused when not declared, and what kind of tool it must be. */
-  namedToolChoice: { field: string; noun: string };
-  /** The structured-output schema, when one was sent. */
-  schema?: string;
-  /** The thinking budget, in formats that have one. */
-  thinkingBudget?: string;
-  /** What a prompt longer than the model's context is refused as (default `messages`; Responses: `input`). */
-  prompt?: string;
-  /** How the format names each hint, for the answer to name those the vendor did not take (hints.ts). */
-  hints: HintNames;
 }

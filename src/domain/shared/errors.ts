@@ -3,10 +3,11 @@
  * maps it to its wire form in one place (REST: the `{error: {code, message, details}}` envelope
  * with the error's own headers; GraphQL: `extensions.code`, in the server's formatError).
  *
- * Every code is made by a named factory below (ProviderError and RateLimitRefusal are the two
- * subclasses whose factories sit beside the failures they describe). `details.field` names the
- * offending field: a domain field key (`FieldKey`) that each plane translates to the name its
- * caller sent, or, from a protocol decoder, the wire name itself.
+ * Every code is made by a named factory below (ProviderError, RateLimitRefusal and
+ * TextFieldRefusal are the subclasses that sit beside the failures they describe). `details.field`
+ * names the offending field: a domain field key (`FieldKey`) that each plane translates to the
+ * name its caller sent, a text field key (generation/field-keys.ts) that the client's text format
+ * names, or, from a protocol decoder, the wire name itself.
  */
 export type ErrorDetails = Record<string, unknown>;
 

@@ -1,6 +1,7 @@
+import type { TextFieldNames } from '../../domain/generation/field-keys';
 import type { DecodedTextRequest } from '../../domain/generation/service';
 import { Fields } from '../decode-fields';
-import { decodeMessagesRequest } from './decode-request';
+import { decodeMessagesIngress } from './decode-request';
 import type { MessagesRequestHeaders } from './decode-vendor-only';
 import type { MessagesField } from './field-policy';
 
@@ -26,12 +27,15 @@ export const COUNT_TOKENS_FIELDS = [
   'compaction',
 ] as const satisfies readonly MessagesField[];
 
-/** The prompt as a Messages request with no output (the output limit is the model's, for the thinking rule). */
-export function decodeCountTokensRequest(body: unknown, headers: MessagesRequestHeaders = {}): DecodedTextRequest {
+/** The prompt as a Messages request with no output (the output limit is the model's, for the thinking rule), and its field names. */
+export function decodeCountTokensRequest(
+  body: unknown,
+  headers: MessagesRequestHeaders = {},
+): { decoded: DecodedTextRequest; names: TextFieldNames } {
   const { value } = Fields.body(body).allowOnly(COUNT_TOKENS_FIELDS);
   const { compaction: _ignored, ...prompt } = value;
-  const decoded = decodeMessagesRequest({ ...prompt, max_tokens: 1 }, headers);
-  return { ...decoded, outputLimit: { value: undefined, field: 'max_tokens', fallback: Number.MAX_SAFE_INTEGER }, stream: false };
+  const { decoded, names } = decodeMessagesIngress({ ...prompt, max_tokens: 1 }, headers);
+  return { decoded: { ...decoded, outputLimit: { value: undefined, fallback: Number.MAX_SAFE_INTEGER }, stream: false }, names };
 }
 
 /** Anthropic's answer: `{"input_tokens": N}`. */

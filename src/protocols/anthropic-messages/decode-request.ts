@@ -7,7 +7,7 @@ import type {
 } from '../../domain/generation/canonical';
 import { mapReasoningEffort } from '../../domain/generation/rules';
 import type { DecodedTextRequest } from '../../domain/generation/service';
-import type { WireFieldNames } from '../../domain/generation/service';
+import type { TextFieldNames } from '../../domain/generation/field-keys';
 import { Fields, checkToolCount, compact, fieldPath, nameAt, refuseField } from '../decode-fields';
 import { applyFieldPolicy, fieldsOf, fieldsWith } from '../apply-field-policy';
 import { readCacheBreakpoint } from '../cache-breakpoints';
@@ -30,15 +30,26 @@ const TOOL_PASSED_FIELDS = fieldsWith(TOOL_FIELD_POLICY, 'passed-to-vendor').fil
 );
 const MIN_THINKING_BUDGET = 1024;
 
-/** Where the canonical rules' refusals point in a Messages request. */
-const MESSAGES_FIELDS: WireFieldNames = {
-  requiredToolChoice: { field: 'tool_choice.type', value: "'any'" },
-  namedToolChoice: { field: 'tool_choice.name', noun: 'a tool' },
-  schema: 'output_config.format.schema',
-  thinkingBudget: 'thinking.budget_tokens',
-  hints: { ...TOP_LEVEL_HINT_NAMES, parallelToolCalls: 'tool_choice.disable_parallel_tool_use' },
+/** How a Messages request names what the canonical rules refuse. */
+const MESSAGES_NAMES: TextFieldNames = {
+  fields: {
+    'text.outputLimit': 'max_tokens',
+    'text.toolChoice': 'tool_choice.type',
+    'text.toolChoiceName': 'tool_choice.name',
+    'text.schema': 'output_config.format.schema',
+    'text.thinkingBudget': 'thinking.budget_tokens',
+    'text.prompt': 'messages',
+  },
+  requiredChoice: "'any'",
+  toolNoun: { function: 'a tool', custom: 'a tool' },
 };
-const MESSAGES_BETA_FORMAT_FIELDS: WireFieldNames = { ...MESSAGES_FIELDS, schema: 'output_format.schema' };
+/** The beta spelling of structured output carries the schema elsewhere. */
+const MESSAGES_BETA_FORMAT_NAMES: TextFieldNames = {
+  ...MESSAGES_NAMES,
+  fields: { ...MESSAGES_NAMES.fields, 'text.schema': 'output_format.schema' },
+};
+/** How Messages names each hint (parallel tool use is the inverse of a tool_choice flag). */
+const MESSAGES_HINT_NAMES = { ...TOP_LEVEL_HINT_NAMES, parallelToolCalls: 'tool_choice.disable_parallel_tool_use' };
 
 /** The canonical name of a Messages structured-output schema (Anthropic's format has none). */
 export const MESSAGES_SCHEMA_NAME = 'output';
@@ -46,6 +57,8 @@ export const MESSAGES_SCHEMA_NAME = 'output';
 /** A decoded Messages request, and what its answer's encoding needs to know. */
 export interface MessagesIngress {
   decoded: DecodedTextRequest;
+  /** How this request names the fields the canonical rules refuse (field-keys.ts). */
+  names: TextFieldNames;
   /** `thinking.display: 'omitted'`: thinking blocks are answered with their signature and no text. */
   omitThinking: boolean;
 }
@@ -80,7 +93,7 @@ export function decodeMessagesIngress(body: unknown, headers: MessagesRequestHea
   const decoded: DecodedTextRequest = {
     modelId,
     // Required above, so the fallback is never used.
-    outputLimit: { value: req.raw('max_tokens'), field: 'max_tokens', fallback: 0 },
+    outputLimit: { value: req.raw('max_tokens'), fallback: 0 },
     request: compact({
       messages,
       tools,
@@ -96,10 +109,11 @@ export function decodeMessagesIngress(body: unknown, headers: MessagesRequestHea
       vendorOnly: vendorOnly.settings(),
     }),
     stream: req.boolean('stream') ?? false,
-    // Which of the two fields carried the schema, for a refusal to name it.
-    fields: req.object('output_format') ? MESSAGES_BETA_FORMAT_FIELDS : MESSAGES_FIELDS,
+    hintNames: MESSAGES_HINT_NAMES,
   };
-  return { decoded, omitThinking: thinking.omitted };
+  // Which of the two fields carried the schema, for a refusal to name it.
+  const names = req.object('output_format') ? MESSAGES_BETA_FORMAT_NAMES : MESSAGES_NAMES;
+  return { decoded, names, omitThinking: thinking.omitted };
 }
 
 /** The canonical request of a Messages body (see decodeMessagesIngress). */

@@ -7,7 +7,7 @@ import type {
 } from '../../domain/generation/canonical';
 import { DEFAULT_OUTPUT_TOKENS, mapReasoningEffort } from '../../domain/generation/rules';
 import type { DecodedTextRequest } from '../../domain/generation/service';
-import type { WireFieldNames } from '../../domain/generation/service';
+import type { TextFieldNames } from '../../domain/generation/field-keys';
 import {
   Fields,
   checkToolCount,
@@ -37,17 +37,26 @@ const MEDIA_PARTS = ['image_url', 'input_audio', 'file'];
 
 const MAX_STOP_SEQUENCES = 4;
 
-/** Where the canonical rules' refusals point in a Chat request. */
-const CHAT_FIELDS: WireFieldNames = {
-  requiredToolChoice: { field: 'tool_choice', value: "'required'" },
-  namedToolChoice: { field: 'tool_choice.function.name', noun: 'a function' },
-  schema: 'response_format.json_schema.schema',
-  hints: TOP_LEVEL_HINT_NAMES,
+/** How a Chat request names what the canonical rules refuse (the output limit: the field it sent). */
+const CHAT_NAMES: TextFieldNames = {
+  fields: {
+    'text.outputLimit': 'max_completion_tokens',
+    'text.toolChoice': 'tool_choice',
+    'text.toolChoiceName': 'tool_choice.function.name',
+    'text.schema': 'response_format.json_schema.schema',
+    'text.thinkingBudget': 'the thinking budget',
+    'text.prompt': 'messages',
+  },
+  requiredChoice: "'required'",
+  toolNoun: { function: 'a function', custom: 'a function' },
 };
+const CHAT_NAMES_MAX_TOKENS: TextFieldNames = { ...CHAT_NAMES, fields: { ...CHAT_NAMES.fields, 'text.outputLimit': 'max_tokens' } };
 
 /** What the Chat decoder yields besides the canonical request. */
 export interface ChatIngress {
   decoded: DecodedTextRequest;
+  /** How this request names the fields the canonical rules refuse (field-keys.ts). */
+  names: TextFieldNames;
   /** `stream_options.include_usage`: end the stream with a usage chunk. */
   includeUsage: boolean;
 }
@@ -68,9 +77,10 @@ export function decodeChatIngress(body: unknown): ChatIngress {
   const streamOptions = req.object('stream_options')?.allowOnly(['include_usage', 'include_obfuscation']);
   streamOptions?.boolean('include_obfuscation');
 
+  const outputLimit = decodeOutputLimit(req);
   const decoded: DecodedTextRequest = {
     modelId,
-    outputLimit: decodeOutputLimit(req),
+    outputLimit: { value: outputLimit.value, fallback: DEFAULT_OUTPUT_TOKENS },
     request: compact({
       messages,
       tools,
@@ -90,9 +100,10 @@ export function decodeChatIngress(body: unknown): ChatIngress {
       vendorOnly: marks.asVendorOnly(),
     }),
     stream: req.boolean('stream') ?? false,
-    fields: CHAT_FIELDS,
+    hintNames: TOP_LEVEL_HINT_NAMES,
   };
-  return { decoded, includeUsage: streamOptions?.boolean('include_usage') ?? false };
+  const names = outputLimit.field === 'max_tokens' ? CHAT_NAMES_MAX_TOKENS : CHAT_NAMES;
+  return { decoded, names, includeUsage: streamOptions?.boolean('include_usage') ?? false };
 }
 
 /** The canonical request alone (see `decodeChatIngress` for `include_usage`). */
@@ -100,15 +111,16 @@ export function decodeChatRequest(body: unknown): DecodedTextRequest {
   return decodeChatIngress(body).decoded;
 }
 
-function decodeOutputLimit(req: Fields): DecodedTextRequest['outputLimit'] {
+/** The output limit sent, and which of the two fields carried it. */
+function decodeOutputLimit(req: Fields): { value: unknown; field: 'max_tokens' | 'max_completion_tokens' } {
   const maxCompletionTokens = req.raw('max_completion_tokens');
   const maxTokens = req.raw('max_tokens');
   if (maxCompletionTokens !== undefined && maxTokens !== undefined) {
     refuseField('max_tokens', 'cannot be sent together with max_completion_tokens; send only max_completion_tokens');
   }
   return maxTokens !== undefined
-    ? { value: maxTokens, field: 'max_tokens', fallback: DEFAULT_OUTPUT_TOKENS }
-    : { value: maxCompletionTokens, field: 'max_completion_tokens', fallback: DEFAULT_OUTPUT_TOKENS };
+    ? { value: maxTokens, field: 'max_tokens' }
+    : { value: maxCompletionTokens, field: 'max_completion_tokens' };
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { CanonicalMessage } from '../../domain/generation/canonical';
 import { DEFAULT_OUTPUT_TOKENS, mapReasoningEffort } from '../../domain/generation/rules';
 import type { DecodedTextRequest } from '../../domain/generation/service';
-import type { WireFieldNames } from '../../domain/generation/service';
+import type { TextFieldNames } from '../../domain/generation/field-keys';
 import { Fields, compact, fieldPath, preferFirst, refuseField } from '../decode-fields';
 import { applyFieldPolicy, fieldsOf } from '../apply-field-policy';
 import type { ResponseFormatTextConfig, ResponseObject, ResponsesReasoningEffort } from './types';
@@ -25,18 +25,22 @@ const ENCRYPTED_REASONING = 'reasoning.encrypted_content';
 /** What the Responses API documents as used when a request sets no sampling value. */
 const SAMPLING_DEFAULTS = { temperature: 1, top_p: 1, presence_penalty: 0, frequency_penalty: 0, top_logprobs: 0 } as const;
 
-/** Where the canonical rules' refusals point in a Responses request. */
-const RESPONSES_FIELDS: WireFieldNames = {
-  requiredToolChoice: { field: 'tool_choice', value: "'required'" },
-  namedToolChoice: { field: 'tool_choice.name', noun: 'a function tool' },
-  schema: 'text.format.schema',
-  prompt: 'input',
-  hints: { ...TOP_LEVEL_HINT_NAMES, verbosity: 'text.verbosity' },
+/** How a Responses request names what the canonical rules refuse. */
+const RESPONSES_NAMES: TextFieldNames = {
+  fields: {
+    'text.outputLimit': 'max_output_tokens',
+    'text.toolChoice': 'tool_choice',
+    'text.toolChoiceName': 'tool_choice.name',
+    'text.schema': 'text.format.schema',
+    'text.thinkingBudget': 'the thinking budget',
+    'text.prompt': 'input',
+  },
+  requiredChoice: "'required'",
+  toolNoun: { function: 'a function tool', custom: 'a custom tool' },
 };
-const RESPONSES_CUSTOM_CHOICE_FIELDS: WireFieldNames = {
-  ...RESPONSES_FIELDS,
-  namedToolChoice: { field: 'tool_choice.name', noun: 'a custom tool' },
-};
+
+/** How Responses names each hint (verbosity is nested under `text`). */
+const RESPONSES_HINT_NAMES = { ...TOP_LEVEL_HINT_NAMES, verbosity: 'text.verbosity' };
 
 /** The request's settings as the `response` object repeats them: each one, with its default when the request set none. */
 export type ResponseSettings = Pick<
@@ -72,6 +76,8 @@ export interface ResponsesEcho {
 
 export interface ResponsesIngress {
   decoded: DecodedTextRequest;
+  /** How a Responses request names the fields the canonical rules refuse (field-keys.ts). */
+  names: TextFieldNames;
   echo: ResponsesEcho;
 }
 
@@ -114,7 +120,7 @@ export function decodeResponsesIngress(body: unknown): ResponsesIngress {
 
   const decoded: DecodedTextRequest = {
     modelId,
-    outputLimit: { value: maxOutputTokens, field: 'max_output_tokens', fallback: DEFAULT_OUTPUT_TOKENS },
+    outputLimit: { value: maxOutputTokens, fallback: DEFAULT_OUTPUT_TOKENS },
     request: compact({
       messages,
       tools: tools.canonical,
@@ -133,10 +139,7 @@ export function decodeResponsesIngress(body: unknown): ResponsesIngress {
       maxToolCalls: tools.canonical.some((tool) => tool.type === 'mcp') ? maxToolCalls : undefined,
     }),
     stream: req.boolean('stream') ?? false,
-    fields:
-      typeof toolChoice?.canonical === 'object' && toolChoice.canonical.kind === 'custom'
-        ? RESPONSES_CUSTOM_CHOICE_FIELDS
-        : RESPONSES_FIELDS,
+    hintNames: RESPONSES_HINT_NAMES,
   };
   const settings: ResponseSettings = {
     instructions: instructions ?? null,
@@ -157,7 +160,11 @@ export function decodeResponsesIngress(body: unknown): ResponsesIngress {
     safety_identifier: safetyIdentifier ?? null,
     prompt_cache_key: req.string('prompt_cache_key') ?? null,
   };
-  return { decoded, echo: { settings, includeEncryptedReasoning: include.includes(ENCRYPTED_REASONING), namespaces: tools.namespaces } };
+  return {
+    decoded,
+    names: RESPONSES_NAMES,
+    echo: { settings, includeEncryptedReasoning: include.includes(ENCRYPTED_REASONING), namespaces: tools.namespaces },
+  };
 }
 
 /** The canonical request alone (see `decodeResponsesIngress` for the echoed fields). */
