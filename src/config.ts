@@ -76,6 +76,8 @@ export interface RoutingConfig {
   failuresToCool: number;
   cooldownMs: number;
   stickyTtlMs: number;
+  /** With Redis: how long a request waits for another instance's affinity on a local miss (ms). */
+  affinityWaitMs: number;
 }
 
 /**
@@ -144,6 +146,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       cooldownMs: integer(env, 'TOLLGATE_ROUTING_COOLDOWN_MS', 10_000, 1, 3_600_000),
       // Anthropic's and OpenAI's prompt caches keep an entry about 5 minutes after its last use.
       stickyTtlMs: integer(env, 'TOLLGATE_ROUTING_STICKY_TTL_MS', 300_000, 0, 24 * 3_600_000),
+      affinityWaitMs: integer(env, 'TOLLGATE_ROUTING_AFFINITY_WAIT_MS', 20, 1, 10_000),
     },
     settlement,
     settlementBacklog: integer(env, 'TOLLGATE_SETTLEMENT_BACKLOG', DEFAULT_SETTLEMENT_BACKLOG, 1, 1_000_000),

@@ -16,7 +16,8 @@ export class RedisSharedHealth implements SharedHealth {
   private lastErrorLogAt = -Infinity;
 
   constructor(
-    private readonly redis: Redis,
+    /** Its connection, which conversation affinity shares (redis-affinity.ts); closed with it. */
+    readonly redis: Redis,
     private readonly key: string,
     private readonly log: Logger,
     private readonly pollMs = 500,

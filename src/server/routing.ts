@@ -5,9 +5,10 @@ import { StickyRoutes } from '../domain/routing/affinity';
 import { Router, splitHealthKey } from '../domain/routing/failover';
 import { DEFAULT_BREAKER, DeploymentHealth } from '../domain/routing/health';
 import type { PrometheusMetrics } from '../infra/metrics';
+import { RedisSharedAffinity } from '../infra/redis-affinity';
 import { openRedisSharedHealth } from '../infra/redis-deployment-health';
 
-/** Failover across a model's deployments: their health (circuit breakers) and the router that reads it. */
+/** Failover across a model's deployments: their health (circuit breakers), conversations' affinity, and the router that reads both. */
 export async function openRouting(
   config: Config,
   catalog: Catalog,
@@ -29,9 +30,13 @@ export async function openRouting(
       metrics?.routing.cooled(model, deployment);
     },
   );
+  // Conversations' deployments: on the same Redis connection, so that another instance keeps a conversation's cache warm.
+  const sharedAffinity = sharedHealth
+    ? new RedisSharedAffinity(sharedHealth.redis, config.redisKeyPrefix, log, routing.affinityWaitMs)
+    : null;
   const router = new Router(
     health,
-    new StickyRoutes(routing.stickyTtlMs),
+    new StickyRoutes(routing.stickyTtlMs, Date.now, sharedAffinity),
     { maxAttempts: routing.maxAttempts, budgetMs: routing.budgetMs, firstByteTimeoutMs: routing.firstByteTimeoutMs },
     metrics?.routing,
   );

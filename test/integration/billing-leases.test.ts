@@ -648,6 +648,51 @@ test('overshoot: a cost above the hold is charged the hold, the excess recorded 
   expect(overage!.overage_micro).toBe((over - A).toString());
 });
 
+test('moveHold (a fallback serving on the hold): the hold grows out of leased slack, its own lease first, else another of its key; beyond every lease nothing changes', async () => {
+  const funds = 100n * A;
+  const { principal, key } = await setup({ fundsMicro: funds });
+  const { leases } = newLeases();
+  const reserve = () => leases.reserve({ principal, purpose: 'text', model: 'acme/asked', amountMicro: A });
+  // The first lease is taken for 16 holds like it (within a quarter of the balance): room for 15 A more.
+  const grown = await reserve();
+  expect(leases.moveHold(grown, 'acme/fallback', 4n * A)).toBe(true);
+  expect(grown.amountMicro).toBe(4n * A);
+  // More than any lease could hold: refused, the hold as it was.
+  expect(leases.moveHold(grown, 'acme/dearer', funds)).toBe(false);
+  expect(grown.amountMicro).toBe(4n * A);
+  // Fill the first lease (12 A more), so that the next hold takes a second lease: a hold of the
+  // first (full) lease then grows in the second, which has the room.
+  const filling = await Promise.all(Array.from({ length: 12 }, reserve));
+  const other = await reserve();
+  const moved = filling.pop()!;
+  expect(leases.moveHold(moved, 'acme/fallback', 5n * A)).toBe(true);
+  expect(moved.amountMicro).toBe(5n * A);
+
+  await leases.settle(grown, { costMicro: 3n * A + 5n });
+  await leases.settle(moved, { costMicro: 5n * A });
+  for (const hold of [...filling, other]) await leases.release(hold);
+  await leases.close();
+  const charged = 8n * A + 5n;
+  expect(await state(principal.accountId, key.id)).toMatchObject({
+    balance: funds - charged,
+    reserved: 0n,
+    keySettled: charged,
+    keyReserved: 0n,
+    activeHolds: 0,
+    ledgerSum: funds - charged,
+    ledgerCharges: 2,
+  });
+  expect(await billing.auditAccount(principal.accountId)).toMatchObject({ consistent: true });
+  const usage = await sql<{ hold_id: string; model: string; cost_micro: string }>(
+    'select hold_id, model, cost_micro::text from usage_records where account_id = ? order by hold_id',
+    [principal.accountId],
+  );
+  expect(usage.map((u) => [u.hold_id, u.model, u.cost_micro])).toEqual([
+    [grown.id, 'acme/fallback', (3n * A + 5n).toString()],
+    [moved.id, 'acme/fallback', (5n * A).toString()],
+  ]);
+});
+
 test("a spend limit change gives the key's slack back at once, and the new limit binds", async () => {
   const B = 1_000_000n; // $1: the smallest spend limit a key may have
   const funds = 100n * B;

@@ -7,7 +7,8 @@ import type { CanonicalRequest } from '../generation/canonical';
  * from cache (cheaper, faster) where a move would write it again. A conversation is named by
  * the client's session header when it sends one, else by a hash of its leading messages (the
  * system prompt and first user turn do not change as it grows); the deployment that served its
- * last turn is remembered for about the vendor's cache lifetime and tried first.
+ * last turn is remembered for about the vendor's cache lifetime and tried first. With a shared
+ * store (Redis), every instance learns it: written after each turn, read on a local miss.
  */
 
 /** Remembered conversations per instance; the oldest are forgotten beyond it. */
@@ -18,13 +19,31 @@ interface Remembered {
   until: number;
 }
 
+/** Conversations' deployments as every instance sees them (src/infra/redis-affinity.ts). */
+export interface SharedAffinity {
+  /** Tells the other instances, for `ttlMs`; fire and forget (a failure loses a hint, never a request). */
+  remember(conversation: string, deployment: string, ttlMs: number): void;
+  /** The deployment another instance remembered; null when none, or when the store does not answer within a short wait. */
+  recall(conversation: string): Promise<string | null>;
+}
+
 export class StickyRoutes {
   private readonly routes = new Map<string, Remembered>();
 
   constructor(
     private readonly ttlMs: number,
     private readonly now: () => number = Date.now,
+    private readonly shared: SharedAffinity | null = null,
   ) {}
+
+  /**
+   * The conversation's deployment: this instance's, else the shared store's (a promise only
+   * then: a local hit, or no store, costs no wait).
+   */
+  recall(conversation: string): string | null | Promise<string | null> {
+    const local = this.get(conversation);
+    return local !== null || this.shared === null ? local : this.shared.recall(conversation);
+  }
 
   /** The deployment that served the conversation's last turn, while its cache is likely warm. */
   get(conversation: string): string | null {
@@ -43,6 +62,7 @@ export class StickyRoutes {
     this.routes.delete(conversation);
     this.routes.set(conversation, { deployment, until: this.now() + this.ttlMs });
     if (this.routes.size > MAX_CONVERSATIONS) this.routes.delete(this.routes.keys().next().value!);
+    this.shared?.remember(conversation, deployment, this.ttlMs);
   }
 }
 

@@ -115,19 +115,18 @@ export class Router {
     hints: RouteHints | undefined,
   ): AsyncIterable<ProviderEvent> {
     const conversation = targets.length > 1 ? conversationKey(request, hints?.session ?? null) : null;
-    return new FailoverStream(this, model, this.order(targets, conversation), request, signal, conversation);
+    return new FailoverStream(this, model, targets, request, signal, conversation);
   }
 
   /**
-   * The order to try: the conversation's last deployment first (its cache is warm), then by
-   * priority, and within a priority a weighted random order (Efraimidis-Spirakis keys).
+   * The order to try: the conversation's last deployment (`warm`) first (its cache is warm), then
+   * by priority, and within a priority a weighted random order (Efraimidis-Spirakis keys).
    */
-  order(targets: readonly RouteTarget[], conversation: string | null): RouteTarget[] {
+  order(targets: readonly RouteTarget[], warm: string | null): RouteTarget[] {
     if (targets.length === 1) return [targets[0]!];
     const keyed = targets.map((target) => ({ target, key: Math.pow(this.random(), 1 / target.deployment.weight) }));
     keyed.sort((a, b) => a.target.deployment.priority - b.target.deployment.priority || b.key - a.key);
     const ordered = keyed.map((k) => k.target);
-    const warm = conversation === null ? null : this.sticky.get(conversation);
     if (warm !== null) {
       const index = ordered.findIndex((target) => target.deployment.name === warm);
       if (index > 0) ordered.unshift(...ordered.splice(index, 1));
@@ -156,11 +155,13 @@ class FailoverStream implements AsyncIterableIterator<ProviderEvent> {
   private held: IteratorResult<ProviderEvent> | null = null;
   private probe: string | null = null;
   private attempts = 0;
+  /** The deployments in the order to try (start). */
+  private candidates: RouteTarget[] = [];
 
   constructor(
     private readonly router: Router,
     private readonly model: TextModel,
-    private readonly candidates: RouteTarget[],
+    private readonly targets: readonly RouteTarget[],
     private readonly request: CanonicalRequest,
     private readonly signal: Cancellation,
     private readonly conversation: string | null,
@@ -194,7 +195,11 @@ class FailoverStream implements AsyncIterableIterator<ProviderEvent> {
   };
 
   private async start(): Promise<IteratorResult<ProviderEvent>> {
-    const { health, policy, metrics } = this.router.deps;
+    const { health, policy, metrics, sticky } = this.router.deps;
+    let warm = this.conversation === null ? null : sticky.recall(this.conversation);
+    // Awaited only when the shared store is asked (a named conversation this instance does not know).
+    if (warm instanceof Promise) warm = await warm;
+    this.candidates = this.router.order(this.targets, warm);
     const started = Date.now();
     let lastError: unknown = null;
     let soonest = Infinity;
