@@ -1,4 +1,4 @@
-import { COST_PART_SCALE, textCostParts, type TextCostParts, type TokenPrices, type TokenUsage } from './pricing';
+import { COST_PART_SCALE, type TextCostParts } from './pricing';
 
 /** The parts an answer's cost is shown in; only those that apply to it are present. */
 export type CostPart = keyof TextCostParts | 'images' | 'videoSeconds';
@@ -13,8 +13,9 @@ export interface AnswerCost {
   parts: Partial<Record<CostPart, bigint>>;
 }
 
-export function textAnswerCost(prices: TokenPrices, usage: TokenUsage, chargedMicro: bigint): AnswerCost {
-  return { chargedMicro, parts: textCostParts(prices, usage) };
+/** A text answer's cost: its charge and the parts (textCostParts) it was rounded from. */
+export function textAnswerCost(parts: TextCostParts, chargedMicro: bigint): AnswerCost {
+  return { chargedMicro, parts };
 }
 
 /** Images and video seconds are priced per unit: the part is the charge itself (exact). */

@@ -107,7 +107,12 @@ const maxBig = (a: bigint, b: bigint): bigint => (a > b ? a : b);
 
 /** What a finished text request is charged: the provider-reported usage, to the nearest micro-dollar. */
 export function textChargeMicro(prices: TokenPrices, usage: TokenUsage): bigint {
-  return textCostMicro(prices, usage, 'nearest');
+  return textChargeOfParts(textCostParts(prices, usage));
+}
+
+/** textChargeMicro from the parts already computed (each BigInt operation allocates: an answer computes them once). */
+export function textChargeOfParts(parts: TextCostParts): bigint {
+  return divideRounded(parts.input + parts.cachedInput + parts.cacheWrite + parts.output, TOKENS_PER_PRICE_UNIT, 'nearest');
 }
 
 /**

@@ -1,5 +1,5 @@
 import { countTokensExactly } from '../billing/estimate';
-import { chargeWithinHold, textChargeMicro, type TokenPrices, type TokenUsage } from '../billing/pricing';
+import { chargeWithinHold, textChargeOfParts, textCostParts, type TokenPrices, type TokenUsage } from '../billing/pricing';
 import { textAnswerCost, type AnswerCost } from '../billing/answer-cost';
 import type { LeasedHold } from '../billing/lease-budgets';
 import type { UsageCounts } from '../billing/usage-counts';
@@ -313,7 +313,8 @@ export class OpenGeneration implements AsyncIterable<CanonicalEvent> {
     } else {
       context.tokens?.settleTokens(outcome.usage.inputTokens + outcome.usage.outputTokens);
       const usage = billedUsage(outcome.usage);
-      const costMicro = textChargeMicro(this.prices, usage);
+      const parts = textCostParts(this.prices, usage);
+      const costMicro = textChargeOfParts(parts);
       written = deps.budget.settle(hold, {
         costMicro,
         usage,
@@ -324,7 +325,7 @@ export class OpenGeneration implements AsyncIterable<CanonicalEvent> {
       });
       // Charged up to the hold: a vendor reporting more usage than the hold covers is an overage, not a charge.
       const { chargedMicro } = chargeWithinHold(costMicro, hold.amountMicro);
-      cost = textAnswerCost(this.prices, usage, chargedMicro);
+      cost = textAnswerCost(parts, chargedMicro);
       context.onCharged?.(chargedMicro);
       deps.metrics?.charged(this.vendor, this.model.id, usage, chargedMicro);
     }
