@@ -273,7 +273,8 @@ describe('Gemini provider', () => {
       item: { kind: 'call' as const, id: 'mcptoolu_1', serverLabel: 'docs', name: 'search', arguments: '{}', output: 'x' },
     };
     expect(() => checkVendorCapabilities(request({ messages: [{ role: 'user', content: 'Hi' }, call] }), gemini.capabilities)).toThrow(
-      "input: MCP calls of an earlier turn ('mcp_call' items, or mcp_tool_use blocks in messages) can be sent back only to a vendor that runs MCP servers (OpenAI, Anthropic)",
+      // The rule's own words; the text endpoints name the field as the client's format does (`input` in Responses).
+      "MCP calls of an earlier turn ('mcp_call' items, or mcp_tool_use blocks in messages) can be sent back only to a vendor that runs MCP servers (OpenAI, Anthropic)",
     );
     expect(fake.requests.length).toBe(before);
 

@@ -17,6 +17,7 @@ import {
   type TextAccount,
   type TextHarness,
 } from '../support/text';
+import { call } from '../support/tollgate';
 
 /**
  * Cross-format translation over real HTTP with the official `openai` SDK: Chat Completions and
@@ -538,8 +539,24 @@ describe('Responses served by Claude and Gemini', () => {
       .catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(Error);
     expect((refused as { status?: number }).status).toBe(400);
-    expect((refused as Error).message).toMatch(/tools: MCP server 'docs' asks for approvals/);
+    expect((refused as Error).message).toMatch(/tools: MCP server 'docs' asks for approvals.*set require_approval to 'never'/);
+    expect((refused as { error?: { details?: unknown } }).error?.details).toEqual({ field: 'tools', model: 'anthropic/claude-haiku-4-5' });
     expect(anthropicFake.requests.length).toBe(before);
+
+    // A Messages client declares MCP servers in `mcp_servers`: a vendor without them is refused naming that field.
+    const geminiBefore = geminiFake.requests.length;
+    const r = await call(`${h.t.url}/v1/messages`, {
+      token: a.secret,
+      body: {
+        model: 'google/gemini-2.5-flash',
+        max_tokens: 50,
+        messages: [{ role: 'user', content: 'Search a' }],
+        mcp_servers: [{ type: 'url', url: 'https://mcp.example.com/sse', name: 'docs' }],
+      },
+    });
+    expect(r.status).toBe(400);
+    expect(r.body.error.message).toMatch(/^mcp_servers: MCP server 'docs' cannot be used with model 'google\/gemini-2.5-flash'/);
+    expect(geminiFake.requests.length).toBe(geminiBefore);
   });
 
   test('Claude: output items sent back as input keep the signed thinking block before the tool call', async () => {

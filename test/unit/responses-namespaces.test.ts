@@ -1,4 +1,5 @@
-import type { CanonicalEvent, CanonicalUsage } from '../../src/domain/generation/canonical';
+import type { CanonicalEvent, CanonicalUsage, VendorCapabilities } from '../../src/domain/generation/canonical';
+import { namedFor } from '../../src/domain/generation/field-keys';
 import { ApiError } from '../../src/domain/shared/errors';
 import { builtinCatalog, findModel } from '../../src/domain/catalog/catalog';
 import { collectEvents } from '../../src/protocols/collect';
@@ -187,15 +188,23 @@ describe('hints reach the vendors that have them', () => {
 
 test('max_tool_calls with MCP tools is refused for a vendor that cannot limit MCP calls, naming it', () => {
   const claude = findModel(builtinCatalog(), 'anthropic/claude-sonnet-4-5', 'text')!;
-  const decoded = decodeResponsesIngress({
+  const { decoded, names } = decodeResponsesIngress({
     model: 'claude-sonnet-4-5',
     input: 'Hi',
     max_tool_calls: 1,
     tools: [{ type: 'mcp', server_label: 'd', server_url: 'https://m', require_approval: 'never' }],
-  }).decoded;
+  });
   const request = { ...decoded.request, model: claude, maxOutputTokens: 100 };
   const anthropicLike = { customTools: false, mcpServers: true, mcpCalls: true, mcpApprovals: false };
-  expect(() => validateCanonicalRequest(request, anthropicLike)).toThrow(
+  // As the text endpoints answer: the rule's refusal named as Responses names the field.
+  const named = (can: VendorCapabilities) => () => {
+    try {
+      validateCanonicalRequest(request, can);
+    } catch (error) {
+      throw namedFor(error, names);
+    }
+  };
+  expect(named(anthropicLike)).toThrow(
     "max_tool_calls cannot be enforced for model 'anthropic/claude-sonnet-4-5': its vendor calls MCP servers without a limit; remove max_tool_calls.",
   );
   expect(() =>

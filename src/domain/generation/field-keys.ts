@@ -6,7 +6,16 @@ import { ApiError, badRequest, type ErrorDetails } from '../shared/errors';
  * answered (TextFieldRefusal.named). The domain holds no wire name.
  */
 export type TextFieldKey =
-  'text.outputLimit' | 'text.toolChoice' | 'text.toolChoiceName' | 'text.schema' | 'text.thinkingBudget' | 'text.prompt';
+  | 'text.outputLimit'
+  | 'text.toolChoice'
+  | 'text.toolChoiceName'
+  | 'text.schema'
+  | 'text.thinkingBudget'
+  | 'text.prompt'
+  | 'text.tools'
+  | 'text.mcpServers'
+  | 'text.mcpApproval'
+  | 'text.maxToolCalls';
 
 /** The kinds of tool a tool choice can name. */
 type NamedToolKind = 'function' | 'custom';
@@ -31,6 +40,10 @@ const DOMAIN_WORDS: TextFieldNames = {
     'text.schema': 'text.schema',
     'text.thinkingBudget': 'text.thinkingBudget',
     'text.prompt': 'text.prompt',
+    'text.tools': 'text.tools',
+    'text.mcpServers': 'text.mcpServers',
+    'text.mcpApproval': 'text.mcpApproval',
+    'text.maxToolCalls': 'text.maxToolCalls',
   },
   requiredChoice: "'required'",
   toolNoun: { function: 'a function tool', custom: 'a custom tool' },

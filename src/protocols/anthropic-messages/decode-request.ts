@@ -39,6 +39,11 @@ const MESSAGES_NAMES: TextFieldNames = {
     'text.schema': 'output_config.format.schema',
     'text.thinkingBudget': 'thinking.budget_tokens',
     'text.prompt': 'messages',
+    'text.tools': 'tools',
+    'text.mcpServers': 'mcp_servers',
+    // Messages has no approvals (its MCP servers never ask) nor a tool-call limit: named for completeness.
+    'text.mcpApproval': 'require_approval',
+    'text.maxToolCalls': 'max_tool_calls',
   },
   requiredChoice: "'any'",
   toolNoun: { function: 'a tool', custom: 'a tool' },

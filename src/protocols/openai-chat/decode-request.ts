@@ -46,6 +46,11 @@ const CHAT_NAMES: TextFieldNames = {
     'text.schema': 'response_format.json_schema.schema',
     'text.thinkingBudget': 'the thinking budget',
     'text.prompt': 'messages',
+    'text.tools': 'tools',
+    // Chat has no MCP tools nor a tool-call limit: never refused there, named for completeness.
+    'text.mcpServers': 'tools',
+    'text.mcpApproval': 'require_approval',
+    'text.maxToolCalls': 'max_tool_calls',
   },
   requiredChoice: "'required'",
   toolNoun: { function: 'a function', custom: 'a function' },
