@@ -88,8 +88,11 @@ export class TextPipeline implements TextGenerationService {
     try {
       await generation.begin();
     } catch (error) {
+      // Whatever goes wrong choosing a fallback, the asked model's own answer stands and the hold is released.
       const fallback =
-        serving.fellBack || context.signal.aborted ? null : await this.fallbackAfter(error, serving.model, access, decoded, hold);
+        serving.fellBack || context.signal.aborted
+          ? null
+          : await this.fallbackAfter(error, serving.model, access, decoded, hold).catch(() => null);
       if (fallback === null) {
         await generation.fail(error);
         throw error;
