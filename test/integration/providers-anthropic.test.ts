@@ -359,12 +359,14 @@ describe('Anthropic provider', () => {
     const before = fake.requests.length;
     const rules: McpApprovalRule[] = ['always', { always: { toolNames: ['search'] } }];
     for (const requireApproval of rules) {
-      expect(() =>
-        checkVendorCapabilities(
-          request({ tools: [{ type: 'mcp', serverLabel: 'docs', serverUrl: 'https://x', requireApproval }] }),
-          claude.capabilities,
-        ),
-      ).toThrow(/docs.*require_approval to 'never'/);
+      expect(
+        () =>
+          checkVendorCapabilities(
+            request({ tools: [{ type: 'mcp', serverLabel: 'docs', serverUrl: 'https://x', requireApproval }] }),
+            claude.capabilities,
+          ),
+        // The rule's own words (field keys); the endpoints name them as the client's format does (text-vendors.test.ts).
+      ).toThrow(/docs.*set text\.mcpApproval to 'never'/);
     }
     const ask = {
       role: 'mcp' as const,
@@ -377,8 +379,8 @@ describe('Anthropic provider', () => {
       refused = error;
     }
     expect(refused).toBeInstanceOf(ApiError);
-    expect((refused as ApiError).message).toMatch(/^input: 'mcp_approval_request' items/);
-    expect((refused as ApiError).details).toMatchObject({ field: 'input' });
+    expect((refused as ApiError).message).toMatch(/^text\.prompt: 'mcp_approval_request' items/);
+    expect((refused as ApiError).details).toMatchObject({ field: 'text.prompt' });
     expect(fake.requests.length).toBe(before);
 
     fake.script({ text: 'Ok.' });
