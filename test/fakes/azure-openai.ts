@@ -1,3 +1,4 @@
+import { fakeImageBase64, parseSize, startImageFake, type ImageFake } from './openai-images';
 import { chatCompletions, startFakeVendor, type FakeExchange, type FakeOpenAIReply, type FakeVendor, type SseOut } from './openai';
 
 /**
@@ -74,4 +75,36 @@ function withAzureStream(exchange: FakeExchange<FakeOpenAIReply>): FakeExchange<
     return { ...event, data: JSON.stringify(chunk) };
   };
   return { ...exchange, sse: (events, options) => exchange.sse([first, ...events.map(withFilters)], options) };
+}
+
+const IMAGES_PATH = /^\/openai\/deployments\/([^/]+)\/images\/generations$/;
+
+/**
+ * The same resource's image generations, as Azure answers them:
+ * `POST /openai/deployments/{deployment}/images/generations?api-version=…` with the `api-key`
+ * header, OpenAI's body without `model` (the path names the deployment), OpenAI's answer, and
+ * Azure's error bodies. Replies are scripted per call like the OpenAI images fake's.
+ */
+export async function startFakeAzureOpenAIImages(options: FakeAzureOptions = {}): Promise<ImageFake> {
+  const apiKey = options.apiKey ?? 'azure-fake-key';
+  return startImageFake({ apiKey, basePath: '' }, async ({ request, reply, json }) => {
+    const error = (status: number, code: string, message: string) => json(status, { error: { code, message } });
+    if (request.headers['api-key'] !== apiKey)
+      return error(401, '401', 'Access denied due to invalid subscription key or wrong API endpoint.');
+    const match = IMAGES_PATH.exec(request.path);
+    if (!match || request.method !== 'POST' || !request.query['api-version']) return error(404, '404', 'Resource not found');
+    if (options.deployments && !options.deployments.includes(decodeURIComponent(match[1]!)))
+      return error(404, 'DeploymentNotFound', 'The API deployment for this resource does not exist.');
+    if (reply.status)
+      return error(
+        reply.status,
+        reply.status === 429 ? '429' : 'InternalServerError',
+        reply.errorMessage ?? 'The fake Azure resource failed.',
+      );
+    const body = (request.json ?? {}) as Record<string, unknown>;
+    if (typeof body.prompt !== 'string' || !body.prompt)
+      return error(400, 'invalid_request_error', "Missing required parameter: 'prompt'.");
+    if (Number(body.n ?? 1) !== 1) return error(400, 'invalid_request_error', 'The fake makes one image per call.');
+    json(200, { created: Math.floor(Date.now() / 1000), data: [{ b64_json: await fakeImageBase64(reply, parseSize(body.size)) }] });
+  });
 }

@@ -28,6 +28,8 @@ export interface ImageFakeReply {
 export interface RecordedImageRequest {
   method: string;
   path: string;
+  /** The URL's query parameters. */
+  query: Record<string, string>;
   headers: IncomingHttpHeaders;
   /** Parsed JSON body, when JSON. */
   json: any;
@@ -111,9 +113,11 @@ export async function startImageFake(
 }
 
 async function recordImageRequest(req: IncomingMessage, res: ServerResponse): Promise<RecordedImageRequest> {
+  const url = new URL(req.url ?? '/', 'http://fake');
   const record: RecordedImageRequest = {
     method: req.method ?? 'GET',
-    path: new URL(req.url ?? '/', 'http://fake').pathname,
+    path: url.pathname,
+    query: Object.fromEntries(url.searchParams),
     headers: req.headers,
     json: undefined,
     fields: {},

@@ -20,7 +20,36 @@ const text = (extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 
+const image = (extra: Record<string, unknown> = {}) => ({
+  kind: 'image',
+  id: 'acme/img',
+  vendor: 'openai',
+  created: 1,
+  modes: ['generate'],
+  sizes: ['1024x1024'],
+  max_input_images: 0,
+  pricing: { per_image: '0.04' },
+  ...extra,
+});
+
 describe('catalog deployments', () => {
+  test('an image model lists deployments as a text model does: OpenAI and Azure OpenAI accounts, by priority', () => {
+    const catalog = parseCatalog(
+      {
+        vendors: { azure_east: { protocol: 'azure-openai', base_url: 'https://east.openai.azure.com' } },
+        models: [image({ deployments: [{ vendor: 'azure_east', vendor_model_id: 'img-dep', priority: 1 }, { vendor: 'openai' }] })],
+      },
+      'test',
+    );
+    const [model] = catalog.images;
+    expect(model!.routed).toBe(true);
+    expect(model!.deployments.map((d) => [d.name, d.protocol, d.vendorModelId, d.priority])).toEqual([
+      ['openai', 'openai', 'img', 0],
+      ['azure_east', 'azure-openai', 'img-dep', 1],
+    ]);
+    for (const builtin of builtinCatalog().images) expect(builtin.routed).toBe(false);
+  });
+
   test('a model without a list has its own vendor as its one deployment and is not routed (the built-in catalog)', () => {
     for (const model of builtinCatalog().text) {
       expect(model.routed).toBe(false);
@@ -98,6 +127,10 @@ describe('catalog deployments', () => {
     [
       { models: [text({ deployments: [{ vendor: 'openai' }], fallback: 'acme/n' }), text({ id: 'acme/n', pricing: null })] },
       'test: models[0].fallback must name a priced model',
+    ],
+    [
+      { models: [image({ deployments: [{ vendor: 'openai' }, { vendor: 'anthropic' }] })] },
+      'test: models[0].deployments[1].vendor must be an "openai" or "azure-openai" vendor',
     ],
   ])('a bad catalog names the field: %j', (source, message) => {
     expect(() => parseCatalog(source, 'test')).toThrow(message);

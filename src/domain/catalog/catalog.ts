@@ -127,7 +127,7 @@ function buildCatalog(source: ParsedCatalogSource): Catalog {
     claimId(idPaths, entry.id, at);
     const model = buildModel(entry, at, vendorDefaults);
     claimVendor(model.vendor, model.protocol, [...at, 'protocol']);
-    if (model.kind === 'text') model.deployments.forEach((d, i) => claimVendor(d.vendor, d.protocol, [...at, 'deployments', i, 'vendor']));
+    if (model.kind !== 'video') model.deployments.forEach((d, i) => claimVendor(d.vendor, d.protocol, [...at, 'deployments', i, 'vendor']));
     byId.set(model.id, model);
     if (model.kind === 'text') text.push(model);
     else if (model.kind === 'image') images.push(model);
@@ -204,7 +204,7 @@ const protocolOf = (vendor: string, defaults: ReadonlyMap<string, VendorDefaults
 
 /** The model's deployments, by priority; without a list, the one its own vendor makes. */
 function buildDeployments(
-  entry: Extract<ModelSource, { kind: 'text' }>,
+  entry: Extract<ModelSource, { kind: 'text' | 'image' }>,
   base: { vendor: string; protocol: VendorProtocol; vendorModelId: string },
   at: Path,
   defaults: ReadonlyMap<string, VendorDefaults>,
@@ -243,6 +243,9 @@ function buildDeployments(
   });
   return freeze(deployments.sort((a, b) => a.priority - b.priority));
 }
+
+/** The vendor kinds whose image API an image model's deployment can call. */
+const IMAGE_DEPLOYMENT_PROTOCOLS: ReadonlySet<VendorProtocol> = new Set<VendorProtocol>(['openai', 'azure-openai']);
 
 /** Vertex AI serves each publisher through its own API: the model id must say which (Claude or Gemini). */
 function checkVertexModel(protocol: VendorProtocol, vendorModelId: string, at: Path): void {
@@ -309,9 +312,19 @@ function buildModel(entry: ModelSource, at: Path, defaults: ReadonlyMap<string, 
       if (modes.includes('edit') && entry.max_input_images < 1) {
         throw new FieldError([...at, 'max_input_images'], 'must be at least 1 for a model with mode "edit"');
       }
+      const deployments = buildDeployments(entry, base, at, defaults);
+      deployments.forEach((d, i) => {
+        if (entry.deployments !== undefined && !IMAGE_DEPLOYMENT_PROTOCOLS.has(d.protocol))
+          throw new FieldError(
+            [...at, 'deployments', i, 'vendor'],
+            'must be an "openai" or "azure-openai" vendor (the ones that serve images)',
+          );
+      });
       return freeze({
         kind: 'image',
         ...base,
+        deployments,
+        routed: entry.deployments !== undefined,
         modes: freeze(modes),
         sizes: freeze(sizes),
         fixedOption,

@@ -145,6 +145,8 @@ const imageModel = z.strictObject(
   {
     kind: z.literal('image'),
     ...common,
+    /** Served through routing as a text model's (docs/routing.md, Images): OpenAI-protocol and Azure OpenAI accounts only. */
+    deployments: list(deployment).optional(),
     modes: list(oneOf(IMAGE_MODES)),
     sizes: list(z.string({ error: 'must be a string' })),
     max_input_images: count(0),

@@ -101,6 +101,10 @@ export interface TextModel extends ModelBase {
 
 export interface ImageModel extends ModelBase {
   readonly kind: 'image';
+  /** At least one, ordered by priority; each an OpenAI-protocol or Azure OpenAI account. */
+  readonly deployments: readonly Deployment[];
+  /** Whether requests go through routing (the catalog lists deployments for it), as for a text model. */
+  readonly routed: boolean;
   readonly modes: readonly ImageMode[];
   /** `WxH` entries, first is the default; a fixed-option model has exactly one `<quality>:WxH`. */
   readonly sizes: readonly string[];

@@ -44,7 +44,7 @@ export interface RouteTarget {
   key: string;
 }
 
-export const healthKey = (model: TextModel, deployment: Deployment): string => `${model.id}/${deployment.name}`;
+export const healthKey = (model: { readonly id: string }, deployment: Deployment): string => `${model.id}/${deployment.name}`;
 
 /** The model id and deployment name of a health key (model ids hold one slash, deployment names none). */
 export function splitHealthKey(key: string): [model: string, deployment: string] {
@@ -92,7 +92,7 @@ export function noDeploymentServed(error: unknown): boolean {
  * every one rate-limited by its vendor, cooling after a 429 or answering 429 now (429, so the
  * client backs off); either way Retry-After is the soonest a deployment may serve again.
  */
-function noDeployment(model: TextModel, availableAt: number, rateLimited: boolean): ApiError {
+export function noDeployment(model: { readonly id: string }, availableAt: number, rateLimited: boolean): ApiError {
   const seconds = Math.max(1, Math.ceil((availableAt - Date.now()) / 1000));
   return rateLimited ? upstreamRateLimited(model.id, seconds) : deploymentsUnavailable(model.id, seconds);
 }

@@ -1,11 +1,15 @@
-import type { ImageModel } from '../../domain/catalog/types';
+import type { Deployment, ImageModel } from '../../domain/catalog/types';
 import type { VendorEndpoint } from '../../domain/catalog/vendors';
 import { ProviderError } from '../../domain/generation/errors';
 import type { ImageProvider, ImageProviderRegistry } from '../../domain/images/ports';
+import { healthKey } from '../../domain/routing/failover';
+import type { DeploymentHealth } from '../../domain/routing/health';
 import { VendorTransport, type VendorHttpOptions } from '../transport/client';
 import { vendorRegistry } from '../vendor-registry';
+import { AzureOpenAIImageProvider } from './azure-openai';
 import { GEMINI_GENERATE_CONTENT, GoogleImageProvider, IMAGEN_PREDICT } from './google';
 import { OpenAIImageProvider } from './openai';
+import { RoutedImageProvider, type ImageRouteTarget } from './routed';
 import { SandboxImageProvider } from './sandbox';
 
 export type ImageProviders = ImageProviderRegistry & {
@@ -18,10 +22,11 @@ export type ImageProviders = ImageProviderRegistry & {
  * image models share the `gemini` protocol: Imagen models (`imagen-…` vendor ids) are served
  * by `:predict`, the others by `generateContent` with image output. Image calls get their own
  * transport, since an image can take minutes where a text stream would be called stalled.
+ * A model with deployments is served through them, with the text models' breakers (`health`).
  */
 export function createImageProviders(
   endpoints: ReadonlyMap<string, VendorEndpoint>,
-  options: { http?: VendorHttpOptions } = {},
+  options: { http?: VendorHttpOptions; health?: DeploymentHealth } = {},
 ): ImageProviders {
   const http = new VendorTransport(options.http);
   const registry = vendorRegistry(
@@ -33,6 +38,8 @@ export function createImageProviders(
         case 'openai':
         case 'openai-compatible':
           return new OpenAIImageProvider(endpoint, http);
+        case 'azure-openai':
+          return new AzureOpenAIImageProvider(endpoint, http);
         case 'gemini':
           return new GoogleImageProvider(endpoint, http, isImagen(model) ? IMAGEN_PREDICT : GEMINI_GENERATE_CONTENT);
         default:
@@ -41,7 +48,45 @@ export function createImageProviders(
     },
     (model) => (model.protocol === 'gemini' && isImagen(model) ? 'imagen' : ''),
   );
-  return { forModel: registry.forModel, close: () => http.close() };
+  const byVendor = new Map<string, ImageProvider>();
+  const deploymentProvider = (endpoint: VendorEndpoint): ImageProvider => {
+    let provider = byVendor.get(endpoint.vendor);
+    if (provider === undefined) {
+      provider =
+        endpoint.protocol === 'azure-openai' ? new AzureOpenAIImageProvider(endpoint, http) : new OpenAIImageProvider(endpoint, http);
+      byVendor.set(endpoint.vendor, provider);
+    }
+    return provider;
+  };
+  const routed = new WeakMap<ImageModel, ImageProvider>();
+  const routedProvider = (model: ImageModel): ImageProvider => {
+    let provider = routed.get(model);
+    if (provider !== undefined) return provider;
+    const targets = model.deployments.flatMap((deployment): ImageRouteTarget[] => {
+      const endpoint = endpoints.get(deployment.vendor);
+      return endpoint
+        ? [
+            {
+              deployment,
+              model: deploymentModel(model, deployment),
+              provider: deploymentProvider(endpoint),
+              key: healthKey(model, deployment),
+            },
+          ]
+        : [];
+    });
+    if (targets.length === 0) throw new ProviderError(`No deployment of model '${model.id}' is configured.`, model.vendor);
+    if (!options.health)
+      throw new ProviderError(`Model '${model.id}' has deployments, and this gateway was built without routing.`, model.vendor);
+    routed.set(model, (provider = new RoutedImageProvider(model, targets, options.health)));
+    return provider;
+  };
+  return { forModel: (model) => (model.routed ? routedProvider(model) : registry.forModel(model)), close: () => http.close() };
+}
+
+/** The model as one deployment names it: that deployment's vendor, protocol and vendor model id. */
+function deploymentModel(model: ImageModel, deployment: Deployment): ImageModel {
+  return Object.freeze({ ...model, vendor: deployment.vendor, protocol: deployment.protocol, vendorModelId: deployment.vendorModelId });
 }
 
 const isImagen = (model: ImageModel) => model.vendorModelId.toLowerCase().startsWith('imagen');

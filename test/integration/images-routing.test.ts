@@ -1,0 +1,95 @@
+import { startFakeAzureOpenAIImages } from '../fakes/azure-openai';
+import type { ImageFake } from '../fakes/openai-images';
+import { accountLedger, decodeImages } from '../support/images';
+import { startRoutingHarness, type RoutingHarness } from '../support/routing';
+import { textAccount } from '../support/text';
+
+/**
+ * An image model served through routing, over real HTTP with the official `openai` SDK: two
+ * Azure OpenAI resources (fakes) as the model's deployments, east first; money read from
+ * PostgreSQL to the micro-dollar.
+ */
+
+const PER_IMAGE = 40_000n; // $0.04, the model's price whichever deployment serves
+let east: ImageFake;
+let west: ImageFake;
+let h: RoutingHarness;
+
+beforeAll(async () => {
+  east = await startFakeAzureOpenAIImages({ apiKey: 'east-key', deployments: ['gpt-image-east'] });
+  west = await startFakeAzureOpenAIImages({ apiKey: 'west-key', deployments: ['gpt-image-west'] });
+  const catalog = {
+    vendors: {
+      azure_east: { protocol: 'azure-openai', base_url: east.url, api_key_env: 'AZURE_EAST_KEY', api_version: '2025-04-01-preview' },
+      azure_west: { protocol: 'azure-openai', base_url: west.url, api_key_env: 'AZURE_WEST_KEY' },
+    },
+    models: [
+      {
+        kind: 'image',
+        id: 'acme/gpt-image-routed',
+        vendor: 'azure_east',
+        vendor_model_id: 'gpt-image-1',
+        created: 1745366400,
+        modes: ['generate'],
+        sizes: ['1024x1024', '1536x1024'],
+        max_input_images: 0,
+        pricing: { per_image: '0.04' },
+        deployments: [
+          { vendor: 'azure_east', vendor_model_id: 'gpt-image-east', priority: 0 },
+          { vendor: 'azure_west', vendor_model_id: 'gpt-image-west', priority: 1 },
+        ],
+      },
+    ],
+  };
+  h = await startRoutingHarness(catalog, { AZURE_EAST_KEY: 'east-key', AZURE_WEST_KEY: 'west-key' });
+});
+afterAll(async () => {
+  await h?.stop();
+  await east?.close();
+  await west?.close();
+});
+
+it('moves an image to the second deployment when the first answers 503, and charges one image at the model price', async () => {
+  const acct = await textAccount(h.t, { fundsMicro: '10000000' });
+  east.script({ status: 503, errorMessage: 'The east resource is overloaded.' });
+  const response = await acct.openai.images.generate({ model: 'acme/gpt-image-routed', prompt: 'a harbour at dawn', size: '1536x1024' });
+  expect(await decodeImages(response)).toEqual([{ width: 1536, height: 1024, format: 'png' }]);
+
+  // East was asked as Azure is: its deployment's path, the catalog's api-version, the api-key header, no model in the body.
+  expect(east.requests).toHaveLength(1);
+  const [first] = east.requests;
+  expect(first).toMatchObject({ method: 'POST', path: '/openai/deployments/gpt-image-east/images/generations' });
+  expect(first!.query).toEqual({ 'api-version': '2025-04-01-preview' });
+  expect(first!.headers['api-key']).toBe('east-key');
+  expect(first!.headers.authorization).toBeUndefined();
+  // (medium quality: the price is medium's, and this deployment's name says gpt-image.)
+  expect(first!.json).toEqual({ prompt: 'a harbour at dawn', n: 1, size: '1536x1024', quality: 'medium' });
+  // West served it, on its own deployment and key.
+  expect(west.requests).toHaveLength(1);
+  expect(west.requests[0]).toMatchObject({ path: '/openai/deployments/gpt-image-west/images/generations' });
+  expect(west.requests[0]!.headers['api-key']).toBe('west-key');
+  expect(west.requests[0]!.query['api-version']).toEqual(expect.any(String));
+
+  const ledger = await accountLedger(h.db, acct.accountId);
+  expect(ledger.charges).toEqual([-PER_IMAGE]);
+  expect(ledger.usage).toEqual([['ok', 1, '40000']]);
+  expect(ledger.balance).toBe(10_000_000n - PER_IMAGE);
+  expect(ledger.reserved).toBe(0n);
+});
+
+it('does not retry a 400 the request itself causes, and charges nothing', async () => {
+  const acct = await textAccount(h.t, { fundsMicro: '10000000' });
+  const [eastBefore, westBefore] = [east.requests.length, west.requests.length];
+  east.script({ status: 400, errorMessage: 'Your request was rejected by the safety system.' });
+  await expect(acct.openai.images.generate({ model: 'acme/gpt-image-routed', prompt: 'refused', size: '1024x1024' })).rejects.toMatchObject(
+    {
+      status: 502,
+    },
+  );
+  expect(east.requests.length - eastBefore).toBe(1);
+  expect(west.requests.length - westBefore).toBe(0);
+  const ledger = await accountLedger(h.db, acct.accountId);
+  expect(ledger.charges).toEqual([]);
+  expect(ledger.balance).toBe(10_000_000n);
+  expect(ledger.reserved).toBe(0n);
+});
