@@ -16,8 +16,8 @@ let west: ImageFake;
 let h: RoutingHarness;
 
 beforeAll(async () => {
-  east = await startFakeAzureOpenAIImages({ apiKey: 'east-key', deployments: ['gpt-image-east'] });
-  west = await startFakeAzureOpenAIImages({ apiKey: 'west-key', deployments: ['gpt-image-west'] });
+  east = await startFakeAzureOpenAIImages({ apiKey: 'east-key', deployments: ['painter-east'] });
+  west = await startFakeAzureOpenAIImages({ apiKey: 'west-key', deployments: ['painter-west'] });
   const catalog = {
     vendors: {
       azure_east: { protocol: 'azure-openai', base_url: east.url, api_key_env: 'AZURE_EAST_KEY', api_version: '2025-04-01-preview' },
@@ -35,8 +35,8 @@ beforeAll(async () => {
         max_input_images: 0,
         pricing: { per_image: '0.04' },
         deployments: [
-          { vendor: 'azure_east', vendor_model_id: 'gpt-image-east', priority: 0 },
-          { vendor: 'azure_west', vendor_model_id: 'gpt-image-west', priority: 1 },
+          { vendor: 'azure_east', vendor_model_id: 'painter-east', priority: 0 },
+          { vendor: 'azure_west', vendor_model_id: 'painter-west', priority: 1 },
         ],
       },
     ],
@@ -58,15 +58,15 @@ it('moves an image to the second deployment when the first answers 503, and char
   // East was asked as Azure is: its deployment's path, the catalog's api-version, the api-key header, no model in the body.
   expect(east.requests).toHaveLength(1);
   const [first] = east.requests;
-  expect(first).toMatchObject({ method: 'POST', path: '/openai/deployments/gpt-image-east/images/generations' });
+  expect(first).toMatchObject({ method: 'POST', path: '/openai/deployments/painter-east/images/generations' });
   expect(first!.query).toEqual({ 'api-version': '2025-04-01-preview' });
   expect(first!.headers['api-key']).toBe('east-key');
   expect(first!.headers.authorization).toBeUndefined();
-  // (medium quality: the price is medium's, and this deployment's name says gpt-image.)
+  // (medium quality: the price is medium's; the catalog model is a gpt-image model, whatever the deployment's name.)
   expect(first!.json).toEqual({ prompt: 'a harbour at dawn', n: 1, size: '1536x1024', quality: 'medium' });
   // West served it, on its own deployment and key.
   expect(west.requests).toHaveLength(1);
-  expect(west.requests[0]).toMatchObject({ path: '/openai/deployments/gpt-image-west/images/generations' });
+  expect(west.requests[0]).toMatchObject({ path: '/openai/deployments/painter-west/images/generations' });
   expect(west.requests[0]!.headers['api-key']).toBe('west-key');
   expect(west.requests[0]!.query['api-version']).toEqual(expect.any(String));
 

@@ -13,10 +13,12 @@ export const EDITS_PATH = '/images/edits';
 
 /**
  * The catalog prices gpt-image models at their medium quality, so that is what is asked for:
- * left to `auto`, OpenAI may pick (and bill) high. Other models get no quality field.
+ * left to `auto`, OpenAI may pick (and bill) high. Other models get no quality field. A routed
+ * deployment (an Azure deployment name) says nothing of its model, so the catalog's id counts too.
  */
+const isGptImage = (name: string): boolean => name.startsWith('gpt-image');
 const upstreamQuality = (request: ImageProviderRequest): string | undefined =>
-  request.model.vendorModelId.startsWith('gpt-image') ? 'medium' : undefined;
+  isGptImage(request.model.vendorModelId) || isGptImage(request.model.id.slice(request.model.id.indexOf('/') + 1)) ? 'medium' : undefined;
 
 export function generationBody(request: ImageProviderRequest): ImagesGenerationVendorRequest {
   const quality = upstreamQuality(request);
