@@ -89,5 +89,7 @@ async function answer(deps: ImagesRouterDeps, res: Response, input: ImageRequest
   });
   const result = await deps.images.run(principal, request, { signal, requestId: record.requestId });
   record.costMicro = result.chargedMicro;
+  if (result.deployment !== null) record.deployment = result.deployment;
+  if (result.attempts !== null) record.attempts = result.attempts;
   res.json(encodeImagesResponse(result, { created: unixSeconds(deps.clock.now()), size: request.sizeLabel, quality: request.quality }));
 }

@@ -2,7 +2,8 @@ import { startFakeAzureOpenAIImages } from '../fakes/azure-openai';
 import type { ImageFake } from '../fakes/openai-images';
 import { accountLedger, decodeImages } from '../support/images';
 import { startRoutingHarness, type RoutingHarness } from '../support/routing';
-import { textAccount } from '../support/text';
+import { ADMIN_TOKEN, graphql } from '../support/tollgate';
+import { eventually, requestId, textAccount, withId } from '../support/text';
 
 /**
  * An image model served through routing, over real HTTP with the official `openai` SDK: two
@@ -52,7 +53,11 @@ afterAll(async () => {
 it('moves an image to the second deployment when the first answers 503, and charges one image at the model price', async () => {
   const acct = await textAccount(h.t, { fundsMicro: '10000000' });
   east.script({ status: 503, errorMessage: 'The east resource is overloaded.' });
-  const response = await acct.openai.images.generate({ model: 'acme/gpt-image-routed', prompt: 'a harbour at dawn', size: '1536x1024' });
+  const id = requestId();
+  const response = await acct.openai.images.generate(
+    { model: 'acme/gpt-image-routed', prompt: 'a harbour at dawn', size: '1536x1024' },
+    withId(id),
+  );
   expect(await decodeImages(response)).toEqual([{ width: 1536, height: 1024, format: 'png' }]);
 
   // East was asked as Azure is: its deployment's path, the catalog's api-version, the api-key header, no model in the body.
@@ -75,6 +80,54 @@ it('moves an image to the second deployment when the first answers 503, and char
   expect(ledger.usage).toEqual([['ok', 1, '40000']]);
   expect(ledger.balance).toBe(10_000_000n - PER_IMAGE);
   expect(ledger.reserved).toBe(0n);
+
+  // The access log names the deployment that served and the attempts it took, as for text.
+  await eventually(() => h.logLines.some((line) => line.request_id === id));
+  expect(h.logLines.find((line) => line.request_id === id)).toMatchObject({
+    status: 200,
+    model: 'acme/gpt-image-routed',
+    deployment: 'azure_west',
+    attempts: 2,
+  });
+  // The routing metrics count the image's attempts and its failover, with the text models' labels.
+  const metrics = await (await fetch(`${h.t.url}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).text();
+  const model = 'model="acme/gpt-image-routed"';
+  expect(metrics).toContain(`tollgate_routing_attempts_total{${model},deployment="azure_east",outcome="failed"} 1`);
+  expect(metrics).toContain(`tollgate_routing_failovers_total{${model},deployment="azure_east"} 1`);
+  expect(metrics).toContain(`tollgate_routing_attempts_total{${model},deployment="azure_west",outcome="served"} 1`);
+  expect(metrics).toContain(`tollgate_routing_deployment_state{${model},deployment="azure_east"} 0`);
+  // The operator's listing has the image model's deployments, with their health.
+  const listed = await graphql(
+    h.t.url,
+    '{ deployments { model kind deployment protocol vendorModelId priority state consecutiveFailures lastError } }',
+    {},
+    ADMIN_TOKEN,
+  );
+  expect(listed.errors).toBeUndefined();
+  expect(listed.data.deployments.filter((d: { model: string }) => d.model === 'acme/gpt-image-routed')).toEqual([
+    {
+      model: 'acme/gpt-image-routed',
+      kind: 'image',
+      deployment: 'azure_east',
+      protocol: 'azure-openai',
+      vendorModelId: 'painter-east',
+      priority: 0,
+      state: 'closed',
+      consecutiveFailures: 1,
+      lastError: expect.stringContaining('overloaded'),
+    },
+    {
+      model: 'acme/gpt-image-routed',
+      kind: 'image',
+      deployment: 'azure_west',
+      protocol: 'azure-openai',
+      vendorModelId: 'painter-west',
+      priority: 1,
+      state: 'closed',
+      consecutiveFailures: 0,
+      lastError: null,
+    },
+  ]);
 });
 
 it('does not retry a 400 the request itself causes, and charges nothing', async () => {

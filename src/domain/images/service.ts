@@ -32,6 +32,9 @@ export interface ImageResult {
   chargedMicro: bigint;
   /** Summed vendor token counts, when every delivered image reported them. */
   usage: ImageTokenUsage | null;
+  /** A routed model: the deployments that made the images (in request order, each once, comma-separated), and the attempts they took in all; else null. */
+  deployment: string | null;
+  attempts: number | null;
 }
 
 export interface ImageServiceDeps {
@@ -83,6 +86,7 @@ export class ImageService {
       throw firstFailure(outcomes, request.model.vendor);
     }
     const chargedMicro = mediaCostMicro(perImage, images.length);
+    const served = servedBy(images);
     this.deps.metrics?.charged(request.model.vendor, request.model.id, NO_TOKENS, chargedMicro);
     await billing.settleHold(hold.id, {
       costMicro: chargedMicro,
@@ -90,8 +94,9 @@ export class ImageService {
       status: images.length < request.n ? 'partial' : 'ok',
       latencyMs: latencyMs(),
       requestId: context.requestId,
+      deployment: served.deployment,
     });
-    return { images, failed: request.n - images.length, chargedMicro, usage: summedUsage(images) };
+    return { images, failed: request.n - images.length, chargedMicro, usage: summedUsage(images), ...served };
   }
 
   private async makeOne(request: ValidImageRequest, index: number, signal: Cancellation): Promise<GeneratedImage> {
@@ -129,7 +134,7 @@ export class ImageService {
     } catch {
       throw new ProviderError(`${request.model.vendor} answered with an image that could not be decoded.`, request.model.vendor);
     }
-    return { ...fitted, usage: made.usage };
+    return { ...fitted, usage: made.usage, servedBy: made.servedBy };
   }
 }
 
@@ -137,6 +142,16 @@ function firstFailure(outcomes: PromiseSettledResult<GeneratedImage>[], vendor: 
   const rejected = outcomes.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
   if (rejected?.reason instanceof Error) return rejected.reason;
   return new ProviderError('The request was cancelled by the client.', vendor, null, 'client_cancelled');
+}
+
+/** Which deployments of a routed model made the images, and the attempts that took (all null for a model without routing). */
+function servedBy(images: readonly GeneratedImage[]): { deployment: string | null; attempts: number | null } {
+  const routed = images.flatMap((image) => (image.servedBy ? [image.servedBy] : []));
+  if (routed.length === 0) return { deployment: null, attempts: null };
+  return {
+    deployment: [...new Set(routed.map((s) => s.deployment))].join(','),
+    attempts: routed.reduce((sum, s) => sum + s.attempts, 0),
+  };
 }
 
 function summedUsage(images: readonly GeneratedImage[]): ImageTokenUsage | null {
