@@ -1,6 +1,7 @@
+import { toFile } from 'openai';
 import { startFakeAzureOpenAIImages } from '../fakes/azure-openai';
 import type { ImageFake } from '../fakes/openai-images';
-import { accountLedger, decodeImages } from '../support/images';
+import { accountLedger, decodeImages, pngOf } from '../support/images';
 import { startRoutingHarness, type RoutingHarness } from '../support/routing';
 import { ADMIN_TOKEN, graphql } from '../support/tollgate';
 import { eventually, requestId, textAccount, withId } from '../support/text';
@@ -34,6 +35,21 @@ beforeAll(async () => {
         modes: ['generate'],
         sizes: ['1024x1024', '1536x1024'],
         max_input_images: 0,
+        pricing: { per_image: '0.04' },
+        deployments: [
+          { vendor: 'azure_east', vendor_model_id: 'painter-east', priority: 0 },
+          { vendor: 'azure_west', vendor_model_id: 'painter-west', priority: 1 },
+        ],
+      },
+      {
+        kind: 'image',
+        id: 'acme/gpt-image-edit-routed',
+        vendor: 'azure_east',
+        vendor_model_id: 'gpt-image-1',
+        created: 1745366400,
+        modes: ['generate', 'edit'],
+        sizes: ['1024x1024'],
+        max_input_images: 2,
         pricing: { per_image: '0.04' },
         deployments: [
           { vendor: 'azure_east', vendor_model_id: 'painter-east', priority: 0 },
@@ -145,4 +161,57 @@ it('does not retry a 400 the request itself causes, and charges nothing', async 
   expect(ledger.charges).toEqual([]);
   expect(ledger.balance).toBe(10_000_000n);
   expect(ledger.reserved).toBe(0n);
+});
+
+it('moves an edit (multipart) to the second deployment when the first answers 503: one charge per delivered image', async () => {
+  const acct = await textAccount(h.t, { fundsMicro: '10000000' });
+  const [eastBefore, westBefore] = [east.requests.length, west.requests.length];
+  east.script({ status: 503, errorMessage: 'The east resource is overloaded.' });
+  west.script({});
+  const id = requestId();
+  const response = await acct.openai.images.edit(
+    {
+      model: 'acme/gpt-image-edit-routed',
+      prompt: 'paint the boat red',
+      image: await toFile(await pngOf(300, 200), 'boat.png', { type: 'image/png' }),
+      size: '1024x1024',
+      n: 2,
+    },
+    withId(id),
+  );
+  expect(await decodeImages(response)).toEqual([
+    { width: 1024, height: 1024, format: 'png' },
+    { width: 1024, height: 1024, format: 'png' },
+  ]);
+
+  // Each image was asked of the east first, as Azure takes an edit: the deployment's edits path,
+  // the api-version, the api-key header, OpenAI's multipart form without `model`, the upload as `image`.
+  const eastCalls = east.requests.slice(eastBefore);
+  expect(eastCalls).toHaveLength(2);
+  for (const call of eastCalls) {
+    expect(call).toMatchObject({ method: 'POST', path: '/openai/deployments/painter-east/images/edits' });
+    expect(call.query).toEqual({ 'api-version': '2025-04-01-preview' });
+    expect(call.headers['api-key']).toBe('east-key');
+    expect(call.fields).toEqual({ prompt: 'paint the boat red', n: '1', size: '1024x1024', quality: 'medium' });
+    expect(call.files.map((f) => [f.field, f.mimeType])).toEqual([['image', 'image/png']]);
+  }
+  // West made both images, on its own deployment and key.
+  const westCalls = west.requests.slice(westBefore);
+  expect(westCalls).toHaveLength(2);
+  for (const call of westCalls) {
+    expect(call).toMatchObject({ path: '/openai/deployments/painter-west/images/edits' });
+    expect(call.headers['api-key']).toBe('west-key');
+    expect(call.fields.model).toBeUndefined();
+    expect(call.files).toHaveLength(1);
+  }
+
+  const ledger = await accountLedger(h.db, acct.accountId);
+  expect(ledger.charges).toEqual([-2n * PER_IMAGE]);
+  expect(ledger.usage).toEqual([['ok', 2, '80000']]);
+  expect(ledger.balance).toBe(10_000_000n - 2n * PER_IMAGE);
+  expect(ledger.reserved).toBe(0n);
+  await eventually(() => h.logLines.some((line) => line.request_id === id));
+  // Two images, two attempts each.
+  expect(h.logLines.find((line) => line.request_id === id)).toMatchObject({ status: 200, deployment: 'azure_west', attempts: 4 });
+  east.script({});
 });
