@@ -97,10 +97,15 @@ export async function startFakeAzureOpenAIImages(options: FakeAzureOptions = {})
     if (options.deployments && !options.deployments.includes(decodeURIComponent(match[1]!)))
       return error(404, 'DeploymentNotFound', 'The API deployment for this resource does not exist.');
     if (reply.status)
-      return error(
+      return json(
         reply.status,
-        reply.status === 429 ? '429' : 'InternalServerError',
-        reply.errorMessage ?? 'The fake Azure resource failed.',
+        {
+          error: {
+            code: reply.status === 429 ? '429' : 'InternalServerError',
+            message: reply.errorMessage ?? 'The fake Azure resource failed.',
+          },
+        },
+        reply.retryAfter ? { 'retry-after': reply.retryAfter } : {},
       );
     const isEdit = match[2] === 'edits';
     if (isEdit && !/^multipart\/form-data/i.test(request.headers['content-type'] ?? ''))

@@ -143,3 +143,51 @@ test("a 429's Retry-After cools the deployment for that long, and every deployme
   expect(calls).toEqual(['a', 'b']);
   expect(provider.available()).toBe(false);
 });
+
+describe("an image model's fallback in the catalog", () => {
+  const catalogWith =
+    (fallback: Record<string, unknown>, extra: object[] = []) =>
+    () =>
+      parseCatalog(
+        {
+          vendors: { azure_east: { protocol: 'azure-openai', base_url: 'https://east.openai.azure.com' } },
+          models: [
+            {
+              kind: 'image',
+              id: 'acme/img',
+              vendor: 'openai',
+              created: 1,
+              modes: ['generate'],
+              sizes: ['1024x1024'],
+              max_input_images: 0,
+              pricing: { per_image: '0.04' },
+              deployments: [{ vendor: 'azure_east' }],
+              ...fallback,
+            },
+            ...extra,
+          ],
+        },
+        'test',
+      );
+  const other = {
+    kind: 'image',
+    id: 'acme/other',
+    vendor: 'openai',
+    created: 1,
+    modes: ['generate'],
+    sizes: ['1024x1024'],
+    max_input_images: 0,
+  };
+
+  test('names another priced image model of the catalog', () => {
+    expect(catalogWith({ fallback: 'acme/other' }, [{ ...other, pricing: { per_image: '0.02' } }])().images[0]!.fallback).toBe(
+      'acme/other',
+    );
+    expect(catalogWith({ fallback: 'openai/gpt-4o-mini' })).toThrow(/models\[0\]\.fallback.*an image model/);
+    expect(catalogWith({ fallback: 'acme/img' })).toThrow(/must name another model/);
+    expect(catalogWith({ fallback: 'acme/other' }, [{ ...other, pricing: null }])).toThrow(/priced model/);
+    expect(catalogWith({ fallback: 'acme/other', deployments: undefined }, [{ ...other, pricing: { per_image: '0.02' } }])).toThrow(
+      /needs a deployments list/,
+    );
+  });
+});
