@@ -2,7 +2,8 @@ import { toFile } from 'openai';
 import { startFakeAzureOpenAIImages } from '../fakes/azure-openai';
 import { startFakeOpenAIImages, type ImageFake } from '../fakes/openai-images';
 import { accountLedger, decodeImages, pngOf } from '../support/images';
-import { startRoutingHarness, type RoutingHarness } from '../support/routing';
+import { removeCompiledCli, runTollgate } from '../support/cli';
+import { startRoutingHarness, writeCatalogFile, type RoutingHarness } from '../support/routing';
 import { ADMIN_TOKEN, graphql } from '../support/tollgate';
 import { eventually, requestId, textAccount, withId } from '../support/text';
 
@@ -22,11 +23,13 @@ const FALLBACK = 'acme/gpt-image-fallback';
 const FALLBACK_PER_IMAGE = 60_000n; // $0.06: dearer than the asked model, so the price that serves shows
 let h: RoutingHarness;
 
+let catalog: Record<string, unknown>;
+
 beforeAll(async () => {
   east = await startFakeAzureOpenAIImages({ apiKey: 'east-key', deployments: ['painter-east'] });
   west = await startFakeAzureOpenAIImages({ apiKey: 'west-key', deployments: ['painter-west'] });
   openai = await startFakeOpenAIImages({ apiKey: 'openai-key' });
-  const catalog = {
+  catalog = {
     vendors: {
       azure_east: { protocol: 'azure-openai', base_url: east.url, api_key_env: 'AZURE_EAST_KEY', api_version: '2025-04-01-preview' },
       azure_west: { protocol: 'azure-openai', base_url: west.url, api_key_env: 'AZURE_WEST_KEY' },
@@ -99,6 +102,7 @@ beforeAll(async () => {
   });
 });
 afterAll(async () => {
+  removeCompiledCli();
   await h?.stop();
   await east?.close();
   await west?.close();
@@ -341,4 +345,56 @@ describe('fallback model', () => {
     expect([ledger.charges, ledger.balance, ledger.reserved]).toEqual([[], 10_000_000n, 0n]);
     expect(await usageByModel(acct.accountId)).toEqual([[FALLBACK, 'failed', 0, '0']]);
   });
+});
+
+test("the operator's command lists the image model's deployments, with their kind", async () => {
+  const file = writeCatalogFile(catalog);
+  try {
+    const listed = await runTollgate(['admin', 'list-deployments', '--json'], {
+      TOLLGATE_CATALOG: file.path,
+      AZURE_EAST_KEY: 'east-key',
+      DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none',
+    });
+    expect(listed.code).toBe(0);
+    const mine = (JSON.parse(listed.stdout) as { model: string }[]).filter((d) => d.model === 'acme/gpt-image-routed');
+    expect(mine).toEqual([
+      expect.objectContaining({
+        kind: 'image',
+        deployment: 'azure_east',
+        protocol: 'azure-openai',
+        vendor_model_id: 'painter-east',
+        configured: true,
+      }),
+      expect.objectContaining({ kind: 'image', deployment: 'azure_west', vendor_model_id: 'painter-west', priority: 1, configured: false }),
+    ]);
+  } finally {
+    file.remove();
+  }
+});
+
+test('every deployment rate-limited: 429 upstream_rate_limited with the soonest Retry-After, nothing charged, then no calls', async () => {
+  const acct = await textAccount(h.t, { fundsMicro: '10000000' });
+  east.script({ status: 429, retryAfter: '40' });
+  west.script({ status: 429, retryAfter: '30' });
+  const ask = () =>
+    fetch(`${h.t.url}/v1/images/generations`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${acct.secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'acme/gpt-image-edit-routed', prompt: 'a quay' }),
+    });
+  const calls = await callsDuring(async () => {
+    const refused = await ask();
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(29);
+    expect(Number(refused.headers.get('retry-after'))).toBeLessThanOrEqual(30);
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('upstream_rate_limited');
+  });
+  expect(calls).toEqual({ east: 1, west: 1, openai: 0 });
+  // Both cool for their vendor's Retry-After: the next request calls neither.
+  east.script({});
+  west.script({});
+  const again = await callsDuring(async () => expect((await ask()).status).toBe(429));
+  expect(again).toEqual({ east: 0, west: 0, openai: 0 });
+  const ledger = await accountLedger(h.db, acct.accountId);
+  expect([ledger.charges, ledger.balance, ledger.reserved]).toEqual([[], 10_000_000n, 0n]);
 });
