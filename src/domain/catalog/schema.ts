@@ -159,6 +159,8 @@ const videoModel = z.strictObject(
   {
     kind: z.literal('video'),
     ...common,
+    /** Served through routing (docs/routing.md, Videos): OpenAI, Azure OpenAI and Gemini API accounts only. */
+    deployments: list(deployment).optional(),
     modes: list(oneOf(VIDEO_MODES)),
     resolutions: list(z.string({ error: 'must be a string' }).regex(RESOLUTION, 'must be a resolution like "720p"')),
     ratios: list(z.string({ error: 'must be a string' }).regex(RATIO, 'must be a ratio like "16:9"')),
