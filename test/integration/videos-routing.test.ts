@@ -177,6 +177,30 @@ it("honours a 429's Retry-After through the breaker: the job moves to the second
   expect(ledger.reserved).toBe(0n);
 });
 
+it('makes one vendor job of racing creates with one Idempotency-Key, through a failover, and charges it once', async () => {
+  const acct = await textAccount(t);
+  const [eastJobs, westJobs] = [east.creations, west.creations];
+  east.failNextCreations(1, 503);
+  const key = `routed-${Date.now()}`;
+  const answers = await Promise.all(
+    Array.from({ length: 5 }, () =>
+      acct.openai.videos
+        .create({ model: 'acme/sora-routed', prompt: 'made once', seconds: '4', size: '1280x720' }, { headers: { 'Idempotency-Key': key } })
+        .withResponse(),
+    ),
+  );
+  const ids = new Set(answers.map((a) => a.data.id));
+  expect(ids.size).toBe(1);
+  expect(answers.filter((a) => a.response.headers.get('x-service-idempotent-replay') === 'true')).toHaveLength(4);
+  const [id] = [...ids];
+  expect((await waitForVideo(t.url, acct.secret, id!)).status).toBe('completed');
+  expect(east.creations).toBe(eastJobs);
+  expect(west.creations).toBe(westJobs + 1);
+  const ledger = await money(acct.accountId);
+  expect(ledger.charges).toEqual([-4n * PER_SECOND]);
+  expect(ledger.reserved).toBe(0n);
+});
+
 it('keeps a job on its deployment across a restart of the gateway: the new instance polls and downloads there, and charges once', async () => {
   const acct = await textAccount(t);
   const [eastFrom] = marks();

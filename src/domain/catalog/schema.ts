@@ -30,7 +30,7 @@ import { EFFORT_CONTROLS, IMAGE_MODES, VENDOR_PROTOCOLS, VIDEO_MODES } from './t
  *       "ratios": ["16:9", "9:16"], "durations": [4, 8, 12], "max_input_images": 1,
  *       "pricing": { "per_second": "0.10" } }
  *   ],
- *   // Optional, text models: several upstreams of the model (docs/routing.md); each names a
+ *   // Optional, every kind: several upstreams of the model (docs/routing.md); each names a
  *   // vendor (credentials), its own model or Azure deployment name, a priority (lower first)
  *   // and a weight within the priority.
  *   // "deployments": [{ "vendor": "azure_east", "vendor_model_id": "gpt4o-mini-prod", "priority": 0, "weight": 2 }]
