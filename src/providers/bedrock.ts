@@ -6,6 +6,7 @@ import { ProviderError } from '../domain/generation/errors';
 import { MessagesStreamDecoder } from '../protocols/anthropic-messages/stream-decoder';
 import { anthropicHints, toMessagesRequest } from '../protocols/anthropic-messages/vendor-request';
 import type { AnthropicRequestPlan } from '../protocols/anthropic-messages/vendor-types';
+import { callPrepared } from './prepared-call';
 import { eventStreamMessages, headerString } from './transport/aws-event-stream';
 import type { VendorCall, VendorTransport } from './transport/client';
 import { redact, vendorErrorMessage } from './transport/errors';
@@ -64,13 +65,15 @@ export class BedrockProvider implements TextProvider {
     return plan.body.stream ? this.stream(plan, request, signal) : this.whole(plan, request, signal);
   }
 
-  private async *whole(
-    plan: AnthropicRequestPlan,
-    request: CanonicalRequest,
-    signal: Cancellation,
-  ): AsyncGenerator<ProviderEvent, void, undefined> {
-    const call = await this.signedCall(plan, request, signal, 'invoke', 'application/json');
-    yield* new MessagesStreamDecoder(this.endpoint.vendor).pushWhole(await this.http.postJson(call));
+  /** A non-streamed call is a whole answer (prepared-call.ts): signed, sent, and decoded by Anthropic's answer decoder. */
+  private whole(plan: AnthropicRequestPlan, request: CanonicalRequest, signal: Cancellation): AsyncIterable<ProviderEvent> {
+    return callPrepared(this.http, {
+      vendor: this.endpoint.vendor,
+      signal,
+      decoder: new MessagesStreamDecoder(this.endpoint.vendor),
+      streamed: false,
+      prepare: () => this.signedCall(plan, request, signal, 'invoke', 'application/json'),
+    });
   }
 
   private async *stream(

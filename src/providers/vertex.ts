@@ -9,9 +9,8 @@ import { GenerateContentStreamDecoder } from '../protocols/gemini/stream-decoder
 import { toGenerateContentRequest } from '../protocols/gemini/vendor-request';
 import type { StreamDecoder } from '../protocols/streams';
 import { GEMINI_HINTS } from './gemini';
-import { callVendor } from './text-call';
+import { callPrepared } from './prepared-call';
 import type { VendorTransport } from './transport/client';
-import { cancelledError } from './transport/errors';
 import { ServiceAccountTokens } from './transport/google-token';
 
 /** The Messages version Vertex AI's Claude models take in the body. */
@@ -91,29 +90,23 @@ export class VertexProvider implements TextProvider {
     };
   }
 
-  private async *authorized(call: PublisherCall, signal: Cancellation): AsyncGenerator<ProviderEvent, void, undefined> {
-    if (signal.aborted) throw cancelledError(this.endpoint.vendor);
-    const token = await this.tokens.get();
-    try {
-      yield* callVendor(
-        this.http,
-        {
-          vendor: this.endpoint.vendor,
-          baseUrl: this.endpoint.baseUrl,
-          path: call.path,
-          headers: { ...call.headers, authorization: `Bearer ${token}` },
-          body: call.body,
-          signal,
-          secrets: [token],
-        },
-        call.decoder,
-        call.streamed,
-      );
-    } catch (error) {
-      // A token Vertex refuses (revoked, or minted under a wrong clock) is not kept for the next requests.
-      if (error instanceof ProviderError && error.vendorStatus === 401) this.tokens.forget(token);
-      throw error;
-    }
+  /** The call with the service account's access token; a token Vertex refuses (401: revoked, or minted under a wrong clock) is not kept. */
+  private authorized(call: PublisherCall, signal: Cancellation): AsyncIterable<ProviderEvent> {
+    const { vendor, baseUrl } = this.endpoint;
+    return callPrepared(this.http, {
+      vendor,
+      signal,
+      decoder: call.decoder,
+      streamed: call.streamed,
+      prepare: async () => {
+        const token = await this.tokens.get();
+        const headers = { ...call.headers, authorization: `Bearer ${token}` };
+        return { vendor, baseUrl, path: call.path, headers, body: call.body, signal, secrets: [token] };
+      },
+      failed: (error, sent) => {
+        if (error instanceof ProviderError && error.vendorStatus === 401) this.tokens.forget(sent.secrets[0]!);
+      },
+    });
   }
 
   private publisher(request: CanonicalRequest): VertexPublisher {
