@@ -254,14 +254,21 @@ async function serveText<Extra>(
     return;
   }
   res.writeHead(200, SSE_HEADERS);
-  res.flushHeaders();
   const encoder = format.streamEncoder(meta, extra, generation, requestId);
   const coalesce = coalescedWrites(res);
+  // The headers leave with the first event's bytes, in one write (the first event is already in
+  // hand: start() waited for it); only an event that encodes to nothing sends them alone.
+  let headersOut = false;
   try {
     for await (const event of generation.events) {
       if (cancellation.aborted) break;
       coalesce();
-      const drained = writeChunk(res, encoder.encode(event));
+      const chunk = encoder.encode(event);
+      if (!headersOut) {
+        headersOut = true;
+        if (chunk === '') res.flushHeaders();
+      }
+      const drained = writeChunk(res, chunk);
       if (drained) await drained;
     }
   } catch (error) {
