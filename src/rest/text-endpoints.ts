@@ -210,7 +210,8 @@ async function serveText<Extra>(
   // known to be over its request windows is refused here, before its body is read.
   const ticket = await deps.admission.deferred(principal);
   const cancellation = new Cancellation();
-  res.once('close', () => {
+  // 'close' comes once: `on` spares the wrapper `once` makes and removes per request.
+  res.on('close', () => {
     if (!res.writableFinished) cancellation.cancel();
     // A slot that cannot be freed (store down) expires by its TTL; never an unhandled rejection.
     ticket.release().catch(() => undefined);
