@@ -118,6 +118,10 @@ export interface ImageModel extends ModelBase {
 
 export interface VideoModel extends ModelBase {
   readonly kind: 'video';
+  /** At least one, ordered by priority; each an OpenAI, Azure OpenAI or Gemini API account. */
+  readonly deployments: readonly Deployment[];
+  /** Whether jobs are started through routing (the catalog lists deployments for it), as for a text model. */
+  readonly routed: boolean;
   readonly modes: readonly VideoMode[];
   /** `<number>p` labels, first is the default. */
   readonly resolutions: readonly string[];
