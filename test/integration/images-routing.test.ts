@@ -136,7 +136,8 @@ it('moves an image to the second deployment when the first answers 503, and char
 
   const ledger = await accountLedger(h.db, acct.accountId);
   expect(ledger.charges).toEqual([-PER_IMAGE]);
-  expect(ledger.usage).toEqual([['ok', 1, '40000']]);
+  // The usage record names the deployment that served, as text's do.
+  expect(await usageByModel(acct.accountId)).toEqual([['acme/gpt-image-routed', 'ok', 1, '40000', 'azure_west']]);
   expect(ledger.balance).toBe(10_000_000n - PER_IMAGE);
   expect(ledger.reserved).toBe(0n);
 
@@ -250,7 +251,7 @@ it('moves an edit (multipart) to the second deployment when the first answers 50
 
   const ledger = await accountLedger(h.db, acct.accountId);
   expect(ledger.charges).toEqual([-2n * PER_IMAGE]);
-  expect(ledger.usage).toEqual([['ok', 2, '80000']]);
+  expect(await usageByModel(acct.accountId)).toEqual([['acme/gpt-image-edit-routed', 'ok', 2, '80000', 'azure_west']]);
   expect(ledger.balance).toBe(10_000_000n - 2n * PER_IMAGE);
   expect(ledger.reserved).toBe(0n);
   await eventually(() => h.logLines.some((line) => line.request_id === id));
@@ -259,13 +260,13 @@ it('moves an edit (multipart) to the second deployment when the first answers 50
   east.script({});
 });
 
-/** The usage records of an account: [model, status, images, cost]. */
-async function usageByModel(accountId: string): Promise<[string, string, number, string][]> {
-  const { rows } = await h.db.query<{ model: string; status: string; images: number; cost: string }>(
-    'select model, status, images, cost_micro::text as cost from usage_records where account_id = $1 order by created_at',
+/** The usage records of an account: [model, status, images, cost, deployment]. */
+async function usageByModel(accountId: string): Promise<[string, string, number, string, string | null][]> {
+  const { rows } = await h.db.query<{ model: string; status: string; images: number; cost: string; deployment: string | null }>(
+    'select model, status, images, cost_micro::text as cost, deployment from usage_records where account_id = $1 order by created_at',
     [accountId],
   );
-  return rows.map((r) => [r.model, r.status, r.images, r.cost]);
+  return rows.map((r) => [r.model, r.status, r.images, r.cost, r.deployment]);
 }
 
 /** Calls each fake got during `run`. */
@@ -293,7 +294,7 @@ describe('fallback model', () => {
     expect(calls).toEqual({ east: 1, west: 1, openai: 0 });
     const ledger = await accountLedger(h.db, acct.accountId);
     expect([ledger.charges, ledger.balance, ledger.reserved]).toEqual([[], 40_000n, 0n]);
-    expect(await usageByModel(acct.accountId)).toEqual([[ROUTED, 'failed', 0, '0']]);
+    expect(await usageByModel(acct.accountId)).toEqual([[ROUTED, 'failed', 0, '0', null]]);
   });
 
   test('every deployment fails during the request: the fallback serves, charged at its price, answered with x-service-model-routed-from', async () => {
@@ -317,7 +318,7 @@ describe('fallback model', () => {
     const ledger = await accountLedger(h.db, acct.accountId);
     expect(ledger.charges).toEqual([-2n * FALLBACK_PER_IMAGE]);
     expect([ledger.balance, ledger.reserved]).toEqual([10_000_000n - 2n * FALLBACK_PER_IMAGE, 0n]);
-    expect(await usageByModel(acct.accountId)).toEqual([[FALLBACK, 'ok', 2, '120000']]);
+    expect(await usageByModel(acct.accountId)).toEqual([[FALLBACK, 'ok', 2, '120000', null]]);
     await eventually(() => h.logLines.some((line) => line.request_id === id));
     expect(h.logLines.find((line) => line.request_id === id)).toMatchObject({ status: 200, model: FALLBACK });
   });
@@ -334,7 +335,7 @@ describe('fallback model', () => {
     expect(answer!.response.headers.get('x-service-model-routed-from')).toBe(ROUTED);
     const ledger = await accountLedger(h.db, acct.accountId);
     expect([ledger.holds, ledger.charges, ledger.reserved]).toEqual([1, [-FALLBACK_PER_IMAGE], 0n]);
-    expect(await usageByModel(acct.accountId)).toEqual([[FALLBACK, 'ok', 1, '60000']]);
+    expect(await usageByModel(acct.accountId)).toEqual([[FALLBACK, 'ok', 1, '60000', null]]);
   });
 
   test('the fallback failing too: its error, nothing charged', async () => {
@@ -343,7 +344,7 @@ describe('fallback model', () => {
     await expect(acct.openai.images.generate({ model: ROUTED, prompt: 'a pier' })).rejects.toMatchObject({ status: 502 });
     const ledger = await accountLedger(h.db, acct.accountId);
     expect([ledger.charges, ledger.balance, ledger.reserved]).toEqual([[], 10_000_000n, 0n]);
-    expect(await usageByModel(acct.accountId)).toEqual([[FALLBACK, 'failed', 0, '0']]);
+    expect(await usageByModel(acct.accountId)).toEqual([[FALLBACK, 'failed', 0, '0', null]]);
   });
 });
 
