@@ -2,7 +2,8 @@ import { toFile } from 'openai';
 import { startFakeAzureOpenAIImages } from '../fakes/azure-openai';
 import { startFakeOpenAIImages, type ImageFake } from '../fakes/openai-images';
 import { accountLedger, decodeImages, pngOf } from '../support/images';
-import { startRoutingHarness, type RoutingHarness } from '../support/routing';
+import { removeCompiledCli, runTollgate } from '../support/cli';
+import { startRoutingHarness, writeCatalogFile, type RoutingHarness } from '../support/routing';
 import { ADMIN_TOKEN, graphql } from '../support/tollgate';
 import { eventually, requestId, textAccount, withId } from '../support/text';
 
@@ -22,11 +23,13 @@ const FALLBACK = 'acme/gpt-image-fallback';
 const FALLBACK_PER_IMAGE = 60_000n; // $0.06: dearer than the asked model, so the price that serves shows
 let h: RoutingHarness;
 
+let catalog: Record<string, unknown>;
+
 beforeAll(async () => {
   east = await startFakeAzureOpenAIImages({ apiKey: 'east-key', deployments: ['painter-east'] });
   west = await startFakeAzureOpenAIImages({ apiKey: 'west-key', deployments: ['painter-west'] });
   openai = await startFakeOpenAIImages({ apiKey: 'openai-key' });
-  const catalog = {
+  catalog = {
     vendors: {
       azure_east: { protocol: 'azure-openai', base_url: east.url, api_key_env: 'AZURE_EAST_KEY', api_version: '2025-04-01-preview' },
       azure_west: { protocol: 'azure-openai', base_url: west.url, api_key_env: 'AZURE_WEST_KEY' },
@@ -99,6 +102,7 @@ beforeAll(async () => {
   });
 });
 afterAll(async () => {
+  removeCompiledCli();
   await h?.stop();
   await east?.close();
   await west?.close();
@@ -132,7 +136,8 @@ it('moves an image to the second deployment when the first answers 503, and char
 
   const ledger = await accountLedger(h.db, acct.accountId);
   expect(ledger.charges).toEqual([-PER_IMAGE]);
-  expect(ledger.usage).toEqual([['ok', 1, '40000']]);
+  // The usage record names the deployment that served, as text's do.
+  expect(await usageByModel(acct.accountId)).toEqual([['acme/gpt-image-routed', 'ok', 1, '40000', 'azure_west']]);
   expect(ledger.balance).toBe(10_000_000n - PER_IMAGE);
   expect(ledger.reserved).toBe(0n);
 
@@ -246,7 +251,7 @@ it('moves an edit (multipart) to the second deployment when the first answers 50
 
   const ledger = await accountLedger(h.db, acct.accountId);
   expect(ledger.charges).toEqual([-2n * PER_IMAGE]);
-  expect(ledger.usage).toEqual([['ok', 2, '80000']]);
+  expect(await usageByModel(acct.accountId)).toEqual([['acme/gpt-image-edit-routed', 'ok', 2, '80000', 'azure_west']]);
   expect(ledger.balance).toBe(10_000_000n - 2n * PER_IMAGE);
   expect(ledger.reserved).toBe(0n);
   await eventually(() => h.logLines.some((line) => line.request_id === id));
@@ -255,13 +260,13 @@ it('moves an edit (multipart) to the second deployment when the first answers 50
   east.script({});
 });
 
-/** The usage records of an account: [model, status, images, cost]. */
-async function usageByModel(accountId: string): Promise<[string, string, number, string][]> {
-  const { rows } = await h.db.query<{ model: string; status: string; images: number; cost: string }>(
-    'select model, status, images, cost_micro::text as cost from usage_records where account_id = $1 order by created_at',
+/** The usage records of an account: [model, status, images, cost, deployment]. */
+async function usageByModel(accountId: string): Promise<[string, string, number, string, string | null][]> {
+  const { rows } = await h.db.query<{ model: string; status: string; images: number; cost: string; deployment: string | null }>(
+    'select model, status, images, cost_micro::text as cost, deployment from usage_records where account_id = $1 order by created_at',
     [accountId],
   );
-  return rows.map((r) => [r.model, r.status, r.images, r.cost]);
+  return rows.map((r) => [r.model, r.status, r.images, r.cost, r.deployment]);
 }
 
 /** Calls each fake got during `run`. */
@@ -289,7 +294,7 @@ describe('fallback model', () => {
     expect(calls).toEqual({ east: 1, west: 1, openai: 0 });
     const ledger = await accountLedger(h.db, acct.accountId);
     expect([ledger.charges, ledger.balance, ledger.reserved]).toEqual([[], 40_000n, 0n]);
-    expect(await usageByModel(acct.accountId)).toEqual([[ROUTED, 'failed', 0, '0']]);
+    expect(await usageByModel(acct.accountId)).toEqual([[ROUTED, 'failed', 0, '0', null]]);
   });
 
   test('every deployment fails during the request: the fallback serves, charged at its price, answered with x-service-model-routed-from', async () => {
@@ -313,7 +318,7 @@ describe('fallback model', () => {
     const ledger = await accountLedger(h.db, acct.accountId);
     expect(ledger.charges).toEqual([-2n * FALLBACK_PER_IMAGE]);
     expect([ledger.balance, ledger.reserved]).toEqual([10_000_000n - 2n * FALLBACK_PER_IMAGE, 0n]);
-    expect(await usageByModel(acct.accountId)).toEqual([[FALLBACK, 'ok', 2, '120000']]);
+    expect(await usageByModel(acct.accountId)).toEqual([[FALLBACK, 'ok', 2, '120000', null]]);
     await eventually(() => h.logLines.some((line) => line.request_id === id));
     expect(h.logLines.find((line) => line.request_id === id)).toMatchObject({ status: 200, model: FALLBACK });
   });
@@ -330,7 +335,7 @@ describe('fallback model', () => {
     expect(answer!.response.headers.get('x-service-model-routed-from')).toBe(ROUTED);
     const ledger = await accountLedger(h.db, acct.accountId);
     expect([ledger.holds, ledger.charges, ledger.reserved]).toEqual([1, [-FALLBACK_PER_IMAGE], 0n]);
-    expect(await usageByModel(acct.accountId)).toEqual([[FALLBACK, 'ok', 1, '60000']]);
+    expect(await usageByModel(acct.accountId)).toEqual([[FALLBACK, 'ok', 1, '60000', null]]);
   });
 
   test('the fallback failing too: its error, nothing charged', async () => {
@@ -339,6 +344,58 @@ describe('fallback model', () => {
     await expect(acct.openai.images.generate({ model: ROUTED, prompt: 'a pier' })).rejects.toMatchObject({ status: 502 });
     const ledger = await accountLedger(h.db, acct.accountId);
     expect([ledger.charges, ledger.balance, ledger.reserved]).toEqual([[], 10_000_000n, 0n]);
-    expect(await usageByModel(acct.accountId)).toEqual([[FALLBACK, 'failed', 0, '0']]);
+    expect(await usageByModel(acct.accountId)).toEqual([[FALLBACK, 'failed', 0, '0', null]]);
   });
+});
+
+test("the operator's command lists the image model's deployments, with their kind", async () => {
+  const file = writeCatalogFile(catalog);
+  try {
+    const listed = await runTollgate(['admin', 'list-deployments', '--json'], {
+      TOLLGATE_CATALOG: file.path,
+      AZURE_EAST_KEY: 'east-key',
+      DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none',
+    });
+    expect(listed.code).toBe(0);
+    const mine = (JSON.parse(listed.stdout) as { model: string }[]).filter((d) => d.model === 'acme/gpt-image-routed');
+    expect(mine).toEqual([
+      expect.objectContaining({
+        kind: 'image',
+        deployment: 'azure_east',
+        protocol: 'azure-openai',
+        vendor_model_id: 'painter-east',
+        configured: true,
+      }),
+      expect.objectContaining({ kind: 'image', deployment: 'azure_west', vendor_model_id: 'painter-west', priority: 1, configured: false }),
+    ]);
+  } finally {
+    file.remove();
+  }
+});
+
+test('every deployment rate-limited: 429 upstream_rate_limited with the soonest Retry-After, nothing charged, then no calls', async () => {
+  const acct = await textAccount(h.t, { fundsMicro: '10000000' });
+  east.script({ status: 429, retryAfter: '40' });
+  west.script({ status: 429, retryAfter: '30' });
+  const ask = () =>
+    fetch(`${h.t.url}/v1/images/generations`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${acct.secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'acme/gpt-image-edit-routed', prompt: 'a quay' }),
+    });
+  const calls = await callsDuring(async () => {
+    const refused = await ask();
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(29);
+    expect(Number(refused.headers.get('retry-after'))).toBeLessThanOrEqual(30);
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('upstream_rate_limited');
+  });
+  expect(calls).toEqual({ east: 1, west: 1, openai: 0 });
+  // Both cool for their vendor's Retry-After: the next request calls neither.
+  east.script({});
+  west.script({});
+  const again = await callsDuring(async () => expect((await ask()).status).toBe(429));
+  expect(again).toEqual({ east: 0, west: 0, openai: 0 });
+  const ledger = await accountLedger(h.db, acct.accountId);
+  expect([ledger.charges, ledger.balance, ledger.reserved]).toEqual([[], 10_000_000n, 0n]);
 });
