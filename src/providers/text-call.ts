@@ -21,7 +21,7 @@ export function callVendor(
  * One JSON answer through its decoder: read whole by the pipeline (one promise for the call and
  * its events), or iterated like a stream by a wrapper (routing). The call starts on the first read.
  */
-class WholeVendorAnswer implements WholeAnswer {
+export class WholeVendorAnswer implements WholeAnswer {
   constructor(
     private readonly http: VendorTransport,
     private readonly call: VendorCall,
