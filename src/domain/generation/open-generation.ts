@@ -183,7 +183,14 @@ export class OpenGeneration implements AsyncIterable<CanonicalEvent> {
         }
         this.tally.note(event);
         yield event;
-        current = await this.next();
+        // The vendor's next event, awaited here rather than through next(): no async frame of its own per event.
+        if (this.buffered !== null) current = this.nextBuffered();
+        else {
+          let result: IteratorResult<ProviderEvent>;
+          do result = await this.upstream!.next();
+          while (!result.done && !this.deliverable(result.value));
+          current = result as IteratorResult<CanonicalEvent>;
+        }
       }
       throw new ProviderError('The provider stream ended without a result.', this.vendor, null, undefined, 'invalid_answer');
     } catch (error) {
