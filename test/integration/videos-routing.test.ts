@@ -250,6 +250,29 @@ it('makes one vendor job of racing creates with one Idempotency-Key, through a f
   expect(ledger.reserved).toBe(0n);
 });
 
+it("reads a row without a deployment (from before routing) as the first deployment's, and fails one whose deployment left the catalog", async () => {
+  const acct = await textAccount(t);
+  // East's polls fail (retried) while the rows are rewritten as an older gateway, or another catalog, left them.
+  east.failNextPolls(1_000_000, 503);
+  const legacy = await create(acct, 'acme/sora-routed', 'from before routing');
+  const orphan = await create(acct, 'acme/sora-routed', 'its deployment is gone');
+  const bound = Date.now() + 10_000;
+  while (((await boundDeployment(legacy)) === null || (await boundDeployment(orphan)) === null) && Date.now() < bound)
+    await new Promise((r) => setTimeout(r, 20));
+  expect([await boundDeployment(legacy), await boundDeployment(orphan)]).toEqual(['openai_east', 'openai_east']);
+  await db.query('update videos set deployment = null where id = $1', [legacy]);
+  await db.query(`update videos set deployment = 'azure_gone' where id = $1`, [orphan]);
+  east.failNextPolls(0, 503);
+
+  expect((await waitForVideo(t.url, acct.secret, legacy)).status).toBe('completed');
+  const failed = await waitForVideo(t.url, acct.secret, orphan);
+  expect(failed.status).toBe('failed');
+  expect(failed.error.code).toBe('deployment_not_available');
+  const ledger = await money(acct.accountId);
+  expect(ledger.charges).toEqual([-4n * PER_SECOND]);
+  expect(ledger.reserved).toBe(0n);
+});
+
 it('keeps a job on its deployment across a restart of the gateway: the new instance polls and downloads there, and charges once', async () => {
   const acct = await textAccount(t);
   const [eastFrom] = marks();
