@@ -263,7 +263,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
     headersMs: config.imageVendorTimeoutMs,
     bodyIdleMs: config.imageVendorTimeoutMs,
   };
-  const imageProviders = createImageProviders(vendors, { http: { timeouts: imageTimeouts }, health });
+  const imageProviders = createImageProviders(vendors, { http: { timeouts: imageTimeouts }, router });
   const images = new ImageService({ providers: imageProviders, catalog, configuredVendors, billing, clock, metrics: metrics ?? undefined });
   const usage = new UsageService(clock, billingReads, new PgUsageReads(orm));
   const services: Services = {

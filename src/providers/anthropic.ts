@@ -23,7 +23,7 @@ const COUNT_TOKENS_BODY_FIELDS = [
   'cache_control',
 ] as const;
 
-function countTokensBody(body: AnthropicRequestPlan['body']): Record<string, unknown> {
+export function countTokensBody(body: AnthropicRequestPlan['body']): Record<string, unknown> {
   return Object.fromEntries(COUNT_TOKENS_BODY_FIELDS.flatMap((field) => (body[field] !== undefined ? [[field, body[field]]] : [])));
 }
 

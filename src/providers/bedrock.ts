@@ -6,6 +6,7 @@ import { ProviderError } from '../domain/generation/errors';
 import { MessagesStreamDecoder } from '../protocols/anthropic-messages/stream-decoder';
 import { anthropicHints, toMessagesRequest } from '../protocols/anthropic-messages/vendor-request';
 import type { AnthropicRequestPlan } from '../protocols/anthropic-messages/vendor-types';
+import { callPrepared } from './prepared-call';
 import { eventStreamMessages, headerString } from './transport/aws-event-stream';
 import type { VendorCall, VendorTransport } from './transport/client';
 import { redact, vendorErrorMessage } from './transport/errors';
@@ -14,6 +15,8 @@ import { AwsSigner } from './transport/sigv4';
 /** The Messages version Bedrock's Claude models take in the body. */
 export const BEDROCK_ANTHROPIC_VERSION = 'bedrock-2023-05-31';
 const EVENT_STREAM = 'application/vnd.amazon.eventstream';
+/** The geography prefix of a cross-region inference profile id (`us.anthropic.claude-…`). */
+const INFERENCE_PROFILE_PREFIX = /^(?:us|us-gov|eu|apac|jp|au|ca|global)\.(?=[a-z0-9-]+\.)/;
 
 /** The HTTP status Bedrock gives each exception, for one that arrives inside a stream. */
 const EXCEPTION_STATUS: Readonly<Record<string, number>> = {
@@ -64,13 +67,15 @@ export class BedrockProvider implements TextProvider {
     return plan.body.stream ? this.stream(plan, request, signal) : this.whole(plan, request, signal);
   }
 
-  private async *whole(
-    plan: AnthropicRequestPlan,
-    request: CanonicalRequest,
-    signal: Cancellation,
-  ): AsyncGenerator<ProviderEvent, void, undefined> {
-    const call = await this.signedCall(plan, request, signal, 'invoke', 'application/json');
-    yield* new MessagesStreamDecoder(this.endpoint.vendor).pushWhole(await this.http.postJson(call));
+  /** A non-streamed call is a whole answer (prepared-call.ts): signed, sent, and decoded by Anthropic's answer decoder. */
+  private whole(plan: AnthropicRequestPlan, request: CanonicalRequest, signal: Cancellation): AsyncIterable<ProviderEvent> {
+    return callPrepared(this.http, {
+      vendor: this.endpoint.vendor,
+      signal,
+      decoder: new MessagesStreamDecoder(this.endpoint.vendor),
+      streamed: false,
+      prepare: () => this.invokeCall(plan, request, signal, 'invoke', 'application/json'),
+    });
   }
 
   private async *stream(
@@ -78,7 +83,7 @@ export class BedrockProvider implements TextProvider {
     request: CanonicalRequest,
     signal: Cancellation,
   ): AsyncGenerator<ProviderEvent, void, undefined> {
-    const call = await this.signedCall(plan, request, signal, 'invoke-with-response-stream', EVENT_STREAM);
+    const call = await this.invokeCall(plan, request, signal, 'invoke-with-response-stream', EVENT_STREAM);
     const decoder = new MessagesStreamDecoder(this.endpoint.vendor);
     try {
       for await (const message of eventStreamMessages(this.http.streamBytes(call, EVENT_STREAM))) {
@@ -104,21 +109,55 @@ export class BedrockProvider implements TextProvider {
     yield* decoder.end();
   }
 
-  private async signedCall(
+  /**
+   * Bedrock's CountTokens (`POST /model/{modelId}/count-tokens`), free: the InvokeModel body,
+   * base64, in `{"input": {"invokeModel": {"body"}}}`; the answer is `{"inputTokens": n}`. It
+   * takes foundation-model ids, not cross-region inference profiles: a profile's geography
+   * prefix (`us.`, `eu.`, `global.`…) is dropped for the count.
+   */
+  async countTokens(request: CanonicalRequest, signal: Cancellation): Promise<number> {
+    const invokeBody = Buffer.from(JSON.stringify(this.invokeBody(this.validate(request)))).toString('base64');
+    const modelId = request.model.vendorModelId.replace(INFERENCE_PROFILE_PREFIX, '');
+    const call = await this.signedCall(
+      `/model/${encodeURIComponent(modelId)}/count-tokens`,
+      { input: { invokeModel: { body: invokeBody } } },
+      'application/json',
+      signal,
+    );
+    const answer = (await this.http.postJson(call)) as { inputTokens?: unknown } | null;
+    if (typeof answer?.inputTokens !== 'number')
+      throw new ProviderError(
+        `${this.endpoint.vendor} answered CountTokens without inputTokens.`,
+        this.endpoint.vendor,
+        null,
+        undefined,
+        'invalid_answer',
+      );
+    return answer.inputTokens;
+  }
+
+  /** The Messages body as InvokeModel takes it: the model in the path, no `stream`, betas in the body. */
+  private invokeBody(plan: AnthropicRequestPlan): Record<string, unknown> {
+    const { model: _model, stream: _stream, ...rest } = plan.body;
+    return {
+      anthropic_version: BEDROCK_ANTHROPIC_VERSION,
+      ...(plan.betas.length > 0 ? { anthropic_beta: plan.betas } : {}),
+      ...rest,
+    };
+  }
+
+  private invokeCall(
     plan: AnthropicRequestPlan,
     request: CanonicalRequest,
     signal: Cancellation,
     action: string,
     accept: string,
   ): Promise<VendorCall> {
-    const { model: _model, stream: _stream, ...rest } = plan.body;
-    const body = {
-      anthropic_version: BEDROCK_ANTHROPIC_VERSION,
-      ...(plan.betas.length > 0 ? { anthropic_beta: plan.betas } : {}),
-      ...rest,
-    };
+    return this.signedCall(`/model/${encodeURIComponent(request.model.vendorModelId)}/${action}`, this.invokeBody(plan), accept, signal);
+  }
+
+  private async signedCall(path: string, body: unknown, accept: string, signal: Cancellation): Promise<VendorCall> {
     const bodyText = JSON.stringify(body);
-    const path = `/model/${encodeURIComponent(request.model.vendorModelId)}/${action}`;
     const url = new URL(this.endpoint.baseUrl + path);
     const headers = await this.signer.signPost(url, { 'content-type': 'application/json', accept }, bodyText);
     delete headers.host; // the transport's connection sets it

@@ -21,7 +21,7 @@ export function callVendor(
  * One JSON answer through its decoder: read whole by the pipeline (one promise for the call and
  * its events), or iterated like a stream by a wrapper (routing). The call starts on the first read.
  */
-class WholeVendorAnswer implements WholeAnswer {
+export class WholeVendorAnswer implements WholeAnswer {
   constructor(
     private readonly http: VendorTransport,
     private readonly call: VendorCall,
@@ -50,8 +50,9 @@ async function* streamCanonical(
   decoder: StreamDecoder,
 ): AsyncGenerator<ProviderEvent, void, undefined> {
   if (call.signal?.aborted) throw cancelledError(call.vendor);
+  const stream = await http.openEventStream(call);
   try {
-    for await (const events of http.streamSse(call)) {
+    for (let events = await stream.next(); events !== null; events = await stream.next()) {
       for (const event of events) {
         if (decoder.done) break;
         for (const canonical of decoder.push(event.data)) yield canonical;
@@ -60,6 +61,8 @@ async function* streamCanonical(
   } catch (error) {
     if (decoder.done) return;
     throw error;
+  } finally {
+    stream.close();
   }
   yield* decoder.end();
 }

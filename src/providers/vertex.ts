@@ -8,10 +8,10 @@ import { anthropicHints, toMessagesRequest } from '../protocols/anthropic-messag
 import { GenerateContentStreamDecoder } from '../protocols/gemini/stream-decoder';
 import { toGenerateContentRequest } from '../protocols/gemini/vendor-request';
 import type { StreamDecoder } from '../protocols/streams';
+import { countTokensBody } from './anthropic';
 import { GEMINI_HINTS } from './gemini';
-import { callVendor } from './text-call';
-import type { VendorTransport } from './transport/client';
-import { cancelledError } from './transport/errors';
+import { callPrepared } from './prepared-call';
+import type { VendorCall, VendorTransport } from './transport/client';
 import { ServiceAccountTokens } from './transport/google-token';
 
 /** The Messages version Vertex AI's Claude models take in the body. */
@@ -68,6 +68,53 @@ export class VertexProvider implements TextProvider {
     return this.authorized(call, signal);
   }
 
+  /**
+   * Vertex AI's own count, free: Claude's `publishers/anthropic/models/count-tokens:rawPredict`
+   * (the Messages count body, `model` included), Gemini's `:countTokens` (the prompt's contents,
+   * system instruction and tools).
+   */
+  async countTokens(request: CanonicalRequest, signal: Cancellation): Promise<number> {
+    const claude = this.publisher(request) === 'anthropic';
+    const call = await this.withToken(claude ? this.claudeCount(request) : this.geminiCount(request), signal);
+    let answer: unknown;
+    try {
+      answer = await this.http.postJson(call);
+    } catch (error) {
+      this.dropRefusedToken(error, call);
+      throw error;
+    }
+    const count = claude
+      ? (answer as { input_tokens?: unknown } | null)?.input_tokens
+      : (answer as { totalTokens?: unknown } | null)?.totalTokens;
+    if (typeof count !== 'number')
+      throw new ProviderError(
+        `${this.endpoint.vendor} answered its token count without ${claude ? 'input_tokens' : 'totalTokens'}.`,
+        this.endpoint.vendor,
+        null,
+        undefined,
+        'invalid_answer',
+      );
+    return count;
+  }
+
+  private claudeCount(request: CanonicalRequest): Omit<PublisherCall, 'decoder' | 'streamed'> {
+    const plan = toMessagesRequest(request);
+    return {
+      path: `${this.publishers}/anthropic/models/count-tokens:rawPredict`,
+      headers: plan.betas.length > 0 ? { 'anthropic-beta': plan.betas.join(',') } : {},
+      body: { anthropic_version: VERTEX_ANTHROPIC_VERSION, ...countTokensBody(plan.body) },
+    };
+  }
+
+  private geminiCount(request: CanonicalRequest): Omit<PublisherCall, 'decoder' | 'streamed'> {
+    const { contents, systemInstruction, tools } = toGenerateContentRequest(request);
+    return {
+      path: `${this.publishers}/google/models/${modelSegment(request)}:countTokens`,
+      headers: {},
+      body: { contents, ...(systemInstruction ? { systemInstruction } : {}), ...(tools ? { tools } : {}) },
+    };
+  }
+
   private claudeCall(request: CanonicalRequest): PublisherCall {
     const plan = toMessagesRequest(request);
     const { model: _model, ...rest } = plan.body;
@@ -91,29 +138,35 @@ export class VertexProvider implements TextProvider {
     };
   }
 
-  private async *authorized(call: PublisherCall, signal: Cancellation): AsyncGenerator<ProviderEvent, void, undefined> {
-    if (signal.aborted) throw cancelledError(this.endpoint.vendor);
+  /** The call with the service account's access token. */
+  private authorized(call: PublisherCall, signal: Cancellation): AsyncIterable<ProviderEvent> {
+    return callPrepared(this.http, {
+      vendor: this.endpoint.vendor,
+      signal,
+      decoder: call.decoder,
+      streamed: call.streamed,
+      prepare: () => this.withToken(call, signal),
+      failed: (error, sent) => this.dropRefusedToken(error, sent),
+    });
+  }
+
+  private async withToken(call: Omit<PublisherCall, 'decoder' | 'streamed'>, signal: Cancellation): Promise<VendorCall> {
     const token = await this.tokens.get();
-    try {
-      yield* callVendor(
-        this.http,
-        {
-          vendor: this.endpoint.vendor,
-          baseUrl: this.endpoint.baseUrl,
-          path: call.path,
-          headers: { ...call.headers, authorization: `Bearer ${token}` },
-          body: call.body,
-          signal,
-          secrets: [token],
-        },
-        call.decoder,
-        call.streamed,
-      );
-    } catch (error) {
-      // A token Vertex refuses (revoked, or minted under a wrong clock) is not kept for the next requests.
-      if (error instanceof ProviderError && error.vendorStatus === 401) this.tokens.forget(token);
-      throw error;
-    }
+    const { vendor, baseUrl } = this.endpoint;
+    return {
+      vendor,
+      baseUrl,
+      path: call.path,
+      headers: { ...call.headers, authorization: `Bearer ${token}` },
+      body: call.body,
+      signal,
+      secrets: [token],
+    };
+  }
+
+  /** A token Vertex refuses (401: revoked, or minted under a wrong clock) is not kept for the next requests. */
+  private dropRefusedToken(error: unknown, call: VendorCall): void {
+    if (error instanceof ProviderError && error.vendorStatus === 401) this.tokens.forget(call.secrets[0]!);
   }
 
   private publisher(request: CanonicalRequest): VertexPublisher {

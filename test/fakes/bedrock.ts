@@ -13,6 +13,10 @@ import { delay, pieces, startFakeVendor, type FakeReplyControls, type FakeVendor
  * answers in Anthropic's Messages shape, and streams in AWS event-stream framing whose `chunk`
  * events carry each Messages event as base64 JSON, ending with Bedrock's invocation metrics;
  * errors with `x-amzn-errortype` and `{"message"}`; an exception message inside a stream.
+ * CountTokens: `POST /model/{modelId}/count-tokens` with `{"input": {"invokeModel": {"body":
+ * "<base64 of an InvokeModel body>"}}}`, the decoded body checked as InvokeModel checks it;
+ * `{"inputTokens": n}`. Like Bedrock, it counts for foundation-model ids only: an inference
+ * profile's id (`us.anthropic.…`) or an ARN is a ValidationException.
  */
 
 export interface FakeBedrockReply extends FakeReplyControls {
@@ -21,6 +25,8 @@ export interface FakeBedrockReply extends FakeReplyControls {
   /** Ends the stream after its content with this exception (`throttlingException`, `internalServerException`…). */
   streamException?: string;
   chunkSize?: number;
+  /** What CountTokens answers (default: a quarter of the prompt's JSON length, rounded up). */
+  countTokens?: number;
 }
 
 export interface FakeBedrockOptions {
@@ -37,7 +43,7 @@ const ERROR_TYPES: Readonly<Record<number, string>> = {
   500: 'InternalServerException',
   503: 'ServiceUnavailableException',
 };
-const PATH = /^\/model\/([^/]+)\/(invoke|invoke-with-response-stream)$/;
+const PATH = /^\/model\/([^/]+)\/(invoke|invoke-with-response-stream|count-tokens)$/;
 
 class Sha256 implements Checksum {
   private hash;
@@ -87,7 +93,20 @@ export async function startFakeBedrock(
         reply.status,
         reply.errorMessage ?? (reply.status === 429 ? 'Too many requests, please wait before trying again.' : 'The fake Bedrock failed.'),
       );
-    const body = request.body ?? {};
+    const modelId = decodeURIComponent(match[1]!);
+    let body: Record<string, any> = request.body ?? {};
+    const counting = match[2] === 'count-tokens';
+    if (counting) {
+      const input = body.input as Record<string, any> | undefined;
+      if (typeof input?.invokeModel?.body !== 'string' || Object.keys(input).length !== 1 || Object.keys(body).length !== 1)
+        return error(400, "1 validation error detected: Value at 'input' failed to satisfy constraint: Member must not be null");
+      if (!/^anthropic\./.test(modelId)) return error(400, "The provided model doesn't support counting tokens.");
+      try {
+        body = JSON.parse(Buffer.from(input.invokeModel.body, 'base64').toString('utf8')) as Record<string, any>;
+      } catch {
+        return error(400, 'Malformed input request: the body is not JSON, please reformat your input and try again.');
+      }
+    }
     if (body.anthropic_version !== 'bedrock-2023-05-31')
       return error(
         400,
@@ -102,7 +121,10 @@ export async function startFakeBedrock(
     if (typeof body.max_tokens !== 'number' || !Array.isArray(body.messages))
       return error(400, 'Malformed input request: #: required key [max_tokens] not found, please reformat your input and try again.');
 
-    const modelId = decodeURIComponent(match[1]!);
+    if (counting)
+      return exchange.json(200, {
+        inputTokens: reply.countTokens ?? Math.ceil(JSON.stringify([body.system, body.messages, body.tools]).length / 4),
+      });
     const text = reply.text ?? 'Hello from fake Bedrock.';
     const usage = { input_tokens: reply.usage?.input ?? 20, output_tokens: reply.usage?.output ?? Math.max(1, Math.ceil(text.length / 4)) };
     const message = {

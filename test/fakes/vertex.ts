@@ -24,6 +24,10 @@ import {
  *   `anthropic_version: vertex-2023-10-16`; Anthropic's answer, or its SSE stream.
  * - `.../publishers/google/models/{model}:generateContent` (or `:streamGenerateContent?alt=sse`):
  *   the Gemini body; Gemini's answer, or its SSE stream (CRLF line ends).
+ * - Counting: `.../publishers/anthropic/models/count-tokens:rawPredict` (Anthropic's count_tokens
+ *   body with `model` and `anthropic_version`; `{"input_tokens"}`) and
+ *   `.../publishers/google/models/{model}:countTokens` (`contents`, `systemInstruction`, `tools`,
+ *   `generationConfig`; `{"totalTokens", "totalBillableCharacters", "promptTokensDetails"}`).
  * Each model call must carry a live token (`Authorization: Bearer`) for the fake's project and
  * region; errors are Google's envelope `{"error": {"code", "message", "status"}}`.
  */
@@ -32,6 +36,8 @@ export interface FakeVertexReply extends FakeReplyControls {
   text?: string;
   usage?: { input?: number; output?: number };
   chunkSize?: number;
+  /** What a count answers (default: a quarter of the prompt's JSON length, rounded up). */
+  countTokens?: number;
 }
 
 export interface ServiceAccountFixture {
@@ -57,7 +63,7 @@ export type FakeVertex = FakeVendor<FakeVertexReply> & {
 
 const SCOPE = 'https://www.googleapis.com/auth/cloud-platform';
 const MODEL_PATH =
-  /^\/v1\/projects\/([^/]+)\/locations\/([^/]+)\/publishers\/(anthropic|google)\/models\/([^/:]+):(rawPredict|streamRawPredict|generateContent|streamGenerateContent)$/;
+  /^\/v1\/projects\/([^/]+)\/locations\/([^/]+)\/publishers\/(anthropic|google)\/models\/([^/:]+):(rawPredict|streamRawPredict|generateContent|streamGenerateContent|countTokens)$/;
 const STATUS_NAMES: Readonly<Record<number, string>> = {
   400: 'INVALID_ARGUMENT',
   401: 'UNAUTHENTICATED',
@@ -188,6 +194,8 @@ export async function startFakeVertex(
         reply.errorMessage ?? (reply.status === 429 ? 'Resource exhausted. Please try again later.' : 'Internal error encountered.'),
       );
     const body = request.body ?? {};
+    if (claude && model === 'count-tokens') return claudeCount(exchange, body);
+    if (method === 'countTokens') return geminiCount(exchange, body);
     return claude ? claudeAnswer(exchange, body, model, method === 'streamRawPredict') : geminiAnswer(exchange, body, model, method);
   });
   const close = fake.close.bind(fake);
@@ -246,6 +254,41 @@ async function claudeAnswer(exchange: Exchange, body: Record<string, any>, model
   push('message_delta', { delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: usage.output_tokens } });
   push('message_stop', {});
   await sse(events);
+}
+
+/** The fields Claude's count-tokens takes (Anthropic's count_tokens body, and Vertex's version); others are refused. */
+const CLAUDE_COUNT_FIELDS = ['anthropic_version', 'model', 'messages', 'system', 'tools', 'tool_choice', 'thinking', 'output_config'];
+const GEMINI_COUNT_FIELDS = ['contents', 'systemInstruction', 'tools', 'generationConfig', 'instances', 'model'];
+
+const promptTokens = (reply: FakeVertexReply, ...parts: unknown[]) => reply.countTokens ?? Math.ceil(JSON.stringify(parts).length / 4);
+
+/** Claude's count on Vertex: Anthropic's count_tokens, the model named in the body. */
+function claudeCount(exchange: Exchange, body: Record<string, any>): void {
+  const { reply, json } = exchange;
+  const error = (message: string) => json(400, { type: 'error', error: { type: 'invalid_request_error', message } });
+  const extra = Object.keys(body).find((key) => !CLAUDE_COUNT_FIELDS.includes(key));
+  if (extra) return error(`${extra}: Extra inputs are not permitted`);
+  if (body.anthropic_version !== 'vertex-2023-10-16') return error("anthropic_version: Input should be 'vertex-2023-10-16'");
+  if (typeof body.model !== 'string' || !body.model.startsWith('claude-')) return error('model: Field required');
+  if (!Array.isArray(body.messages) || body.messages.length === 0) return error('messages: Field required');
+  return json(200, { input_tokens: promptTokens(reply, body.system, body.messages, body.tools) });
+}
+
+/** Gemini's count on Vertex: the prompt's tokens and billable characters. */
+function geminiCount(exchange: Exchange, body: Record<string, any>): void {
+  const { reply, json } = exchange;
+  const error = (message: string) => json(400, { error: { code: 400, message, status: 'INVALID_ARGUMENT' } });
+  const extra = Object.keys(body).find((key) => !GEMINI_COUNT_FIELDS.includes(key));
+  if (extra) return error(`Invalid JSON payload received. Unknown name "${extra}": Cannot find field.`);
+  if (!Array.isArray(body.contents) || body.contents.length === 0)
+    return error('Unable to submit request because it has an empty contents field.');
+  const totalTokens = promptTokens(reply, body.systemInstruction, body.contents, body.tools);
+  const characters = JSON.stringify(body.contents).length;
+  return json(200, {
+    totalTokens,
+    totalBillableCharacters: characters,
+    promptTokensDetails: [{ modality: 'TEXT', tokenCount: totalTokens }],
+  });
 }
 
 /** Gemini on Vertex: the Gemini API's answer and stream, with Vertex's usage fields. */

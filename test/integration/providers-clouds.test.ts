@@ -6,6 +6,7 @@ import { startFakeAzureOpenAI } from '../fakes/azure-openai';
 import { startFakeBedrock, type FakeBedrockReply } from '../fakes/bedrock';
 import type { FakeOpenAIReply, FakeVendor } from '../fakes/openai';
 import {
+  accountMoney,
   expectChargedExactly,
   requestId,
   settledMoneyOf,
@@ -185,6 +186,45 @@ describe('Amazon Bedrock', () => {
     expect(anthropic.requests).toHaveLength(0);
     const money = await settledMoneyOf(h.db, id);
     expect(money.usage.map((u) => u.status)).toEqual(['partial']);
+  });
+
+  test("token counting: Bedrock's CountTokens for the foundation model, the InvokeModel body in base64; free", async () => {
+    bedrock.script({ countTokens: 456 });
+    const weather = { name: 'get_weather', input_schema: { type: 'object' as const, properties: { city: { type: 'string' } } } };
+    const before = await accountMoney(h.db, a.accountId);
+    const id = requestId();
+    const counted = await a.anthropic.messages.countTokens(
+      { model: 'claude-sonnet-4-5', system: 'Be brief.', messages: [{ role: 'user', content: 'How many tokens?' }], tools: [weather] },
+      withId(id),
+    );
+    expect(counted).toEqual({ input_tokens: 456 });
+    const sent = bedrock.lastRequest!;
+    // CountTokens takes the foundation model's id: the inference profile's `us.` is dropped.
+    expect(sent.path).toBe(`/model/${encodeURIComponent('anthropic.claude-sonnet-4-5-20250929-v1:0')}/count-tokens`);
+    expect(sent.headers.authorization).toMatch(
+      /^AWS4-HMAC-SHA256 Credential=AKIAFAKEBEDROCK00001\/\d{8}\/eu-west-1\/bedrock\/aws4_request/,
+    );
+    expect(Object.keys(sent.body)).toEqual(['input']);
+    const invoke = JSON.parse(Buffer.from(sent.body.input.invokeModel.body, 'base64').toString('utf8'));
+    expect(invoke).toMatchObject({ anthropic_version: 'bedrock-2023-05-31', system: 'Be brief.', tools: [weather] });
+    expect(invoke).not.toHaveProperty('model');
+    expect(invoke).not.toHaveProperty('stream');
+    expect(anthropic.requests).toHaveLength(0);
+    expect((await accountMoney(h.db, a.accountId)).balance).toBe(before.balance);
+    const { rows } = await h.db.query('select count(*)::int as n from usage_records where request_id = $1', [id]);
+    expect(rows[0].n).toBe(0);
+  });
+
+  test("a model Bedrock cannot count: its ValidationException is the count's vendor error (502), nothing recorded", async () => {
+    bedrock.script({ status: 400, errorMessage: "The provided model doesn't support counting tokens." });
+    const id = requestId();
+    await expect(
+      a.anthropic.messages.countTokens({ model: 'claude-sonnet-4-5', messages: [{ role: 'user', content: 'Hi' }] }, withId(id)),
+    ).rejects.toMatchObject({ status: 502, message: expect.stringMatching(/counting tokens/) });
+    expect(bedrock.lastRequest!.path).toMatch(/\/count-tokens$/);
+    expect(anthropic.requests).toHaveLength(0);
+    const { rows } = await h.db.query('select count(*)::int as n from usage_records where request_id = $1', [id]);
+    expect(rows[0].n).toBe(0);
   });
 
   test('a request signed with another secret is refused (403 InvalidSignatureException): the fake checks every signature', async () => {

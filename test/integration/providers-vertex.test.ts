@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { startFakeAnthropic, type FakeAnthropic } from '../fakes/anthropic';
 import { startFakeVertex, testServiceAccount, type FakeVertex } from '../fakes/vertex';
 import {
+  accountMoney,
   expectChargedExactly,
   expectNothingCharged,
   requestId,
@@ -256,5 +257,72 @@ describe('Gemini on Vertex', () => {
       message: expect.stringMatching(/Internal error encountered/),
     });
     await expectNothingCharged(h, a, id);
+  });
+});
+
+describe('Token counting through Vertex (POST /v1/messages/count_tokens)', () => {
+  const weather = {
+    name: 'get_weather',
+    description: 'The weather of a city.',
+    input_schema: { type: 'object' as const, properties: { city: { type: 'string' } } },
+  };
+  const prompt = { system: 'Be brief.', messages: [{ role: 'user' as const, content: 'How many tokens?' }] };
+
+  async function expectFree(id: string, before: Awaited<ReturnType<typeof accountMoney>>): Promise<void> {
+    expect((await accountMoney(h.db, a.accountId)).balance).toBe(before.balance);
+    const { rows } = await h.db.query('select count(*)::int as n from usage_records where request_id = $1', [id]);
+    expect(rows[0].n).toBe(0);
+  }
+
+  test("Claude: Vertex's count-tokens:rawPredict with the Messages count body and the model; free", async () => {
+    vertex.script({ countTokens: 321 });
+    const before = await accountMoney(h.db, a.accountId);
+    const id = requestId();
+    const counted = await a.anthropic.messages.countTokens({ model: 'claude-sonnet-4-5', ...prompt, tools: [weather] }, withId(id));
+    expect(counted).toEqual({ input_tokens: 321 });
+    const sent = vertex.lastRequest!;
+    expect(sent.path).toBe(`${PREFIX}/anthropic/models/count-tokens:rawPredict`);
+    expect(sent.headers.authorization).toMatch(/^Bearer ya29\./);
+    expect(sent.body).toMatchObject({
+      anthropic_version: 'vertex-2023-10-16',
+      model: CLAUDE_ON_VERTEX,
+      system: 'Be brief.',
+      tools: [weather],
+    });
+    expect(sent.body).not.toHaveProperty('max_tokens');
+    expect(sent.body).not.toHaveProperty('stream');
+    expect(anthropic.requests).toHaveLength(0);
+    await expectFree(id, before);
+  });
+
+  test('Claude: betas go in the anthropic-beta header of the count too', async () => {
+    await a.anthropic.beta.messages.countTokens({ model: 'claude-sonnet-4-5', ...prompt, betas: ['context-1m-2025-08-07'] });
+    expect(vertex.lastRequest!.path).toBe(`${PREFIX}/anthropic/models/count-tokens:rawPredict`);
+    // The SDK adds its own token-counting beta, which Vertex takes as Anthropic does.
+    expect(String(vertex.lastRequest!.headers['anthropic-beta']).split(',')).toContain('context-1m-2025-08-07');
+  });
+
+  test("Gemini: Vertex's :countTokens with the prompt's contents, system instruction and tools; free", async () => {
+    vertex.script({ countTokens: 77 });
+    const before = await accountMoney(h.db, a.accountId);
+    const id = requestId();
+    const counted = await a.anthropic.messages.countTokens({ model: 'gemini-2.5-flash', ...prompt, tools: [weather] }, withId(id));
+    expect(counted).toEqual({ input_tokens: 77 });
+    const sent = vertex.lastRequest!;
+    expect(sent.path).toBe(`${PREFIX}/google/models/gemini-2.5-flash:countTokens`);
+    expect(sent.body).toEqual({
+      contents: [{ role: 'user', parts: [{ text: 'How many tokens?' }] }],
+      systemInstruction: { parts: [{ text: 'Be brief.' }] },
+      tools: [{ functionDeclarations: [expect.objectContaining({ name: 'get_weather' })] }],
+    });
+    await expectFree(id, before);
+  });
+
+  test('a token Vertex refuses on a count is dropped: the next count mints another', async () => {
+    vertex.tokens.clear();
+    await expect(a.anthropic.messages.countTokens({ model: 'gemini-2.5-flash', ...prompt })).rejects.toMatchObject({ status: 502 });
+    vertex.script({ countTokens: 5 });
+    expect(await a.anthropic.messages.countTokens({ model: 'gemini-2.5-flash', ...prompt })).toEqual({ input_tokens: 5 });
+    expect(vertex.tokenRequests.map((r) => r.status)).toEqual([200]);
   });
 });

@@ -1,5 +1,9 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { findModel } from '../../src/domain/catalog/catalog';
 import { Cancellation } from '../../src/domain/generation/cancellation';
-import type { CanonicalEvent } from '../../src/domain/generation/canonical';
+import { isWholeAnswer, type CanonicalEvent } from '../../src/domain/generation/canonical';
 import type { DecodedTextRequest } from '../../src/domain/generation/service';
 import type { KeyPrincipal } from '../../src/domain/shared/principal';
 import { decodeMessagesIngress } from '../../src/protocols/anthropic-messages/decode-request';
@@ -9,7 +13,19 @@ import { decodeChatIngress } from '../../src/protocols/openai-chat/decode-reques
 import { encodeChatResponse } from '../../src/protocols/openai-chat/encode-answer';
 import { decodeResponsesIngress } from '../../src/protocols/openai-responses/decode-request';
 import { encodeResponsesResponse } from '../../src/protocols/openai-responses/encode-answer';
-import { requestId, settledMoneyOf, type RequestMoney } from '../support/text';
+import { createProviderRegistry } from '../../src/providers/registry';
+import { startFakeBedrock, type FakeBedrockReply } from '../fakes/bedrock';
+import type { FakeVendor } from '../fakes/openai';
+import { startFakeVertex, testServiceAccount, type FakeVertex } from '../fakes/vertex';
+import {
+  requestId,
+  settledMoneyOf,
+  startTextHarness,
+  textAccount,
+  type RequestMoney,
+  type TextAccount,
+  type TextHarness,
+} from '../support/text';
 import { textHarnessOnFakes } from '../support/vendor-fakes';
 
 /**
@@ -17,10 +33,57 @@ import { textHarnessOnFakes } from '../support/vendor-fakes';
  * answer and its events) instead of event by event (TextGeneration.events, as a stream is read).
  * The fast path must give exactly the general path's answer and bill: each case runs the same
  * request through both, on the real pipeline, vendor fakes and PostgreSQL, and compares the
- * events, the encoded answer and what was charged.
+ * events, the encoded answer and what was charged. Vertex AI (Claude and Gemini) and Bedrock
+ * run on a second gateway whose catalog serves those models from those clouds directly.
  */
 
 const on = textHarnessOnFakes();
+
+/** A gateway whose Claude and Gemini models are served by Vertex AI and Bedrock, not by Anthropic or Google. */
+const clouds = {} as { h: TextHarness; a: TextAccount; vertex: FakeVertex; bedrock: FakeVendor<FakeBedrockReply>; dir: string };
+
+beforeAll(async () => {
+  const [vertex, bedrock] = await Promise.all([startFakeVertex((uri) => testServiceAccount(uri)), startFakeBedrock()]);
+  const dir = mkdtempSync(join(tmpdir(), 'tollgate-whole-'));
+  const file = join(dir, 'catalog.json');
+  const model = (id: string, vendor: string, vendorModelId: string, pricing: { input: string; output: string }) => ({
+    kind: 'text',
+    id,
+    vendor,
+    vendor_model_id: vendorModelId,
+    created: 1759104000,
+    context_length: 200000,
+    max_output_tokens: 64000,
+    pricing,
+  });
+  writeFileSync(
+    file,
+    JSON.stringify({
+      vendors: {
+        vertex_us: { protocol: 'vertex', base_url: vertex.url, region: 'us-east5' },
+        bedrock_us: { protocol: 'bedrock', base_url: bedrock.url, region: 'us-east-1' },
+      },
+      models: [
+        model('anthropic/claude-sonnet-4-5', 'vertex_us', 'claude-sonnet-4-5@20250929', { input: '3.00', output: '15.00' }),
+        model('google/gemini-2.5-flash', 'vertex_us', 'gemini-2.5-flash', { input: '0.30', output: '2.50' }),
+        model('anthropic/claude-haiku-4-5', 'bedrock_us', 'us.anthropic.claude-haiku-4-5-20251001-v1:0', { input: '1.00', output: '5.00' }),
+      ],
+    }),
+  );
+  const h = await startTextHarness({
+    TOLLGATE_CATALOG: file,
+    VERTEX_US_CREDENTIALS: vertex.account.json,
+    BEDROCK_US_ACCESS_KEY_ID: bedrock.accessKeyId,
+    BEDROCK_US_SECRET_ACCESS_KEY: bedrock.secretAccessKey,
+  });
+  Object.assign(clouds, { h, a: await textAccount(h.t), vertex, bedrock, dir });
+});
+
+afterAll(async () => {
+  await clouds.h?.stop();
+  await Promise.all([clouds.vertex?.close(), clouds.bedrock?.close()]);
+  if (clouds.dir) rmSync(clouds.dir, { recursive: true, force: true });
+});
 
 const META: AnswerMeta = { id: 'answer-1', model: 'm', created: 1_700_000_000, newId: (prefix) => `${prefix}fixed` };
 
@@ -31,6 +94,8 @@ function bill(money: RequestMoney) {
 
 interface Case {
   name: string;
+  /** The gateway it runs on (default: the one on the OpenAI, Anthropic and Gemini fakes). */
+  gateway?: () => { h: TextHarness; a: TextAccount };
   decode(): DecodedTextRequest;
   encode(events: CanonicalEvent[]): unknown;
   script(): void;
@@ -96,10 +161,42 @@ const CASES: Case[] = [
     encode: encodeChat,
     script: () => on.gemini.script({ text: 'From Gemini.', thoughts: 'Hmm.', usage: { prompt: 15, candidates: 7, thoughts: 5 } }),
   },
+  {
+    name: 'Messages on Vertex AI Claude (rawPredict)',
+    gateway: () => clouds,
+    decode: () =>
+      decodeMessagesIngress({ model: 'anthropic/claude-sonnet-4-5', max_tokens: 2_000, messages: [{ role: 'user', content: 'Hi' }] })
+        .decoded,
+    encode: (events) => encodeMessagesResponse(collectEvents(events), META),
+    script: () => clouds.vertex.script({ text: 'Claude on Vertex, answered whole.', usage: { input: 40, output: 12 } }),
+  },
+  {
+    name: 'Chat on Vertex AI Claude',
+    gateway: () => clouds,
+    decode: chat({ model: 'anthropic/claude-sonnet-4-5' }),
+    encode: encodeChat,
+    script: () => clouds.vertex.script({ text: 'Claude on Vertex, through Chat.', usage: { input: 22, output: 9 } }),
+  },
+  {
+    name: 'Chat on Vertex AI Gemini (generateContent)',
+    gateway: () => clouds,
+    decode: chat({ model: 'google/gemini-2.5-flash' }),
+    encode: encodeChat,
+    script: () => clouds.vertex.script({ text: 'Gemini on Vertex, answered whole.', usage: { input: 15, output: 7 } }),
+  },
+  {
+    name: 'Messages on Bedrock Claude (InvokeModel)',
+    gateway: () => clouds,
+    decode: () =>
+      decodeMessagesIngress({ model: 'anthropic/claude-haiku-4-5', max_tokens: 2_000, messages: [{ role: 'user', content: 'Hi' }] })
+        .decoded,
+    encode: (events) => encodeMessagesResponse(collectEvents(events), META),
+    script: () => clouds.bedrock.script({ text: 'Claude on Bedrock, answered whole.', usage: { input: 33, output: 11 } }),
+  },
 ];
 
-async function principal(): Promise<KeyPrincipal> {
-  return on.h.t.tollgate.services.auth.authenticateApiKey(on.a.secret);
+async function principal(gateway: { h: TextHarness; a: TextAccount } = on): Promise<KeyPrincipal> {
+  return gateway.h.t.tollgate.services.auth.authenticateApiKey(gateway.a.secret);
 }
 
 function context(id: string) {
@@ -107,22 +204,35 @@ function context(id: string) {
 }
 
 describe.each(CASES)('$name', (c) => {
+  test('the provider answers a non-streamed call whole, and a streamed one as a stream', () => {
+    const { services } = (c.gateway?.() ?? on).h.t.tollgate;
+    const decoded = c.decode();
+    const model = findModel(services.catalog, decoded.modelId, 'text')!;
+    // A registry of its own: nothing is sent (an answer's call starts on its first read).
+    const provider = createProviderRegistry(services.vendors).forModel(model);
+    const answer = (stream: boolean) =>
+      provider.generate({ ...decoded.request, model, maxOutputTokens: 1_000, stream }, new Cancellation());
+    expect(isWholeAnswer(answer(false))).toBe(true);
+    expect(isWholeAnswer(answer(true))).toBe(false);
+  });
+
   test('read whole and read event by event: the same events, answer and bill', async () => {
-    const text = on.h.t.tollgate.services.text;
+    const gateway = c.gateway?.() ?? on;
+    const text = gateway.h.t.tollgate.services.text;
     c.script();
     const byEvent = requestId();
-    const streamed = await text.start(await principal(), c.decode(), context(byEvent));
+    const streamed = await text.start(await principal(gateway), c.decode(), context(byEvent));
     const eventByEvent: CanonicalEvent[] = [];
     for await (const event of streamed.events) eventByEvent.push(event);
 
     c.script();
     const atOnce = requestId();
-    const whole = await (await text.start(await principal(), c.decode(), context(atOnce))).allEvents();
+    const whole = await (await text.start(await principal(gateway), c.decode(), context(atOnce))).allEvents();
 
     expect(whole).toEqual(eventByEvent);
     expect(whole.at(-1)?.type).toBe('finish');
     expect(c.encode(whole)).toEqual(c.encode(eventByEvent));
-    const [billByEvent, billWhole] = await Promise.all([settledMoneyOf(on.h.db, byEvent), settledMoneyOf(on.h.db, atOnce)]);
+    const [billByEvent, billWhole] = await Promise.all([settledMoneyOf(gateway.h.db, byEvent), settledMoneyOf(gateway.h.db, atOnce)]);
     expect(billByEvent.usage).toHaveLength(1);
     expect(bill(billWhole)).toEqual(bill(billByEvent));
   });

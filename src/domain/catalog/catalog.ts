@@ -135,8 +135,7 @@ function buildCatalog(source: ParsedCatalogSource): Catalog {
   });
 
   source.models.forEach((entry, index) => {
-    if (entry.kind === 'text' && entry.fallback !== undefined)
-      checkFallback(entry.id, entry.fallback, entry.deployments !== undefined, byId, ['models', index, 'fallback']);
+    if (entry.kind !== 'video' && entry.fallback !== undefined) checkFallback(entry, byId, ['models', index, 'fallback']);
   });
 
   const retired: RetiredModel[] = (source.retired ?? []).map((entry, index) => {
@@ -162,12 +161,13 @@ function buildCatalog(source: ParsedCatalogSource): Catalog {
   });
 }
 
-/** A fallback is another priced text model of the catalog, for a model that routes (only routing knows its deployments are cooled). */
-function checkFallback(id: string, fallback: string, routed: boolean, byId: ReadonlyMap<string, CatalogModel>, at: Path): void {
-  if (!routed) throw new FieldError(at, 'needs a deployments list (the fallback serves when every deployment is cooled)');
-  if (fallback === id) throw new FieldError(at, 'must name another model');
-  const target = byId.get(fallback);
-  if (target === undefined || target.kind !== 'text') throw new FieldError(at, 'must be the id of a text model in the catalog');
+/** A fallback is another priced model of the catalog of its kind, for a model that routes (only routing knows its deployments are cooled). */
+function checkFallback(entry: Extract<ModelSource, { kind: 'text' | 'image' }>, byId: ReadonlyMap<string, CatalogModel>, at: Path): void {
+  if (!entry.deployments) throw new FieldError(at, 'needs a deployments list (the fallback serves when every deployment is cooled)');
+  if (entry.fallback === entry.id) throw new FieldError(at, 'must name another model');
+  const target = byId.get(entry.fallback!);
+  if (target?.kind !== entry.kind)
+    throw new FieldError(at, `must be the id of ${entry.kind === 'text' ? 'a text' : 'an image'} model in the catalog`);
   if (target.pricing === null) throw new FieldError(at, 'must name a priced model');
 }
 
@@ -328,6 +328,7 @@ function buildModel(entry: ModelSource, at: Path, defaults: ReadonlyMap<string, 
         ...base,
         deployments,
         routed: entry.deployments !== undefined,
+        fallback: entry.fallback ?? null,
         modes: freeze(modes),
         sizes: freeze(sizes),
         fixedOption,

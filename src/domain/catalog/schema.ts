@@ -147,6 +147,8 @@ const imageModel = z.strictObject(
     ...common,
     /** Served through routing as a text model's (docs/routing.md, Images): OpenAI-protocol and Azure OpenAI accounts only. */
     deployments: list(deployment).optional(),
+    /** Another image model's id, served when every deployment of this one is cooled or failed (docs/routing.md, Images). */
+    fallback: z.string({ error: 'must be a string' }).regex(SERVICE_ID, 'must be a lowercase "<vendor>/<model>" id').optional(),
     modes: list(oneOf(IMAGE_MODES)),
     sizes: list(z.string({ error: 'must be a string' })),
     max_input_images: count(0),
