@@ -8,7 +8,7 @@ import { startFakeVeo, type FakeVeo } from '../fakes/veo';
 import { createTestDatabase } from '../support/database';
 import { writeCatalogFile, type CatalogFile } from '../support/routing';
 import { textAccount, type TextAccount } from '../support/text';
-import { startTestTollgate, type TestTollgate } from '../support/tollgate';
+import { ADMIN_TOKEN, graphql, startTestTollgate, type TestTollgate } from '../support/tollgate';
 import { videoTestEnv, waitForVideo } from '../support/videos';
 
 /**
@@ -215,6 +215,18 @@ it("honours a 429's Retry-After through the breaker: the job moves to the second
   expect(asked(east, eastFrom)).toEqual(['POST /v1/videos']);
   expect(asked(west, westFrom).filter((r) => r.startsWith('POST'))).toHaveLength(2);
   expect([await boundDeployment(first), await boundDeployment(second)]).toEqual(['azure_west', 'azure_west']);
+  // The operator's listing and the routing metrics show it, with the text models' labels.
+  const listed = await graphql(t.url, '{ deployments { model kind deployment state } }', {}, ADMIN_TOKEN);
+  expect(listed.data.deployments.filter((d: { model: string }) => d.model === 'acme/sora-limited')).toEqual([
+    { model: 'acme/sora-limited', kind: 'video', deployment: 'openai_east', state: 'cooled' },
+    { model: 'acme/sora-limited', kind: 'video', deployment: 'azure_west', state: 'closed' },
+  ]);
+  const metrics = await (await fetch(`${t.url}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).text();
+  const model = 'model="acme/sora-limited"';
+  expect(metrics).toContain(`tollgate_routing_attempts_total{${model},deployment="openai_east",outcome="failed"} 1`);
+  expect(metrics).toContain(`tollgate_routing_attempts_total{${model},deployment="openai_east",outcome="refused"} 1`);
+  expect(metrics).toContain(`tollgate_routing_failovers_total{${model},deployment="openai_east"} 1`);
+  expect(metrics).toContain(`tollgate_routing_attempts_total{${model},deployment="azure_west",outcome="served"} 2`);
   // The breaker is the model's, not the vendor's: another model still starts on east.
   const other = await create(acct, 'acme/sora-routed', 'east is fine for this one');
   expect((await waitForVideo(t.url, acct.secret, other)).status).toBe('completed');
