@@ -256,7 +256,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
     configuredVendors,
     storage: videoStorage,
     metrics,
-    health,
+    router,
   });
   // Images: their own vendor client, whose timeouts allow the minutes an image can take.
   const imageTimeouts = {

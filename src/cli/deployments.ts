@@ -7,7 +7,7 @@ import { openRedisSharedHealth } from '../infra/redis-deployment-health';
 import type { Printable } from './output';
 
 /**
- * `tollgate admin list-deployments`: every deployment of the routed models (text and image) from the catalog and
+ * `tollgate admin list-deployments`: every deployment of the routed models (text, image, video) from the catalog and
  * the environment, with the health every instance shares through Redis (REDIS_URL). Without
  * Redis each instance keeps its own health, which only that instance can tell (GraphQL
  * `deployments`, `/metrics`): the state column then says so.

@@ -7,7 +7,7 @@ import type { VendorEndpoint } from '../domain/catalog/vendors';
 import type { AdmissionService } from '../domain/limits/admission';
 import type { Clock } from '../domain/shared/clock';
 import type { EventBus } from '../domain/shared/events';
-import type { DeploymentHealth } from '../domain/routing/health';
+import type { Router } from '../domain/routing/failover';
 import type { IdGenerator } from '../domain/shared/ids';
 import type { VideoStorage } from '../domain/videos/ports';
 import { VideoJobRunner } from '../domain/videos/runner';
@@ -34,8 +34,8 @@ export interface VideoJobsDeps {
   configuredVendors: ReadonlySet<string>;
   storage: VideoStorage;
   metrics: PrometheusMetrics | null;
-  /** The deployments' breakers, shared with text and image routing (the `<model>/<deployment>` keys). */
-  health: DeploymentHealth;
+  /** Text routing (order, attempt budget, breakers on `<model>/<deployment>` keys, metrics), shared with images. */
+  router: Router;
 }
 
 /**
@@ -56,7 +56,7 @@ export async function startVideoJobs(deps: VideoJobsDeps) {
   const providers = createVideoProviderRegistry(deps.vendors, {
     sandbox: { renderMs: config.videos.sandboxRenderMs, slowMs: config.videos.sandboxSlowMs },
     http: { timeouts: config.vendorTimeouts },
-    health: deps.health,
+    router: deps.router,
   });
   const store = new PgVideoStore(orm);
   const videoDeps = { store, clock, ids, bus, billing, catalog, configuredVendors, storage, queue, slots };

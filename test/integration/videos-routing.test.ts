@@ -1,11 +1,14 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Client } from 'pg';
 import { makeSandboxMp4 } from '../../src/providers/videos/mp4';
 import { startFakeAzureOpenAIVideos } from '../fakes/azure-openai-videos';
 import { startFakeOpenAIVideos, type FakeOpenAIVideos } from '../fakes/openai-videos';
+import { startFakeVeo, type FakeVeo } from '../fakes/veo';
 import { createTestDatabase } from '../support/database';
 import { writeCatalogFile, type CatalogFile } from '../support/routing';
 import { textAccount, type TextAccount } from '../support/text';
-import { startTestTollgate, type TestTollgate } from '../support/tollgate';
+import { ADMIN_TOKEN, graphql, startTestTollgate, type TestTollgate } from '../support/tollgate';
 import { videoTestEnv, waitForVideo } from '../support/videos';
 
 /**
@@ -21,6 +24,9 @@ const START_BALANCE = 100_000_000n;
 
 let east: FakeOpenAIVideos;
 let west: FakeOpenAIVideos;
+let veo: FakeVeo;
+/** A port nothing listens on: a deployment there fails to connect. */
+let closedPort: number;
 let database: { url: string; drop(): Promise<void> };
 let catalogFile: CatalogFile;
 let files: ReturnType<typeof videoTestEnv>;
@@ -48,14 +54,42 @@ const videoModel = (id: string) => ({
 beforeAll(async () => {
   east = await startFakeOpenAIVideos({ apiKey: 'east-key', content: CLIP, pollsToFinish: 3 });
   west = await startFakeAzureOpenAIVideos({ apiKey: 'west-key', deployments: ['sora-west'], content: CLIP, pollsToFinish: 3 });
+  veo = await startFakeVeo({ apiKey: 'veo-key', content: CLIP, pollsToFinish: 2 });
+  const spare = createServer();
+  await new Promise<void>((resolve) => spare.listen(0, '127.0.0.1', resolve));
+  closedPort = (spare.address() as AddressInfo).port;
+  await new Promise<void>((resolve) => spare.close(() => resolve()));
   catalogFile = writeCatalogFile({
     vendors: {
       openai_east: { protocol: 'openai', base_url: east.url, api_key_env: 'OPENAI_EAST_KEY' },
       azure_west: { protocol: 'azure-openai', base_url: west.url, api_key_env: 'AZURE_WEST_KEY' },
+      gemini_down: { protocol: 'gemini', base_url: `http://127.0.0.1:${closedPort}`, api_key_env: 'GEMINI_DOWN_KEY' },
+      gemini: { protocol: 'gemini', base_url: veo.url },
     },
-    models: [videoModel('acme/sora-routed'), videoModel('acme/sora-limited'), videoModel('acme/sora-restart')],
+    models: [
+      videoModel('acme/sora-routed'),
+      videoModel('acme/sora-limited'),
+      videoModel('acme/sora-restart'),
+      {
+        ...videoModel('acme/veo-routed'),
+        vendor: 'gemini',
+        vendor_model_id: 'veo-3.0-generate-001',
+        durations: [8],
+        pricing: { per_second: '0.40' },
+        deployments: [
+          { vendor: 'gemini_down', priority: 0 },
+          { vendor: 'gemini', priority: 1 },
+        ],
+      },
+    ],
   });
-  files = videoTestEnv({ TOLLGATE_CATALOG: catalogFile.path, OPENAI_EAST_KEY: 'east-key', AZURE_WEST_KEY: 'west-key' });
+  files = videoTestEnv({
+    TOLLGATE_CATALOG: catalogFile.path,
+    OPENAI_EAST_KEY: 'east-key',
+    AZURE_WEST_KEY: 'west-key',
+    GEMINI_DOWN_KEY: 'down-key',
+    GEMINI_API_KEY: 'veo-key',
+  });
   database = await createTestDatabase();
   db = new Client({ connectionString: database.url });
   await db.connect();
@@ -68,6 +102,7 @@ afterAll(async () => {
   await database?.drop();
   await east?.close();
   await west?.close();
+  await veo?.close();
   catalogFile?.remove();
   files?.cleanup();
 });
@@ -136,6 +171,20 @@ it('moves a job to the second deployment when the first answers 503: one job, po
   expect(ledger.reserved).toBe(0n);
 });
 
+it('moves a Veo job past a deployment it cannot connect to, to the next Gemini API account', async () => {
+  const acct = await textAccount(t);
+  const id = (await acct.openai.videos.create({ model: 'acme/veo-routed', prompt: 'a kite over dunes', seconds: '8', size: '1280x720' }))
+    .id;
+  expect((await waitForVideo(t.url, acct.secret, id)).status).toBe('completed');
+  const operation = [...veo.operations.values()].find((op) => op.request.instances[0].prompt === 'a kite over dunes')!;
+  expect(operation.model).toBe('veo-3.0-generate-001');
+  expect(await boundDeployment(id)).toBe('gemini');
+  const ledger = await money(acct.accountId);
+  expect(ledger.charges).toEqual([-3_200_000n]); // 8 s at $0.40
+  expect(ledger.usage).toEqual([['ok', 8, '3200000', 'gemini']]);
+  expect(ledger.reserved).toBe(0n);
+});
+
 it('does not retry a 400 the request causes: the job fails, the other deployment is not asked, nothing is charged', async () => {
   const acct = await textAccount(t);
   const [eastFrom, westFrom] = marks();
@@ -166,6 +215,18 @@ it("honours a 429's Retry-After through the breaker: the job moves to the second
   expect(asked(east, eastFrom)).toEqual(['POST /v1/videos']);
   expect(asked(west, westFrom).filter((r) => r.startsWith('POST'))).toHaveLength(2);
   expect([await boundDeployment(first), await boundDeployment(second)]).toEqual(['azure_west', 'azure_west']);
+  // The operator's listing and the routing metrics show it, with the text models' labels.
+  const listed = await graphql(t.url, '{ deployments { model kind deployment state } }', {}, ADMIN_TOKEN);
+  expect(listed.data.deployments.filter((d: { model: string }) => d.model === 'acme/sora-limited')).toEqual([
+    { model: 'acme/sora-limited', kind: 'video', deployment: 'openai_east', state: 'cooled' },
+    { model: 'acme/sora-limited', kind: 'video', deployment: 'azure_west', state: 'closed' },
+  ]);
+  const metrics = await (await fetch(`${t.url}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).text();
+  const model = 'model="acme/sora-limited"';
+  expect(metrics).toContain(`tollgate_routing_attempts_total{${model},deployment="openai_east",outcome="failed"} 1`);
+  expect(metrics).toContain(`tollgate_routing_attempts_total{${model},deployment="openai_east",outcome="refused"} 1`);
+  expect(metrics).toContain(`tollgate_routing_failovers_total{${model},deployment="openai_east"} 1`);
+  expect(metrics).toContain(`tollgate_routing_attempts_total{${model},deployment="azure_west",outcome="served"} 2`);
   // The breaker is the model's, not the vendor's: another model still starts on east.
   const other = await create(acct, 'acme/sora-routed', 'east is fine for this one');
   expect((await waitForVideo(t.url, acct.secret, other)).status).toBe('completed');
@@ -196,6 +257,29 @@ it('makes one vendor job of racing creates with one Idempotency-Key, through a f
   expect((await waitForVideo(t.url, acct.secret, id!)).status).toBe('completed');
   expect(east.creations).toBe(eastJobs);
   expect(west.creations).toBe(westJobs + 1);
+  const ledger = await money(acct.accountId);
+  expect(ledger.charges).toEqual([-4n * PER_SECOND]);
+  expect(ledger.reserved).toBe(0n);
+});
+
+it("reads a row without a deployment (from before routing) as the first deployment's, and fails one whose deployment left the catalog", async () => {
+  const acct = await textAccount(t);
+  // East's polls fail (retried) while the rows are rewritten as an older gateway, or another catalog, left them.
+  east.failNextPolls(1_000_000, 503);
+  const legacy = await create(acct, 'acme/sora-routed', 'from before routing');
+  const orphan = await create(acct, 'acme/sora-routed', 'its deployment is gone');
+  const bound = Date.now() + 10_000;
+  while (((await boundDeployment(legacy)) === null || (await boundDeployment(orphan)) === null) && Date.now() < bound)
+    await new Promise((r) => setTimeout(r, 20));
+  expect([await boundDeployment(legacy), await boundDeployment(orphan)]).toEqual(['openai_east', 'openai_east']);
+  await db.query('update videos set deployment = null where id = $1', [legacy]);
+  await db.query(`update videos set deployment = 'azure_gone' where id = $1`, [orphan]);
+  east.failNextPolls(0, 503);
+
+  expect((await waitForVideo(t.url, acct.secret, legacy)).status).toBe('completed');
+  const failed = await waitForVideo(t.url, acct.secret, orphan);
+  expect(failed.status).toBe('failed');
+  expect(failed.error.code).toBe('deployment_not_available');
   const ledger = await money(acct.accountId);
   expect(ledger.charges).toEqual([-4n * PER_SECOND]);
   expect(ledger.reserved).toBe(0n);

@@ -5,8 +5,8 @@ import type { DeploymentHealth, HealthView } from './health';
 /** One deployment as the operator lists it (CLI, GraphQL): where it is and how it is doing. */
 export interface DeploymentListing extends HealthView {
   model: string;
-  /** The model's kind: `text` or `image`. */
-  kind: 'text' | 'image';
+  /** The model's kind: `text`, `image` or `video`. */
+  kind: 'text' | 'image' | 'video';
   deployment: string;
   vendor: string;
   protocol: VendorProtocol;
@@ -18,11 +18,11 @@ export interface DeploymentListing extends HealthView {
 }
 
 /**
- * Every deployment of the catalog's routed models, text then image models, with its health on
+ * Every deployment of the catalog's routed models, text, image then video models, with its health on
  * this instance (which, with Redis, every instance shares).
  */
 export function listDeployments(catalog: Catalog, configuredVendors: ReadonlySet<string>, health: DeploymentHealth): DeploymentListing[] {
-  return [...catalog.text, ...catalog.images].flatMap((model) =>
+  return [...catalog.text, ...catalog.images, ...catalog.videos].flatMap((model) =>
     model.routed
       ? model.deployments.map((d) => ({
           model: model.id,

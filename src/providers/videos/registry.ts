@@ -1,8 +1,7 @@
 import type { Deployment, VideoModel } from '../../domain/catalog/types';
 import type { VendorEndpoint } from '../../domain/catalog/vendors';
 import { ProviderError } from '../../domain/generation/errors';
-import { healthKey } from '../../domain/routing/failover';
-import type { DeploymentHealth } from '../../domain/routing/health';
+import { healthKey, type Router } from '../../domain/routing/failover';
 import type { VideoProvider, VideoProviders } from '../../domain/videos/ports';
 import { VendorTransport, type VendorHttpOptions } from '../transport/client';
 import { vendorRegistry } from '../vendor-registry';
@@ -15,8 +14,8 @@ export interface VideoProviderOptions {
   sandbox: SandboxVideoOptions;
   /** Outbound HTTP: connect, first byte, and silence within a downloaded file. */
   http?: VendorHttpOptions;
-  /** The deployments' breakers (text routing's), for models with deployments; without it such models are refused. */
-  health?: DeploymentHealth;
+  /** Text routing's order, attempt budget, breakers and metrics, for models with deployments; without it such models are refused. */
+  router?: Router;
 }
 
 export type VideoProviderRegistry = VideoProviders & {
@@ -80,9 +79,9 @@ export function createVideoProviderRegistry(
     async start(request) {
       const { model } = request;
       if (!model.routed) return { handle: await direct.forModel(model).start(request), deployment: null };
-      if (!options.health)
+      if (!options.router)
         throw new ProviderError(`Model '${model.id}' has deployments, and this gateway was built without routing.`, model.vendor);
-      return startOnDeployments(model, targetsOf(model), options.health, request);
+      return startOnDeployments(model, targetsOf(model), options.router, request);
     },
     forJob(model, name) {
       // A job of a model without deployments, or from before routing, is its own vendor's (the first deployment).
