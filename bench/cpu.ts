@@ -12,7 +12,7 @@
  * CPU per request: the process's user + system time over its slices divided by the requests it
  * served (warm-ups included), from /proc; for Tollgate plus its PostgreSQL: the backends
  * connected to the bench database only (pg_stat_activity, then /proc per backend), so other
- * databases' work on a shared server does not count (the compared build has a database of its
+ * databases' work on a shared server does not count (each Tollgate side has a database of its
  * own, migrated by itself). Peak RSS: VmHWM, reset before each slice.
  * Throughput of a Tollgate row counts only if its settlement backlog stayed bounded (no
  * admission waited for room in it: tollgate_settlement_pushback_waits_total, scraped).
@@ -116,10 +116,17 @@ export async function runCpuComparison(options: CpuOptions, onRow: (row: CpuRow)
   const withFlags = await startCompiledGateway(env);
   const plainEnv = { ...env };
   delete plainEnv.GLIBC_TUNABLES;
-  const plain = wanted.has('tollgate, plain node')
-    ? await startCompiledGateway(plainEnv, [process.execPath, join(ROOT, 'dist', 'src', 'main.js'), 'start'])
+  // Every Tollgate side has a database of its own, so a side's PostgreSQL CPU is its own: an idle
+  // side's lease renewals, job polls and last batch do not land in another side's slices. The
+  // compared build's migrations (and so its SQL functions) may also differ.
+  const plainDb = wanted.has('tollgate, plain node') ? await benchDatabase(options.databaseUrl) : null;
+  const plain = plainDb
+    ? await startCompiledGateway({ ...plainEnv, DATABASE_URL: plainDb.url }, [
+        process.execPath,
+        join(ROOT, 'dist', 'src', 'main.js'),
+        'start',
+      ])
     : null;
-  // The compared build gets a database of its own: its migrations (and so its SQL functions) may differ.
   const compareDb = options.compareDir && wanted.has('tollgate, compare') ? await benchDatabase(options.databaseUrl) : null;
   const compare =
     options.compareDir && compareDb
@@ -130,6 +137,8 @@ export async function runCpuComparison(options: CpuOptions, onRow: (row: CpuRow)
   await monitor.connect();
   const compareMonitor = compareDb ? new Client({ connectionString: compareDb.url }) : null;
   await compareMonitor?.connect();
+  const plainMonitor = plainDb ? new Client({ connectionString: plainDb.url }) : null;
+  await plainMonitor?.connect();
   try {
     const provision = (gateway: Gateway) => Promise.all(Array.from({ length: options.accounts }, () => provisionKey(gateway.url)));
     const tokens = await provision(withFlags);
@@ -156,7 +165,7 @@ export async function runCpuComparison(options: CpuOptions, onRow: (row: CpuRow)
           ]
         : []),
       gatewaySide('tollgate, npm start', withFlags),
-      ...(plain ? [gatewaySide('tollgate, plain node', plain)] : []),
+      ...(plain ? [gatewaySide('tollgate, plain node', plain, await provision(plain), plainMonitor!)] : []),
       ...(compare ? [gatewaySide('tollgate, compare', compare, await provision(compare), compareMonitor!)] : []),
     ]).filter((side) => wanted.has(side.name));
     const messages = [{ role: 'user', content: 'Say something about foxes.' }];
@@ -220,9 +229,10 @@ export async function runCpuComparison(options: CpuOptions, onRow: (row: CpuRow)
   } finally {
     await monitor.end();
     await compareMonitor?.end();
+    await plainMonitor?.end();
     floor?.child.disconnect();
     await Promise.all([withFlags, plain, compare].map((gateway) => (gateway ? stopGateway(gateway) : undefined)));
-    await compareDb?.drop();
+    await Promise.all([compareDb?.drop(), plainDb?.drop()]);
   }
 }
 
