@@ -132,6 +132,20 @@ describe('catalog deployments', () => {
       { models: [image({ deployments: [{ vendor: 'openai' }, { vendor: 'anthropic' }] })] },
       'test: models[0].deployments[1].vendor must be an "openai" or "azure-openai" vendor',
     ],
+    [
+      // Named by its place in the file, not by its place once sorted by priority.
+      {
+        models: [
+          image({
+            deployments: [
+              { vendor: 'openai', priority: 2 },
+              { vendor: 'anthropic', priority: 1 },
+            ],
+          }),
+        ],
+      },
+      'test: models[0].deployments[1].vendor must be an "openai" or "azure-openai" vendor',
+    ],
   ])('a bad catalog names the field: %j', (source, message) => {
     expect(() => parseCatalog(source, 'test')).toThrow(message);
   });

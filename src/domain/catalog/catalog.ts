@@ -20,6 +20,8 @@ import {
   type VideoModel,
 } from './types';
 import { vertexPublisher } from './vendors';
+import { FieldError, freeze, type Path } from './building';
+import { buildDeployments, IMAGE_DEPLOYMENTS, protocolOf, VIDEO_DEPLOYMENTS } from './deployments';
 
 /**
  * Loads the catalog: the built-in one without a path, else the JSON file at `file` (the
@@ -85,24 +87,6 @@ export function priceTokensMicro(tokens: bigint | number, perMTokMicro: bigint, 
 }
 
 // --- building and cross-field validation ----------------------------------------------
-
-type Path = readonly (string | number)[];
-
-class FieldError extends Error {
-  constructor(
-    readonly path: Path,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-const DEFAULT_PROTOCOL: Readonly<Record<string, VendorProtocol>> = {
-  openai: 'openai',
-  anthropic: 'anthropic',
-  gemini: 'gemini',
-  [SANDBOX_VENDOR]: 'sandbox',
-};
 
 type ModelSource = ParsedCatalogSource['models'][number];
 
@@ -198,64 +182,6 @@ function buildVendorDefaults(source: NonNullable<ParsedCatalogSource['vendors']>
   return defaults;
 }
 
-/** A vendor's protocol: its `vendors` entry, else the well-known name's, else OpenAI-compatible. */
-const protocolOf = (vendor: string, defaults: ReadonlyMap<string, VendorDefaults>): VendorProtocol =>
-  defaults.get(vendor)?.protocol ?? DEFAULT_PROTOCOL[vendor] ?? 'openai-compatible';
-
-/** The model's deployments, by priority; without a list, the one its own vendor makes. */
-function buildDeployments(
-  entry: ModelSource,
-  base: { vendor: string; protocol: VendorProtocol; vendorModelId: string },
-  at: Path,
-  defaults: ReadonlyMap<string, VendorDefaults>,
-): readonly Deployment[] {
-  if (entry.deployments === undefined) {
-    checkVertexModel(base.protocol, base.vendorModelId, [...at, 'vendor_model_id']);
-    return freeze([
-      freeze({
-        name: base.vendor,
-        vendor: base.vendor,
-        protocol: base.protocol,
-        vendorModelId: base.vendorModelId,
-        priority: 0,
-        weight: 1,
-      }),
-    ]);
-  }
-  const seen = new Set<string>();
-  const deployments = entry.deployments.map((d, i) => {
-    if (seen.has(d.vendor))
-      throw new FieldError([...at, 'deployments', i, 'vendor'], `repeats the vendor "${d.vendor}" (one deployment per vendor and model)`);
-    seen.add(d.vendor);
-    const protocol = protocolOf(d.vendor, defaults);
-    if (protocol === 'sandbox' || d.vendor === SANDBOX_VENDOR)
-      throw new FieldError([...at, 'deployments', i, 'vendor'], 'must not be the sandbox');
-    const vendorModelId = d.vendor_model_id ?? base.vendorModelId;
-    checkVertexModel(protocol, vendorModelId, [...at, 'deployments', i, 'vendor_model_id']);
-    return freeze({
-      name: d.vendor,
-      vendor: d.vendor,
-      protocol,
-      vendorModelId,
-      priority: d.priority ?? 0,
-      weight: d.weight ?? 1,
-    });
-  });
-  return freeze(deployments.sort((a, b) => a.priority - b.priority));
-}
-
-/** The vendor kinds whose image API an image model's deployment can call. */
-const IMAGE_DEPLOYMENT_PROTOCOLS: ReadonlySet<VendorProtocol> = new Set<VendorProtocol>(['openai', 'azure-openai']);
-
-/** The vendor kinds whose video API a video model's deployment can call (Sora on OpenAI and Azure, Veo on the Gemini API). */
-const VIDEO_DEPLOYMENT_PROTOCOLS: ReadonlySet<VendorProtocol> = new Set<VendorProtocol>(['openai', 'azure-openai', 'gemini']);
-
-/** Vertex AI serves each publisher through its own API: the model id must say which (Claude or Gemini). */
-function checkVertexModel(protocol: VendorProtocol, vendorModelId: string, at: Path): void {
-  if (protocol === 'vertex' && vertexPublisher(vendorModelId) === null)
-    throw new FieldError(at, 'must be a Claude ("claude-…") or Gemini ("gemini-…") model id for a vertex vendor');
-}
-
 function buildModel(entry: ModelSource, at: Path, defaults: ReadonlyMap<string, VendorDefaults>): CatalogModel {
   const protocol = entry.protocol ?? protocolOf(entry.vendor, defaults);
   const declared = defaults.get(entry.vendor)?.protocol;
@@ -315,18 +241,10 @@ function buildModel(entry: ModelSource, at: Path, defaults: ReadonlyMap<string, 
       if (modes.includes('edit') && entry.max_input_images < 1) {
         throw new FieldError([...at, 'max_input_images'], 'must be at least 1 for a model with mode "edit"');
       }
-      const deployments = buildDeployments(entry, base, at, defaults);
-      deployments.forEach((d, i) => {
-        if (entry.deployments !== undefined && !IMAGE_DEPLOYMENT_PROTOCOLS.has(d.protocol))
-          throw new FieldError(
-            [...at, 'deployments', i, 'vendor'],
-            'must be an "openai" or "azure-openai" vendor (the ones that serve images)',
-          );
-      });
       return freeze({
         kind: 'image',
         ...base,
-        deployments,
+        deployments: buildDeployments(entry, base, at, defaults, IMAGE_DEPLOYMENTS),
         routed: entry.deployments !== undefined,
         fallback: entry.fallback ?? null,
         modes: freeze(modes),
@@ -341,14 +259,10 @@ function buildModel(entry: ModelSource, at: Path, defaults: ReadonlyMap<string, 
       if (modes.includes('image-to-video') && entry.max_input_images < 1) {
         throw new FieldError([...at, 'max_input_images'], 'must be at least 1 for a model with mode "image-to-video"');
       }
-      entry.deployments?.forEach((d, i) => {
-        if (!VIDEO_DEPLOYMENT_PROTOCOLS.has(protocolOf(d.vendor, defaults)))
-          throw new FieldError([...at, 'deployments', i, 'vendor'], 'must be an "openai", "azure-openai" or "gemini" vendor (video APIs)');
-      });
       return freeze({
         kind: 'video',
         ...base,
-        deployments: buildDeployments(entry, base, at, defaults),
+        deployments: buildDeployments(entry, base, at, defaults, VIDEO_DEPLOYMENTS),
         routed: entry.deployments !== undefined,
         modes: freeze(modes),
         resolutions: freeze(uniqueStrings(entry.resolutions, [...at, 'resolutions'])),
@@ -398,10 +312,6 @@ function uniqueStrings<T extends string | number>(values: readonly T[], at: Path
 }
 
 const namespaceOf = (id: string): string => id.slice(0, id.indexOf('/'));
-
-function freeze<T extends object>(value: T): Readonly<T> {
-  return Object.freeze(value);
-}
 
 // --- error messages -----------------------------------------------------------------------
 
