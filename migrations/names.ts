@@ -19,4 +19,5 @@ export const MIGRATION_NAMES: readonly string[] = [
   'Migration20261211500000UsageDeployment',
   'Migration20261212300000SettlementArrays',
   'Migration20261213000000VideoDeployment',
+  'Migration20261213100000CloseHoldDeployment',
 ];

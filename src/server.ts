@@ -50,7 +50,6 @@ import { imagesRouter } from './rest/images';
 import { DEFAULT_MULTIPART_LIMITS } from './rest/multipart';
 import { ImageService } from './domain/images/service';
 import { createImageProviders } from './providers/images/registry';
-import { PgUsageDeployment } from './infra/pg-usage-deployment';
 import { noMetrics, type Tracer } from './domain/shared/telemetry';
 import { PrometheusMetrics } from './infra/metrics';
 import { startTracing } from './infra/tracing';
@@ -272,7 +271,6 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
     billing,
     clock,
     metrics: metrics ?? undefined,
-    usageDeployments: new PgUsageDeployment(orm),
     onError: (err) => log.warn({ err }, 'could not name the deployment on an image usage record'),
   });
   const usage = new UsageService(clock, billingReads, new PgUsageReads(orm));

@@ -1,7 +1,7 @@
 create or replace function tollgate_close_hold(
   p_hold_id text, p_status text, p_cost bigint, p_now timestamptz, p_ledger_id text,
   p_usage_id text, p_usage_status text, p_request_id text, p_input int, p_cached int, p_cache_write_5m int, p_cache_write_1h int,
-  p_output int, p_reasoning int, p_images int, p_video_seconds int, p_latency_ms int
+  p_output int, p_reasoning int, p_images int, p_video_seconds int, p_latency_ms int, p_deployment text
 ) returns table (applied boolean, account_id text, plan_billed boolean, balance_micro bigint, threshold_micro bigint,
                  charged_micro bigint, overage_micro bigint, hold_micro bigint, key_id text, model text)
 language plpgsql as $$
@@ -39,10 +39,10 @@ begin
   if p_usage_status is not null then
     insert into usage_records (id, account_id, key_id, hold_id, request_id, model, input_tokens, cached_input_tokens,
       cache_write_5m_input_tokens, cache_write_1h_input_tokens, output_tokens, reasoning_tokens, images, video_seconds,
-      cost_micro, overage_micro, status, latency_ms, created_at)
+      cost_micro, overage_micro, status, latency_ms, created_at, deployment)
     values (p_usage_id, h.account_id, h.key_id, h.id, p_request_id, h.model, p_input, p_cached,
       p_cache_write_5m, p_cache_write_1h, p_output, p_reasoning, p_images, p_video_seconds,
-      v_charge, p_cost - v_charge, p_usage_status, p_latency_ms, p_now);
+      v_charge, p_cost - v_charge, p_usage_status, p_latency_ms, p_now, p_deployment);
   end if;
   return query select true, h.account_id, h.plan_user_id is not null, balance_micro, threshold_micro, v_charge, p_cost - v_charge, h.amount_micro, h.key_id, h.model;
 end $$;

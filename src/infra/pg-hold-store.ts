@@ -67,7 +67,7 @@ export function pgHoldStore(orm: MikroORM): HoldStore {
         const u = close.usage;
         const [row] = await sqlRows<CloseHoldRow>(
           orm.em.fork(),
-          'select * from tollgate_close_hold(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+          'select * from tollgate_close_hold(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
           [
             close.holdId,
             close.status,
@@ -86,6 +86,7 @@ export function pgHoldStore(orm: MikroORM): HoldStore {
             u?.images ?? 0,
             u?.videoSeconds ?? 0,
             u?.latencyMs ?? 0,
+            u?.deployment ?? null,
           ],
         );
         return {

@@ -89,13 +89,6 @@ export class PgVideoStore implements VideoStore {
     return rows.length > 0;
   }
 
-  async nameUsageDeployment(holdId: string, deployment: string): Promise<void> {
-    await sqlRows(this.em(), 'update usage_records set deployment = ? where hold_id = ? and deployment is null returning id', [
-      deployment,
-      holdId,
-    ]);
-  }
-
   async raiseProgress(id: string, progress: number): Promise<Video | null> {
     return (
       (

@@ -27,6 +27,8 @@ export interface HoldUsageRecord extends Required<UsageCounts> {
   status: string;
   requestId: string | null;
   latencyMs: number;
+  /** The deployment that served a routed model; null otherwise. */
+  deployment: string | null;
 }
 
 /** Settles (charging `costMicro`, up to the hold) or releases a hold; gives back what it reserved either way. */

@@ -202,6 +202,7 @@ export class BillingService {
       status: input.status ?? 'ok',
       latencyMs: input.latencyMs ?? 0,
       requestId: input.requestId ?? null,
+      deployment: input.deployment ?? null,
     };
     const closed = await this.closeHold(holdId, 'settled', input.costMicro, now, usage);
     if (!closed.applied) return this.alreadyClosed(holdId);
@@ -231,7 +232,13 @@ export class BillingService {
       0n,
       now,
       input.recordFailure
-        ? { usage: input.usage, status: 'failed', latencyMs: input.latencyMs ?? 0, requestId: input.requestId ?? null }
+        ? {
+            usage: input.usage,
+            status: 'failed',
+            latencyMs: input.latencyMs ?? 0,
+            requestId: input.requestId ?? null,
+            deployment: input.deployment ?? null,
+          }
         : null,
     );
     if (!closed.applied) return this.alreadyClosed(holdId);
@@ -261,6 +268,7 @@ export class BillingService {
         images: usageCount(u.images, 'images'),
         videoSeconds: usageCount(u.videoSeconds, 'videoSeconds'),
         latencyMs: usageCount(Math.round(usage.latencyMs ?? 0), 'latencyMs'),
+        deployment: usage.deployment ?? null,
       },
     });
   }

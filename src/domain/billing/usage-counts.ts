@@ -21,6 +21,8 @@ export interface UsageMeta {
   status: UsageStatus;
   latencyMs: number;
   requestId: string | null;
+  /** The deployment that served a routed model (docs/routing.md); null otherwise. */
+  deployment?: string | null;
 }
 
 /** The token counts a usage record stores, each checked as its column takes it (usageCount). */

@@ -56,8 +56,3 @@ export interface ImageProvider {
 export interface ImageProviderRegistry {
   forModel(model: ImageModel): ImageProvider;
 }
-
-/** Names the deployment that served on a request's usage record, once its hold is settled (src/infra/pg-usage-deployment.ts). */
-export interface UsageDeploymentWriter {
-  name(holdId: string, deployment: string): Promise<void>;
-}

@@ -5,7 +5,7 @@ import type { Metrics } from '../shared/telemetry';
 import type { Cancellation } from '../generation/cancellation';
 import { ProviderError } from '../generation/errors';
 import { fitToSize } from './fit';
-import type { GeneratedImage, ImageProviderRegistry, ImageTokenUsage, UsageDeploymentWriter } from './ports';
+import type { GeneratedImage, ImageProviderRegistry, ImageTokenUsage } from './ports';
 import { validateImageRequest, type ImageRequestInput, type ValidImageRequest } from './request';
 import type { Catalog, ModelAccess } from '../catalog/types';
 import { noDeploymentServed } from '../routing/failover';
@@ -48,7 +48,6 @@ export interface ImageServiceDeps {
   /** Vendor time and failures per image call, spend per request (no-op when metrics are off). */
   metrics?: Metrics;
   /** Names a routed model's serving deployment on the usage record (docs/routing.md, Images). */
-  usageDeployments?: UsageDeploymentWriter;
   /** Told when that naming fails: the record and its money stand without it. */
   onError?: (error: unknown) => void;
 }
@@ -119,8 +118,6 @@ export class ImageService {
       requestId: context.requestId,
       deployment: served.deployment,
     });
-    if (served.deployment !== null)
-      await this.deps.usageDeployments?.name(hold.id, served.deployment).catch((error: unknown) => this.deps.onError?.(error));
     return { request: serving, images, failed: serving.n - images.length, chargedMicro, usage: summedUsage(images), ...served };
   }
 

@@ -158,7 +158,6 @@ export class VideoJobRunner {
       await storage.delete(contentKey(row.id));
       return this.fail(row, 'reservation_ended', 'The job ended before the video was delivered; nothing was charged.');
     }
-    await this.nameDeployment(row);
     const vendor = model.deployments.find((d) => d.name === row.deployment)?.vendor ?? model.vendor;
     this.deps.metrics?.charged(vendor, model.id, { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 }, settled.chargedMicro);
     await this.markDone(row, bytes);
@@ -177,7 +176,6 @@ export class VideoJobRunner {
       // A completing step charged it, so its file is stored: the job completed (that step may have died before saying so).
       return this.markDone(row, (await storage.size(contentKey(row.id))) ?? 0);
     }
-    await this.nameDeployment(row);
     await this.freeSlot(row);
     const failed = await store.markFailed(row.id, clock.now(), code, message);
     if (failed) {
@@ -199,18 +197,6 @@ export class VideoJobRunner {
       this.deps.log?.info({ video_id: row.id, account_id: row.accountId, model: row.model, status: 'completed', bytes }, 'video job ended');
     }
     await this.deleteInputs(row);
-  }
-
-  /**
-   * Names the deployment that held the job on its usage record, as text's records do. The
-   * settlement of a hold outside a budget lease does not carry it, so it is written just after;
-   * best effort: the record and its money stand without it.
-   */
-  private async nameDeployment(row: Video): Promise<void> {
-    if (row.deployment === null) return;
-    await this.deps.store.nameUsageDeployment(row.holdId, row.deployment).catch((err: unknown) => {
-      this.deps.log?.warn({ video_id: row.id, err: String(err) }, 'could not name the deployment on the usage record');
-    });
   }
 
   /**

@@ -15,8 +15,6 @@ export interface VideoStore {
   markStarted(id: string, now: Date): Promise<Video | null>;
   /** Binds the job to its vendor job and the deployment that accepted it; false when it already has one (or is no longer running). */
   saveVendorJob(id: string, handle: VendorJobHandle, deployment: string | null): Promise<boolean>;
-  /** Names the deployment on the usage record of this hold, if it names none yet. */
-  nameUsageDeployment(holdId: string, deployment: string): Promise<void>;
   /** Progress only rises; null when nothing changed. */
   raiseProgress(id: string, progress: number): Promise<Video | null>;
   markCompleted(id: string, now: Date, expiresAt: Date, bytes: number): Promise<Video | null>;
