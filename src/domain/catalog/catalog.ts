@@ -247,10 +247,13 @@ function buildDeployments(
 /** The vendor kinds whose image API an image model's deployment can call. */
 const IMAGE_DEPLOYMENT_PROTOCOLS: ReadonlySet<VendorProtocol> = new Set<VendorProtocol>(['openai', 'azure-openai']);
 
-/** Vertex AI serves each publisher through its own API: the model id must say which (Claude or Gemini). */
+/** Vertex AI serves each publisher through its own API: the model id must say which (Claude, Gemini, an open model). */
 function checkVertexModel(protocol: VendorProtocol, vendorModelId: string, at: Path): void {
   if (protocol === 'vertex' && vertexPublisher(vendorModelId) === null)
-    throw new FieldError(at, 'must be a Claude ("claude-…") or Gemini ("gemini-…") model id for a vertex vendor');
+    throw new FieldError(
+      at,
+      'must be a Claude ("claude-…") or Gemini ("gemini-…") model id, or an open model\'s "publisher/model" id, for a vertex vendor',
+    );
 }
 
 function buildModel(entry: ModelSource, at: Path, defaults: ReadonlyMap<string, VendorDefaults>): CatalogModel {
