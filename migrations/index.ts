@@ -12,6 +12,7 @@ import { Migration20261204000000VideoDeletion } from './Migration20261204000000V
 import { Migration20261211000000RequestLog } from './Migration20261211000000RequestLog';
 import { Migration20261211500000UsageDeployment } from './Migration20261211500000UsageDeployment';
 import { Migration20261212300000SettlementArrays } from './Migration20261212300000SettlementArrays';
+import { Migration20261213000000VideoDeployment } from './Migration20261213000000VideoDeployment';
 
 /** Applied in this order on start; add each new migration here. */
 export const MIGRATIONS: MigrationObject[] = [
@@ -28,4 +29,5 @@ export const MIGRATIONS: MigrationObject[] = [
   { name: 'Migration20261211000000RequestLog', class: Migration20261211000000RequestLog },
   { name: 'Migration20261211500000UsageDeployment', class: Migration20261211500000UsageDeployment },
   { name: 'Migration20261212300000SettlementArrays', class: Migration20261212300000SettlementArrays },
+  { name: 'Migration20261213000000VideoDeployment', class: Migration20261213000000VideoDeployment },
 ];

@@ -18,4 +18,5 @@ export const MIGRATION_NAMES: readonly string[] = [
   'Migration20261211000000RequestLog',
   'Migration20261211500000UsageDeployment',
   'Migration20261212300000SettlementArrays',
+  'Migration20261213000000VideoDeployment',
 ];

@@ -255,6 +255,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
     configuredVendors,
     storage: videoStorage,
     metrics,
+    health,
   });
   // Images: their own vendor client, whose timeouts allow the minutes an image can take.
   const imageTimeouts = {
@@ -262,7 +263,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
     headersMs: config.imageVendorTimeoutMs,
     bodyIdleMs: config.imageVendorTimeoutMs,
   };
-  const imageProviders = createImageProviders(vendors, { http: { timeouts: imageTimeouts }, health });
+  const imageProviders = createImageProviders(vendors, { http: { timeouts: imageTimeouts }, router });
   const images = new ImageService({ providers: imageProviders, catalog, configuredVendors, billing, clock, metrics: metrics ?? undefined });
   const usage = new UsageService(clock, billingReads, new PgUsageReads(orm));
   const services: Services = {

@@ -7,7 +7,7 @@ import { openRedisSharedHealth } from '../infra/redis-deployment-health';
 import type { Printable } from './output';
 
 /**
- * `tollgate admin list-deployments`: every deployment of the routed models from the catalog and
+ * `tollgate admin list-deployments`: every deployment of the routed models (text and image) from the catalog and
  * the environment, with the health every instance shares through Redis (REDIS_URL). Without
  * Redis each instance keeps its own health, which only that instance can tell (GraphQL
  * `deployments`, `/metrics`): the state column then says so.
@@ -30,6 +30,7 @@ function deploymentsOutput(listings: DeploymentListing[], sharedHealth: boolean)
   return {
     json: listings.map((d) => ({
       model: d.model,
+      kind: d.kind,
       deployment: d.deployment,
       protocol: d.protocol,
       vendor_model_id: d.vendorModelId,
@@ -39,9 +40,10 @@ function deploymentsOutput(listings: DeploymentListing[], sharedHealth: boolean)
       state: state(d),
       cooled_until: d.cooledUntil === null ? null : new Date(d.cooledUntil).toISOString(),
     })),
-    columns: ['model', 'deployment', 'protocol', 'upstream model', 'priority', 'weight', 'configured', 'state', 'cooled until'],
+    columns: ['model', 'kind', 'deployment', 'protocol', 'upstream model', 'priority', 'weight', 'configured', 'state', 'cooled until'],
     rows: listings.map((d) => [
       d.model,
+      d.kind,
       d.deployment,
       d.protocol,
       d.vendorModelId,

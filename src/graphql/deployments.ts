@@ -7,6 +7,7 @@ import { requireOperator, type GraphqlContext } from './context';
 })
 export class DeploymentType {
   @Field() model!: string;
+  @Field({ description: "The model's kind: text or image" }) kind!: string;
   @Field({ description: 'The deployment name: its vendor (credentials) name' }) deployment!: string;
   @Field() vendor!: string;
   @Field({ description: 'openai, anthropic, gemini, openai-compatible, azure-openai, bedrock or vertex' }) protocol!: string;
@@ -22,7 +23,7 @@ export class DeploymentType {
 
 @Resolver()
 export class DeploymentResolver {
-  @Query(() => [DeploymentType], { description: 'Operator: every deployment of the routed models, with its health' })
+  @Query(() => [DeploymentType], { description: 'Operator: every deployment of the routed models (text, then image), with its health' })
   deployments(@Ctx() ctx: GraphqlContext): DeploymentType[] {
     requireOperator(ctx);
     return ctx.services.deployments().map(({ cooledUntil, ...listing }) => ({ ...listing, cooledUntilMs: cooledUntil }));

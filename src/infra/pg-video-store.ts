@@ -80,13 +80,20 @@ export class PgVideoStore implements VideoStore {
     );
   }
 
-  async saveVendorJob(id: string, handle: VendorJobHandle): Promise<boolean> {
+  async saveVendorJob(id: string, handle: VendorJobHandle, deployment: string | null): Promise<boolean> {
     const rows = await sqlRows(
       this.em(),
-      `update videos set vendor_job = ?::jsonb where id = ? and status = 'in_progress' and vendor_job is null returning id`,
-      [JSON.stringify(handle), id],
+      `update videos set vendor_job = ?::jsonb, deployment = ? where id = ? and status = 'in_progress' and vendor_job is null returning id`,
+      [JSON.stringify(handle), deployment, id],
     );
     return rows.length > 0;
+  }
+
+  async nameUsageDeployment(holdId: string, deployment: string): Promise<void> {
+    await sqlRows(this.em(), 'update usage_records set deployment = ? where hold_id = ? and deployment is null returning id', [
+      deployment,
+      holdId,
+    ]);
   }
 
   async raiseProgress(id: string, progress: number): Promise<Video | null> {

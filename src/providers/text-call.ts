@@ -50,8 +50,9 @@ async function* streamCanonical(
   decoder: StreamDecoder,
 ): AsyncGenerator<ProviderEvent, void, undefined> {
   if (call.signal?.aborted) throw cancelledError(call.vendor);
+  const stream = await http.openEventStream(call);
   try {
-    for await (const events of http.streamSse(call)) {
+    for (let events = await stream.next(); events !== null; events = await stream.next()) {
       for (const event of events) {
         if (decoder.done) break;
         for (const canonical of decoder.push(event.data)) yield canonical;
@@ -60,6 +61,8 @@ async function* streamCanonical(
   } catch (error) {
     if (decoder.done) return;
     throw error;
+  } finally {
+    stream.close();
   }
   yield* decoder.end();
 }

@@ -229,17 +229,19 @@ export async function readJsonBody(req: IncomingMessage, limitBytes: number): Pr
       }
       chunks.push(chunk);
     });
-    body.once('end', resolve);
+    // `on`, not `once`: each settles the promise at most once, and `once` would make and remove a
+    // wrapper per listener per request (a second 'error' then also finds a listener).
+    body.on('end', resolve);
     // A zlib error is the client's bad body; any other error while reading is the connection
     // failing (reset, aborted): nobody is left to answer, and it is no defect of ours.
-    body.once('error', (error: Error) =>
+    body.on('error', (error: Error) =>
       reject(
         error instanceof RequestAborted || body === req
           ? new RequestAborted()
           : badRequest('The request body could not be decompressed.', { field: null }),
       ),
     );
-    req.once('aborted', () => reject(new RequestAborted()));
+    req.on('aborted', () => reject(new RequestAborted()));
   });
   const text = (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8');
   try {

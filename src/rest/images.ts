@@ -88,6 +88,12 @@ async function answer(deps: ImagesRouterDeps, res: Response, input: ImageRequest
     if (!res.writableFinished) signal.cancel();
   });
   const result = await deps.images.run(principal, request, { signal, requestId: record.requestId });
+  // The model that served: the one asked, or its fallback (docs/routing.md, Images).
+  const served = result.request;
+  record.model = served.model.id;
   record.costMicro = result.chargedMicro;
-  res.json(encodeImagesResponse(result, { created: unixSeconds(deps.clock.now()), size: request.sizeLabel, quality: request.quality }));
+  if (result.deployment !== null) record.deployment = result.deployment;
+  if (result.attempts !== null) record.attempts = result.attempts;
+  if (served.routedFrom !== null) res.setHeader('x-service-model-routed-from', served.routedFrom);
+  res.json(encodeImagesResponse(result, { created: unixSeconds(deps.clock.now()), size: served.sizeLabel, quality: served.quality }));
 }

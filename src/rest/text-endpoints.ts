@@ -210,7 +210,8 @@ async function serveText<Extra>(
   // known to be over its request windows is refused here, before its body is read.
   const ticket = await deps.admission.deferred(principal);
   const cancellation = new Cancellation();
-  res.once('close', () => {
+  // 'close' comes once: `on` spares the wrapper `once` makes and removes per request.
+  res.on('close', () => {
     if (!res.writableFinished) cancellation.cancel();
     // A slot that cannot be freed (store down) expires by its TTL; never an unhandled rejection.
     ticket.release().catch(() => undefined);
@@ -254,14 +255,21 @@ async function serveText<Extra>(
     return;
   }
   res.writeHead(200, SSE_HEADERS);
-  res.flushHeaders();
   const encoder = format.streamEncoder(meta, extra, generation, requestId);
   const coalesce = coalescedWrites(res);
+  // The headers leave with the first event's bytes, in one write (the first event is already in
+  // hand: start() waited for it); only an event that encodes to nothing sends them alone.
+  let headersOut = false;
   try {
     for await (const event of generation.events) {
       if (cancellation.aborted) break;
       coalesce();
-      const drained = writeChunk(res, encoder.encode(event));
+      const chunk = encoder.encode(event);
+      if (!headersOut) {
+        headersOut = true;
+        if (chunk === '') res.flushHeaders();
+      }
+      const drained = writeChunk(res, chunk);
       if (drained) await drained;
     }
   } catch (error) {

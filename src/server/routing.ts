@@ -18,7 +18,7 @@ export async function openRouting(
   // Deployments' health: shared by every instance through Redis when there is one (and a model to route), else per instance.
   const { routing } = config;
   const sharedHealth =
-    config.redisUrl && [...catalog.text, ...catalog.images].some((model) => model.routed)
+    config.redisUrl && [...catalog.text, ...catalog.images, ...catalog.videos].some((model) => model.routed)
       ? await openRedisSharedHealth(config.redisUrl, config.redisKeyPrefix, log)
       : null;
   const health = new DeploymentHealth(

@@ -7,6 +7,7 @@ import type { VendorEndpoint } from '../domain/catalog/vendors';
 import type { AdmissionService } from '../domain/limits/admission';
 import type { Clock } from '../domain/shared/clock';
 import type { EventBus } from '../domain/shared/events';
+import type { DeploymentHealth } from '../domain/routing/health';
 import type { IdGenerator } from '../domain/shared/ids';
 import type { VideoStorage } from '../domain/videos/ports';
 import { VideoJobRunner } from '../domain/videos/runner';
@@ -33,6 +34,8 @@ export interface VideoJobsDeps {
   configuredVendors: ReadonlySet<string>;
   storage: VideoStorage;
   metrics: PrometheusMetrics | null;
+  /** The deployments' breakers, shared with text and image routing (the `<model>/<deployment>` keys). */
+  health: DeploymentHealth;
 }
 
 /**
@@ -53,6 +56,7 @@ export async function startVideoJobs(deps: VideoJobsDeps) {
   const providers = createVideoProviderRegistry(deps.vendors, {
     sandbox: { renderMs: config.videos.sandboxRenderMs, slowMs: config.videos.sandboxSlowMs },
     http: { timeouts: config.vendorTimeouts },
+    health: deps.health,
   });
   const store = new PgVideoStore(orm);
   const videoDeps = { store, clock, ids, bus, billing, catalog, configuredVendors, storage, queue, slots };

@@ -77,11 +77,12 @@ function withAzureStream(exchange: FakeExchange<FakeOpenAIReply>): FakeExchange<
   return { ...exchange, sse: (events, options) => exchange.sse([first, ...events.map(withFilters)], options) };
 }
 
-const IMAGES_PATH = /^\/openai\/deployments\/([^/]+)\/images\/generations$/;
+const IMAGES_PATH = /^\/openai\/deployments\/([^/]+)\/images\/(generations|edits)$/;
 
 /**
- * The same resource's image generations, as Azure answers them:
- * `POST /openai/deployments/{deployment}/images/generations?api-version=…` with the `api-key`
+ * The same resource's Images API, as Azure answers it:
+ * `POST /openai/deployments/{deployment}/images/generations?api-version=…` (JSON) and
+ * `/images/edits` (multipart: `image` or `image[]` files, `prompt`, …) with the `api-key`
  * header, OpenAI's body without `model` (the path names the deployment), OpenAI's answer, and
  * Azure's error bodies. Replies are scripted per call like the OpenAI images fake's.
  */
@@ -96,14 +97,24 @@ export async function startFakeAzureOpenAIImages(options: FakeAzureOptions = {})
     if (options.deployments && !options.deployments.includes(decodeURIComponent(match[1]!)))
       return error(404, 'DeploymentNotFound', 'The API deployment for this resource does not exist.');
     if (reply.status)
-      return error(
+      return json(
         reply.status,
-        reply.status === 429 ? '429' : 'InternalServerError',
-        reply.errorMessage ?? 'The fake Azure resource failed.',
+        {
+          error: {
+            code: reply.status === 429 ? '429' : 'InternalServerError',
+            message: reply.errorMessage ?? 'The fake Azure resource failed.',
+          },
+        },
+        reply.retryAfter ? { 'retry-after': reply.retryAfter } : {},
       );
-    const body = (request.json ?? {}) as Record<string, unknown>;
+    const isEdit = match[2] === 'edits';
+    if (isEdit && !/^multipart\/form-data/i.test(request.headers['content-type'] ?? ''))
+      return error(400, 'invalid_request_error', 'Image edits take multipart/form-data.');
+    const body = (isEdit ? request.fields : (request.json ?? {})) as Record<string, unknown>;
     if (typeof body.prompt !== 'string' || !body.prompt)
       return error(400, 'invalid_request_error', "Missing required parameter: 'prompt'.");
+    if (isEdit && !request.files.some((f) => f.field === 'image' || f.field === 'image[]'))
+      return error(400, 'invalid_request_error', "Missing required parameter: 'image'.");
     if (Number(body.n ?? 1) !== 1) return error(400, 'invalid_request_error', 'The fake makes one image per call.');
     json(200, { created: Math.floor(Date.now() / 1000), data: [{ b64_json: await fakeImageBase64(reply, parseSize(body.size)) }] });
   });

@@ -15,6 +15,8 @@ export interface ImageFakeReply {
   /** Answer this HTTP status with the vendor's error body. */
   status?: number;
   errorMessage?: string;
+  /** The error answer's `Retry-After` header (seconds). */
+  retryAfter?: string;
   /** Pixel size of the image answered (default: the size asked, or 1024x1024). */
   width?: number;
   height?: number;
@@ -57,7 +59,7 @@ export interface ImageFake {
 export interface ImageExchange {
   request: RecordedImageRequest;
   reply: ImageFakeReply;
-  json(status: number, body: unknown): void;
+  json(status: number, body: unknown, headers?: Record<string, string>): void;
 }
 
 export async function startImageFake(
@@ -83,9 +85,9 @@ export async function startImageFake(
         });
       }
       if (res.destroyed) return;
-      const json = (status: number, body: unknown) => {
+      const json = (status: number, body: unknown, headers: Record<string, string> = {}) => {
         if (res.destroyed) return;
-        res.writeHead(status, { 'content-type': 'application/json' });
+        res.writeHead(status, { 'content-type': 'application/json', ...headers });
         res.end(JSON.stringify(body));
       };
       await handle({ request, reply, json });

@@ -20,14 +20,46 @@ export interface FakeOpenAIVideoJob {
   polls: number;
 }
 
+/** Another host of this API (Azure OpenAI's v1 API: azure-openai-videos.ts): where it is, its key check, its error bodies. */
+export interface FakeVideosDialect {
+  /** Where `/videos` sits (`/v1`). */
+  apiPath: string;
+  /** What the fake's `url` ends with (`/v1`: OPENAI_BASE_URL includes it). */
+  urlPath: string;
+  /** A refusal of the request's credentials, or null. */
+  authorize(req: IncomingMessage): FakeRefusal | null;
+  /** A refusal of a create's `model`, or null. */
+  checkModel(model: string | undefined): FakeRefusal | null;
+  errorBody(refusal: FakeRefusal): unknown;
+}
+
+export interface FakeRefusal {
+  status: number;
+  message: string;
+  code?: string | null;
+  param?: string | null;
+}
+
+const OPENAI_DIALECT: FakeVideosDialect = {
+  apiPath: '/v1',
+  urlPath: '/v1',
+  authorize: () => null, // set per fake (its key)
+  checkModel: () => null,
+  errorBody: ({ message, param = null, code = null }) => ({ error: { message, type: 'invalid_request_error', param, code } }),
+};
+
 export interface FakeOpenAIVideos {
-  /** Base URL including /v1, as OPENAI_BASE_URL takes it. */
+  /** Base URL including /v1, as OPENAI_BASE_URL takes it (the host only, for Azure's dialect). */
   url: string;
+  /** Every request, in order: method and path (creations, polls, downloads). */
+  requests: { method: string; path: string }[];
   jobs: Map<string, FakeOpenAIVideoJob>;
   /** How many creations were received (a duplicate start would show here). */
   creations: number;
   /** Answer the next N polls with this HTTP status (transient vendor failures). */
   failNextPolls(count: number, status: number): void;
+  /** Answer the next N creations with this HTTP status and headers (`retry-after`), creating nothing. */
+  failNextCreations(count: number, status: number, headers?: Record<string, string>): void;
   /** The next N downloads send half the file, then nothing (a stalled connection). */
   stallNextDownloads(count: number): void;
   /** Downloads answered (stalled ones included). */
@@ -42,12 +74,22 @@ export async function startFakeOpenAIVideos(options: {
   apiKey?: string;
   content: Buffer;
   pollsToFinish?: number;
+  dialect?: FakeVideosDialect;
 }): Promise<FakeOpenAIVideos> {
   const apiKey = options.apiKey ?? 'sk-fake-openai';
+  const dialect = options.dialect ?? {
+    ...OPENAI_DIALECT,
+    authorize: (req: IncomingMessage) =>
+      req.headers.authorization === `Bearer ${apiKey}`
+        ? null
+        : { status: 401, message: `Incorrect API key provided: ${(req.headers.authorization ?? '').replace(/^Bearer /, '')}.` },
+  };
   const pollsToFinish = options.pollsToFinish ?? 3;
   const jobs = new Map<string, FakeOpenAIVideoJob>();
   let sequence = 0;
   let failing = { count: 0, status: 500 };
+  let failingCreations = { count: 0, status: 500, headers: {} as Record<string, string> };
+  const requests: { method: string; path: string }[] = [];
   let stalls = 0;
   const state = { creations: 0, downloads: 0 };
 
@@ -56,7 +98,7 @@ export async function startFakeOpenAIVideos(options: {
     res.end(JSON.stringify(body));
   };
   const error = (res: ServerResponse, status: number, message: string, param: string | null = null) =>
-    json(res, status, { error: { message, type: 'invalid_request_error', param, code: null } });
+    json(res, status, dialect.errorBody({ status, message, param }));
 
   const videoObject = (job: FakeOpenAIVideoJob) => {
     const failed = job.prompt.includes('please fail') && job.polls >= 1;
@@ -106,11 +148,19 @@ export async function startFakeOpenAIVideos(options: {
     });
 
   const server = createServer(async (req, res) => {
-    if (req.headers.authorization !== `Bearer ${apiKey}`)
-      return error(res, 401, `Incorrect API key provided: ${(req.headers.authorization ?? '').replace(/^Bearer /, '')}.`);
     const path = new URL(req.url ?? '/', 'http://fake').pathname;
-    if (req.method === 'POST' && path === '/v1/videos') {
+    requests.push({ method: req.method ?? '', path });
+    const refused = dialect.authorize(req);
+    if (refused) return json(res, refused.status, dialect.errorBody(refused));
+    if (req.method === 'POST' && path === `${dialect.apiPath}/videos`) {
       const { fields, file } = await readCreate(req);
+      const badModel = dialect.checkModel(fields.model);
+      if (badModel) return json(res, badModel.status, dialect.errorBody(badModel));
+      if (failingCreations.count > 0) {
+        failingCreations.count--;
+        res.writeHead(failingCreations.status, { 'content-type': 'application/json', ...failingCreations.headers });
+        return res.end(JSON.stringify(dialect.errorBody({ status: failingCreations.status, message: 'The fake failed this creation.' })));
+      }
       if (!fields.prompt) return error(res, 400, "Missing required parameter: 'prompt'.", 'prompt');
       if (fields.seconds !== undefined && !SECONDS.includes(fields.seconds))
         return error(res, 400, `Invalid value: '${fields.seconds}'. Supported values are: '4', '8', and '12'.`, 'seconds');
@@ -128,7 +178,9 @@ export async function startFakeOpenAIVideos(options: {
       jobs.set(job.id, job);
       return json(res, 200, videoObject(job));
     }
-    const match = /^\/v1\/videos\/([^/]+)(\/content)?$/.exec(path);
+    const match = path.startsWith(`${dialect.apiPath}/videos/`)
+      ? /^\/videos\/([^/]+)(\/content)?$/.exec(path.slice(dialect.apiPath.length))
+      : null;
     const job = match ? jobs.get(decodeURIComponent(match[1]!)) : undefined;
     if (req.method !== 'GET' || !match) return error(res, 404, `Invalid URL (${req.method} ${path})`);
     if (!job) return error(res, 404, `Video with id '${match[1]}' not found.`, 'id');
@@ -152,8 +204,9 @@ export async function startFakeOpenAIVideos(options: {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}${dialect.urlPath}`,
     jobs,
+    requests,
     get creations() {
       return state.creations;
     },
@@ -161,6 +214,7 @@ export async function startFakeOpenAIVideos(options: {
       return state.downloads;
     },
     failNextPolls: (count, status) => (failing = { count, status }),
+    failNextCreations: (count, status, headers = {}) => (failingCreations = { count, status, headers }),
     stallNextDownloads: (count) => (stalls = count),
     close: () =>
       new Promise<void>((resolve) => {

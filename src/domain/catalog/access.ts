@@ -27,8 +27,8 @@ export function isModelUsable(model: CatalogModel, access: ModelAccess): boolean
  */
 export function unusableReason(catalog: Catalog, model: CatalogModel, access: ModelAccess): string | undefined {
   if (!hasConfiguredUpstream(model, access)) {
-    const vendor = model.kind !== 'video' ? model.deployments[0]!.vendor : model.vendor;
-    const which = model.kind !== 'video' && model.deployments.length > 1 ? 'none of its deployments' : `its vendor '${vendor}'`;
+    const vendor = model.deployments[0]!.vendor;
+    const which = model.deployments.length > 1 ? 'none of its deployments' : `its vendor '${vendor}'`;
     return `is in the catalog, but ${which} is not configured on this gateway (the operator sets ${vendorSettingName(vendor, catalog.vendors.get(vendor))}).`;
   }
   if (model.pricing === null) return 'is in the catalog, but has no published price on this gateway.';
@@ -36,9 +36,8 @@ export function unusableReason(catalog: Catalog, model: CatalogModel, access: Mo
   return undefined;
 }
 
-/** A text or image model needs one configured deployment; a video model its vendor. */
+/** A model needs one configured deployment (its own vendor, for a model without a list). */
 function hasConfiguredUpstream(model: CatalogModel, access: ModelAccess): boolean {
-  if (model.kind === 'video') return model.vendor === SANDBOX_VENDOR || access.configuredVendors.has(model.vendor);
   return model.deployments.some((d) => d.vendor === SANDBOX_VENDOR || access.configuredVendors.has(d.vendor));
 }
 

@@ -127,7 +127,7 @@ function buildCatalog(source: ParsedCatalogSource): Catalog {
     claimId(idPaths, entry.id, at);
     const model = buildModel(entry, at, vendorDefaults);
     claimVendor(model.vendor, model.protocol, [...at, 'protocol']);
-    if (model.kind !== 'video') model.deployments.forEach((d, i) => claimVendor(d.vendor, d.protocol, [...at, 'deployments', i, 'vendor']));
+    model.deployments.forEach((d, i) => claimVendor(d.vendor, d.protocol, [...at, 'deployments', i, 'vendor']));
     byId.set(model.id, model);
     if (model.kind === 'text') text.push(model);
     else if (model.kind === 'image') images.push(model);
@@ -135,8 +135,7 @@ function buildCatalog(source: ParsedCatalogSource): Catalog {
   });
 
   source.models.forEach((entry, index) => {
-    if (entry.kind === 'text' && entry.fallback !== undefined)
-      checkFallback(entry.id, entry.fallback, entry.deployments !== undefined, byId, ['models', index, 'fallback']);
+    if (entry.kind !== 'video' && entry.fallback !== undefined) checkFallback(entry, byId, ['models', index, 'fallback']);
   });
 
   const retired: RetiredModel[] = (source.retired ?? []).map((entry, index) => {
@@ -162,12 +161,13 @@ function buildCatalog(source: ParsedCatalogSource): Catalog {
   });
 }
 
-/** A fallback is another priced text model of the catalog, for a model that routes (only routing knows its deployments are cooled). */
-function checkFallback(id: string, fallback: string, routed: boolean, byId: ReadonlyMap<string, CatalogModel>, at: Path): void {
-  if (!routed) throw new FieldError(at, 'needs a deployments list (the fallback serves when every deployment is cooled)');
-  if (fallback === id) throw new FieldError(at, 'must name another model');
-  const target = byId.get(fallback);
-  if (target === undefined || target.kind !== 'text') throw new FieldError(at, 'must be the id of a text model in the catalog');
+/** A fallback is another priced model of the catalog of its kind, for a model that routes (only routing knows its deployments are cooled). */
+function checkFallback(entry: Extract<ModelSource, { kind: 'text' | 'image' }>, byId: ReadonlyMap<string, CatalogModel>, at: Path): void {
+  if (!entry.deployments) throw new FieldError(at, 'needs a deployments list (the fallback serves when every deployment is cooled)');
+  if (entry.fallback === entry.id) throw new FieldError(at, 'must name another model');
+  const target = byId.get(entry.fallback!);
+  if (target?.kind !== entry.kind)
+    throw new FieldError(at, `must be the id of ${entry.kind === 'text' ? 'a text' : 'an image'} model in the catalog`);
   if (target.pricing === null) throw new FieldError(at, 'must name a priced model');
 }
 
@@ -204,7 +204,7 @@ const protocolOf = (vendor: string, defaults: ReadonlyMap<string, VendorDefaults
 
 /** The model's deployments, by priority; without a list, the one its own vendor makes. */
 function buildDeployments(
-  entry: Extract<ModelSource, { kind: 'text' | 'image' }>,
+  entry: ModelSource,
   base: { vendor: string; protocol: VendorProtocol; vendorModelId: string },
   at: Path,
   defaults: ReadonlyMap<string, VendorDefaults>,
@@ -246,6 +246,9 @@ function buildDeployments(
 
 /** The vendor kinds whose image API an image model's deployment can call. */
 const IMAGE_DEPLOYMENT_PROTOCOLS: ReadonlySet<VendorProtocol> = new Set<VendorProtocol>(['openai', 'azure-openai']);
+
+/** The vendor kinds whose video API a video model's deployment can call (Sora on OpenAI and Azure, Veo on the Gemini API). */
+const VIDEO_DEPLOYMENT_PROTOCOLS: ReadonlySet<VendorProtocol> = new Set<VendorProtocol>(['openai', 'azure-openai', 'gemini']);
 
 /** Vertex AI serves each publisher through its own API: the model id must say which (Claude, Gemini, an open model). */
 function checkVertexModel(protocol: VendorProtocol, vendorModelId: string, at: Path): void {
@@ -328,6 +331,7 @@ function buildModel(entry: ModelSource, at: Path, defaults: ReadonlyMap<string, 
         ...base,
         deployments,
         routed: entry.deployments !== undefined,
+        fallback: entry.fallback ?? null,
         modes: freeze(modes),
         sizes: freeze(sizes),
         fixedOption,
@@ -340,9 +344,15 @@ function buildModel(entry: ModelSource, at: Path, defaults: ReadonlyMap<string, 
       if (modes.includes('image-to-video') && entry.max_input_images < 1) {
         throw new FieldError([...at, 'max_input_images'], 'must be at least 1 for a model with mode "image-to-video"');
       }
+      entry.deployments?.forEach((d, i) => {
+        if (!VIDEO_DEPLOYMENT_PROTOCOLS.has(protocolOf(d.vendor, defaults)))
+          throw new FieldError([...at, 'deployments', i, 'vendor'], 'must be an "openai", "azure-openai" or "gemini" vendor (video APIs)');
+      });
       return freeze({
         kind: 'video',
         ...base,
+        deployments: buildDeployments(entry, base, at, defaults),
+        routed: entry.deployments !== undefined,
         modes: freeze(modes),
         resolutions: freeze(uniqueStrings(entry.resolutions, [...at, 'resolutions'])),
         ratios: freeze(uniqueStrings(entry.ratios, [...at, 'ratios'])),

@@ -30,7 +30,7 @@ import { EFFORT_CONTROLS, IMAGE_MODES, VENDOR_PROTOCOLS, VIDEO_MODES } from './t
  *       "ratios": ["16:9", "9:16"], "durations": [4, 8, 12], "max_input_images": 1,
  *       "pricing": { "per_second": "0.10" } }
  *   ],
- *   // Optional, text models: several upstreams of the model (docs/routing.md); each names a
+ *   // Optional, every kind: several upstreams of the model (docs/routing.md); each names a
  *   // vendor (credentials), its own model or Azure deployment name, a priority (lower first)
  *   // and a weight within the priority.
  *   // "deployments": [{ "vendor": "azure_east", "vendor_model_id": "gpt4o-mini-prod", "priority": 0, "weight": 2 }]
@@ -147,6 +147,8 @@ const imageModel = z.strictObject(
     ...common,
     /** Served through routing as a text model's (docs/routing.md, Images): OpenAI-protocol and Azure OpenAI accounts only. */
     deployments: list(deployment).optional(),
+    /** Another image model's id, served when every deployment of this one is cooled or failed (docs/routing.md, Images). */
+    fallback: z.string({ error: 'must be a string' }).regex(SERVICE_ID, 'must be a lowercase "<vendor>/<model>" id').optional(),
     modes: list(oneOf(IMAGE_MODES)),
     sizes: list(z.string({ error: 'must be a string' })),
     max_input_images: count(0),
@@ -159,6 +161,8 @@ const videoModel = z.strictObject(
   {
     kind: z.literal('video'),
     ...common,
+    /** Served through routing (docs/routing.md, Videos): OpenAI, Azure OpenAI and Gemini API accounts only. */
+    deployments: list(deployment).optional(),
     modes: list(oneOf(VIDEO_MODES)),
     resolutions: list(z.string({ error: 'must be a string' }).regex(RESOLUTION, 'must be a resolution like "720p"')),
     ratios: list(z.string({ error: 'must be a string' }).regex(RATIO, 'must be a ratio like "16:9"')),

@@ -105,6 +105,8 @@ export interface ImageModel extends ModelBase {
   readonly deployments: readonly Deployment[];
   /** Whether requests go through routing (the catalog lists deployments for it), as for a text model. */
   readonly routed: boolean;
+  /** Another image model's id, served instead when no deployment of this one can (opt-in, routed models only). */
+  readonly fallback: string | null;
   readonly modes: readonly ImageMode[];
   /** `WxH` entries, first is the default; a fixed-option model has exactly one `<quality>:WxH`. */
   readonly sizes: readonly string[];
@@ -116,6 +118,10 @@ export interface ImageModel extends ModelBase {
 
 export interface VideoModel extends ModelBase {
   readonly kind: 'video';
+  /** At least one, ordered by priority; each an OpenAI, Azure OpenAI or Gemini API account. */
+  readonly deployments: readonly Deployment[];
+  /** Whether jobs are started through routing (the catalog lists deployments for it), as for a text model. */
+  readonly routed: boolean;
   readonly modes: readonly VideoMode[];
   /** `<number>p` labels, first is the default. */
   readonly resolutions: readonly string[];

@@ -28,6 +28,8 @@ export interface ImageTokenUsage {
 
 export interface GeneratedImage extends ImageData {
   readonly usage?: ImageTokenUsage;
+  /** A routed model's image: the deployment that made it, and how many deployments were tried for it. */
+  readonly servedBy?: { readonly deployment: string; readonly attempts: number };
 }
 
 export interface ImageProviderRequest {
@@ -47,6 +49,8 @@ export interface ImageProviderRequest {
 export interface ImageProvider {
   /** One image; throws ProviderError when the vendor fails. */
   generateImage(request: ImageProviderRequest): Promise<GeneratedImage>;
+  /** False when a routed model's every deployment is cooled (its fallback may serve); absent: always available. */
+  available?(): boolean;
 }
 
 export interface ImageProviderRegistry {

@@ -44,6 +44,8 @@ export interface ValidImageRequest {
   /** The quality answered back: the fixed option's, or what was sent (else `auto`). */
   quality: string;
   images: ImageData[];
+  /** What the decoder handed over, for the model's fallback to take the request as sent. */
+  source: ImageRequestInput;
 }
 
 export function validateImageRequest(input: ImageRequestInput, catalog: Catalog, access: ModelAccess): ValidImageRequest {
@@ -63,7 +65,8 @@ export function validateImageRequest(input: ImageRequestInput, catalog: Catalog,
   const sizeLabel = chooseSize(model, input.size);
   const quality = checkQuality(model, input.quality);
   const images = input.mode === 'edit' ? checkInputImages(model, input.images, input.imageCount ?? input.images.length) : [];
-  return { mode: input.mode, model, routedFrom, prompt: input.prompt, n: input.n, sizeLabel, size: parseSize(sizeLabel), quality, images };
+  const size = parseSize(sizeLabel);
+  return { mode: input.mode, model, routedFrom, prompt: input.prompt, n: input.n, sizeLabel, size, quality, images, source: input };
 }
 
 /** The sizes a client may name: `WxH` entries, or the size part of a fixed option. */

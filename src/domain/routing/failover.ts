@@ -44,6 +44,21 @@ export interface RouteTarget {
   key: string;
 }
 
+/** What ordering and the attempt budget need of a deployment to try, text's or an image model's. */
+export interface Routable {
+  readonly deployment: Deployment;
+  /** `<model id>/<deployment name>`: the breaker's key. */
+  readonly key: string;
+}
+
+/**
+ * Whether another attempt may start: fewer than `maxAttempts` so far, and (after the first) the
+ * time budget not spent since the first began. Text and image routing both ask it.
+ */
+export function withinAttemptBudget(policy: RoutingPolicy, attempts: number, startedMs: number, nowMs: number): boolean {
+  return attempts < policy.maxAttempts && (attempts === 0 || nowMs - startedMs < policy.budgetMs);
+}
+
 export const healthKey = (model: { readonly id: string }, deployment: Deployment): string => `${model.id}/${deployment.name}`;
 
 /** The model id and deployment name of a health key (model ids hold one slash, deployment names none). */
@@ -122,7 +137,7 @@ export class Router {
    * The order to try: the conversation's last deployment (`warm`) first (its cache is warm), then
    * by priority, and within a priority a weighted random order (Efraimidis-Spirakis keys).
    */
-  order(targets: readonly RouteTarget[], warm: string | null): RouteTarget[] {
+  order<T extends Routable>(targets: readonly T[], warm: string | null): T[] {
     if (targets.length === 1) return [targets[0]!];
     const keyed = targets.map((target) => ({ target, key: Math.pow(this.random(), 1 / target.deployment.weight) }));
     keyed.sort((a, b) => a.target.deployment.priority - b.target.deployment.priority || b.key - a.key);
@@ -135,11 +150,11 @@ export class Router {
   }
 
   /** Whether a deployment may take a request now (none cooled past reach): the pipeline's test for a model's fallback. */
-  anyAvailable(targets: readonly RouteTarget[]): boolean {
+  anyAvailable(targets: readonly Routable[]): boolean {
     return targets.some((target) => this.health.availableAt(target.key) === 0);
   }
 
-  /** @internal for FailoverStream */
+  /** @internal for FailoverStream and the routed image provider (src/providers/images/routed.ts) */
   get deps() {
     return { health: this.health, sticky: this.sticky, policy: this.policy, metrics: this.metrics };
   }
@@ -217,7 +232,7 @@ class FailoverStream implements AsyncIterableIterator<ProviderEvent> {
             'client_cancelled',
           )
         );
-      if (this.attempts >= policy.maxAttempts || (this.attempts > 0 && Date.now() - started >= policy.budgetMs)) break;
+      if (!withinAttemptBudget(policy, this.attempts, started, Date.now())) break;
       const admission = health.admit(target.key);
       if (admission === null) {
         soonest = Math.min(soonest, health.availableAt(target.key));

@@ -65,6 +65,10 @@ export class Video {
   @Property({ type: 'jsonb', nullable: true })
   vendorJob: VendorJobHandle | null = null;
 
+  /** The deployment that accepted the job, where its polls and download go (null: a model without deployments, or a row from before routing). */
+  @Property({ type: 'text', nullable: true })
+  deployment: string | null = null;
+
   @Property({ type: 'text', nullable: true })
   errorCode: string | null = null;
 

@@ -44,8 +44,25 @@ export interface VideoProvider {
   download(handle: VendorJobHandle): Promise<Readable>;
 }
 
+/** A job a vendor accepted: its handle, and the deployment that holds it (null for a model without deployments). */
+export interface StartedVideoJob {
+  handle: VendorJobHandle;
+  deployment: string | null;
+}
+
+/**
+ * The video vendors of the catalog's models. A job is started on the model's vendor or, for a
+ * model with deployments, on the first deployment that accepts it (docs/routing.md, Videos);
+ * from then on it lives there: every later call goes to `forJob` with that deployment.
+ */
 export interface VideoProviders {
-  forModel(model: VideoModel): VideoProvider;
+  start(request: VideoGenerationRequest): Promise<StartedVideoJob>;
+  /**
+   * The provider of the deployment a job is bound to; `null` names the model's first deployment
+   * (its own vendor without a list: a job started before routing). Null when that deployment is
+   * no longer in the catalog or configured.
+   */
+  forJob(model: VideoModel, deployment: string | null): VideoProvider | null;
 }
 
 /** Finished files and job inputs, by key (`videos/<id>.mp4`, `inputs/<id>/<n>`). */

@@ -3,7 +3,18 @@ import type { BillingService } from '../billing/service';
 import type { Catalog, VideoModel } from '../catalog/types';
 import { ProviderError } from '../generation/errors';
 import type { Clock } from '../shared/clock';
-import type { VendorJobHandle, VideoInputImage, VideoInputRole, VideoJobQueue, VideoJobStep, VideoProviders, VideoStorage } from './ports';
+import { noDeploymentServed } from '../routing/failover';
+import { ApiError } from '../shared/errors';
+import type {
+  VendorJobHandle,
+  VideoInputImage,
+  VideoInputRole,
+  VideoJobQueue,
+  VideoJobStep,
+  VideoProvider,
+  VideoProviders,
+  VideoStorage,
+} from './ports';
 import type { Video } from './entities';
 import type { VideoStore } from './store';
 import { VIDEO_RETENTION_MS } from './rules';
@@ -77,11 +88,12 @@ export class VideoJobRunner {
     const model = this.deps.catalog.byId.get(row.model);
     if (!model || model.kind !== 'video')
       return this.fail(row, 'model_not_available', `The model '${row.model}' is no longer in the catalog.`);
-    const provider = this.deps.providers.forModel(model);
+    const { providers } = this.deps;
     try {
       let handle = row.vendorJob;
       if (handle === null) {
-        handle = await provider.start({
+        // Failover across the model's deployments happens here, before any vendor holds the job.
+        const started = await providers.start({
           model,
           prompt: row.prompt,
           seconds: row.seconds,
@@ -89,9 +101,19 @@ export class VideoJobRunner {
           ratio: row.ratio,
           inputs: await this.readInputs(row),
         });
-        // A step that raced us to the vendor already saved its handle: poll that one.
-        if (!(await store.saveVendorJob(row.id, handle))) handle = (await store.find(row.id))?.vendorJob ?? handle;
+        // A step that raced us to the vendor already saved its handle: poll that one, where it lives.
+        const saved = (await store.saveVendorJob(row.id, started.handle, started.deployment)) ? null : await store.find(row.id);
+        handle = saved?.vendorJob ?? started.handle;
+        row = { ...row, vendorJob: handle, deployment: saved?.vendorJob ? saved.deployment : started.deployment };
       }
+      // Bound to the deployment that accepted it, whatever that deployment's health now.
+      const provider = providers.forJob(model, row.deployment);
+      if (provider === null)
+        return this.fail(
+          row,
+          'deployment_not_available',
+          `The deployment '${row.deployment}' that holds this job is no longer configured.`,
+        );
       const state = await provider.poll(handle);
       if (state.status === 'failed') return this.fail(row, state.code, state.message);
       if (state.status === 'running') {
@@ -99,12 +121,13 @@ export class VideoJobRunner {
         if (raised) this.publish(raised);
         return this.deps.queue.enqueue({ videoId: row.id, attempt: step.attempt + 1 }, this.backoffMs(step.attempt));
       }
-      await this.complete(row, model, handle);
+      await this.complete(row, model, provider, handle);
     } catch (error) {
-      if (!(error instanceof ProviderError)) throw error; // the queue retries the step
-      if (isPermanentRefusal(error.vendorStatus)) return this.fail(row, 'provider_error', error.message);
+      // Every deployment cooled or rate-limited (routing's 503/429) waits like a vendor fault; other errors go to the queue's retries.
+      if (!(error instanceof ApiError) || (!(error instanceof ProviderError) && !noDeploymentServed(error))) throw error;
+      if (error instanceof ProviderError && isPermanentRefusal(error.vendorStatus)) return this.fail(row, 'provider_error', error.message);
       this.deps.log?.warn(
-        { video_id: row.id, err: error.message, vendor_status: error.vendorStatus },
+        { video_id: row.id, err: error.message, vendor_status: error instanceof ProviderError ? error.vendorStatus : null },
         'video vendor call failed; retrying',
       );
       await this.deps.queue.enqueue({ videoId: row.id, attempt: step.attempt + 1 }, this.backoffMs(step.attempt));
@@ -117,9 +140,9 @@ export class VideoJobRunner {
    * takes the ending its hold got — a failed job is never charged, a charged job never failed.
    */
 
-  private async complete(row: Video, model: VideoModel, handle: VendorJobHandle): Promise<void> {
+  private async complete(row: Video, model: VideoModel, provider: VideoProvider, handle: VendorJobHandle): Promise<void> {
     const { billing, storage, clock } = this.deps;
-    const bytes = await storage.write(contentKey(row.id), await this.deps.providers.forModel(model).download(handle));
+    const bytes = await storage.write(contentKey(row.id), await provider.download(handle));
     const hold = await billing.getHold(row.holdId);
     // The price was fixed when the job was accepted: the hold is exactly seconds × per-second price.
     const latencyMs = clock.now().getTime() - row.createdAt.getTime();
@@ -128,24 +151,33 @@ export class VideoJobRunner {
       usage: { videoSeconds: row.seconds },
       latencyMs,
       requestId: row.id,
+      deployment: row.deployment,
     });
     if (settled.status === 'released') {
       // Its failure won the race (or the hold outlived its TTL): it delivers nothing and costs nothing.
       await storage.delete(contentKey(row.id));
       return this.fail(row, 'reservation_ended', 'The job ended before the video was delivered; nothing was charged.');
     }
-    this.deps.metrics?.charged(model.vendor, model.id, { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 }, settled.chargedMicro);
+    await this.nameDeployment(row);
+    const vendor = model.deployments.find((d) => d.name === row.deployment)?.vendor ?? model.vendor;
+    this.deps.metrics?.charged(vendor, model.id, { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 }, settled.chargedMicro);
     await this.markDone(row, bytes);
   }
 
   /** Fails the job (if it has not ended), releases its hold and frees its slot: nothing is charged. */
   async fail(row: Video, code: string, message: string): Promise<void> {
     const { store, clock, billing, storage } = this.deps;
-    const released = await billing.releaseHold(row.holdId, { recordFailure: true, usage: { videoSeconds: 0 }, requestId: row.id });
+    const released = await billing.releaseHold(row.holdId, {
+      recordFailure: true,
+      usage: { videoSeconds: 0 },
+      requestId: row.id,
+      deployment: row.deployment,
+    });
     if (released.status === 'settled') {
       // A completing step charged it, so its file is stored: the job completed (that step may have died before saying so).
       return this.markDone(row, (await storage.size(contentKey(row.id))) ?? 0);
     }
+    await this.nameDeployment(row);
     await this.freeSlot(row);
     const failed = await store.markFailed(row.id, clock.now(), code, message);
     if (failed) {
@@ -167,6 +199,18 @@ export class VideoJobRunner {
       this.deps.log?.info({ video_id: row.id, account_id: row.accountId, model: row.model, status: 'completed', bytes }, 'video job ended');
     }
     await this.deleteInputs(row);
+  }
+
+  /**
+   * Names the deployment that held the job on its usage record, as text's records do. The
+   * settlement of a hold outside a budget lease does not carry it, so it is written just after;
+   * best effort: the record and its money stand without it.
+   */
+  private async nameDeployment(row: Video): Promise<void> {
+    if (row.deployment === null) return;
+    await this.deps.store.nameUsageDeployment(row.holdId, row.deployment).catch((err: unknown) => {
+      this.deps.log?.warn({ video_id: row.id, err: String(err) }, 'could not name the deployment on the usage record');
+    });
   }
 
   /**

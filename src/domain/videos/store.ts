@@ -13,8 +13,10 @@ export interface VideoStore {
   /** One more than `query.limit`, so the caller knows whether there is more; ids sort by creation. */
   list(accountId: string, query: VideoListQuery): Promise<Video[]>;
   markStarted(id: string, now: Date): Promise<Video | null>;
-  /** False when the job already has a vendor job (or is no longer running). */
-  saveVendorJob(id: string, handle: VendorJobHandle): Promise<boolean>;
+  /** Binds the job to its vendor job and the deployment that accepted it; false when it already has one (or is no longer running). */
+  saveVendorJob(id: string, handle: VendorJobHandle, deployment: string | null): Promise<boolean>;
+  /** Names the deployment on the usage record of this hold, if it names none yet. */
+  nameUsageDeployment(holdId: string, deployment: string): Promise<void>;
   /** Progress only rises; null when nothing changed. */
   raiseProgress(id: string, progress: number): Promise<Video | null>;
   markCompleted(id: string, now: Date, expiresAt: Date, bytes: number): Promise<Video | null>;

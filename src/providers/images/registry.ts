@@ -2,8 +2,7 @@ import type { Deployment, ImageModel } from '../../domain/catalog/types';
 import type { VendorEndpoint } from '../../domain/catalog/vendors';
 import { ProviderError } from '../../domain/generation/errors';
 import type { ImageProvider, ImageProviderRegistry } from '../../domain/images/ports';
-import { healthKey } from '../../domain/routing/failover';
-import type { DeploymentHealth } from '../../domain/routing/health';
+import { healthKey, type Router } from '../../domain/routing/failover';
 import { VendorTransport, type VendorHttpOptions } from '../transport/client';
 import { vendorRegistry } from '../vendor-registry';
 import { AzureOpenAIImageProvider } from './azure-openai';
@@ -22,11 +21,11 @@ export type ImageProviders = ImageProviderRegistry & {
  * image models share the `gemini` protocol: Imagen models (`imagen-…` vendor ids) are served
  * by `:predict`, the others by `generateContent` with image output. Image calls get their own
  * transport, since an image can take minutes where a text stream would be called stalled.
- * A model with deployments is served through them, with the text models' breakers (`health`).
+ * A model with deployments is served through them by text routing's `router` (order, budget, breakers, metrics).
  */
 export function createImageProviders(
   endpoints: ReadonlyMap<string, VendorEndpoint>,
-  options: { http?: VendorHttpOptions; health?: DeploymentHealth } = {},
+  options: { http?: VendorHttpOptions; router?: Router } = {},
 ): ImageProviders {
   const http = new VendorTransport(options.http);
   const registry = vendorRegistry(
@@ -76,9 +75,9 @@ export function createImageProviders(
         : [];
     });
     if (targets.length === 0) throw new ProviderError(`No deployment of model '${model.id}' is configured.`, model.vendor);
-    if (!options.health)
+    if (!options.router)
       throw new ProviderError(`Model '${model.id}' has deployments, and this gateway was built without routing.`, model.vendor);
-    routed.set(model, (provider = new RoutedImageProvider(model, targets, options.health)));
+    routed.set(model, (provider = new RoutedImageProvider(model, targets, options.router)));
     return provider;
   };
   return { forModel: (model) => (model.routed ? routedProvider(model) : registry.forModel(model)), close: () => http.close() };

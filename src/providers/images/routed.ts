@@ -1,7 +1,7 @@
 import type { Deployment, ImageModel } from '../../domain/catalog/types';
+import { ProviderError } from '../../domain/generation/errors';
 import type { GeneratedImage, ImageProvider, ImageProviderRequest } from '../../domain/images/ports';
-import { isDeploymentFailure, noDeployment } from '../../domain/routing/failover';
-import type { DeploymentHealth } from '../../domain/routing/health';
+import { isDeploymentFailure, noDeployment, withinAttemptBudget, type Router } from '../../domain/routing/failover';
 
 /** One deployment of an image model: its provider, the model as that deployment names it, its breaker's key. */
 export interface ImageRouteTarget {
@@ -14,8 +14,9 @@ export interface ImageRouteTarget {
 
 /**
  * An image model with deployments (docs/routing.md, Images): each image is asked of the
- * deployments in priority order, with the text models' breakers. A connect error, a 429 or a
- * 5xx (a deployment's own failure) moves it to the next; an image is one whole answer, so
+ * deployments in text routing's order (priority, then a weighted random order within one),
+ * within its attempt budget, on the text models' breakers and metrics. A connect error, a 429
+ * or a 5xx (a deployment's own failure) moves it to the next; an image is one whole answer, so
  * nothing of it has reached the client yet. A 4xx the request causes would fail anywhere: it
  * ends the image. The service charges the model's price per image delivered, as for any model.
  */
@@ -23,32 +24,57 @@ export class RoutedImageProvider implements ImageProvider {
   constructor(
     private readonly model: ImageModel,
     private readonly targets: readonly ImageRouteTarget[],
-    private readonly health: DeploymentHealth,
+    private readonly router: Router,
   ) {}
 
+  /** Whether a deployment may take an image now (not every one cooled): the service's test for the fallback model. */
+  available(): boolean {
+    return this.router.anyAvailable(this.targets);
+  }
+
   async generateImage(request: ImageProviderRequest): Promise<GeneratedImage> {
+    const { health, policy, metrics } = this.router.deps;
+    const started = Date.now();
+    let attempts = 0;
     let lastError: Error | null = null;
     let soonest = Infinity;
+    // Every deployment seen so far was rate-limited by its vendor (a 429 now, or cooling after one).
     let allRateLimited = true;
-    for (const target of this.targets) {
-      if (request.signal.aborted) break;
-      const admission = this.health.admit(target.key);
+    for (const target of this.router.order(this.targets, null)) {
+      const name = target.deployment.name;
+      if (request.signal.aborted)
+        throw (
+          lastError ??
+          new ProviderError(
+            `The request to ${this.model.id} was cancelled by the client.`,
+            target.deployment.vendor,
+            null,
+            'client_cancelled',
+          )
+        );
+      if (!withinAttemptBudget(policy, attempts, started, Date.now())) break;
+      const admission = health.admit(target.key);
       if (admission === null) {
-        soonest = Math.min(soonest, this.health.availableAt(target.key));
-        allRateLimited &&= this.health.rateLimited(target.key);
+        soonest = Math.min(soonest, health.availableAt(target.key));
+        allRateLimited &&= health.rateLimited(target.key);
+        metrics?.attempt(this.model.id, name, 'refused');
         continue;
       }
+      attempts++;
       try {
         const image = await target.provider.generateImage({ ...request, model: target.model });
-        this.health.succeeded(target.key);
-        return image;
+        health.succeeded(target.key);
+        metrics?.attempt(this.model.id, name, 'served');
+        return { ...image, servedBy: { deployment: name, attempts } };
       } catch (error) {
         if (!isDeploymentFailure(error) || request.signal.aborted) {
           // Not the deployment's doing: the request's own 4xx, or the client went away.
-          if (admission === 'probe') this.health.abandoned(target.key);
+          if (admission === 'probe') health.abandoned(target.key);
           throw error;
         }
-        this.health.failed(target.key, error);
+        health.failed(target.key, error);
+        metrics?.attempt(this.model.id, name, 'failed');
+        metrics?.failover(this.model.id, name);
         lastError = error;
         if (error.vendorStatus === 429) soonest = Math.min(soonest, Date.now() + (error.retryAfterMs ?? 0));
         else allRateLimited = false;

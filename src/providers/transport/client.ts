@@ -3,7 +3,7 @@ import type { Dispatcher } from 'undici';
 import { Pool, poolRequest } from './undici-pool';
 import type { Cancellation } from '../../domain/generation/cancellation';
 import type { FormPart } from '../../protocols/form-parts';
-import { parseSseBatches, type SseEvent } from '../../protocols/sse-parse';
+import { SseDecoder, type SseEvent } from '../../protocols/sse-parse';
 import {
   invalidAnswerError,
   redact,
@@ -87,16 +87,16 @@ export class VendorTransport {
   }
 
   /**
-   * POSTs a JSON body and yields the SSE events of a 2xx answer, in the batches the body's
-   * chunks completed. Non-2xx, connection errors, timeouts and a cancelled `signal` throw
-   * ProviderError. Ending the iteration early (the consumer's `return()`) destroys the
-   * response, which aborts the upstream request.
+   * POSTs a JSON body and opens the event stream of a 2xx answer: its events are read in the
+   * batches the body's chunks complete (VendorEventStream). Non-2xx, connection errors, timeouts
+   * and a cancelled `signal` throw ProviderError, here or from `next()`. `close()` destroys a
+   * response not read to its end, which aborts the upstream request.
    */
-  async *streamSse(call: VendorCall): AsyncGenerator<SseEvent[], void, undefined> {
+  async openEventStream(call: VendorCall): Promise<VendorEventStream> {
     const { statusCode, headers, body } = await this.post(call, 'text/event-stream');
-    try {
-      const contentType = String(headers['content-type'] ?? '');
-      if (contentType.includes('application/json')) {
+    const contentType = String(headers['content-type'] ?? '');
+    if (contentType.includes('application/json')) {
+      try {
         // Some gateways answer 200 with a JSON error instead of a stream.
         const detail = vendorErrorMessage(await readCapped(body, MAX_ERROR_BODY_BYTES).catch(() => ''));
         throw invalidAnswerError(
@@ -104,16 +104,11 @@ export class VendorTransport {
           `${call.vendor} answered JSON instead of an event stream${detail ? `: ${detail}` : '.'}`,
           statusCode,
         );
+      } finally {
+        if (!body.destroyed) body.destroy();
       }
-      try {
-        for await (const events of parseSseBatches(body)) yield events;
-      } catch (error) {
-        throw this.transportError(call, error, 'stream');
-      }
-    } finally {
-      // No-op after a complete read; otherwise aborts the request (early return or error).
-      if (!body.destroyed) body.destroy();
     }
+    return new SseBody(body, (error) => this.transportError(call, error, 'stream'));
   }
 
   /**
@@ -305,6 +300,50 @@ export class VendorTransport {
 
   private transportError(call: VendorParty & { signal?: Cancellation }, error: unknown, phase: 'connect' | 'stream') {
     return transportError(call, error, phase, this.timeouts, call.signal?.aborted === true);
+  }
+}
+
+/** A vendor's event stream, read a chunk at a time (VendorTransport.openEventStream). */
+export interface VendorEventStream {
+  /** The events the next chunk of the body completed (possibly none), or null once the body has ended. Read failures are ProviderError. */
+  next(): Promise<SseEvent[] | null>;
+  /** Stops reading; destroys the response unless it was read to its end (that aborts the upstream request). */
+  close(): void;
+}
+
+/**
+ * The body's chunks through one SSE decoder, without an async generator of its own: a consumer
+ * (text-call.ts) turns each chunk's events into canonical events in its one generator, instead of
+ * two more generator round trips per chunk (docs/performance.md).
+ */
+class SseBody implements VendorEventStream {
+  private readonly chunks: AsyncIterator<Buffer>;
+  private readonly decoder = new SseDecoder();
+  private ended = false;
+
+  constructor(
+    private readonly body: Dispatcher.ResponseData['body'],
+    private readonly readFailure: (error: unknown) => Error,
+  ) {
+    this.chunks = body[Symbol.asyncIterator]();
+  }
+
+  async next(): Promise<SseEvent[] | null> {
+    if (this.ended) return null;
+    let chunk: IteratorResult<Buffer>;
+    try {
+      chunk = await this.chunks.next();
+    } catch (error) {
+      throw this.readFailure(error);
+    }
+    if (!chunk.done) return this.decoder.push(chunk.value);
+    this.ended = true;
+    return this.decoder.end();
+  }
+
+  close(): void {
+    // No-op after a complete read; otherwise aborts the request (early return or error).
+    if (!this.body.destroyed) this.body.destroy();
   }
 }
 
