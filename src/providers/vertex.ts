@@ -9,6 +9,9 @@ import { GenerateContentStreamDecoder } from '../protocols/gemini/stream-decoder
 import { toGenerateContentRequest } from '../protocols/gemini/vendor-request';
 import type { StreamDecoder } from '../protocols/streams';
 import { countTokensBody } from './anthropic';
+import { countPromptTokens } from '../domain/generation/prompt-size';
+import { ChatStreamDecoder } from '../protocols/openai-chat/stream-decoder';
+import { toChatRequest } from '../protocols/openai-chat/vendor-request';
 import { GEMINI_HINTS } from './gemini';
 import { callPrepared } from './prepared-call';
 import type { VendorCall, VendorTransport } from './transport/client';
@@ -33,12 +36,17 @@ interface PublisherCall {
  * body without `model`, with `anthropic_version: vertex-2023-10-16`, betas in the
  * `anthropic-beta` header; the answer and stream are Anthropic's. Gemini (`publishers/google`,
  * `:generateContent` or `:streamGenerateContent?alt=sse`): the Gemini API's body and answers.
- * Which one a model is, its id says (`claude-…`, `gemini-…`; checked when the catalog loads).
+ * Open models (Llama and others, ids `publisher/model`): Vertex's OpenAI-compatible endpoint,
+ * `POST {base}/v1/projects/{project}/locations/{region}/endpoints/openapi/chat/completions`, the
+ * Chat body with the id as `model`; Chat answers and streams.
+ * Which one a model is, its id says (`claude-…`, `gemini-…`, `meta/…`; checked when the catalog loads).
  * Every call carries an OAuth access token of the vendor's service account (google-token.ts).
  */
 export class VertexProvider implements TextProvider {
   private readonly tokens: ServiceAccountTokens;
   private readonly publishers: string;
+  /** Vertex's OpenAI-compatible Chat Completions path, for open models. */
+  private readonly openapi: string;
 
   constructor(
     private readonly endpoint: VendorEndpoint,
@@ -47,14 +55,17 @@ export class VertexProvider implements TextProvider {
     if (!endpoint.serviceAccount) throw new ProviderError(`${endpoint.vendor} has no service account key.`, endpoint.vendor);
     this.tokens = tokensOf(endpoint.vendor, endpoint.serviceAccount, http);
     const project = encodeURIComponent(endpoint.project ?? endpoint.serviceAccount.projectId ?? '');
-    this.publishers = `/v1/projects/${project}/locations/${encodeURIComponent(endpoint.region ?? 'global')}/publishers`;
+    const location = `/v1/projects/${project}/locations/${encodeURIComponent(endpoint.region ?? 'global')}`;
+    this.publishers = `${location}/publishers`;
+    this.openapi = `${location}/endpoints/openapi/chat/completions`;
   }
 
-  /** Function tools; Vertex AI runs no MCP server for either publisher. */
+  /** Function tools; Vertex AI runs no MCP server for any publisher. */
   readonly capabilities: VendorCapabilities = { customTools: false, mcpServers: false, mcpCalls: false, mcpApprovals: false };
 
   hints(request: CanonicalRequest): VendorHints {
-    return this.publisher(request) === 'anthropic' ? anthropicHints(request) : GEMINI_HINTS;
+    const publisher = this.publisher(request);
+    return publisher === 'anthropic' ? anthropicHints(request) : publisher === 'google' ? GEMINI_HINTS : OPEN_MODEL_HINTS;
   }
 
   /** Claude: what the Messages body cannot carry is refused (400) before anything is reserved. */
@@ -64,17 +75,25 @@ export class VertexProvider implements TextProvider {
 
   /** Encodes synchronously (a 400 is thrown by this call), then calls Vertex AI with a token. */
   generate(request: CanonicalRequest, signal: Cancellation): AsyncIterable<ProviderEvent> {
-    const call = this.publisher(request) === 'anthropic' ? this.claudeCall(request) : this.geminiCall(request);
+    const publisher = this.publisher(request);
+    const call =
+      publisher === 'anthropic'
+        ? this.claudeCall(request)
+        : publisher === 'google'
+          ? this.geminiCall(request)
+          : this.openModelCall(request);
     return this.authorized(call, signal);
   }
 
   /**
    * Vertex AI's own count, free: Claude's `publishers/anthropic/models/count-tokens:rawPredict`
    * (the Messages count body, `model` included), Gemini's `:countTokens` (the prompt's contents,
-   * system instruction and tools).
+   * system instruction and tools). Vertex has no count for open models: Tollgate's tokenizer counts.
    */
   async countTokens(request: CanonicalRequest, signal: Cancellation): Promise<number> {
-    const claude = this.publisher(request) === 'anthropic';
+    const publisher = this.publisher(request);
+    if (publisher === 'openapi') return countPromptTokens(request);
+    const claude = publisher === 'anthropic';
     const call = await this.withToken(claude ? this.claudeCount(request) : this.geminiCount(request), signal);
     let answer: unknown;
     try {
@@ -112,6 +131,17 @@ export class VertexProvider implements TextProvider {
       path: `${this.publishers}/google/models/${modelSegment(request)}:countTokens`,
       headers: {},
       body: { contents, ...(systemInstruction ? { systemInstruction } : {}), ...(tools ? { tools } : {}) },
+    };
+  }
+
+  private openModelCall(request: CanonicalRequest): PublisherCall {
+    const streamed = request.stream !== false;
+    return {
+      path: this.openapi,
+      headers: {},
+      body: toChatRequest(request, { maxTokensField: 'max_tokens' }),
+      decoder: new ChatStreamDecoder(this.endpoint.vendor),
+      streamed,
     };
   }
 
@@ -173,7 +203,7 @@ export class VertexProvider implements TextProvider {
     const publisher = vertexPublisher(request.model.vendorModelId);
     if (publisher === null)
       throw new ProviderError(
-        `${this.endpoint.vendor} serves Claude and Gemini models only, not '${request.model.vendorModelId}'.`,
+        `${this.endpoint.vendor} serves Claude, Gemini and open ("publisher/model") models only, not '${request.model.vendorModelId}'.`,
         this.endpoint.vendor,
       );
     return publisher;
@@ -191,6 +221,9 @@ function tokensOf(vendor: string, key: ServiceAccountKey, http: VendorTransport)
   if (tokens === undefined) tokenCaches.set(key, (tokens = new ServiceAccountTokens(vendor, key, http)));
   return tokens;
 }
+
+/** What Vertex's Chat Completions endpoint takes of the sampling settings, for open models. */
+const OPEN_MODEL_HINTS: VendorHints = new Set(['temperature', 'topP']);
 
 /** Vertex AI's model ids carry their version after `@` (`claude-sonnet-4-5@20250929`), which a path keeps as it is. */
 const modelSegment = (request: CanonicalRequest): string => encodeURIComponent(request.model.vendorModelId).replace(/%40/g, '@');

@@ -2,10 +2,12 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createVerify, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import {
+  chatCompletions,
   pieces,
   sendCompletionPaced,
   startFakeVendor,
   type FakeExchange,
+  type FakeOpenAIReply,
   type FakeReplyControls,
   type FakeVendor,
   type RecordedRequest,
@@ -24,6 +26,8 @@ import {
  *   `anthropic_version: vertex-2023-10-16`; Anthropic's answer, or its SSE stream.
  * - `.../publishers/google/models/{model}:generateContent` (or `:streamGenerateContent?alt=sse`):
  *   the Gemini body; Gemini's answer, or its SSE stream (CRLF line ends).
+ * - `POST /v1/projects/{project}/locations/{region}/endpoints/openapi/chat/completions`: open
+ *   models (`model: "meta/llama-3.3-70b-instruct-maas"`), OpenAI's Chat body, answers and streams.
  * - Counting: `.../publishers/anthropic/models/count-tokens:rawPredict` (Anthropic's count_tokens
  *   body with `model` and `anthropic_version`; `{"input_tokens"}`) and
  *   `.../publishers/google/models/{model}:countTokens` (`contents`, `systemInstruction`, `tools`,
@@ -64,6 +68,8 @@ export type FakeVertex = FakeVendor<FakeVertexReply> & {
 const SCOPE = 'https://www.googleapis.com/auth/cloud-platform';
 const MODEL_PATH =
   /^\/v1\/projects\/([^/]+)\/locations\/([^/]+)\/publishers\/(anthropic|google)\/models\/([^/:]+):(rawPredict|streamRawPredict|generateContent|streamGenerateContent|countTokens)$/;
+/** The OpenAI-compatible endpoint of open models (its groups line up with MODEL_PATH's: project, region, `openapi`, …). */
+const OPENAPI_PATH = /^\/v1\/projects\/([^/]+)\/locations\/([^/]+)\/endpoints\/(openapi)\/(chat)\/(completions)$/;
 const STATUS_NAMES: Readonly<Record<number, string>> = {
   400: 'INVALID_ARGUMENT',
   401: 'UNAUTHENTICATED',
@@ -161,7 +167,7 @@ export async function startFakeVertex(
   const fake = await startFakeVendor<FakeVertexReply>({ apiKey: null, basePath: '', defaultReply: {} }, async (exchange) => {
     const { request, reply, json } = exchange;
     const error = (code: number, message: string) => json(code, { error: { code, message, status: STATUS_NAMES[code] ?? 'UNKNOWN' } });
-    const match = MODEL_PATH.exec(request.path);
+    const match = MODEL_PATH.exec(request.path) ?? OPENAPI_PATH.exec(request.path);
     if (!match || request.method !== 'POST') return error(404, `The requested URL ${request.path} was not found on this server.`);
     const bearer = /^Bearer (.+)$/.exec(String(request.headers.authorization ?? ''))?.[1];
     if (!bearer)
@@ -196,6 +202,7 @@ export async function startFakeVertex(
     const body = request.body ?? {};
     if (claude && model === 'count-tokens') return claudeCount(exchange, body);
     if (method === 'countTokens') return geminiCount(exchange, body);
+    if (publisher === 'openapi') return openModelAnswer(exchange, body);
     return claude ? claudeAnswer(exchange, body, model, method === 'streamRawPredict') : geminiAnswer(exchange, body, model, method);
   });
   const close = fake.close.bind(fake);
@@ -289,6 +296,19 @@ function geminiCount(exchange: Exchange, body: Record<string, any>): void {
     totalBillableCharacters: characters,
     promptTokensDetails: [{ modality: 'TEXT', tokenCount: totalTokens }],
   });
+}
+
+/** An open model through Vertex's OpenAI-compatible endpoint: the model must be a `publisher/model` id. */
+async function openModelAnswer(exchange: Exchange, body: Record<string, any>): Promise<void> {
+  if (typeof body.model !== 'string' || !/^[a-z0-9-]+\/[\w.-]+$/.test(body.model))
+    return exchange.json(400, {
+      error: {
+        code: 400,
+        message: `Invalid model: expected "publisher/model", got ${JSON.stringify(body.model)}.`,
+        status: 'INVALID_ARGUMENT',
+      },
+    });
+  await chatCompletions(exchange as unknown as FakeExchange<FakeOpenAIReply>, undefined);
 }
 
 /** Gemini on Vertex: the Gemini API's answer and stream, with Vertex's usage fields. */

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { countTokens } from 'gpt-tokenizer';
 import { startFakeAnthropic, type FakeAnthropic } from '../fakes/anthropic';
 import { startFakeVertex, testServiceAccount, type FakeVertex } from '../fakes/vertex';
 import {
@@ -79,6 +80,16 @@ beforeAll(async () => {
             { vendor: 'vertex_stale', vendor_model_id: 'claude-haiku-4-5@20251001', priority: 0 },
             { vendor: 'anthropic', priority: 1 },
           ],
+        },
+        {
+          kind: 'text',
+          id: 'meta/llama-3.3-70b-instruct',
+          vendor: 'vertex_us',
+          vendor_model_id: 'meta/llama-3.3-70b-instruct-maas',
+          created: 1733443200,
+          context_length: 128000,
+          max_output_tokens: 8192,
+          pricing: { input: '0.72', output: '0.72' },
         },
         {
           kind: 'text',
@@ -324,5 +335,38 @@ describe('Token counting through Vertex (POST /v1/messages/count_tokens)', () =>
     vertex.script({ countTokens: 5 });
     expect(await a.anthropic.messages.countTokens({ model: 'gemini-2.5-flash', ...prompt })).toEqual({ input_tokens: 5 });
     expect(vertex.tokenRequests.map((r) => r.status)).toEqual([200]);
+  });
+});
+
+describe('Open models on Vertex (its OpenAI-compatible endpoint)', () => {
+  test.each([false, true])(
+    'a Chat request (stream: %s) goes to endpoints/openapi/chat/completions, charged at the model price',
+    async (stream) => {
+      vertex.script({ text: 'Hello from Llama on Vertex.', usage: { input: 50, output: 150 } });
+      const id = requestId();
+      const body = { model: 'meta/llama-3.3-70b-instruct', messages: [{ role: 'user' as const, content: 'Hi' }], max_tokens: 200 };
+      let text = '';
+      if (stream) {
+        for await (const chunk of await a.openai.chat.completions.create({ ...body, stream: true }, withId(id)))
+          text += chunk.choices[0]?.delta.content ?? '';
+      } else text = (await a.openai.chat.completions.create(body, withId(id))).choices[0]!.message.content ?? '';
+      expect(text).toBe('Hello from Llama on Vertex.');
+      const sent = vertex.lastRequest!;
+      expect(sent.path).toBe('/v1/projects/tollgate-test/locations/us-east5/endpoints/openapi/chat/completions');
+      expect(sent.headers.authorization).toMatch(/^Bearer ya29\./);
+      expect(sent.body).toMatchObject({ model: 'meta/llama-3.3-70b-instruct-maas', max_tokens: 200, stream });
+      // $0.72/M × 50 + $0.72/M × 150 (within the hold: 200 output tokens at most).
+      await expectChargedExactly(h, a, id, 144n);
+    },
+  );
+
+  test("count_tokens: Vertex has no count for open models, so Tollgate's tokenizer counts", async () => {
+    const counted = await a.anthropic.messages.countTokens({
+      model: 'meta/llama-3.3-70b-instruct',
+      system: 'Be brief.',
+      messages: [{ role: 'user', content: 'How many tokens?' }],
+    });
+    expect(counted).toEqual({ input_tokens: countTokens('Be brief.') + countTokens('How many tokens?') });
+    expect(vertex.requests).toHaveLength(0);
   });
 });

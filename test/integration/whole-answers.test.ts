@@ -66,6 +66,7 @@ beforeAll(async () => {
       models: [
         model('anthropic/claude-sonnet-4-5', 'vertex_us', 'claude-sonnet-4-5@20250929', { input: '3.00', output: '15.00' }),
         model('google/gemini-2.5-flash', 'vertex_us', 'gemini-2.5-flash', { input: '0.30', output: '2.50' }),
+        model('meta/llama-3.3-70b-instruct', 'vertex_us', 'meta/llama-3.3-70b-instruct-maas', { input: '0.72', output: '0.72' }),
         model('anthropic/claude-haiku-4-5', 'bedrock_us', 'us.anthropic.claude-haiku-4-5-20251001-v1:0', { input: '1.00', output: '5.00' }),
       ],
     }),
@@ -183,6 +184,13 @@ const CASES: Case[] = [
     decode: chat({ model: 'google/gemini-2.5-flash' }),
     encode: encodeChat,
     script: () => clouds.vertex.script({ text: 'Gemini on Vertex, answered whole.', usage: { input: 15, output: 7 } }),
+  },
+  {
+    name: 'Chat on a Vertex AI open model (its OpenAI-compatible endpoint)',
+    gateway: () => clouds,
+    decode: chat({ model: 'meta/llama-3.3-70b-instruct' }),
+    encode: encodeChat,
+    script: () => clouds.vertex.script({ text: 'Llama on Vertex, answered whole.', usage: { input: 18, output: 8 } }),
   },
   {
     name: 'Messages on Bedrock Claude (InvokeModel)',

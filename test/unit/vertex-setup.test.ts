@@ -50,12 +50,14 @@ describe('catalog', () => {
     expect(() => loadCatalog(file)).toThrow(/vendors\.vertex_us\.region.*required for a vertex vendor/);
   });
 
-  test('a model on a vertex vendor must be Claude or Gemini, as its id says', () => {
-    const file = catalogFile({
-      vendors: { vertex_us: { protocol: 'vertex', region: 'us-east5' } },
-      models: [claude('vertex_us', 'llama-4-maverick')],
-    });
+  test('a model on a vertex vendor must be Claude, Gemini or an open model ("publisher/model"), as its id says', () => {
+    const vendors = { vertex_us: { protocol: 'vertex', region: 'us-east5' } };
+    const file = catalogFile({ vendors, models: [claude('vertex_us', 'llama-4-maverick')] });
     expect(() => loadCatalog(file)).toThrow(/vendor_model_id.*Claude \("claude-…"\) or Gemini/);
+    const open = catalogFile({ vendors, models: [claude('vertex_us', 'meta/llama-4-maverick-17b-128e-instruct-maas')] });
+    expect(loadCatalog(open).byId.get('anthropic/claude-haiku-4-5')).toMatchObject({
+      vendorModelId: 'meta/llama-4-maverick-17b-128e-instruct-maas',
+    });
   });
 
   test('a vertex vendor serves text models only', () => {

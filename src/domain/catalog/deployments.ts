@@ -80,8 +80,11 @@ export const VIDEO_DEPLOYMENTS: DeploymentKinds = {
   refusal: 'must be an "openai", "azure-openai" or "gemini" vendor (video APIs)',
 };
 
-/** Vertex AI serves each publisher through its own API: the model id must say which (Claude or Gemini). */
+/** Vertex AI serves each publisher through its own API: the model id must say which (Claude, Gemini, an open model). */
 export function checkVertexModel(protocol: VendorProtocol, vendorModelId: string, at: Path): void {
   if (protocol === 'vertex' && vertexPublisher(vendorModelId) === null)
-    throw new FieldError(at, 'must be a Claude ("claude-…") or Gemini ("gemini-…") model id for a vertex vendor');
+    throw new FieldError(
+      at,
+      'must be a Claude ("claude-…") or Gemini ("gemini-…") model id, or an open model\'s "publisher/model" id, for a vertex vendor',
+    );
 }

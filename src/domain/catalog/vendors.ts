@@ -27,12 +27,17 @@ export interface ServiceAccountKey {
   projectId: string | null;
 }
 
-/** Which publisher's API serves a model on Vertex AI, told by the model id Google gives it (`claude-…`, `gemini-…`). */
-export type VertexPublisher = 'anthropic' | 'google';
+/**
+ * Which of Vertex AI's APIs serves a model, told by the model id Google gives it: Claude's
+ * (`claude-…`), Gemini's (`gemini-…`), or the OpenAI-compatible one of open models, named
+ * `publisher/model` (`meta/llama-3.3-70b-instruct-maas`).
+ */
+export type VertexPublisher = 'anthropic' | 'google' | 'openapi';
 
 export function vertexPublisher(vendorModelId: string): VertexPublisher | null {
   if (vendorModelId.startsWith('claude-')) return 'anthropic';
   if (vendorModelId.startsWith('gemini-')) return 'google';
+  if (/^[a-z0-9-]+\/[A-Za-z0-9._-]+$/.test(vendorModelId)) return 'openapi';
   return null;
 }
 
