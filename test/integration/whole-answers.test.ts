@@ -3,8 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findModel } from '../../src/domain/catalog/catalog';
 import { Cancellation } from '../../src/domain/generation/cancellation';
-import { isWholeAnswer, type CanonicalEvent } from '../../src/domain/generation/canonical';
+import { isWholeAnswer, type CanonicalEvent, type ProviderEvent, type WholeAnswer } from '../../src/domain/generation/canonical';
 import type { DecodedTextRequest } from '../../src/domain/generation/service';
+import { StickyRoutes } from '../../src/domain/routing/affinity';
+import { Router } from '../../src/domain/routing/failover';
+import { DeploymentHealth } from '../../src/domain/routing/health';
 import type { KeyPrincipal } from '../../src/domain/shared/principal';
 import { decodeMessagesIngress } from '../../src/protocols/anthropic-messages/decode-request';
 import { encodeMessagesResponse } from '../../src/protocols/anthropic-messages/encode-answer';
@@ -68,6 +71,13 @@ beforeAll(async () => {
         model('google/gemini-2.5-flash', 'vertex_us', 'gemini-2.5-flash', { input: '0.30', output: '2.50' }),
         model('meta/llama-3.3-70b-instruct', 'vertex_us', 'meta/llama-3.3-70b-instruct-maas', { input: '0.72', output: '0.72' }),
         model('anthropic/claude-haiku-4-5', 'bedrock_us', 'us.anthropic.claude-haiku-4-5-20251001-v1:0', { input: '1.00', output: '5.00' }),
+        {
+          ...model('anthropic/claude-opus-4-1', 'vertex_us', 'claude-opus-4-1@20250805', { input: '15.00', output: '75.00' }),
+          deployments: [
+            { vendor: 'vertex_us', vendor_model_id: 'claude-opus-4-1@20250805' },
+            { vendor: 'bedrock_us', vendor_model_id: 'us.anthropic.claude-opus-4-1-20250805-v1:0', priority: 1 },
+          ],
+        },
       ],
     }),
   );
@@ -266,4 +276,45 @@ test('a vendor failure: the same error either way, and nothing charged', async (
   }
   expect(failures[0]).not.toBeNull();
   expect(failures[1]).toEqual(failures[0]);
+});
+
+test('a routed model read whole fails over as read event by event: the same events, from the deployment that served', async () => {
+  const { services } = clouds.h.t.tollgate;
+  const decode = () =>
+    decodeMessagesIngress({ model: 'anthropic/claude-opus-4-1', max_tokens: 2_000, messages: [{ role: 'user', content: 'Hi' }] }).decoded;
+  const model = findModel(services.catalog, decode().modelId, 'text')!;
+  expect(model.routed).toBe(true);
+  // A router of its own: the gateway's breakers do not see these attempts.
+  const provider = createProviderRegistry(services.vendors, {
+    router: new Router(new DeploymentHealth(), new StickyRoutes(60_000)),
+  }).forModel(model);
+  const script = () => {
+    clouds.vertex.script({ status: 503 });
+    clouds.bedrock.script({ text: 'Claude on Bedrock, after Vertex AI failed.', usage: { input: 30, output: 9 } });
+  };
+  const answer = () => provider.generate({ ...decode().request, model, maxOutputTokens: 1_000, stream: false }, new Cancellation());
+
+  script();
+  const eventByEvent: ProviderEvent[] = [];
+  for await (const event of answer()) eventByEvent.push(event);
+  script();
+  const routedAnswer = answer();
+  expect(isWholeAnswer(routedAnswer)).toBe(true);
+  const whole = await (routedAnswer as WholeAnswer).whole();
+
+  expect(whole).toEqual(eventByEvent);
+  expect(whole[0]).toEqual({ type: 'served-by', deployment: 'bedrock_us', vendor: 'bedrock_us', attempts: 2 });
+  expect(whole.at(-1)?.type).toBe('finish');
+
+  // Through the pipeline (which reads it whole): one charge, on the usage record of the deployment that served.
+  script();
+  const id = requestId();
+  const events = await (await services.text.start(await principal(clouds), decode(), context(id))).allEvents();
+  expect(events.at(-1)?.type).toBe('finish');
+  const money = await settledMoneyOf(clouds.h.db, id);
+  expect(money.usage).toHaveLength(1);
+  expect(money.usage[0]!.status).toBe('ok');
+  expect(money.charges).toHaveLength(1);
+  const { rows } = await clouds.h.db.query<{ deployment: string }>('select deployment from usage_records where request_id = $1', [id]);
+  expect(rows).toEqual([{ deployment: 'bedrock_us' }]);
 });

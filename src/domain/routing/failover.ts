@@ -1,6 +1,13 @@
 import type { Deployment, TextModel } from '../catalog/types';
 import { Cancellation } from '../generation/cancellation';
-import type { CanonicalRequest, ProviderEvent, RouteHints, TextProvider } from '../generation/canonical';
+import {
+  isWholeAnswer,
+  type CanonicalRequest,
+  type ProviderEvent,
+  type RouteHints,
+  type TextProvider,
+  type WholeAnswer,
+} from '../generation/canonical';
 import { ProviderError } from '../generation/errors';
 import { ApiError, deploymentsUnavailable, upstreamRateLimited } from '../shared/errors';
 import { conversationKey, type StickyRoutes } from './affinity';
@@ -130,7 +137,9 @@ export class Router {
     hints: RouteHints | undefined,
   ): AsyncIterable<ProviderEvent> {
     const conversation = targets.length > 1 ? conversationKey(request, hints?.session ?? null) : null;
-    return new FailoverStream(this, model, targets, request, signal, conversation);
+    // A non-streamed request may be answered whole, as a direct model's is (docs/performance.md, "Fast paths").
+    const Answer = request.stream === false ? FailoverWhole : FailoverStream;
+    return new Answer(this, model, targets, request, signal, conversation);
   }
 
   /**
@@ -165,9 +174,9 @@ export class Router {
  * to the serving deployment's stream (one call more per event, no generator in between).
  */
 class FailoverStream implements AsyncIterableIterator<ProviderEvent> {
-  private current: AsyncIterator<ProviderEvent> | null = null;
+  protected current: AsyncIterator<ProviderEvent> | null = null;
   private serving: RouteTarget | null = null;
-  private held: IteratorResult<ProviderEvent> | null = null;
+  protected held: IteratorResult<ProviderEvent> | null = null;
   private probe: string | null = null;
   private attempts = 0;
   /** The deployments in the order to try (start). */
@@ -209,7 +218,7 @@ class FailoverStream implements AsyncIterableIterator<ProviderEvent> {
     throw error;
   };
 
-  private async start(): Promise<IteratorResult<ProviderEvent>> {
+  protected async start(): Promise<IteratorResult<ProviderEvent>> {
     const { health, policy, metrics, sticky } = this.router.deps;
     let warm = this.conversation === null ? null : sticky.recall(this.conversation);
     // Awaited only when the shared store is asked (a named conversation this instance does not know).
@@ -303,9 +312,8 @@ class FailoverStream implements AsyncIterableIterator<ProviderEvent> {
     }
     try {
       const request = { ...this.request, model: target.model };
-      this.current = target.provider.generate(request, cancellation)[Symbol.asyncIterator]();
       this.serving = target;
-      const first = await this.current.next();
+      const first = await this.firstEvent(target.provider.generate(request, cancellation));
       if (first.done)
         throw new ProviderError(
           `${target.deployment.vendor} ended the answer without a result.`,
@@ -330,5 +338,45 @@ class FailoverStream implements AsyncIterableIterator<ProviderEvent> {
     } finally {
       if (timer !== null) clearTimeout(timer);
     }
+  }
+
+  /** The answer's first event; the rest is read through `current`. */
+  protected firstEvent(answer: AsyncIterable<ProviderEvent>): Promise<IteratorResult<ProviderEvent>> {
+    this.current = answer[Symbol.asyncIterator]();
+    return this.current.next();
+  }
+}
+
+/**
+ * A non-streamed request's failover, readable whole: an attempt whose provider answers whole
+ * (WholeAnswer) is read in one promise, so a routed model's JSON answer takes the same fast path
+ * as a direct one. The attempts, their order and what moves a request on are FailoverStream's;
+ * read event by event, it is FailoverStream.
+ */
+class FailoverWhole extends FailoverStream implements WholeAnswer {
+  /** Set by whole(); read event by event (next()), every attempt is read as a stream. */
+  private readingWhole = false;
+  /** The serving attempt's events, when its provider answered whole. */
+  private wholeEvents: ProviderEvent[] | null = null;
+
+  protected override firstEvent(answer: AsyncIterable<ProviderEvent>): Promise<IteratorResult<ProviderEvent>> {
+    if (!this.readingWhole || !isWholeAnswer(answer)) return super.firstEvent(answer);
+    return answer.whole().then((events): IteratorResult<ProviderEvent> => {
+      this.wholeEvents = events;
+      return events.length > 0 ? { done: false, value: events[0]! } : { done: true, value: undefined };
+    });
+  }
+
+  async whole(): Promise<ProviderEvent[]> {
+    this.readingWhole = true;
+    const servedBy = (await this.start()).value as ProviderEvent;
+    if (this.wholeEvents !== null) {
+      this.held = null;
+      return [servedBy, ...this.wholeEvents];
+    }
+    // A provider that answers only as a stream: its events as FailoverStream reads them.
+    const events = [servedBy];
+    for (let next = await this.next(); !next.done; next = await this.next()) events.push(next.value);
+    return events;
   }
 }
