@@ -119,6 +119,11 @@ export function noDeployment(model: { readonly id: string }, availableAt: number
   return rateLimited ? upstreamRateLimited(model.id, seconds) : deploymentsUnavailable(model.id, seconds);
 }
 
+/** A client that went away before any deployment served. */
+export function cancelledBy(model: { readonly id: string }, deployment: Deployment): ProviderError {
+  return new ProviderError(`The request to ${model.id} was cancelled by the client.`, deployment.vendor, null, 'client_cancelled');
+}
+
 export class Router {
   constructor(
     private readonly health: DeploymentHealth,
@@ -163,7 +168,7 @@ export class Router {
     return targets.some((target) => this.health.availableAt(target.key) === 0);
   }
 
-  /** @internal for FailoverStream and the routed image provider (src/providers/images/routed.ts) */
+  /** @internal for FailoverStream and firstToServe (first-to-serve.ts) */
   get deps() {
     return { health: this.health, sticky: this.sticky, policy: this.policy, metrics: this.metrics };
   }
@@ -231,16 +236,7 @@ class FailoverStream implements AsyncIterableIterator<ProviderEvent> {
     let allRateLimited = true;
     for (let i = 0; i < this.candidates.length; i++) {
       const target = this.candidates[i]!;
-      if (this.signal.aborted)
-        throw (
-          lastError ??
-          new ProviderError(
-            `The request to ${this.model.id} was cancelled by the client.`,
-            target.deployment.vendor,
-            null,
-            'client_cancelled',
-          )
-        );
+      if (this.signal.aborted) throw lastError ?? cancelledBy(this.model, target.deployment);
       if (!withinAttemptBudget(policy, this.attempts, started, Date.now())) break;
       const admission = health.admit(target.key);
       if (admission === null) {
