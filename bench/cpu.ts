@@ -9,8 +9,14 @@
  * at each BENCH_CPU_CONNECTIONS level (default 16 and 64), closed loop, JSON and streamed chat,
  * the accounts' keys in rotation. Slices of the four alternate, so all see the same machine.
  *
+ * Before a body's first measurement each side serves that body unmeasured for WARM_BODY_MS at the
+ * first connection level: the rows are steady state. Without it the first row of a body counted
+ * Tollgate's JIT compiling that path (V8's compiler threads are the process's CPU; the floor's
+ * few functions compile in a fraction of a second): 0.535 CPU ms a JSON request at 16
+ * connections against 0.30 warm (performance-log.md, 2026-11-26, morning).
+ *
  * CPU per request: the process's user + system time over its slices divided by the requests it
- * served (warm-ups included), from /proc; for Tollgate plus its PostgreSQL: the backends
+ * served (the slices' short warm-ups included), from /proc; for Tollgate plus its PostgreSQL: the backends
  * connected to the bench database only (pg_stat_activity, then /proc per backend), so other
  * databases' work on a shared server does not count (each Tollgate side has a database of its
  * own, migrated by itself). Peak RSS: VmHWM, reset before each slice.
@@ -72,6 +78,8 @@ export interface CpuRow {
 
 const SLICES = 2;
 const WARMUP_MS = 300;
+/** Unmeasured load per side before a body's first measurement (BENCH_CPU_WARM_SECONDS; 0: none). */
+const WARM_BODY_MS = Number(process.env.BENCH_CPU_WARM_SECONDS ?? 5) * 1000;
 
 interface Side {
   name: SideName;
@@ -172,13 +180,26 @@ export async function runCpuComparison(options: CpuOptions, onRow: (row: CpuRow)
     const rows: CpuRow[] = [];
     for (const body of options.bodies) {
       const extra = body === 'stream' ? { stream: true, stream_options: { include_usage: true } } : {};
+      const request = (side: Side) => JSON.stringify({ model: side.gateway ? 'openai/gpt-4o-mini' : 'gpt-4o-mini', messages, ...extra });
+      const headersOf = (side: Side) =>
+        side.tokens.map((token) => ({ 'content-type': 'application/json', authorization: `Bearer ${token}` }));
+      if (WARM_BODY_MS > 0)
+        for (const side of sides)
+          await runLoad({
+            url: side.url,
+            headers: headersOf(side)[0]!,
+            headerSets: headersOf(side),
+            body: request(side),
+            connections: options.connections[0]!,
+            durationMs: WARM_BODY_MS,
+            warmupMs: 0,
+          });
       for (const connections of options.connections) {
         const acc = sides.map(() => ({ parts: [] as LoadResult[], cpu: 0, system: 0, db: 0, rss: 0, waits: 0 }));
         const slices = options.slices ?? SLICES;
         for (let slice = 0; slice < slices; slice++) {
           for (const [i, side] of sides.entries()) {
-            const model = side.gateway ? 'openai/gpt-4o-mini' : 'gpt-4o-mini';
-            const headerSets = side.tokens.map((token) => ({ 'content-type': 'application/json', authorization: `Bearer ${token}` }));
+            const headerSets = headersOf(side);
             if (side.pid) resetPeakRss(side.pid);
             const waitsBefore = side.gateway ? await pushbackWaits(side.gateway.url) : 0;
             const cpuBefore = side.pid ? cpuMs(side.pid) : null;
@@ -188,7 +209,7 @@ export async function runCpuComparison(options: CpuOptions, onRow: (row: CpuRow)
                 url: side.url,
                 headers: headerSets[0]!,
                 headerSets,
-                body: JSON.stringify({ model, messages, ...extra }),
+                body: request(side),
                 connections,
                 durationMs: (options.seconds * 1000) / slices,
                 warmupMs: WARMUP_MS,

@@ -79,6 +79,7 @@
  *  BENCH_CPU_SLICES   alternating slices per side there (default 2; an A/B on a busy machine: more).
  *  BENCH_CPU_RATE     open loop at this rate per side there instead of the closed loop (an A/B on a
  *                     busy machine: both sides then serve the same requests per second).
+ *  BENCH_CPU_WARM_SECONDS  unmeasured load per side before each body's rows there (default 5: steady state).
  *  BENCH_SUSTAINED    1: add the sustained scenario (bench/sustained.ts) at the end; "only": it
  *                     alone (`npm run bench:sustained`); default 0 (it takes BENCH_SUSTAINED_MINUTES).
  *  BENCH_SUSTAINED_MINUTES         minutes of load there (default 6).
@@ -107,7 +108,7 @@ import {
   startSettings,
   type SharingRow,
 } from './sharing';
-import { cpuTable, cpuTextRow, cpuVerdict, runCpuComparison, type CpuOptions, type CpuRow } from './cpu';
+import { cpuTable, cpuTextRow, cpuVerdict, runCpuComparison, startNodeFloor, type CpuOptions, type CpuRow } from './cpu';
 import { runSustained, sustainedTable, sustainedTextRow, sustainedVerdict, type SustainedOptions, type SustainedResult } from './sustained';
 
 const SERVER_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -240,6 +241,8 @@ interface Row {
   through: LoadResult;
   /** Through the bare proxy (bench/floor-process.ts); absent with BENCH_FLOOR=0. */
   floor?: LoadResult;
+  /** Through the team's Node floor (bench/node-floor.mjs: parses and re-encodes); absent with BENCH_FLOOR=0. */
+  nodeFloor?: LoadResult;
   cpuPerRequest: number;
   /** The kernel's part of cpuPerRequest (sockets, wake-ups). */
   systemPerRequest: number;
@@ -276,6 +279,9 @@ function textRow(row: Row): string {
     side('tollgate', through),
     `added p50 ${ms(through.p50 - direct.p50, 6)} p99 ${ms(through.p99 - direct.p99, 6)} ms`,
     ...(row.floor ? [`floor added p50 ${ms(row.floor.p50 - direct.p50, 6)} p99 ${ms(row.floor.p99 - direct.p99, 6)} ms`] : []),
+    ...(row.nodeFloor
+      ? [`node floor added p50 ${ms(row.nodeFloor.p50 - direct.p50, 6)} p99 ${ms(row.nodeFloor.p99 - direct.p99, 6)} ms`]
+      : []),
     `cpu ${row.cpuPerRequest.toFixed(3)} ms/req (system ${row.systemPerRequest.toFixed(3)}) db ${row.dbPerRequest.toFixed(3)}`,
     `gc ${gcText(row.gc)}`,
     `errors ${through.errors}/${direct.errors}${errorKinds(through, direct)}`,
@@ -298,6 +304,8 @@ function markdownTable(rows: Row[]): string {
     'added p99',
     'floor added p50',
     'floor added p99',
+    'node floor added p50',
+    'node floor added p99',
     'CPU ms/req',
     'GC pauses',
     'errors (tollgate/direct)',
@@ -319,6 +327,8 @@ function markdownTable(rows: Row[]): string {
       (through.p99 - direct.p99).toFixed(2),
       row.floor ? (row.floor.p50 - direct.p50).toFixed(2) : '',
       row.floor ? (row.floor.p99 - direct.p99).toFixed(2) : '',
+      row.nodeFloor ? (row.nodeFloor.p50 - direct.p50).toFixed(2) : '',
+      row.nodeFloor ? (row.nodeFloor.p99 - direct.p99).toFixed(2) : '',
       row.cpuPerRequest.toFixed(3),
       gcText(row.gc),
       `${through.errors}/${direct.errors}`,
@@ -366,6 +376,7 @@ async function main(): Promise<void> {
   const monitor = new Client({ connectionString: database.url });
   await monitor.connect();
   const floor = WITH_FLOOR ? await spawnChild<{ port: number }>('floor-process.ts', { FLOOR_UPSTREAM: upstream.message.url }) : null;
+  const nodeFloor = WITH_FLOOR ? await startNodeFloor(new URL(upstream.message.url).origin) : null;
   try {
     const messages = [{ role: 'user', content: 'Say something about foxes.' }];
     const rows: Row[] = [];
@@ -399,6 +410,8 @@ async function main(): Promise<void> {
         const floorTarget: Target = { ...direct, url: `http://127.0.0.1:${floor?.message.port}/v1/chat/completions` };
         const directParts: LoadResult[] = [];
         const floorParts: LoadResult[] = [];
+        const nodeFloorTarget: Target = { ...direct, url: `http://127.0.0.1:${nodeFloor?.port}/v1/chat/completions` };
+        const nodeFloorParts: LoadResult[] = [];
         const throughParts: LoadResult[] = [];
         let user = 0;
         let system = 0;
@@ -407,6 +420,7 @@ async function main(): Promise<void> {
         for (let slice = 0; slice < SLICES; slice++) {
           directParts.push(await load(direct, connections, ratePerSecond, sliceMs));
           if (floor) floorParts.push(await load(floorTarget, connections, ratePerSecond, sliceMs));
+          if (nodeFloor) nodeFloorParts.push(await load(nodeFloorTarget, connections, ratePerSecond, sliceMs));
           await readGc(gateway.child);
           const cpuBefore = cpuMs(gatewayPid);
           const dbBefore = await backendsCpu(monitor);
@@ -435,6 +449,7 @@ async function main(): Promise<void> {
           direct: directResult,
           through: throughResult,
           floor: floor ? mergeLoadResults(floorParts) : undefined,
+          nodeFloor: nodeFloor ? mergeLoadResults(nodeFloorParts) : undefined,
           cpuPerRequest,
           systemPerRequest,
           dbPerRequest,
@@ -549,6 +564,7 @@ async function main(): Promise<void> {
     await monitor.end();
     gateway.child.disconnect();
     floor?.child.disconnect();
+    nodeFloor?.child.disconnect();
     upstream.child.disconnect();
     await new Promise((r) => setTimeout(r, 2500));
     await database.drop();

@@ -23,7 +23,7 @@ import { systemClock, type Clock } from './domain/shared/clock';
 import { inProcessEventBus, type EventBus } from './domain/shared/events';
 import { createRedisEventBus, type ClosableEventBus } from './infra/redis-event-bus';
 import { ulidIds, type IdGenerator } from './domain/shared/ids';
-import { mountGraphql } from './graphql/server';
+import { lazyGraphql } from './graphql/lazy';
 import { SessionFeeds } from './graphql/session-feeds';
 import { switchOffIdleAsyncContexts } from './infra/async-context';
 import { databaseReady, openDatabase } from './infra/database';
@@ -127,6 +127,8 @@ export interface Tollgate {
   /** The Express app of every route but the text endpoints (its routes are listed by the API document's test). */
   restApp: Express;
   services: Services;
+  /** Whether a GraphQL request has loaded the GraphQL API yet (graphql/lazy.ts). */
+  graphqlLoaded(): boolean;
   listen(port: number, host?: string): Promise<number>;
   /** Stops accepting, lets requests in flight finish (bounded), then closes everything. */
   close(drainMs?: number): Promise<void>;
@@ -294,7 +296,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   };
 
   const { httpServer, track, listen, drain } = createGatewayHttpServer();
-  const graphql = await mountGraphql(
+  const graphql = lazyGraphql(
     httpServer,
     {
       auth,
@@ -364,6 +366,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
     httpServer,
     restApp: app,
     services,
+    graphqlLoaded: () => graphql.loaded,
     listen,
     close: async (drainMs = 30_000) => {
       const deadline = await drain(drainMs);

@@ -1,9 +1,8 @@
-import type { IncomingMessage, Server } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginInlineTraceDisabled } from '@apollo/server/plugin/disabled';
 import { expressMiddleware } from '@as-integrations/express5';
-import type { RequestHandler } from 'express';
 import { GraphQLError, parse, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { buildSchema } from 'type-graphql';
@@ -13,6 +12,7 @@ import { ApiError, detailsForPlane, storageErrorAsApiError } from '../domain/sha
 import { GRAPHQL_FIELD_NAMES } from './field-names';
 import { buildContext, type GraphqlServices } from './context';
 import type { SessionFeeds } from './session-feeds';
+import type { RequestHandler } from 'express';
 import { BillingResolver } from './billing';
 import { GRAPHQL_LIMITS, graphqlValidationRules, validateWithLimits } from './query-limits';
 import { KeyResolver, KeySubscriptionResolver } from './keys';
@@ -86,20 +86,26 @@ export function formatError(formatted: GraphQLFormattedError, error: unknown, lo
  * `/graphql`: Apollo over HTTP POST and graphql-ws over WebSocket on the same path and port,
  * both with the credential of the caller (HTTP header, or `connectionParams.authorization`).
  */
-export async function mountGraphql(
-  httpServer: Server,
-  services: GraphqlServices,
-  log: Logger,
-  options: { introspection: boolean; feeds: SessionFeeds },
-): Promise<{ middleware: RequestHandler; close(): Promise<void> }> {
+export interface GraphqlOptions {
+  introspection: boolean;
+  feeds: SessionFeeds;
+}
+
+/** The GraphQL API once mounted (server.ts): its HTTP middleware and its WebSocket upgrades. */
+export interface MountedGraphql {
+  middleware: RequestHandler;
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
+  close(): Promise<void>;
+}
+
+export async function mountGraphql(services: GraphqlServices, log: Logger, options: GraphqlOptions): Promise<MountedGraphql> {
   const schema = await buildGraphqlSchema();
   const { feeds } = options;
   // Upgrades are handed over here rather than by `server:`, with which ws re-emits every error of
   // the HTTP server (a busy port) on the WebSocket server, and graphql-ws prints it with its stack.
   const wsServer = new WebSocketServer({ noServer: true, path: '/graphql', maxPayload: GRAPHQL_LIMITS.maxWebSocketPayloadBytes });
-  const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) =>
+  const handleUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) =>
     wsServer.handleUpgrade(req, socket, head, (ws) => wsServer.emit('connection', ws, req));
-  httpServer.on('upgrade', onUpgrade);
   const wsCleanup = useServer(
     {
       // Close reasons never carry an error's message, whatever NODE_ENV says.
@@ -181,9 +187,9 @@ export async function mountGraphql(
   });
   return {
     middleware,
+    handleUpgrade,
     close: async () => {
       await apollo.stop();
-      httpServer.off('upgrade', onUpgrade);
       wsServer.close();
     },
   };
