@@ -1,4 +1,5 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { connectRedis } from './redis-connection';
 import type { Logger } from 'pino';
 import type { SharedHealth } from '../domain/routing/health';
 import { waitForRedis } from './redis-limits-client';
@@ -57,7 +58,7 @@ export class RedisSharedHealth implements SharedHealth {
 }
 
 export async function openRedisSharedHealth(url: string, keyPrefix: string, log: Logger): Promise<RedisSharedHealth> {
-  const redis = new Redis(url, {
+  const redis = connectRedis(url, {
     enableOfflineQueue: false,
     autoResendUnfulfilledCommands: false,
     maxRetriesPerRequest: 0,

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import Redis from 'ioredis';
+import { connectRedis } from './redis-connection';
 import type { Logger } from 'pino';
 import { inProcessEventBus, isTopic, type EventBus, type EventEnvelope, type Topic } from '../domain/shared/events';
 
@@ -53,7 +53,7 @@ export function createRedisEventBus(
   // Publishing fails fast while Redis is away (local delivery already happened); a one-off
   // command (the CLI revoking a key) instead queues its few events until connected, and close()
   // waits for them (bounded), so the gateways hear of them.
-  const publisher = new Redis(url, {
+  const publisher = connectRedis(url, {
     enableOfflineQueue: options.queueUntilConnected === true,
     maxRetriesPerRequest: 1,
     connectTimeout: 1_000,
@@ -61,7 +61,7 @@ export function createRedisEventBus(
   });
   const pending = new Set<Promise<unknown>>();
   // The subscriber queues its SUBSCRIBE until connected and resubscribes after reconnects.
-  const subscriber = new Redis(url, { connectTimeout: 1_000, maxRetriesPerRequest: null });
+  const subscriber = connectRedis(url, { connectTimeout: 1_000, maxRetriesPerRequest: null });
   let lastWarning = 0;
   const warn = (error: unknown, what: string) => {
     if (Date.now() - lastWarning < 10_000) return;

@@ -1,4 +1,5 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { connectRedis } from './redis-connection';
 import type { AdmissionLogger } from '../domain/limits/admission';
 import { RedisLimitStore } from './redis-limit-store';
 
@@ -11,7 +12,7 @@ const REDIS_CONNECT_WAIT_MS = 2_000;
  * milliseconds per request before the local fallback takes over, not seconds.
  */
 export async function openRedisLimitStore(url: string, options: { keyPrefix?: string; log: AdmissionLogger }): Promise<RedisLimitStore> {
-  const redis = new Redis(url, {
+  const redis = connectRedis(url, {
     enableOfflineQueue: false,
     // An admission is decided when it is asked (fail-open when Redis does not answer): a command
     // replayed after a reconnect would take a slot nobody will ever give back.

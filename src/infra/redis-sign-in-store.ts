@@ -1,4 +1,5 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { connectRedis } from './redis-connection';
 import type { Logger } from 'pino';
 import type { AttemptCounter, SignInAttemptStore } from '../domain/accounts/sign-in-store';
 import { waitForRedis } from './redis-limits-client';
@@ -75,7 +76,7 @@ export class RedisSignInStore implements SignInAttemptStore {
 
 /** The store of REDIS_URL on its own connection, failing fast (the throttle then counts per instance). */
 export async function openRedisSignInStore(url: string, keyPrefix: string, log: Logger): Promise<RedisSignInStore> {
-  const redis = new Redis(url, {
+  const redis = connectRedis(url, {
     enableOfflineQueue: false,
     autoResendUnfulfilledCommands: false,
     maxRetriesPerRequest: 0,

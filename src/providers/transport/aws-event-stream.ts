@@ -1,4 +1,4 @@
-import { EventStreamCodec } from '@smithy/eventstream-codec';
+import type { EventStreamCodec } from '@smithy/eventstream-codec';
 import type { Message } from '@smithy/types';
 
 /**
@@ -10,7 +10,12 @@ import type { Message } from '@smithy/types';
 const toUtf8 = (bytes: Uint8Array): string => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
 const fromUtf8 = (text: string): Uint8Array => Buffer.from(text, 'utf8');
 
-export const newEventStreamCodec = (): EventStreamCodec => new EventStreamCodec(toUtf8, fromUtf8);
+/** Required by the first Bedrock stream, not at startup (as the signer, sigv4.ts). */
+export function newEventStreamCodec(): EventStreamCodec {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { EventStreamCodec: Codec } = require('@smithy/eventstream-codec') as typeof import('@smithy/eventstream-codec');
+  return new Codec(toUtf8, fromUtf8);
+}
 
 /**
  * The messages of a body, whatever its chunk boundaries: each message starts with its total

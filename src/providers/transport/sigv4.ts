@@ -1,5 +1,5 @@
 import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
-import { SignatureV4 } from '@smithy/signature-v4';
+import type { SignatureV4 } from '@smithy/signature-v4';
 import type { Checksum, SourceData } from '@smithy/types';
 
 /**
@@ -44,7 +44,11 @@ export class AwsSigner {
   private readonly signer: SignatureV4;
 
   constructor(credentials: AwsCredentials, region: string, service: string) {
-    this.signer = new SignatureV4({ credentials, region, service, sha256: NodeSha256 });
+    // Required by the first signer (a Bedrock deployment), not at startup: an instance without
+    // one never loads the AWS SDK's signing code (docs/performance.md, "Load only what serving uses").
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { SignatureV4: Signer } = require('@smithy/signature-v4') as typeof import('@smithy/signature-v4');
+    this.signer = new Signer({ credentials, region, service, sha256: NodeSha256 });
   }
 
   /** The signed headers (`authorization`, `x-amz-date`, `x-amz-content-sha256`, `host`, the given ones) of a POST of `bodyText` to `url`. */
