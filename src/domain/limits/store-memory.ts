@@ -11,73 +11,114 @@ import {
 } from './store';
 import { MINUTE_WINDOW_MS, SECOND_WINDOW_MS, type WindowSnapshot } from './windows';
 
+/** A new log's room, and the least a log shrinks to. A power of two: a slot is an index masked. */
+const MIN_LOG_CAPACITY = 16;
+
 /**
  * A sliding log: entries (time, weight) kept oldest first, with their running total, so
- * counting the window is O(1) and dropping what left it is amortized O(1).
+ * counting the window is O(1) and dropping what left it is amortized O(1). The entries live in
+ * typed arrays used as a ring (outside V8's heap: a minute of requests is never copied by a
+ * scavenge, nor counted in the heap whose growth a full collection sets); the ring doubles when
+ * full and halves when a quarter full, so its memory follows the traffic both ways. A log whose
+ * entries all weigh 1 (the request log) keeps no weights: its total is its size.
  */
 class SlidingLog {
-  private times: number[] = [];
-  private weights: number[] = [];
+  private times = new Float64Array(MIN_LOG_CAPACITY);
+  private weights: Float64Array | null;
+  /** Ring index of the oldest entry. */
   private head = 0;
+  private count = 0;
   total = 0;
 
+  constructor(weighted: boolean) {
+    this.weights = weighted ? new Float64Array(MIN_LOG_CAPACITY) : null;
+  }
+
   get size(): number {
-    return this.times.length - this.head;
+    return this.count;
+  }
+
+  private slot(i: number): number {
+    return (this.head + i) & (this.times.length - 1);
   }
 
   /** Time of the i-th oldest entry. */
   timeAt(i: number): number {
-    return this.times[this.head + i];
+    return this.times[this.slot(i)];
+  }
+
+  private weightAt(i: number): number {
+    return this.weights === null ? 1 : this.weights[this.slot(i)];
   }
 
   oldest(): number | null {
-    return this.size > 0 ? this.times[this.head] : null;
+    return this.count > 0 ? this.times[this.head] : null;
   }
 
   newest(): number | null {
-    return this.size > 0 ? this.times[this.times.length - 1] : null;
+    return this.count > 0 ? this.timeAt(this.count - 1) : null;
   }
 
   /** Drops the entries recorded at or before `cutoff` (they have left the window). */
   expire(cutoff: number): void {
-    while (this.head < this.times.length && this.times[this.head] <= cutoff) {
-      this.total -= this.weights[this.head];
-      this.head++;
+    while (this.count > 0 && this.times[this.head] <= cutoff) {
+      this.total -= this.weights === null ? 1 : this.weights[this.head];
+      this.head = (this.head + 1) & (this.times.length - 1);
+      this.count--;
     }
-    if (this.head > 1024 && this.head * 2 > this.times.length) {
-      this.times = this.times.slice(this.head);
-      this.weights = this.weights.slice(this.head);
-      this.head = 0;
-    }
+    if (this.times.length > MIN_LOG_CAPACITY && this.count * 4 <= this.times.length) this.resize(this.times.length / 2);
   }
 
   add(at: number, weight: number): void {
+    if (this.weights === null && weight !== 1) throw new Error('An unweighted log takes entries of weight 1.');
+    if (this.count === this.times.length) this.resize(this.times.length * 2);
     this.total += weight;
-    // Clocks normally move forward; a step back (NTP, a test clock) still keeps the order.
-    if (this.size === 0 || at >= this.times[this.times.length - 1]) {
-      this.times.push(at);
-      this.weights.push(weight);
-      return;
+    // Clocks normally move forward; a step back (NTP, a test clock) still keeps the order, the
+    // newer entries moved up by one.
+    let index = this.count;
+    if (this.count > 0 && at < this.timeAt(this.count - 1)) {
+      index = this.firstIndexAfter(at);
+      for (let i = this.count; i > index; i--) this.copy(this.slot(i - 1), this.slot(i));
     }
-    const index = this.firstIndexAfter(at) + this.head;
-    this.times.splice(index, 0, at);
-    this.weights.splice(index, 0, weight);
+    const slot = this.slot(index);
+    this.times[slot] = at;
+    if (this.weights !== null) this.weights[slot] = weight;
+    this.count++;
+  }
+
+  private copy(from: number, to: number): void {
+    this.times[to] = this.times[from];
+    if (this.weights !== null) this.weights[to] = this.weights[from];
   }
 
   /** Index (from the oldest) of the first entry recorded after `t`. */
   firstIndexAfter(t: number): number {
-    let low = this.head;
-    let high = this.times.length;
+    let low = 0;
+    let high = this.count;
     while (low < high) {
       const mid = (low + high) >>> 1;
-      if (this.times[mid] <= t) low = mid + 1;
+      if (this.timeAt(mid) <= t) low = mid + 1;
       else high = mid;
     }
-    return low - this.head;
+    return low;
   }
 
   *entries(): IterableIterator<readonly [number, number]> {
-    for (let i = this.head; i < this.times.length; i++) yield [this.times[i], this.weights[i]];
+    for (let i = 0; i < this.count; i++) yield [this.timeAt(i), this.weightAt(i)];
+  }
+
+  /** The entries moved, oldest first, into rings of `capacity` (a power of two, at least the size). */
+  private resize(capacity: number): void {
+    const times = new Float64Array(capacity);
+    const weights = this.weights === null ? null : new Float64Array(capacity);
+    for (let i = 0; i < this.count; i++) {
+      const slot = this.slot(i);
+      times[i] = this.times[slot];
+      if (weights !== null) weights[i] = this.weights![slot];
+    }
+    this.times = times;
+    this.weights = weights;
+    this.head = 0;
   }
 }
 
@@ -87,8 +128,8 @@ interface HeldSlot {
 }
 
 class SubjectWindows {
-  readonly requests = new SlidingLog();
-  readonly settled = new SlidingLog();
+  readonly requests = new SlidingLog(false);
+  readonly settled = new SlidingLog(true);
   readonly slots = new Map<string, HeldSlot>();
 
   /** Forgets what has left the windows and the slots whose holder stopped refreshing them. */
