@@ -36,9 +36,9 @@ export function lazyGraphql(httpServer: Server, services: GraphqlServices, log: 
     );
   };
   httpServer.on('upgrade', onUpgrade);
-  const middleware: RequestHandler = (req, res, next) => {
-    mounted().then((graphql) => graphql.middleware(req, res, next), next);
-  };
+  // The promise goes back to Express 5, which passes a rejection of Apollo's handler to `next`, as
+  // when Apollo's handler was mounted itself.
+  const middleware: RequestHandler = (req, res, next) => mounted().then((graphql) => graphql.middleware(req, res, next), next);
   return {
     middleware,
     /** Whether the first GraphQL request has loaded it (for tests and diagnostics). */
