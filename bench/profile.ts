@@ -406,11 +406,13 @@ async function main(): Promise<void> {
       await session.post('Profiler.setSamplingInterval', { interval: 200 });
       await session.post('Profiler.start');
     }
+    // PROFILE_HEAP=promoted: only what outlived the young generation (collected by a scavenge: left
+    // out), that is what a request makes the old generation hold and a full collection free.
     if (process.env.PROFILE_HEAP)
       await session.post('HeapProfiler.startSampling', {
         samplingInterval: 4096,
         includeObjectsCollectedByMajorGC: true,
-        includeObjectsCollectedByMinorGC: true,
+        includeObjectsCollectedByMinorGC: process.env.PROFILE_HEAP !== 'promoted',
       });
     // PROFILE_RETAINED=1: what requests in flight hold: sampled allocations still alive after a
     // full collection taken while the load runs (the sampler forgets collected objects).
