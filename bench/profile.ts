@@ -264,9 +264,11 @@ async function inspect(port: number) {
   await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
   let next = 0;
   const pending = new Map<number, (result: any) => void>();
+  const snapshotChunks: string[] = [];
   socket.on('message', (data) => {
-    const message = JSON.parse(String(data)) as { id?: number; result?: unknown };
+    const message = JSON.parse(String(data)) as { id?: number; result?: unknown; method?: string; params?: { chunk: string } };
     if (message.id !== undefined) pending.get(message.id)?.(message.result);
+    else if (message.method === 'HeapProfiler.addHeapSnapshotChunk') snapshotChunks.push(message.params!.chunk);
   });
   return {
     post: (method: string, params: object = {}) =>
@@ -276,7 +278,46 @@ async function inspect(port: number) {
         socket.send(JSON.stringify({ id, method, params }));
       }),
     close: () => socket.close(),
+    /** A heap snapshot (after the full collection it begins with), as V8's JSON text. */
+    snapshot: async () => {
+      snapshotChunks.length = 0;
+      await new Promise<any>((resolve) => {
+        const id = ++next;
+        pending.set(id, resolve);
+        socket.send(JSON.stringify({ id, method: 'HeapProfiler.takeHeapSnapshot', params: { reportProgress: false } }));
+      });
+      return snapshotChunks.join('');
+    },
   };
+}
+
+/** Live objects of a heap snapshot counted by constructor: the largest counts, and their shallow bytes. */
+function summarizeSnapshot(text: string, inFlight: number): string[] {
+  const snapshot = JSON.parse(text) as {
+    snapshot: { meta: { node_fields: string[]; node_types: [string[]] } };
+    nodes: number[];
+    strings: string[];
+  };
+  const fields = snapshot.snapshot.meta.node_fields;
+  const width = fields.length;
+  const [typeAt, nameAt, sizeAt] = ['type', 'name', 'self_size'].map((f) => fields.indexOf(f)) as [number, number, number];
+  const objectType = snapshot.snapshot.meta.node_types[0].indexOf('object');
+  const byName = new Map<string, { count: number; bytes: number }>();
+  for (let i = 0; i < snapshot.nodes.length; i += width) {
+    if (snapshot.nodes[i + typeAt] !== objectType) continue;
+    const name = snapshot.strings[snapshot.nodes[i + nameAt]!]!;
+    const entry = byName.get(name) ?? { count: 0, bytes: 0 };
+    entry.count++;
+    entry.bytes += snapshot.nodes[i + sizeAt]!;
+    byName.set(name, entry);
+  }
+  return [
+    `Live objects by constructor (${inFlight} requests in flight), the 40 commonest:`,
+    ...[...byName]
+      .sort((a, b) => b[1].count - a[1].count)
+      .slice(0, 40)
+      .map(([name, e]) => `  ${String(e.count).padStart(8)}  ${(e.bytes / 1024).toFixed(0).padStart(7)} KB  ${name.slice(0, 80)}`),
+  ];
 }
 
 /** PROFILE_PERF=1 (or PROFILE_TARGET=floor): CPU-time samples with perf rather than the inspector's wall-time ones. */
@@ -304,7 +345,13 @@ function perfRecord(pid: number, seconds: number, out: string): Promise<string> 
 
 /** PROFILE_TARGET=floor: the Node floor under the same load, profiled with perf (the stage table's floor column). */
 async function profileFloor(upstreamUrl: string): Promise<void> {
-  const floor = await startNodeFloor(new URL(upstreamUrl).origin, ['--perf-basic-prof']);
+  // PROFILE_GC_TRACE=1: V8's line per collection too, on the floor's stdout (PROFILE_FLOOR_FLAGS:
+  // node flags for it, e.g. npm start's young generation, to compare its collections with ours).
+  const floor = await startNodeFloor(new URL(upstreamUrl).origin, [
+    '--perf-basic-prof',
+    ...(process.env.PROFILE_GC_TRACE ? ['--trace-gc-nvp'] : []),
+    ...(process.env.PROFILE_FLOOR_FLAGS ?? '').split(' ').filter(Boolean),
+  ]);
   try {
     const body = JSON.stringify({
       model: 'gpt-4o-mini',
@@ -358,7 +405,7 @@ async function main(): Promise<void> {
   const env = gatewayEnv(options, null);
   // PROFILE_GC_TRACE=1: V8's line per collection (--trace-gc-nvp) during the load, summed.
   const gcTrace = `${process.env.PROFILE_GC_TRACE ? ' --trace-gc-nvp' : ''}${PERF ? ' --perf-basic-prof' : ''}`;
-  const flags = `${process.env.TOLLGATE_NODE_FLAGS ?? '--max-semi-space-size=8 --heap-growing-percent=50 --v8-pool-size=2'} --inspect-port=127.0.0.1:${inspectorPort}${gcTrace}`;
+  const flags = `${process.env.TOLLGATE_NODE_FLAGS ?? '--max-semi-space-size=8 --heap-growing-percent=50 --v8-pool-size=2 --no-allocation-site-pretenuring'} --inspect-port=127.0.0.1:${inspectorPort}${gcTrace}`;
   const gateway = plain
     ? await startCompiledGateway(env, [
         process.execPath,
@@ -429,6 +476,18 @@ async function main(): Promise<void> {
         SECONDS * 1000 - 1_000,
       );
     }
+    // PROFILE_SNAPSHOT=1: a heap snapshot halfway through the load, live objects counted by
+    // constructor: a count well above the requests in flight is state something holds too long.
+    let snapshotLines: string[] = [];
+    if (process.env.PROFILE_SNAPSHOT)
+      setTimeout(
+        () =>
+          void session.snapshot().then((text) => {
+            writeFileSync(join(OUT, `snapshot-${Date.now()}.heapsnapshot`), text);
+            snapshotLines = summarizeSnapshot(text, CONNECTIONS);
+          }),
+        (SECONDS * 1000) / 2,
+      );
     // PROFILE_MEMORY=1: where the resident memory is, sampled near the end of the load.
     let memory: string[] = [];
     if (process.env.PROFILE_MEMORY) {
@@ -452,9 +511,14 @@ async function main(): Promise<void> {
     );
     if (profile) for (const line of summarize(profile as CpuProfile)) console.log(line);
     if (perfText) for (const line of summarizePerf(await perfText)) console.log(line);
-    if (process.env.PROFILE_GC_TRACE) for (const line of ['', ...summarizeGc(gcLines, result.totalRequests)]) console.log(line);
+    if (process.env.PROFILE_GC_TRACE) {
+      // The raw lines too (V8's name=value pairs per collection: sizes, rates, each phase's time).
+      writeFileSync(join(OUT, `${stamp}.gc.txt`), gcLines.join('\n'));
+      for (const line of ['', ...summarizeGc(gcLines, result.totalRequests), `raw: ${join(OUT, `${stamp}.gc.txt`)}`]) console.log(line);
+    }
     if (heap) for (const line of ['', ...summarizeHeap(heap.head as HeapNode, result.totalRequests)]) console.log(line);
     for (const line of memory) console.log(line);
+    for (const line of snapshotLines) console.log(line);
     if (retained)
       for (const line of [
         '',
