@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import busboy from 'busboy';
 import { builtinCatalog, findModel } from '../../src/domain/catalog/catalog';
 import type { CanonicalRequest } from '../../src/domain/generation/canonical';
+import { Cancellation } from '../../src/domain/generation/cancellation';
 import { ProviderError } from '../../src/domain/generation/errors';
 import { createProviderRegistry } from '../../src/providers/registry';
 import { VendorTransport } from '../../src/providers/transport/client';
@@ -26,16 +27,23 @@ async function startServer(): Promise<{
   url: string;
   origin: string;
   handle(handler: (req: IncomingMessage, res: ServerResponse) => void): void;
+  /** Requests received. */
+  requests(): number;
   close(): Promise<void>;
 }> {
   let handler: (req: IncomingMessage, res: ServerResponse) => void = (_req, res) => res.end();
-  const server: Server = createServer((req, res) => handler(req, res));
+  let received = 0;
+  const server: Server = createServer((req, res) => {
+    received++;
+    handler(req, res);
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     url: origin,
     origin,
     handle: (next) => (handler = next),
+    requests: () => received,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
@@ -51,6 +59,11 @@ const failure = async (promise: Promise<unknown>): Promise<ProviderError> => {
   );
   expect(error).toBeInstanceOf(ProviderError);
   return error as ProviderError;
+};
+
+const waitFor = async (condition: () => boolean): Promise<void> => {
+  for (let i = 0; i < 200 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+  expect(condition()).toBe(true);
 };
 
 const readAll = async (stream: AsyncIterable<Buffer>): Promise<Buffer> => {
@@ -144,6 +157,58 @@ describe('VendorTransport', () => {
       kind: 'invalid_answer',
       message: 'acme answered with a body that is not JSON.',
     });
+  });
+
+  test('postJson: a failure before the answer may go elsewhere, one after its first byte may not; a cancelled call ends the request', async () => {
+    const arrived: string[] = [];
+    const dropped: string[] = [];
+    server.handle((req, res) => {
+      arrived.push(req.url!);
+      req.socket.once('close', () => dropped.push(req.url!));
+      req.resume();
+      if (req.url === '/v1/refused') return void req.socket.destroy();
+      if (req.url === '/v1/cut')
+        return void res
+          .writeHead(200, { 'content-type': 'application/json', 'content-length': '100' })
+          .write('{"id":', () => req.socket.destroy());
+      if (req.url === '/v1/early-hint') {
+        res.writeEarlyHints({ link: '</a>; rel=preload' });
+        return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"id":"hinted"}');
+      }
+      if (req.url === '/v1/long-error')
+        return void res
+          .writeHead(500, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ error: { message: 'x'.repeat(200_000) } }));
+      // '/v1/slow': answers nothing until the client goes
+    });
+    const call = (path: string, signal?: Cancellation) => ({
+      ...party,
+      baseUrl: `${server.url}/v1`,
+      path,
+      headers: { authorization: `Bearer ${SECRET}` },
+      body: { hello: 'world' },
+      signal,
+    });
+    expect(await failure(http.postJson(call('/refused')))).toMatchObject({ kind: 'connect', vendorStatus: null });
+    expect(await failure(http.postJson(call('/cut')))).toMatchObject({ kind: 'broken_stream', vendorStatus: null });
+    expect(await http.postJson(call('/early-hint'))).toEqual({ id: 'hinted' });
+    // An error body longer than what is read for its message: the status and a message, no hang.
+    expect(await failure(http.postJson(call('/long-error')))).toMatchObject({ vendorStatus: 500, kind: 'http_5xx' });
+
+    // A transport that would wait a minute for the answer: only the cancellation ends the call.
+    const patient = new VendorTransport({ timeouts: { ...TIMEOUTS, headersMs: 60_000 } });
+    const cancellation = new Cancellation();
+    const slow = failure(patient.postJson(call('/slow', cancellation)));
+    await waitFor(() => arrived.includes('/v1/slow'));
+    cancellation.cancel();
+    expect(await slow).toMatchObject({ kind: 'cancelled' });
+    // The vendor sees its connection close (its work stops), not a minute later.
+    await waitFor(() => dropped.includes('/v1/slow'));
+    // Already cancelled: nothing is sent.
+    const before = server.requests();
+    expect(await failure(patient.postJson(call('/slow', cancellation)))).toMatchObject({ kind: 'cancelled' });
+    expect(server.requests()).toBe(before);
+    await patient.close();
   });
 
   test('a form goes as multipart/form-data that a standard parser reads back: fields, file bytes, names', async () => {

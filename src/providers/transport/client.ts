@@ -1,6 +1,6 @@
 import { PassThrough, Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
-import { Pool, poolRequest } from './undici-pool';
+import { parseRawHeaders, Pool, poolRequest, RequestAbortedError } from './undici-pool';
 import type { Cancellation } from '../../domain/generation/cancellation';
 import type { FormPart } from '../../protocols/form-parts';
 import { SseDecoder, type SseEvent } from '../../protocols/sse-parse';
@@ -14,6 +14,7 @@ import {
   type TransportTimeouts,
   type VendorParty,
 } from './errors';
+import type { ProviderError } from '../../domain/generation/errors';
 import { multipartBody } from './multipart';
 
 /**
@@ -181,34 +182,24 @@ export class VendorTransport {
     await Promise.all(pools.map((pool) => pool.destroy().catch(() => undefined)));
   }
 
-  private get(call: VendorTarget): Promise<Dispatcher.ResponseData> {
-    const { pool, basePath } = this.target(call);
-    const headers = { accept: 'application/json', 'user-agent': 'tollgate', ...call.headers };
-    return this.send(call, pool, {
-      method: 'GET',
-      path: basePath + call.path,
-      headers,
-      signal: call.signal,
-      headersTimeout: this.timeouts.headersMs,
-      bodyTimeout: this.timeouts.bodyIdleMs,
-    });
-  }
-
   /** Sends the call; answers a 2xx response, else throws ProviderError (transport failure, or the vendor's error status and message). */
   private post(call: VendorCall, accept: string): Promise<Dispatcher.ResponseData> {
     const { pool, basePath } = this.target(call);
+    return this.send(call, pool, { ...this.postOptions(call, basePath, accept), signal: call.signal });
+  }
+
+  private postOptions(call: VendorCall, basePath: string, accept: string): Dispatcher.DispatchOptions {
     const form = call.form ? multipartBody(call.form) : null;
-    return this.send(call, pool, {
+    return {
       method: 'POST',
       path: basePath + call.path,
       headers: form
         ? { 'content-type': form.contentType, 'content-length': String(form.length), accept, 'user-agent': 'tollgate', ...call.headers }
         : { 'content-type': 'application/json', accept, 'user-agent': 'tollgate', ...call.headers },
       body: form ? Readable.from(form.chunks, { objectMode: false }) : (call.bodyText ?? JSON.stringify(call.body)),
-      signal: call.signal,
       headersTimeout: this.timeouts.headersMs,
       bodyTimeout: this.timeouts.bodyIdleMs,
-    });
+    };
   }
 
   /** One request on a pool; a non-2xx answer (but a redirect, when asked) throws the vendor's error. */
@@ -234,24 +225,27 @@ export class VendorTransport {
     }
   }
 
-  /** One JSON answer; `target` and `post` may throw before sending, which this async function turns into a rejection. */
-  private async json(call: VendorCall, method: 'GET' | 'POST'): Promise<unknown> {
-    const { statusCode, body } = await (method === 'POST' ? this.post(call, 'application/json') : this.get(call));
-    try {
-      let text: string;
-      try {
-        text = await body.text();
-      } catch (error) {
-        throw this.transportError(call, error, 'stream');
-      }
-      try {
-        return JSON.parse(text);
-      } catch {
-        throw invalidAnswerError(call, `${call.vendor} answered with a body that is not JSON.`, statusCode);
-      }
-    } finally {
-      if (!body.destroyed) body.destroy();
-    }
+  /**
+   * One JSON answer, read by undici's handler callbacks (JsonAnswer) rather than request()'s
+   * response stream: the same failures, without a stream and its promises per call (the
+   * commonest vendor call: every non-streamed text request). `target` may throw before sending,
+   * which this turns into a rejection.
+   */
+  private json(call: VendorCall, method: 'GET' | 'POST'): Promise<unknown> {
+    return new Promise((resolve, reject) => {
+      const { pool, basePath } = this.target(call);
+      const options: Dispatcher.DispatchOptions =
+        method === 'POST'
+          ? this.postOptions(call, basePath, 'application/json')
+          : {
+              method: 'GET',
+              path: basePath + call.path,
+              headers: { accept: 'application/json', 'user-agent': 'tollgate', ...call.headers },
+              headersTimeout: this.timeouts.headersMs,
+              bodyTimeout: this.timeouts.bodyIdleMs,
+            };
+      pool.dispatch(options, new JsonAnswer(call, this.timeouts, resolve, reject));
+    });
   }
 
   /** The body, whose read errors become ProviderError; a consumer that stops early aborts the download. */
@@ -300,6 +294,87 @@ export class VendorTransport {
 
   private transportError(call: VendorParty & { signal?: Cancellation }, error: unknown, phase: 'connect' | 'stream') {
     return transportError(call, error, phase, this.timeouts, call.signal?.aborted === true);
+  }
+}
+
+/**
+ * The handler of one JSON call (undici's dispatch handler callbacks): collects the body and
+ * settles once. A 2xx answer resolves with its parsed JSON (invalidAnswerError if it is not
+ * JSON); any other status rejects with the vendor's error (the first MAX_ERROR_BODY_BYTES of
+ * its body for the message, its headers for Retry-After); a failure rejects with the transport
+ * error of its phase: 'connect' before the answer's headers, 'stream' after them (only the
+ * first may go to another deployment). The call's signal aborts the request.
+ */
+class JsonAnswer {
+  private status = 0;
+  private rawHeaders: Buffer[] = [];
+  private readonly chunks: Buffer[] = [];
+  private size = 0;
+  private abort: ((error?: Error) => void) | null = null;
+  private readonly onCancel = () => this.abort?.(new RequestAbortedError());
+
+  constructor(
+    private readonly call: VendorCall,
+    private readonly timeouts: TransportTimeouts,
+    private readonly resolve: (answer: unknown) => void,
+    private readonly reject: (error: ProviderError) => void,
+  ) {}
+
+  onConnect(abort: (error?: Error) => void): void {
+    this.abort = abort;
+    const signal = this.call.signal;
+    if (signal === undefined) return;
+    if (signal.aborted) abort(new RequestAbortedError());
+    else signal.on('abort', this.onCancel);
+  }
+
+  onHeaders(statusCode: number, rawHeaders: Buffer[]): boolean {
+    // 1xx (informational) answers precede the real one.
+    if (statusCode >= 200) {
+      this.status = statusCode;
+      this.rawHeaders = rawHeaders;
+    }
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    // An error answer is read to its end (so the socket is kept) but only its start is held.
+    if (this.ok() || this.size < MAX_ERROR_BODY_BYTES) this.chunks.push(chunk);
+    this.size += chunk.length;
+    return true;
+  }
+
+  onComplete(): void {
+    this.call.signal?.off('abort', this.onCancel);
+    const text = (this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks)).toString('utf8');
+    if (!this.ok()) {
+      this.reject(vendorStatusError(this.call, this.status, text.slice(0, MAX_ERROR_BODY_BYTES), parseRawHeaders(this.rawHeaders)));
+      return;
+    }
+    let answer: unknown;
+    try {
+      answer = JSON.parse(text);
+    } catch {
+      this.reject(invalidAnswerError(this.call, `${this.call.vendor} answered with a body that is not JSON.`, this.status));
+      return;
+    }
+    this.resolve(answer);
+  }
+
+  onError(error: Error): void {
+    this.call.signal?.off('abort', this.onCancel);
+    // An error answer whose body broke off is still that error (as its message, nothing).
+    if (this.status !== 0 && !this.ok()) {
+      this.reject(vendorStatusError(this.call, this.status, '', parseRawHeaders(this.rawHeaders)));
+      return;
+    }
+    this.reject(
+      transportError(this.call, error, this.status === 0 ? 'connect' : 'stream', this.timeouts, this.call.signal?.aborted === true),
+    );
+  }
+
+  private ok(): boolean {
+    return this.status >= 200 && this.status <= 299;
   }
 }
 

@@ -21,3 +21,12 @@ const request = require('undici/lib/api/api-request.js') as (
 export function poolRequest(pool: Pool, options: Dispatcher.RequestOptions): Promise<Dispatcher.ResponseData> {
   return request.call(pool, options);
 }
+
+/** undici's parser of a response's raw header list (lower-cased names; repeated names as arrays). */
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+export const parseRawHeaders = (require('undici/lib/core/util.js') as { parseHeaders(raw: Buffer[]): Record<string, string | string[]> })
+  .parseHeaders;
+
+/** The error undici's request() gives a call whose signal fired. */
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+export const RequestAbortedError = (require('undici/lib/core/errors.js') as { RequestAbortedError: new () => Error }).RequestAbortedError;
