@@ -139,7 +139,10 @@ const GC_SYMBOLS = /Scaveng|MarkCompact|ConcurrentMarking|Sweeper|MinorMC|Markin
  * in the kernel counts as that stage's kernel part; samples with none of those frames are the
  * collector's, the kernel's or the runtime's.
  */
-export function summarizePerf(text: string): string[] {
+/** perf's sampling rate (perfRecord's -F): a sample stands for this many ms of CPU. */
+const PERF_SAMPLE_MS = 1000 / 999;
+
+export function summarizePerf(text: string, requests: number): string[] {
   const stages = new Map<string, number>();
   let total = 0;
   for (const block of text.split('\n\n')) {
@@ -164,9 +167,14 @@ export function summarizePerf(text: string): string[] {
     else if (kernelLeaf) stage += ' [kernel]';
     stages.set(stage, (stages.get(stage) ?? 0) + 1);
   }
-  const lines = [`${total} CPU-time samples (every thread, kernel included)`, '', 'By stage:'];
+  const msPerRequest = (n: number) => ((n * PERF_SAMPLE_MS) / requests).toFixed(4);
+  const lines = [
+    `${total} CPU-time samples (every thread, kernel included): ${msPerRequest(total)} CPU ms a request`,
+    '',
+    'By stage (share, and CPU ms a request):',
+  ];
   for (const [stage, n] of [...stages].sort((a, b) => b[1] - a[1]))
-    lines.push(`  ${((n / total) * 100).toFixed(1).padStart(5)} %  ${stage}`);
+    lines.push(`  ${((n / total) * 100).toFixed(1).padStart(5)} %  ${msPerRequest(n)}  ${stage}`);
   return lines;
 }
 
@@ -374,7 +382,7 @@ async function profileFloor(upstreamUrl: string): Promise<void> {
     console.log(
       `node floor, ${BODY} at c=${CONNECTIONS}, ${SECONDS} s: ${result.requestsPerSecond.toFixed(0)} req/s, ${result.errors} errors`,
     );
-    for (const line of summarizePerf(await recorded)) console.log(line);
+    for (const line of summarizePerf(await recorded, result.totalRequests)) console.log(line);
   } finally {
     floor.child.disconnect();
   }
@@ -510,7 +518,7 @@ async function main(): Promise<void> {
       `${BODY} at c=${CONNECTIONS}, ${SECONDS} s: ${result.requestsPerSecond.toFixed(0)} req/s, ${result.errors} errors; profile in ${join(OUT, `${stamp}.cpuprofile`)}`,
     );
     if (profile) for (const line of summarize(profile as CpuProfile)) console.log(line);
-    if (perfText) for (const line of summarizePerf(await perfText)) console.log(line);
+    if (perfText) for (const line of summarizePerf(await perfText, result.totalRequests)) console.log(line);
     if (process.env.PROFILE_GC_TRACE) {
       // The raw lines too (V8's name=value pairs per collection: sizes, rates, each phase's time).
       writeFileSync(join(OUT, `${stamp}.gc.txt`), gcLines.join('\n'));
