@@ -211,6 +211,81 @@ describe('VendorTransport', () => {
     await patient.close();
   });
 
+  test('openEventStream: every event in order past a slow reader; JSON instead of a stream, an error status, a break, an early close and a cancellation', async () => {
+    const dropped: string[] = [];
+    const EVENTS = 300;
+    server.handle((req, res) => {
+      req.socket.once('close', () => dropped.push(req.url!));
+      req.resume();
+      const sse = () => res.writeHead(200, { 'content-type': 'text/event-stream' });
+      if (req.url === '/v1/many') {
+        sse();
+        // One write per event, each in its own turn: many small chunks, faster than the reader.
+        let i = 0;
+        const next = () =>
+          i < EVENTS ? void res.write(`data: {"n":${i++}}\n\n`, () => setImmediate(next)) : void res.end('data: [DONE]\n\n');
+        return next();
+      }
+      if (req.url === '/v1/json')
+        return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'quota gone' } }));
+      if (req.url === '/v1/busy')
+        return void res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '2' }).end('{"error":{"message":"slow down"}}');
+      if (req.url === '/v1/break') {
+        sse();
+        return void res.write('data: {"n":0}\n\n', () => setTimeout(() => req.socket.destroy(), 20));
+      }
+      // '/v1/endless': one event, then nothing until the client goes
+      sse();
+      res.write('data: {"n":0}\n\n');
+    });
+    const call = (path: string, signal?: Cancellation) => ({
+      ...party,
+      baseUrl: `${server.url}/v1`,
+      path,
+      headers: { authorization: `Bearer ${SECRET}` },
+      body: { stream: true },
+      signal,
+    });
+    const many = await http.openEventStream(call('/many'));
+    const data: string[] = [];
+    for (let events = await many.next(); events !== null; events = await many.next()) {
+      data.push(...events.map((e) => e.data));
+      if (data.length < 20) await new Promise((resolve) => setTimeout(resolve, 5)); // a slow start: the vendor runs ahead
+    }
+    many.close();
+    expect(data).toEqual([...Array.from({ length: EVENTS }, (_, n) => `{"n":${n}}`), '[DONE]']);
+
+    expect(await failure(http.openEventStream(call('/json')))).toMatchObject({
+      kind: 'invalid_answer',
+      message: 'acme answered JSON instead of an event stream: quota gone',
+    });
+    expect(await failure(http.openEventStream(call('/busy')))).toMatchObject({ vendorStatus: 429, retryAfterMs: 2000 });
+
+    const broken = await http.openEventStream(call('/break'));
+    expect((await broken.next())!.map((e) => e.data)).toEqual(['{"n":0}']);
+    expect(await failure(broken.next())).toMatchObject({ kind: 'broken_stream' });
+    broken.close();
+
+    // A transport that would wait a minute for the next chunk: only the close or the cancellation ends the call.
+    const patient = new VendorTransport({ timeouts: { ...TIMEOUTS, bodyIdleMs: 60_000 } });
+    // The consumer stops early: the vendor's request is ended.
+    const early = await patient.openEventStream(call('/endless'));
+    expect((await early.next())!.map((e) => e.data)).toEqual(['{"n":0}']);
+    early.close();
+    await waitFor(() => dropped.filter((url) => url === '/v1/endless').length === 1);
+
+    // The client goes: the waiting read fails as cancelled, and the vendor's request is ended.
+    const cancellation = new Cancellation();
+    const cancelled = await patient.openEventStream(call('/endless', cancellation));
+    expect((await cancelled.next())!.map((e) => e.data)).toEqual(['{"n":0}']);
+    const waiting = failure(cancelled.next());
+    cancellation.cancel();
+    expect(await waiting).toMatchObject({ kind: 'cancelled' });
+    cancelled.close();
+    await waitFor(() => dropped.filter((url) => url === '/v1/endless').length === 2);
+    await patient.close();
+  });
+
   test('a form goes as multipart/form-data that a standard parser reads back: fields, file bytes, names', async () => {
     const file = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 1, 2, 255]);
     let received: { fields: Record<string, string>; files: { name: string; filename: string; mimeType: string; bytes: Buffer }[] } | null =

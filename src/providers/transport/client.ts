@@ -93,23 +93,11 @@ export class VendorTransport {
    * and a cancelled `signal` throw ProviderError, here or from `next()`. `close()` destroys a
    * response not read to its end, which aborts the upstream request.
    */
-  async openEventStream(call: VendorCall): Promise<VendorEventStream> {
-    const { statusCode, headers, body } = await this.post(call, 'text/event-stream');
-    const contentType = String(headers['content-type'] ?? '');
-    if (contentType.includes('application/json')) {
-      try {
-        // Some gateways answer 200 with a JSON error instead of a stream.
-        const detail = vendorErrorMessage(await readCapped(body, MAX_ERROR_BODY_BYTES).catch(() => ''));
-        throw invalidAnswerError(
-          call,
-          `${call.vendor} answered JSON instead of an event stream${detail ? `: ${detail}` : '.'}`,
-          statusCode,
-        );
-      } finally {
-        if (!body.destroyed) body.destroy();
-      }
-    }
-    return new SseBody(body, (error) => this.transportError(call, error, 'stream'));
+  openEventStream(call: VendorCall): Promise<VendorEventStream> {
+    return new Promise((resolve, reject) => {
+      const { pool, basePath } = this.target(call);
+      pool.dispatch(this.postOptions(call, basePath, 'text/event-stream'), new SseAnswer(call, this.timeouts, resolve, reject));
+    });
   }
 
   /**
@@ -386,39 +374,143 @@ export interface VendorEventStream {
   close(): void;
 }
 
+/** Body chunks an event stream holds unread before it stops reading the socket (backpressure). */
+const SSE_UNREAD_CHUNKS = 16;
+
 /**
- * The body's chunks through one SSE decoder, without an async generator of its own: a consumer
- * (text-call.ts) turns each chunk's events into canonical events in its one generator, instead of
- * two more generator round trips per chunk (docs/performance.md).
+ * A streamed call, read by undici's dispatch callbacks (as JsonAnswer) and handed to its consumer
+ * as a VendorEventStream: opened (the promise resolves) by a 2xx answer's headers; rejected as
+ * JsonAnswer rejects, or with invalidAnswerError when a 2xx answer is JSON (some gateways answer an
+ * error that way). Chunks are decoded by one SSE decoder when the consumer asks (next() gives the
+ * events of every chunk that arrived since, possibly none); while SSE_UNREAD_CHUNKS wait unread
+ * the socket is paused. A failure after opening comes from next() as the 'stream' phase.
  */
-class SseBody implements VendorEventStream {
-  private readonly chunks: AsyncIterator<Buffer>;
-  private readonly decoder = new SseDecoder();
+class SseAnswer implements VendorEventStream {
+  private status = 0;
+  private rawHeaders: Buffer[] = [];
+  /** Opened: the answer is an event stream (else its body is an error to read and reject with). */
+  private opened = false;
+  private errorJson = false;
+  private readonly unread: Buffer[] = [];
+  private unreadBytes = 0;
   private ended = false;
+  private drained = false;
+  private failure: Error | null = null;
+  private readonly decoder = new SseDecoder();
+  private waiter: { resolve(events: SseEvent[] | null): void; reject(error: unknown): void } | null = null;
+  private resume: (() => void) | null = null;
+  private abort: ((error?: Error) => void) | null = null;
+  private readonly onCancel = () => this.abort?.(new RequestAbortedError());
 
   constructor(
-    private readonly body: Dispatcher.ResponseData['body'],
-    private readonly readFailure: (error: unknown) => Error,
-  ) {
-    this.chunks = body[Symbol.asyncIterator]();
+    private readonly call: VendorCall,
+    private readonly timeouts: TransportTimeouts,
+    private readonly open: (stream: VendorEventStream) => void,
+    private readonly refuse: (error: ProviderError) => void,
+  ) {}
+
+  onConnect(abort: (error?: Error) => void): void {
+    this.abort = abort;
+    const signal = this.call.signal;
+    if (signal === undefined) return;
+    if (signal.aborted) abort(new RequestAbortedError());
+    else signal.on('abort', this.onCancel);
   }
 
-  async next(): Promise<SseEvent[] | null> {
-    if (this.ended) return null;
-    let chunk: IteratorResult<Buffer>;
-    try {
-      chunk = await this.chunks.next();
-    } catch (error) {
-      throw this.readFailure(error);
+  onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void): boolean {
+    if (statusCode < 200) return true;
+    this.status = statusCode;
+    this.rawHeaders = rawHeaders;
+    this.resume = resume;
+    if (statusCode > 299) return true;
+    this.errorJson = String(parseRawHeaders(rawHeaders)['content-type'] ?? '').includes('application/json');
+    if (!this.errorJson) {
+      this.opened = true;
+      this.open(this);
     }
-    if (!chunk.done) return this.decoder.push(chunk.value);
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    if (!this.opened) {
+      if (this.unreadBytes < MAX_ERROR_BODY_BYTES) this.unread.push(chunk);
+      this.unreadBytes += chunk.length;
+      return true;
+    }
+    if (this.drained) return true; // closed by its consumer: read on (the socket is kept), ignore
+    this.unread.push(chunk);
+    this.wake();
+    return this.unread.length < SSE_UNREAD_CHUNKS;
+  }
+
+  onComplete(): void {
+    this.call.signal?.off('abort', this.onCancel);
     this.ended = true;
-    return this.decoder.end();
+    if (this.opened) return this.wake();
+    const text = Buffer.concat(this.unread).subarray(0, MAX_ERROR_BODY_BYTES).toString('utf8');
+    if (!this.errorJson) return this.refuse(vendorStatusError(this.call, this.status, text, parseRawHeaders(this.rawHeaders)));
+    const detail = vendorErrorMessage(text);
+    this.refuse(
+      invalidAnswerError(
+        this.call,
+        `${this.call.vendor} answered JSON instead of an event stream${detail ? `: ${detail}` : '.'}`,
+        this.status,
+      ),
+    );
+  }
+
+  onError(error: Error): void {
+    this.call.signal?.off('abort', this.onCancel);
+    const cancelled = this.call.signal?.aborted === true;
+    if (this.opened) {
+      this.failure = transportError(this.call, error, 'stream', this.timeouts, cancelled);
+      return this.wake();
+    }
+    if (this.status > 299) return this.refuse(vendorStatusError(this.call, this.status, '', parseRawHeaders(this.rawHeaders)));
+    if (this.errorJson)
+      return this.refuse(invalidAnswerError(this.call, `${this.call.vendor} answered JSON instead of an event stream.`, this.status));
+    this.refuse(transportError(this.call, error, 'connect', this.timeouts, cancelled));
+  }
+
+  next(): Promise<SseEvent[] | null> {
+    if (this.unread.length > 0) return Promise.resolve(this.take());
+    if (this.failure) return Promise.reject(this.failure);
+    if (this.ended) return Promise.resolve(this.finish());
+    return new Promise((resolve, reject) => (this.waiter = { resolve, reject }));
   }
 
   close(): void {
+    this.drained = true;
+    this.unread.length = 0;
     // No-op after a complete read; otherwise aborts the request (early return or error).
-    if (!this.body.destroyed) this.body.destroy();
+    if (!this.ended && this.failure === null) this.abort?.(new RequestAbortedError());
+  }
+
+  /** Hands what arrived to a consumer waiting in next(). */
+  private wake(): void {
+    const waiter = this.waiter;
+    if (waiter === null) return;
+    this.waiter = null;
+    if (this.unread.length > 0) waiter.resolve(this.take());
+    else if (this.failure) waiter.reject(this.failure);
+    else if (this.ended) waiter.resolve(this.finish());
+  }
+
+  /** The events of every unread chunk; resumes a paused socket. */
+  private take(): SseEvent[] {
+    const paused = this.unread.length >= SSE_UNREAD_CHUNKS;
+    let events = this.decoder.push(this.unread[0]!);
+    for (let i = 1; i < this.unread.length; i++) events = events.concat(this.decoder.push(this.unread[i]!));
+    this.unread.length = 0;
+    if (paused) this.resume?.();
+    return events;
+  }
+
+  /** After the last chunk: what the decoder still holds, once; then null. */
+  private finish(): SseEvent[] | null {
+    if (this.drained) return null;
+    this.drained = true;
+    return this.decoder.end();
   }
 }
 
