@@ -1,21 +1,21 @@
 import { PassThrough, Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
-import { parseRawHeaders, Pool, poolRequest, RequestAbortedError } from './undici-pool';
+import { Pool, poolRequest } from './undici-pool';
 import type { Cancellation } from '../../domain/generation/cancellation';
 import type { FormPart } from '../../protocols/form-parts';
-import { SseDecoder, type SseEvent } from '../../protocols/sse-parse';
 import {
   invalidAnswerError,
   redact,
   transportError,
   unusableTargetError,
-  vendorErrorMessage,
   vendorStatusError,
   type TransportTimeouts,
   type VendorParty,
 } from './errors';
-import type { ProviderError } from '../../domain/generation/errors';
+import { JsonAnswer, MAX_ERROR_BODY_BYTES, SseAnswer, type VendorEventStream } from './dispatched';
 import { multipartBody } from './multipart';
+
+export type { VendorEventStream } from './dispatched';
 
 /**
  * The one outbound HTTP transport of every vendor adapter (text, images, videos): one
@@ -66,8 +66,6 @@ export interface VendorDownload extends VendorParty {
   headers: Record<string, string>;
 }
 
-/** Longest vendor error body read for its message. */
-const MAX_ERROR_BODY_BYTES = 64 * 1024;
 const MAX_REDIRECTS = 5;
 
 interface Target {
@@ -282,235 +280,6 @@ export class VendorTransport {
 
   private transportError(call: VendorParty & { signal?: Cancellation }, error: unknown, phase: 'connect' | 'stream') {
     return transportError(call, error, phase, this.timeouts, call.signal?.aborted === true);
-  }
-}
-
-/**
- * The handler of one JSON call (undici's dispatch handler callbacks): collects the body and
- * settles once. A 2xx answer resolves with its parsed JSON (invalidAnswerError if it is not
- * JSON); any other status rejects with the vendor's error (the first MAX_ERROR_BODY_BYTES of
- * its body for the message, its headers for Retry-After); a failure rejects with the transport
- * error of its phase: 'connect' before the answer's headers, 'stream' after them (only the
- * first may go to another deployment). The call's signal aborts the request.
- */
-class JsonAnswer {
-  private status = 0;
-  private rawHeaders: Buffer[] = [];
-  private readonly chunks: Buffer[] = [];
-  private size = 0;
-  private abort: ((error?: Error) => void) | null = null;
-  private readonly onCancel = () => this.abort?.(new RequestAbortedError());
-
-  constructor(
-    private readonly call: VendorCall,
-    private readonly timeouts: TransportTimeouts,
-    private readonly resolve: (answer: unknown) => void,
-    private readonly reject: (error: ProviderError) => void,
-  ) {}
-
-  onConnect(abort: (error?: Error) => void): void {
-    this.abort = abort;
-    const signal = this.call.signal;
-    if (signal === undefined) return;
-    if (signal.aborted) abort(new RequestAbortedError());
-    else signal.on('abort', this.onCancel);
-  }
-
-  onHeaders(statusCode: number, rawHeaders: Buffer[]): boolean {
-    // 1xx (informational) answers precede the real one.
-    if (statusCode >= 200) {
-      this.status = statusCode;
-      this.rawHeaders = rawHeaders;
-    }
-    return true;
-  }
-
-  onData(chunk: Buffer): boolean {
-    // An error answer is read to its end (so the socket is kept) but only its start is held.
-    if (this.ok() || this.size < MAX_ERROR_BODY_BYTES) this.chunks.push(chunk);
-    this.size += chunk.length;
-    return true;
-  }
-
-  onComplete(): void {
-    this.call.signal?.off('abort', this.onCancel);
-    const text = (this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks)).toString('utf8');
-    if (!this.ok()) {
-      this.reject(vendorStatusError(this.call, this.status, text.slice(0, MAX_ERROR_BODY_BYTES), parseRawHeaders(this.rawHeaders)));
-      return;
-    }
-    let answer: unknown;
-    try {
-      answer = JSON.parse(text);
-    } catch {
-      this.reject(invalidAnswerError(this.call, `${this.call.vendor} answered with a body that is not JSON.`, this.status));
-      return;
-    }
-    this.resolve(answer);
-  }
-
-  onError(error: Error): void {
-    this.call.signal?.off('abort', this.onCancel);
-    // An error answer whose body broke off is still that error (as its message, nothing).
-    if (this.status !== 0 && !this.ok()) {
-      this.reject(vendorStatusError(this.call, this.status, '', parseRawHeaders(this.rawHeaders)));
-      return;
-    }
-    this.reject(
-      transportError(this.call, error, this.status === 0 ? 'connect' : 'stream', this.timeouts, this.call.signal?.aborted === true),
-    );
-  }
-
-  private ok(): boolean {
-    return this.status >= 200 && this.status <= 299;
-  }
-}
-
-/** A vendor's event stream, read a chunk at a time (VendorTransport.openEventStream). */
-export interface VendorEventStream {
-  /** The events the next chunk of the body completed (possibly none), or null once the body has ended. Read failures are ProviderError. */
-  next(): Promise<SseEvent[] | null>;
-  /** Stops reading; destroys the response unless it was read to its end (that aborts the upstream request). */
-  close(): void;
-}
-
-/** Body chunks an event stream holds unread before it stops reading the socket (backpressure). */
-const SSE_UNREAD_CHUNKS = 16;
-
-/**
- * A streamed call, read by undici's dispatch callbacks (as JsonAnswer) and handed to its consumer
- * as a VendorEventStream: opened (the promise resolves) by a 2xx answer's headers; rejected as
- * JsonAnswer rejects, or with invalidAnswerError when a 2xx answer is JSON (some gateways answer an
- * error that way). Chunks are decoded by one SSE decoder when the consumer asks (next() gives the
- * events of every chunk that arrived since, possibly none); while SSE_UNREAD_CHUNKS wait unread
- * the socket is paused. A failure after opening comes from next() as the 'stream' phase.
- */
-class SseAnswer implements VendorEventStream {
-  private status = 0;
-  private rawHeaders: Buffer[] = [];
-  /** Opened: the answer is an event stream (else its body is an error to read and reject with). */
-  private opened = false;
-  private errorJson = false;
-  private readonly unread: Buffer[] = [];
-  private unreadBytes = 0;
-  private ended = false;
-  private drained = false;
-  private failure: Error | null = null;
-  private readonly decoder = new SseDecoder();
-  private waiter: { resolve(events: SseEvent[] | null): void; reject(error: unknown): void } | null = null;
-  private resume: (() => void) | null = null;
-  private abort: ((error?: Error) => void) | null = null;
-  private readonly onCancel = () => this.abort?.(new RequestAbortedError());
-
-  constructor(
-    private readonly call: VendorCall,
-    private readonly timeouts: TransportTimeouts,
-    private readonly open: (stream: VendorEventStream) => void,
-    private readonly refuse: (error: ProviderError) => void,
-  ) {}
-
-  onConnect(abort: (error?: Error) => void): void {
-    this.abort = abort;
-    const signal = this.call.signal;
-    if (signal === undefined) return;
-    if (signal.aborted) abort(new RequestAbortedError());
-    else signal.on('abort', this.onCancel);
-  }
-
-  onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void): boolean {
-    if (statusCode < 200) return true;
-    this.status = statusCode;
-    this.rawHeaders = rawHeaders;
-    this.resume = resume;
-    if (statusCode > 299) return true;
-    this.errorJson = String(parseRawHeaders(rawHeaders)['content-type'] ?? '').includes('application/json');
-    if (!this.errorJson) {
-      this.opened = true;
-      this.open(this);
-    }
-    return true;
-  }
-
-  onData(chunk: Buffer): boolean {
-    if (!this.opened) {
-      if (this.unreadBytes < MAX_ERROR_BODY_BYTES) this.unread.push(chunk);
-      this.unreadBytes += chunk.length;
-      return true;
-    }
-    if (this.drained) return true; // closed by its consumer: read on (the socket is kept), ignore
-    this.unread.push(chunk);
-    this.wake();
-    return this.unread.length < SSE_UNREAD_CHUNKS;
-  }
-
-  onComplete(): void {
-    this.call.signal?.off('abort', this.onCancel);
-    this.ended = true;
-    if (this.opened) return this.wake();
-    const text = Buffer.concat(this.unread).subarray(0, MAX_ERROR_BODY_BYTES).toString('utf8');
-    if (!this.errorJson) return this.refuse(vendorStatusError(this.call, this.status, text, parseRawHeaders(this.rawHeaders)));
-    const detail = vendorErrorMessage(text);
-    this.refuse(
-      invalidAnswerError(
-        this.call,
-        `${this.call.vendor} answered JSON instead of an event stream${detail ? `: ${detail}` : '.'}`,
-        this.status,
-      ),
-    );
-  }
-
-  onError(error: Error): void {
-    this.call.signal?.off('abort', this.onCancel);
-    const cancelled = this.call.signal?.aborted === true;
-    if (this.opened) {
-      this.failure = transportError(this.call, error, 'stream', this.timeouts, cancelled);
-      return this.wake();
-    }
-    if (this.status > 299) return this.refuse(vendorStatusError(this.call, this.status, '', parseRawHeaders(this.rawHeaders)));
-    if (this.errorJson)
-      return this.refuse(invalidAnswerError(this.call, `${this.call.vendor} answered JSON instead of an event stream.`, this.status));
-    this.refuse(transportError(this.call, error, 'connect', this.timeouts, cancelled));
-  }
-
-  next(): Promise<SseEvent[] | null> {
-    if (this.unread.length > 0) return Promise.resolve(this.take());
-    if (this.failure) return Promise.reject(this.failure);
-    if (this.ended) return Promise.resolve(this.finish());
-    return new Promise((resolve, reject) => (this.waiter = { resolve, reject }));
-  }
-
-  close(): void {
-    this.drained = true;
-    this.unread.length = 0;
-    // No-op after a complete read; otherwise aborts the request (early return or error).
-    if (!this.ended && this.failure === null) this.abort?.(new RequestAbortedError());
-  }
-
-  /** Hands what arrived to a consumer waiting in next(). */
-  private wake(): void {
-    const waiter = this.waiter;
-    if (waiter === null) return;
-    this.waiter = null;
-    if (this.unread.length > 0) waiter.resolve(this.take());
-    else if (this.failure) waiter.reject(this.failure);
-    else if (this.ended) waiter.resolve(this.finish());
-  }
-
-  /** The events of every unread chunk; resumes a paused socket. */
-  private take(): SseEvent[] {
-    const paused = this.unread.length >= SSE_UNREAD_CHUNKS;
-    let events = this.decoder.push(this.unread[0]!);
-    for (let i = 1; i < this.unread.length; i++) events = events.concat(this.decoder.push(this.unread[i]!));
-    this.unread.length = 0;
-    if (paused) this.resume?.();
-    return events;
-  }
-
-  /** After the last chunk: what the decoder still holds, once; then null. */
-  private finish(): SseEvent[] | null {
-    if (this.drained) return null;
-    this.drained = true;
-    return this.decoder.end();
   }
 }
 
