@@ -133,15 +133,16 @@ export function summarize(profile: CpuProfile): string[] {
 /** V8's collector and its helper threads, by symbol (perf sees no JS frame there). */
 const GC_SYMBOLS = /Scaveng|MarkCompact|ConcurrentMarking|Sweeper|MinorMC|Marking|Evacuat|GCTracer|Heap::/;
 
+/** perf's sampling rate (perfRecord's -F), per second: a sample stands for 1000 / PERF_HZ ms of CPU. */
+const PERF_HZ = 999;
+const PERF_SAMPLE_MS = 1000 / PERF_HZ;
+
 /**
  * `perf script -F comm,tid,ip,sym,dso` output summed by stage: each sample goes to the innermost
  * JS frame of Tollgate's code or of a library it calls (as summarize does); a sample whose leaf is
  * in the kernel counts as that stage's kernel part; samples with none of those frames are the
  * collector's, the kernel's or the runtime's.
  */
-/** perf's sampling rate (perfRecord's -F): a sample stands for this many ms of CPU. */
-const PERF_SAMPLE_MS = 1000 / 999;
-
 export function summarizePerf(text: string, requests: number): string[] {
   const stages = new Map<string, number>();
   let total = 0;
@@ -278,22 +279,19 @@ async function inspect(port: number) {
     if (message.id !== undefined) pending.get(message.id)?.(message.result);
     else if (message.method === 'HeapProfiler.addHeapSnapshotChunk') snapshotChunks.push(message.params!.chunk);
   });
+  const post = (method: string, params: object = {}) =>
+    new Promise<any>((resolve) => {
+      const id = ++next;
+      pending.set(id, resolve);
+      socket.send(JSON.stringify({ id, method, params }));
+    });
   return {
-    post: (method: string, params: object = {}) =>
-      new Promise<any>((resolve) => {
-        const id = ++next;
-        pending.set(id, resolve);
-        socket.send(JSON.stringify({ id, method, params }));
-      }),
+    post,
     close: () => socket.close(),
     /** A heap snapshot (after the full collection it begins with), as V8's JSON text. */
     snapshot: async () => {
       snapshotChunks.length = 0;
-      await new Promise<any>((resolve) => {
-        const id = ++next;
-        pending.set(id, resolve);
-        socket.send(JSON.stringify({ id, method: 'HeapProfiler.takeHeapSnapshot', params: { reportProgress: false } }));
-      });
+      await post('HeapProfiler.takeHeapSnapshot', { reportProgress: false });
       return snapshotChunks.join('');
     },
   };
@@ -335,7 +333,7 @@ const PERF = process.env.PROFILE_PERF === '1' || process.env.PROFILE_TARGET === 
 function perfRecord(pid: number, seconds: number, out: string): Promise<string> {
   const perf = spawn(
     'perf',
-    ['record', '-F', '999', '-e', 'cpu-clock', '-g', '-p', String(pid), '-o', out, '--', 'sleep', String(seconds)],
+    ['record', '-F', String(PERF_HZ), '-e', 'cpu-clock', '-g', '-p', String(pid), '-o', out, '--', 'sleep', String(seconds)],
     { stdio: 'ignore' },
   );
   return new Promise((resolve, reject) => {

@@ -33,7 +33,7 @@ abstract class DispatchedCall {
   protected status = 0;
   protected rawHeaders: Buffer[] = [];
   private abort: ((error?: Error) => void) | null = null;
-  private readonly onCancel = () => this.abort?.(new RequestAbortedError());
+  private readonly onCancel = () => this.stopRequest();
 
   constructor(
     protected readonly call: Party,
