@@ -54,6 +54,8 @@ interface PolicyLists {
   known: readonly string[];
   refusals: readonly (readonly [string, Refusal])[];
   metadata: readonly (readonly [string, (req: Fields, field: string) => unknown])[];
+  /** The refused and metadata fields' names: a body that sends none of them needs neither loop. */
+  checked: ReadonlySet<string>;
 }
 
 const listsByPolicy = new WeakMap<object, PolicyLists>();
@@ -65,6 +67,7 @@ function listsOf<P extends FieldPolicy>(policy: FormatFieldPolicy<P>): PolicyLis
       known: fieldsOf(policy.table),
       refusals: Object.entries(policy.refusals) as [string, Refusal][],
       metadata: Object.entries(policy.metadata) as [string, (req: Fields, field: string) => unknown][],
+      checked: new Set([...Object.keys(policy.refusals), ...Object.keys(policy.metadata)]),
     };
     listsByPolicy.set(policy, lists);
   }
@@ -73,13 +76,22 @@ function listsOf<P extends FieldPolicy>(policy: FormatFieldPolicy<P>): PolicyLis
 
 /** Refuses unknown fields (naming the first), then refused fields set to anything but a neutral value; checks metadata shapes. */
 export function applyFieldPolicy<P extends FieldPolicy>(req: Fields, policy: FormatFieldPolicy<P>): void {
-  const { known, refusals, metadata } = listsOf(policy);
+  const { known, refusals, metadata, checked } = listsOf(policy);
   req.allowOnly(known);
+  // A body names a few fields and a policy refuses or checks dozens: look the dozens up only when
+  // the body sends one of them (an absent field passes both checks). Then in the policy's order,
+  // so that the field an error names does not depend on the body's order.
+  if (!sendsAnyOf(req.value, checked)) return;
   for (const [field, refusal] of refusals) {
     const value = req.raw(field);
     if (value !== undefined && !isNeutral(refusal, value)) refuseField(req.field(field), refusal.problem);
   }
   for (const [field, check] of metadata) check(req, field);
+}
+
+function sendsAnyOf(body: object, names: ReadonlySet<string>): boolean {
+  for (const key in body) if (names.has(key)) return true;
+  return false;
 }
 
 /** A `{string: string}` map of at most `maxPairs` pairs (OpenAI's metadata). */

@@ -19,6 +19,7 @@ import type { Metrics, TraceSpan } from '../shared/telemetry';
 import type { TextGenerationContext } from './service';
 import { usageSpanAttributes } from './trace-attributes';
 import { countPromptTokens } from './prompt-size';
+import { withFields } from '../shared/objects';
 
 /**
  * A reserved generation, from the provider's first event to its settlement (the second half of
@@ -77,7 +78,7 @@ class DeliveryTally {
  */
 export function withReasoningEstimate(usage: CanonicalUsage, visibleAnswerTokens: () => number): CanonicalUsage {
   if (usage.reasoningTokens !== null) return usage; // counted only when needed: tokenizing a long answer costs
-  return { ...usage, reasoningTokens: Math.max(0, usage.outputTokens - visibleAnswerTokens()) };
+  return withFields(usage, { reasoningTokens: Math.max(0, usage.outputTokens - visibleAnswerTokens()) });
 }
 
 /** Canonical usage as billing counts it (a missing reasoning count is 0: never billed on top). */
@@ -242,7 +243,7 @@ export class OpenGeneration implements AsyncIterable<CanonicalEvent> {
     this.finishReason = event.reason;
     const usage = withReasoningEstimate(event.usage, () => this.tally.visibleAnswerTokens());
     const cost = await this.close({ usage, status: 'ok' });
-    return { ...event, usage: cost ? { ...usage, cost } : usage };
+    return withFields(event, { usage: cost ? withFields(usage, { cost }) : usage });
   }
 
   /** The vendor's next canonical event. */

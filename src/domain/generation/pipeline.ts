@@ -140,10 +140,11 @@ export class TextPipeline implements TextGenerationService {
   private servingModel(access: ModelAccess, sentId: string): Serving {
     const resolved = resolveModelId(this.deps.catalog, sentId, 'text', access);
     const provider = this.deps.providers.forModel(resolved.model);
-    const asked = { ...resolved, provider, fellBack: false };
+    // Literals of one shape, not spreads: a spread then a new key takes V8's slow path (docs/performance.md).
+    const asked: Serving = { model: resolved.model, provider, routedFrom: resolved.routedFrom, fellBack: false };
     if (resolved.model.fallback === null || provider.available?.() !== false) return asked;
     const fallback = this.usableFallback(resolved.model, access);
-    return fallback === null ? asked : { ...fallback, routedFrom: sentId, fellBack: true };
+    return fallback === null ? asked : { model: fallback.model, provider: fallback.provider, routedFrom: sentId, fellBack: true };
   }
 
   /** The model's fallback when this key may use it and it can take a request now (not every deployment cooled); else null. */

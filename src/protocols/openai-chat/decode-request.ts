@@ -73,9 +73,9 @@ export function decodeChatIngress(body: unknown): ChatIngress {
 
   const modelId = req.requiredString('model', { nonEmpty: true });
   const marks = new BreakpointMarks();
-  const messages = req
-    .requiredArray('messages', { nonEmpty: true })
-    .flatMap((raw, i) => decodeMessage(Fields.at(raw, fieldPath('messages', i)), marks));
+  const sentMessages = req.requiredArray('messages', { nonEmpty: true });
+  const messages: CanonicalMessage[] = [];
+  for (let i = 0; i < sentMessages.length; i++) messages.push(...decodeMessage(Fields.at(sentMessages[i], fieldPath('messages', i)), marks));
   const tools = decodeTools(req, marks);
   const effort = mapReasoningEffort(req.raw('reasoning_effort'), 'reasoning_effort');
 
