@@ -79,7 +79,7 @@ export class SessionFeeds {
   private watch(session: SessionPrincipal, end: (error: ApiError) => void): () => void {
     let entry = this.watched.get(session.sessionId);
     if (!entry) {
-      const untilExpiry = session.expiresAt.getTime() - this.clock.now().getTime();
+      const untilExpiry = session.expiresAt.getTime() - this.clock.nowMs();
       entry = {
         ends: new Set(),
         timer: untilExpiry <= MAX_TIMER_MS ? setTimeout(() => this.end(session.sessionId), Math.max(0, untilExpiry)) : null,

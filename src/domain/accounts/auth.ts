@@ -34,7 +34,8 @@ const LAST_USED_FLUSH_MS = 30_000;
 export class AuthService {
   private readonly keyCache = new Map<string, CachedKey>();
   private readonly hashByKeyId = new Map<string, string>();
-  private readonly lastUsed = new Map<string, Date>();
+  /** When each key was last used (ms), written in batches. */
+  private readonly lastUsed = new Map<string, number>();
   private readonly flushTimer: NodeJS.Timeout;
   private readonly unsubscribe: () => void;
 
@@ -71,10 +72,10 @@ export class AuthService {
     try {
       if (!secret.startsWith(API_KEY_PREFIX)) throw invalidToken();
       const hash = hashToken(secret);
-      const now = this.clock.now();
+      const now = this.clock.nowMs();
       const cached = this.keyCache.get(hash);
-      if (cached && now.getTime() - cached.cachedAt <= KEY_CACHE_TTL_MS) return Promise.resolve(this.keyInUse(cached, now));
-      return this.loadKey(hash, now.getTime()).then((loaded) => {
+      if (cached && now - cached.cachedAt <= KEY_CACHE_TTL_MS) return Promise.resolve(this.keyInUse(cached, now));
+      return this.loadKey(hash, now).then((loaded) => {
         if (!loaded) throw invalidToken();
         return this.keyInUse(loaded, now);
       });
@@ -84,8 +85,8 @@ export class AuthService {
   }
 
   /** An authenticated key's principal, unless it has expired; its use is noted for last_used_at. */
-  private keyInUse(cached: CachedKey, now: Date): KeyPrincipal {
-    if (cached.expiresAt && cached.expiresAt <= now) throw invalidToken('The API key has expired.');
+  private keyInUse(cached: CachedKey, now: number): KeyPrincipal {
+    if (cached.expiresAt && cached.expiresAt.getTime() <= now) throw invalidToken('The API key has expired.');
     this.lastUsed.set(cached.principal.keyId, now);
     return cached.principal;
   }
@@ -123,7 +124,7 @@ export class AuthService {
 
   private async flushLastUsed(): Promise<void> {
     if (this.lastUsed.size === 0) return;
-    const batch = [...this.lastUsed];
+    const batch = [...this.lastUsed].map(([keyId, at]): [string, Date] => [keyId, new Date(at)]);
     this.lastUsed.clear();
     await this.store.noteKeysUsed(batch);
   }

@@ -37,7 +37,7 @@ export class SignInThrottle {
    * email, known or not, so the answer tells nothing about which exist.
    */
   async claim(email: string, address: string | undefined): Promise<SignInAttempt> {
-    const now = this.clock.now().getTime();
+    const now = this.clock.nowMs();
     const account = `acct:${accountKey(email)}`;
     const from = addressKey(address);
     const pair = `pair:${accountKey(email)}:${from}`;
@@ -62,7 +62,7 @@ export class SignInThrottle {
       remember: known,
       rememberMs: KNOWN_ADDRESS_MS,
     };
-    return { succeeded: () => this.guard(store, (s) => s.succeeded(outcome, this.clock.now().getTime())) };
+    return { succeeded: () => this.guard(store, (s) => s.succeeded(outcome, this.clock.nowMs())) };
   }
 
   async close(): Promise<void> {

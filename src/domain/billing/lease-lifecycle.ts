@@ -32,7 +32,7 @@ export class LeaseLifecycle {
     bus: EventBus,
     private readonly leaseTtlMs: number,
   ) {
-    this.lastRenewMs = clock.now().getTime();
+    this.lastRenewMs = clock.nowMs();
     // Housekeeping and giving leases back are best effort here and in leases.ts (the
     // `void … .catch(() => undefined)` calls): a lease not given back, the database away, expires
     // at its TTL and its money returns then; the next housekeeping pass tries again.
@@ -82,7 +82,7 @@ export class LeaseLifecycle {
     const trims: Promise<LeaseOpResult>[] = [];
     for (const budget of this.budgets.values()) {
       if (!matches(budget)) continue;
-      budget.exactUntilMs = this.clock.now().getTime() + EXACT_AFTER_REFUSAL_MS;
+      budget.exactUntilMs = this.clock.nowMs() + EXACT_AFTER_REFUSAL_MS;
       for (const lease of [...budget.leases]) {
         if (retire) this.retire(budget, lease);
         const slack = lease.remaining - lease.inFlight;
@@ -121,7 +121,7 @@ export class LeaseLifecycle {
   /** Gives idle leases back; renews the others well before they expire. */
   private async housekeeping(): Promise<void> {
     if (this.closing) return;
-    const nowMs = this.clock.now().getTime();
+    const nowMs = this.clock.nowMs();
     const month = utcMonthKey(this.clock.now());
     const renew: Promise<LeaseOpResult>[] = [];
     const renewDue = nowMs - this.lastRenewMs >= this.leaseTtlMs / 3;

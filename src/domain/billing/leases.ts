@@ -1,4 +1,4 @@
-import { utcMonthKey, type Clock } from '../shared/clock';
+import { utcMonthKeyOfMs, type Clock } from '../shared/clock';
 import { TOPIC_BUDGET_PRESSURE, type EventBus } from '../shared/events';
 import type { IdGenerator } from '../shared/ids';
 import { runAutoTopUp } from './auto-top-up';
@@ -276,7 +276,7 @@ export class BudgetLeases {
   }
 
   private budgetFor(principal: BillingPrincipal): Budget {
-    const month = utcMonthKey(this.clock.now());
+    const month = utcMonthKeyOfMs(this.clock.nowMs());
     const planUserId = principal.kind === 'plan' ? principal.userId : null;
     const key = `${principal.keyId}\u0000${month}\u0000${planUserId ?? ''}`;
     let budget = this.budgets.get(key);
@@ -301,7 +301,7 @@ export class BudgetLeases {
   private carve(budget: Budget, lease: Lease, request: LeasedHoldRequest): OpenHold {
     lease.inFlight += request.amountMicro;
     lease.open++;
-    lease.lastUsedMs = this.clock.now().getTime();
+    lease.lastUsedMs = this.clock.nowMs();
     return { id: this.ids.next('hold'), amountMicro: request.amountMicro, lease, budget, model: request.model, closed: false };
   }
 
@@ -311,7 +311,7 @@ export class BudgetLeases {
     open.closed = true;
     open.lease.inFlight -= open.amountMicro;
     open.lease.open--;
-    open.lease.lastUsedMs = this.clock.now().getTime();
+    open.lease.lastUsedMs = this.clock.nowMs();
     return open;
   }
 
@@ -326,7 +326,7 @@ export class BudgetLeases {
    */
   private async takeLease(budget: Budget, request: LeasedHoldRequest): Promise<OpenHold> {
     const amount = request.amountMicro;
-    const exact = this.clock.now().getTime() < budget.exactUntilMs;
+    const exact = this.clock.nowMs() < budget.exactUntilMs;
     const inFlight = budget.leases.reduce((sum, l) => sum + l.inFlight, 0n);
     const want = exact ? amount : maxBig(amount * BigInt(LEASE_REQUESTS), (inFlight + budget.waiting) * 2n + amount);
     const givenBackBefore = this.lifecycle.givenBack;

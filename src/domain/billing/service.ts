@@ -282,7 +282,7 @@ export class BillingService {
 
   /** Keeps a long-running request's hold from being swept; false when it is no longer active. */
   async extendHold(holdId: string, ttlMs: number): Promise<boolean> {
-    const expiresAt = new Date(this.clock.now().getTime() + ttlMs);
+    const expiresAt = new Date(this.clock.nowMs() + ttlMs);
     return this.holds.extendExpiry(holdId, expiresAt);
   }
 

@@ -80,8 +80,8 @@ export class ImageService {
     let serving =
       this.deps.providers.forModel(request.model).available?.() === false ? (this.fallbackFor(request, access) ?? request) : request;
     let hold = await this.reserve(principal, serving);
-    const started = clock.now().getTime();
-    const latencyMs = () => clock.now().getTime() - started;
+    const started = clock.nowMs();
+    const latencyMs = () => clock.nowMs() - started;
     let outcomes = await this.makeAll(serving, context.signal);
     let images = delivered(outcomes);
     const fallback =

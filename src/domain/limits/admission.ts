@@ -132,14 +132,14 @@ export class AdmissionService {
 
   private deferredWith(principal: KeyPrincipal, limits: AppliedLimits): DeferredTicket {
     const subject = subjectOf(principal);
-    const known = this.knownRefusals.answer(subject, limits, this.options.clock.now().getTime());
+    const known = this.knownRefusals.answer(subject, limits, this.options.clock.nowMs());
     if (known) throw refusalFor(limits, known);
     return new DeferredTicket(this, subject, limits);
   }
 
   /** @internal for tickets (TicketIssuer.admitSubject). */
   async admitSubject(subject: string, limits: AppliedLimits, take: { tokens: number | null; slot: boolean }): Promise<Ticket> {
-    const at = this.options.clock.now().getTime();
+    const at = this.options.clock.nowMs();
     const known = this.knownRefusals.answer(subject, limits, at);
     if (known) throw refusalFor(limits, known);
     const id = this.nextId();
@@ -188,7 +188,7 @@ export class AdmissionService {
     const limits = limitsOfTier(await this.options.tiers.tierOf(accountId));
     const subject = subjectOfAccount(accountId);
     const slotId = options.slotId ?? this.nextId();
-    const at = this.options.clock.now().getTime();
+    const at = this.options.clock.nowMs();
     this.windowsChanged(subject);
     const {
       value: outcome,
@@ -229,21 +229,21 @@ export class AdmissionService {
 
   /** Slots of the account held right now, on every instance (for operators and tests). */
   async slotsInUse(accountId: string): Promise<number> {
-    const at = this.options.clock.now().getTime();
+    const at = this.options.clock.nowMs();
     return (await this.withStore((s) => s.snapshot(subjectOfAccount(accountId), at))).value.slotsInUse;
   }
 
   /** The header values for a key right now, recording nothing. */
   async currentHeaders(principal: KeyPrincipal): Promise<RateLimitHeaders> {
     const limits = await this.limitsFor(principal);
-    const at = this.options.clock.now().getTime();
+    const at = this.options.clock.nowMs();
     return rateLimitHeaders(limits, (await this.withStore((s) => s.snapshot(subjectOf(principal), at))).value);
   }
 
   /** Heartbeat: pushes the expiry of every slot this instance holds (runs on a timer). */
   async refreshHeldSlots(): Promise<void> {
     if (this.held.size === 0) return;
-    const now = this.options.clock.now().getTime();
+    const now = this.options.clock.nowMs();
     const byStore = new Map<LimitStore, HeldSlotRef[]>();
     for (const slot of this.held.values()) {
       const refs = byStore.get(slot.store) ?? [];
@@ -283,7 +283,7 @@ export class AdmissionService {
 
   /** @internal for tickets */
   nowMs(): number {
-    return this.options.clock.now().getTime();
+    return this.options.clock.nowMs();
   }
 
   /**

@@ -73,7 +73,7 @@ export class TierLookup {
   /** The account's tier while its cached entry is fresh, without waiting (undefined: ask tierOf). */
   cachedTierOf(accountId: string): Tier | undefined {
     const cached = this.cache.get(accountId);
-    return cached && this.clock.now().getTime() - cached.loadedAt < this.ttlMs ? cached.tier : undefined;
+    return cached && this.clock.nowMs() - cached.loadedAt < this.ttlMs ? cached.tier : undefined;
   }
 
   forget(accountId: string): void {
@@ -100,7 +100,7 @@ export class TierLookup {
     const tier = inputs ? tierFor(inputs.lifetimeTopUpsMicro, inputs.tierOverride, this.tiers) : this.tiers[0];
     if ((this.generation.get(accountId) ?? 0) === generation) {
       if (this.cache.size >= this.maxEntries) this.cache.clear();
-      this.cache.set(accountId, { tier, loadedAt: this.clock.now().getTime() });
+      this.cache.set(accountId, { tier, loadedAt: this.clock.nowMs() });
     }
     return tier;
   }

@@ -145,7 +145,7 @@ export class VideoJobRunner {
     const bytes = await storage.write(contentKey(row.id), await provider.download(handle));
     const hold = await billing.getHold(row.holdId);
     // The price was fixed when the job was accepted: the hold is exactly seconds × per-second price.
-    const latencyMs = clock.now().getTime() - row.createdAt.getTime();
+    const latencyMs = clock.nowMs() - row.createdAt.getTime();
     const settled = await billing.settleHold(row.holdId, {
       costMicro: hold?.amountMicro ?? 0n,
       usage: { videoSeconds: row.seconds },

@@ -109,7 +109,7 @@ export class VideoService {
       }
       const existing = await store.findIdempotencyClaim(principal.accountId, input.idempotencyKey);
       if (!existing) continue; // its creation failed meanwhile: claim it again
-      if (this.deps.clock.now().getTime() - existing.createdAt.getTime() >= IDEMPOTENCY_KEY_TTL_MS) {
+      if (this.deps.clock.nowMs() - existing.createdAt.getTime() >= IDEMPOTENCY_KEY_TTL_MS) {
         await store.dropIdempotencyClaim(existing);
         continue;
       }
@@ -127,7 +127,7 @@ export class VideoService {
    */
   async idempotencyKeyInUse(accountId: string, idempotencyKey: string): Promise<boolean> {
     const claim = await this.deps.store.findIdempotencyClaim(accountId, idempotencyKey);
-    return claim !== null && this.deps.clock.now().getTime() - claim.createdAt.getTime() < IDEMPOTENCY_KEY_TTL_MS;
+    return claim !== null && this.deps.clock.nowMs() - claim.createdAt.getTime() < IDEMPOTENCY_KEY_TTL_MS;
   }
 
   /** A racing request with the same key: waits for the winner's job, or null when the winner gave up. */
@@ -138,7 +138,7 @@ export class VideoService {
       if (row) return (await this.withCharges([row]))[0]!;
       const current = await store.findIdempotencyClaim(claim.accountId, claim.idempotencyKey);
       if (!current || current.videoId !== claim.videoId) return null;
-      if (this.deps.clock.now().getTime() - current.createdAt.getTime() > STALE_CLAIM_MS) {
+      if (this.deps.clock.nowMs() - current.createdAt.getTime() > STALE_CLAIM_MS) {
         await store.dropIdempotencyClaim(claim);
         return null;
       }
