@@ -17,6 +17,9 @@ export interface SseEvent {
   id?: string;
 }
 
+/** TextDecoder's option for a chunk that may end inside a character (one object, not one per chunk). */
+const STREAMING = { stream: true } as const;
+
 export class SseDecoder {
   private readonly utf8 = new TextDecoder('utf-8');
   /** Text of the current, not yet terminated line. */
@@ -27,23 +30,22 @@ export class SseDecoder {
   private dataLines: string[] = [];
   private lastId: string | undefined;
 
-  /** Feeds a chunk; returns the events it completed. */
-  push(chunk: Uint8Array | string): SseEvent[] {
-    const text = typeof chunk === 'string' ? chunk : this.utf8.decode(chunk, { stream: true });
-    return this.scan(text);
+  /** Feeds a chunk; returns the events it completed, appended to `into` when given (several chunks, one array). */
+  push(chunk: Uint8Array | string, into: SseEvent[] = []): SseEvent[] {
+    const text = typeof chunk === 'string' ? chunk : this.utf8.decode(chunk, STREAMING);
+    return this.scan(text, into);
   }
 
   /** Ends the stream; returns a last event whose lines were complete (see above). */
   end(): SseEvent[] {
-    const events = this.scan(this.utf8.decode());
+    const events = this.scan(this.utf8.decode(), []);
     // An unterminated final line is incomplete by definition: drop it.
     this.line = '';
     if (this.dataLines.length > 0) events.push(this.dispatch()!);
     return events;
   }
 
-  private scan(text: string): SseEvent[] {
-    const events: SseEvent[] = [];
+  private scan(text: string, events: SseEvent[]): SseEvent[] {
     let start = 0;
     for (let i = 0; i < text.length; i++) {
       const ch = text.charCodeAt(i);

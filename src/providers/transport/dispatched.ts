@@ -246,8 +246,8 @@ export class SseAnswer extends DispatchedCall implements VendorEventStream {
   /** The events of every unread chunk; resumes a paused socket. */
   private take(): SseEvent[] {
     const paused = this.unread.length >= SSE_UNREAD_CHUNKS;
-    let events = this.decoder.push(this.unread[0]!);
-    for (let i = 1; i < this.unread.length; i++) events = events.concat(this.decoder.push(this.unread[i]!));
+    const events: SseEvent[] = [];
+    for (const chunk of this.unread) this.decoder.push(chunk, events);
     this.unread.length = 0;
     if (paused) this.resume?.();
     return events;
