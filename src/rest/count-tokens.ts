@@ -8,7 +8,7 @@ import { countTokensAnswer, decodeCountTokensRequest } from '../protocols/anthro
 import type { MessagesRequestHeaders } from '../protocols/anthropic-messages/decode-vendor-only';
 import { admitRequest } from './admission';
 import { authenticateApiKey } from './auth';
-import { accessLogRecord, bodyObject, readJsonBody, sendJson } from './http';
+import { accessLogRecord, bodyObject, readJsonBody, sendJson, setAnswerHeader } from './http';
 
 /** Anthropic's count_tokens path (the Messages API's own; `?beta=true` and the like are ignored). */
 export const COUNT_TOKENS_PATH = '/v1/messages/count_tokens';
@@ -46,6 +46,6 @@ export async function serveCountTokens(deps: CountTokensDeps, req: IncomingMessa
     throw namedFor(error, names);
   });
   accessLogRecord(res).model = count.model.id;
-  if (count.routedFrom !== null) res.setHeader('x-service-model-routed-from', count.routedFrom);
+  if (count.routedFrom !== null) setAnswerHeader(res, 'x-service-model-routed-from', count.routedFrom);
   sendJson(res, 200, countTokensAnswer(count.inputTokens));
 }

@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type IncomingMessage, type ServerResponse, validateHeaderValue } from 'node:http';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Duplex, Readable } from 'node:stream';
 import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Response } from 'express';
@@ -37,6 +37,8 @@ export interface AccessLogRecord extends RequestOutcome {
   costMicro?: bigint;
   /** The request's trace span (tracing on only). */
   span?: TraceSpan;
+  /** The answer's headers until it is sent, when gathered (beginRequest's `gatherHeaders`). */
+  headers?: Record<string, string | number>;
 }
 
 /** What every request is observed with: ids, the access log, metrics and (when on) traces. */
@@ -59,6 +61,13 @@ export const accessLogRecord = (res: ServerResponse): AccessLogRecord => (res as
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
+ * `gatherHeaders`: the answer's headers are kept on the record and sent with its status in one
+ * writeHead (setHeaders, setAnswerHeader, sendJson, writeHeadWith), instead of res.setHeader's
+ * dictionary, which costs each header a lower-cased key, a pair and a validation, and which
+ * node walks again to write them (docs/performance.md). Only for handlers that answer through
+ * these functions (the text endpoints); a header set with res.setHeader all the same (CORS) is
+ * merged by writeHead.
+ *
  * `x-request-id` on the answer (the caller's when sane) and, when the response closes, one JSON
  * log line: `info`, or `warn` when the answer is a 5xx or a stream that ended on an error event
  * (a vendor failure, say), with the error's code and message, so an operator sees why. A client
@@ -70,6 +79,7 @@ export function beginRequest(
   observers: RequestObservers,
   path: string,
   endpoint: string | null,
+  gatherHeaders = false,
 ): AccessLogRecord {
   const { log, tracer } = observers;
   const sent = req.headers['x-request-id'];
@@ -77,7 +87,8 @@ export function beginRequest(
   const method = req.method ?? 'GET';
   const record: AccessLogRecord = { requestId, endpoint: endpoint ?? '', method, status: 0, seconds: 0 };
   (res as WithRecord)[RECORD] = record;
-  res.setHeader('x-request-id', requestId);
+  if (gatherHeaders) record.headers = { 'x-request-id': requestId };
+  else res.setHeader('x-request-id', requestId);
   if (tracer !== null) record.span = startRequestSpan(tracer, record, path);
   const started = process.hrtime.bigint();
   res.on('close', () => {
@@ -139,18 +150,55 @@ export function noteError(res: ServerResponse, error: ApiError): void {
 
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
-  res.statusCode = status;
-  res.setHeader('content-type', 'application/json; charset=utf-8');
-  res.setHeader('content-length', Buffer.byteLength(text));
+  const gathered = gatheredHeaders(res);
+  if (gathered) {
+    gathered['content-type'] = 'application/json; charset=utf-8';
+    gathered['content-length'] = Buffer.byteLength(text);
+    res.writeHead(status, gathered);
+  } else {
+    res.statusCode = status;
+    res.setHeader('content-type', 'application/json; charset=utf-8');
+    res.setHeader('content-length', Buffer.byteLength(text));
+  }
   res.end(text);
 }
 
-/** Sets headers while they can still be sent (an answer under way keeps the ones it has). */
+/** The headers still to send, when the request gathers them (beginRequest); null once sent. */
+function gatheredHeaders(res: ServerResponse): Record<string, string | number> | null {
+  const record = (res as WithRecord)[RECORD];
+  return record?.headers !== undefined && !res.headersSent ? record.headers : null;
+}
+
+/** Sends the status and every header, `more` added (the event stream's). */
+export function writeHeadWith(res: ServerResponse, status: number, more: Readonly<Record<string, string>>): void {
+  const gathered = gatheredHeaders(res);
+  res.writeHead(status, gathered ? Object.assign(gathered, more) : more);
+}
+
+/**
+ * Sets a header while it can still be sent. `value` may come from the client (a model id), so
+ * it is checked as res.setHeader checks it, here where a refusal is still an ordinary error.
+ */
+export function setAnswerHeader(res: ServerResponse, name: string, value: string): void {
+  if (res.headersSent) return;
+  const gathered = gatheredHeaders(res);
+  if (!gathered) {
+    res.setHeader(name, value);
+    return;
+  }
+  validateHeaderValue(name, value);
+  gathered[name] = value;
+}
+
+/** Sets headers while they can still be sent (an answer under way keeps the ones it has); their values are Tollgate's own. */
 export function setHeaders<H extends { readonly [K in keyof H]?: string }>(res: ServerResponse, headers: H): void {
   if (res.headersSent) return;
+  const gathered = gatheredHeaders(res);
   for (const name in headers) {
     const value = headers[name];
-    if (value !== undefined) res.setHeader(name, value);
+    if (value === undefined) continue;
+    if (gathered) gathered[name] = value;
+    else res.setHeader(name, value);
   }
 }
 

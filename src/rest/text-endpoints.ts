@@ -28,7 +28,9 @@ import {
   noteError,
   readJsonBody,
   sendJson,
+  setAnswerHeader,
   setHeaders,
+  writeHeadWith,
   type ErrorBody,
   type RequestObservers,
 } from './http';
@@ -240,9 +242,9 @@ async function serveText<Extra>(
   const { generation, decoded, extra } = started;
   // The token window now holds this request's reservation: headers before the first byte.
   setHeaders(res, ticket.headers());
-  if (generation.routedFrom !== null) res.setHeader('x-service-model-routed-from', generation.routedFrom);
-  if (generation.clampedTo !== null) res.setHeader('x-service-max-output-clamped', String(generation.clampedTo));
-  if (generation.droppedHints.length > 0) res.setHeader('x-service-dropped-hints', generation.droppedHints.join(', '));
+  if (generation.routedFrom !== null) setAnswerHeader(res, 'x-service-model-routed-from', generation.routedFrom);
+  if (generation.clampedTo !== null) setAnswerHeader(res, 'x-service-max-output-clamped', String(generation.clampedTo));
+  if (generation.droppedHints.length > 0) setAnswerHeader(res, 'x-service-dropped-hints', generation.droppedHints.join(', '));
   const meta: AnswerMeta = {
     model: generation.model.id,
     created: unixSeconds(new Date()),
@@ -254,7 +256,7 @@ async function serveText<Extra>(
     sendJson(res, 200, format.encodeResponse(result, meta, extra));
     return;
   }
-  res.writeHead(200, SSE_HEADERS);
+  writeHeadWith(res, 200, SSE_HEADERS);
   const encoder = format.streamEncoder(meta, extra, generation, requestId);
   const coalesce = coalescedWrites(res);
   // The headers leave with the first event's bytes, in one write (the first event is already in
@@ -303,14 +305,14 @@ export function textEndpoints(
     const path = postPathOf(req);
     if (path === COUNT_TOKENS_PATH) {
       track(res);
-      const { requestId } = beginRequest(req, res, deps.observers, req.url!.split('?')[0]!, COUNT_TOKENS_PATH);
+      const { requestId } = beginRequest(req, res, deps.observers, req.url!.split('?')[0]!, COUNT_TOKENS_PATH, true);
       serveCountTokens(counting, req, res).catch((error: unknown) => answerError(res, error, deps.observers.log, messagesError(requestId)));
       return true;
     }
     const format = path === undefined ? undefined : FORMATS.get(path);
     if (!format) return false;
     track(res);
-    const { requestId } = beginRequest(req, res, deps.observers, req.url!.split('?')[0]!, format.path);
+    const { requestId } = beginRequest(req, res, deps.observers, req.url!.split('?')[0]!, format.path, true);
     const errorBody = format.errorBody ? (error: ApiError) => format.errorBody!(error, requestId) : undefined;
     serveText(format, deps, req, res, requestId).catch((error: unknown) => answerError(res, error, deps.observers.log, errorBody));
     return true;
