@@ -35,7 +35,11 @@ let lastMonth = { fromMs: 0, untilMs: 0, key: '' };
 export function utcMonthKeyOfMs(ms: number): string {
   if (ms >= lastMonth.fromMs && ms < lastMonth.untilMs) return lastMonth.key;
   const at = new Date(ms);
-  lastMonth = { fromMs: Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), 1), untilMs: nextUtcMonthStart(at).getTime(), key: utcMonthKey(at) };
+  lastMonth = {
+    fromMs: Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), 1),
+    untilMs: nextUtcMonthStart(at).getTime(),
+    key: utcMonthKey(at),
+  };
   return lastMonth.key;
 }
 

@@ -75,7 +75,8 @@ export function decodeChatIngress(body: unknown): ChatIngress {
   const marks = new BreakpointMarks();
   const sentMessages = req.requiredArray('messages', { nonEmpty: true });
   const messages: CanonicalMessage[] = [];
-  for (let i = 0; i < sentMessages.length; i++) messages.push(...decodeMessage(Fields.at(sentMessages[i], fieldPath('messages', i)), marks));
+  for (let i = 0; i < sentMessages.length; i++)
+    messages.push(...decodeMessage(Fields.at(sentMessages[i], fieldPath('messages', i)), marks));
   const tools = decodeTools(req, marks);
   const effort = mapReasoningEffort(req.raw('reasoning_effort'), 'reasoning_effort');
 
