@@ -72,7 +72,8 @@ export class TextPipeline implements TextGenerationService {
     const access = modelAccessFor(principal, deps.configuredVendors);
     const serving = this.servingModel(access, decoded.modelId);
     reportModel(context, serving.model);
-    let ready = await prepare(serving.model, serving.provider, decoded);
+    const prepared = prepare(serving.model, serving.provider, decoded);
+    let ready = prepared instanceof Promise ? await prepared : prepared;
 
     await context.tokens?.reserveTokens(ready.inputEstimate + ready.request.maxOutputTokens);
     let hold;
@@ -199,7 +200,8 @@ function reportModel(context: TextGenerationContext, model: TextModel): void {
  * for its provider's capabilities, the hints that provider takes, its prompt within the context;
  * and its hold, the most it can cost at the model's price.
  */
-async function prepare(model: TextModel, provider: TextProvider, decoded: DecodedTextRequest): Promise<Prepared> {
+// Not an async function: a prompt within the context by its bound (nearly every one) is prepared without a promise.
+function prepare(model: TextModel, provider: TextProvider, decoded: DecodedTextRequest): Prepared | Promise<Prepared> {
   const limit = clampOutputLimit(model, decoded.outputLimit.value, decoded.outputLimit.fallback);
   const clamped: CanonicalRequest = withFields(decoded.request, {
     model,
@@ -214,7 +216,16 @@ async function prepare(model: TextModel, provider: TextProvider, decoded: Decode
   );
   provider.validate?.(request);
   const prices = pricesOf(model);
-  const inputEstimate = await inputTokensWithinContext(request);
-  const holdMicro = textHoldMicro(prices, { inputTokens: inputEstimate, maxOutputTokens: request.maxOutputTokens });
-  return { model, provider, request, droppedHints, clampedTo: limit.clampedTo, prices, inputEstimate, holdMicro };
+  const ready = (inputEstimate: number): Prepared => ({
+    model,
+    provider,
+    request,
+    droppedHints,
+    clampedTo: limit.clampedTo,
+    prices,
+    inputEstimate,
+    holdMicro: textHoldMicro(prices, { inputTokens: inputEstimate, maxOutputTokens: request.maxOutputTokens }),
+  });
+  const inputEstimate = inputTokensWithinContext(request);
+  return typeof inputEstimate === 'number' ? ready(inputEstimate) : inputEstimate.then(ready);
 }

@@ -34,11 +34,15 @@ export function promptForEstimate(request: CanonicalRequest): PromptForEstimate 
  * (a longer prompt is refused upstream, uncharged), so that is a true bound whatever the vendor's
  * tokenizer. Whether the output limit must fit too is left to the vendor (docs/text.md).
  */
-export async function inputTokensWithinContext(request: CanonicalRequest): Promise<number> {
+// A number when the bound fits (nearly every request: no promise on the way), else the count's promise.
+export function inputTokensWithinContext(request: CanonicalRequest): number | Promise<number> {
   const prompt = promptForEstimate(request);
   const bound = estimateInputTokens(prompt);
+  return bound <= request.model.contextLength ? bound : countedWithinContext(request, prompt);
+}
+
+async function countedWithinContext(request: CanonicalRequest, prompt: ReturnType<typeof promptForEstimate>): Promise<number> {
   const { model } = request;
-  if (bound <= model.contextLength) return bound;
   if (await promptTokensOver(prompt, model.contextLength)) {
     throw new TextFieldRefusal(
       'text.prompt',

@@ -264,16 +264,16 @@ export class AdmissionService {
   }
 
   /** @internal for tickets: frees a slot, recording the request's settled usage with it when given. */
-  async releaseHeld(store: LimitStore, subject: string, slotId: string, settled?: SettledUsage): Promise<void> {
+  // Not an async function: with no shared store to fall back from, the release is the store's own promise.
+  releaseHeld(store: LimitStore, subject: string, slotId: string, settled?: SettledUsage): Promise<void> {
     this.held.delete(slotId);
     this.windowsChanged(subject);
-    try {
-      await store.releaseSlot(subject, slotId, settled);
-    } catch (error) {
-      if (store === this.fallback || !this.fallback) throw error;
+    const released = store.releaseSlot(subject, slotId, settled);
+    if (store === this.fallback || !this.fallback) return released;
+    return released.catch((error: unknown) => {
       this.noteStoreFailure(error);
       this.pendingReleases.add(subject, slotId, settled);
-    }
+    });
   }
 
   /** @internal for tickets: this instance changed the subject's windows, so a known refusal may no longer hold. */
@@ -301,7 +301,16 @@ export class AdmissionService {
   }
 
   /** `sharedFailed`: the shared store was asked and failed (it may have done the operation all the same). */
-  private async withStore<T>(
+  private withStore<T>(operation: (store: LimitStore) => Promise<T>): Promise<{ value: T; store: LimitStore; sharedFailed: boolean }> {
+    // One store, so nothing to fall back to or replay (releases wait only for a shared store): no async frame.
+    if (!this.fallback) {
+      const { store } = this;
+      return operation(store).then((value) => ({ value, store, sharedFailed: false }));
+    }
+    return this.withStores(operation);
+  }
+
+  private async withStores<T>(
     operation: (store: LimitStore) => Promise<T>,
   ): Promise<{ value: T; store: LimitStore; sharedFailed: boolean }> {
     if (this.fallback && performance.now() < this.storeDownUntil)

@@ -183,6 +183,10 @@ const SWEEP_EVERY_OPERATIONS = 10_000;
  * Redis store (the unit tests run one table against both); also the local fallback while
  * Redis is unreachable.
  */
+/** Of two refusals, the one with the longer wait (the first when equal). */
+const longerWait = (current: StoreRefusal | null, candidate: StoreRefusal): StoreRefusal =>
+  current === null || candidate.retryAfterMs > current.retryAfterMs ? candidate : current;
+
 export class InMemoryLimitStore implements LimitStore {
   private readonly subjects = new Map<string, SubjectWindows>();
   private operations = 0;
@@ -208,14 +212,21 @@ export class InMemoryLimitStore implements LimitStore {
     return this.subjects.size;
   }
 
-  async admit(input: RequestAdmission): Promise<StoreOutcome> {
+  // The store's operations are promises (the shared store's are round trips); here they are
+  // settled at once, without an async frame each (two of them run on every text request).
+  admit(input: RequestAdmission): Promise<StoreOutcome> {
+    try {
+      return Promise.resolve(this.admitNow(input));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  private admitNow(input: RequestAdmission): StoreOutcome {
     const { now } = input;
     const w = this.windows(input.subject, now);
-    let refusal: StoreRefusal | null = null;
     // Report the limit with the longest wait: the caller has to satisfy all of them.
-    const consider = (candidate: StoreRefusal) => {
-      if (!refusal || candidate.retryAfterMs > refusal.retryAfterMs) refusal = candidate;
-    };
+    let refusal: StoreRefusal | null = null;
     if (input.requestId !== null) {
       if (input.requestsPerSecond !== null) {
         const firstInSecond = w.requests.firstIndexAfter(now - SECOND_WINDOW_MS);
@@ -224,25 +235,25 @@ export class InMemoryLimitStore implements LimitStore {
           // Admission needs inSecond − limit + 1 entries gone: wait for the (inSecond − limit)-th.
           const index = firstInSecond + inSecond - input.requestsPerSecond;
           const wait = index < w.requests.size ? w.requests.timeAt(index) + SECOND_WINDOW_MS - now : SECOND_WINDOW_MS;
-          consider({ limit: 'requests_per_second', retryAfterMs: wait });
+          refusal = longerWait(refusal, { limit: 'requests_per_second', retryAfterMs: wait });
         }
       }
       if (input.requestsPerMinute !== null && w.requests.size >= input.requestsPerMinute) {
         const index = w.requests.size - input.requestsPerMinute;
         const wait = index < w.requests.size ? w.requests.timeAt(index) + MINUTE_WINDOW_MS - now : MINUTE_WINDOW_MS;
-        consider({ limit: 'requests_per_minute', retryAfterMs: wait });
+        refusal = longerWait(refusal, { limit: 'requests_per_minute', retryAfterMs: wait });
       }
     }
     const slot = input.slot;
     const alreadyHeld = slot !== null && w.slots.has(slot.id);
     if (slot && !alreadyHeld && w.slots.size >= slot.limit) {
       // When a slot frees is unknown (a request finishing); one second is the polite poll.
-      consider({ limit: 'concurrent_requests', retryAfterMs: SECOND_WINDOW_MS });
+      refusal = longerWait(refusal, { limit: 'concurrent_requests', retryAfterMs: SECOND_WINDOW_MS });
     }
     const tokens = slot && input.tokens ? input.tokens.count : 0;
     if (tokens > 0) {
       const tokenRefusal = refusalByTokens(w, tokens, input.tokens!.perMinute, now);
-      if (tokenRefusal) consider(tokenRefusal);
+      if (tokenRefusal) refusal = longerWait(refusal, tokenRefusal);
     }
     if (refusal) return { refusal, snapshot: w.snapshot(now) };
 
@@ -278,10 +289,15 @@ export class InMemoryLimitStore implements LimitStore {
     return this.settle(input).snapshot(input.now);
   }
 
-  async releaseSlot(subject: string, slotId: string, settled?: SettledUsage): Promise<void> {
-    // Settled in the same step, without a snapshot nobody reads.
-    if (settled && settled.tokens > 0) this.settle({ subject, now: settled.at, slotId, tokens: settled.tokens });
-    this.subjects.get(subject)?.slots.delete(slotId);
+  releaseSlot(subject: string, slotId: string, settled?: SettledUsage): Promise<void> {
+    try {
+      // Settled in the same step, without a snapshot nobody reads.
+      if (settled && settled.tokens > 0) this.settle({ subject, now: settled.at, slotId, tokens: settled.tokens });
+      this.subjects.get(subject)?.slots.delete(slotId);
+      return Promise.resolve();
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   private settle(input: TokenSettlement): SubjectWindows {
