@@ -212,38 +212,61 @@ export class OpenGeneration implements AsyncIterable<CanonicalEvent> {
    * same tally and settlement. A whole answer's events are all in hand, so they are delivered
    * without an async step each; a streamed one is read through `events()`.
    */
-  async allEvents(): Promise<CanonicalEvent[]> {
-    const events: CanonicalEvent[] = [];
-    if (this.buffered === null) {
-      for await (const event of this.events()) events.push(event);
-      return events;
-    }
-    let current = this.first!;
-    this.first = null;
+  // Not an async function: a whole answer settled after it is answered (the default) is
+  // delivered without an async frame or an await of its own (nor finish's, nor close's).
+  allEvents(): Promise<CanonicalEvent[]> {
+    if (this.buffered === null) return this.allStreamedEvents();
+    let events: CanonicalEvent[] | Promise<CanonicalEvent[]>;
     try {
-      while (!current.done) {
-        const event = current.value;
-        if (event.type === 'finish') {
-          events.push(await this.finish(event));
-          return events;
-        }
-        this.tally.note(event);
-        events.push(event);
-        current = this.nextBuffered();
-      }
-      throw new ProviderError('The provider stream ended without a result.', this.vendor, null, undefined, 'invalid_answer');
+      events = this.allBufferedEvents();
     } catch (error) {
-      await this.closeAfterFailure(error);
-      throw error;
+      return this.failedWith(error);
     }
+    return events instanceof Promise ? events.catch((error: unknown) => this.failedWith(error)) : Promise.resolve(events);
   }
 
-  /** The finish as delivered: usage with the reasoning estimate, and the answer's cost once settled. */
-  private async finish(event: Extract<CanonicalEvent, { type: 'finish' }>): Promise<CanonicalEvent> {
+  private async allStreamedEvents(): Promise<CanonicalEvent[]> {
+    const events: CanonicalEvent[] = [];
+    for await (const event of this.events()) events.push(event);
+    return events;
+  }
+
+  /** A whole answer's events: an array, or its promise when the finish waits for the charge's commit. */
+  private allBufferedEvents(): CanonicalEvent[] | Promise<CanonicalEvent[]> {
+    const events: CanonicalEvent[] = [];
+    let current = this.first!;
+    this.first = null;
+    while (!current.done) {
+      const event = current.value;
+      if (event.type === 'finish') {
+        const finished = this.finish(event);
+        if (finished instanceof Promise)
+          return finished.then((last) => {
+            events.push(last);
+            return events;
+          });
+        events.push(finished);
+        return events;
+      }
+      this.tally.note(event);
+      events.push(event);
+      current = this.nextBuffered();
+    }
+    throw new ProviderError('The provider stream ended without a result.', this.vendor, null, undefined, 'invalid_answer');
+  }
+
+  /** Settles what a failure leaves to settle, then fails with it. */
+  private async failedWith(error: unknown): Promise<never> {
+    await this.closeAfterFailure(error);
+    throw error;
+  }
+
+  /** The finish as delivered: usage with the reasoning estimate, and the answer's cost once settled (a promise while its commit is awaited). */
+  private finish(event: Extract<CanonicalEvent, { type: 'finish' }>): CanonicalEvent | Promise<CanonicalEvent> {
     this.finishReason = event.reason;
     const usage = withReasoningEstimate(event.usage, () => this.tally.visibleAnswerTokens());
-    const cost = await this.close({ usage, status: 'ok' });
-    return withFields(event, { usage: cost ? withFields(usage, { cost }) : usage });
+    const cost = this.close({ usage, status: 'ok' });
+    return cost instanceof Promise ? cost.then((settled) => finishedWith(event, usage, settled)) : finishedWith(event, usage, cost);
   }
 
   /** The vendor's next canonical event. */
@@ -304,8 +327,12 @@ export class OpenGeneration implements AsyncIterable<CanonicalEvent> {
     };
   }
 
-  /** Settles (or releases) exactly once; `error` is the failure that ended the call, if one did. Answers what was charged, if anything was. */
-  private async close(outcome: Outcome, error?: unknown): Promise<AnswerCost | null> {
+  /**
+   * Settles (or releases) exactly once; `error` is the failure that ended the call, if one did.
+   * Answers what was charged, if anything was: at once, or once committed when the answer waits
+   * for its charge (TOLLGATE_SETTLEMENT=before-answer, or a full settlement backlog).
+   */
+  private close(outcome: Outcome, error?: unknown): AnswerCost | null | Promise<AnswerCost | null> {
     if (this.closed) return null;
     this.closed = true;
     const { deps, context, hold } = this;
@@ -338,8 +365,8 @@ export class OpenGeneration implements AsyncIterable<CanonicalEvent> {
       deps.metrics?.charged(this.vendor, this.model.id, usage, chargedMicro);
     }
     // The charge is already fixed: settle() claimed the hold and counted it in the lease.
-    if (awaitCommit) await written;
-    else reportSettlementFailure(written, deps.onSettlementFailed, context.requestId);
+    if (awaitCommit) return written.then(() => cost);
+    reportSettlementFailure(written, deps.onSettlementFailed, context.requestId);
     return cost;
   }
 
@@ -357,6 +384,11 @@ export class OpenGeneration implements AsyncIterable<CanonicalEvent> {
     if (error instanceof ProviderError) span.fail(error.code, error.message);
     span.end();
   }
+}
+
+/** The finish event as the client gets it: its usage with the answer's cost, when charged. */
+function finishedWith(event: Extract<CanonicalEvent, { type: 'finish' }>, usage: CanonicalUsage, cost: AnswerCost | null): CanonicalEvent {
+  return withFields(event, { usage: cost ? withFields(usage, { cost }) : usage });
 }
 
 /**
