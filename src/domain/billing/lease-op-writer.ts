@@ -10,8 +10,12 @@ interface QueuedOp {
   reject(error: unknown): void;
 }
 
-/** A batch this full is due at once, without waiting for more company. */
-export const MAX_BATCH_OPS = 100;
+/**
+ * A batch this full is due at once, without waiting for more company. Above what a busy lane
+ * gathers in one batch window, so that the window sets a busy lane's batches: PostgreSQL's cost
+ * per settlement still falls past 100 (docs/billing.md, Settlement batches).
+ */
+export const MAX_BATCH_OPS = 250;
 /**
  * Most operations one statement carries, taken only when a lane has a backlog: a statement's
  * fixed cost is then shared by more settlements, so the writer catches up instead of falling
