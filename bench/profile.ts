@@ -37,7 +37,7 @@ const SERVER_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:54
 const SECONDS = Number(process.env.PROFILE_SECONDS ?? 20);
 const CONNECTIONS = Number(process.env.PROFILE_CONNECTIONS ?? 64);
 const BODY = process.env.PROFILE_BODY === 'stream' ? 'stream' : 'json';
-const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS ?? 8);
+const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS ?? 16);
 const OUT = '/tmp/prof';
 
 interface CallFrame {
