@@ -60,6 +60,12 @@ export function sharesConstraint(budget: Budget, refused: Budget, reason: Refusa
 
 export const maxBig = (a: bigint, b: bigint): bigint => (a > b ? a : b);
 
+/** A lease of the budget that can carve `amountMicro` now. */
+export function roomyLease(budget: Budget, amountMicro: bigint): Lease | undefined {
+  for (const lease of budget.leases) if (!lease.retired && lease.remaining - lease.inFlight >= amountMicro) return lease;
+  return undefined;
+}
+
 /** The operation that books a closed request hold: its charge, the part its lease pays, its usage record and ledger row. */
 export function settleOpOf(
   open: OpenHold,

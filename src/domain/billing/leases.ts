@@ -7,7 +7,7 @@ import { chargeWithinHold } from './pricing';
 import { LeaseOpWriter, type SettlementBacklog } from './lease-op-writer';
 import { LeaseLifecycle } from './lease-lifecycle';
 import { unavailable } from '../shared/errors';
-import { maxBig, settleOpOf, sharesConstraint, type Budget, type Lease, type LeasedHold, type OpenHold } from './lease-budgets';
+import { maxBig, roomyLease, settleOpOf, sharesConstraint, type Budget, type Lease, type LeasedHold, type OpenHold } from './lease-budgets';
 import type { LeaseOpResult, LeaseStore } from './lease-store';
 import { DEFAULT_HOLD_TTL_MS, type BillingPrincipal, type ReleaseInput, type RefusalReason, type SettleInput } from './hold-requests';
 import type { BillingService } from './service';
@@ -395,10 +395,4 @@ export class BudgetLeases {
     if (taken.refusal !== null) return taken.refusal;
     return { id, remaining: taken.grantedMicro, inFlight: 0n, open: 0, retired: false, lastUsedMs: now.getTime() };
   }
-}
-
-/** A lease of the budget that can carve `amountMicro` now. */
-function roomyLease(budget: Budget, amountMicro: bigint): Lease | undefined {
-  for (const lease of budget.leases) if (!lease.retired && lease.remaining - lease.inFlight >= amountMicro) return lease;
-  return undefined;
 }

@@ -20,6 +20,7 @@ import type { TextGenerationContext } from './service';
 import { usageSpanAttributes } from './trace-attributes';
 import { countPromptTokens } from './prompt-size';
 import { withFields } from '../shared/objects';
+import { DeliveryTally } from './delivery-tally';
 
 /**
  * A reserved generation, from the provider's first event to its settlement (the second half of
@@ -44,33 +45,6 @@ export interface SettlementDeps {
 }
 
 const count = countTokensExactly;
-
-class DeliveryTally {
-  answerText = '';
-  reasoningText = '';
-  toolArguments = '';
-  events = 0;
-
-  note(event: CanonicalEvent): void {
-    this.events++;
-    if (event.type === 'text-delta') this.answerText += event.text;
-    else if (event.type === 'reasoning-delta') this.reasoningText += event.text;
-    else if (event.type === 'tool-call-delta') this.toolArguments += event.argumentsDelta;
-    else if (event.type === 'tool-call-start') this.toolArguments += event.name;
-    // The model wrote the call a vendor then made (or asks approval for) as it writes a tool call.
-    else if (event.type === 'mcp-item' && (event.item.kind === 'call' || event.item.kind === 'approval_request'))
-      this.toolArguments += event.item.name + event.item.arguments;
-  }
-
-  /** Tokens of the answer the client can see (text and tool calls, not reasoning). */
-  visibleAnswerTokens(): number {
-    return count(this.answerText) + count(this.toolArguments);
-  }
-
-  deliveredOutputTokens(): number {
-    return this.visibleAnswerTokens() + count(this.reasoningText);
-  }
-}
 
 /**
  * When the vendor reports no reasoning count but bills output the answer does not show, the
