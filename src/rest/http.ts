@@ -187,7 +187,7 @@ export function setAnswerHeader(res: ServerResponse, name: string, value: string
     return;
   }
   validateHeaderValue(name, value);
-  gathered[name] = value;
+  gathered[name.toLowerCase()] = value;
 }
 
 /** Sets headers while they can still be sent (an answer under way keeps the ones it has); their values are Tollgate's own. */
@@ -197,7 +197,8 @@ export function setHeaders<H extends { readonly [K in keyof H]?: string }>(res: 
   for (const name in headers) {
     const value = headers[name];
     if (value === undefined) continue;
-    if (gathered) gathered[name] = value;
+    // Lower-cased as res.setHeader keys them, so that `Retry-After` and `retry-after` are one header.
+    if (gathered) gathered[name.toLowerCase()] = value;
     else res.setHeader(name, value);
   }
 }
