@@ -74,6 +74,7 @@ export function settleOpOf(
   at: Date,
   ids: IdGenerator,
 ): SettleOp {
+  const counts = recordedTokenCounts(usage.usage ?? {});
   return {
     op: 'settle',
     leaseId: open.lease.id,
@@ -86,7 +87,13 @@ export function settleOpOf(
     usageId: ids.next('use'),
     usageStatus: usage.status,
     requestId: usage.requestId ?? null,
-    ...recordedTokenCounts(usage.usage ?? {}),
+    // Field by field, not a spread: the spread copies by a slow path and makes the op a new shape.
+    inputTokens: counts.inputTokens,
+    cachedInputTokens: counts.cachedInputTokens,
+    cacheWrite5mInputTokens: counts.cacheWrite5mInputTokens,
+    cacheWrite1hInputTokens: counts.cacheWrite1hInputTokens,
+    outputTokens: counts.outputTokens,
+    reasoningTokens: counts.reasoningTokens,
     latencyMs: usageCount(Math.round(usage.latencyMs ?? 0), 'latencyMs'),
     deployment: usage.deployment ?? null,
   };

@@ -29,6 +29,8 @@ const CROCKFORD_CODES = Buffer.from(CROCKFORD, 'latin1');
 const TIME_CHARS = 10;
 const RANDOM_CHARS = 16;
 const POOL_BYTES = 4096;
+const MAX_PREFIX_CHARS = 5;
+const UNDERSCORE = 0x5f;
 
 /**
  * Monotonic lower-case ULIDs (48-bit millisecond time, 80 random bits): within one
@@ -41,7 +43,8 @@ export function ulidIds(now: () => number = Date.now): IdGenerator {
   let offset = POOL_BYTES;
   let lastTime = -1;
   const random: number[] = new Array(RANDOM_CHARS).fill(0);
-  const text = Buffer.alloc(TIME_CHARS + RANDOM_CHARS);
+  // The longest prefix, `_`, then the ULID: the id is read from it as one flat string.
+  const text = Buffer.alloc(MAX_PREFIX_CHARS + 1 + TIME_CHARS + RANDOM_CHARS);
 
   const freshRandom = () => {
     if (offset + RANDOM_CHARS > POOL_BYTES) {
@@ -70,11 +73,15 @@ export function ulidIds(now: () => number = Date.now): IdGenerator {
         lastTime = time;
         freshRandom();
       }
-      // Written as bytes and read as one string: character-by-character concatenation made
-      // 26 intermediate strings per id, several ids per request.
-      for (let i = TIME_CHARS - 1, t = time; i >= 0; i--, t = Math.floor(t / 32)) text[i] = CROCKFORD_CODES[t % 32]!;
-      for (let i = 0; i < RANDOM_CHARS; i++) text[TIME_CHARS + i] = CROCKFORD_CODES[random[i]!]!;
-      return `${prefix}_${text.toString('latin1')}`;
+      // Written as bytes and read as one flat string: concatenation would make intermediate
+      // strings, and a rope of two (prefix, ULID) that every settlement keeps until written.
+      const start = MAX_PREFIX_CHARS - prefix.length;
+      text.write(prefix, start, 'latin1');
+      text[MAX_PREFIX_CHARS] = UNDERSCORE;
+      const ulid = MAX_PREFIX_CHARS + 1;
+      for (let i = TIME_CHARS - 1, t = time; i >= 0; i--, t = Math.floor(t / 32)) text[ulid + i] = CROCKFORD_CODES[t % 32]!;
+      for (let i = 0; i < RANDOM_CHARS; i++) text[ulid + TIME_CHARS + i] = CROCKFORD_CODES[random[i]!]!;
+      return text.toString('latin1', start);
     },
   };
 }
