@@ -963,6 +963,42 @@ test('settlements that trickle in while a batch is being written wait for the ne
   expect(await state(p.accountId, key.id)).toMatchObject({ balance: funds - 60n * 7n, reserved: 0n, activeHolds: 0, ledgerCharges: 60 });
 });
 
+test('a trailing settlement is booked as settle() books it, and one the database refuses is reported, not lost silently', async () => {
+  const funds = 100n * A;
+  const p = await provisionAccount(t.url, { fundsMicro: funds.toString() });
+  const key = await createKey(t.url, p.sessionToken, { name: 'trailing' });
+  const principal: BillingPrincipal = { accountId: p.accountId, keyId: key.id, kind: 'prepaid', userId: p.userId };
+  const { recording } = recordingBatches();
+  let refuse = false;
+  const refusing: LeaseStore = {
+    takeLease: (take) => recording.takeLease(take),
+    applyOps: (ops) => (refuse ? Promise.reject(new Error('refused by the test')) : recording.applyOps(ops)),
+  };
+  const leases = new BudgetLeases(refusing, billing, systemClock, ulidIds(), t.tollgate.services.bus);
+  instances.push(leases);
+  const [first, second, third] = holdsOf(await fireLocal(leases, principal, 3, A));
+
+  const failures: unknown[] = [];
+  leases.settleTrailing(first!, { costMicro: 7n, usage: { inputTokens: 1, outputTokens: 1 }, latencyMs: 1 }, (error) =>
+    failures.push(error),
+  );
+  await leases.settle(second!, { costMicro: 5n });
+  expect(failures).toEqual([]);
+  expect(await state(p.accountId, key.id)).toMatchObject({ balance: funds - 12n, ledgerCharges: 2 });
+
+  refuse = true;
+  const reported = new Promise<unknown>((resolve) => leases.settleTrailing(third!, { costMicro: 3n }, resolve));
+  expect(await reported).toEqual(new Error('refused by the test'));
+  // A negative charge is refused before anything is queued, and reported the same way.
+  const [fourth] = holdsOf(await fireLocal(leases, principal, 1, A));
+  const negative = new Promise<unknown>((resolve) => leases.settleTrailing(fourth!, { costMicro: -1n }, resolve));
+  expect(await negative).toBeInstanceOf(RangeError);
+  refuse = false;
+  await leases.release(fourth!);
+  await leases.close();
+  expect(await state(p.accountId, key.id)).toMatchObject({ balance: funds - 12n, reserved: 0n, ledgerCharges: 2 });
+});
+
 test('a give-back, and shutdown, do not wait for the settlement delay: waiting settlements go with them', async () => {
   const p = await provisionAccount(t.url, { fundsMicro: (100n * A).toString() });
   const key = await createKey(t.url, p.sessionToken, { name: 'urgent' });

@@ -1,6 +1,7 @@
 import type { IdGenerator } from '../shared/ids';
 import type { RefusalReason, SettleInput } from './hold-requests';
-import type { SettleOp } from './lease-store';
+import type { LeaseOpResult, SettleOp } from './lease-store';
+import type { OpListener } from './lease-op-writer';
 import { recordedTokenCounts, usageCount } from './usage-counts';
 
 /*
@@ -66,11 +67,37 @@ export function roomyLease(budget: Budget, amountMicro: bigint): Lease | undefin
   return undefined;
 }
 
+/** A request hold carved out of `lease` (which has room for it: roomyLease). */
+export function carveHold(
+  budget: Budget,
+  lease: Lease,
+  id: string,
+  request: { amountMicro: bigint; model: string },
+  nowMs: number,
+): OpenHold {
+  lease.inFlight += request.amountMicro;
+  lease.open++;
+  lease.lastUsedMs = nowMs;
+  return { id, amountMicro: request.amountMicro, lease, budget, model: request.model, closed: false };
+}
+
+/** Closes a request hold, once: out of its lease's in-flight sum; null when it was closed already. */
+export function claimHold(hold: LeasedHold, nowMs: number): OpenHold | null {
+  const open = hold as OpenHold;
+  if (open.closed) return null;
+  open.closed = true;
+  open.lease.inFlight -= open.amountMicro;
+  open.lease.open--;
+  open.lease.lastUsedMs = nowMs;
+  return open;
+}
+
 /** The operation that books a closed request hold: its charge, the part its lease pays, its usage record and ledger row. */
 export function settleOpOf(
   open: OpenHold,
   cost: bigint,
-  usage: { status: string; usage?: SettleInput['usage']; latencyMs?: number; requestId?: string | null; deployment?: string | null },
+  /** `status` 'ok' unless given. */
+  usage: { status?: string; usage?: SettleInput['usage']; latencyMs?: number; requestId?: string | null; deployment?: string | null },
   at: Date,
   ids: IdGenerator,
 ): SettleOp {
@@ -85,7 +112,7 @@ export function settleOpOf(
     at,
     ledgerId: ids.next('led'),
     usageId: ids.next('use'),
-    usageStatus: usage.status,
+    usageStatus: usage.status ?? 'ok',
     requestId: usage.requestId ?? null,
     // Field by field, not a spread: the spread copies by a slow path and makes the op a new shape.
     inputTokens: counts.inputTokens,
@@ -97,4 +124,47 @@ export function settleOpOf(
     latencyMs: usageCount(Math.round(usage.latencyMs ?? 0), 'latencyMs'),
     deployment: usage.deployment ?? null,
   };
+}
+
+/** What a budget's leases have in flight (metrics). */
+export function inFlightOf(budgets: Iterable<Budget>): { holds: number; holdsMicro: bigint; leases: number; leasesMicro: bigint } {
+  let holds = 0;
+  let holdsMicro = 0n;
+  let leases = 0;
+  let leasesMicro = 0n;
+  for (const budget of budgets) {
+    for (const lease of budget.leases) {
+      holds += lease.open;
+      holdsMicro += lease.inFlight;
+      leases++;
+      leasesMicro += lease.remaining;
+    }
+  }
+  return { holds, holdsMicro, leases, leasesMicro };
+}
+
+export const NOTHING = (): void => undefined;
+
+/** A queued settlement's listener (LeaseOpWriter): what follows its commit, then whoever asked. */
+export class SettlementListener implements OpListener {
+  constructor(
+    private readonly leases: { afterSettled(open: OpenHold, result: LeaseOpResult): Promise<unknown> | null },
+    private readonly open: OpenHold,
+    private readonly settled: () => void,
+    private readonly notSettled: (error: unknown) => void,
+  ) {}
+
+  committed(result: LeaseOpResult): void {
+    try {
+      const after = this.leases.afterSettled(this.open, result);
+      if (after === null) this.settled();
+      else after.then(this.settled, this.notSettled);
+    } catch (error) {
+      this.notSettled(error);
+    }
+  }
+
+  failed(error: unknown): void {
+    this.notSettled(error);
+  }
 }

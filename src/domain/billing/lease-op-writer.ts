@@ -1,13 +1,23 @@
 import { storageErrorAsApiError } from '../shared/errors';
 import type { LeaseOp, LeaseOpResult, LeaseStore, SettleOp } from './lease-store';
 
+/**
+ * Who is told how a queued operation ended. A settlement's is one small object of its own
+ * (BudgetLeases), not a promise: settlements wait in the backlog up to a batch window and a
+ * commit, and a promise with its resolvers and reactions each would outlive young-generation
+ * collections with them (docs/performance.md).
+ */
+export interface OpListener {
+  committed(result: LeaseOpResult): void;
+  failed(error: unknown): void;
+}
+
 interface QueuedOp {
   op: LeaseOp;
   /** A settlement may wait for company (settlementDelayMs); anything else is written at once. */
   settlement: boolean;
   queuedAtMs: number;
-  resolve(result: LeaseOpResult): void;
-  reject(error: unknown): void;
+  listener: OpListener;
 }
 
 /**
@@ -105,12 +115,12 @@ export class LeaseOpWriter {
 
   /** Queues an operation that is written with the lane's next batch, at once (a give-back, a renewal). */
   push(op: LeaseOp, lane: number): Promise<LeaseOpResult> {
-    return this.queueOp(op, false, lane);
+    return new Promise((resolve, reject) => this.queueOp(op, false, lane, { committed: resolve, failed: reject }));
   }
 
-  /** Queues a settlement, which may wait up to settlementDelayMs for company. */
-  pushSettlement(op: SettleOp, lane: number): Promise<LeaseOpResult> {
-    return this.queueOp(op, true, lane);
+  /** Queues a settlement, which may wait up to settlementDelayMs for company; `listener` hears how it ended. */
+  pushSettlement(op: SettleOp, lane: number, listener: OpListener): void {
+    this.queueOp(op, true, lane, listener);
   }
 
   /** Whether a new request may be admitted now: the backlog is under its limit and nobody waits before it. */
@@ -153,15 +163,13 @@ export class LeaseOpWriter {
     return { depth: this.depth, oldestAgeMs: now - oldest, limit: this.options.backlogLimit, waited: this.waited, refused: this.refused };
   }
 
-  private queueOp(op: LeaseOp, settlement: boolean, index: number): Promise<LeaseOpResult> {
-    return new Promise((resolve, reject) => {
-      const lane = this.lanes[index]!;
-      lane.queue.push({ op, settlement, queuedAtMs: performance.now(), resolve, reject });
-      this.depth++;
-      if (!settlement) lane.urgent++;
-      if (!lane.writing) lane.writing = this.run(lane);
-      else if (lane.wake && this.dueInMs(lane) <= 0) lane.wake();
-    });
+  private queueOp(op: LeaseOp, settlement: boolean, index: number, listener: OpListener): void {
+    const lane = this.lanes[index]!;
+    lane.queue.push({ op, settlement, queuedAtMs: performance.now(), listener });
+    this.depth++;
+    if (!settlement) lane.urgent++;
+    if (!lane.writing) lane.writing = this.run(lane);
+    else if (lane.wake && this.dueInMs(lane) <= 0) lane.wake();
   }
 
   /** Resolves when everything queued so far is written (shutdown: written at once). */
@@ -252,7 +260,7 @@ export class LeaseOpWriter {
       try {
         // One transaction; the store runs it again itself when it is a deadlock victim.
         const results = await this.store.applyOps(ops);
-        results.forEach((result, i) => batch[i]!.resolve(result));
+        results.forEach((result, i) => batch[i]!.listener.committed(result));
         return;
       } catch (error) {
         // The database is away (restarting, say): these charges were answered already, so the
@@ -264,7 +272,7 @@ export class LeaseOpWriter {
           await new Promise((r) => setTimeout(r, Math.min(100 * 2 ** Math.min(attempt, 5), 2_000)));
           continue;
         }
-        for (const queued of batch) queued.reject(error);
+        for (const queued of batch) queued.listener.failed(error);
         return;
       }
     }

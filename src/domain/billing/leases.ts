@@ -7,7 +7,21 @@ import { chargeWithinHold } from './pricing';
 import { LeaseOpWriter, type SettlementBacklog } from './lease-op-writer';
 import { LeaseLifecycle } from './lease-lifecycle';
 import { unavailable } from '../shared/errors';
-import { maxBig, roomyLease, settleOpOf, sharesConstraint, type Budget, type Lease, type LeasedHold, type OpenHold } from './lease-budgets';
+import {
+  carveHold,
+  claimHold,
+  inFlightOf,
+  maxBig,
+  NOTHING,
+  roomyLease,
+  SettlementListener,
+  settleOpOf,
+  sharesConstraint,
+  type Budget,
+  type Lease,
+  type LeasedHold,
+  type OpenHold,
+} from './lease-budgets';
 import type { LeaseOpResult, LeaseStore } from './lease-store';
 import { DEFAULT_HOLD_TTL_MS, type BillingPrincipal, type ReleaseInput, type RefusalReason, type SettleInput } from './hold-requests';
 import type { BillingService } from './service';
@@ -102,19 +116,7 @@ export class BudgetLeases {
 
   /** What this instance has in flight right now (read when metrics are scraped, not per request). */
   inFlight(): { holds: number; holdsMicro: bigint; leases: number; leasesMicro: bigint } {
-    let holds = 0;
-    let holdsMicro = 0n;
-    let leases = 0;
-    let leasesMicro = 0n;
-    for (const budget of this.budgets.values()) {
-      for (const lease of budget.leases) {
-        holds += lease.open;
-        holdsMicro += lease.inFlight;
-        leases++;
-        leasesMicro += lease.remaining;
-      }
-    }
-    return { holds, holdsMicro, leases, leasesMicro };
+    return inFlightOf(this.budgets.values());
   }
 
   /** Read when metrics are scraped. */
@@ -186,52 +188,54 @@ export class BudgetLeases {
    * Charges `costMicro` up to the hold, once; resolves when it is committed. A cost above the
    * hold is charged the hold, and the excess recorded as overage (docs/billing.md, Overage).
    */
-  // Not an async function: queued settlements wait up to a batch window, and an async frame each would keep all of this alive that long.
   settle(hold: LeasedHold, input: SettleInput): Promise<void> {
+    return new Promise((resolve, reject) => this.queueSettlement(hold, input, resolve, reject));
+  }
+
+  /**
+   * settle() for a caller that does not wait for the commit (an answer that trails its charge):
+   * no promise, only `failed` if it cannot be written. Queued settlements wait up to a batch
+   * window and a commit, and what each keeps alive that long is copied by every young-generation
+   * collection meanwhile: here one small listener (docs/performance.md).
+   */
+  settleTrailing(hold: LeasedHold, input: SettleInput, failed: (error: unknown) => void): void {
     try {
-      if (input.costMicro < 0n) throw new RangeError('a charge cannot be negative');
-      const open = this.claim(hold);
-      if (!open) return Promise.resolve();
-      // The hold's amount is in the lease (other open holds keep theirs), so its charge always is.
-      const { chargedMicro, overageMicro } = chargeWithinHold(input.costMicro, open.amountMicro);
-      open.lease.remaining -= chargedMicro;
-      const op = settleOpOf(
-        open,
-        input.costMicro,
-        {
-          status: input.status ?? 'ok',
-          usage: input.usage,
-          latencyMs: input.latencyMs,
-          requestId: input.requestId,
-          deployment: input.deployment,
-        },
-        this.clock.now(),
-        this.ids,
-      );
-      if (overageMicro > 0n) {
-        const { budget } = open;
-        this.billing.overageObserved({
-          requestId: op.requestId,
-          accountId: budget.accountId,
-          keyId: budget.keyId,
-          model: open.model,
-          holdMicro: open.amountMicro,
-          costMicro: input.costMicro,
-          chargedMicro,
-          overageMicro,
-        });
-      }
-      return this.writer.pushSettlement(op, open.budget.lane).then((result) => this.afterSettled(open, result));
+      this.queueSettlement(hold, input, NOTHING, failed);
     } catch (error) {
-      return Promise.reject(error);
+      failed(error);
     }
   }
 
-  private async afterSettled(open: OpenHold, result: LeaseOpResult): Promise<void> {
+  private queueSettlement(hold: LeasedHold, input: SettleInput, committed: () => void, failed: (error: unknown) => void): void {
+    if (input.costMicro < 0n) throw new RangeError('a charge cannot be negative');
+    const open = this.claim(hold);
+    if (!open) return committed();
+    // The hold's amount is in the lease (other open holds keep theirs), so its charge always is.
+    const { chargedMicro, overageMicro } = chargeWithinHold(input.costMicro, open.amountMicro);
+    open.lease.remaining -= chargedMicro;
+    const op = settleOpOf(open, input.costMicro, input, this.clock.now(), this.ids);
+    if (overageMicro > 0n) {
+      const { budget } = open;
+      this.billing.overageObserved({
+        requestId: op.requestId,
+        accountId: budget.accountId,
+        keyId: budget.keyId,
+        model: open.model,
+        holdMicro: open.amountMicro,
+        costMicro: input.costMicro,
+        chargedMicro,
+        overageMicro,
+      });
+    }
+    this.writer.pushSettlement(op, open.budget.lane, new SettlementListener(this, open, committed, failed));
+  }
+
+  /** After a settlement's commit: a retired lease may go back, a balance below its threshold is topped up (a promise then). */
+  afterSettled(open: OpenHold, result: LeaseOpResult): Promise<unknown> | null {
     this.afterClose(open.budget, open.lease);
     const below =
       result.applied && !result.planBilled && result.thresholdMicro !== null && (result.balanceMicro ?? 0n) < result.thresholdMicro;
-    if (below) await runAutoTopUp(this.billing.autoTopUpDeps(), result.accountId!);
+    return below ? runAutoTopUp(this.billing.autoTopUpDeps(), result.accountId!) : null;
   }
 
   /**
@@ -241,17 +245,16 @@ export class BudgetLeases {
   async release(hold: LeasedHold, input: ReleaseInput = {}): Promise<void> {
     const open = this.claim(hold);
     if (!open) return;
-    if (input.recordFailure)
-      await this.writer.pushSettlement(
-        settleOpOf(
-          open,
-          0n,
-          { status: 'failed', usage: input.usage, latencyMs: input.latencyMs, requestId: input.requestId, deployment: input.deployment },
-          this.clock.now(),
-          this.ids,
-        ),
-        open.budget.lane,
+    if (input.recordFailure) {
+      const op = settleOpOf(
+        open,
+        0n,
+        { status: 'failed', usage: input.usage, latencyMs: input.latencyMs, requestId: input.requestId, deployment: input.deployment },
+        this.clock.now(),
+        this.ids,
       );
+      await new Promise((resolve, reject) => this.writer.pushSettlement(op, open.budget.lane, { committed: resolve, failed: reject }));
+    }
     this.afterClose(open.budget, open.lease);
   }
 
@@ -314,20 +317,11 @@ export class BudgetLeases {
   }
 
   private carve(budget: Budget, lease: Lease, request: LeasedHoldRequest): OpenHold {
-    lease.inFlight += request.amountMicro;
-    lease.open++;
-    lease.lastUsedMs = this.clock.nowMs();
-    return { id: this.ids.next('hold'), amountMicro: request.amountMicro, lease, budget, model: request.model, closed: false };
+    return carveHold(budget, lease, this.ids.next('hold'), request, this.clock.nowMs());
   }
 
   private claim(hold: LeasedHold): OpenHold | null {
-    const open = hold as OpenHold;
-    if (open.closed) return null;
-    open.closed = true;
-    open.lease.inFlight -= open.amountMicro;
-    open.lease.open--;
-    open.lease.lastUsedMs = this.clock.nowMs();
-    return open;
+    return claimHold(hold, this.clock.nowMs());
   }
 
   /** A retired lease is given back once its last request closed. */

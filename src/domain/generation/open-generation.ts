@@ -314,7 +314,7 @@ export class OpenGeneration implements AsyncIterable<CanonicalEvent> {
     this.observeVendorCall(outcome, error);
     // Checked before queueing: an answer ends before its charge commits only while the backlog has room.
     const awaitCommit = deps.settleBeforeAnswer || !deps.budget.settlementMayTrail();
-    let written: Promise<void>;
+    let written: Promise<void> | null = null;
     let cost: AnswerCost | null = null;
     if (outcome === null) {
       context.tokens?.settleTokens(0);
@@ -324,14 +324,10 @@ export class OpenGeneration implements AsyncIterable<CanonicalEvent> {
       const usage = billedUsage(outcome.usage);
       const parts = textCostParts(this.prices, usage);
       const costMicro = textChargeOfParts(parts);
-      written = deps.budget.settle(hold, {
-        costMicro,
-        usage,
-        status: outcome.status,
-        latencyMs,
-        requestId: context.requestId,
-        deployment: this.deployment,
-      });
+      const input = { costMicro, usage, status: outcome.status, latencyMs, requestId: context.requestId, deployment: this.deployment };
+      // Trailing (nearly every answer): no promise waits in the backlog, only a failure is reported.
+      if (awaitCommit) written = deps.budget.settle(hold, input);
+      else deps.budget.settleTrailing(hold, input, settlementFailureReport(deps.onSettlementFailed, context.requestId));
       // Charged up to the hold: a vendor reporting more usage than the hold covers is an overage, not a charge.
       const { chargedMicro } = chargeWithinHold(costMicro, hold.amountMicro);
       cost = textAnswerCost(parts, chargedMicro);
@@ -339,8 +335,9 @@ export class OpenGeneration implements AsyncIterable<CanonicalEvent> {
       deps.metrics?.charged(this.vendor, this.model.id, usage, chargedMicro);
     }
     // The charge is already fixed: settle() claimed the hold and counted it in the lease.
+    if (written === null) return cost;
     if (awaitCommit) return written.then(() => cost);
-    reportSettlementFailure(written, deps.onSettlementFailed, context.requestId);
+    written.catch(settlementFailureReport(deps.onSettlementFailed, context.requestId));
     return cost;
   }
 
@@ -366,11 +363,11 @@ function finishedWith(event: Extract<CanonicalEvent, { type: 'finish' }>, usage:
 }
 
 /**
- * After-answer: nobody awaits the settlement, so a failure is reported. Defined out here so
- * that the handler, which lives until the batch is committed (up to the batch window and the
- * commit), holds only what it reports: a closure made inside `start` would keep the whole
+ * After-answer: nobody awaits the settlement, so a failure is reported. Made out here so that
+ * the handler, which lives until the batch is committed (up to the batch window and the
+ * commit), holds only what it reports: a closure made inside `close` would keep the whole
  * request (its body, events and response) alive until then.
  */
-function reportSettlementFailure(written: Promise<void>, report: SettlementDeps['onSettlementFailed'], requestId: string): void {
-  written.catch((error: unknown) => report?.(error, requestId));
+function settlementFailureReport(report: SettlementDeps['onSettlementFailed'], requestId: string): (error: unknown) => void {
+  return (error) => report?.(error, requestId);
 }
