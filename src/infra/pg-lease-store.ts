@@ -31,7 +31,7 @@ export function leaseOpsParams(ops: readonly LeaseOp[]): string[] {
     numbers(settles, (op) => op.costMicro),
     numbers(settles, (op) => op.holdMicro),
     texts(settles, (op) => op.model),
-    texts(settles, (op) => op.at.toISOString()),
+    texts(settles, (op) => new Date(op.atMs).toISOString()),
     texts(settles, (op) => op.ledgerId),
     texts(settles, (op) => op.usageId),
     texts(settles, (op) => op.usageStatus),

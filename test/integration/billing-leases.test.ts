@@ -517,7 +517,7 @@ test('a batch of settlements as arrays: texts with quotes, backslashes, commas a
     costMicro: 1_000n + BigInt(i),
     holdMicro: A,
     model: 'sandbox/echo',
-    at: new Date(),
+    atMs: Date.now(),
     ledgerId: `led_arrays_${i}`,
     usageId: `use_arrays_${i}`,
     usageStatus: 'ok',

@@ -32,7 +32,7 @@ const settle = (n: number, text: string, requestId: string | null): SettleOp => 
   costMicro: 12_345_678_901n * BigInt(n),
   holdMicro: 99_000_000_000n,
   model: text,
-  at: new Date(Date.UTC(2026, 10, 26, 12, 0, n)),
+  atMs: Date.UTC(2026, 10, 26, 12, 0, n),
   ledgerId: `led_${n}`,
   usageId: `use_${n}`,
   usageStatus: 'ok',
@@ -63,7 +63,7 @@ test('texts, nulls and numbers of a batch reach PostgreSQL as they were', async 
     deployment: settles.map((op) => op.deployment),
     cost: settles.map((op) => op.costMicro.toString()),
     output: settles.map((op) => op.outputTokens),
-    at: settles.map((op) => op.at),
+    at: settles.map((op) => new Date(op.atMs)),
   });
   expect(rows[0].others).toEqual([{ seq: 0, op: 'renew', lease_id: 'lease_r', expires_at: new Date(0).toISOString() }]);
 });

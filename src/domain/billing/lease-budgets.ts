@@ -98,7 +98,7 @@ export function settleOpOf(
   cost: bigint,
   /** `status` 'ok' unless given. */
   usage: { status?: string; usage?: SettleInput['usage']; latencyMs?: number; requestId?: string | null; deployment?: string | null },
-  at: Date,
+  atMs: number,
   ids: IdGenerator,
 ): SettleOp {
   const counts = recordedTokenCounts(usage.usage ?? {});
@@ -109,7 +109,7 @@ export function settleOpOf(
     costMicro: cost,
     holdMicro: open.amountMicro,
     model: open.model,
-    at,
+    atMs,
     ledgerId: ids.next('led'),
     usageId: ids.next('use'),
     usageStatus: usage.status ?? 'ok',

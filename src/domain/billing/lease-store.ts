@@ -32,7 +32,8 @@ export interface SettleOp {
   /** The request's hold: the most it is charged (the lease reserves it); a cost beyond it is overage, charged to no one. */
   holdMicro: bigint;
   model: string;
-  at: Date;
+  /** When it was settled (epoch ms): a number, not a Date, as it waits in the backlog. */
+  atMs: number;
   ledgerId: string;
   usageId: string;
   usageStatus: string;

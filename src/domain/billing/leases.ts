@@ -213,7 +213,7 @@ export class BudgetLeases {
     // The hold's amount is in the lease (other open holds keep theirs), so its charge always is.
     const { chargedMicro, overageMicro } = chargeWithinHold(input.costMicro, open.amountMicro);
     open.lease.remaining -= chargedMicro;
-    const op = settleOpOf(open, input.costMicro, input, this.clock.now(), this.ids);
+    const op = settleOpOf(open, input.costMicro, input, this.clock.nowMs(), this.ids);
     if (overageMicro > 0n) {
       const { budget } = open;
       this.billing.overageObserved({
@@ -250,7 +250,7 @@ export class BudgetLeases {
         open,
         0n,
         { status: 'failed', usage: input.usage, latencyMs: input.latencyMs, requestId: input.requestId, deployment: input.deployment },
-        this.clock.now(),
+        this.clock.nowMs(),
         this.ids,
       );
       await new Promise((resolve, reject) => this.writer.pushSettlement(op, open.budget.lane, { committed: resolve, failed: reject }));
