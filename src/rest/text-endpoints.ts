@@ -248,7 +248,8 @@ async function serveText<Extra>(
   const meta: AnswerMeta = {
     model: generation.model.id,
     created: unixSeconds(new Date()),
-    ...(generation.clampedTo !== null ? { clampedOutputLimit: generation.clampedTo } : {}),
+    // Always the key (undefined when not clamped): one shape, no conditional spread.
+    clampedOutputLimit: generation.clampedTo ?? undefined,
   };
 
   if (!decoded.stream) {
