@@ -32,3 +32,13 @@ test('two generators do not collide', () => {
   }
   expect(seen.size).toBe(1000);
 });
+
+test('the time part is the 48-bit millisecond time in Crockford base 32, across the 25-bit halves it is written from', () => {
+  const crockford = '0123456789abcdefghjkmnpqrstvwxyz';
+  const expected = (t: number) => Array.from({ length: 10 }, (_, i) => crockford[Math.floor(t / 32 ** (9 - i)) % 32]).join('');
+  const times = [0, 31, 32, 2 ** 25 - 1, 2 ** 25, 2 ** 25 + 1, 1_795_697_277_021, 2 ** 48 - 1];
+  for (const time of times) {
+    const id = ulidIds(() => time).next('lease');
+    expect({ time, part: id.slice('lease_'.length, 'lease_'.length + 10) }).toEqual({ time, part: expected(time) });
+  }
+});

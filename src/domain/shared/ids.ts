@@ -30,7 +30,10 @@ const TIME_CHARS = 10;
 const RANDOM_CHARS = 16;
 const POOL_BYTES = 4096;
 const MAX_PREFIX_CHARS = 5;
-const UNDERSCORE = 0x5f;
+/** Where the ULID starts in the id's bytes: after the longest prefix and `_`. */
+const ULID_AT = MAX_PREFIX_CHARS + 1;
+/** 2^25: the time's low five characters. */
+const TIME_HALF = 2 ** 25;
 
 /**
  * Monotonic lower-case ULIDs (48-bit millisecond time, 80 random bits): within one
@@ -44,7 +47,8 @@ export function ulidIds(now: () => number = Date.now): IdGenerator {
   let lastTime = -1;
   const random: number[] = new Array(RANDOM_CHARS).fill(0);
   // The longest prefix, `_`, then the ULID: the id is read from it as one flat string.
-  const text = Buffer.alloc(MAX_PREFIX_CHARS + 1 + TIME_CHARS + RANDOM_CHARS);
+  const text = Buffer.alloc(ULID_AT + TIME_CHARS + RANDOM_CHARS);
+  text[MAX_PREFIX_CHARS] = 0x5f; // `_`
 
   const freshRandom = () => {
     if (offset + RANDOM_CHARS > POOL_BYTES) {
@@ -63,24 +67,30 @@ export function ulidIds(now: () => number = Date.now): IdGenerator {
     }
   };
 
+  // The time's ten characters are written when the millisecond changes, from two integers of
+  // 25 bits each: `%` and `/` on the 48-bit time are floating-point operations (fmod), and
+  // several ids a request share their millisecond under load.
+  const writeTime = (time: number) => {
+    let low = time % TIME_HALF;
+    let high = (time - low) / TIME_HALF;
+    for (let i = TIME_CHARS - 1; i >= TIME_CHARS / 2; i--, low >>>= 5) text[ULID_AT + i] = CROCKFORD_CODES[low & 31]!;
+    for (let i = TIME_CHARS / 2 - 1; i >= 0; i--, high >>>= 5) text[ULID_AT + i] = CROCKFORD_CODES[high & 31]!;
+  };
+
   return {
     next: (prefix) => {
-      let time = now();
-      if (time <= lastTime) {
-        time = lastTime;
-        increment();
-      } else {
+      const time = now();
+      if (time <= lastTime) increment();
+      else {
         lastTime = time;
+        writeTime(time);
         freshRandom();
       }
       // Written as bytes and read as one flat string: concatenation would make intermediate
       // strings, and a rope of two (prefix, ULID) that every settlement keeps until written.
       const start = MAX_PREFIX_CHARS - prefix.length;
-      text.write(prefix, start, 'latin1');
-      text[MAX_PREFIX_CHARS] = UNDERSCORE;
-      const ulid = MAX_PREFIX_CHARS + 1;
-      for (let i = TIME_CHARS - 1, t = time; i >= 0; i--, t = Math.floor(t / 32)) text[ulid + i] = CROCKFORD_CODES[t % 32]!;
-      for (let i = 0; i < RANDOM_CHARS; i++) text[ulid + TIME_CHARS + i] = CROCKFORD_CODES[random[i]!]!;
+      for (let i = 0; i < prefix.length; i++) text[start + i] = prefix.charCodeAt(i);
+      for (let i = 0; i < RANDOM_CHARS; i++) text[ULID_AT + TIME_CHARS + i] = CROCKFORD_CODES[random[i]!]!;
       return text.toString('latin1', start);
     },
   };
