@@ -20,11 +20,13 @@ export function createGatewayHttpServer(): GatewayHttpServer {
   // so the balancer, not Tollgate, closes them: otherwise a request sent on a connection that
   // Tollgate closes at that moment fails with "other side closed".
   const httpServer = createServer({ keepAliveTimeout: 65_000 });
+  // 'close' comes once per response: `on` with one shared function, no wrapper or closure per request.
+  const finished = () => void inFlight--;
   return {
     httpServer,
     track: (res) => {
       inFlight++;
-      res.once('close', () => inFlight--);
+      res.on('close', finished);
     },
     listen: (port, host) =>
       new Promise((resolve, reject) => {
