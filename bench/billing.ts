@@ -181,7 +181,7 @@ async function settlementBatches(url: string, principal: BillingPrincipal): Prom
       rows: [{ pid }],
     } = await client.query<{ pid: number }>('select pg_backend_pid() as pid');
     const batch = async (size: number) => {
-      const at = new Date();
+      const atMs = Date.now();
       const ops = Array.from({ length: size }, (): LeaseOp => ({
         op: 'settle',
         leaseId,
@@ -189,7 +189,7 @@ async function settlementBatches(url: string, principal: BillingPrincipal): Prom
         costMicro: 4321n,
         holdMicro: 5000n,
         model: 'bench/model',
-        at,
+        atMs,
         ledgerId: ids.next('led'),
         usageId: ids.next('use'),
         usageStatus: 'ok',

@@ -579,7 +579,7 @@ test('idempotent settle: the same hold settled twice (and concurrently, and then
       costMicro: cost,
       holdMicro: A,
       model: 'sandbox/echo',
-      at,
+      atMs: at.getTime(),
       ledgerId: 'led_replay',
       usageId: 'use_replay',
       usageStatus: 'ok',
