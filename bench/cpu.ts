@@ -74,6 +74,12 @@ export interface CpuRow {
   peakRssMb: number;
   /** Admissions that waited for room in the settlement backlog during the slices (Tollgate only). */
   pushbackWaits: number;
+  /**
+   * CPU + db ms per request of each slice, in order (NaN for direct): slice i of every side ran
+   * within seconds of the others' slice i, so their ratio slice by slice is the least touched
+   * by the host's drift over the run.
+   */
+  sliceTotals: number[];
 }
 
 const SLICES = 2;
@@ -195,7 +201,7 @@ export async function runCpuComparison(options: CpuOptions, onRow: (row: CpuRow)
             warmupMs: 0,
           });
       for (const connections of options.connections) {
-        const acc = sides.map(() => ({ parts: [] as LoadResult[], cpu: 0, system: 0, db: 0, rss: 0, waits: 0 }));
+        const acc = sides.map(() => ({ parts: [] as LoadResult[], cpu: 0, system: 0, db: 0, rss: 0, waits: 0, slices: [] as number[] }));
         const slices = options.slices ?? SLICES;
         for (let slice = 0; slice < slices; slice++) {
           for (const [i, side] of sides.entries()) {
@@ -204,25 +210,31 @@ export async function runCpuComparison(options: CpuOptions, onRow: (row: CpuRow)
             const waitsBefore = side.gateway ? await pushbackWaits(side.gateway.url) : 0;
             const cpuBefore = side.pid ? cpuMs(side.pid) : null;
             const dbBefore = side.monitor ? await backendsCpu(side.monitor) : null;
-            acc[i]!.parts.push(
-              await runLoad({
-                url: side.url,
-                headers: headerSets[0]!,
-                headerSets,
-                body: request(side),
-                connections,
-                durationMs: (options.seconds * 1000) / slices,
-                warmupMs: WARMUP_MS,
-                ...(options.ratePerSecond ? { ratePerSecond: options.ratePerSecond } : {}),
-              }),
-            );
+            const part = await runLoad({
+              url: side.url,
+              headers: headerSets[0]!,
+              headerSets,
+              body: request(side),
+              connections,
+              durationMs: (options.seconds * 1000) / slices,
+              warmupMs: WARMUP_MS,
+              ...(options.ratePerSecond ? { ratePerSecond: options.ratePerSecond } : {}),
+            });
+            acc[i]!.parts.push(part);
+            let sliceMs = NaN;
             if (side.pid && cpuBefore) {
               const after = cpuMs(side.pid);
-              acc[i]!.cpu += after.user + after.system - cpuBefore.user - cpuBefore.system;
+              sliceMs = after.user + after.system - cpuBefore.user - cpuBefore.system;
+              acc[i]!.cpu += sliceMs;
               acc[i]!.system += after.system - cpuBefore.system;
               acc[i]!.rss = Math.max(acc[i]!.rss, residentMb(side.pid));
             }
-            if (dbBefore && side.monitor) acc[i]!.db += cpuSince(dbBefore, await backendsCpu(side.monitor));
+            if (dbBefore && side.monitor) {
+              const db = cpuSince(dbBefore, await backendsCpu(side.monitor));
+              acc[i]!.db += db;
+              sliceMs += db;
+            }
+            acc[i]!.slices.push(sliceMs / Math.max(1, part.totalRequests));
             if (side.gateway) acc[i]!.waits += (await pushbackWaits(side.gateway.url)) - waitsBefore;
           }
         }
@@ -240,6 +252,7 @@ export async function runCpuComparison(options: CpuOptions, onRow: (row: CpuRow)
             dbPerRequest: acc[i]!.db / served,
             peakRssMb: side.pid ? acc[i]!.rss : NaN,
             pushbackWaits: acc[i]!.waits,
+            sliceTotals: acc[i]!.slices,
           };
           rows.push(row);
           onRow(row);
@@ -327,6 +340,29 @@ export function cpuTable(rows: CpuRow[]): string {
   return lines.join('\n');
 }
 
+/**
+ * `row` against `other` slice by slice: the median of their slices' ratios, and the lowest and
+ * highest (how far the host moved them); null without paired slices.
+ */
+export function sliceRatios(row: CpuRow, other: CpuRow): { median: number; low: number; high: number; n: number } | null {
+  const ratios = row.sliceTotals
+    .map((ms, i) => ms / other.sliceTotals[i]!)
+    .filter((ratio) => Number.isFinite(ratio))
+    .sort((a, b) => a - b);
+  if (ratios.length === 0) return null;
+  const mid = ratios.length >> 1;
+  const median = ratios.length % 2 === 1 ? ratios[mid]! : (ratios[mid - 1]! + ratios[mid]!) / 2;
+  return { median, low: ratios[0]!, high: ratios[ratios.length - 1]!, n: ratios.length };
+}
+
+const percentChange = (ratio: number) => `${ratio >= 1 ? '+' : ''}${f((ratio - 1) * 100, 1)} %`;
+
+/** How a ratio moved slice by slice, as a clause: the median of n slices and their range. */
+function bySlice(row: CpuRow, other: CpuRow, as: (ratio: number) => string): string {
+  const r = sliceRatios(row, other);
+  return r ? ` (slice by slice: median ${as(r.median)} of ${r.n}, ${as(r.low)} to ${as(r.high)})` : '';
+}
+
 /** One line per goal and measurement: CPU against the floor, the flags' cost, the footprint. */
 export function cpuVerdict(rows: CpuRow[]): string[] {
   const lines: string[] = [];
@@ -337,13 +373,13 @@ export function cpuVerdict(rows: CpuRow[]): string[] {
     const compare = rows.find((r) => r.body === row.body && r.connections === row.connections && r.side === 'tollgate, compare');
     if (compare)
       lines.push(
-        `${row.body} c=${row.connections}: this build ${f(total(row), 3)} ms/req (${f(row.cpuPerRequest, 3)} + db ${f(row.dbPerRequest, 3)}) against the compared build's ${f(total(compare), 3)} (${f(compare.cpuPerRequest, 3)} + db ${f(compare.dbPerRequest, 3)}): ${f(((total(row) - total(compare)) / total(compare)) * 100, 1)} %`,
+        `${row.body} c=${row.connections}: this build ${f(total(row), 3)} ms/req (${f(row.cpuPerRequest, 3)} + db ${f(row.dbPerRequest, 3)}) against the compared build's ${f(total(compare), 3)} (${f(compare.cpuPerRequest, 3)} + db ${f(compare.dbPerRequest, 3)}): ${f(((total(row) - total(compare)) / total(compare)) * 100, 1)} %${bySlice(row, compare, percentChange)}`,
       );
     if (!floor || !plain) continue;
     const times = total(row) / total(floor);
     const flagsCost = ((total(row) - total(plain)) / total(plain)) * 100;
     lines.push(
-      `${row.body} c=${row.connections}: Tollgate + PostgreSQL ${f(total(row), 3)} ms/req = ${f(times, 1)}× the Node floor's ${f(total(floor), 3)} (goal ≤ ${CPU_GOALS.timesFloor}×: ${pass(times <= CPU_GOALS.timesFloor)}); npm start's flags ${flagsCost >= 0 ? '+' : ''}${f(flagsCost, 1)} % against plain node's ${f(total(plain), 3)} (goal ≤ ${CPU_GOALS.flagsCostPercent} %: ${pass(flagsCost <= CPU_GOALS.flagsCostPercent)}); peak RSS ${f(row.peakRssMb, 0)} MB (plain node ${f(plain.peakRssMb, 0)}, floor ${f(floor.peakRssMb, 0)})${row.connections >= 64 ? ` (goal ≤ ${CPU_GOALS.peakRssMb} MB: ${pass(row.peakRssMb <= CPU_GOALS.peakRssMb)})` : ''}${row.pushbackWaits > 0 ? '; settlement backlog NOT bounded (admissions waited): throughput not counted' : ''}`,
+      `${row.body} c=${row.connections}: Tollgate + PostgreSQL ${f(total(row), 3)} ms/req = ${f(times, 1)}× the Node floor's ${f(total(floor), 3)} (goal ≤ ${CPU_GOALS.timesFloor}×: ${pass(times <= CPU_GOALS.timesFloor)})${bySlice(row, floor, (ratio) => `${f(ratio, 2)}×`)}; npm start's flags ${flagsCost >= 0 ? '+' : ''}${f(flagsCost, 1)} % against plain node's ${f(total(plain), 3)} (goal ≤ ${CPU_GOALS.flagsCostPercent} %: ${pass(flagsCost <= CPU_GOALS.flagsCostPercent)})${bySlice(row, plain, percentChange)}; peak RSS ${f(row.peakRssMb, 0)} MB (plain node ${f(plain.peakRssMb, 0)}, floor ${f(floor.peakRssMb, 0)})${row.connections >= 64 ? ` (goal ≤ ${CPU_GOALS.peakRssMb} MB: ${pass(row.peakRssMb <= CPU_GOALS.peakRssMb)})` : ''}${row.pushbackWaits > 0 ? '; settlement backlog NOT bounded (admissions waited): throughput not counted' : ''}`,
     );
   }
   return lines;
