@@ -373,13 +373,13 @@ export function cpuVerdict(rows: CpuRow[]): string[] {
     const compare = rows.find((r) => r.body === row.body && r.connections === row.connections && r.side === 'tollgate, compare');
     if (compare)
       lines.push(
-        `${row.body} c=${row.connections}: this build ${f(total(row), 3)} ms/req (${f(row.cpuPerRequest, 3)} + db ${f(row.dbPerRequest, 3)}) against the compared build's ${f(total(compare), 3)} (${f(compare.cpuPerRequest, 3)} + db ${f(compare.dbPerRequest, 3)}): ${f(((total(row) - total(compare)) / total(compare)) * 100, 1)} %${bySlice(row, compare, percentChange)}`,
+        `${row.body} c=${row.connections}: this build ${f(total(row), 3)} ms/req (${f(row.cpuPerRequest, 3)} + db ${f(row.dbPerRequest, 3)}) against the compared build's ${f(total(compare), 3)} (${f(compare.cpuPerRequest, 3)} + db ${f(compare.dbPerRequest, 3)}): ${percentChange(total(row) / total(compare))}${bySlice(row, compare, percentChange)}`,
       );
     if (!floor || !plain) continue;
     const times = total(row) / total(floor);
-    const flagsCost = ((total(row) - total(plain)) / total(plain)) * 100;
+    const flagsRatio = total(row) / total(plain);
     lines.push(
-      `${row.body} c=${row.connections}: Tollgate + PostgreSQL ${f(total(row), 3)} ms/req = ${f(times, 1)}× the Node floor's ${f(total(floor), 3)} (goal ≤ ${CPU_GOALS.timesFloor}×: ${pass(times <= CPU_GOALS.timesFloor)})${bySlice(row, floor, (ratio) => `${f(ratio, 2)}×`)}; npm start's flags ${flagsCost >= 0 ? '+' : ''}${f(flagsCost, 1)} % against plain node's ${f(total(plain), 3)} (goal ≤ ${CPU_GOALS.flagsCostPercent} %: ${pass(flagsCost <= CPU_GOALS.flagsCostPercent)})${bySlice(row, plain, percentChange)}; peak RSS ${f(row.peakRssMb, 0)} MB (plain node ${f(plain.peakRssMb, 0)}, floor ${f(floor.peakRssMb, 0)})${row.connections >= 64 ? ` (goal ≤ ${CPU_GOALS.peakRssMb} MB: ${pass(row.peakRssMb <= CPU_GOALS.peakRssMb)})` : ''}${row.pushbackWaits > 0 ? '; settlement backlog NOT bounded (admissions waited): throughput not counted' : ''}`,
+      `${row.body} c=${row.connections}: Tollgate + PostgreSQL ${f(total(row), 3)} ms/req = ${f(times, 1)}× the Node floor's ${f(total(floor), 3)} (goal ≤ ${CPU_GOALS.timesFloor}×: ${pass(times <= CPU_GOALS.timesFloor)})${bySlice(row, floor, (ratio) => `${f(ratio, 2)}×`)}; npm start's flags ${percentChange(flagsRatio)} against plain node's ${f(total(plain), 3)} (goal ≤ ${CPU_GOALS.flagsCostPercent} %: ${pass((flagsRatio - 1) * 100 <= CPU_GOALS.flagsCostPercent)})${bySlice(row, plain, percentChange)}; peak RSS ${f(row.peakRssMb, 0)} MB (plain node ${f(plain.peakRssMb, 0)}, floor ${f(floor.peakRssMb, 0)})${row.connections >= 64 ? ` (goal ≤ ${CPU_GOALS.peakRssMb} MB: ${pass(row.peakRssMb <= CPU_GOALS.peakRssMb)})` : ''}${row.pushbackWaits > 0 ? '; settlement backlog NOT bounded (admissions waited): throughput not counted' : ''}`,
     );
   }
   return lines;
