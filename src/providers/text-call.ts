@@ -1,6 +1,6 @@
-import type { ProviderEvent, WholeAnswer } from '../domain/generation/canonical';
+import type { BatchedAnswer, ProviderEvent, WholeAnswer } from '../domain/generation/canonical';
 import type { StreamDecoder } from '../protocols/streams';
-import type { VendorCall, VendorTransport } from './transport/client';
+import type { VendorCall, VendorEventStream, VendorTransport } from './transport/client';
 import { cancelledError } from './transport/errors';
 
 /**
@@ -14,7 +14,7 @@ export function callVendor(
   decoder: StreamDecoder,
   streamed: boolean,
 ): AsyncIterable<ProviderEvent> {
-  return streamed ? streamCanonical(http, call, decoder) : new WholeVendorAnswer(http, call, decoder);
+  return streamed ? new StreamedVendorAnswer(http, call, decoder) : new WholeVendorAnswer(http, call, decoder);
 }
 
 /**
@@ -40,29 +40,72 @@ export class WholeVendorAnswer implements WholeAnswer {
 }
 
 /**
- * Runs one streamed vendor call through a decoder. After `finish` the rest of the body is
- * still read (so the keep-alive socket is reused) but ignored, and a transport error past
- * that point no longer matters: the answer is complete.
+ * One streamed vendor call through its decoder, batch by batch (BatchedAnswer): each read gives
+ * the events of every chunk that arrived since the last. After `finish` the rest of the body is
+ * still read (so the keep-alive socket is reused) but ignored, and a transport error past that
+ * point no longer matters: the answer is complete. The call starts on the first read.
  */
-async function* streamCanonical(
-  http: VendorTransport,
-  call: VendorCall,
-  decoder: StreamDecoder,
-): AsyncGenerator<ProviderEvent, void, undefined> {
-  if (call.signal?.aborted) throw cancelledError(call.vendor);
-  const stream = await http.openEventStream(call);
-  try {
-    for (let events = await stream.next(); events !== null; events = await stream.next()) {
-      for (const event of events) {
-        if (decoder.done) break;
-        for (const canonical of decoder.push(event.data)) yield canonical;
-      }
+export class StreamedVendorAnswer implements BatchedAnswer {
+  private stream: VendorEventStream | null = null;
+  private ended = false;
+  /** A failure that came after events of the same batch: thrown on the next read, once those are delivered. */
+  private failure: unknown = null;
+
+  constructor(
+    private readonly http: VendorTransport,
+    private readonly call: VendorCall,
+    private readonly decoder: StreamDecoder,
+  ) {}
+
+  async nextBatch(): Promise<ProviderEvent[] | null> {
+    if (this.failure !== null) {
+      const failure = this.failure;
+      this.failure = null;
+      throw failure;
     }
-  } catch (error) {
-    if (decoder.done) return;
-    throw error;
-  } finally {
-    stream.close();
+    if (this.ended) return null;
+    const { decoder } = this;
+    if (this.stream === null) {
+      if (this.call.signal?.aborted) throw cancelledError(this.call.vendor);
+      this.stream = await this.http.openEventStream(this.call);
+    }
+    const stream = this.stream;
+    const batch: ProviderEvent[] = [];
+    try {
+      while (batch.length === 0) {
+        const events = await stream.next();
+        if (events === null) {
+          this.ended = true;
+          stream.close();
+          for (const canonical of decoder.end()) batch.push(canonical);
+          return batch.length > 0 ? batch : null;
+        }
+        for (const event of events) {
+          if (decoder.done) break;
+          for (const canonical of decoder.push(event.data)) batch.push(canonical);
+        }
+      }
+      return batch;
+    } catch (error) {
+      this.ended = true;
+      stream.close();
+      if (decoder.done) return batch.length > 0 ? batch : null;
+      if (batch.length === 0) throw error;
+      this.failure = error;
+      return batch;
+    }
   }
-  yield* decoder.end();
+
+  close(): void {
+    this.ended = true;
+    this.stream?.close();
+  }
+
+  async *[Symbol.asyncIterator](): AsyncGenerator<ProviderEvent, void, undefined> {
+    try {
+      for (let batch = await this.nextBatch(); batch !== null; batch = await this.nextBatch()) yield* batch;
+    } finally {
+      this.close();
+    }
+  }
 }

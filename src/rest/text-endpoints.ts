@@ -264,10 +264,12 @@ async function serveText<Extra>(
   // hand: start() waited for it); only an event that encodes to nothing sends them alone.
   let headersOut = false;
   try {
-    for await (const event of generation.events) {
+    // The events that arrived together leave in one write (a batch counts as delivered whole).
+    for await (const batch of generation.batches) {
       if (cancellation.aborted) break;
       coalesce();
-      const chunk = encoder.encode(event);
+      let chunk = encoder.encode(batch[0]!);
+      for (let i = 1; i < batch.length; i++) chunk += encoder.encode(batch[i]!);
       if (!headersOut) {
         headersOut = true;
         if (chunk === '') res.flushHeaders();

@@ -289,6 +289,22 @@ export function isWholeAnswer(answer: AsyncIterable<ProviderEvent>): answer is W
   return typeof (answer as Partial<WholeAnswer>).whole === 'function';
 }
 
+/**
+ * A provider's streamed answer that also hands over, at once, the events of what arrived
+ * together (a vendor's packet usually completes several): the pipeline reads it batch by batch,
+ * without an async step per event. Iterated, it gives the same events one by one.
+ */
+export interface BatchedAnswer extends AsyncIterable<ProviderEvent> {
+  /** The events of what arrived since the last call (never empty), or null once the answer has ended. */
+  nextBatch(): Promise<ProviderEvent[] | null>;
+  /** Stops the call when its reader leaves before the end (the vendor request is aborted). */
+  close(): void;
+}
+
+export function isBatchedAnswer(answer: AsyncIterable<ProviderEvent>): answer is BatchedAnswer {
+  return typeof (answer as Partial<BatchedAnswer>).nextBatch === 'function';
+}
+
 /** What routing may use of the request beyond its body (domain/routing): the client's session, for cache affinity. */
 export interface RouteHints {
   session?: string | null;

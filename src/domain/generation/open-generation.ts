@@ -5,7 +5,9 @@ import type { LeasedHold } from '../billing/lease-budgets';
 import type { UsageCounts } from '../billing/usage-counts';
 import type { TextModel } from '../catalog/types';
 import {
+  isBatchedAnswer,
   isWholeAnswer,
+  type BatchedAnswer,
   type CanonicalEvent,
   type CanonicalRequest,
   type CanonicalUsage,
@@ -81,9 +83,14 @@ type Outcome = { usage: CanonicalUsage; status: 'ok' | 'partial' } | null;
 export class OpenGeneration implements AsyncIterable<CanonicalEvent> {
   private readonly tally = new DeliveryTally();
   private first: IteratorResult<CanonicalEvent> | null = null;
-  /** A whole answer's events (WholeAnswer), delivered from here without an async step each; null: a stream, read from `upstream`. */
+  /**
+   * A whole answer's events (WholeAnswer), or a batched stream's latest batch (BatchedAnswer),
+   * delivered from here without an async step each; null: a stream read event by event from `upstream`.
+   */
   private buffered: ProviderEvent[] | null = null;
   private bufferedAt = 0;
+  /** The batched stream that refills `buffered`; null: a whole answer, or an unbatched stream. */
+  private batchedStream: BatchedAnswer | null = null;
   private upstream: AsyncIterator<ProviderEvent> | null = null;
   /** The prompt's usage, when the vendor reported it before its answer. */
   private reportedInput: InputUsage | null = null;
@@ -122,6 +129,10 @@ export class OpenGeneration implements AsyncIterable<CanonicalEvent> {
     if (isWholeAnswer(answer)) {
       this.buffered = await answer.whole();
       this.first = this.nextBuffered();
+    } else if (isBatchedAnswer(answer)) {
+      this.batchedStream = answer;
+      this.buffered = [];
+      this.first = await this.nextBatched();
     } else {
       this.upstream = answer[Symbol.asyncIterator]();
       this.first = await this.next();
@@ -146,26 +157,45 @@ export class OpenGeneration implements AsyncIterable<CanonicalEvent> {
     return this.events();
   }
 
+  /** Event by event: the batches' events, one at a time. */
   async *events(): AsyncGenerator<CanonicalEvent> {
+    for await (const batch of this.batches()) yield* batch;
+  }
+
+  /**
+   * The events as they arrived together: every event already in hand (a whole answer's, a
+   * batched stream's latest batch) in one batch, so that a stream is delivered, and written to
+   * the client, without an async step per event; an unbatched stream's one event at a time.
+   * Every event of a batch counts as delivered once the batch is handed over (a cut stream is
+   * charged for it), so a consumer writes a batch whole.
+   */
+  async *batches(): AsyncGenerator<CanonicalEvent[]> {
     let current = this.first!;
     this.first = null;
     try {
       while (!current.done) {
-        const event = current.value;
-        if (event.type === 'finish') {
-          yield await this.finish(event);
-          return;
+        const batch: CanonicalEvent[] = [];
+        for (;;) {
+          const event = current.value;
+          if (event.type === 'finish') {
+            batch.push(await this.finish(event));
+            yield batch;
+            return;
+          }
+          this.tally.note(event);
+          batch.push(event);
+          if (this.buffered === null) break;
+          current = this.nextBuffered();
+          if (current.done) break;
         }
-        this.tally.note(event);
-        yield event;
-        // The vendor's next event, awaited here rather than through next(): no async frame of its own per event.
-        if (this.buffered !== null) current = this.nextBuffered();
-        else {
+        yield batch;
+        // The vendor's next events, awaited here rather than through next(): no async frame of their own.
+        if (this.buffered === null) {
           let result: IteratorResult<ProviderEvent>;
           do result = await this.upstream!.next();
           while (!result.done && !this.deliverable(result.value));
           current = result as IteratorResult<CanonicalEvent>;
-        }
+        } else if (this.batchedStream !== null) current = await this.nextBatched();
       }
       throw new ProviderError('The provider stream ended without a result.', this.vendor, null, undefined, 'invalid_answer');
     } catch (error) {
@@ -175,6 +205,7 @@ export class OpenGeneration implements AsyncIterable<CanonicalEvent> {
       // Abandoned by the consumer (client disconnect): stop the upstream call, charge what was delivered.
       if (!this.closed) {
         // The answer is charged for what was delivered; a vendor stream failing to close changes nothing.
+        this.batchedStream?.close();
         await this.upstream?.return?.().catch(() => undefined);
         await this.closeAfterFailure();
       }
@@ -189,7 +220,7 @@ export class OpenGeneration implements AsyncIterable<CanonicalEvent> {
   // Not an async function: a whole answer settled after it is answered (the default) is
   // delivered without an async frame or an await of its own (nor finish's, nor close's).
   allEvents(): Promise<CanonicalEvent[]> {
-    if (this.buffered === null) return this.allStreamedEvents();
+    if (this.buffered === null || this.batchedStream !== null) return this.allStreamedEvents();
     let events: CanonicalEvent[] | Promise<CanonicalEvent[]>;
     try {
       events = this.allBufferedEvents();
@@ -201,7 +232,7 @@ export class OpenGeneration implements AsyncIterable<CanonicalEvent> {
 
   private async allStreamedEvents(): Promise<CanonicalEvent[]> {
     const events: CanonicalEvent[] = [];
-    for await (const event of this.events()) events.push(event);
+    for await (const batch of this.batches()) for (const event of batch) events.push(event);
     return events;
   }
 
@@ -245,10 +276,23 @@ export class OpenGeneration implements AsyncIterable<CanonicalEvent> {
 
   /** The vendor's next canonical event. */
   private async next(): Promise<IteratorResult<CanonicalEvent>> {
+    if (this.batchedStream !== null) return this.nextBatched();
     if (this.buffered !== null) return this.nextBuffered();
     for (;;) {
       const result = await this.upstream!.next();
       if (result.done || this.deliverable(result.value)) return result as IteratorResult<CanonicalEvent>;
+    }
+  }
+
+  /** A batched stream's next deliverable event: from the batch in hand, else from the next batches. */
+  private async nextBatched(): Promise<IteratorResult<CanonicalEvent>> {
+    for (;;) {
+      const current = this.nextBuffered();
+      if (!current.done) return current;
+      const batch = await this.batchedStream!.nextBatch();
+      if (batch === null) return current;
+      this.buffered = batch;
+      this.bufferedAt = 0;
     }
   }
 

@@ -40,6 +40,11 @@ export interface TextGeneration {
    *  error is a ProviderError: encode it as the format's stream error) or is abandoned. */
   events: AsyncIterable<CanonicalEvent>;
   /**
+   * The same events grouped as they arrived together (a vendor's packet), settled as `events`
+   * settles: a batch counts as delivered once handed over, so write each one whole.
+   */
+  batches: AsyncIterable<CanonicalEvent[]>;
+  /**
    * The same events at once, for a client that reads the answer whole (a non-streamed request):
    * settled as `events` settles, without an async step per event when the vendor answered whole.
    * Read one or the other, once.
