@@ -58,9 +58,10 @@ const planKey = (userId: string, requestsPerMinute: number, keyId = `key_${userI
   plan: { id: 'plan_1', name: 'starter', models: [], monthlyAllowanceMicro: 1n, requestsPerMinute },
 });
 
-async function refusal(attempt: Promise<unknown>): Promise<RateLimitRefusal> {
+/** The refusal of an attempt: a promise, or a call that may refuse at once (an in-process store admits without a promise). */
+async function refusal(attempt: Promise<unknown> | (() => unknown)): Promise<RateLimitRefusal> {
   try {
-    await attempt;
+    await (typeof attempt === 'function' ? attempt() : attempt);
   } catch (error) {
     if (error instanceof RateLimitRefusal) return error;
     throw error;
@@ -221,7 +222,7 @@ describe.each(['memory', 'redis'] as const)('admission with the %s store', (kind
     clock.advance(1_000);
     const second = await admission.admit(key);
     expect(second.headers()['x-ratelimit-remaining-tokens']).toBe('50000');
-    const refused = await refusal(second.reserveTokens(60_000));
+    const refused = await refusal(() => second.reserveTokens(60_000));
     expect(refused.code).toBe('rate_limited');
     expect(refused.details).toMatchObject({
       limit: 'tokens_per_minute',
@@ -291,7 +292,7 @@ describe.each(['memory', 'redis'] as const)('admission with the %s store', (kind
 
     // Over the token window: refused with the token details, and nothing recorded (no request, no slot).
     const second = await admission.deferred(key);
-    const refused = await refusal(second.reserveTokens(60_000));
+    const refused = await refusal(() => second.reserveTokens(60_000));
     expect(refused.details).toMatchObject({ limit: 'tokens_per_minute', requested_tokens: 60_000, remaining_tokens: 50_000 });
     expect(refused.rateLimitHeaders).toMatchObject({ 'x-ratelimit-remaining-requests': '99' });
     expect(await admission.slotsInUse(key.accountId)).toBe(1);
@@ -314,7 +315,8 @@ describe.each(['memory', 'redis'] as const)('admission with the %s store', (kind
     for (let i = 0; i < 4; i++) await (await admission.deferred(key)).recordUnserved();
     clock.advance(100);
     // 5 requests in the second (the 6th waits ~900 ms) and 20,000 tokens more than fit (~60 s).
-    const refused = await refusal((await admission.deferred(key)).reserveTokens(30_000));
+    const late = await admission.deferred(key);
+    const refused = await refusal(() => late.reserveTokens(30_000));
     expect(refused.details).toMatchObject({ limit: 'tokens_per_minute', retry_after_seconds: 60 });
   });
 
@@ -327,6 +329,27 @@ describe.each(['memory', 'redis'] as const)('admission with the %s store', (kind
     expect(await admission.slotsInUse(key.accountId)).toBe(0);
     expect(await ticket.recordUnserved()).toEqual(headers); // once
     await ticket.release();
+  });
+
+  test('a request whose client left before its admission frees the slot the admission takes', async () => {
+    const { admission, account } = setup();
+    const key = account();
+    const ticket = await admission.deferred(key);
+    await ticket.release(); // the client went away while its body was read
+    await ticket.reserveTokens(10);
+    expect(await admission.slotsInUse(key.accountId)).toBe(0);
+  });
+
+  test(`admitted ${kind === 'memory' ? 'at once, without a promise' : 'by a round trip'}, settled at once before the release`, async () => {
+    const { admission, account } = setup();
+    const key = account();
+    const ticket = await admission.deferred(key);
+    const admitting = ticket.reserveTokens(10);
+    expect(admitting instanceof Promise).toBe(kind !== 'memory');
+    await admitting;
+    expect(ticket.settleTokens(5)).toBeUndefined();
+    await ticket.release();
+    expect((await admission.currentHeaders(key))['x-ratelimit-remaining-tokens']).toBe('199995');
   });
 
   test('a request whose client left while it was being admitted frees its slot', async () => {
@@ -343,7 +366,8 @@ describe.each(['memory', 'redis'] as const)('admission with the %s store', (kind
     const { admission, account } = setup();
     const key = account();
     for (let i = 0; i < 5; i++) await (await admission.deferred(key)).recordUnserved();
-    const fromStore = await refusal((await admission.deferred(key)).reserveTokens(10));
+    const next = await admission.deferred(key);
+    const fromStore = await refusal(() => next.reserveTokens(10));
     expect(fromStore.details).toMatchObject({ limit: 'requests_per_second' });
     const known = await refusal(admission.deferred(key));
     expect(known.details).toEqual(fromStore.details);

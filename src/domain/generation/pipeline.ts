@@ -75,7 +75,9 @@ export class TextPipeline implements TextGenerationService {
     const prepared = prepare(serving.model, serving.provider, decoded);
     let ready = prepared instanceof Promise ? await prepared : prepared;
 
-    await context.tokens?.reserveTokens(ready.inputEstimate + ready.request.maxOutputTokens);
+    // Admitted at once by an in-process store (no promise to wait for); a shared one answers later.
+    const admitting = context.tokens?.reserveTokens(ready.inputEstimate + ready.request.maxOutputTokens);
+    if (admitting) await admitting;
     let hold;
     try {
       hold = await deps.budget.reserve({ principal, purpose: 'text', model: ready.model.id, amountMicro: ready.holdMicro });

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { KeyPrincipal } from '../shared/principal';
 import type { Clock } from '../shared/clock';
-import type { HeldSlotRef, LimitStore, SettledUsage } from './store';
+import type { HeldSlotRef, LimitStore, RequestAdmission, SettledUsage, StoreOutcome } from './store';
 import { concurrencyRefusal, refusalFor } from './refusals';
 import { DeferredTicket, Ticket, type AdmissionTicket } from './ticket';
 import { PendingReleases } from './pending-releases';
@@ -68,6 +68,13 @@ const WARN_EVERY_MS = 10_000;
 
 interface HeldSlot extends HeldSlotRef {
   store: LimitStore;
+}
+
+/** One admission as asked of the store. */
+interface Admission {
+  subject: string;
+  limits: AppliedLimits;
+  input: RequestAdmission;
 }
 
 export class AdmissionService {
@@ -138,7 +145,31 @@ export class AdmissionService {
   }
 
   /** @internal for tickets (TicketIssuer.admitSubject). */
-  async admitSubject(subject: string, limits: AppliedLimits, take: { tokens: number | null; slot: boolean }): Promise<Ticket> {
+  admitSubject(subject: string, limits: AppliedLimits, take: { tokens: number | null; slot: boolean }): Promise<Ticket> {
+    try {
+      const admission = this.admission(subject, limits, take);
+      return this.withStore((s) => s.admit(admission.input)).then(({ value, store, sharedFailed }) =>
+        this.admitted(admission, value, store, sharedFailed),
+      );
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * @internal for tickets (TicketIssuer.admitSubjectNow): admitSubject answered at once when the
+   * store is this process's own and nothing to fall back to (one instance, no Redis): no promise,
+   * no async step on the way to the vendor. Null: the store answers later (use admitSubject).
+   */
+  admitSubjectNow(subject: string, limits: AppliedLimits, take: { tokens: number | null; slot: boolean }): Ticket | null {
+    const { store } = this;
+    if (this.fallback !== null || store.admitNow === undefined) return null;
+    const admission = this.admission(subject, limits, take);
+    return this.admitted(admission, store.admitNow(admission.input), store, false);
+  }
+
+  /** What admitting a request of `subject` asks of the store (a known refusal is thrown here). */
+  private admission(subject: string, limits: AppliedLimits, take: { tokens: number | null; slot: boolean }): Admission {
     const at = this.options.clock.nowMs();
     const known = this.knownRefusals.answer(subject, limits, at);
     if (known) throw refusalFor(limits, known);
@@ -150,12 +181,10 @@ export class AdmissionService {
         ? { count: take.tokens, perMinute: limits.tokensPerMinute }
         : undefined;
     if (tokens) this.windowsChanged(subject);
-    const {
-      value: outcome,
-      store,
-      sharedFailed,
-    } = await this.withStore((s) =>
-      s.admit({
+    return {
+      subject,
+      limits,
+      input: {
         subject,
         now: at,
         requestId: id,
@@ -163,8 +192,14 @@ export class AdmissionService {
         requestsPerMinute: limits.requestsPerMinute,
         slot,
         tokens,
-      }),
-    );
+      },
+    };
+  }
+
+  /** The store's answer to an admission: its ticket, or its refusal (thrown). */
+  private admitted(admission: Admission, outcome: StoreOutcome, store: LimitStore, sharedFailed: boolean): Ticket {
+    const { subject, limits, input } = admission;
+    const { slot, tokens } = input;
     if (sharedFailed && slot) this.pendingReleases.add(subject, slot.id);
     if (outcome.refusal) {
       this.knownRefusals.remember(subject, limits, outcome);
@@ -175,8 +210,8 @@ export class AdmissionService {
         byTokens ? { requested_tokens: tokens.count, remaining_tokens: remainingTokens(tokens.perMinute, outcome.snapshot) } : undefined,
       );
     }
-    if (slot) this.held.set(id, { subject, slotId: id, store });
-    return new Ticket(this, store, subject, limits, slot ? id : null, outcome.snapshot, tokens?.count ?? 0);
+    if (slot) this.held.set(slot.id, { subject, slotId: slot.id, store });
+    return new Ticket(this, store, subject, limits, slot ? slot.id : null, outcome.snapshot, tokens?.count ?? 0);
   }
 
   /**

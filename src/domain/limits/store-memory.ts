@@ -222,7 +222,7 @@ export class InMemoryLimitStore implements LimitStore {
     }
   }
 
-  private admitNow(input: RequestAdmission): StoreOutcome {
+  admitNow(input: RequestAdmission): StoreOutcome {
     const { now } = input;
     const w = this.windows(input.subject, now);
     // Report the limit with the longest wait: the caller has to satisfy all of them.

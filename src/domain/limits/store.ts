@@ -10,6 +10,8 @@ import type { WindowSnapshot } from './windows';
 export interface LimitStore {
   /** Checks the request windows, the concurrency limit and (with `tokens`) the token window; records, takes a slot and reserves only when admitted. */
   admit(input: RequestAdmission): Promise<StoreOutcome>;
+  /** admit() answered at once, by a store in this process's memory (none for a shared store). */
+  admitNow?(input: RequestAdmission): StoreOutcome;
   /** Adds in-flight tokens to a held slot when they fit the token window. */
   reserveTokens(input: TokenReservation): Promise<StoreOutcome>;
   /** Drops the slot's reservation and records `tokens` as settled usage at `now`. */

@@ -28,6 +28,8 @@ export interface TicketIssuer {
    * operation; with `slot: false`, it is only counted in the request windows (no slot taken).
    */
   admitSubject(subject: string, limits: AppliedLimits, take: { tokens: number | null; slot: boolean }): Promise<Ticket>;
+  /** The same, answered at once by a store in this process's memory; null when the store answers later. */
+  admitSubjectNow(subject: string, limits: AppliedLimits, take: { tokens: number | null; slot: boolean }): Ticket | null;
   readonly slotTtlMs: number;
   nowMs(): number;
   windowsChanged(subject: string): void;
@@ -93,12 +95,14 @@ export class Ticket implements AdmissionTicket {
     return this.headers();
   }
 
-  /** settleTokens without the headers (the text endpoints read them once, for the answer). */
-  async settle(tokens: number): Promise<void> {
+  /**
+   * settleTokens without the headers (the text endpoints read them once, for the answer).
+   * Before the release (nearly always) it is settled here, at once: no promise (undefined).
+   */
+  settle(tokens: number): Promise<void> | undefined {
     assertTokenCount(tokens);
-    if (this.limits.tokensPerMinute === null || this.slotId === null || this.settled) return;
+    if (this.limits.tokensPerMinute === null || this.slotId === null || this.settled) return undefined;
     this.settled = true;
-    const slotId = this.slotId;
     const now = this.service.nowMs();
     if (!this.released) {
       // The release follows (the answer's last byte): the store records both in one step. Until
@@ -106,8 +110,12 @@ export class Ticket implements AdmissionTicket {
       // from above), so the window errs on the safe side for those milliseconds.
       this.settledUsage = { tokens, at: now };
       this.snapshot = settledLocally(this.snapshot, now, this.reserved, tokens);
-      return;
+      return undefined;
     }
+    return this.settleInStore(this.slotId, now, tokens);
+  }
+
+  private async settleInStore(slotId: string, now: number, tokens: number): Promise<void> {
     this.service.windowsChanged(this.subject);
     const snapshot = await this.service.guard(this.store, () => this.store.settleTokens({ subject: this.subject, now, slotId, tokens }));
     if (snapshot) this.snapshot = snapshot;
@@ -150,18 +158,30 @@ export class DeferredTicket {
   /**
    * Admits the request with `tokens` in flight (429 when a limit refuses); later calls add to the
    * reservation. Answers nothing: the headers are read once, for the answer (`headers()`).
+   * Admitted at once by a store in this process's memory: no promise (undefined), and a refusal
+   * is thrown here.
    */
-  async reserveTokens(tokens: number): Promise<void> {
+  reserveTokens(tokens: number): Promise<void> | undefined {
     assertTokenCount(tokens);
-    if (this.ticket) {
-      await this.ticket.reserveTokens(tokens);
-      return;
-    }
+    if (this.ticket) return this.ticket.reserveTokens(tokens).then(NOTHING);
     if (this.admitting) throw new Error('a request is admitted once');
-    this.admitting = this.service.admitSubject(this.subject, this.limits, {
-      tokens: this.limits.tokensPerMinute === null ? null : tokens,
-      slot: true,
-    });
+    const take = { tokens: this.limits.tokensPerMinute === null ? null : tokens, slot: true };
+    let ticket: Ticket | null;
+    try {
+      ticket = this.service.admitSubjectNow(this.subject, this.limits, take);
+    } catch (error) {
+      this.refused = true;
+      throw error;
+    }
+    if (ticket === null) return this.admitLater(take);
+    this.ticket = ticket;
+    // The client left before its admission: free what the admission took.
+    return this.released ? ticket.release() : undefined;
+  }
+
+  /** reserveTokens when the store answers later (Redis). */
+  private async admitLater(take: { tokens: number | null; slot: boolean }): Promise<void> {
+    this.admitting = this.service.admitSubject(this.subject, this.limits, take);
     try {
       this.ticket = await this.admitting;
     } catch (error) {
@@ -172,9 +192,9 @@ export class DeferredTicket {
     if (this.released) await this.ticket.release();
   }
 
-  /** Replaces the reservation by the actual usage (nothing before admission: nothing is reserved). */
-  async settleTokens(tokens: number): Promise<void> {
-    await this.ticket?.settle(tokens);
+  /** Replaces the reservation by the actual usage (nothing before admission: nothing is reserved); at once before the release. */
+  settleTokens(tokens: number): Promise<void> | undefined {
+    return this.ticket?.settle(tokens);
   }
 
   /**
@@ -186,6 +206,8 @@ export class DeferredTicket {
    */
   async recordUnserved(): Promise<RateLimitHeaders | null> {
     if (this.refused) return null;
+    // Admitted at once (an in-process store): its failure came after the admission.
+    if (this.ticket && !this.admitting) return this.ticket.headers();
     if (this.admitting) {
       // Its failure was answered to the request it admitted; only that it ended matters here.
       await this.admitting.catch(() => undefined);
@@ -219,6 +241,8 @@ function settledLocally(s: WindowSnapshot, now: number, reserved: number, tokens
     oldestSettledAt: tokens > 0 && s.oldestSettledAt === null ? now : s.oldestSettledAt,
   };
 }
+
+const NOTHING = (): void => undefined;
 
 function assertTokenCount(tokens: number): void {
   if (!Number.isSafeInteger(tokens) || tokens < 0) throw new RangeError(`token count must be a non-negative integer, got ${tokens}`);
