@@ -27,6 +27,9 @@ export function lazyGraphql(httpServer: Server, services: GraphqlServices, log: 
     return mounting;
   };
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    // Only /graphql upgrades (graphql-ws; the path matched as ws matches it, query ignored): a
+    // WebSocket to any other path is refused here, without loading the API for it.
+    if (pathOf(req.url) !== GRAPHQL_PATH) return refuseUpgrade(socket);
     mounted().then(
       (graphql) => graphql.handleUpgrade(req, socket, head),
       (error: unknown) => {
@@ -50,4 +53,22 @@ export function lazyGraphql(httpServer: Server, services: GraphqlServices, log: 
       if (mounting) await (await mounting.catch(() => null))?.close();
     },
   };
+}
+
+const GRAPHQL_PATH = '/graphql';
+
+function pathOf(url: string | undefined): string {
+  const query = (url ?? '').indexOf('?');
+  return query === -1 ? (url ?? '') : url!.slice(0, query);
+}
+
+/** 404 to an upgrade Tollgate does not serve: the handshake fails, the connection closes. */
+function refuseUpgrade(socket: Duplex): void {
+  // The REST error envelope, as an HTTP request to an unknown path gets it.
+  const body = JSON.stringify({
+    error: { code: 'not_found', message: `WebSocket connections are served at ${GRAPHQL_PATH} only.`, details: {} },
+  });
+  socket.end(
+    `HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
 }

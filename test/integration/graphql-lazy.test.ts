@@ -17,8 +17,12 @@ afterAll(async () => {
 });
 
 function wsQuery(query: string): Promise<unknown> {
+  return wsQueryAt(tollgate.url, query);
+}
+
+function wsQueryAt(url: string, query: string): Promise<unknown> {
   const client = createClient({
-    url: `${tollgate.url.replace('http', 'ws')}/graphql`,
+    url: `${url.replace('http', 'ws')}/graphql`,
     webSocketImpl: WebSocket,
     connectionParams: { authorization: `Bearer ${ADMIN_TOKEN}` },
     retryAttempts: 0,
@@ -53,4 +57,23 @@ test('the REST plane serves without loading GraphQL; the first GraphQL requests,
   // Once loaded, an invalid operation is still GraphQL's answer (not a load failure).
   const invalid = await graphql(tollgate.url, '{ noSuchField }', {}, ADMIN_TOKEN);
   expect(invalid.errors?.[0]?.extensions.code).toBe('GRAPHQL_VALIDATION_FAILED');
+});
+
+test('a WebSocket to any other path is refused (404) without loading GraphQL', async () => {
+  const fresh = await startTestTollgate();
+  try {
+    const status = await new Promise<number>((resolve, reject) => {
+      const socket = new WebSocket(`${fresh.url.replace('http', 'ws')}/v1/realtime`);
+      socket.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
+      socket.on('open', () => reject(new Error('the upgrade was accepted')));
+      socket.on('error', () => undefined);
+    });
+    expect(status).toBe(404);
+    expect(fresh.tollgate.graphqlLoaded()).toBe(false);
+    // /graphql itself still upgrades (and loads the API).
+    expect(await wsQueryAt(fresh.url, '{ __typename }')).toEqual({ data: { __typename: 'Query' } });
+    expect(fresh.tollgate.graphqlLoaded()).toBe(true);
+  } finally {
+    await fresh.stop();
+  }
 });
