@@ -265,7 +265,7 @@ async function serveText<Extra>(
   let headersOut = false;
   try {
     // The events that arrived together leave in one write (a batch counts as delivered whole).
-    for await (const batch of generation.batches) {
+    for await (const batch of generation.batches()) {
       if (cancellation.aborted) break;
       coalesce();
       let chunk = encoder.encode(batch[0]!);

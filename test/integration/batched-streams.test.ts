@@ -81,7 +81,7 @@ describe.each(CASES)('$name', (c) => {
     const byBatch = requestId();
     const batches: CanonicalEvent[][] = [];
     const other = await text.start(principal, c.decode(), { signal: new Cancellation(), requestId: byBatch });
-    for await (const batch of other.batches) batches.push(batch);
+    for await (const batch of other.batches()) batches.push(batch);
 
     expect(batches.every((batch) => batch.length > 0)).toBe(true);
     expect(batches.flat()).toEqual(eventByEvent);

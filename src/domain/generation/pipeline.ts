@@ -118,7 +118,7 @@ export class TextPipeline implements TextGenerationService {
       routedFrom,
       clampedTo: ready.clampedTo,
       events: opened,
-      batches: { [Symbol.asyncIterator]: () => opened.batches() },
+      batches: () => opened.batches(),
       allEvents: () => opened.allEvents(),
       droppedHints: ready.droppedHints,
       inputUsage: () => opened.inputUsage(),

@@ -43,7 +43,7 @@ export interface TextGeneration {
    * The same events grouped as they arrived together (a vendor's packet), settled as `events`
    * settles: a batch counts as delivered once handed over, so write each one whole.
    */
-  batches: AsyncIterable<CanonicalEvent[]>;
+  batches(): AsyncIterable<CanonicalEvent[]>;
   /**
    * The same events at once, for a client that reads the answer whole (a non-streamed request):
    * settled as `events` settles, without an async step per event when the vendor answered whole.

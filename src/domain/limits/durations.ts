@@ -28,7 +28,14 @@ function secondsText(ms: number): string {
   const whole = Math.floor(ms / SECOND_MS);
   const fraction = ms % SECOND_MS;
   if (fraction === 0) return String(whole);
-  return `${whole}.${String(fraction).padStart(3, '0').replace(/0+$/, '')}`;
+  // Two rate-limit headers per answer format one: digits trimmed by arithmetic, not a regular expression.
+  let digits = fraction;
+  let width = 3;
+  while (digits % 10 === 0) {
+    digits /= 10;
+    width--;
+  }
+  return `${whole}.${String(digits).padStart(width, '0')}`;
 }
 
 /** `Retry-After` in whole seconds: rounded up and at least 1, so a client never retries too early. */
