@@ -85,10 +85,29 @@ export function beginRequest(
   const sent = req.headers['x-request-id'];
   const requestId = typeof sent === 'string' && SANE_REQUEST_ID.test(sent) ? sent : observers.ids.next('req');
   const method = req.method ?? 'GET';
-  const record: AccessLogRecord = { requestId, endpoint: endpoint ?? '', method, status: 0, seconds: 0 };
+  // Every field the request may fill in, from the start: one shape for every record, its fields
+  // in the object itself (added later, each would move the record to a new shape and the added
+  // ones to a property store of their own, grown as they come).
+  const record: AccessLogRecord = {
+    requestId,
+    endpoint: endpoint ?? '',
+    method,
+    status: 0,
+    seconds: 0,
+    accountId: undefined,
+    keyId: undefined,
+    model: undefined,
+    vendor: undefined,
+    deployment: undefined,
+    attempts: undefined,
+    vendorSeconds: undefined,
+    costMicro: undefined,
+    error: undefined,
+    span: undefined,
+    headers: gatherHeaders ? { 'x-request-id': requestId } : undefined,
+  };
   (res as WithRecord)[RECORD] = record;
-  if (gatherHeaders) record.headers = { 'x-request-id': requestId };
-  else res.setHeader('x-request-id', requestId);
+  if (!gatherHeaders) res.setHeader('x-request-id', requestId);
   if (tracer !== null) record.span = startRequestSpan(tracer, record, path);
   const started = process.hrtime.bigint();
   res.on('close', () => {
