@@ -24,10 +24,17 @@ const WIRE_PART: Record<CostPart, keyof UsageCostFields['cost_details']> = {
 /** Scaled parts are micro-dollars × 10^6: dollars have 12 decimals. */
 const PART_DECIMALS = 6 + COST_PART_SCALE.toString().length - 1;
 
+/** Every part, in the order answers show them (a text answer's four, then media's). */
+const PARTS = Object.keys(WIRE_PART) as CostPart[];
+
 export function usageCost(cost: AnswerCost): UsageCostFields {
   const details: UsageCostFields['cost_details'] = {};
   const { parts } = cost;
-  for (const part in parts) details[WIRE_PART[part as CostPart]] = scaledNumber(parts[part as CostPart]!, PART_DECIMALS);
+  // A fixed list rather than `for…in` over the parts: no key enumeration per answer.
+  for (const part of PARTS) {
+    const amount = parts[part];
+    if (amount !== undefined) details[WIRE_PART[part]] = scaledNumber(amount, PART_DECIMALS);
+  }
   return { cost: scaledNumber(cost.chargedMicro, 6), cost_micro: cost.chargedMicro.toString(), cost_details: details };
 }
 

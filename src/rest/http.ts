@@ -279,7 +279,8 @@ export async function readJsonBody(req: IncomingMessage, limitBytes: number): Pr
   if ((semicolon === -1 ? type : type.slice(0, semicolon)).trim().toLowerCase() !== 'application/json') {
     throw unsupportedMediaType('The request body must be JSON (Content-Type: application/json).');
   }
-  const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(type)?.[1]?.toLowerCase();
+  // Nearly every client sends the bare type: parameters (a charset) are looked for only when there are some.
+  const charset = semicolon === -1 ? undefined : /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(type)?.[1]?.toLowerCase();
   if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8')
     throw unsupportedMediaType(`Unsupported charset '${charset}': send UTF-8.`);
   if (length !== undefined && req.headers['content-encoding'] === undefined && Number(length) > limitBytes) throw tooLarge(limitBytes);

@@ -71,6 +71,21 @@ describe('a body whose Content-Encoding lies', () => {
   });
 });
 
+describe("the JSON body's declared charset", () => {
+  const body = JSON.stringify({ model: 'sandbox/echo', messages: [{ role: 'user', content: 'hi' }] });
+  test.each([
+    ['application/json', 200],
+    ['application/json; charset=utf-8', 200],
+    ['Application/JSON; Charset="UTF8"', 200],
+    ['application/json; charset=latin1', 415],
+    ['application/json;charset=utf-16', 415],
+  ])('%s is answered %p', async (type, status) => {
+    const answer = await raw('/v1/chat/completions', { headers: { authorization: `Bearer ${secret}`, 'content-type': type }, body });
+    expect(answer.status).toBe(status);
+    if (status === 415) expect(envelope(answer).error.message).toMatch(/charset/);
+  });
+});
+
 describe('NUL and other characters PostgreSQL cannot store', () => {
   test.each([
     ['GET', '/v1/keys/%00'],
