@@ -12,29 +12,25 @@ export interface UsageCostFields {
   cost_details: Partial<Record<'input' | 'cached_input' | 'cache_write' | 'output' | 'images' | 'video_seconds', number>>;
 }
 
-const WIRE_PART: Record<CostPart, keyof UsageCostFields['cost_details']> = {
-  input: 'input',
-  cachedInput: 'cached_input',
-  cacheWrite: 'cache_write',
-  output: 'output',
-  images: 'images',
-  videoSeconds: 'video_seconds',
-};
+/** The parts usageCost shows: a part added to CostPart fails to compile until it is shown too. */
+type ShownPart = 'input' | 'cachedInput' | 'cacheWrite' | 'output' | 'images' | 'videoSeconds';
+const EVERY_PART_SHOWN: [CostPart] extends [ShownPart] ? true : never = true;
+void EVERY_PART_SHOWN;
 
 /** Scaled parts are micro-dollars × 10^6: dollars have 12 decimals. */
 const PART_DECIMALS = 6 + COST_PART_SCALE.toString().length - 1;
 
-/** Every part, in the order answers show them (a text answer's four, then media's). */
-const PARTS = Object.keys(WIRE_PART) as CostPart[];
-
 export function usageCost(cost: AnswerCost): UsageCostFields {
   const details: UsageCostFields['cost_details'] = {};
-  const { parts } = cost;
-  // A fixed list rather than `for…in` over the parts: no key enumeration per answer.
-  for (const part of PARTS) {
-    const amount = parts[part];
-    if (amount !== undefined) details[WIRE_PART[part]] = scaledNumber(amount, PART_DECIMALS);
-  }
+  // Each part by name, in the order answers show them (a text answer's four, then media's):
+  // no key enumeration and no lookup by a variable key per answer.
+  const { input, cachedInput, cacheWrite, output, images, videoSeconds } = cost.parts;
+  if (input !== undefined) details.input = scaledNumber(input, PART_DECIMALS);
+  if (cachedInput !== undefined) details.cached_input = scaledNumber(cachedInput, PART_DECIMALS);
+  if (cacheWrite !== undefined) details.cache_write = scaledNumber(cacheWrite, PART_DECIMALS);
+  if (output !== undefined) details.output = scaledNumber(output, PART_DECIMALS);
+  if (images !== undefined) details.images = scaledNumber(images, PART_DECIMALS);
+  if (videoSeconds !== undefined) details.video_seconds = scaledNumber(videoSeconds, PART_DECIMALS);
   return { cost: scaledNumber(cost.chargedMicro, 6), cost_micro: cost.chargedMicro.toString(), cost_details: details };
 }
 

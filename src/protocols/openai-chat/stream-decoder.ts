@@ -103,7 +103,10 @@ export class ChatStreamDecoder implements StreamDecoder {
       choices: choices.map((choice) => ({
         index: choice.index,
         finish_reason: choice.finish_reason,
-        delta: withFields(choice.message ?? {}, { tool_calls: choice.message?.tool_calls?.map((call, index) => ({ index, ...call })) }),
+        // The message itself when it calls no tool (nearly every answer): the mapping only reads it.
+        delta: choice.message?.tool_calls
+          ? withFields(choice.message, { tool_calls: choice.message.tool_calls.map((call, index) => ({ index, ...call })) })
+          : (choice.message ?? {}),
       })),
     };
     const events = this.pushChunk(chunk, []);
