@@ -31,7 +31,7 @@ import { startNodeFloor } from './cpu';
 import { runLoad } from './load';
 import { resetPeakRss } from './proc';
 import { benchDatabase, provisionKey } from './provision';
-import { buildGateway, gatewayEnv, ROOT, startCompiledGateway, stopGateway } from './sharing';
+import { buildGateway, gatewayEnv, ROOT, startCompiledGateway, startSettings, stopGateway } from './sharing';
 
 const SERVER_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const SECONDS = Number(process.env.PROFILE_SECONDS ?? 20);
@@ -411,7 +411,8 @@ async function main(): Promise<void> {
   const env = gatewayEnv(options, null);
   // PROFILE_GC_TRACE=1: V8's line per collection (--trace-gc-nvp) during the load, summed.
   const gcTrace = `${process.env.PROFILE_GC_TRACE ? ' --trace-gc-nvp' : ''}${PERF ? ' --perf-basic-prof' : ''}`;
-  const flags = `${process.env.TOLLGATE_NODE_FLAGS ?? '--max-semi-space-size=8 --heap-growing-percent=50 --v8-pool-size=2 --no-allocation-site-pretenuring'} --inspect-port=127.0.0.1:${inspectorPort}${gcTrace}`;
+  // npm start's own flags, read from bin/tollgate (TOLLGATE_NODE_FLAGS replaces them, as there), plus the profile's.
+  const flags = `${startSettings().nodeFlags.join(' ')} --inspect-port=127.0.0.1:${inspectorPort}${gcTrace}`;
   const gateway = plain
     ? await startCompiledGateway(env, [
         process.execPath,

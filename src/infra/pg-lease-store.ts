@@ -31,7 +31,7 @@ export function leaseOpsParams(ops: readonly LeaseOp[]): string[] {
     numbers(settles, (op) => op.costMicro),
     numbers(settles, (op) => op.holdMicro),
     texts(settles, (op) => op.model),
-    texts(settles, (op) => new Date(op.atMs).toISOString()),
+    texts(settles, isoTimes()),
     texts(settles, (op) => op.ledgerId),
     texts(settles, (op) => op.usageId),
     texts(settles, (op) => op.usageStatus),
@@ -46,6 +46,19 @@ export function leaseOpsParams(ops: readonly LeaseOp[]): string[] {
     texts(settles, (op) => op.deployment),
     JSON.stringify(others),
   ];
+}
+
+/** Settlement times as text, each distinct millisecond formatted once (a busy batch has several settlements a millisecond). */
+function isoTimes(): (op: SettleOp) => string {
+  let lastMs = Number.NaN;
+  let lastText = '';
+  return (op) => {
+    if (op.atMs !== lastMs) {
+      lastMs = op.atMs;
+      lastText = new Date(lastMs).toISOString();
+    }
+    return lastText;
+  };
 }
 
 /** An array literal of integers. */

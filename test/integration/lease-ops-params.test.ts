@@ -32,7 +32,8 @@ const settle = (n: number, text: string, requestId: string | null): SettleOp => 
   costMicro: 12_345_678_901n * BigInt(n),
   holdMicro: 99_000_000_000n,
   model: text,
-  atMs: Date.UTC(2026, 10, 26, 12, 0, n),
+  // Pairs share a millisecond (formatted once), then the next one differs.
+  atMs: Date.UTC(2026, 10, 26, 12, 0, 0, Math.floor(n / 2)),
   ledgerId: `led_${n}`,
   usageId: `use_${n}`,
   usageStatus: 'ok',
