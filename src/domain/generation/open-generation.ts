@@ -1,8 +1,8 @@
 import { countTokensExactly } from '../billing/estimate';
-import { chargeWithinHold, textChargeOfParts, textCostParts, type TokenPrices, type TokenUsage } from '../billing/pricing';
+import { chargeWithinHold, textChargeOfParts, textCostParts, type TokenPrices } from '../billing/pricing';
 import { textAnswerCost, type AnswerCost } from '../billing/answer-cost';
+import { billedUsage, finishedWith, withReasoningEstimate } from './answer-usage';
 import type { LeasedHold } from '../billing/lease-budgets';
-import type { UsageCounts } from '../billing/usage-counts';
 import type { TextModel } from '../catalog/types';
 import {
   isBatchedAnswer,
@@ -21,7 +21,6 @@ import type { Metrics, TraceSpan } from '../shared/telemetry';
 import type { TextGenerationContext } from './service';
 import { usageSpanAttributes } from './trace-attributes';
 import { countPromptTokens } from './prompt-size';
-import { withFields } from '../shared/objects';
 import { DeliveryTally } from './delivery-tally';
 
 /**
@@ -47,25 +46,6 @@ export interface SettlementDeps {
 }
 
 const count = countTokensExactly;
-
-/**
- * When the vendor reports no reasoning count but bills output the answer does not show, the
- * reported reasoning count is billed output minus the visible answer (an estimate).
- */
-export function withReasoningEstimate(usage: CanonicalUsage, visibleAnswerTokens: () => number): CanonicalUsage {
-  if (usage.reasoningTokens !== null) return usage; // counted only when needed: tokenizing a long answer costs
-  return withFields(usage, { reasoningTokens: Math.max(0, usage.outputTokens - visibleAnswerTokens()) });
-}
-
-/** Canonical usage as billing counts it (a missing reasoning count is 0: never billed on top). */
-const billedUsage = (usage: CanonicalUsage): TokenUsage & UsageCounts => ({
-  inputTokens: usage.inputTokens,
-  cachedInputTokens: usage.cachedInputTokens,
-  cacheWrite5mInputTokens: usage.cacheWrite5mInputTokens ?? 0,
-  cacheWrite1hInputTokens: usage.cacheWrite1hInputTokens ?? 0,
-  outputTokens: usage.outputTokens,
-  reasoningTokens: usage.reasoningTokens ?? 0,
-});
 
 type Outcome = { usage: CanonicalUsage; status: 'ok' | 'partial' } | null;
 
@@ -399,11 +379,6 @@ export class OpenGeneration implements AsyncIterable<CanonicalEvent> {
     if (error instanceof ProviderError) span.fail(error.code, error.message);
     span.end();
   }
-}
-
-/** The finish event as the client gets it: its usage with the answer's cost, when charged. */
-function finishedWith(event: Extract<CanonicalEvent, { type: 'finish' }>, usage: CanonicalUsage, cost: AnswerCost | null): CanonicalEvent {
-  return withFields(event, { usage: cost ? withFields(usage, { cost }) : usage });
 }
 
 /**
