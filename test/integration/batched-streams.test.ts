@@ -9,6 +9,7 @@ import { decodeMessagesIngress } from '../../src/protocols/anthropic-messages/de
 import { decodeChatIngress } from '../../src/protocols/openai-chat/decode-request';
 import { createProviderRegistry } from '../../src/providers/registry';
 import { requestId, settledMoneyOf, type RequestMoney } from '../support/text';
+import { SCRIPTED_ANSWERS } from '../support/scripted-answers';
 import { textHarnessOnFakes } from '../support/vendor-fakes';
 
 /**
@@ -30,17 +31,12 @@ const CASES: { name: string; decode(): DecodedTextRequest; script(): void }[] = 
   {
     name: 'Chat on OpenAI: text',
     decode: () => chat('openai/gpt-4o-mini'),
-    script: () => on.openai.script({ text: 'A plain answer, several words long.', usage: { input: 12, output: 9, cached: 4 } }),
+    script: () => SCRIPTED_ANSWERS.openaiText(on),
   },
   {
     name: 'Chat on OpenAI: tool calls and reasoning, no reasoning count',
     decode: () => chat('openai/gpt-4o-mini'),
-    script: () =>
-      on.openai.script({
-        reasoning: 'Thinking about the weather.',
-        toolCalls: [{ id: 'call_a', name: 'get_weather', arguments: '{"city":"Paris"}' }],
-        usage: { input: 30, output: 80 },
-      }),
+    script: () => SCRIPTED_ANSWERS.openaiToolsAndReasoning(on),
   },
   {
     name: 'Messages on Anthropic: thinking, text and a tool call',
@@ -51,19 +47,12 @@ const CASES: { name: string; decode(): DecodedTextRequest; script(): void }[] = 
         stream: true,
         messages: [{ role: 'user', content: 'Hi' }],
       }).decoded,
-    script: () =>
-      on.anthropic.script({
-        thinking: 'Let me see.',
-        signature: 'sig-1',
-        text: 'Here it is.',
-        toolCalls: [{ id: 'toolu_1', name: 'lookup', input: { q: 'x' } }],
-        usage: { input: 50, output: 60, cacheRead: 10 },
-      }),
+    script: () => SCRIPTED_ANSWERS.anthropicThinkingTextTool(on),
   },
   {
     name: 'Chat on Gemini: thoughts and text',
     decode: () => chat('google/gemini-2.5-flash'),
-    script: () => on.gemini.script({ text: 'From Gemini.', thoughts: 'Hmm.', usage: { prompt: 15, candidates: 7, thoughts: 5 } }),
+    script: () => SCRIPTED_ANSWERS.geminiThoughtsAndText(on),
   },
 ];
 

@@ -29,6 +29,7 @@ import {
   type TextAccount,
   type TextHarness,
 } from '../support/text';
+import { SCRIPTED_ANSWERS } from '../support/scripted-answers';
 import { textHarnessOnFakes } from '../support/vendor-fakes';
 
 /**
@@ -123,21 +124,13 @@ const CASES: Case[] = [
     name: 'Chat on OpenAI Chat Completions: text',
     decode: chat({ model: 'openai/gpt-4o-mini' }),
     encode: encodeChat,
-    script: () => on.openai.script({ text: 'A plain answer, several words long.', usage: { input: 12, output: 9, cached: 4 } }),
+    script: () => SCRIPTED_ANSWERS.openaiText(on),
   },
   {
     name: 'Chat on OpenAI: tool calls, reasoning deltas, no reasoning count (the estimate from the tally)',
     decode: chat({ model: 'openai/gpt-4o-mini' }),
     encode: encodeChat,
-    script: () =>
-      on.openai.script({
-        reasoning: 'Thinking about the weather.',
-        toolCalls: [
-          { id: 'call_a', name: 'get_weather', arguments: '{"city":"Paris"}' },
-          { id: 'call_b', name: 'get_time', arguments: '{"zone":"CET"}' },
-        ],
-        usage: { input: 30, output: 80 },
-      }),
+    script: () => SCRIPTED_ANSWERS.openaiToolsAndReasoning(on),
   },
   {
     name: 'Chat on OpenAI: a refusal',
@@ -157,20 +150,13 @@ const CASES: Case[] = [
       decodeMessagesIngress({ model: 'anthropic/claude-sonnet-4-5', max_tokens: 2_000, messages: [{ role: 'user', content: 'Hi' }] })
         .decoded,
     encode: (events) => encodeMessagesResponse(collectEvents(events), META),
-    script: () =>
-      on.anthropic.script({
-        thinking: 'Let me see.',
-        signature: 'sig-1',
-        text: 'Here it is.',
-        toolCalls: [{ id: 'toolu_1', name: 'lookup', input: { q: 'x' } }],
-        usage: { input: 50, output: 60, cacheRead: 10 },
-      }),
+    script: () => SCRIPTED_ANSWERS.anthropicThinkingTextTool(on),
   },
   {
     name: 'Chat on Gemini: thoughts and text',
     decode: chat({ model: 'google/gemini-2.5-flash' }),
     encode: encodeChat,
-    script: () => on.gemini.script({ text: 'From Gemini.', thoughts: 'Hmm.', usage: { prompt: 15, candidates: 7, thoughts: 5 } }),
+    script: () => SCRIPTED_ANSWERS.geminiThoughtsAndText(on),
   },
   {
     name: 'Messages on Vertex AI Claude (rawPredict)',
