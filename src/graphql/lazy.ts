@@ -57,9 +57,9 @@ export function lazyGraphql(httpServer: Server, services: GraphqlServices, log: 
 
 const GRAPHQL_PATH = '/graphql';
 
-function pathOf(url: string | undefined): string {
-  const query = (url ?? '').indexOf('?');
-  return query === -1 ? (url ?? '') : url!.slice(0, query);
+function pathOf(url = ''): string {
+  const query = url.indexOf('?');
+  return query === -1 ? url : url.slice(0, query);
 }
 
 /** 404 to an upgrade Tollgate does not serve: the handshake fails, the connection closes. */

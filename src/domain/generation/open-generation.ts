@@ -254,10 +254,8 @@ export class OpenGeneration implements AsyncIterable<CanonicalEvent> {
     return cost instanceof Promise ? cost.then((settled) => finishedWith(event, usage, settled)) : finishedWith(event, usage, cost);
   }
 
-  /** The vendor's next canonical event. */
+  /** An unbatched stream's next deliverable event (its first: begin()). */
   private async next(): Promise<IteratorResult<CanonicalEvent>> {
-    if (this.batchedStream !== null) return this.nextBatched();
-    if (this.buffered !== null) return this.nextBuffered();
     for (;;) {
       const result = await this.upstream!.next();
       if (result.done || this.deliverable(result.value)) return result as IteratorResult<CanonicalEvent>;
