@@ -21,9 +21,47 @@ export function serializeError(error: unknown, depth = 0): Record<string, unknow
 
 const SERIALIZERS = { err: (error: unknown) => serializeError(error) };
 
-/** Tollgate's JSON logger: one line per event, errors under `err` as serializeError shows them. */
+/** Tollgate's JSON logger: one line per event, errors under `err` as serializeError shows them; to stdout by default. */
 export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
-  return pino({ level, base: undefined, serializers: SERIALIZERS }, destination);
+  return pino({ level, base: undefined, serializers: SERIALIZERS }, destination ?? (level === 'silent' ? undefined : bufferedStdout()));
+}
+
+/** Most bytes of info lines kept before they are written. */
+const BUFFER_BYTES = 4096;
+/** Longest an info line waits to be written. */
+const FLUSH_EVERY_MS = 100;
+/** Lines of these levels (trace, debug, info) may wait; pino writes each line as `{"level":N,…`. */
+const MAY_WAIT = /^\{"level":[123]0,/;
+
+let stdout: pino.DestinationStream | null = null;
+
+/**
+ * Standard output for log lines, one per process. Info lines (the access log: one a request)
+ * wait in a buffer of up to BUFFER_BYTES, written at least every FLUSH_EVERY_MS: a write system
+ * call per dozen lines or so rather than one each (docs/performance.md). A warning or an error
+ * is written at once, with whatever waited before it, and everything is at exit (a crash on an
+ * uncaught error included); only a process killed outright loses the info lines of its last
+ * FLUSH_EVERY_MS.
+ */
+function bufferedStdout(): pino.DestinationStream {
+  if (stdout) return stdout;
+  const out = pino.destination({ dest: 1, sync: true, minLength: BUFFER_BYTES });
+  let waiting = false;
+  const flush = () => {
+    if (!waiting) return;
+    waiting = false;
+    out.flush();
+  };
+  setInterval(flush, FLUSH_EVERY_MS).unref();
+  process.on('exit', flush);
+  stdout = {
+    write: (line: string) => {
+      out.write(line);
+      waiting = true;
+      if (!MAY_WAIT.test(line)) flush();
+    },
+  };
+  return stdout;
 }
 
 /** The same error rule on a logger made elsewhere (a test's, an embedder's). */

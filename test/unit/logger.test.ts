@@ -1,3 +1,7 @@
+import { spawnSync } from 'node:child_process';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { Client } from 'pg';
 import { createLogger, serializeError, withErrorSerializer } from '../../src/infra/logger';
@@ -50,5 +54,64 @@ describe('an error in a log line', () => {
     expect(serializeError('plain message')).toBe('plain message');
     const wrapped = new Error('outer', { cause: pgErrorWithClient() });
     expect((serializeError(wrapped) as { cause: Record<string, unknown> }).cause).not.toHaveProperty('client');
+  });
+});
+
+describe('the gateway logger on standard output', () => {
+  /**
+   * A child process logs to its standard output, a file here, and reports the file's size after
+   * each step (the lines it has written so far); then the whole file is read.
+   */
+  function logInChild(): { sizes: Record<string, number>; lines: { level: number; msg: string }[] } {
+    const dir = mkdtempSync(join(tmpdir(), 'tollgate-log-'));
+    const out = join(dir, 'stdout');
+    const fd = openSync(out, 'w');
+    const script = `
+      const { fstatSync } = require('node:fs');
+      const { createLogger } = require(${JSON.stringify(join(__dirname, '..', '..', 'src', 'infra', 'logger.ts'))});
+      const log = createLogger('info');
+      const size = () => fstatSync(1).size;
+      const sizes = {};
+      log.info('one request');
+      sizes.afterInfo = size();
+      log.warn('a failed stream');
+      sizes.afterWarn = size();
+      log.info('another request');
+      sizes.nextInfo = size();
+      setTimeout(() => {
+        sizes.later = size();
+        log.info('the last request');
+        process.stderr.write(JSON.stringify(sizes));
+        process.exit(0);
+      }, 400);`;
+    try {
+      const child = spawnSync(process.execPath, ['-r', join(__dirname, '..', 'support', 'swc-register.js'), '-e', script], {
+        stdio: ['ignore', fd, 'pipe'],
+      });
+      if (child.status !== 0) throw new Error(`the child failed: ${String(child.stderr)}`);
+      const lines = readFileSync(out, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line));
+      return { sizes: JSON.parse(String(child.stderr)), lines };
+    } finally {
+      closeSync(fd);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  test('info lines wait briefly to share a write; a warning goes at once, after them; nothing is lost at exit', () => {
+    const { sizes, lines } = logInChild();
+    expect(sizes.afterInfo).toBe(0);
+    expect(sizes.afterWarn).toBeGreaterThan(0);
+    expect(sizes.nextInfo).toBe(sizes.afterWarn);
+    // Written within the flush interval though nothing else was logged.
+    expect(sizes.later).toBeGreaterThan(sizes.afterWarn!);
+    expect(lines.map((line) => [line.level, line.msg])).toEqual([
+      [30, 'one request'],
+      [40, 'a failed stream'],
+      [30, 'another request'],
+      [30, 'the last request'],
+    ]);
   });
 });
