@@ -47,7 +47,7 @@ export interface CpuOptions {
   compareDir?: string;
   /** Only these sides (default: all but compare, which is added when compareDir is set). */
   sides?: SideName[];
-  /** Alternating slices per side and measurement (default 2); more, shorter slices spread a busy machine's swings over both sides of an A/B. */
+  /** Alternating slices per side and measurement (default 4); more, shorter slices spread a busy machine's swings over both sides of an A/B. */
   slices?: number;
   /**
    * Open loop at this many requests a second per side instead of a closed loop: both sides of an
@@ -82,7 +82,7 @@ export interface CpuRow {
   sliceTotals: number[];
 }
 
-const SLICES = 2;
+const SLICES = 4;
 const WARMUP_MS = 300;
 /** Unmeasured load per side before a body's first measurement (BENCH_CPU_WARM_SECONDS; 0: none). */
 const WARM_BODY_MS = Number(process.env.BENCH_CPU_WARM_SECONDS ?? 5) * 1000;

@@ -73,12 +73,12 @@
  *                             compare memory settings: a copy of it with others).
  *  BENCH_SHARING_BUILD        0: use dist/ as it is (no build first; also for the sustained scenario).
  *  BENCH_CPU          0: no CPU comparison (bench/cpu.ts); "only": it alone. Default: on.
- *  BENCH_CPU_SECONDS  measured seconds per side and measurement there (default 6).
+ *  BENCH_CPU_SECONDS  measured seconds per side and measurement there (default 16).
  *  BENCH_CPU_CONNECTIONS  closed-loop levels there (default "16,64").
  *  BENCH_CPU_COMPARE  a checkout with its own bin/tollgate and built dist/: measured there beside
  *                     this one (A/B of a change; build it first).
  *  BENCH_CPU_SIDES    only these sides, comma list of direct, floor, npm-start, plain, compare.
- *  BENCH_CPU_SLICES   alternating slices per side there (default 2; an A/B on a busy machine: more).
+ *  BENCH_CPU_SLICES   alternating slices per side there (default 4; an A/B on a busy machine: more).
  *  BENCH_CPU_RATE     open loop at this rate per side there instead of the closed loop (an A/B on a
  *                     busy machine: both sides then serve the same requests per second).
  *  BENCH_CPU_WARM_SECONDS  unmeasured load per side before each body's rows there (default 5: steady state).
@@ -132,7 +132,7 @@ const WITH_SHARING = SHARING_ONLY || (process.env.BENCH_SHARING !== '0' && !ALON
 const WITH_SUSTAINED = SUSTAINED_ONLY || (process.env.BENCH_SUSTAINED === '1' && !ALONE);
 /** The latency rows and the sweep (bench/gateway-process.ts). */
 const MAIN_ROWS = !ALONE;
-const CPU_SECONDS = Number(process.env.BENCH_CPU_SECONDS ?? 6);
+const CPU_SECONDS = Number(process.env.BENCH_CPU_SECONDS ?? 16);
 const CPU_CONNECTIONS = (process.env.BENCH_CPU_CONNECTIONS ?? '16,64').split(',').map(Number);
 const CPU_SIDE_KEYS: Record<string, string> = {
   direct: 'direct',
