@@ -46,18 +46,19 @@ let stdout: pino.DestinationStream | null = null;
 function bufferedStdout(): pino.DestinationStream {
   if (stdout) return stdout;
   const out = pino.destination({ dest: 1, sync: true, minLength: BUFFER_BYTES });
-  let waiting = false;
+  // Armed by the first line that waits, so an idle gateway is not woken to write nothing.
+  let due: NodeJS.Timeout | null = null;
   const flush = () => {
-    if (!waiting) return;
-    waiting = false;
+    if (due === null) return;
+    clearTimeout(due);
+    due = null;
     out.flush();
   };
-  setInterval(flush, FLUSH_EVERY_MS).unref();
   process.on('exit', flush);
   stdout = {
     write: (line: string) => {
       out.write(line);
-      waiting = true;
+      if (due === null) due = setTimeout(flush, FLUSH_EVERY_MS).unref();
       if (!MAY_WAIT.test(line)) flush();
     },
   };
