@@ -62,9 +62,10 @@ export interface SharingRow {
   cpuPerRequest: number;
   /**
    * Peak resident memory of each instance while serving the load (after start-up and
-   * provisioning), MB. The first instance served the provisioning (its GraphQL API loaded: about
-   * 7 MB more live heap, so 10 more at the old generation's peak; the users' passwords hashed),
-   * and the first of the first scenario also ran the migrations; the others did neither.
+   * provisioning), MB. The first instance served the provisioning (so its GraphQL API is loaded,
+   * which raises the live heap and so the old generation's peak: docs/performance.md; and it hashed
+   * the users' passwords), and the first of the first scenario also ran the migrations; the others
+   * did neither.
    */
   peakRssMb: number[];
 }

@@ -38,7 +38,7 @@ let stdout: pino.DestinationStream | null = null;
 /**
  * Standard output for log lines, one per process. Info lines (the access log: one a request)
  * wait in a buffer of up to BUFFER_BYTES, written at least every FLUSH_EVERY_MS: a write system
- * call per dozen lines or so rather than one each (docs/performance.md). A warning or an error
+ * call for many lines rather than one each (docs/performance.md). A warning or an error
  * is written at once, with whatever waited before it, and everything is at exit (a crash on an
  * uncaught error included); only a process killed outright loses the info lines of its last
  * FLUSH_EVERY_MS.
