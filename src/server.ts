@@ -26,7 +26,7 @@ import { ulidIds, type IdGenerator } from './domain/shared/ids';
 import { lazyGraphql } from './graphql/lazy';
 import { SessionFeeds } from './graphql/session-feeds';
 import { switchOffIdleAsyncContexts } from './infra/async-context';
-import { databaseReady, openDatabase } from './infra/database';
+import { databaseReady, openDatabase, type ApplyMigrations } from './infra/database';
 import { createRestApp } from './rest/app';
 import { keysRouter, sessionsRouter } from './rest/keys';
 import { modelsRouter } from './rest/models';
@@ -100,6 +100,8 @@ export interface TollgateOptions {
   sweepIntervalMs?: number;
   /** How often the sessions behind live GraphQL feeds are checked for having gone another way than sign-out or expiry (ms). */
   sessionCheckIntervalMs?: number;
+  /** How pending migrations are applied: in this process unless given (`tollgate start`: a child process). */
+  applyMigrations?: ApplyMigrations;
 }
 
 export interface Services {
@@ -145,7 +147,7 @@ export async function createTollgate(options: TollgateOptions): Promise<Tollgate
   // First: a bucket that cannot be used stops the start before anything else is opened.
   const { storage: videoStorage, close: closeVideoStorage } = await openVideoStorage(config.videos.storage);
   switchOffIdleAsyncContexts(); // before the ORM's first transaction (infra/async-context.ts)
-  const orm = await openDatabase(options.databaseUrl);
+  const orm = await openDatabase(options.databaseUrl, undefined, options.applyMigrations);
   // Across instances through Redis when it is configured (key-cache invalidation, subscriptions).
   const bus: ClosableEventBus = config.redisUrl
     ? createRedisEventBus(config.redisUrl, config.redisKeyPrefix, log)

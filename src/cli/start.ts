@@ -5,6 +5,7 @@ import { readDemoCredentials, seedDemoOnFirstStart, type DemoCredentials } from 
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../infra/embedded-postgres';
 import { createLogger } from '../infra/logger';
 import { createTollgate } from '../server';
+import { migrateInChildProcess } from './migrate-apart';
 
 /** What the first lines of output tell the operator once the gateway listens. */
 export type StartNotice =
@@ -53,7 +54,7 @@ export async function startGateway(config: Config): Promise<void> {
   }
   let tollgate;
   try {
-    tollgate = await createTollgate({ config, databaseUrl, log });
+    tollgate = await createTollgate({ config, databaseUrl, log, applyMigrations: migrateInChildProcess(databaseUrl, log) });
   } catch (error) {
     await embedded?.stop();
     throw error;

@@ -51,13 +51,31 @@ export function redactDatabaseUrl(databaseUrl: string): string {
   }
 }
 
+/** How pending migrations are applied, once openDatabase has found some. */
+export type ApplyMigrations = (orm: MikroORM) => Promise<void>;
+
+/** In this process, with MikroORM's migrator (which then stays loaded: see migratorOnFirstUse). */
+export const migrateInProcess: ApplyMigrations = async (orm) => {
+  await orm.getMigrator().up();
+};
+
 /**
- * Connects and applies every pending migration (start-up, the CLI and tests alike). A missing
- * database is created by the ORM; a server that cannot be reached is one clear error.
+ * Connects and applies every pending migration (start-up, the CLI and tests alike; `tollgate
+ * start` has them applied by a child process, src/cli/migrate-apart.ts). A missing database is
+ * created by the ORM; a server that cannot be reached is one clear error.
  */
-export async function openDatabase(databaseUrl: string, poolMax?: number): Promise<MikroORM> {
+export async function openDatabase(
+  databaseUrl: string,
+  poolMax?: number,
+  applyMigrations: ApplyMigrations = migrateInProcess,
+): Promise<MikroORM> {
   const orm = await connectDatabase(databaseUrl, poolMax);
-  if ((await pendingMigrations(orm)).length > 0) await orm.getMigrator().up();
+  try {
+    if ((await pendingMigrations(orm)).length > 0) await applyMigrations(orm);
+  } catch (error) {
+    await orm.close();
+    throw error;
+  }
   return orm;
 }
 

@@ -3,6 +3,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
+import { MIGRATION_NAMES } from '../../migrations/names';
 import { removeCompiledCli, runTollgate, startTollgateProcess } from '../support/cli';
 import { createTestDatabase } from '../support/database';
 import { call } from '../support/tollgate';
@@ -21,20 +22,23 @@ describe('DATABASE_URL', () => {
   afterAll(() => db.drop());
 
   test('a fresh empty database: migrated, no demo seeded, a line on creating the first account; SIGTERM exits 0', async () => {
-    const gateway = await startTollgateProcess({ DATABASE_URL: db.url });
+    const gateway = await startTollgateProcess({ DATABASE_URL: db.url, LOG_LEVEL: 'info' });
     expect((await call(`${gateway.url}/readyz`)).status).toBe(200);
     expect(gateway.output()).toContain('This database has no account yet.');
     expect(gateway.output()).toContain('admin create-account');
     expect(gateway.output()).not.toContain('tgk_');
     expect(await gateway.stop()).toBe(0);
+    // By `tollgate migrate` in a child process (src/cli/migrate-apart.ts), whose report the start logs.
+    expect(gateway.output()).toContain(`"migrations":"Applied ${MIGRATION_NAMES.length} migration(s): ${MIGRATION_NAMES[0]}`);
   });
 
   test('an already migrated database with an account starts without the first-account line', async () => {
     expect((await runTollgate(['admin', 'create-account', '--name', 'First'], { DATABASE_URL: db.url })).code).toBe(0);
-    const gateway = await startTollgateProcess({ DATABASE_URL: db.url });
+    const gateway = await startTollgateProcess({ DATABASE_URL: db.url, LOG_LEVEL: 'info' });
     expect((await call(`${gateway.url}/readyz`)).status).toBe(200);
     expect(gateway.output()).not.toContain('no account yet');
     expect(await gateway.stop()).toBe(0);
+    expect(gateway.output()).not.toContain('"migrations"'); // nothing pending: no child
   });
 
   test('a database that does not exist yet on a reachable server is created', async () => {
