@@ -26,7 +26,7 @@ test("bin/tollgate starts node with the memory settings, the caller's glibc tuna
     expect(JSON.parse(out)).toEqual({
       execArgv: ['--max-semi-space-size=8', '--heap-growing-percent=50', '--v8-pool-size=2', '--no-allocation-site-pretenuring'],
       args: ['admin', 'list-plans'],
-      tunables: 'glibc.malloc.mmap_threshold=4194304:glibc.malloc.trim_threshold=33554432:glibc.malloc.hugetlb=1:glibc.malloc.arena_max=2',
+      tunables: 'glibc.malloc.mmap_threshold=4194304:glibc.malloc.trim_threshold=1048576:glibc.malloc.hugetlb=1:glibc.malloc.arena_max=2',
     });
     // The operator's own V8 flags replace ours; empty: V8's defaults.
     const run = (flags: string) =>
