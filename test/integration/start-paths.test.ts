@@ -41,6 +41,23 @@ describe('DATABASE_URL', () => {
     expect(gateway.output()).not.toContain('"migrations"'); // nothing pending: no child
   });
 
+  test('a migration that fails stops the start with its reason in one line, and nothing listens', async () => {
+    const clashing = await createTestDatabase();
+    try {
+      // A table of the first migration's, already there: the child's `tollgate migrate` fails.
+      const client = new Client({ connectionString: clashing.url });
+      await client.connect();
+      await client.query('CREATE TABLE accounts (id text)');
+      await client.end();
+      const result = await runTollgate(['start'], { DATABASE_URL: clashing.url, PORT: '0' });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(/^tollgate: [^\n]*relation "accounts" already exists[^\n]*\n$/);
+      expect(result.stdout).not.toContain('listening');
+    } finally {
+      await clashing.drop();
+    }
+  });
+
   test('a database that does not exist yet on a reachable server is created', async () => {
     const url = new URL(db.url);
     url.pathname = `${url.pathname}_new`;
