@@ -165,6 +165,9 @@ function proxyFlags(): string[] {
 const GATEWAY_BUILD =
   process.env.BENCH_FROM_SOURCE === '1' ? 'from source (swc)' : "the compiled build with npm start's node flags and glibc settings";
 
+/** Where the latency rows' gateway keeps its limits: it inherits REDIS_URL, and a Redis round trip per request shows at one connection. */
+const LIMITS_WHERE = process.env.REDIS_URL ? 'limits in Redis at REDIS_URL' : 'limits in the process: REDIS_URL unset';
+
 /** The gateway of the latency rows runs as `npm start` runs it: bin/tollgate's node flags and glibc settings (unless from source). */
 function gatewaySettings(script: string): { flags: string[]; env: Record<string, string> } {
   if (script !== 'gateway-process.ts' || process.env.BENCH_FROM_SOURCE === '1') return { flags: [], env: {} };
@@ -386,7 +389,7 @@ async function main(): Promise<void> {
     const gatewayPid = gateway.child.pid!;
     console.log(
       `Tollgate bench: ${SECONDS}s per run (+0.5s warm-up), closed loop at connections ${CONNECTIONS.join('/')}, ` +
-        `open loop at ${RATES ? `${RATES.join('/')} req/s` : `${RATE_FRACTIONS.join('/')} of saturation`} (${OPEN_LOOP_CONNECTIONS} connections), billing + limits on; Tollgate: ${GATEWAY_BUILD}`,
+        `open loop at ${RATES ? `${RATES.join('/')} req/s` : `${RATE_FRACTIONS.join('/')} of saturation`} (${OPEN_LOOP_CONNECTIONS} connections), billing + limits on (${LIMITS_WHERE}); Tollgate: ${GATEWAY_BUILD}`,
     );
     const hop = await measureHop();
     const hopLine = `machine: a loopback round trip between two processes takes ${hop.roundTripUs.toFixed(0)} µs (${hop.cpuUsPerRoundTrip.toFixed(0)} µs of the sender's CPU); a request through Tollgate makes one such round trip more than a direct one`;

@@ -24,7 +24,13 @@ test("bin/tollgate starts node with the memory settings, the caller's glibc tuna
       encoding: 'utf8',
     });
     expect(JSON.parse(out)).toEqual({
-      execArgv: ['--max-semi-space-size=8', '--heap-growing-percent=50', '--v8-pool-size=2', '--no-allocation-site-pretenuring'],
+      execArgv: [
+        '--max-semi-space-size=8',
+        '--heap-growing-percent=50',
+        '--v8-pool-size=2',
+        '--no-allocation-site-pretenuring',
+        '--liftoff-only',
+      ],
       args: ['admin', 'list-plans'],
       tunables: 'glibc.malloc.mmap_threshold=4194304:glibc.malloc.trim_threshold=1048576:glibc.malloc.hugetlb=1:glibc.malloc.arena_max=2',
     });
