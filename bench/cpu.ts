@@ -204,7 +204,12 @@ export async function runCpuComparison(options: CpuOptions, onRow: (row: CpuRow)
         const acc = sides.map(() => ({ parts: [] as LoadResult[], cpu: 0, system: 0, db: 0, rss: 0, waits: 0, slices: [] as number[] }));
         const slices = options.slices ?? SLICES;
         for (let slice = 0; slice < slices; slice++) {
-          for (const [i, side] of sides.entries()) {
+          // Each slice starts one side later: a side's slice is otherwise always preceded by the
+          // same one, whose leftovers (PostgreSQL's background writes, the floor's warm caches)
+          // would weigh on it alone and bias the comparison.
+          for (let k = 0; k < sides.length; k++) {
+            const i = (k + slice) % sides.length;
+            const side = sides[i]!;
             const headerSets = headersOf(side);
             if (side.pid) resetPeakRss(side.pid);
             const waitsBefore = side.gateway ? await pushbackWaits(side.gateway.url) : 0;
