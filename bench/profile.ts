@@ -21,6 +21,8 @@
  * `--perf-basic-prof`): CPU-time samples of every thread (GC helpers, the kernel) summed by the
  * same stages, the kernel's part of each stage apart. PROFILE_TARGET=floor profiles the Node
  * floor (bench/node-floor.mjs) under the same load that way, for the floor's column.
+ * PROFILE_WARM_SECONDS (default 3): unmeasured load first (at one connection the path takes
+ * longer to be compiled). PROFILE_REDIS_URL: the gateway keeps its limits in that Redis.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -39,6 +41,8 @@ const CONNECTIONS = Number(process.env.PROFILE_CONNECTIONS ?? 64);
 const BODY = process.env.PROFILE_BODY === 'stream' ? 'stream' : 'json';
 const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS ?? 16);
 const OUT = '/tmp/prof';
+const WARM_MS = Number(process.env.PROFILE_WARM_SECONDS ?? 3) * 1000;
+const REDIS_URL = process.env.PROFILE_REDIS_URL ?? '';
 
 interface CallFrame {
   functionName: string;
@@ -373,7 +377,7 @@ async function profileFloor(upstreamUrl: string): Promise<void> {
         durationMs,
         warmupMs: 0,
       });
-    await load(3_000);
+    await load(WARM_MS);
     mkdirSync(OUT, { recursive: true });
     const recorded = perfRecord(floor.child.pid!, SECONDS, join(OUT, `floor-${BODY}-c${CONNECTIONS}-${Date.now()}.perf.data`));
     const result = await load(SECONDS * 1000);
@@ -406,9 +410,9 @@ async function main(): Promise<void> {
   );
   const upstream = await new Promise<{ url: string }>((resolve) => upstreamChild.once('message', (m) => resolve(m as { url: string })));
   const inspectorPort = await freePort();
-  const options = { databaseUrl: database.url, upstreamUrl: upstream.url, redisUrl: '' };
+  const options = { databaseUrl: database.url, upstreamUrl: upstream.url, redisUrl: REDIS_URL };
   const plain = process.env.PROFILE_START === 'plain';
-  const env = gatewayEnv(options, null);
+  const env = gatewayEnv(options, REDIS_URL ? `tollgate:profile-${Date.now()}:` : null);
   // PROFILE_GC_TRACE=1: V8's line per collection (--trace-gc-nvp) during the load, summed.
   const gcTrace = `${process.env.PROFILE_GC_TRACE ? ' --trace-gc-nvp' : ''}${PERF ? ' --perf-basic-prof' : ''}`;
   // npm start's own flags, read from bin/tollgate (TOLLGATE_NODE_FLAGS replaces them, as there), plus the profile's.
@@ -441,7 +445,7 @@ async function main(): Promise<void> {
         durationMs,
         warmupMs: 0,
       });
-    await load(3_000); // warm: compiled code, leases, pools
+    await load(WARM_MS); // warm: compiled code, leases, pools
     const gcLines: string[] = [];
     if (process.env.PROFILE_GC_TRACE)
       gateway.child.stdout!.on('data', (chunk: Buffer) =>
