@@ -130,6 +130,19 @@ export class JsonAnswer extends DispatchedCall {
   }
 }
 
+/**
+ * The answer's content type, found in undici's raw header list (name, value, name, value…)
+ * without parsing the whole list into an object as parseRawHeaders does: an event stream is
+ * opened on every streamed call, and that is the one header it needs.
+ */
+function contentTypeOf(rawHeaders: Buffer[]): string {
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!;
+    if (name.length === 12 && name.toString('latin1').toLowerCase() === 'content-type') return rawHeaders[i + 1]!.toString('latin1');
+  }
+  return '';
+}
+
 /** A vendor's event stream, read a chunk at a time (VendorTransport.openEventStream). */
 export interface VendorEventStream {
   /** The events the next chunk of the body completed (possibly none), or null once the body has ended. Read failures are ProviderError. */
@@ -171,7 +184,7 @@ export class SseAnswer extends DispatchedCall implements VendorEventStream {
   onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void): boolean {
     if (!this.answered(statusCode, rawHeaders) || !this.ok()) return true;
     this.resume = resume;
-    this.errorJson = String(parseRawHeaders(rawHeaders)['content-type'] ?? '').includes('application/json');
+    this.errorJson = contentTypeOf(rawHeaders).includes('application/json');
     if (!this.errorJson) {
       this.opened = true;
       this.open(this);
