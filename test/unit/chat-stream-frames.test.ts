@@ -2,9 +2,9 @@ import { sseData } from '../../src/protocols/sse-write';
 import { ChatStreamEncoder } from '../../src/protocols/openai-chat/stream-encoder';
 
 /**
- * The Chat stream encoder writes a text delta's frame from a template (the commonest event);
- * the bytes must be exactly those of the chunk object serialised, for any text and any answer
- * meta: both ways, compared.
+ * The Chat stream encoder writes its chunks from a head serialised once per answer, and a text
+ * delta (the commonest event) from a template; the bytes must be exactly those of the chunk
+ * object serialised, for any text and any answer meta: both ways, compared.
  */
 const texts = [
   'Hello',
@@ -41,6 +41,50 @@ describe('ChatStreamEncoder text frames', () => {
           });
           expect(encoder.textFrame(text)).toBe(general);
         }
+      });
+    }
+  }
+
+  for (const includeUsage of [true, false]) {
+    for (const meta of metas) {
+      test(`every other chunk too (role, tool call, finish, usage), include_usage ${includeUsage}, model ${JSON.stringify(meta.model)}`, () => {
+        const chunk = (choices: unknown[], usage: unknown = null) =>
+          sseData({
+            id: meta.id,
+            object: 'chat.completion.chunk',
+            created: meta.created,
+            model: meta.model,
+            choices,
+            ...(includeUsage ? { usage } : {}),
+          });
+        const encoder = new ChatStreamEncoder({ ...meta, includeUsage });
+        expect(encoder.start()).toBe(
+          chunk([{ index: 0, delta: { role: 'assistant', content: '', refusal: null }, logprobs: null, finish_reason: null }]),
+        );
+        expect(encoder.encode({ type: 'tool-call-start', index: 3, id: 'call_"1', name: 'get "it"', kind: 'function' })).toBe(
+          chunk([
+            {
+              index: 0,
+              delta: { tool_calls: [{ index: 0, id: 'call_"1', type: 'function', function: { name: 'get "it"', arguments: '' } }] },
+              logprobs: null,
+              finish_reason: null,
+            },
+          ]),
+        );
+        const usage = { inputTokens: 7, cachedInputTokens: 2, outputTokens: 5, reasoningTokens: 1 };
+        const finished = encoder.encode({ type: 'finish', reason: 'tool_calls', refusal: false, usage });
+        const expectedUsage = {
+          prompt_tokens: 7,
+          completion_tokens: 5,
+          total_tokens: 12,
+          prompt_tokens_details: { cached_tokens: 2 },
+          completion_tokens_details: { reasoning_tokens: 1 },
+        };
+        expect(finished).toBe(
+          chunk([{ index: 0, delta: {}, logprobs: null, finish_reason: 'tool_calls' }]) +
+            (includeUsage ? chunk([], expectedUsage) : '') +
+            'data: [DONE]\n\n',
+        );
       });
     }
   }

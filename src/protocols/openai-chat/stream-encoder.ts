@@ -3,7 +3,7 @@ import type { ApiError } from '../../domain/shared/errors';
 import { type AnswerMeta, randomWireId } from '../collect';
 import type { StreamEncoder } from '../streams';
 import { SSE_DONE, sseData } from '../sse-write';
-import type { ChatChunkChoice, ChatChunkDelta, ChatCompletionChunk, ChatCompletionUsage } from './types';
+import type { ChatChunkChoice, ChatChunkDelta, ChatCompletionUsage } from './types';
 import { chatFinishReason, chatUsage } from './encode-answer';
 
 export interface ChatStreamMeta extends AnswerMeta {
@@ -24,18 +24,15 @@ export class ChatStreamEncoder implements StreamEncoder {
   private ended = false;
   /** Canonical tool-call index → position in the message's `tool_calls`. */
   private readonly toolPositions = new Map<number, number>();
-  /** A text delta's frame around its JSON-encoded text (textFrame). */
-  private readonly textHead: string;
-  private readonly textTail: string;
+  /**
+   * Every chunk is `{"id","object","created","model","choices"[,"usage"]}`: the bytes before its
+   * choices are the same in all of them, serialised once.
+   */
+  private readonly head: string;
 
   constructor(private readonly meta: ChatStreamMeta) {
     this.id = meta.id ?? randomWireId('chatcmpl-');
-    // The bytes chunk() writes for a delta of content, cut where the text goes (its last
-    // field but `usage`, so the last occurrence, whatever the model's name holds).
-    const frame = sseData(this.chunkObject([{ index: 0, delta: { content: TEXT_MARK }, logprobs: null, finish_reason: null }]));
-    const at = frame.lastIndexOf(TEXT_MARK_JSON);
-    this.textHead = frame.slice(0, at);
-    this.textTail = frame.slice(at + TEXT_MARK_JSON.length);
+    this.head = `data: {"id":${JSON.stringify(this.id)},"object":"chat.completion.chunk","created":${JSON.stringify(meta.created)},"model":${JSON.stringify(meta.model)},"choices":`;
   }
 
   /**
@@ -43,7 +40,7 @@ export class ChatStreamEncoder implements StreamEncoder {
    * `this.delta({ content: text })`, without building and serialising its four objects each time.
    */
   textFrame(text: string): string {
-    return this.textHead + JSON.stringify(text) + this.textTail;
+    return `${this.head}[{"index":0,"delta":{"content":${JSON.stringify(text)}},"logprobs":null,"finish_reason":null}]${this.meta.includeUsage ? ',"usage":null' : ''}}\n\n`;
   }
 
   /** The role chunk; emitted by the first `encode` when not called before. */
@@ -97,22 +94,9 @@ export class ChatStreamEncoder implements StreamEncoder {
     return this.chunk([{ index: 0, delta, logprobs: null, finish_reason: null }]);
   }
 
+  /** `sseData` of the chunk object, from the serialised head: the same bytes (test/unit/chat-stream-frames.test.ts). */
   private chunk(choices: ChatChunkChoice[], usage?: ChatCompletionUsage): string {
-    return sseData(this.chunkObject(choices, usage));
-  }
-
-  private chunkObject(choices: ChatChunkChoice[], usage?: ChatCompletionUsage): ChatCompletionChunk {
-    return {
-      id: this.id,
-      object: 'chat.completion.chunk',
-      created: this.meta.created,
-      model: this.meta.model,
-      choices,
-      ...(this.meta.includeUsage ? { usage: usage ?? null } : {}),
-    };
+    const tail = this.meta.includeUsage ? `,"usage":${JSON.stringify(usage ?? null)}}` : '}';
+    return `${this.head}${JSON.stringify(choices)}${tail}\n\n`;
   }
 }
-
-/** Stands for the text in the template of a text delta's frame. */
-const TEXT_MARK = '\u0000text\u0000';
-const TEXT_MARK_JSON = JSON.stringify(TEXT_MARK);
