@@ -29,6 +29,8 @@ export class SseDecoder {
   private readonly utf8 = new StringDecoder('utf8');
   /** Text of the current, not yet terminated line. */
   private line = '';
+  /** No text seen yet: a byte order mark leading the stream is dropped (the standard says so; TextDecoder did it). */
+  private atStart = true;
   /** The previous chunk ended with `\r`: a `\n` starting the next one belongs to it. */
   private afterCR = false;
   private eventType = '';
@@ -38,7 +40,11 @@ export class SseDecoder {
 
   /** Feeds a chunk; returns the events it completed, appended to `into` when given (several chunks, one array). */
   push(chunk: Uint8Array | string, into: SseEvent[] = []): SseEvent[] {
-    const text = typeof chunk === 'string' ? chunk : this.utf8.write(chunk as Buffer);
+    let text = typeof chunk === 'string' ? chunk : this.utf8.write(chunk as Buffer);
+    if (this.atStart && text.length > 0) {
+      this.atStart = false;
+      if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+    }
     return this.scan(text, into);
   }
 

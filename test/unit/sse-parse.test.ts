@@ -61,6 +61,17 @@ describe('SseDecoder', () => {
     expect(decodeChunks(['data: a\r', '\ndata: b\r', '\n\r', '\n'])).toEqual([{ event: 'message', data: 'a\nb' }]);
   });
 
+  it('drops one byte order mark leading the stream, whole or split across chunks, and no other', () => {
+    const bom = Buffer.from([0xef, 0xbb, 0xbf]);
+    const bytes = Buffer.concat([bom, Buffer.from(STREAM, 'utf8')]);
+    expect(decodeChunks([bytes])).toEqual(EXPECTED);
+    expect(decodeChunks([bytes.subarray(0, 1), bytes.subarray(1, 2), bytes.subarray(2)])).toEqual(EXPECTED);
+    expect(decodeChunks([Buffer.alloc(0), bytes])).toEqual(EXPECTED);
+    expect(decodeChunks(['\ufeffdata: x\n\n'])).toEqual([{ event: 'message', data: 'x' }]);
+    // Only the stream's first character: a later one belongs to the line.
+    expect(decodeChunks(['data: x\n\n', '\ufeffdata: y\n\n'])).toEqual([{ event: 'message', data: 'x' }]);
+  });
+
   it('ignores comments and events without data, and resets the event type after each event', () => {
     expect(decodeChunks([':one\n:two\n\nevent: lonely\n\ndata: x\n\n'])).toEqual([{ event: 'message', data: 'x' }]);
   });
