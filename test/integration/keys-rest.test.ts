@@ -187,6 +187,10 @@ describe('refusals', () => {
     [{ monthly_spend_limit_micro: '' }, 'monthly_spend_limit_micro'],
     [{ name: '' }, 'name'],
     [{ name: 42 }, 'name'],
+    [{ name: 'a\u0000b' }, 'name'],
+    // Sent as the escape `\udfff`: valid JSON, but no character (the fuzz suite found it answered 500).
+    [{ name: '\udfff' }, 'name'],
+    [{ name: 'fox \ud83e' }, 'name'],
     [{ kind: 'enterprise' }, 'kind'],
     [{ expires_at: 'tomorrow' }, 'expires_at'],
     [{ expires_at: 1000 }, 'expires_at'],

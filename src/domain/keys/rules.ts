@@ -26,6 +26,10 @@ export function parseKeyName(value: unknown): string {
   if (name.length < 1 || name.length > 100) throw badRequest('Key name must be 1 to 100 characters', { field: 'key.name' });
   // Control characters (NUL among them, which PostgreSQL cannot store) have no place in a name.
   if (/[\u0000-\u001f\u007f]/.test(name)) throw badRequest('Key name must not contain control characters', { field: 'key.name' });
+  // Half of a surrogate pair (JSON can carry one as an escape) is no character: the key's events
+  // keep the name in a JSON column, which PostgreSQL refuses to hold it in.
+  if (/\p{Cs}/u.test(name))
+    throw badRequest('Key name must be valid Unicode text (it holds half of a surrogate pair)', { field: 'key.name' });
   return name;
 }
 
