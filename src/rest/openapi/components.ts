@@ -10,7 +10,9 @@ import { MESSAGES_SCHEMAS } from './messages-request';
 
 type FieldTable<Fields extends readonly string[]> = Readonly<Record<Fields[number], JsonSchema>>;
 
-const keyName = str('1 to 100 characters (trimmed).', { minLength: 1 });
+const keyName = str('1 to 100 characters (trimmed), no control characters, well-formed Unicode (no half of a surrogate pair).', {
+  minLength: 1,
+});
 const spendLimit = {
   ...nullable(micro('From 1000000 ($1) to 100000000000 ($100,000) micro-dollars per UTC month.')),
   description: 'Monthly spend limit; null removes it.',
