@@ -127,12 +127,16 @@ export async function runCpuComparison(options: CpuOptions, onRow: (row: CpuRow)
     ],
   );
   const env = gatewayEnv(options, null);
-  const withFlags = await startCompiledGateway(env);
+  // Every Tollgate side has a fresh database of its own, so a side's PostgreSQL CPU is its own: an
+  // idle side's lease renewals, job polls and last batch do not land in another side's slices.
+  // Fresh for npm start's side too: it used to share the bench database, which in a whole `npm
+  // run bench` holds the latency rows' millions of records and their gateway's connections (in one
+  // run that side read 5-10 % above plain node's in all four cells: performance-log.md,
+  // 2026-11-27). The compared build's migrations (and so its SQL functions) may also differ.
+  const withFlagsDb = await benchDatabase(options.databaseUrl);
+  const withFlags = await startCompiledGateway({ ...env, DATABASE_URL: withFlagsDb.url });
   const plainEnv = { ...env };
   delete plainEnv.GLIBC_TUNABLES;
-  // Every Tollgate side has a database of its own, so a side's PostgreSQL CPU is its own: an idle
-  // side's lease renewals, job polls and last batch do not land in another side's slices. The
-  // compared build's migrations (and so its SQL functions) may also differ.
   const plainDb = wanted.has('tollgate, plain node') ? await benchDatabase(options.databaseUrl) : null;
   const plain = plainDb
     ? await startCompiledGateway({ ...plainEnv, DATABASE_URL: plainDb.url }, [
@@ -147,7 +151,7 @@ export async function runCpuComparison(options: CpuOptions, onRow: (row: CpuRow)
       ? await startCompiledGateway({ ...env, DATABASE_URL: compareDb.url }, [join(options.compareDir, 'bin', 'tollgate'), 'start'])
       : null;
   const floor = wanted.has('node floor') ? await startNodeFloor(new URL(options.upstreamUrl).origin) : null;
-  const monitor = new Client({ connectionString: options.databaseUrl });
+  const monitor = new Client({ connectionString: withFlagsDb.url });
   await monitor.connect();
   const compareMonitor = compareDb ? new Client({ connectionString: compareDb.url }) : null;
   await compareMonitor?.connect();
@@ -271,7 +275,7 @@ export async function runCpuComparison(options: CpuOptions, onRow: (row: CpuRow)
     await plainMonitor?.end();
     floor?.child.disconnect();
     await Promise.all([withFlags, plain, compare].map((gateway) => (gateway ? stopGateway(gateway) : undefined)));
-    await Promise.all([compareDb?.drop(), plainDb?.drop()]);
+    await Promise.all([withFlagsDb.drop(), compareDb?.drop(), plainDb?.drop()]);
   }
 }
 

@@ -364,7 +364,7 @@ function barLine(body: string, sweep: { rate: number; row: Row }[], side: 'throu
 }
 
 async function main(): Promise<void> {
-  const database = await benchDatabase(SERVER_URL);
+  let database = await benchDatabase(SERVER_URL);
 
   const upstream = await spawnChild<{ url: string }>('upstream-process.ts', {});
   // The latency rows' gateway runs the compiled build with npm start's settings (BENCH_FROM_SOURCE=1: the sources).
@@ -382,6 +382,20 @@ async function main(): Promise<void> {
   await monitor.connect();
   const floor = WITH_FLOOR ? await spawnChild<{ port: number }>('floor-process.ts', { FLOOR_UPSTREAM: upstream.message.url }) : null;
   const nodeFloor = WITH_FLOOR ? await startNodeFloor(new URL(upstream.message.url).origin) : null;
+  let retired = false;
+  /** Stops the latency rows' gateway and floors (once). */
+  const retireLatencyRows = async () => {
+    if (retired) return;
+    retired = true;
+    await monitor.end();
+    const exits = [gateway.child, floor?.child, nodeFloor?.child].map((child) =>
+      child && child.exitCode === null ? new Promise((r) => child.once('exit', r)) : undefined,
+    );
+    gateway.child.disconnect();
+    floor?.child.disconnect();
+    nodeFloor?.child.disconnect();
+    await Promise.race([Promise.all(exits), new Promise((r) => setTimeout(r, 5_000))]);
+  };
   try {
     const messages = [{ role: 'user', content: 'Say something about foxes.' }];
     const rows: Row[] = [];
@@ -485,6 +499,15 @@ async function main(): Promise<void> {
     }
     const rss = `tollgate peak RSS ${residentMb(gatewayPid).toFixed(0)} MB (${GATEWAY_BUILD}, over every scenario above)`;
     if (MAIN_ROWS) console.log(rss);
+    // The tables below start their own gateways, on a fresh database, and the latency rows'
+    // processes stop: their database holds the rows' millions of records, and the autovacuum that
+    // follows them may land in some slices of the CPU table and not in others (performance-log.md,
+    // 2026-11-27: in one run a slice read 62 % above its neighbours).
+    if (MAIN_ROWS && (WITH_CPU || WITH_SHARING || WITH_SUSTAINED)) {
+      await retireLatencyRows();
+      await database.drop();
+      database = await benchDatabase(SERVER_URL);
+    }
     let sharing: SharingRow[] = [];
     if ((WITH_CPU || WITH_SHARING || WITH_SUSTAINED) && process.env.BENCH_FROM_SOURCE === '1' && process.env.BENCH_SHARING_BUILD !== '0')
       buildGateway();
@@ -566,12 +589,8 @@ async function main(): Promise<void> {
     console.log(`- ${hopLine}`);
     if (MAIN_ROWS) console.log(`- ${rss}`);
   } finally {
-    await monitor.end();
-    gateway.child.disconnect();
-    floor?.child.disconnect();
-    nodeFloor?.child.disconnect();
+    await retireLatencyRows();
     upstream.child.disconnect();
-    await new Promise((r) => setTimeout(r, 2500));
     await database.drop();
   }
 }
