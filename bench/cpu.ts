@@ -129,10 +129,9 @@ export async function runCpuComparison(options: CpuOptions, onRow: (row: CpuRow)
   const env = gatewayEnv(options, null);
   // Every Tollgate side has a fresh database of its own, so a side's PostgreSQL CPU is its own: an
   // idle side's lease renewals, job polls and last batch do not land in another side's slices.
-  // Fresh for npm start's side too: it used to share the bench database, which in a whole `npm
-  // run bench` holds the latency rows' millions of records and their gateway's connections (in one
-  // run that side read 5-10 % above plain node's in all four cells: performance-log.md,
-  // 2026-11-27). The compared build's migrations (and so its SQL functions) may also differ.
+  // Fresh for npm start's side too, so that the sides differ in their node flags alone: it used to
+  // share the bench database, which in a whole `npm run bench` holds the latency rows' records. The
+  // compared build's migrations (and so its SQL functions) may also differ.
   const withFlagsDb = await benchDatabase(options.databaseUrl);
   const withFlags = await startCompiledGateway({ ...env, DATABASE_URL: withFlagsDb.url });
   const plainEnv = { ...env };

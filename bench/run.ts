@@ -501,8 +501,7 @@ async function main(): Promise<void> {
     if (MAIN_ROWS) console.log(rss);
     // The tables below start their own gateways, on a fresh database, and the latency rows'
     // processes stop: their database holds the rows' millions of records, and the autovacuum that
-    // follows them may land in some slices of the CPU table and not in others (performance-log.md,
-    // 2026-11-27: in one run a slice read 62 % above its neighbours).
+    // follows them would land in some slices of the CPU table and not in others.
     if (MAIN_ROWS && (WITH_CPU || WITH_SHARING || WITH_SUSTAINED)) {
       await retireLatencyRows();
       await database.drop();
