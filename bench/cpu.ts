@@ -7,8 +7,7 @@
  *   - Tollgate as `npm start` starts it (bin/tollgate: its node flags and glibc settings);
  *   - Tollgate as plain `node dist/src/main.js start` (V8's and glibc's defaults);
  * at each BENCH_CPU_CONNECTIONS level (default 16 and 64), closed loop, JSON and streamed chat,
- * the accounts' keys in rotation. Slices of the sides alternate, so all see the same machine
- * (direct's come after theirs: nothing measured follows its far heavier load).
+ * the accounts' keys in rotation. Slices of the four alternate, so all see the same machine.
  *
  * Before a body's first measurement each side serves that body unmeasured for WARM_BODY_MS at the
  * first connection level: the rows are steady state. Without it the first row of a body counted
@@ -207,49 +206,45 @@ export async function runCpuComparison(options: CpuOptions, onRow: (row: CpuRow)
       for (const connections of options.connections) {
         const acc = sides.map(() => ({ parts: [] as LoadResult[], cpu: 0, system: 0, db: 0, rss: 0, waits: 0, slices: [] as number[] }));
         const slices = options.slices ?? SLICES;
-        // Each slice starts one side later: a side's slice is otherwise always preceded by the
-        // same one, whose leftovers (PostgreSQL's background writes, the floor's warm caches)
-        // would weigh on it alone and bias the comparison. Direct runs after all of them: it
-        // serves five times the requests a second of any other side (the load generator with it,
-        // in this process), and with it in the rotation slices of one run spread to +28 % against
-        // +11 % without (performance-log.md, 2026-11-27).
-        const rotating = sides.flatMap((side, i) => (side.name === 'direct' ? [] : [i]));
-        const order = Array.from({ length: slices }, (_, slice) => rotating.map((_, k) => rotating[(k + slice) % rotating.length]!)).flat();
-        const direct = sides.findIndex((side) => side.name === 'direct');
-        if (direct >= 0) order.push(...Array<number>(slices).fill(direct));
-        for (const i of order) {
-          const side = sides[i]!;
-          const headerSets = headersOf(side);
-          if (side.pid) resetPeakRss(side.pid);
-          const waitsBefore = side.gateway ? await pushbackWaits(side.gateway.url) : 0;
-          const cpuBefore = side.pid ? cpuMs(side.pid) : null;
-          const dbBefore = side.monitor ? await backendsCpu(side.monitor) : null;
-          const part = await runLoad({
-            url: side.url,
-            headers: headerSets[0]!,
-            headerSets,
-            body: request(side),
-            connections,
-            durationMs: (options.seconds * 1000) / slices,
-            warmupMs: WARMUP_MS,
-            ...(options.ratePerSecond ? { ratePerSecond: options.ratePerSecond } : {}),
-          });
-          acc[i]!.parts.push(part);
-          let sliceMs = NaN;
-          if (side.pid && cpuBefore) {
-            const after = cpuMs(side.pid);
-            sliceMs = after.user + after.system - cpuBefore.user - cpuBefore.system;
-            acc[i]!.cpu += sliceMs;
-            acc[i]!.system += after.system - cpuBefore.system;
-            acc[i]!.rss = Math.max(acc[i]!.rss, residentMb(side.pid));
+        for (let slice = 0; slice < slices; slice++) {
+          // Each slice starts one side later: a side's slice is otherwise always preceded by the
+          // same one, whose leftovers (PostgreSQL's background writes, the floor's warm caches)
+          // would weigh on it alone and bias the comparison.
+          for (let k = 0; k < sides.length; k++) {
+            const i = (k + slice) % sides.length;
+            const side = sides[i]!;
+            const headerSets = headersOf(side);
+            if (side.pid) resetPeakRss(side.pid);
+            const waitsBefore = side.gateway ? await pushbackWaits(side.gateway.url) : 0;
+            const cpuBefore = side.pid ? cpuMs(side.pid) : null;
+            const dbBefore = side.monitor ? await backendsCpu(side.monitor) : null;
+            const part = await runLoad({
+              url: side.url,
+              headers: headerSets[0]!,
+              headerSets,
+              body: request(side),
+              connections,
+              durationMs: (options.seconds * 1000) / slices,
+              warmupMs: WARMUP_MS,
+              ...(options.ratePerSecond ? { ratePerSecond: options.ratePerSecond } : {}),
+            });
+            acc[i]!.parts.push(part);
+            let sliceMs = NaN;
+            if (side.pid && cpuBefore) {
+              const after = cpuMs(side.pid);
+              sliceMs = after.user + after.system - cpuBefore.user - cpuBefore.system;
+              acc[i]!.cpu += sliceMs;
+              acc[i]!.system += after.system - cpuBefore.system;
+              acc[i]!.rss = Math.max(acc[i]!.rss, residentMb(side.pid));
+            }
+            if (dbBefore && side.monitor) {
+              const db = cpuSince(dbBefore, await backendsCpu(side.monitor));
+              acc[i]!.db += db;
+              sliceMs += db;
+            }
+            acc[i]!.slices.push(sliceMs / Math.max(1, part.totalRequests));
+            if (side.gateway) acc[i]!.waits += (await pushbackWaits(side.gateway.url)) - waitsBefore;
           }
-          if (dbBefore && side.monitor) {
-            const db = cpuSince(dbBefore, await backendsCpu(side.monitor));
-            acc[i]!.db += db;
-            sliceMs += db;
-          }
-          acc[i]!.slices.push(sliceMs / Math.max(1, part.totalRequests));
-          if (side.gateway) acc[i]!.waits += (await pushbackWaits(side.gateway.url)) - waitsBefore;
         }
         for (const [i, side] of sides.entries()) {
           const merged = mergeLoadResults(acc[i]!.parts);
