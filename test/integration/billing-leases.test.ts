@@ -987,12 +987,19 @@ test('a trailing settlement is booked as settle() books it, and one the database
   expect(await state(p.accountId, key.id)).toMatchObject({ balance: funds - 12n, ledgerCharges: 2 });
 
   refuse = true;
-  const reported = new Promise<unknown>((resolve) => leases.settleTrailing(third!, { costMicro: 3n }, resolve));
-  expect(await reported).toEqual(new Error('refused by the test'));
+  // Reported with the id of the request it charges (the log line names it).
+  const reported = new Promise<[unknown, string | null]>((resolve) =>
+    leases.settleTrailing(third!, { costMicro: 3n, requestId: 'req_trailing' }, (error, requestId) => resolve([error, requestId])),
+  );
+  expect(await reported).toEqual([new Error('refused by the test'), 'req_trailing']);
   // A negative charge is refused before anything is queued, and reported the same way.
   const [fourth] = holdsOf(await fireLocal(leases, principal, 1, A));
-  const negative = new Promise<unknown>((resolve) => leases.settleTrailing(fourth!, { costMicro: -1n }, resolve));
-  expect(await negative).toBeInstanceOf(RangeError);
+  const negative = new Promise<[unknown, string | null]>((resolve) =>
+    leases.settleTrailing(fourth!, { costMicro: -1n, requestId: 'req_negative' }, (error, requestId) => resolve([error, requestId])),
+  );
+  const [negativeError, negativeRequest] = await negative;
+  expect(negativeError).toBeInstanceOf(RangeError);
+  expect(negativeRequest).toBe('req_negative');
   refuse = false;
   await leases.release(fourth!);
   await leases.close();

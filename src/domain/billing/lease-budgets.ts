@@ -145,26 +145,30 @@ export function inFlightOf(budgets: Iterable<Budget>): { holds: number; holdsMic
 
 export const NOTHING = (): void => undefined;
 
+/** Told that a settlement could not be written, with the id of the request it charges. */
+export type SettlementFailed = (error: unknown, requestId: string | null) => void;
+
 /** A queued settlement's listener (LeaseOpWriter): what follows its commit, then whoever asked. */
 export class SettlementListener implements OpListener {
   constructor(
     private readonly leases: { afterSettled(open: OpenHold, result: LeaseOpResult): Promise<unknown> | null },
     private readonly open: OpenHold,
     private readonly settled: () => void,
-    private readonly notSettled: (error: unknown) => void,
+    private readonly notSettled: SettlementFailed,
+    private readonly requestId: string | null,
   ) {}
 
   committed(result: LeaseOpResult): void {
     try {
       const after = this.leases.afterSettled(this.open, result);
       if (after === null) this.settled();
-      else after.then(this.settled, this.notSettled);
+      else after.then(this.settled, (error: unknown) => this.failed(error));
     } catch (error) {
-      this.notSettled(error);
+      this.failed(error);
     }
   }
 
   failed(error: unknown): void {
-    this.notSettled(error);
+    this.notSettled(error, this.requestId);
   }
 }

@@ -18,6 +18,7 @@ import {
   settleOpOf,
   sharesConstraint,
   type Budget,
+  type SettlementFailed,
   type Lease,
   type LeasedHold,
   type OpenHold,
@@ -194,19 +195,20 @@ export class BudgetLeases {
 
   /**
    * settle() for a caller that does not wait for the commit (an answer that trails its charge):
-   * no promise, only `failed` if it cannot be written. Queued settlements wait up to a batch
-   * window and a commit, and what each keeps alive that long is copied by every young-generation
-   * collection meanwhile: here one small listener (docs/performance.md).
+   * no promise, only `failed` with the request's id if it cannot be written. Queued settlements
+   * wait up to a batch window and a commit, and what each keeps alive that long is copied by
+   * every young-generation collection meanwhile: here one small listener, and `failed` is the
+   * caller's handler for all of them, not a closure per request (docs/performance.md).
    */
-  settleTrailing(hold: LeasedHold, input: SettleInput, failed: (error: unknown) => void): void {
+  settleTrailing(hold: LeasedHold, input: SettleInput, failed: SettlementFailed): void {
     try {
       this.queueSettlement(hold, input, NOTHING, failed);
     } catch (error) {
-      failed(error);
+      failed(error, input.requestId ?? null);
     }
   }
 
-  private queueSettlement(hold: LeasedHold, input: SettleInput, committed: () => void, failed: (error: unknown) => void): void {
+  private queueSettlement(hold: LeasedHold, input: SettleInput, committed: () => void, failed: SettlementFailed): void {
     if (input.costMicro < 0n) throw new RangeError('a charge cannot be negative');
     const open = this.claim(hold);
     if (!open) return committed();
@@ -227,7 +229,7 @@ export class BudgetLeases {
         overageMicro,
       });
     }
-    this.writer.pushSettlement(op, open.budget.lane, new SettlementListener(this, open, committed, failed));
+    this.writer.pushSettlement(op, open.budget.lane, new SettlementListener(this, open, committed, failed, op.requestId));
   }
 
   /** After a settlement's commit: a retired lease may go back, a balance below its threshold is topped up (a promise then). */

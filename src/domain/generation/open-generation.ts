@@ -40,7 +40,7 @@ export interface SettlementDeps {
    */
   settleBeforeAnswer?: boolean;
   /** A settlement or release that could not be written (after-answer mode: nobody awaits it). */
-  onSettlementFailed?(error: unknown, requestId: string): void;
+  onSettlementFailed?(error: unknown, requestId: string | null): void;
   /** Vendor time, tokens and spend; none when absent. */
   metrics?: Metrics;
 }
@@ -349,7 +349,7 @@ export class OpenGeneration implements AsyncIterable<CanonicalEvent> {
       const input = { costMicro, usage, status: outcome.status, latencyMs, requestId: context.requestId, deployment: this.deployment };
       // Trailing (nearly every answer): no promise waits in the backlog, only a failure is reported.
       if (awaitCommit) written = deps.budget.settle(hold, input);
-      else deps.budget.settleTrailing(hold, input, settlementFailureReport(deps.onSettlementFailed, context.requestId));
+      else deps.budget.settleTrailing(hold, input, deps.onSettlementFailed ?? NO_REPORT);
       // Charged up to the hold: a vendor reporting more usage than the hold covers is an overage, not a charge.
       const { chargedMicro } = chargeWithinHold(costMicro, hold.amountMicro);
       cost = textAnswerCost(parts, chargedMicro);
@@ -379,11 +379,14 @@ export class OpenGeneration implements AsyncIterable<CanonicalEvent> {
   }
 }
 
+const NO_REPORT = (): void => undefined;
+
 /**
- * After-answer: nobody awaits the settlement, so a failure is reported. Made out here so that
- * the handler, which lives until the batch is committed (up to the batch window and the
- * commit), holds only what it reports: a closure made inside `close` would keep the whole
- * request (its body, events and response) alive until then.
+ * After-answer: nobody awaits the release, so a failure is reported. Made out here so that the
+ * handler, which lives until the batch is committed (up to the batch window and the commit),
+ * holds only what it reports: a closure made inside `close` would keep the whole request (its
+ * body, events and response) alive until then. (A settlement's listener carries the request id
+ * itself, and is given `onSettlementFailed` as it is.)
  */
 function settlementFailureReport(report: SettlementDeps['onSettlementFailed'], requestId: string): (error: unknown) => void {
   return (error) => report?.(error, requestId);
