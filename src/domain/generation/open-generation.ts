@@ -39,8 +39,8 @@ export interface SettlementDeps {
    * backlog is at its limit, which makes that answer wait (BudgetLeases.settlementMayTrail).
    */
   settleBeforeAnswer?: boolean;
-  /** A settlement or release that could not be written (after-answer mode: nobody awaits it). */
-  onSettlementFailed?(error: unknown, requestId: string | null): void;
+  /** A settlement or release that could not be written (after-answer mode: nobody awaits it); handed on as it is, unbound. */
+  onSettlementFailed?: (error: unknown, requestId: string | null) => void;
   /** Vendor time, tokens and spend; none when absent. */
   metrics?: Metrics;
 }
